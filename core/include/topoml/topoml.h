@@ -1,0 +1,257 @@
+/*
+ * topoml/topoml.h — the public C API of libtopoml.
+ *
+ * libtopoml computes Vietoris–Rips persistence barcodes, pairwise distances,
+ * threshold edges and (through topoml/features.h) persistence images and
+ * diagram features. Work runs on backends: the scalar reference built into
+ * the library, and plugins (topoml-backend-*.so) that the context discovers
+ * and that the gate enables only once they match the reference.
+ *
+ * Conventions (as in libgit2 and libuv):
+ *  - every public name starts with topoml_ / TOPOML_;
+ *  - functions return a topoml_status (0 or a negative code); outputs come
+ *    first; on failure topoml_errmsg(ctx) has the text of the last error;
+ *  - everything a function allocates has a matching _free;
+ *  - the library never prints to stdout, never calls exit or abort.
+ *
+ * Thread safety: a context and everything made from it may be used by one
+ * thread at a time. Different contexts are independent and may be used from
+ * different threads at once. topoml_version() and topoml_strerror() may be
+ * called from any thread. A barcode or data set may be read (not freed) from
+ * several threads at once.
+ */
+#ifndef TOPOML_TOPOML_H
+#define TOPOML_TOPOML_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "topoml/plugin.h"
+#include "topoml/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TOPOML_API __attribute__((visibility("default")))
+#else
+#define TOPOML_API
+#endif
+
+#define TOPOML_VERSION_MAJOR 0
+#define TOPOML_VERSION_MINOR 1
+#define TOPOML_VERSION_PATCH 0
+#define TOPOML_VERSION_STRING "0.1.0"
+
+/* "MAJOR.MINOR.PATCH" of the library actually linked. */
+TOPOML_API const char *topoml_version(void);
+
+/* A static English description of a topoml_status. Never NULL. */
+TOPOML_API const char *topoml_strerror(int status);
+
+/* ------------------------------------------------------------------------
+ * Contexts
+ * ---------------------------------------------------------------------- */
+
+typedef struct topoml_context topoml_context;
+
+/* A custom allocator. All three functions are required; `user` is passed
+ * back. realloc(user, NULL, n) must behave as alloc. */
+typedef struct topoml_allocator {
+    void *(*alloc)(void *user, size_t size);
+    void *(*realloc)(void *user, void *ptr, size_t size);
+    void (*free)(void *user, void *ptr);
+    void *user;
+} topoml_allocator;
+
+/* Flags of topoml_context_options. */
+#define TOPOML_CTX_NO_ENV 0x1u     /* ignore TOPOML_CONFIG and TOPOML_PLUGIN_PATH */
+#define TOPOML_CTX_NO_PLUGINS 0x2u /* do not look for plugin files at all */
+
+typedef struct topoml_context_options {
+    uint32_t struct_size;          /* sizeof(topoml_context_options) */
+    uint32_t flags;                /* TOPOML_CTX_* */
+    const char *config_path;       /* NULL: $TOPOML_CONFIG if set, else no file */
+    const topoml_allocator *allocator; /* NULL: malloc/realloc/free */
+    const char *plugin_path;       /* extra colon-separated plugin folders, or NULL */
+} topoml_context_options;
+
+/* Make a context: read the configuration, discover and negotiate plugins,
+ * probe them and apply the gate. `opts` may be NULL. When the configuration
+ * is wrong this fails (TOPOML_E_CONFIG) and, if `out` is not NULL, *out is a
+ * context whose topoml_errmsg() says why ("file:line:column: reason"); free
+ * it with topoml_context_free. A bad plugin file never fails it: the plugin
+ * is listed as rejected with its reason. */
+TOPOML_API int topoml_context_new(topoml_context **out, const topoml_context_options *opts);
+TOPOML_API void topoml_context_free(topoml_context *ctx);
+
+/* Text of the last error recorded in the context ("" if none). Valid until
+ * the next call that takes the context. */
+TOPOML_API const char *topoml_errmsg(const topoml_context *ctx);
+
+/* Log messages of level <= max_level go to fn (default: none are shown).
+ * Levels are topoml_log_level (plugin.h). */
+typedef void (*topoml_log_fn)(void *user, int level, const char *message);
+TOPOML_API void topoml_set_log(topoml_context *ctx, topoml_log_fn fn, void *user, int max_level);
+
+/* Progress of long work; return non-zero to cancel (the op then returns
+ * TOPOML_E_CANCELLED). */
+typedef int (*topoml_progress_fn)(void *user, const char *stage, uint64_t done, uint64_t total);
+TOPOML_API void topoml_set_progress(topoml_context *ctx, topoml_progress_fn fn, void *user);
+
+/* Limit on the memory one op may allocate, in bytes (0: none). Overrides the
+ * configuration's max_memory. Work whose estimate exceeds it is refused with
+ * TOPOML_E_LIMIT before anything large is allocated. */
+TOPOML_API void topoml_set_max_memory(topoml_context *ctx, uint64_t bytes);
+TOPOML_API uint64_t topoml_get_max_memory(const topoml_context *ctx);
+
+/* Free memory that an op returned (distances, edge lists). */
+TOPOML_API void topoml_free(topoml_context *ctx, void *ptr);
+
+/* ------------------------------------------------------------------------
+ * Backends
+ * ---------------------------------------------------------------------- */
+
+/* Gate states. Only ENABLED backends run work. */
+typedef enum topoml_gate_state {
+    TOPOML_GATE_ENABLED = 0,  /* certified, built in, or gate off */
+    TOPOML_GATE_DISABLED = 1, /* loaded and probed, but not (yet) allowed to run */
+    TOPOML_GATE_UNSUPPORTED = 2, /* probe says the hardware is not there */
+    TOPOML_GATE_REJECTED = 3  /* could not be loaded or negotiated, or failed conformance */
+} topoml_gate_state;
+
+typedef struct topoml_backend_info {
+    uint32_t struct_size; /* set by the caller: sizeof(topoml_backend_info) */
+    uint32_t abi_version; /* negotiated ABI version (0 if none) */
+    const char *name;
+    const char *version;
+    const char *vendor;
+    const char *description;
+    const char *path;     /* file it came from; NULL for the built-in scalar */
+    int probe_status;     /* topoml_status of probe */
+    const char *probe_message;
+    uint32_t gate_state;  /* topoml_gate_state */
+    const char *gate_reason;
+    uint32_t n_caps;
+    const topoml_capability_v1 *caps;
+} topoml_backend_info;
+
+/* Every backend the context knows, the built-in scalar first, then plugin
+ * files in discovery order (rejected ones too). Strings stay valid until the
+ * context is freed. */
+TOPOML_API uint32_t topoml_backend_count(const topoml_context *ctx);
+TOPOML_API int topoml_backend_get(const topoml_context *ctx, uint32_t index,
+                                  topoml_backend_info *info);
+
+/* Ask for a backend by name for the ops that follow (NULL: choose
+ * automatically, the default). A named backend that is not enabled or lacks
+ * the capability makes the op fail with TOPOML_E_GATE / TOPOML_E_UNSUPPORTED;
+ * it never silently runs elsewhere. */
+TOPOML_API int topoml_use_backend(topoml_context *ctx, const char *name);
+
+/* Which backend ran the last op and why it was chosen. */
+TOPOML_API const char *topoml_last_backend(const topoml_context *ctx);
+TOPOML_API const char *topoml_last_selection_reason(const topoml_context *ctx);
+
+/* ------------------------------------------------------------------------
+ * Data sets
+ * ---------------------------------------------------------------------- */
+
+typedef struct topoml_data topoml_data;
+
+/* Input formats, named as Ripser names them. */
+typedef enum topoml_format {
+    TOPOML_FORMAT_LOWER_DISTANCE = 0, /* lower-triangular matrix (Ripser's default) */
+    TOPOML_FORMAT_UPPER_DISTANCE = 1,
+    TOPOML_FORMAT_DISTANCE = 2,       /* full square matrix */
+    TOPOML_FORMAT_POINT_CLOUD = 3,    /* one point per line */
+    TOPOML_FORMAT_DIPHA = 4,          /* DIPHA distance matrix */
+    TOPOML_FORMAT_SPARSE = 5,         /* "i j d" per line */
+    TOPOML_FORMAT_BINARY = 6          /* lower-triangular float32, native order */
+} topoml_format;
+
+/* Parse a format name ("lower-distance", "point-cloud", ...). */
+TOPOML_API int topoml_format_from_name(const char *name, topoml_format *out);
+TOPOML_API const char *topoml_format_name(topoml_format format);
+
+/* Read a data set from a file ("-" is standard input). Errors name the file,
+ * the line and the reason. */
+TOPOML_API int topoml_data_read(topoml_context *ctx, topoml_data **out, const char *path,
+                                topoml_format format);
+TOPOML_API int topoml_data_read_stream(topoml_context *ctx, topoml_data **out, FILE *f,
+                                       const char *name, topoml_format format);
+
+/* Make a data set from memory (copied). */
+TOPOML_API int topoml_data_from_points(topoml_context *ctx, topoml_data **out, uint64_t n,
+                                       uint64_t dim, const double *coords);
+TOPOML_API int topoml_data_from_condensed(topoml_context *ctx, topoml_data **out, uint64_t n,
+                                          const double *condensed);
+TOPOML_API int topoml_data_from_edges(topoml_context *ctx, topoml_data **out, uint64_t n,
+                                      uint64_t n_edges, const topoml_edge *edges);
+TOPOML_API void topoml_data_free(topoml_context *ctx, topoml_data *data);
+
+/* Shape: kind is a topoml_input_kind (POINTS, CONDENSED or SPARSE). */
+TOPOML_API uint32_t topoml_data_kind(const topoml_data *data);
+TOPOML_API uint64_t topoml_data_count(const topoml_data *data); /* points / vertices */
+TOPOML_API uint64_t topoml_data_dim(const topoml_data *data);   /* coordinates (points) */
+
+/* ------------------------------------------------------------------------
+ * Ops
+ * ---------------------------------------------------------------------- */
+
+/* Pairwise distances of a point cloud, condensed lower-triangular in
+ * Ripser's order (n(n-1)/2 values of `dtype`), in *out, freed with
+ * topoml_free. With F32 the coordinates are rounded to float first. */
+TOPOML_API int topoml_distances(topoml_context *ctx, const topoml_data *points,
+                                topoml_metric metric, topoml_dtype dtype, void **out,
+                                uint64_t *count);
+
+/* Every pair i < j with d(i,j) <= threshold, sorted by (d, i, j). Points
+ * use `metric` (in f64); distance matrices use their entries. */
+TOPOML_API int topoml_edges(topoml_context *ctx, const topoml_data *data, topoml_metric metric,
+                            double threshold, topoml_edge **out, uint64_t *n_out);
+
+typedef struct topoml_barcode topoml_barcode;
+
+typedef struct topoml_rips_options {
+    uint32_t struct_size; /* sizeof(topoml_rips_options) */
+    uint32_t max_dim;     /* H_0 .. H_max_dim (default 1) */
+    double threshold;     /* +INFINITY: none (the enclosing radius is used) */
+    uint32_t modulus;     /* prime coefficient field Z/p (default 2) */
+    uint32_t metric;      /* topoml_metric for point clouds (default euclidean) */
+} topoml_rips_options;
+
+/* Fill `opts` with the defaults: max_dim 1, no threshold, Z/2, euclidean. */
+TOPOML_API void topoml_rips_options_init(topoml_rips_options *opts);
+
+/* Vietoris–Rips persistence barcodes. Bars of zero length are not reported;
+ * essential classes, and with a threshold the classes still alive at it,
+ * have death +INFINITY. After TOPOML_E_CANCELLED, *out (if not NULL) holds
+ * the dimensions that were finished. */
+TOPOML_API int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out,
+                                      const topoml_data *data, const topoml_rips_options *opts);
+TOPOML_API void topoml_barcode_free(topoml_barcode *barcode);
+
+TOPOML_API uint32_t topoml_barcode_max_dim(const topoml_barcode *barcode);
+TOPOML_API int topoml_barcode_complete(const topoml_barcode *barcode);
+/* All intervals, grouped by dimension ascending; *n gets the count. */
+TOPOML_API const topoml_interval *topoml_barcode_intervals(const topoml_barcode *barcode,
+                                                           uint64_t *n);
+
+/* Output styles of topoml_barcode_write. */
+typedef enum topoml_output {
+    TOPOML_OUTPUT_RIPSER = 0, /* Ripser's text: "persistence intervals in dim k:" */
+    TOPOML_OUTPUT_JSON = 1,
+    TOPOML_OUTPUT_CSV = 2     /* "dim,birth,death" */
+} topoml_output;
+
+/* Write a barcode; `ratio` > 1 keeps only bars with death/birth > ratio (as
+ * Ripser's --ratio), 0 keeps all. */
+TOPOML_API int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *barcode,
+                                    FILE *f, topoml_output style, double ratio);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOPOML_TOPOML_H */

@@ -1,0 +1,107 @@
+/*
+ * metric.h — the distance between two points, one definition per metric and
+ * dtype, used by every scalar op that starts from a point cloud (distances,
+ * edges, H0, Rips). Header-only so the compiler can inline it into the loops.
+ *
+ * Summation runs left to right over the coordinates in the point's own
+ * precision (float for F32, double for F64); the f32 result is what the
+ * conformance suite compares other backends' f32 output with.
+ */
+#ifndef TOPOML_SCALAR_METRIC_H
+#define TOPOML_SCALAR_METRIC_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "topoml/types.h"
+
+static inline double scalar_dist_f64(topoml_metric metric, const double *x, const double *y,
+                                     uint64_t dim)
+{
+    double acc = 0.0, xx = 0.0, yy = 0.0;
+    switch (metric) {
+    case TOPOML_METRIC_EUCLIDEAN:
+    case TOPOML_METRIC_SQEUCLIDEAN:
+        for (uint64_t k = 0; k < dim; k++) {
+            double t = x[k] - y[k];
+            acc += t * t;
+        }
+        return metric == TOPOML_METRIC_EUCLIDEAN ? sqrt(acc) : acc;
+    case TOPOML_METRIC_MANHATTAN:
+        for (uint64_t k = 0; k < dim; k++)
+            acc += fabs(x[k] - y[k]);
+        return acc;
+    case TOPOML_METRIC_CHEBYSHEV:
+        for (uint64_t k = 0; k < dim; k++) {
+            double t = fabs(x[k] - y[k]);
+            if (t > acc)
+                acc = t;
+        }
+        return acc;
+    case TOPOML_METRIC_COSINE:
+        for (uint64_t k = 0; k < dim; k++) {
+            acc += x[k] * y[k];
+            xx += x[k] * x[k];
+            yy += y[k] * y[k];
+        }
+        if (xx == 0.0 || yy == 0.0)
+            return 1.0;
+        /* Rounding can push the cosine a hair past 1; a distance is never
+         * negative. */
+        acc = 1.0 - acc / sqrt(xx * yy);
+        return acc < 0.0 ? 0.0 : acc;
+    }
+    return NAN;
+}
+
+static inline float scalar_dist_f32(topoml_metric metric, const float *x, const float *y,
+                                    uint64_t dim)
+{
+    float acc = 0.0f, xx = 0.0f, yy = 0.0f;
+    switch (metric) {
+    case TOPOML_METRIC_EUCLIDEAN:
+    case TOPOML_METRIC_SQEUCLIDEAN:
+        for (uint64_t k = 0; k < dim; k++) {
+            float t = x[k] - y[k];
+            acc += t * t;
+        }
+        return metric == TOPOML_METRIC_EUCLIDEAN ? sqrtf(acc) : acc;
+    case TOPOML_METRIC_MANHATTAN:
+        for (uint64_t k = 0; k < dim; k++)
+            acc += fabsf(x[k] - y[k]);
+        return acc;
+    case TOPOML_METRIC_CHEBYSHEV:
+        for (uint64_t k = 0; k < dim; k++) {
+            float t = fabsf(x[k] - y[k]);
+            if (t > acc)
+                acc = t;
+        }
+        return acc;
+    case TOPOML_METRIC_COSINE:
+        for (uint64_t k = 0; k < dim; k++) {
+            acc += x[k] * y[k];
+            xx += x[k] * x[k];
+            yy += y[k] * y[k];
+        }
+        if (xx == 0.0f || yy == 0.0f)
+            return 1.0f;
+        acc = 1.0f - acc / sqrtf(xx * yy);
+        return acc < 0.0f ? 0.0f : acc;
+    }
+    return NAN;
+}
+
+/* Distance between points i and j of a POINTS input of either dtype, widened
+ * to double. */
+static inline double scalar_point_dist(uint32_t dtype, topoml_metric metric, const void *data,
+                                       uint64_t dim, uint64_t i, uint64_t j)
+{
+    if (dtype == TOPOML_F32) {
+        const float *p = (const float *)data;
+        return (double)scalar_dist_f32(metric, p + i * dim, p + j * dim, dim);
+    }
+    const double *p = (const double *)data;
+    return scalar_dist_f64(metric, p + i * dim, p + j * dim, dim);
+}
+
+#endif /* TOPOML_SCALAR_METRIC_H */

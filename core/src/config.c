@@ -140,7 +140,7 @@ static int parse_log_level(const char *s)
 
 static int apply_key(parse_state *ps, const char *key, const yaml_node_t *v, tm_config *cfg)
 {
-    const char *s;
+    const char *s = NULL;
     int rc;
     if (strcmp(key, "plugin_paths") == 0)
         return get_strlist(ps, v, key, &cfg->plugin_paths);

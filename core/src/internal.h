@@ -58,7 +58,7 @@ typedef struct tm_backend {
     int probe_status;
     char probe_message[256];
     uint32_t gate_state;           /* topoml_gate_state */
-    char gate_reason[256];
+    char gate_reason[640];
     const topoml_capability_v1 *caps;
     uint32_t n_caps;
 } tm_backend;

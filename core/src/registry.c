@@ -51,13 +51,15 @@ static int copy_identity(topoml_context *ctx, tm_backend *b)
     return TOPOML_OK;
 }
 
-/* Create, probe and list the capabilities of a negotiated backend. */
-static void bring_up(topoml_context *ctx, tm_backend *b)
+/* Create, probe and list the capabilities of a negotiated backend.
+ * Returns TOPOML_E_NOMEM only when the backend's identity could not be
+ * copied; every other problem is recorded in its gate state. */
+static int bring_up(topoml_context *ctx, tm_backend *b)
 {
     if (copy_identity(ctx, b) != TOPOML_OK) {
         b->gate_state = TOPOML_GATE_REJECTED;
         snprintf(b->gate_reason, sizeof b->gate_reason, "out of memory");
-        return;
+        return TOPOML_E_NOMEM;
     }
     for (uint32_t i = 0; i < ctx->n_backends; i++) {
         tm_backend *o = &ctx->backends[i];
@@ -77,7 +79,7 @@ static void bring_up(topoml_context *ctx, tm_backend *b)
             b->gate_state = TOPOML_GATE_REJECTED;
             snprintf(b->gate_reason, sizeof b->gate_reason, "create failed: %s",
                      topoml_strerror(rc));
-            return;
+            return TOPOML_OK;
         }
     }
     b->created = true;
@@ -92,13 +94,14 @@ static void bring_up(topoml_context *ctx, tm_backend *b)
             b->gate_state = TOPOML_GATE_REJECTED;
             snprintf(b->gate_reason, sizeof b->gate_reason, "bad capability records: %s",
                      topoml_strerror(rc));
-            return;
+            return TOPOML_OK;
         }
     }
     if (b->duplicate)
         b->gate_state = TOPOML_GATE_DISABLED;
     else if (b->gate_state != TOPOML_GATE_REJECTED)
         tm_gate_apply(ctx, b);
+    return TOPOML_OK;
 }
 
 int tm_registry_init(topoml_context *ctx)
@@ -110,7 +113,8 @@ int tm_registry_init(topoml_context *ctx)
     ctx->n_backends = 1;
     s->abi_version = TOPOML_ABI_VERSION;
     s->vt = topoml_scalar_backend();
-    bring_up(ctx, s);
+    if (bring_up(ctx, s) != TOPOML_OK)
+        return tm_nomem(ctx, 64);
     if (s->gate_state != TOPOML_GATE_ENABLED)
         return tm_error(ctx, TOPOML_E_INTERNAL, "the built-in scalar backend failed: %s",
                         s->gate_reason);
@@ -122,8 +126,8 @@ int tm_registry_init(topoml_context *ctx)
         /* The array moved while it grew: point at this slot's own copy. */
         if (b->vt)
             b->vt = &b->vt_copy;
-        if (b->gate_state != TOPOML_GATE_REJECTED)
-            bring_up(ctx, b);
+        if (b->gate_state != TOPOML_GATE_REJECTED && bring_up(ctx, b) != TOPOML_OK)
+            tm_log(ctx, TOPOML_LOG_WARN, "out of memory bringing up %s", b->path);
     }
     return TOPOML_OK;
 }

@@ -227,6 +227,11 @@ int tmc_filter_edges_host(const tmc_ctx *ctx, const topoml_input_v1 *in, double 
 int tmc_h0_from_edges(const tmc_ctx *ctx, uint64_t n, const topoml_edge *edges,
                       uint64_t n_edges, topoml_barcode_v1 *out);
 
+/* ---- rips.c (built with the scalar engine, plugins/scalar/rips.c) ---- */
+
+int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v1 *params,
+             topoml_barcode_v1 *out);
+
 /* ---- image.cu ---- */
 
 int tmc_image_schedule(char *out, size_t size);

@@ -290,10 +290,12 @@ static int edges_from_points(tmc_ctx *ctx, const topoml_input_v1 *in, double thr
                           "distance d(%llu,%llu) is nan: not a distance",
                           host_counters[1] % n, host_counters[1] / n);
     m = host_counters[0];
-    if (status == TOPOML_OK)
-        edges = tmc_alloc_edges(ctx, m, &status);
+    /* Device first: a problem too large for the device is refused before
+     * the host array of the same size is allocated. */
     if (status == TOPOML_OK)
         status = alloc_work(ctx, m, points_bytes, &work);
+    if (status == TOPOML_OK)
+        edges = tmc_alloc_edges(ctx, m, &status);
     /* Pass 2: emit into exactly m slots. */
     if (status == TOPOML_OK && m) {
         TMC_TRY(ctx, status,

@@ -18,10 +18,15 @@
  * across chunks, so the order of additions is the same as in one pass.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "backend.h"
-#include "image.h" /* the scalar reference's scalar_image_check: one definition of valid */
+/* The scalar reference's scalar_image_check (one definition of valid
+ * parameters); a C header without C++ guards. */
+extern "C" {
+#include "image.h"
+}
 
 namespace tmc {
 

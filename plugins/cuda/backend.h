@@ -16,9 +16,9 @@
 #ifndef TOPOML_CUDA_BACKEND_H
 #define TOPOML_CUDA_BACKEND_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <math.h>
 #include <stdint.h>
 
 #include <cuda_runtime_api.h>
@@ -89,7 +89,7 @@ static inline uint64_t tmc_band_end(uint64_t n, uint64_t tile, uint64_t row, uin
  * thread at a time (plugin.h); nothing global is written after load. */
 typedef struct tmc_state {
     const topoml_host_v1 *host;
-    int probe_status;           /* TOPOML_OK once probe found a usable device */
+    int probe_status; /* TOPOML_OK once probe found a usable device */
     char probe_why[TMC_TEXT];
     int n_devices;
     /* Per device, made on first use: the stream the kernels run on and one
@@ -128,8 +128,8 @@ int tmc_probe_device(int device, char *why, size_t why_size, int *cc_major, int 
  * message is in call->error. Every tmc_begin, failed or not, is paired with
  * tmc_end, which makes the caller's device current again and returns
  * `status` (or the error of doing so). */
-int tmc_begin(tmc_ctx *ctx, tmc_state *st, const topoml_call_v1 *call,
-              const topoml_input_v1 *in, uint32_t kinds);
+int tmc_begin(tmc_ctx *ctx, tmc_state *st, const topoml_call_v1 *call, const topoml_input_v1 *in,
+              uint32_t kinds);
 int tmc_end(tmc_ctx *ctx, int status);
 
 /* Free what a state holds on the devices (its streams). */
@@ -147,19 +147,19 @@ int tmc_cuda_fail(const tmc_ctx *ctx, cudaError_t err, const char *what);
  * TMC_TRY runs `expr` only while status is TOPOML_OK (a step of the work);
  * TMC_ALWAYS runs it in any case (cleanup: synchronise, free) and keeps the
  * first error. Either way a CUDA error becomes status and message. */
-#define TMC_TRY(ctx, status, expr, what)                                                     \
-    do {                                                                                     \
-        if ((status) == TOPOML_OK) {                                                         \
-            cudaError_t tmc_err_ = (expr);                                                   \
-            if (tmc_err_ != cudaSuccess)                                                     \
-                (status) = tmc_cuda_fail((ctx), tmc_err_, (what));                           \
-        }                                                                                    \
+#define TMC_TRY(ctx, status, expr, what)                                                           \
+    do {                                                                                           \
+        if ((status) == TOPOML_OK) {                                                               \
+            cudaError_t tmc_err_ = (expr);                                                         \
+            if (tmc_err_ != cudaSuccess)                                                           \
+                (status) = tmc_cuda_fail((ctx), tmc_err_, (what));                                 \
+        }                                                                                          \
     } while (0)
-#define TMC_ALWAYS(ctx, status, expr, what)                                                  \
-    do {                                                                                     \
-        cudaError_t tmc_err_ = (expr);                                                       \
-        if (tmc_err_ != cudaSuccess && (status) == TOPOML_OK)                                \
-            (status) = tmc_cuda_fail((ctx), tmc_err_, (what));                               \
+#define TMC_ALWAYS(ctx, status, expr, what)                                                        \
+    do {                                                                                           \
+        cudaError_t tmc_err_ = (expr);                                                             \
+        if (tmc_err_ != cudaSuccess && (status) == TOPOML_OK)                                      \
+            (status) = tmc_cuda_fail((ctx), tmc_err_, (what));                                     \
     } while (0)
 
 /* Before allocating `bytes` of device memory in all: TOPOML_E_LIMIT with a
@@ -197,8 +197,8 @@ int tmc_distances_f64(tmc_ctx *ctx, const topoml_input_v1 *in, double *out);
 
 /* Device-to-device form used by the benchmark: `points` and `out` are device
  * pointers; out receives n*(n-1)/2 values of `dtype`. */
-int tmc_distances_device(tmc_ctx *ctx, uint32_t dtype, uint32_t metric, uint64_t n,
-                         uint64_t dim, const void *points, void *out);
+int tmc_distances_device(tmc_ctx *ctx, uint32_t dtype, uint32_t metric, uint64_t n, uint64_t dim,
+                         const void *points, void *out);
 
 /* ---- edges.cu ---- */
 
@@ -224,8 +224,8 @@ int tmc_filter_edges_host(const tmc_ctx *ctx, const topoml_input_v1 *in, double 
 /* ---- h0.c ---- */
 
 /* H0 bars from edges sorted by (d, i, j) over n vertices (Kruskal). */
-int tmc_h0_from_edges(const tmc_ctx *ctx, uint64_t n, const topoml_edge *edges,
-                      uint64_t n_edges, topoml_barcode_v1 *out);
+int tmc_h0_from_edges(const tmc_ctx *ctx, uint64_t n, const topoml_edge *edges, uint64_t n_edges,
+                      topoml_barcode_v1 *out);
 
 /* ---- rips.c (built with the scalar engine, plugins/scalar/rips.c) ---- */
 

@@ -88,8 +88,7 @@ int tmc_probe_device(int device, char *why, size_t why_size, int *cc_major, int 
     int count = 0;
     err = cudaGetDeviceCount(&count);
     switch (err) {
-    case cudaSuccess:
-        break;
+    case cudaSuccess: break;
     case cudaErrorInsufficientDriver:
     case cudaErrorSystemDriverMismatch:
     case cudaErrorCompatNotSupportedOnDevice:
@@ -175,16 +174,17 @@ int tmc_cuda_fail(const tmc_ctx *ctx, cudaError_t err, const char *what)
                     cudaGetErrorName(err), cudaGetErrorString(err));
 }
 
-int tmc_begin(tmc_ctx *ctx, tmc_state *st, const topoml_call_v1 *call,
-              const topoml_input_v1 *in, uint32_t kinds)
+int tmc_begin(tmc_ctx *ctx, tmc_state *st, const topoml_call_v1 *call, const topoml_input_v1 *in,
+              uint32_t kinds)
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->call = call;
     ctx->st = st;
     ctx->previous_device = -1;
     if (!call || call->struct_size < sizeof(topoml_call_v1) || !call->alloc || !call->free)
-        return tmc_fail(call, TOPOML_E_INVALID, "call struct missing, too short or without "
-                                                "allocator");
+        return tmc_fail(call, TOPOML_E_INVALID,
+                        "call struct missing, too short or without "
+                        "allocator");
     if (!st)
         return tmc_fail(call, TOPOML_E_INVALID, "no backend state");
     if (in) {
@@ -198,8 +198,8 @@ int tmc_begin(tmc_ctx *ctx, tmc_state *st, const topoml_call_v1 *call,
         return tmc_fail(call, TOPOML_E_DEVICE, "%s", why);
     ctx->device = call->device < 0 ? 0 : call->device;
     if (ctx->device >= TMC_MAX_DEVICES)
-        return tmc_fail(call, TOPOML_E_DEVICE, "CUDA device %d: more than %d devices",
-                        ctx->device, TMC_MAX_DEVICES);
+        return tmc_fail(call, TOPOML_E_DEVICE, "CUDA device %d: more than %d devices", ctx->device,
+                        TMC_MAX_DEVICES);
     cudaError_t err = cudaGetDevice(&ctx->previous_device);
     if (err != cudaSuccess)
         return tmc_cuda_fail(ctx, err, "cudaGetDevice");
@@ -279,8 +279,7 @@ int tmc_check_device_memory(const tmc_ctx *ctx, uint64_t bytes, const char *what
     if (ctx->call->max_memory && bytes > ctx->call->max_memory)
         return tmc_fail(ctx->call, TOPOML_E_LIMIT,
                         "%s needs %llu bytes of device memory, more than the memory limit %llu",
-                        what, (unsigned long long)bytes,
-                        (unsigned long long)ctx->call->max_memory);
+                        what, (unsigned long long)bytes, (unsigned long long)ctx->call->max_memory);
     size_t free_b = 0, total_b = 0;
     cudaError_t err = cudaMemGetInfo(&free_b, &total_b);
     if (err != cudaSuccess)
@@ -299,9 +298,9 @@ void *tmc_host_alloc(const tmc_ctx *ctx, uint64_t bytes, const char *what, int *
 {
     const topoml_call_v1 *call = ctx->call;
     if (call->max_memory && bytes > call->max_memory) {
-        *status = tmc_fail(call, TOPOML_E_LIMIT,
-                           "%s needs %llu bytes, more than the memory limit %llu", what,
-                           (unsigned long long)bytes, (unsigned long long)call->max_memory);
+        *status =
+            tmc_fail(call, TOPOML_E_LIMIT, "%s needs %llu bytes, more than the memory limit %llu",
+                     what, (unsigned long long)bytes, (unsigned long long)call->max_memory);
         return NULL;
     }
     if (bytes > SIZE_MAX) {

@@ -14,7 +14,8 @@
 #include "backend.h"
 #include "pairs.cuh"
 
-namespace tmc {
+namespace tmc
+{
 
 template <typename T, typename O, int M>
 __global__ void __launch_bounds__(THREADS)
@@ -49,16 +50,11 @@ template <typename T, typename O> struct kernels {
     static fn get(uint32_t metric)
     {
         switch (metric) {
-        case TOPOML_METRIC_EUCLIDEAN:
-            return distances_kernel<T, O, TOPOML_METRIC_EUCLIDEAN>;
-        case TOPOML_METRIC_SQEUCLIDEAN:
-            return distances_kernel<T, O, TOPOML_METRIC_SQEUCLIDEAN>;
-        case TOPOML_METRIC_MANHATTAN:
-            return distances_kernel<T, O, TOPOML_METRIC_MANHATTAN>;
-        case TOPOML_METRIC_CHEBYSHEV:
-            return distances_kernel<T, O, TOPOML_METRIC_CHEBYSHEV>;
-        case TOPOML_METRIC_COSINE:
-            return distances_kernel<T, O, TOPOML_METRIC_COSINE>;
+        case TOPOML_METRIC_EUCLIDEAN: return distances_kernel<T, O, TOPOML_METRIC_EUCLIDEAN>;
+        case TOPOML_METRIC_SQEUCLIDEAN: return distances_kernel<T, O, TOPOML_METRIC_SQEUCLIDEAN>;
+        case TOPOML_METRIC_MANHATTAN: return distances_kernel<T, O, TOPOML_METRIC_MANHATTAN>;
+        case TOPOML_METRIC_CHEBYSHEV: return distances_kernel<T, O, TOPOML_METRIC_CHEBYSHEV>;
+        case TOPOML_METRIC_COSINE: return distances_kernel<T, O, TOPOML_METRIC_COSINE>;
         }
         return nullptr;
     }
@@ -81,8 +77,7 @@ static int upload_points(tmc_ctx *ctx, const topoml_input_v1 *in, T **d_pts, T *
         return TOPOML_OK;
     if ((err = cudaMalloc((void **)d_norms, n * sizeof(T))) != cudaSuccess)
         return tmc_cuda_fail(ctx, err, "cudaMalloc(norms)");
-    norms_kernel<T><<<(unsigned)((n + 255) / 256), 256, 0, ctx->stream>>>(*d_pts, n, dim,
-                                                                         *d_norms);
+    norms_kernel<T><<<(unsigned)((n + 255) / 256), 256, 0, ctx->stream>>>(*d_pts, n, dim, *d_norms);
     if ((err = cudaGetLastError()) != cudaSuccess)
         return tmc_cuda_fail(ctx, err, "norms_kernel launch");
     return TOPOML_OK;
@@ -126,7 +121,8 @@ static int distances_to_host(tmc_ctx *ctx, const topoml_input_v1 *in, O *out)
     uint64_t usable = tmc_usable_device_memory(ctx);
     usable = usable > points_bytes ? usable - points_bytes : 0;
     uint64_t band_bytes = usable / 4 < (256ull << 20) ? usable / 4 : (256ull << 20);
-    const uint64_t widest_row = (tmc_row_start(n) - tmc_row_start(n > TILE ? n - TILE : 0)) * sizeof(O);
+    const uint64_t widest_row =
+        (tmc_row_start(n) - tmc_row_start(n > TILE ? n - TILE : 0)) * sizeof(O);
     if (band_bytes < widest_row)
         band_bytes = widest_row;
     status = tmc_check_device_memory(ctx, points_bytes + 2 * band_bytes,
@@ -161,25 +157,23 @@ static int distances_to_host(tmc_ctx *ctx, const topoml_input_v1 *in, O *out)
             first = tmc_row_start(row * TILE);
             last = tmc_row_start(end * TILE < n ? end * TILE : n);
             status = launch_tiles<T, O>(ctx, in->metric, d_pts, d_norms, n, dim,
-                                        row * (row + 1) / 2, end * (end + 1) / 2, first,
-                                        buf[cur]);
+                                        row * (row + 1) / 2, end * (end + 1) / 2, first, buf[cur]);
             if (status == TOPOML_OK)
                 TMC_TRY(ctx, status, cudaEventRecord(computed[cur], ctx->stream),
-                                        "cudaEventRecord");
+                        "cudaEventRecord");
             launched = cur;
             row = end;
         }
         if (status == TOPOML_OK && pending >= 0) {
+            TMC_TRY(ctx, status, cudaStreamWaitEvent(ctx->copy_stream, computed[pending], 0),
+                    "cudaStreamWaitEvent");
             TMC_TRY(ctx, status,
-                                    cudaStreamWaitEvent(ctx->copy_stream, computed[pending], 0),
-                                    "cudaStreamWaitEvent");
-            TMC_TRY(ctx, status,
-                                    cudaMemcpyAsync(out + pend_first, buf[pending],
-                                                    (pend_last - pend_first) * sizeof(O),
-                                                    cudaMemcpyDeviceToHost, ctx->copy_stream),
-                                    "cudaMemcpyAsync(distances to host)");
+                    cudaMemcpyAsync(out + pend_first, buf[pending],
+                                    (pend_last - pend_first) * sizeof(O), cudaMemcpyDeviceToHost,
+                                    ctx->copy_stream),
+                    "cudaMemcpyAsync(distances to host)");
             TMC_TRY(ctx, status, cudaStreamSynchronize(ctx->copy_stream),
-                                    "distances (kernel or copy to host)");
+                    "distances (kernel or copy to host)");
             if (status == TOPOML_OK && tmc_cancelled(ctx, "distances", pend_last, total))
                 status = tmc_fail(ctx->call, TOPOML_E_CANCELLED,
                                   "cancelled after %llu of %llu distances",
@@ -192,15 +186,12 @@ static int distances_to_host(tmc_ctx *ctx, const topoml_input_v1 *in, O *out)
     }
     /* After an error kernels or copies may still be queued: wait for them
      * before freeing what they use. */
-    TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream),
-                            "distances_kernel");
-    TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->copy_stream),
-                            "copy to host");
+    TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "distances_kernel");
+    TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->copy_stream), "copy to host");
     for (int b = 0; b < 2; b++) {
         TMC_ALWAYS(ctx, status, cudaFree(buf[b]), "cudaFree(output band)");
         if (computed[b])
-            TMC_ALWAYS(ctx, status, cudaEventDestroy(computed[b]),
-                                    "cudaEventDestroy");
+            TMC_ALWAYS(ctx, status, cudaEventDestroy(computed[b]), "cudaEventDestroy");
     }
     TMC_ALWAYS(ctx, status, cudaFree(d_pts), "cudaFree(points)");
     TMC_ALWAYS(ctx, status, cudaFree(d_norms), "cudaFree(norms)");
@@ -223,17 +214,15 @@ extern "C" int tmc_distances_schedule(char *out, size_t size, int with_device)
     cudaError_t e1 = cudaErrorNoDevice, e2 = cudaErrorNoDevice;
     if (with_device) {
         e1 = cudaFuncGetAttributes(&f32, distances_kernel<float, float, TOPOML_METRIC_EUCLIDEAN>);
-        e2 = cudaFuncGetAttributes(&f64,
-                                   distances_kernel<double, double, TOPOML_METRIC_EUCLIDEAN>);
+        e2 = cudaFuncGetAttributes(&f64, distances_kernel<double, double, TOPOML_METRIC_EUCLIDEAN>);
     }
     int w = snprintf(out, size,
                      "kernel=tiled-direct threads=%d f32:tile=%dx%d,per-thread=%dx%d,k-stage=%d "
                      "f64:tile=%dx%d,per-thread=%dx%d,k-stage=%d fma=off(bitwise=metric.h) "
                      "output=row-bands,2-buffers",
                      THREADS, tile_size<float>(), tile_size<float>(), tiling<float>::MT,
-                     tiling<float>::MT, tiling<float>::KC, tile_size<double>(),
-                     tile_size<double>(), tiling<double>::MT, tiling<double>::MT,
-                     tiling<double>::KC);
+                     tiling<float>::MT, tiling<float>::KC, tile_size<double>(), tile_size<double>(),
+                     tiling<double>::MT, tiling<double>::MT, tiling<double>::KC);
     if (e1 == cudaSuccess && e2 == cudaSuccess && w > 0 && (size_t)w < size)
         snprintf(out + w, size - w, " regs(f32/f64)=%d/%d smem(f32/f64)=%zu/%zu", f32.numRegs,
                  f64.numRegs, f32.sharedSizeBytes, f64.sharedSizeBytes);
@@ -280,9 +269,9 @@ extern "C" int tmc_distances_device(tmc_ctx *ctx, uint32_t dtype, uint32_t metri
     if (status == TOPOML_OK) {
         if (dtype == TOPOML_F32) {
             uint64_t tr = (n + tile_size<float>() - 1) / tile_size<float>();
-            status = launch_tiles<float, float>(ctx, metric, (const float *)points,
-                                                (const float *)norms, n, dim, 0,
-                                                tr * (tr + 1) / 2, 0, (float *)out);
+            status =
+                launch_tiles<float, float>(ctx, metric, (const float *)points, (const float *)norms,
+                                           n, dim, 0, tr * (tr + 1) / 2, 0, (float *)out);
         } else {
             uint64_t tr = (n + tile_size<double>() - 1) / tile_size<double>();
             status = launch_tiles<double, double>(ctx, metric, (const double *)points,

@@ -25,7 +25,8 @@
 #include "backend.h"
 #include "pairs.cuh"
 
-namespace tmc {
+namespace tmc
+{
 
 /* d as sort key: +0.0 for -0.0, so that the two zeros sort as one value. */
 __device__ __forceinline__ uint64_t dist_key(double d)
@@ -38,10 +39,9 @@ __device__ __forceinline__ uint64_t dist_key(double d)
  * is not a distance: the smallest such packed pair goes to *bad. */
 template <typename T, int M, bool EMIT>
 __global__ void __launch_bounds__(THREADS)
-    edges_kernel(const T *__restrict__ pts, const T *__restrict__ norms, uint64_t n,
-                 uint64_t dim, uint64_t first_tile, double threshold,
-                 unsigned long long *count, unsigned long long *bad, uint64_t *keys,
-                 uint64_t *vals, uint64_t capacity)
+    edges_kernel(const T *__restrict__ pts, const T *__restrict__ norms, uint64_t n, uint64_t dim,
+                 uint64_t first_tile, double threshold, unsigned long long *count,
+                 unsigned long long *bad, uint64_t *keys, uint64_t *vals, uint64_t capacity)
 {
     constexpr int MT = tiling<T>::MT, TILE = 16 * MT;
     const uint64_t t = first_tile + blockIdx.x;
@@ -109,16 +109,11 @@ template <typename T, bool EMIT> struct edge_kernels {
     static fn get(uint32_t metric)
     {
         switch (metric) {
-        case TOPOML_METRIC_EUCLIDEAN:
-            return edges_kernel<T, TOPOML_METRIC_EUCLIDEAN, EMIT>;
-        case TOPOML_METRIC_SQEUCLIDEAN:
-            return edges_kernel<T, TOPOML_METRIC_SQEUCLIDEAN, EMIT>;
-        case TOPOML_METRIC_MANHATTAN:
-            return edges_kernel<T, TOPOML_METRIC_MANHATTAN, EMIT>;
-        case TOPOML_METRIC_CHEBYSHEV:
-            return edges_kernel<T, TOPOML_METRIC_CHEBYSHEV, EMIT>;
-        case TOPOML_METRIC_COSINE:
-            return edges_kernel<T, TOPOML_METRIC_COSINE, EMIT>;
+        case TOPOML_METRIC_EUCLIDEAN: return edges_kernel<T, TOPOML_METRIC_EUCLIDEAN, EMIT>;
+        case TOPOML_METRIC_SQEUCLIDEAN: return edges_kernel<T, TOPOML_METRIC_SQEUCLIDEAN, EMIT>;
+        case TOPOML_METRIC_MANHATTAN: return edges_kernel<T, TOPOML_METRIC_MANHATTAN, EMIT>;
+        case TOPOML_METRIC_CHEBYSHEV: return edges_kernel<T, TOPOML_METRIC_CHEBYSHEV, EMIT>;
+        case TOPOML_METRIC_COSINE: return edges_kernel<T, TOPOML_METRIC_COSINE, EMIT>;
         }
         return nullptr;
     }
@@ -156,7 +151,10 @@ static unsigned grid_for(uint64_t m)
     return (unsigned)(blocks < 65536 ? (blocks ? blocks : 1) : 65536);
 }
 
-static int bits_for(uint64_t x) { return x ? 64 - __builtin_clzll(x) : 1; }
+static int bits_for(uint64_t x)
+{
+    return x ? 64 - __builtin_clzll(x) : 1;
+}
 
 /* The device side of the op. `work` holds 4*m uint64: keys and values in its
  * first half on entry (front), the second half is the sort's other buffer.
@@ -169,11 +167,11 @@ static int sort_and_download(tmc_ctx *ctx, uint64_t *work, uint64_t m, uint64_t 
     cub::DoubleBuffer<uint64_t> keys(work, work + 2 * m), vals(work + m, work + 3 * m);
     const int pair_bits = bits_for(n * n - 1);
     size_t bytes_a = 0, bytes_b = 0;
-    err = cub::DeviceRadixSort::SortPairs(nullptr, bytes_a, vals, keys, m, 0, pair_bits,
-                                          ctx->stream);
+    err =
+        cub::DeviceRadixSort::SortPairs(nullptr, bytes_a, vals, keys, m, 0, pair_bits, ctx->stream);
     if (err == cudaSuccess)
-        err = cub::DeviceRadixSort::SortPairs(nullptr, bytes_b, keys, vals, m, key_begin_bit,
-                                              63, ctx->stream);
+        err = cub::DeviceRadixSort::SortPairs(nullptr, bytes_b, keys, vals, m, key_begin_bit, 63,
+                                              ctx->stream);
     if (err != cudaSuccess)
         return tmc_cuda_fail(ctx, err, "cub::DeviceRadixSort (temporary storage size)");
     size_t bytes = bytes_a > bytes_b ? bytes_a : bytes_b;
@@ -183,8 +181,7 @@ static int sort_and_download(tmc_ctx *ctx, uint64_t *work, uint64_t m, uint64_t 
     if ((err = cudaMalloc(&scratch, bytes)) != cudaSuccess)
         return tmc_cuda_fail(ctx, err, "cudaMalloc(radix sort scratch)");
     /* (i, j) order first, then a stable sort by d (bit 63, the sign, is 0). */
-    err = cub::DeviceRadixSort::SortPairs(scratch, bytes, vals, keys, m, 0, pair_bits,
-                                          ctx->stream);
+    err = cub::DeviceRadixSort::SortPairs(scratch, bytes, vals, keys, m, 0, pair_bits, ctx->stream);
     if (err == cudaSuccess)
         err = cub::DeviceRadixSort::SortPairs(scratch, bytes, keys, vals, m, key_begin_bit, 63,
                                               ctx->stream);
@@ -197,13 +194,13 @@ static int sort_and_download(tmc_ctx *ctx, uint64_t *work, uint64_t m, uint64_t 
                           "radix sort left keys and values in different buffers");
     if (status == TOPOML_OK) {
         topoml_edge *edges = (topoml_edge *)(keys.selector ? work : work + 2 * m);
-        assemble_edges_kernel<<<grid_for(m), 256, 0, ctx->stream>>>(keys.Current(),
-                                                                     vals.Current(), m, n, edges);
+        assemble_edges_kernel<<<grid_for(m), 256, 0, ctx->stream>>>(keys.Current(), vals.Current(),
+                                                                    m, n, edges);
         TMC_TRY(ctx, status, cudaGetLastError(), "assemble_edges_kernel launch");
         TMC_TRY(ctx, status,
-                                cudaMemcpyAsync(host_out, edges, m * sizeof(topoml_edge),
-                                                cudaMemcpyDeviceToHost, ctx->stream),
-                                "cudaMemcpyAsync(edges to host)");
+                cudaMemcpyAsync(host_out, edges, m * sizeof(topoml_edge), cudaMemcpyDeviceToHost,
+                                ctx->stream),
+                "cudaMemcpyAsync(edges to host)");
     }
     TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "edge sort");
     TMC_ALWAYS(ctx, status, cudaFree(scratch), "cudaFree(radix sort scratch)");
@@ -254,17 +251,16 @@ static int edges_from_points(tmc_ctx *ctx, const topoml_input_v1 *in, double thr
         status = tmc_cuda_fail(ctx, err, "cudaMalloc(norms)");
     else if ((err = cudaMalloc((void **)&counters, sizeof host_counters)) != cudaSuccess)
         status = tmc_cuda_fail(ctx, err, "cudaMalloc(counters)");
+    TMC_TRY(
+        ctx, status,
+        cudaMemcpyAsync(pts, in->data, n * dim * sizeof(T), cudaMemcpyHostToDevice, ctx->stream),
+        "cudaMemcpyAsync(points)");
     TMC_TRY(ctx, status,
-                            cudaMemcpyAsync(pts, in->data, n * dim * sizeof(T),
-                                            cudaMemcpyHostToDevice, ctx->stream),
-                            "cudaMemcpyAsync(points)");
-    TMC_TRY(ctx, status,
-                            cudaMemcpyAsync(counters, host_counters, sizeof host_counters,
-                                            cudaMemcpyHostToDevice, ctx->stream),
-                            "cudaMemcpyAsync(counters)");
+            cudaMemcpyAsync(counters, host_counters, sizeof host_counters, cudaMemcpyHostToDevice,
+                            ctx->stream),
+            "cudaMemcpyAsync(counters)");
     if (status == TOPOML_OK && in->metric == TOPOML_METRIC_COSINE) {
-        norms_kernel<T><<<(unsigned)((n + 255) / 256), 256, 0, ctx->stream>>>(pts, n, dim,
-                                                                             norms);
+        norms_kernel<T><<<(unsigned)((n + 255) / 256), 256, 0, ctx->stream>>>(pts, n, dim, norms);
         TMC_TRY(ctx, status, cudaGetLastError(), "norms_kernel launch");
     }
     /* Pass 1: count. Launches of at most 2^20 tiles, so cancellation is
@@ -272,23 +268,21 @@ static int edges_from_points(tmc_ctx *ctx, const topoml_input_v1 *in, double thr
     const uint64_t chunk = 1ull << 20;
     for (uint64_t t = 0; t < tiles && status == TOPOML_OK; t += chunk) {
         uint64_t b = tiles - t < chunk ? tiles - t : chunk;
-        count_k<<<(unsigned)b, THREADS, 0, ctx->stream>>>(pts, norms, n, dim, t, threshold,
-                                                          counters, counters + 1, nullptr,
-                                                          nullptr, 0);
+        count_k<<<(unsigned)b, THREADS, 0, ctx->stream>>>(
+            pts, norms, n, dim, t, threshold, counters, counters + 1, nullptr, nullptr, 0);
         TMC_TRY(ctx, status, cudaGetLastError(), "edges_kernel (count) launch");
         if (status == TOPOML_OK && t + b < tiles && tmc_cancelled(ctx, "edges: counting", t, tiles))
             status = tmc_fail(ctx->call, TOPOML_E_CANCELLED, "cancelled");
     }
     TMC_TRY(ctx, status,
-                            cudaMemcpyAsync(host_counters, counters, sizeof host_counters,
-                                            cudaMemcpyDeviceToHost, ctx->stream),
-                            "cudaMemcpyAsync(counters)");
-    TMC_TRY(ctx, status, cudaStreamSynchronize(ctx->stream),
-                            "edges_kernel (count)");
+            cudaMemcpyAsync(host_counters, counters, sizeof host_counters, cudaMemcpyDeviceToHost,
+                            ctx->stream),
+            "cudaMemcpyAsync(counters)");
+    TMC_TRY(ctx, status, cudaStreamSynchronize(ctx->stream), "edges_kernel (count)");
     if (status == TOPOML_OK && host_counters[1] != ~0ull)
-        status = tmc_fail(ctx->call, TOPOML_E_INVALID,
-                          "distance d(%llu,%llu) is nan: not a distance",
-                          host_counters[1] % n, host_counters[1] / n);
+        status =
+            tmc_fail(ctx->call, TOPOML_E_INVALID, "distance d(%llu,%llu) is nan: not a distance",
+                     host_counters[1] % n, host_counters[1] / n);
     m = host_counters[0];
     /* Device first: a problem too large for the device is refused before
      * the host array of the same size is allocated. */
@@ -298,21 +292,19 @@ static int edges_from_points(tmc_ctx *ctx, const topoml_input_v1 *in, double thr
         edges = tmc_alloc_edges(ctx, m, &status);
     /* Pass 2: emit into exactly m slots. */
     if (status == TOPOML_OK && m) {
-        TMC_TRY(ctx, status,
-                                cudaMemsetAsync(counters, 0, sizeof(unsigned long long),
-                                                ctx->stream),
-                                "cudaMemsetAsync(counter)");
+        TMC_TRY(ctx, status, cudaMemsetAsync(counters, 0, sizeof(unsigned long long), ctx->stream),
+                "cudaMemsetAsync(counter)");
         for (uint64_t t = 0; t < tiles && status == TOPOML_OK; t += chunk) {
             uint64_t b = tiles - t < chunk ? tiles - t : chunk;
-            emit_k<<<(unsigned)b, THREADS, 0, ctx->stream>>>(pts, norms, n, dim, t, threshold,
-                                                             counters, counters + 1, work,
-                                                             work + m, m);
-            TMC_TRY(ctx, status, cudaGetLastError(),
-                                    "edges_kernel (emit) launch");
+            emit_k<<<(unsigned)b, THREADS, 0, ctx->stream>>>(
+                pts, norms, n, dim, t, threshold, counters, counters + 1, work, work + m, m);
+            TMC_TRY(ctx, status, cudaGetLastError(), "edges_kernel (emit) launch");
             if (status == TOPOML_OK && t + b < tiles &&
                 tmc_cancelled(ctx, "edges: collecting", t, tiles))
                 status = tmc_fail(ctx->call, TOPOML_E_CANCELLED, "cancelled");
         }
+        /* The points are not needed any more: give their memory to the sort. */
+        TMC_TRY(ctx, status, cudaStreamSynchronize(ctx->stream), "edges_kernel (emit)");
         if (status == TOPOML_OK) {
             TMC_ALWAYS(ctx, status, cudaFree(pts), "cudaFree(points)");
             pts = nullptr;
@@ -349,9 +341,9 @@ static int edges_from_host(tmc_ctx *ctx, const topoml_input_v1 *in, double thres
     if (m) {
         status = alloc_work(ctx, m, 0, &work);
         TMC_TRY(ctx, status,
-                                cudaMemcpyAsync(work + 2 * m, edges, m * sizeof(topoml_edge),
-                                                cudaMemcpyHostToDevice, ctx->stream),
-                                "cudaMemcpyAsync(edges to device)");
+                cudaMemcpyAsync(work + 2 * m, edges, m * sizeof(topoml_edge),
+                                cudaMemcpyHostToDevice, ctx->stream),
+                "cudaMemcpyAsync(edges to device)");
         if (status == TOPOML_OK) {
             split_edges_kernel<<<grid_for(m), 256, 0, ctx->stream>>>(
                 (const topoml_edge *)(work + 2 * m), m, n, work, work + m);
@@ -393,7 +385,6 @@ extern "C" int tmc_edges(tmc_ctx *ctx, const topoml_input_v1 *in, double thresho
         return tmc_fail(ctx->call, TOPOML_E_INVALID, "threshold is NaN");
     if (in->kind == TOPOML_INPUT_POINTS && in->n > 1)
         return in->dtype == TOPOML_F32 ? edges_from_points<float>(ctx, in, threshold, out, n_out)
-                                       : edges_from_points<double>(ctx, in, threshold, out,
-                                                                   n_out);
+                                       : edges_from_points<double>(ctx, in, threshold, out, n_out);
     return edges_from_host(ctx, in, threshold, out, n_out);
 }

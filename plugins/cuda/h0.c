@@ -20,8 +20,8 @@ static uint32_t find_root(uint32_t *parent, uint32_t x)
     return x;
 }
 
-int tmc_h0_from_edges(const tmc_ctx *ctx, uint64_t n, const topoml_edge *edges,
-                      uint64_t n_edges, topoml_barcode_v1 *out)
+int tmc_h0_from_edges(const tmc_ctx *ctx, uint64_t n, const topoml_edge *edges, uint64_t n_edges,
+                      topoml_barcode_v1 *out)
 {
     int status;
     uint32_t *parent = tmc_host_alloc(ctx, (n ? n : 1) * sizeof *parent, "union-find", &status);

@@ -14,8 +14,8 @@ topoml_edge *tmc_alloc_edges(const tmc_ctx *ctx, uint64_t m, int *status)
 {
     uint64_t bytes;
     if (__builtin_mul_overflow(m, (uint64_t)sizeof(topoml_edge), &bytes)) {
-        *status = tmc_fail(ctx->call, TOPOML_E_OVERFLOW, "%llu edges overflow",
-                           (unsigned long long)m);
+        *status =
+            tmc_fail(ctx->call, TOPOML_E_OVERFLOW, "%llu edges overflow", (unsigned long long)m);
         return NULL;
     }
     return tmc_host_alloc(ctx, bytes, "the edge list", status);

@@ -28,7 +28,8 @@ extern "C" {
 #include "image.h"
 }
 
-namespace tmc {
+namespace tmc
+{
 
 struct image_geometry {
     double birth_min, db, pers_min, dp, scale;
@@ -38,8 +39,8 @@ struct image_geometry {
 
 /* erf(u1) - erf(u0) from g = erfc(|u|) at both ends (image.c's
  * erf_differences, one pixel at a time). */
-__device__ __forceinline__ double erf_difference(double lo, double step, uint32_t i,
-                                                 double centre, double scale)
+__device__ __forceinline__ double erf_difference(double lo, double step, uint32_t i, double centre,
+                                                 double scale)
 {
     const double u0 = __dsub_rn(__dadd_rn(lo, __dmul_rn((double)i, step)), centre);
     const double u1 = __dsub_rn(__dadd_rn(lo, __dmul_rn((double)(i + 1), step)), centre);
@@ -63,9 +64,8 @@ __device__ __forceinline__ double weight_of(const image_geometry &g, double pers
 
 /* Factors of points [q0, q0 + count): ex (count x W) and ey (count x H),
  * point-major. One thread per (point, column or row). */
-__global__ void factors_kernel(image_geometry g, const topoml_pair *__restrict__ pairs,
-                               uint64_t q0, uint64_t count, double *__restrict__ ex,
-                               double *__restrict__ ey)
+__global__ void factors_kernel(image_geometry g, const topoml_pair *__restrict__ pairs, uint64_t q0,
+                               uint64_t count, double *__restrict__ ex, double *__restrict__ ey)
 {
     const uint64_t per_point = (uint64_t)g.W + g.H;
     for (uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; t < count * per_point;
@@ -99,8 +99,8 @@ __global__ void factors_kernel(image_geometry g, const topoml_pair *__restrict__
 
 /* Pixels of diagrams [k0, k1) gain the points of [q0, q0 + count) that are
  * theirs; `img` holds those diagrams' images, from diagram k0 on. */
-__global__ void pixels_kernel(image_geometry g, const uint64_t *__restrict__ offsets,
-                              uint64_t k0, uint64_t k1, uint64_t q0, uint64_t count,
+__global__ void pixels_kernel(image_geometry g, const uint64_t *__restrict__ offsets, uint64_t k0,
+                              uint64_t k1, uint64_t q0, uint64_t count,
                               const double *__restrict__ ex, const double *__restrict__ ey,
                               double *__restrict__ img)
 {
@@ -145,8 +145,8 @@ extern "C" int tmc_image(tmc_ctx *ctx, const topoml_image_params_v1 *p, uint64_t
 {
     if (n_diagrams > 0 && (offsets == NULL || out == NULL))
         return tmc_fail(ctx->call, TOPOML_E_INVALID, "image: no offsets or no output given");
-    int status = scalar_image_check(p, n_diagrams, offsets, pairs, ctx->call->error,
-                                    ctx->call->error_size);
+    int status =
+        scalar_image_check(p, n_diagrams, offsets, pairs, ctx->call->error, ctx->call->error_size);
     if (status != TOPOML_OK || n_diagrams == 0)
         return status;
     image_geometry g;
@@ -165,8 +165,8 @@ extern "C" int tmc_image(tmc_ctx *ctx, const topoml_image_params_v1 *p, uint64_t
 
     const uint64_t pixels = (uint64_t)g.W * g.H, total_pairs = offsets[n_diagrams];
     const uint64_t image_bytes = n_diagrams * pixels * sizeof(double);
-    const uint64_t fixed = image_bytes + (n_diagrams + 1) * sizeof(uint64_t) +
-                           total_pairs * sizeof(topoml_pair);
+    const uint64_t fixed =
+        image_bytes + (n_diagrams + 1) * sizeof(uint64_t) + total_pairs * sizeof(topoml_pair);
     if ((status = tmc_check_device_memory(ctx, fixed, "persistence images")) != TOPOML_OK)
         return status;
     /* Points per chunk: the factors of a chunk take at most a quarter of
@@ -179,8 +179,7 @@ extern "C" int tmc_image(tmc_ctx *ctx, const topoml_image_params_v1 *p, uint64_t
     uint64_t chunk = left / per_point;
     if (chunk == 0)
         return tmc_fail(ctx->call, TOPOML_E_LIMIT,
-                        "image: one point's %u + %u factors do not fit in device memory", g.W,
-                        g.H);
+                        "image: one point's %u + %u factors do not fit in device memory", g.W, g.H);
     if (chunk > total_pairs)
         chunk = total_pairs ? total_pairs : 1;
 
@@ -193,25 +192,23 @@ extern "C" int tmc_image(tmc_ctx *ctx, const topoml_image_params_v1 *p, uint64_t
     else if ((err = cudaMalloc((void **)&d_offsets, (n_diagrams + 1) * sizeof(uint64_t))) !=
              cudaSuccess)
         status = tmc_cuda_fail(ctx, err, "cudaMalloc(offsets)");
-    else if ((err = cudaMalloc((void **)&d_pairs,
-                               (total_pairs ? total_pairs : 1) * sizeof(topoml_pair))) !=
-             cudaSuccess)
+    else if ((err = cudaMalloc((void **)&d_pairs, (total_pairs ? total_pairs : 1) *
+                                                      sizeof(topoml_pair))) != cudaSuccess)
         status = tmc_cuda_fail(ctx, err, "cudaMalloc(pairs)");
     else if ((err = cudaMalloc((void **)&ex, chunk * g.W * sizeof(double))) != cudaSuccess)
         status = tmc_cuda_fail(ctx, err, "cudaMalloc(birth factors)");
     else if ((err = cudaMalloc((void **)&ey, chunk * g.H * sizeof(double))) != cudaSuccess)
         status = tmc_cuda_fail(ctx, err, "cudaMalloc(persistence factors)");
     TMC_TRY(ctx, status, cudaMemsetAsync(img, 0, image_bytes, ctx->stream),
-                            "cudaMemsetAsync(images)");
+            "cudaMemsetAsync(images)");
     TMC_TRY(ctx, status,
-                            cudaMemcpyAsync(d_offsets, offsets,
-                                            (n_diagrams + 1) * sizeof(uint64_t),
-                                            cudaMemcpyHostToDevice, ctx->stream),
-                            "cudaMemcpyAsync(offsets)");
+            cudaMemcpyAsync(d_offsets, offsets, (n_diagrams + 1) * sizeof(uint64_t),
+                            cudaMemcpyHostToDevice, ctx->stream),
+            "cudaMemcpyAsync(offsets)");
     TMC_TRY(ctx, status,
-                            cudaMemcpyAsync(d_pairs, pairs, total_pairs * sizeof(topoml_pair),
-                                            cudaMemcpyHostToDevice, ctx->stream),
-                            "cudaMemcpyAsync(pairs)");
+            cudaMemcpyAsync(d_pairs, pairs, total_pairs * sizeof(topoml_pair),
+                            cudaMemcpyHostToDevice, ctx->stream),
+            "cudaMemcpyAsync(pairs)");
     /* Points before offsets[0] belong to no diagram. */
     uint64_t k0 = 0;
     for (uint64_t q0 = offsets[0]; q0 < total_pairs && status == TOPOML_OK; q0 += chunk) {
@@ -231,15 +228,13 @@ extern "C" int tmc_image(tmc_ctx *ctx, const topoml_image_params_v1 *p, uint64_t
                 g, d_offsets, k0, k1, q0, count, ex, ey, img + k0 * pixels);
             TMC_TRY(ctx, status, cudaGetLastError(), "pixels_kernel launch");
         }
-        TMC_TRY(ctx, status, cudaStreamSynchronize(ctx->stream),
-                                "persistence image kernels");
+        TMC_TRY(ctx, status, cudaStreamSynchronize(ctx->stream), "persistence image kernels");
         if (status == TOPOML_OK && tmc_cancelled(ctx, "image", q0 + count, total_pairs))
             status = tmc_fail(ctx->call, TOPOML_E_CANCELLED, "image: cancelled");
     }
     TMC_TRY(ctx, status,
-                            cudaMemcpyAsync(out, img, image_bytes, cudaMemcpyDeviceToHost,
-                                            ctx->stream),
-                            "cudaMemcpyAsync(images to host)");
+            cudaMemcpyAsync(out, img, image_bytes, cudaMemcpyDeviceToHost, ctx->stream),
+            "cudaMemcpyAsync(images to host)");
     TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "image");
     TMC_ALWAYS(ctx, status, cudaFree(img), "cudaFree(images)");
     TMC_ALWAYS(ctx, status, cudaFree(ex), "cudaFree(birth factors)");

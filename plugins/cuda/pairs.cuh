@@ -20,24 +20,61 @@
 
 #include "backend.h"
 
-namespace tmc {
+namespace tmc
+{
 
 template <typename T> struct ieee;
 template <> struct ieee<float> {
-    static __device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
-    static __device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
-    static __device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
-    static __device__ __forceinline__ float div(float a, float b) { return __fdiv_rn(a, b); }
-    static __device__ __forceinline__ float sqrt(float a) { return __fsqrt_rn(a); }
-    static __device__ __forceinline__ float abs(float a) { return fabsf(a); }
+    static __device__ __forceinline__ float add(float a, float b)
+    {
+        return __fadd_rn(a, b);
+    }
+    static __device__ __forceinline__ float sub(float a, float b)
+    {
+        return __fsub_rn(a, b);
+    }
+    static __device__ __forceinline__ float mul(float a, float b)
+    {
+        return __fmul_rn(a, b);
+    }
+    static __device__ __forceinline__ float div(float a, float b)
+    {
+        return __fdiv_rn(a, b);
+    }
+    static __device__ __forceinline__ float sqrt(float a)
+    {
+        return __fsqrt_rn(a);
+    }
+    static __device__ __forceinline__ float abs(float a)
+    {
+        return fabsf(a);
+    }
 };
 template <> struct ieee<double> {
-    static __device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
-    static __device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
-    static __device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
-    static __device__ __forceinline__ double div(double a, double b) { return __ddiv_rn(a, b); }
-    static __device__ __forceinline__ double sqrt(double a) { return __dsqrt_rn(a); }
-    static __device__ __forceinline__ double abs(double a) { return fabs(a); }
+    static __device__ __forceinline__ double add(double a, double b)
+    {
+        return __dadd_rn(a, b);
+    }
+    static __device__ __forceinline__ double sub(double a, double b)
+    {
+        return __dsub_rn(a, b);
+    }
+    static __device__ __forceinline__ double mul(double a, double b)
+    {
+        return __dmul_rn(a, b);
+    }
+    static __device__ __forceinline__ double div(double a, double b)
+    {
+        return __ddiv_rn(a, b);
+    }
+    static __device__ __forceinline__ double sqrt(double a)
+    {
+        return __dsqrt_rn(a);
+    }
+    static __device__ __forceinline__ double abs(double a)
+    {
+        return fabs(a);
+    }
 };
 
 /* One coordinate's contribution, as in metric.h's loops. For cosine only the
@@ -100,17 +137,19 @@ template <> struct tiling<float> {
 template <> struct tiling<double> {
     static constexpr int MT = 4, KC = 32; /* 64 x 64 tiles */
 };
-template <typename T> constexpr int tile_size() { return 16 * tiling<T>::MT; }
+template <typename T> constexpr int tile_size()
+{
+    return 16 * tiling<T>::MT;
+}
 
 /* The distances of tile t's pairs into acc[r][c] (finished, i.e. after the
  * square root / cosine formula). Entries with i <= j or i >= n are garbage
  * and must be skipped by the caller (the loads there read zeros). All
  * threads of the block must call it (it synchronises). */
 template <typename T, int M>
-__device__ __forceinline__ void tile_distances(const T *__restrict__ pts,
-                                               const T *__restrict__ norms, uint64_t n,
-                                               uint64_t dim, uint64_t i0, uint64_t j0,
-                                               T (&acc)[tiling<T>::MT][tiling<T>::MT])
+__device__ __forceinline__ void
+tile_distances(const T *__restrict__ pts, const T *__restrict__ norms, uint64_t n, uint64_t dim,
+               uint64_t i0, uint64_t j0, T (&acc)[tiling<T>::MT][tiling<T>::MT])
 {
     constexpr int MT = tiling<T>::MT, KC = tiling<T>::KC, TILE = 16 * MT;
     /* +1: the loads below write sa[k][p] with consecutive threads at

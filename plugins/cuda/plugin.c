@@ -83,8 +83,8 @@ static void describe_device(tmc_state *st)
              prop.multiProcessorCount, count > 1 ? ", device 0 of several" : "");
 }
 
-static void add_cap(tmc_state *st, uint32_t op, uint32_t dtypes, uint32_t metrics,
-                    uint32_t inputs, uint32_t max_dim, uint32_t max_modulus)
+static void add_cap(tmc_state *st, uint32_t op, uint32_t dtypes, uint32_t metrics, uint32_t inputs,
+                    uint32_t max_dim, uint32_t max_modulus)
 {
     topoml_capability_v1 *c = &st->caps[st->n_caps++];
     memset(c, 0, sizeof *c);
@@ -198,9 +198,9 @@ static int cuda_rips(void *state, const topoml_call_v1 *call, const topoml_input
 #endif
 
 #ifdef TMC_HAVE_IMAGE
-static int cuda_image(void *state, const topoml_call_v1 *call,
-                      const topoml_image_params_v1 *params, uint64_t n_diagrams,
-                      const uint64_t *offsets, const topoml_pair *pairs, double *out)
+static int cuda_image(void *state, const topoml_call_v1 *call, const topoml_image_params_v1 *params,
+                      uint64_t n_diagrams, const uint64_t *offsets, const topoml_pair *pairs,
+                      double *out)
 {
     tmc_ctx ctx;
     int status = tmc_begin(&ctx, state, call, NULL, 0);
@@ -233,8 +233,7 @@ static const topoml_backend_v1 cuda_vtable = {
 #endif
 };
 
-TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version,
-                                                  const topoml_host_v1 *host,
+TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version, const topoml_host_v1 *host,
                                                   const topoml_backend_v1 **backend)
 {
     (void)host;

@@ -34,10 +34,9 @@ static int check_coordinates(const tmc_ctx *ctx, const topoml_input_v1 *in)
         double x = in->dtype == TOPOML_F32 ? (double)((const float *)in->data)[k]
                                            : ((const double *)in->data)[k];
         if (!isfinite(x))
-            return tmc_fail(ctx->call, TOPOML_E_INVALID,
-                            "point %llu, coordinate %llu is %g: not finite",
-                            (unsigned long long)(k / in->dim), (unsigned long long)(k % in->dim),
-                            x);
+            return tmc_fail(
+                ctx->call, TOPOML_E_INVALID, "point %llu, coordinate %llu is %g: not finite",
+                (unsigned long long)(k / in->dim), (unsigned long long)(k % in->dim), x);
     }
     return TOPOML_OK;
 }
@@ -47,8 +46,9 @@ int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v
 {
     if (!params || params->struct_size < sizeof(topoml_rips_params_v1) || !out ||
         out->struct_size < sizeof(topoml_barcode_v1))
-        return tmc_fail(ctx->call, TOPOML_E_INVALID, "rips: parameter or barcode struct "
-                                                     "missing or too short");
+        return tmc_fail(ctx->call, TOPOML_E_INVALID,
+                        "rips: parameter or barcode struct "
+                        "missing or too short");
     if (in->kind != TOPOML_INPUT_POINTS || in->n < 2)
         return scalar_rips(ctx->call, in, params, out);
     int status = check_coordinates(ctx, in);

@@ -191,8 +191,7 @@ static topoml_input_v1 points_input(uint64_t n, uint64_t dim, uint32_t dtype, ui
     return in;
 }
 
-static const char *metric_name[] = {"euclidean", "sqeuclidean", "manhattan", "chebyshev",
-                                    "cosine"};
+static const char *metric_name[] = {"euclidean", "sqeuclidean", "manhattan", "chebyshev", "cosine"};
 static const char *dtype_name[] = {"f32", "f64"};
 
 /* ---- comparisons ---- */
@@ -201,8 +200,7 @@ static int same_edges(const topoml_edge *a, const topoml_edge *b, uint64_t m, ch
                       size_t size)
 {
     for (uint64_t k = 0; k < m; k++)
-        if (memcmp(&a[k].d, &b[k].d, sizeof(double)) != 0 || a[k].i != b[k].i ||
-            a[k].j != b[k].j) {
+        if (memcmp(&a[k].d, &b[k].d, sizeof(double)) != 0 || a[k].i != b[k].i || a[k].j != b[k].j) {
             snprintf(why, size, "edge %llu: (%.17g,%u,%u) vs reference (%.17g,%u,%u)",
                      (unsigned long long)k, a[k].d, a[k].i, a[k].j, b[k].d, b[k].i, b[k].j);
             return 0;
@@ -236,11 +234,12 @@ static int same_barcode(topoml_barcode_v1 *a, topoml_barcode_v1 *b, char *why, s
     qsort(b->intervals, b->n_intervals, sizeof *b->intervals, cmp_interval);
     for (uint64_t k = 0; k < a->n_intervals; k++) {
         topoml_interval *x = &a->intervals[k], *y = &b->intervals[k];
-        if (x->dim != y->dim || memcmp(&x->birth, &y->birth, 8) || memcmp(&x->death, &y->death, 8)) {
-            snprintf(why, size, "interval %llu: dim %u [%.17g, %.17g) vs reference dim %u [%.17g, "
-                                "%.17g)",
-                     (unsigned long long)k, x->dim, x->birth, x->death, y->dim, y->birth,
-                     y->death);
+        if (x->dim != y->dim || memcmp(&x->birth, &y->birth, 8) ||
+            memcmp(&x->death, &y->death, 8)) {
+            snprintf(why, size,
+                     "interval %llu: dim %u [%.17g, %.17g) vs reference dim %u [%.17g, "
+                     "%.17g)",
+                     (unsigned long long)k, x->dim, x->birth, x->death, y->dim, y->birth, y->death);
             return 0;
         }
     }
@@ -288,14 +287,14 @@ static void test_distances_case(uint64_t n, uint64_t dim, enum shape s, uint32_t
         if (memcmp((char *)a + k * elem, (char *)b + k * elem, elem) != 0) {
             double x = dtype == TOPOML_F32 ? ((float *)a)[k] : ((double *)a)[k];
             double y = dtype == TOPOML_F32 ? ((float *)b)[k] : ((double *)b)[k];
-            snprintf(why, sizeof why, "entry %llu: %.17g vs reference %.17g",
-                     (unsigned long long)k, x, y);
+            snprintf(why, sizeof why, "entry %llu: %.17g vs reference %.17g", (unsigned long long)k,
+                     x, y);
             ok = 0;
         }
     result(ok, "distances %s %s %s n=%llu dim=%llu%s: cuda %.3fs/%.3fs, scalar %.3fs %s",
            dtype_name[dtype], metric_name[metric], shape_name[s], (unsigned long long)n,
-           (unsigned long long)dim, max_memory ? " (small bands)" : "", t1 - t0, t2 - t1,
-           t3 - t2, why);
+           (unsigned long long)dim, max_memory ? " (small bands)" : "", t1 - t0, t2 - t1, t3 - t2,
+           why);
     free(p);
     free(data);
     free(a);
@@ -305,20 +304,20 @@ static void test_distances_case(uint64_t n, uint64_t dim, enum shape s, uint32_t
 
 static void test_distances(void)
 {
-    static const uint64_t shapes_small[][2] = {{0, 3}, {1, 3}, {2, 3}, {5, 1}, {130, 3},
-                                               {64, 0}, {129, 17}, {200, 40}};
+    static const uint64_t shapes_small[][2] = {{0, 3},   {1, 3},  {2, 3},    {5, 1},
+                                               {130, 3}, {64, 0}, {129, 17}, {200, 40}};
     static const uint64_t shapes_full[][2] = {{1000, 3}, {777, 64}, {600, 256}, {2500, 9}};
     for (uint32_t dtype = 0; dtype < 2; dtype++)
         for (uint32_t metric = 0; metric < 5; metric++) {
             for (size_t k = 0; k < sizeof shapes_small / sizeof shapes_small[0]; k++)
-                test_distances_case(shapes_small[k][0], shapes_small[k][1], RANDOM, dtype,
-                                    metric, 0);
+                test_distances_case(shapes_small[k][0], shapes_small[k][1], RANDOM, dtype, metric,
+                                    0);
             test_distances_case(150, 4, GRID, dtype, metric, 0);
             test_distances_case(150, 5, DUPLICATES, dtype, metric, 0);
             if (!small_mode)
                 for (size_t k = 0; k < sizeof shapes_full / sizeof shapes_full[0]; k++)
-                    test_distances_case(shapes_full[k][0], shapes_full[k][1], RANDOM, dtype,
-                                        metric, 0);
+                    test_distances_case(shapes_full[k][0], shapes_full[k][1], RANDOM, dtype, metric,
+                                        0);
         }
     /* Many bands: the memory limit leaves room for bands of a few hundred
      * KiB only, so the double buffering runs through dozens of bands. */
@@ -356,8 +355,8 @@ static void compare_edges_and_h0(const topoml_input_v1 *in, double threshold, co
     if (ok && rc == TOPOML_OK) {
         if (ma != mb || ma2 != ma) {
             ok = 0;
-            snprintf(why, sizeof why, "%llu/%llu edges vs reference %llu",
-                     (unsigned long long)ma, (unsigned long long)ma2, (unsigned long long)mb);
+            snprintf(why, sizeof why, "%llu/%llu edges vs reference %llu", (unsigned long long)ma,
+                     (unsigned long long)ma2, (unsigned long long)mb);
         } else if (!same_edges(a, a2, ma, why, sizeof why)) {
             ok = 0;
             strcat(why, " (two runs differ)");
@@ -622,9 +621,9 @@ static void compare_with_ripser(topoml_barcode_v1 *ours, const char *path, uint3
             if (x->dim != y->dim || !close_to(x->birth, y->birth) ||
                 !close_to(x->death, y->death)) {
                 ok = 0;
-                snprintf(why, sizeof why, "interval %llu: dim %u [%g, %g) vs Ripser dim %u [%g, %g)",
-                         (unsigned long long)k, x->dim, x->birth, x->death, y->dim, y->birth,
-                         y->death);
+                snprintf(
+                    why, sizeof why, "interval %llu: dim %u [%g, %g) vs Ripser dim %u [%g, %g)",
+                    (unsigned long long)k, x->dim, x->birth, x->death, y->dim, y->birth, y->death);
             }
         }
     }
@@ -720,7 +719,8 @@ static void test_images(void)
     uint64_t *offsets = malloc((n_diagrams + 1) * sizeof *offsets);
     offsets[0] = 0;
     for (uint64_t k = 0; k < n_diagrams; k++)
-        offsets[k + 1] = offsets[k] + (k == 1 ? 0 : (uint64_t)(uniform() * (small_mode ? 40 : 400)));
+        offsets[k + 1] =
+            offsets[k] + (k == 1 ? 0 : (uint64_t)(uniform() * (small_mode ? 40 : 400)));
     const uint64_t total = offsets[n_diagrams];
     topoml_pair *pairs = malloc((total ? total : 1) * sizeof *pairs);
     for (uint64_t q = 0; q < total; q++) {
@@ -774,8 +774,9 @@ static void test_images(void)
                              (unsigned long long)k, a[k], b[k]);
                 }
             }
-            result(ok, "image weight=%u infinite=%s %ux%u x%llu diagrams, %llu points: max "
-                       "error %.3g of peak %.3g, cuda %.3fs, scalar %.3fs %s",
+            result(ok,
+                   "image weight=%u infinite=%s %ux%u x%llu diagrams, %llu points: max "
+                   "error %.3g of peak %.3g, cuda %.3fs, scalar %.3fs %s",
                    weight, inf ? "clip" : "drop", pr.width, pr.height,
                    (unsigned long long)n_diagrams, (unsigned long long)total, worst, peak, t1 - t0,
                    t2 - t1, why);
@@ -810,8 +811,7 @@ static void test_errors(void)
     uint64_t m = 0;
     int rc = cuda->edges(cuda_state, &cc, &in, 100, &e, &m);
     result(rc == TOPOML_E_INVALID && e == NULL && strstr(err_cuda, "not a distance"),
-           "edges: a NaN coordinate gives a NaN distance, which is invalid (%d: %s)", rc,
-           err_cuda);
+           "edges: a NaN coordinate gives a NaN distance, which is invalid (%d: %s)", rc, err_cuda);
     if (cuda->rips) {
         topoml_rips_params_v1 params = {sizeof params, 1, INFINITY, 2, 0};
         topoml_barcode_v1 bc = empty_barcode();
@@ -877,9 +877,9 @@ static void test_errors(void)
         float *d = malloc(n * (n - 1) / 2 * sizeof *d);
         cc = make_call(err_cuda);
         rc = cuda->distances(cuda_state, &cc, &in, d);
-        result(rc == TOPOML_OK && d[0] == sqrtf((f[3] - f[0]) * (f[3] - f[0]) +
-                                                (f[4] - f[1]) * (f[4] - f[1]) +
-                                                (f[5] - f[2]) * (f[5] - f[2])),
+        result(rc == TOPOML_OK &&
+                   d[0] == sqrtf((f[3] - f[0]) * (f[3] - f[0]) + (f[4] - f[1]) * (f[4] - f[1]) +
+                                 (f[5] - f[2]) * (f[5] - f[2])),
                "distances n=30000 on a nearly full device: %d (%s)", rc, err_cuda);
         free(d);
         free(f);

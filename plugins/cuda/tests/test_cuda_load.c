@@ -20,14 +20,14 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                      \
-    do {                                                                                      \
-        if (!(cond)) {                                                                        \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);          \
-            fprintf(stderr, __VA_ARGS__);                                                     \
-            fprintf(stderr, "\n");                                                            \
-            failures++;                                                                       \
-        }                                                                                     \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);               \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 static long live_blocks;
@@ -78,8 +78,8 @@ int main(int argc, char **argv)
     if (!negotiate)
         return 1;
 
-    topoml_host_v1 host = {sizeof host, TOPOML_ABI_VERSION, NULL, t_alloc, t_realloc, t_free,
-                           t_log, "0.1.0"};
+    topoml_host_v1 host = {sizeof host, TOPOML_ABI_VERSION, NULL, t_alloc, t_realloc, t_free, t_log,
+                           "0.1.0"};
     const topoml_backend_v1 *be = NULL;
     uint32_t abi = 0;
     CHECK(negotiate(&abi, &host, &be) == TOPOML_E_ABI, "ABI 0 must be refused");
@@ -106,8 +106,7 @@ int main(int argc, char **argv)
     const char *expect = getenv("TOPOML_CUDA_EXPECT_DEVICE");
     if (!driver) {
         CHECK(probe == TOPOML_E_UNSUPPORTED, "probe without a driver returned %d", probe);
-        CHECK(strstr(why, "no CUDA driver (libcuda.so.1 not found)") != NULL, "reason: %s",
-              why);
+        CHECK(strstr(why, "no CUDA driver (libcuda.so.1 not found)") != NULL, "reason: %s", why);
     } else {
         dlclose(driver);
         CHECK(probe == TOPOML_OK || probe == TOPOML_E_UNSUPPORTED || probe == TOPOML_E_DEVICE,
@@ -124,8 +123,9 @@ int main(int argc, char **argv)
         CHECK(caps[k].struct_size == sizeof(topoml_capability_v1), "record %u size", k);
         CHECK(caps[k].device && caps[k].schedule && caps[k].schedule[0], "record %u text", k);
         CHECK(caps[k].op < TOPOML_OP_COUNT, "record %u op %u", k, caps[k].op);
-        fprintf(stderr, "cap op=%u dtypes=%#x metrics=%#x inputs=%#x max_dim=%u device=\"%s\"\n"
-                        "    schedule=\"%s\"\n",
+        fprintf(stderr,
+                "cap op=%u dtypes=%#x metrics=%#x inputs=%#x max_dim=%u device=\"%s\"\n"
+                "    schedule=\"%s\"\n",
                 caps[k].op, caps[k].dtypes, caps[k].metrics, caps[k].inputs, caps[k].max_dim,
                 caps[k].device, caps[k].schedule);
     }
@@ -159,8 +159,8 @@ int main(int argc, char **argv)
     int rc = be->distances(state, &call, &in, dist);
     if (probe == TOPOML_OK) {
         CHECK(rc == TOPOML_OK, "distances: %d %s", rc, err);
-        CHECK(dist[0] == 5 && dist[1] == 10 && dist[2] == 5, "distances %g %g %g", dist[0],
-              dist[1], dist[2]);
+        CHECK(dist[0] == 5 && dist[1] == 10 && dist[2] == 5, "distances %g %g %g", dist[0], dist[1],
+              dist[2]);
     } else {
         CHECK(rc == TOPOML_E_DEVICE && err[0], "distances without a device: %d '%s'", rc, err);
     }

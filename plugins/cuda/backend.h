@@ -84,6 +84,7 @@ static inline uint64_t tmc_band_end(uint64_t n, uint64_t tile, uint64_t row, uin
 
 #define TMC_MAX_DEVICES 64
 #define TMC_TEXT 256
+#define TMC_SCHEDULE 512
 
 /* Everything the backend keeps between calls. One state is used by one
  * thread at a time (plugin.h); nothing global is written after load. */
@@ -100,7 +101,7 @@ typedef struct tmc_state {
     topoml_capability_v1 caps[TOPOML_OP_COUNT];
     uint32_t n_caps;
     char device_text[TMC_TEXT];
-    char schedule_text[TOPOML_OP_COUNT][TMC_TEXT];
+    char schedule_text[TOPOML_OP_COUNT][TMC_SCHEDULE];
 } tmc_state;
 
 /* What one op call works with: the caller's services, the chosen device and

@@ -217,15 +217,15 @@ extern "C" int tmc_distances_schedule(char *out, size_t size, int with_device)
         e2 = cudaFuncGetAttributes(&f64, distances_kernel<double, double, TOPOML_METRIC_EUCLIDEAN>);
     }
     int w = snprintf(out, size,
-                     "kernel=tiled-direct threads=%d f32:tile=%dx%d,per-thread=%dx%d,k-stage=%d "
-                     "f64:tile=%dx%d,per-thread=%dx%d,k-stage=%d fma=off(bitwise=metric.h) "
-                     "output=row-bands,2-buffers",
+                     "kernel=tiled-direct threads=%d tile.f32=%dx%d per-thread.f32=%dx%d "
+                     "tile.f64=%dx%d per-thread.f64=%dx%d k-stage=%d fma=off output=row-bands "
+                     "buffers=2",
                      THREADS, tile_size<float>(), tile_size<float>(), tiling<float>::MT,
-                     tiling<float>::MT, tiling<float>::KC, tile_size<double>(), tile_size<double>(),
-                     tiling<double>::MT, tiling<double>::MT, tiling<double>::KC);
+                     tiling<float>::MT, tile_size<double>(), tile_size<double>(),
+                     tiling<double>::MT, tiling<double>::MT, tiling<float>::KC);
     if (e1 == cudaSuccess && e2 == cudaSuccess && w > 0 && (size_t)w < size)
-        snprintf(out + w, size - w, " regs(f32/f64)=%d/%d smem(f32/f64)=%zu/%zu", f32.numRegs,
-                 f64.numRegs, f32.sharedSizeBytes, f64.sharedSizeBytes);
+        snprintf(out + w, size - w, " regs.f32=%d regs.f64=%d smem.f32=%zu smem.f64=%zu",
+                 f32.numRegs, f64.numRegs, f32.sharedSizeBytes, f64.sharedSizeBytes);
     return TOPOML_OK;
 }
 

@@ -31,7 +31,7 @@ namespace tmc
 /* d as sort key: +0.0 for -0.0, so that the two zeros sort as one value. */
 __device__ __forceinline__ uint64_t dist_key(double d)
 {
-    return (uint64_t)__double_as_longlong(d + 0.0);
+    return (uint64_t)__double_as_longlong(__dadd_rn(d, 0.0));
 }
 
 /* Count (EMIT false) or emit (EMIT true) the pairs of tiles [first_tile,
@@ -370,9 +370,9 @@ using namespace tmc;
 extern "C" int tmc_edges_schedule(char *out, size_t size)
 {
     snprintf(out, size,
-             "kernel=fused-distance-filter(count,emit) tiles=as-distances "
-             "sort=cub-radix-stable(pair i*n+j, then d bits; f32 skips 29 zero bits) "
-             "condensed/sparse=host-filter");
+             "kernel=fused-distance-filter passes=count,emit tiles=as-distances "
+             "sort=cub-radix-stable sort-keys=pair(i*n+j),then-d f32-skipped-bits=29 "
+             "filter.condensed=host filter.sparse=host");
     return TOPOML_OK;
 }
 

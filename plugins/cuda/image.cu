@@ -135,8 +135,9 @@ using namespace tmc;
 extern "C" int tmc_image_schedule(char *out, size_t size)
 {
     snprintf(out, size,
-             "kernels=factors(thread per point x (width+height)),pixels(thread per pixel, "
-             "points in order) threads=256 erf=erfc-differences fma=off");
+             "kernels=factors,pixels threads=256 factors=thread-per-point-and-edge "
+             "pixels=thread-per-pixel,points-in-order erf=erfc-differences fma=off "
+             "chunk<=256MiB");
     return TOPOML_OK;
 }
 

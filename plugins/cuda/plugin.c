@@ -110,23 +110,24 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
     int previous = 0;
     int have_device = st->probe_status == TOPOML_OK && cudaGetDevice(&previous) == cudaSuccess &&
                       cudaSetDevice(0) == cudaSuccess;
-    tmc_distances_schedule(st->schedule_text[TOPOML_OP_DISTANCES], TMC_TEXT, have_device);
-    tmc_edges_schedule(st->schedule_text[TOPOML_OP_EDGES], TMC_TEXT);
-    snprintf(st->schedule_text[TOPOML_OP_H0], TMC_TEXT,
-             "edges on the device (see edges), union-find on the host");
+    tmc_distances_schedule(st->schedule_text[TOPOML_OP_DISTANCES], TMC_SCHEDULE, have_device);
+    tmc_edges_schedule(st->schedule_text[TOPOML_OP_EDGES], TMC_SCHEDULE);
+    snprintf(st->schedule_text[TOPOML_OP_H0], TMC_SCHEDULE,
+             "edges=device(as-edges) union-find=host");
 #ifdef TMC_HAVE_RIPS
-    snprintf(st->schedule_text[TOPOML_OP_RIPS], TMC_TEXT,
-             "distances on the device (see distances), then the scalar reference's "
-             "cohomology with clearing and apparent pairs on the host");
+    snprintf(st->schedule_text[TOPOML_OP_RIPS], TMC_SCHEDULE,
+             "distances=device(as-distances) threshold-edges=device(as-edges) "
+             "columns=host apparent-pairs=host reduction=host(scalar-engine)");
 #endif
 #ifdef TMC_HAVE_IMAGE
-    tmc_image_schedule(st->schedule_text[TOPOML_OP_IMAGE], TMC_TEXT);
+    tmc_image_schedule(st->schedule_text[TOPOML_OP_IMAGE], TMC_SCHEDULE);
 #endif
     if (have_device)
         (void)cudaSetDevice(previous);
-    size_t used = strlen(st->schedule_text[TOPOML_OP_DISTANCES]);
-    snprintf(st->schedule_text[TOPOML_OP_DISTANCES] + used, TMC_TEXT - used, " target=%s",
-             TMC_ARCHS);
+    for (int op = 0; op < TOPOML_OP_COUNT; op++) {
+        size_t used = strlen(st->schedule_text[op]);
+        snprintf(st->schedule_text[op] + used, TMC_SCHEDULE - used, " archs=%s", TMC_ARCHS);
+    }
 
     st->n_caps = 0;
     add_cap(st, TOPOML_OP_DISTANCES, BOTH_DTYPES, ALL_METRICS, 1u << TOPOML_INPUT_POINTS, 0, 0);

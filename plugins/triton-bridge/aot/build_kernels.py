@@ -85,7 +85,7 @@ SPECS = [
         "name": "image_f64", "op": "image", "dtype": "f64",
         "module": "image", "kernel": "persistence_image",
         "signature": [("pairs", "*fp64"), ("offsets", "*u64"), ("out", "*fp64"),
-                      ("diag0", "i64"), ("width", "i32"), ("height", "i32"),
+                      ("diag0", "i64"), ("tile0", "i32"), ("width", "i32"), ("height", "i32"),
                       ("birth_min", "fp64"), ("db", "fp64"), ("pers_min", "fp64"),
                       ("dp", "fp64"), ("s", "fp64"), ("weight_mode", "i32"),
                       ("weight_max", "fp64"), ("weight_power", "fp64"),

@@ -7,7 +7,7 @@ extern const unsigned char tb_cubin_distances_f32[33328];
 extern const unsigned char tb_cubin_distances_f64[23088];
 extern const unsigned char tb_cubin_edges_f32[53000];
 extern const unsigned char tb_cubin_edges_f64[34320];
-extern const unsigned char tb_cubin_image_f64[93440];
+extern const unsigned char tb_cubin_image_f64[93448];
 
 const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {
     { "distances_f32", "pairwise_distances", tb_cubin_distances_f32, sizeof tb_cubin_distances_f32, 4, 2, 128, 0 },
@@ -72,12 +72,12 @@ tb_curesult tb_launch_edges_f64(const tb_cuda *cu, tb_cufunction fn, tb_custream
 /* persistence_image (image.py), BLOCK_R=16, BLOCK_C=16, BLOCK_P=8, num_warps=4,
  * num_stages=1, sm_90, 0 bytes of shared memory */
 tb_curesult tb_launch_image_f64(const tb_cuda *cu, tb_cufunction fn, tb_custream stream,
-        unsigned gx, unsigned gy, unsigned gz, tb_cudeviceptr pairs, tb_cudeviceptr offsets, tb_cudeviceptr out, int64_t diag0, int32_t width, int32_t height, double birth_min, double db, double pers_min, double dp, double s, int32_t weight_mode, double weight_max, double weight_power, int32_t infinite_mode, double clip_death)
+        unsigned gx, unsigned gy, unsigned gz, tb_cudeviceptr pairs, tb_cudeviceptr offsets, tb_cudeviceptr out, int64_t diag0, int32_t tile0, int32_t width, int32_t height, double birth_min, double db, double pers_min, double dp, double s, int32_t weight_mode, double weight_max, double weight_power, int32_t infinite_mode, double clip_death)
 {
     if (gx == 0 || gy == 0 || gz == 0)
         return TB_CUDA_SUCCESS;
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
-    void *args[] = { &pairs, &offsets, &out, &diag0, &width, &height, &birth_min, &db, &pers_min, &dp, &s, &weight_mode, &weight_max, &weight_power, &infinite_mode, &clip_death, &global_scratch, &profile_scratch };
+    void *args[] = { &pairs, &offsets, &out, &diag0, &tile0, &width, &height, &birth_min, &db, &pers_min, &dp, &s, &weight_mode, &weight_max, &weight_power, &infinite_mode, &clip_death, &global_scratch, &profile_scratch };
     return cu->cuLaunchKernel(fn, gx, gy, gz, 128, 1, 1, 0, stream, args, NULL);
 }
 

@@ -62,6 +62,6 @@ tb_curesult tb_launch_edges_f32(const tb_cuda *cu, tb_cufunction fn, tb_custream
 tb_curesult tb_launch_edges_f64(const tb_cuda *cu, tb_cufunction fn, tb_custream stream,
         unsigned gx, unsigned gy, unsigned gz, tb_cudeviceptr xt, int64_t n, int64_t dim, int32_t root, double thr, int64_t tile0, tb_cudeviceptr ei, tb_cudeviceptr ej, tb_cudeviceptr ed, tb_cudeviceptr counter, int64_t capacity);
 tb_curesult tb_launch_image_f64(const tb_cuda *cu, tb_cufunction fn, tb_custream stream,
-        unsigned gx, unsigned gy, unsigned gz, tb_cudeviceptr pairs, tb_cudeviceptr offsets, tb_cudeviceptr out, int64_t diag0, int32_t width, int32_t height, double birth_min, double db, double pers_min, double dp, double s, int32_t weight_mode, double weight_max, double weight_power, int32_t infinite_mode, double clip_death);
+        unsigned gx, unsigned gy, unsigned gz, tb_cudeviceptr pairs, tb_cudeviceptr offsets, tb_cudeviceptr out, int64_t diag0, int32_t tile0, int32_t width, int32_t height, double birth_min, double db, double pers_min, double dp, double s, int32_t weight_mode, double weight_max, double weight_power, int32_t infinite_mode, double clip_death);
 
 #endif /* TB_KERNELS_H */

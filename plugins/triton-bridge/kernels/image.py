@@ -14,8 +14,11 @@ The weight w is 1 (mode 0), min(p / weight_max, 1) (mode 1) or p^weight_power
 (mode 2). A pair with infinite death is dropped (infinite = 0) or has its death
 replaced by clip_death (infinite = 1).
 
-One program owns a BLOCK_R x BLOCK_C tile of pixels of one diagram
-(program_id(1) + diag0) and walks the diagram's pairs BLOCK_P at a time: the
+One program owns a BLOCK_R x BLOCK_C tile of pixels (tiles numbered row by
+row from tile0 + program_id(0), so that a launch may cover some of them) of
+one diagram,
+diag0 + program_id(1), whose image it writes at out + program_id(1)*height*width
+(`out` holds the images of the launch's diagrams only), and walks the diagram's pairs BLOCK_P at a time: the
 erf factors are computed once per pair and pixel row or column, and the tile
 accumulates their weighted outer products. Everything is float64.
 """
@@ -26,13 +29,15 @@ from triton.language.extra.cuda import libdevice
 
 
 @triton.jit
-def persistence_image(pairs, offsets, out, diag0, width, height, birth_min, db, pers_min, dp, s,
-                      weight_mode, weight_max, weight_power, infinite_mode, clip_death,
+def persistence_image(pairs, offsets, out, diag0, tile0, width, height, birth_min, db, pers_min,
+                      dp, s, weight_mode, weight_max, weight_power, infinite_mode, clip_death,
                       BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr):
-    k = tl.program_id(1).to(tl.int64) + diag0
+    local = tl.program_id(1).to(tl.int64)
+    k = local + diag0
     tiles_c = tl.cdiv(width, BLOCK_C)
-    tr = tl.program_id(0) // tiles_c
-    tc = tl.program_id(0) % tiles_c
+    tile = tl.program_id(0) + tile0
+    tr = tile // tiles_c
+    tc = tile % tiles_c
     r = tr * BLOCK_R + tl.arange(0, BLOCK_R)
     c = tc * BLOCK_C + tl.arange(0, BLOCK_C)
     # Pixel edges, computed as the reference computes them: min + index * step.
@@ -65,4 +70,4 @@ def persistence_image(pairs, offsets, out, diag0, width, height, birth_min, db, 
         acc += tl.sum(fy[:, :, None] * fx[:, None, :], axis=0)
     hw = height.to(tl.int64) * width
     mask = (r[:, None] < height) & (c[None, :] < width)
-    tl.store(out + k * hw + r[:, None].to(tl.int64) * width + c[None, :], acc, mask=mask)
+    tl.store(out + local * hw + r[:, None].to(tl.int64) * width + c[None, :], acc, mask=mask)

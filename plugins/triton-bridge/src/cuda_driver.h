@@ -18,7 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef int tb_curesult;
+/* CUresult is an enum of int's size and passing; tests/test_cuda_driver_abi.c
+ * defines TB_CURESULT as CUresult to compare the prototypes with cuda.h's. */
+#ifndef TB_CURESULT
+#define TB_CURESULT int
+#endif
+typedef TB_CURESULT tb_curesult;
 typedef int tb_cudevice;
 typedef struct tb_cuctx_st *tb_cucontext;
 typedef struct tb_cumod_st *tb_cumodule;

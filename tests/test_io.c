@@ -5,8 +5,8 @@
  * kind of bad input refused with its status and a message naming the file
  * and line (or byte), and the memory limit enforced before allocating.
  *
- * Inputs: tests/data/bad/ (TOPOML_TEST_DATA_DIR) and Ripser's examples
- * (TOPOML_RIPSER_EXAMPLES_DIR, or the environment variable of that name).
+ * Inputs: tests/data/bad/ (TOPOML_TEST_DATA) and Ripser's examples
+ * (TOPOML_SHARED_DATA); both paths come from tests/CMakeLists.txt.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -18,31 +18,30 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "internal.h" /* struct topoml_data, to compare the arrays read */
 #include "topoml/topoml.h"
-
-#ifndef TOPOML_TEST_DATA_DIR
-#error "TOPOML_TEST_DATA_DIR must name tests/data"
-#endif
-#ifndef TOPOML_RIPSER_EXAMPLES_DIR
-#define TOPOML_RIPSER_EXAMPLES_DIR ""
-#endif
 
 /* ---- helpers ---- */
 
-/* An allocator that counts, so tests can see what a read allocated. */
+/* An allocator that counts, so tests can see what a read allocated. The
+ * context itself holds some memory; ctx_new takes that as the baseline, so
+ * `live` and `peak` count only what was allocated after it. */
 typedef struct counting {
-    size_t live, peak, largest, calls;
+    int64_t live, peak; /* signed: the context frees what it held before */
+    size_t largest, calls;
+    size_t fail_at; /* > 0: that call (counting from the baseline) fails */
 } counting;
 
 static void *c_alloc(void *user, size_t size)
 {
     counting *c = user;
+    if (c->fail_at && ++c->calls == c->fail_at)
+        return NULL;
     size_t *p = malloc(size + 16);
     if (!p)
         return NULL;
     p[0] = size;
-    c->calls++;
-    c->live += size;
+    c->live += (int64_t)size;
     if (c->live > c->peak)
         c->peak = c->live;
     if (size > c->largest)
@@ -55,14 +54,15 @@ static void *c_realloc(void *user, void *ptr, size_t size)
     counting *c = user;
     if (!ptr)
         return c_alloc(user, size);
+    if (c->fail_at && ++c->calls == c->fail_at)
+        return NULL;
     size_t *base = (size_t *)(void *)((char *)ptr - 16);
     size_t old = base[0];
     size_t *p = realloc(base, size + 16);
     if (!p)
         return NULL;
     p[0] = size;
-    c->calls++;
-    c->live = c->live - old + size;
+    c->live = c->live - (int64_t)old + (int64_t)size;
     if (c->live > c->peak)
         c->peak = c->live;
     if (size > c->largest)
@@ -76,12 +76,12 @@ static void c_free(void *user, void *ptr)
     if (!ptr)
         return;
     size_t *base = (size_t *)(void *)((char *)ptr - 16);
-    c->live -= base[0];
+    c->live -= (int64_t)base[0];
     free(base);
 }
 
-static counting acct;
-static topoml_allocator counting_allocator = {c_alloc, c_realloc, c_free, &acct};
+static counting counted;
+static topoml_allocator counting_allocator = {c_alloc, c_realloc, c_free, &counted};
 
 static topoml_context *ctx_new(void)
 {
@@ -89,8 +89,9 @@ static topoml_context *ctx_new(void)
                                 .flags = TOPOML_CTX_NO_ENV | TOPOML_CTX_NO_PLUGINS,
                                 .allocator = &counting_allocator};
     topoml_context *ctx = NULL;
-    memset(&acct, 0, sizeof acct);
     ck_assert_int_eq(topoml_context_new(&ctx, &o), TOPOML_OK);
+    counted.live = counted.peak = 0;
+    counted.largest = counted.calls = counted.fail_at = 0;
     return ctx;
 }
 
@@ -102,18 +103,14 @@ static void ctx_free(topoml_context *ctx)
 static const char *bad(const char *file)
 {
     static char path[1024];
-    snprintf(path, sizeof path, "%s/bad/%s", TOPOML_TEST_DATA_DIR, file);
+    snprintf(path, sizeof path, "%s/bad/%s", TOPOML_TEST_DATA, file);
     return path;
 }
 
 static const char *example(const char *file)
 {
     static char path[1024];
-    const char *dir = getenv("TOPOML_RIPSER_EXAMPLES_DIR");
-    if (!dir || !*dir)
-        dir = TOPOML_RIPSER_EXAMPLES_DIR;
-    ck_assert_msg(*dir, "set TOPOML_RIPSER_EXAMPLES_DIR to Ripser's examples folder");
-    snprintf(path, sizeof path, "%s/%s", dir, file);
+    snprintf(path, sizeof path, "%s/%s", TOPOML_SHARED_DATA, file);
     return path;
 }
 
@@ -131,7 +128,7 @@ static void expect_bad(const char *file, topoml_format format, int status, const
     ck_assert_msg(strstr(msg, file), "message lacks the file name: %s", msg);
     ck_assert_msg(strstr(msg, where), "message lacks '%s': %s", where, msg);
     ck_assert_msg(strstr(msg, fragment), "message lacks '%s': %s", fragment, msg);
-    ck_assert_uint_eq(acct.live, 0);
+    ck_assert_int_eq(counted.live, 0);
     ctx_free(ctx);
 }
 
@@ -171,18 +168,10 @@ static int read_str(topoml_context *ctx, topoml_data **d, const char *text, cons
     return read_mem(ctx, d, text, strlen(text), name, format, 0);
 }
 
-/* The data set's arrays, for comparisons. topoml_data is opaque in the
- * public API; its layout is core/src/internal.h's struct topoml_data. */
-struct view {
-    uint32_t kind;
-    uint64_t n, dim;
-    double *values;
-    topoml_edge *edges;
-    uint64_t n_edges;
-};
-static const struct view *view(const topoml_data *d)
+/* The data set's arrays, for comparisons (opaque in the public API). */
+static const struct topoml_data *view(const topoml_data *d)
 {
-    return (const struct view *)(const void *)d;
+    return d;
 }
 
 static void expect_condensed(const topoml_data *d, uint64_t n, const double *want)
@@ -224,7 +213,7 @@ static void expect_shape(const char *file, topoml_format format, uint32_t kind, 
     ck_assert_uint_eq(topoml_data_count(d), n);
     ck_assert_uint_eq(topoml_data_dim(d), dim);
     topoml_data_free(ctx, d);
-    ck_assert_uint_eq(acct.live, 0);
+    ck_assert_int_eq(counted.live, 0);
     ctx_free(ctx);
 }
 
@@ -376,7 +365,7 @@ START_TEST(test_io_round_trips_give_identical_condensed_values)
         expect_condensed(d, RT_N, want);
         topoml_data_free(ctx, d);
     }
-    ck_assert_uint_eq(acct.live, 0);
+    ck_assert_int_eq(counted.live, 0);
     ctx_free(ctx);
 }
 END_TEST
@@ -501,7 +490,7 @@ START_TEST(test_io_sparse_stores_i_below_j_and_merges_equal_duplicates)
     ck_assert_uint_eq(view(d)->edges[1].j, 2);
     ck_assert_double_eq(view(d)->edges[1].d, 1);
     topoml_data_free(ctx, d);
-    ck_assert_uint_eq(acct.live, 0);
+    ck_assert_int_eq(counted.live, 0);
     ctx_free(ctx);
 }
 END_TEST
@@ -672,7 +661,7 @@ START_TEST(test_io_rejects_first_row_longer_than_file_can_hold)
     ck_assert_int_eq(read_mem(ctx, &d, text, k, "wide", TOPOML_FORMAT_DISTANCE, 0),
                      TOPOML_E_PARSE);
     ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "wide:1: the first row has 1000 values"));
-    ck_assert_uint_lt(acct.largest, 100000);
+    ck_assert_uint_lt(counted.largest, 100000);
     ctx_free(ctx);
 }
 END_TEST
@@ -784,7 +773,7 @@ static void expect_bad_stream(const char *file, size_t keep, topoml_format forma
     const char *msg = topoml_errmsg(ctx);
     ck_assert_msg(strstr(msg, where), "message lacks '%s': %s", where, msg);
     ck_assert_msg(strstr(msg, fragment), "message lacks '%s': %s", fragment, msg);
-    ck_assert_uint_eq(acct.live, 0);
+    ck_assert_int_eq(counted.live, 0);
     ctx_free(ctx);
 }
 
@@ -847,8 +836,8 @@ START_TEST(test_io_refuses_point_cloud_over_memory_limit_before_allocating)
     int st = topoml_data_read(ctx, &d, example("o3_4096.txt"), TOPOML_FORMAT_POINT_CLOUD);
     ck_assert_int_eq(st, TOPOML_E_LIMIT);
     ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "o3_4096.txt:"));
-    ck_assert_uint_le(acct.peak, 100000 + 256); /* + the data-set object */
-    ck_assert_uint_eq(acct.live, 0);
+    ck_assert_int_le(counted.peak, 100000 + 256); /* + the data-set object */
+    ck_assert_int_eq(counted.live, 0);
     topoml_set_max_memory(ctx, 1000000);
     ck_assert_int_eq(topoml_data_read(ctx, &d, example("o3_4096.txt"), TOPOML_FORMAT_POINT_CLOUD),
                      TOPOML_OK);
@@ -865,8 +854,8 @@ START_TEST(test_io_refuses_dipha_over_memory_limit_before_allocating)
     int st = topoml_data_read(ctx, &d, example("projective_plane.dipha"), TOPOML_FORMAT_DIPHA);
     ck_assert_int_eq(st, TOPOML_E_LIMIT);
     ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "projective_plane.dipha: byte 16: "));
-    ck_assert_uint_le(acct.largest, 256);
-    ck_assert_uint_eq(acct.live, 0);
+    ck_assert_uint_le(counted.largest, 256);
+    ck_assert_int_eq(counted.live, 0);
     ctx_free(ctx);
 }
 END_TEST
@@ -884,8 +873,8 @@ START_TEST(test_io_refuses_binary_and_full_matrix_over_memory_limit_before_alloc
         ck_assert_int_eq(read_mem(ctx, &d, values, sizeof values, "big.bin", TOPOML_FORMAT_BINARY, p),
                          TOPOML_E_LIMIT);
         ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "big.bin: byte "));
-        ck_assert_uint_le(acct.peak, 20000 + 256);
-        ck_assert_uint_eq(acct.live, 0);
+        ck_assert_int_le(counted.peak, 20000 + 256);
+        ck_assert_int_eq(counted.live, 0);
         ctx_free(ctx);
     }
 
@@ -898,7 +887,108 @@ START_TEST(test_io_refuses_binary_and_full_matrix_over_memory_limit_before_alloc
     free(text);
     ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "full:1: "));
     ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "the distance matrix"));
-    ck_assert_uint_le(acct.peak, 10000);
+    ck_assert_int_le(counted.peak, 10000);
+    ctx_free(ctx);
+}
+END_TEST
+
+/* ---- robustness ---- */
+
+/* One small valid input per format. */
+static const struct {
+    topoml_format format;
+    const char *text;
+} every_format[] = {
+    {TOPOML_FORMAT_POINT_CLOUD, "0,0\n1,0\n0,1\n"},
+    {TOPOML_FORMAT_LOWER_DISTANCE, "\n1\n2,3\n"},
+    {TOPOML_FORMAT_UPPER_DISTANCE, "1 2\n3\n"},
+    {TOPOML_FORMAT_DISTANCE, "0 1 2\n1 0 3\n2 3 0\n"},
+    {TOPOML_FORMAT_SPARSE, "0 1 1\n2 1 3\n"},
+};
+
+START_TEST(test_io_survives_every_allocation_failure)
+{
+    unsigned char dipha[24 + 8 * 4] = {0};
+    put_le64(dipha, 8067171840u);
+    put_le64(dipha + 8, 7);
+    put_le64(dipha + 16, 2);
+    double one = 1;
+    uint64_t bits;
+    memcpy(&bits, &one, 8);
+    put_le64(dipha + 24 + 8, bits);
+    put_le64(dipha + 24 + 16, bits);
+    float binary[] = {1, 2, 3};
+
+    for (int k = 0; k < 7; k++) {
+        topoml_format format = k < 5 ? every_format[k].format
+                               : k == 5 ? TOPOML_FORMAT_DIPHA : TOPOML_FORMAT_BINARY;
+        const void *bytes = k < 5 ? (const void *)every_format[k].text
+                            : k == 5 ? (const void *)dipha : (const void *)binary;
+        size_t len = k < 5 ? strlen(every_format[k].text) : k == 5 ? sizeof dipha : sizeof binary;
+        for (size_t fail = 1;; fail++) {
+            topoml_context *ctx = ctx_new();
+            counted.fail_at = fail;
+            topoml_data *d = NULL;
+            int st = read_mem(ctx, &d, bytes, len, "alloc", format, (int)(fail % 2));
+            size_t calls = counted.calls;
+            if (st == TOPOML_OK)
+                topoml_data_free(ctx, d);
+            else
+                ck_assert_msg(st == TOPOML_E_NOMEM && *topoml_errmsg(ctx),
+                              "%s, failing call %zu: %d %s", topoml_format_name(format), fail, st,
+                              topoml_errmsg(ctx));
+            ck_assert_int_eq(counted.live, 0);
+            counted.fail_at = 0;
+            ctx_free(ctx);
+            if (calls < fail)
+                break; /* no call failed: every one has been tried */
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_io_random_bytes_never_crash_or_leak)
+{
+    static const topoml_format formats[] = {
+        TOPOML_FORMAT_LOWER_DISTANCE, TOPOML_FORMAT_UPPER_DISTANCE, TOPOML_FORMAT_DISTANCE,
+        TOPOML_FORMAT_POINT_CLOUD,    TOPOML_FORMAT_DIPHA,          TOPOML_FORMAT_SPARSE,
+        TOPOML_FORMAT_BINARY};
+    /* Bytes drawn mostly from what the formats are made of, so that the
+     * parsers get past their first checks. */
+    static const char alphabet[] = "0123456789 ,.-+eE\n\n\r\tnaifx";
+    unsigned state = 12345;
+    topoml_context *ctx = ctx_new();
+    topoml_set_max_memory(ctx, 1 << 20);
+    for (int round = 0; round < 1400; round++) {
+        unsigned char buf[256];
+        size_t len = 0;
+        state = state * 1103515245u + 12345u;
+        size_t want = (state >> 16) % sizeof buf;
+        for (; len < want; len++) {
+            state = state * 1103515245u + 12345u;
+            unsigned r = state >> 16;
+            buf[len] = round % 3 == 0 ? (unsigned char)r
+                                      : (unsigned char)alphabet[r % (sizeof alphabet - 1)];
+        }
+        topoml_format format = formats[round % 7];
+        if (format == TOPOML_FORMAT_DIPHA && len >= 24 && round % 2) {
+            /* A valid header over random bytes. */
+            put_le64(buf, 8067171840u);
+            put_le64(buf + 8, 7);
+            put_le64(buf + 16, (state >> 8) % 6);
+        }
+        topoml_data *d = NULL;
+        int st = read_mem(ctx, &d, buf, len, "random", format, round % 2);
+        if (st == TOPOML_OK) {
+            topoml_data_free(ctx, d);
+        } else {
+            ck_assert_msg(st == TOPOML_E_PARSE || st == TOPOML_E_INVALID ||
+                              st == TOPOML_E_OVERFLOW || st == TOPOML_E_LIMIT,
+                          "round %d: status %d: %s", round, st, topoml_errmsg(ctx));
+            ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "random"));
+        }
+        ck_assert_int_eq(counted.live, 0);
+    }
     ctx_free(ctx);
 }
 END_TEST
@@ -925,7 +1015,7 @@ START_TEST(test_data_from_points_copies_and_rejects_nan)
     ck_assert_int_eq(topoml_data_from_points(ctx, &d, 0, 0, NULL), TOPOML_OK);
     ck_assert_uint_eq(topoml_data_count(d), 0);
     topoml_data_free(ctx, d);
-    ck_assert_uint_eq(acct.live, 0);
+    ck_assert_int_eq(counted.live, 0);
     ctx_free(ctx);
 }
 END_TEST
@@ -944,7 +1034,7 @@ START_TEST(test_data_from_condensed_rejects_negative_naming_pair)
     ck_assert_int_eq(topoml_data_from_condensed(ctx, &d, UINT64_MAX, c), TOPOML_E_OVERFLOW);
     topoml_set_max_memory(ctx, 16);
     ck_assert_int_eq(topoml_data_from_condensed(ctx, &d, 4, c), TOPOML_E_LIMIT);
-    ck_assert_uint_eq(acct.live, 0);
+    ck_assert_int_eq(counted.live, 0);
     ctx_free(ctx);
 }
 END_TEST
@@ -969,7 +1059,7 @@ START_TEST(test_data_from_edges_normalizes_and_rejects_conflicts)
     e[0].j = 3;
     ck_assert_int_eq(topoml_data_from_edges(ctx, &d, 5, 3, e), TOPOML_E_INVALID);
     ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "edge 0 joins 3 to itself"));
-    ck_assert_uint_eq(acct.live, 0);
+    ck_assert_int_eq(counted.live, 0);
     ctx_free(ctx);
 }
 END_TEST
@@ -1051,6 +1141,12 @@ static Suite *io_suite(void)
     tcase_add_test(mem, test_io_refuses_dipha_over_memory_limit_before_allocating);
     tcase_add_test(mem, test_io_refuses_binary_and_full_matrix_over_memory_limit_before_allocating);
     suite_add_tcase(s, mem);
+
+    TCase *robust = tcase_create("robustness");
+    tcase_set_timeout(robust, 120);
+    tcase_add_test(robust, test_io_survives_every_allocation_failure);
+    tcase_add_test(robust, test_io_random_bytes_never_crash_or_leak);
+    suite_add_tcase(s, robust);
 
     TCase *data = tcase_create("data");
     tcase_add_test(data, test_data_from_points_copies_and_rejects_nan);

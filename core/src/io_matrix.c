@@ -48,7 +48,7 @@ static int upper_to_lower(tm_reader *r, tm_vec *v, uint64_t n, double **cond)
     double *up = (double *)(void *)v->p;
     double *low;
     int st = tm_reader_alloc(r, count * sizeof(double),
-                             "reordering the upper triangle", (void **)&low);
+                             "the reordered matrix", (void **)&low);
     if (st)
         return st;
     uint64_t k = 0;

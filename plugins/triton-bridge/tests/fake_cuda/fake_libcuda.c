@@ -283,6 +283,24 @@ EXPORT tb_curesult cuCtxSynchronize(void)
     return sticky ? sticky : OK;
 }
 
+/* The size of an ELF64 image, as the driver finds it: the end of its
+ * section or program header table, whichever is last (0 if not ELF64). */
+static uint64_t elf_size(const unsigned char *e)
+{
+    if (memcmp(e, "\177ELF", 4) != 0 || e[4] != 2 /* ELFCLASS64 */)
+        return 0;
+    uint64_t phoff, shoff;
+    uint16_t phentsize, phnum, shentsize, shnum;
+    memcpy(&phoff, e + 32, 8);
+    memcpy(&shoff, e + 40, 8);
+    memcpy(&phentsize, e + 54, 2);
+    memcpy(&phnum, e + 56, 2);
+    memcpy(&shentsize, e + 58, 2);
+    memcpy(&shnum, e + 60, 2);
+    uint64_t a = phoff + (uint64_t)phentsize * phnum, b = shoff + (uint64_t)shentsize * shnum;
+    return a > b ? a : b;
+}
+
 EXPORT tb_curesult cuModuleLoadData(tb_cumodule *module, const void *image)
 {
     if (!current_ok())
@@ -290,8 +308,10 @@ EXPORT tb_curesult cuModuleLoadData(tb_cumodule *module, const void *image)
     long code = env_long("TB_FAKE_CUDA_LOAD", 0);
     if (code != 0)
         return (tb_curesult)code;
+    uint64_t size = elf_size(image);
     for (int k = 0; k < TB_KERNEL_COUNT; k++)
-        if (memcmp(image, tb_kernels[k].cubin, tb_kernels[k].cubin_size) == 0) {
+        if (size == tb_kernels[k].cubin_size &&
+            memcmp(image, tb_kernels[k].cubin, tb_kernels[k].cubin_size) == 0) {
             fake_module *m = malloc(sizeof *m);
             if (m == NULL)
                 return OUT_OF_MEMORY;

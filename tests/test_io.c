@@ -393,13 +393,18 @@ START_TEST(test_io_accepts_commas_spaces_crlf_and_trailing_commas)
 }
 END_TEST
 
-START_TEST(test_io_reads_lower_triangle_on_one_line)
+START_TEST(test_io_reads_lower_triangle_on_one_line_or_wrapped)
 {
     topoml_context *ctx = ctx_new();
     topoml_data *d;
     ck_assert_int_eq(read_str(ctx, &d, "1 2 3 4 5 6\n", "one-line", TOPOML_FORMAT_LOWER_DISTANCE),
                      TOPOML_OK);
     static const double want[] = {1, 2, 3, 4, 5, 6};
+    expect_condensed(d, 4, want);
+    topoml_data_free(ctx, d);
+    /* Wrapped at two values a line: as many lines as rows, but not rows. */
+    ck_assert_int_eq(read_str(ctx, &d, "1 2\n3 4\n5 6\n", "wrapped", TOPOML_FORMAT_LOWER_DISTANCE),
+                     TOPOML_OK);
     expect_condensed(d, 4, want);
     topoml_data_free(ctx, d);
     ctx_free(ctx);
@@ -1085,7 +1090,7 @@ static Suite *io_suite(void)
     tcase_add_test(good, test_io_reads_point_cloud_from_a_pipe);
     tcase_add_test(good, test_io_round_trips_give_identical_condensed_values);
     tcase_add_test(good, test_io_accepts_commas_spaces_crlf_and_trailing_commas);
-    tcase_add_test(good, test_io_reads_lower_triangle_on_one_line);
+    tcase_add_test(good, test_io_reads_lower_triangle_on_one_line_or_wrapped);
     tcase_add_test(good, test_io_accepts_lower_triangle_with_zero_diagonal);
     tcase_add_test(good, test_io_accepts_upper_triangle_with_zero_diagonal);
     tcase_add_test(good, test_io_reads_blank_lower_distance_as_one_point);

@@ -16,13 +16,13 @@
 
 /* What the lines of a triangle looked like, for messages and the diagonal. */
 typedef struct shape {
-    uint64_t rows;        /* non-blank lines */
-    uint64_t first_count; /* values on the first of them */
-    bool all_first_count; /* every line had first_count values */
-    bool diagonal_zero;   /* every line's diagonal place held 0 */
-    bool blank_first;     /* the input starts with a blank line */
+    uint64_t rows;                                 /* non-blank lines */
+    uint64_t first_count;                          /* values on the first of them */
+    bool all_first_count;                          /* every line had first_count values */
+    bool diagonal_zero;                            /* every line's diagonal place held 0 */
+    bool blank_first;                              /* the input starts with a blank line */
     uint64_t bad_line, bad_got, bad_want, bad_row; /* first line off the pattern */
-    uint64_t fitting;     /* lines that hold their row's count */
+    uint64_t fitting;                              /* lines that hold their row's count */
     uint64_t last_line;
 } shape;
 
@@ -48,8 +48,7 @@ static int upper_to_lower(tm_reader *r, tm_vec *v, uint64_t n, double **cond)
     uint64_t count = v->len;
     double *up = (double *)(void *)v->p;
     double *low;
-    int st = tm_reader_alloc(r, count * sizeof(double),
-                             "the reordered matrix", (void **)&low);
+    int st = tm_reader_alloc(r, count * sizeof(double), "the reordered matrix", (void **)&low);
     if (st)
         return st;
     uint64_t k = 0;

@@ -59,8 +59,8 @@ int tb_budget_alloc(tb_budget *b, uint64_t size, const char *what, void **out)
                        (unsigned long long)b->used);
     void *p = call->alloc(call->host_data, size == 0 ? 1 : (size_t)size);
     if (p == NULL)
-        return tb_fail(call, TOPOML_E_NOMEM, "triton-bridge: %s: cannot allocate %llu bytes",
-                       what, (unsigned long long)size);
+        return tb_fail(call, TOPOML_E_NOMEM, "triton-bridge: %s: cannot allocate %llu bytes", what,
+                       (unsigned long long)size);
     b->used += size;
     *out = p;
     return TOPOML_OK;

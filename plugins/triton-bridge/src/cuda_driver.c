@@ -15,7 +15,10 @@ static const struct {
     const char *symbol;
     size_t offset;
 } entry_points[] = {
-#define TB_ENTRY(field, symbol) { symbol, offsetof(tb_cuda, field) }
+#define TB_ENTRY(field, symbol)                                                                    \
+    {                                                                                              \
+        symbol, offsetof(tb_cuda, field)                                                           \
+    }
     TB_ENTRY(cuInit, "cuInit"),
     TB_ENTRY(cuDriverGetVersion, "cuDriverGetVersion"),
     TB_ENTRY(cuGetErrorName, "cuGetErrorName"),

@@ -93,12 +93,12 @@ static int device_open(tb_state *st, int ordinal, tb_device *d)
         size_t offset;
         const char *what;
     } attrs[] = {
-        { TB_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, offsetof(tb_device, cc_major),
-          "compute capability" },
-        { TB_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, offsetof(tb_device, cc_minor),
-          "compute capability" },
-        { TB_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, offsetof(tb_device, max_grid_x), "grid limit" },
-        { TB_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, offsetof(tb_device, max_grid_y), "grid limit" },
+        {TB_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, offsetof(tb_device, cc_major),
+         "compute capability"},
+        {TB_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, offsetof(tb_device, cc_minor),
+         "compute capability"},
+        {TB_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, offsetof(tb_device, max_grid_x), "grid limit"},
+        {TB_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, offsetof(tb_device, max_grid_y), "grid limit"},
     };
     for (size_t k = 0; k < sizeof attrs / sizeof attrs[0]; k++) {
         r = st->cu.cuDeviceGetAttribute((int *)((char *)d + attrs[k].offset), attrs[k].attribute,
@@ -132,8 +132,8 @@ static int device_open(tb_state *st, int ordinal, tb_device *d)
         return d->status;
     }
     int optin = 0;
-    r = st->cu.cuDeviceGetAttribute(&optin, TB_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                                    d->dev);
+    r = st->cu.cuDeviceGetAttribute(
+        &optin, TB_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, d->dev);
     for (int k = 0; r == TB_CUDA_SUCCESS && k < TB_KERNEL_COUNT; k++) {
         const tb_kernel_spec *ks = &tb_kernels[k];
         r = st->cu.cuModuleLoadData(&d->modules[k], ks->cubin);
@@ -193,8 +193,7 @@ int tb_device_get(tb_state *st, int ordinal, tb_device **out, char *why, size_t 
         return status;
     }
     if (ordinal < 0 || ordinal >= st->device_count) {
-        snprintf(why, why_size, "there is no CUDA device %d (%d found)", ordinal,
-                 st->device_count);
+        snprintf(why, why_size, "there is no CUDA device %d (%d found)", ordinal, st->device_count);
         return TOPOML_E_DEVICE;
     }
     tb_device *d = &st->devices[ordinal];
@@ -230,8 +229,7 @@ void tb_devices_close(tb_state *st)
 
 int tb_enter(tb_state *st, const topoml_call_v1 *call, tb_device *d)
 {
-    return tb_check(st, call, st->cu.cuCtxPushCurrent(d->ctx), TOPOML_E_DEVICE,
-                    "cuCtxPushCurrent");
+    return tb_check(st, call, st->cu.cuCtxPushCurrent(d->ctx), TOPOML_E_DEVICE, "cuCtxPushCurrent");
 }
 
 void tb_leave(tb_state *st)

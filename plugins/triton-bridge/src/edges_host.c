@@ -40,7 +40,7 @@ int tb_edges_collect(const tb_edge_source *src, const topoml_call_v1 *call, uint
         return tb_fail(call, TOPOML_E_OVERFLOW, "triton-bridge: edges: %llu edges",
                        (unsigned long long)found);
     uint64_t bytes = found * sizeof(topoml_edge);
-    tb_budget budget = { call, 0 };
+    tb_budget budget = {call, 0};
     topoml_edge *edges = NULL, *scratch = NULL;
     if ((status = tb_budget_alloc(&budget, bytes, "the edge list", (void **)&edges)))
         return status;

@@ -18,8 +18,7 @@
  * and cancellation come through more often. */
 #define TB_BAND_BYTES ((uint64_t)1 << 30)
 
-int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
-                    void *out)
+int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in, void *out)
 {
     tb_state *st = state;
     int status = tb_check_points(call, in, "distances");
@@ -48,7 +47,7 @@ int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_
     int kid = f32 ? TB_KERNEL_DISTANCES_F32 : TB_KERNEL_DISTANCES_F64;
     uint64_t block = f32 ? TB_DISTANCES_F32_BLOCK : TB_DISTANCES_F64_BLOCK;
     int32_t root = in->metric == TOPOML_METRIC_EUCLIDEAN;
-    tb_budget budget = { call, 0 };
+    tb_budget budget = {call, 0};
     tb_cudeviceptr xt = 0, buf = 0;
     double t0 = tb_now(), t_kernel = 0, t_copy = 0;
 
@@ -104,14 +103,13 @@ int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_
             break;
         double t2 = tb_now();
         t_kernel += t2 - t;
-        status = tb_check(st, call,
-                          st->cu.cuMemcpyDtoH((char *)out + band.out0 * esz, buf,
-                                              (size_t)(band.entries * esz)),
-                          TOPOML_E_DEVICE, "copying distances from the device");
+        status = tb_check(
+            st, call,
+            st->cu.cuMemcpyDtoH((char *)out + band.out0 * esz, buf, (size_t)(band.entries * esz)),
+            TOPOML_E_DEVICE, "copying distances from the device");
         t_copy += tb_now() - t2;
         bands++;
-        if (status == TOPOML_OK &&
-            tb_cancelled(call, "distances", band.out0 + band.entries, total))
+        if (status == TOPOML_OK && tb_cancelled(call, "distances", band.out0 + band.entries, total))
             status = TOPOML_E_CANCELLED;
     }
 
@@ -123,7 +121,7 @@ int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_
                  "triton-bridge: distances n=%llu dim=%llu %s %s: upload %.3f ms, kernels %.3f ms, "
                  "download %.3f ms, %llu bands",
                  (unsigned long long)n, (unsigned long long)dim, f32 ? "f32" : "f64",
-                 root ? "euclidean" : "sqeuclidean", 1e3 * t_upload, 1e3 * t_kernel,
-                 1e3 * t_copy, (unsigned long long)bands);
+                 root ? "euclidean" : "sqeuclidean", 1e3 * t_upload, 1e3 * t_kernel, 1e3 * t_copy,
+                 (unsigned long long)bands);
     return status;
 }

@@ -129,11 +129,11 @@ static int gpu_run(void *ctx, uint64_t capacity, uint64_t *found, char *why, siz
     }
     int64_t counted = 0;
     if (status == TOPOML_OK)
-        status = checked(g, cu->cuCtxSynchronize(), TOPOML_E_DEVICE, "running threshold_edges",
-                         why, why_size);
+        status = checked(g, cu->cuCtxSynchronize(), TOPOML_E_DEVICE, "running threshold_edges", why,
+                         why_size);
     if (status == TOPOML_OK)
-        status = checked(g, cu->cuMemcpyDtoH(&counted, g->counter, sizeof counted),
-                         TOPOML_E_DEVICE, "reading the edge counter", why, why_size);
+        status = checked(g, cu->cuMemcpyDtoH(&counted, g->counter, sizeof counted), TOPOML_E_DEVICE,
+                         "reading the edge counter", why, why_size);
     g->t_kernel += tb_now() - t;
     g->runs++;
     if (status == TOPOML_OK && counted < 0) {
@@ -162,11 +162,13 @@ static int gpu_fetch(void *ctx, uint64_t count, topoml_edge *out, char *why, siz
     void *hd = hj + stage;
     for (uint64_t off = 0; status == TOPOML_OK && off < count; off += stage) {
         uint64_t m = count - off < stage ? count - off : stage;
-        status = checked(g, cu->cuMemcpyDtoH(hi, g->ei + off * sizeof(uint32_t), m * sizeof(uint32_t)),
-                         TOPOML_E_DEVICE, "copying edges from the device", why, why_size);
+        status =
+            checked(g, cu->cuMemcpyDtoH(hi, g->ei + off * sizeof(uint32_t), m * sizeof(uint32_t)),
+                    TOPOML_E_DEVICE, "copying edges from the device", why, why_size);
         if (status == TOPOML_OK)
-            status = checked(g, cu->cuMemcpyDtoH(hj, g->ej + off * sizeof(uint32_t), m * sizeof(uint32_t)),
-                             TOPOML_E_DEVICE, "copying edges from the device", why, why_size);
+            status = checked(
+                g, cu->cuMemcpyDtoH(hj, g->ej + off * sizeof(uint32_t), m * sizeof(uint32_t)),
+                TOPOML_E_DEVICE, "copying edges from the device", why, why_size);
         if (status == TOPOML_OK)
             status = checked(g, cu->cuMemcpyDtoH(hd, g->ed + off * esz, m * esz), TOPOML_E_DEVICE,
                              "copying edges from the device", why, why_size);
@@ -205,11 +207,15 @@ int tb_op_edges(void *state, const topoml_call_v1 *call, const topoml_input_v1 *
     if ((status = tb_enter(st, call, d)) != TOPOML_OK)
         return status;
 
-    tb_budget budget = { call, 0 };
+    tb_budget budget = {call, 0};
     gpu_edges g = {
-        .st = st, .d = d, .call = call, .budget = &budget,
+        .st = st,
+        .d = d,
+        .call = call,
+        .budget = &budget,
         .f32 = in->dtype == TOPOML_F32,
-        .n = in->n, .dim = in->dim,
+        .n = in->n,
+        .dim = in->dim,
         .root = in->metric == TOPOML_METRIC_EUCLIDEAN,
         .thr32 = tb_float_at_most(threshold),
         .thr64 = threshold,
@@ -218,28 +224,28 @@ int tb_op_edges(void *state, const topoml_call_v1 *call, const topoml_input_v1 *
     status = tb_upload_points(st, call, &budget, in, &g.xt);
     double t_upload = tb_now() - t0;
     if (status == TOPOML_OK)
-        status = tb_check(st, call, st->cu.cuMemAlloc(&g.counter, sizeof(int64_t)),
-                          TOPOML_E_NOMEM, "device memory for the edge counter");
+        status = tb_check(st, call, st->cu.cuMemAlloc(&g.counter, sizeof(int64_t)), TOPOML_E_NOMEM,
+                          "device memory for the edge counter");
     if (status == TOPOML_OK) {
         /* Room for every pair when all are edges or there are few; else a
          * guess, no more than a quarter of the free device memory. */
         uint64_t pairs = in->n * (in->n - 1) / 2;
-        uint64_t initial = threshold == INFINITY || pairs < TB_EDGES_INITIAL ? pairs
-                                                                               : TB_EDGES_INITIAL;
+        uint64_t initial =
+            threshold == INFINITY || pairs < TB_EDGES_INITIAL ? pairs : TB_EDGES_INITIAL;
         uint64_t per_edge = 2 * sizeof(uint32_t) + elem_size(&g);
         uint64_t quarter = tb_free_device_memory(st) / 4 / per_edge;
         if (initial > quarter && threshold != INFINITY)
             initial = quarter > 0 ? quarter : 1;
-        tb_edge_source src = { &g, gpu_reserve, gpu_run, gpu_fetch };
+        tb_edge_source src = {&g, gpu_reserve, gpu_run, gpu_fetch};
         double t1 = tb_now();
         status = tb_edges_collect(&src, call, initial, out, n_out);
         if (status == TOPOML_OK)
             tb_debug(call,
                      "triton-bridge: edges n=%llu dim=%llu %s: %llu edges, %d runs, upload %.3f "
                      "ms, kernels %.3f ms, download %.3f ms, total %.3f ms",
-                     (unsigned long long)in->n, (unsigned long long)in->dim,
-                     g.f32 ? "f32" : "f64", (unsigned long long)*n_out, g.runs, 1e3 * t_upload,
-                     1e3 * g.t_kernel, 1e3 * g.t_fetch, 1e3 * (tb_now() - t1));
+                     (unsigned long long)in->n, (unsigned long long)in->dim, g.f32 ? "f32" : "f64",
+                     (unsigned long long)*n_out, g.runs, 1e3 * t_upload, 1e3 * g.t_kernel,
+                     1e3 * g.t_fetch, 1e3 * (tb_now() - t1));
     }
     int cleanup = TOPOML_OK;
     drop_room(&g, &cleanup);

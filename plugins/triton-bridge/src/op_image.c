@@ -20,7 +20,8 @@
 static int check_params(const topoml_call_v1 *call, const topoml_image_params_v1 *p)
 {
     if (p == NULL || p->struct_size < offsetof(topoml_image_params_v1, clip_death) + sizeof(double))
-        return tb_fail(call, TOPOML_E_INVALID, "triton-bridge: image: no parameters, or short ones");
+        return tb_fail(call, TOPOML_E_INVALID,
+                       "triton-bridge: image: no parameters, or short ones");
     if (!(p->sigma > 0.0) || !isfinite(p->sigma))
         return tb_fail(call, TOPOML_E_INVALID, "triton-bridge: image: sigma %g is not positive",
                        p->sigma);
@@ -34,8 +35,7 @@ static int check_params(const topoml_call_v1 *call, const topoml_image_params_v1
                        "finite",
                        p->birth_min, p->birth_max, p->pers_min, p->pers_max);
     switch (p->weight) {
-    case TOPOML_WEIGHT_CONSTANT:
-        break;
+    case TOPOML_WEIGHT_CONSTANT: break;
     case TOPOML_WEIGHT_LINEAR:
         if (!(p->weight_max > 0.0) || !isfinite(p->weight_max))
             return tb_fail(call, TOPOML_E_INVALID,
@@ -47,8 +47,7 @@ static int check_params(const topoml_call_v1 *call, const topoml_image_params_v1
                            p->weight_power);
         break;
     default:
-        return tb_fail(call, TOPOML_E_UNSUPPORTED, "triton-bridge: image: weight %u",
-                       p->weight);
+        return tb_fail(call, TOPOML_E_UNSUPPORTED, "triton-bridge: image: weight %u", p->weight);
     }
     if (p->infinite != TOPOML_INFINITE_DROP && p->infinite != TOPOML_INFINITE_CLIP)
         return tb_fail(call, TOPOML_E_UNSUPPORTED, "triton-bridge: image: infinite mode %u",
@@ -60,8 +59,7 @@ static int check_params(const topoml_call_v1 *call, const topoml_image_params_v1
 }
 
 int tb_op_image(void *state, const topoml_call_v1 *call, const topoml_image_params_v1 *params,
-                uint64_t n_diagrams, const uint64_t *offsets, const topoml_pair *pairs,
-                double *out)
+                uint64_t n_diagrams, const uint64_t *offsets, const topoml_pair *pairs, double *out)
 {
     tb_state *st = state;
     int status = check_params(call, params);
@@ -79,9 +77,8 @@ int tb_op_image(void *state, const topoml_call_v1 *call, const topoml_image_para
         return tb_fail(call, TOPOML_E_INVALID, "triton-bridge: image: no pairs");
     for (uint64_t x = first; x < first + n_pairs; x++)
         if (!isfinite(pairs[x].birth) || isnan(pairs[x].death) || pairs[x].death == -INFINITY)
-            return tb_fail(call, TOPOML_E_INVALID,
-                           "triton-bridge: image: pair %llu is (%g, %g)", (unsigned long long)x,
-                           pairs[x].birth, pairs[x].death);
+            return tb_fail(call, TOPOML_E_INVALID, "triton-bridge: image: pair %llu is (%g, %g)",
+                           (unsigned long long)x, pairs[x].birth, pairs[x].death);
     uint64_t pixels = (uint64_t)params->width * params->height;
     uint64_t image_bytes = pixels * sizeof(double);
 
@@ -91,7 +88,7 @@ int tb_op_image(void *state, const topoml_call_v1 *call, const topoml_image_para
     if ((status = tb_enter(st, call, d)) != TOPOML_OK)
         return status;
 
-    tb_budget budget = { call, 0 };
+    tb_budget budget = {call, 0};
     tb_cudeviceptr dpairs = 0, doffsets = 0, dout = 0;
     uint64_t *shifted = NULL;
     uint64_t offsets_bytes = (n_diagrams + 1) * sizeof(uint64_t);

@@ -5,8 +5,8 @@
 
 #include <math.h>
 
-int tb_next_band(uint64_t n, uint64_t block, uint64_t bi0, uint64_t elem_size,
-                 uint64_t max_bytes, tb_band *band)
+int tb_next_band(uint64_t n, uint64_t block, uint64_t bi0, uint64_t elem_size, uint64_t max_bytes,
+                 tb_band *band)
 {
     uint64_t rows = n / block + (n % block != 0);
     if (bi0 >= rows)

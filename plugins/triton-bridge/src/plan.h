@@ -43,8 +43,8 @@ typedef struct tb_band {
  * at least one. Returns 0 when bi0 is past the end. (A band may hold more
  * tiles than one grid: the caller launches it in pieces, all with the
  * band's out0.) */
-int tb_next_band(uint64_t n, uint64_t block, uint64_t bi0, uint64_t elem_size,
-                 uint64_t max_bytes, tb_band *band);
+int tb_next_band(uint64_t n, uint64_t block, uint64_t bi0, uint64_t elem_size, uint64_t max_bytes,
+                 tb_band *band);
 
 /* The largest float f with (double)f <= t (t not NaN): comparing a float
  * distance d with f selects the same pairs as comparing (double)d with t.

@@ -58,8 +58,7 @@ static int tb_probe(void *state, char *why, size_t why_size)
     tb_device *d;
     int status = tb_device_get(st, 0, &d, text, sizeof text);
     if (status != TOPOML_OK) {
-        snprintf(st->device_text, sizeof st->device_text, "cuda %s (unavailable)",
-                 TB_TARGET_NAME);
+        snprintf(st->device_text, sizeof st->device_text, "cuda %s (unavailable)", TB_TARGET_NAME);
         if (why != NULL && why_size > 0)
             snprintf(why, why_size, "triton-bridge: %s", text);
         return status;
@@ -84,9 +83,9 @@ static int tb_capabilities(void *state, const topoml_capability_v1 **caps, uint3
         uint64_t max_points;
         const char *schedule;
     } table[] = {
-        { TOPOML_OP_DISTANCES, both, metrics, points, max_points, tb_schedule_distances },
-        { TOPOML_OP_EDGES, both, metrics, points, max_points, tb_schedule_edges },
-        { TOPOML_OP_IMAGE, 1u << TOPOML_F64, 0, 0, 0, tb_schedule_image },
+        {TOPOML_OP_DISTANCES, both, metrics, points, max_points, tb_schedule_distances},
+        {TOPOML_OP_EDGES, both, metrics, points, max_points, tb_schedule_edges},
+        {TOPOML_OP_IMAGE, 1u << TOPOML_F64, 0, 0, 0, tb_schedule_image},
     };
     for (size_t k = 0; k < sizeof table / sizeof table[0]; k++) {
         topoml_capability_v1 *c = &st->caps[k];

@@ -14,8 +14,7 @@ int tb_check_points(const topoml_call_v1 *call, const topoml_input_v1 *in, const
         return tb_fail(call, TOPOML_E_INVALID, "triton-bridge: %s: no input, or a short one", op);
     if (in->kind != TOPOML_INPUT_POINTS)
         return tb_fail(call, TOPOML_E_UNSUPPORTED,
-                       "triton-bridge: %s takes a point cloud only (input kind %u)", op,
-                       in->kind);
+                       "triton-bridge: %s takes a point cloud only (input kind %u)", op, in->kind);
     if (in->dtype != TOPOML_F32 && in->dtype != TOPOML_F64)
         return tb_fail(call, TOPOML_E_UNSUPPORTED, "triton-bridge: %s: dtype %u", op, in->dtype);
     if (in->metric != TOPOML_METRIC_EUCLIDEAN && in->metric != TOPOML_METRIC_SQEUCLIDEAN)
@@ -25,13 +24,12 @@ int tb_check_points(const topoml_call_v1 *call, const topoml_input_v1 *in, const
                        op, in->metric);
     /* Vertices of an edge are uint32_t; n*dim elements must be addressable. */
     if (in->n > ((uint64_t)1 << 32))
-        return tb_fail(call, TOPOML_E_UNSUPPORTED,
-                       "triton-bridge: %s: %llu points, more than 2^32", op,
-                       (unsigned long long)in->n);
+        return tb_fail(call, TOPOML_E_UNSUPPORTED, "triton-bridge: %s: %llu points, more than 2^32",
+                       op, (unsigned long long)in->n);
     uint64_t elems;
     if (__builtin_mul_overflow(in->n, in->dim, &elems) || elems > (UINT64_MAX >> 4))
-        return tb_fail(call, TOPOML_E_OVERFLOW, "triton-bridge: %s: %llu x %llu coordinates",
-                       op, (unsigned long long)in->n, (unsigned long long)in->dim);
+        return tb_fail(call, TOPOML_E_OVERFLOW, "triton-bridge: %s: %llu x %llu coordinates", op,
+                       (unsigned long long)in->n, (unsigned long long)in->dim);
     if (in->n >= 2 && in->dim > 0 && in->data == NULL)
         return tb_fail(call, TOPOML_E_INVALID, "triton-bridge: %s: no point data", op);
     return TOPOML_OK;
@@ -84,8 +82,8 @@ int tb_upload_points(tb_state *st, const topoml_call_v1 *call, tb_budget *b,
     status = tb_check(st, call, st->cu.cuMemAlloc(xt, (size_t)(bytes > 0 ? bytes : esz)),
                       TOPOML_E_NOMEM, "device memory for the points");
     if (status == TOPOML_OK && bytes > 0) {
-        status = tb_check(st, call, st->cu.cuMemcpyHtoD(*xt, host, (size_t)bytes),
-                          TOPOML_E_DEVICE, "copying the points to the device");
+        status = tb_check(st, call, st->cu.cuMemcpyHtoD(*xt, host, (size_t)bytes), TOPOML_E_DEVICE,
+                          "copying the points to the device");
         if (status != TOPOML_OK)
             tb_device_free(st, call, xt, &status);
     } else {

@@ -85,8 +85,7 @@ int tb_fail(const topoml_call_v1 *call, int status, const char *fmt, ...)
 
 /* Return TOPOML_OK for TB_CUDA_SUCCESS, else write "what: CUDA_ERROR_X
  * (text)" to the call and return `status`. */
-int tb_check(tb_state *st, const topoml_call_v1 *call, tb_curesult r, int status,
-             const char *what);
+int tb_check(tb_state *st, const topoml_call_v1 *call, tb_curesult r, int status, const char *what);
 
 /* Log through call->log at DEBUG level, if the host gave one. */
 void tb_debug(const topoml_call_v1 *call, const char *fmt, ...)
@@ -125,8 +124,7 @@ void tb_device_free(tb_state *st, const topoml_call_v1 *call, tb_cudeviceptr *pt
 
 /* ---- ops ---- */
 
-int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
-                    void *out);
+int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in, void *out);
 int tb_op_edges(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
                 double threshold, topoml_edge **out, uint64_t *n_out);
 int tb_op_image(void *state, const topoml_call_v1 *call, const topoml_image_params_v1 *params,

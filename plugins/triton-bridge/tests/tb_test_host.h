@@ -14,14 +14,14 @@
 #include "topoml/plugin.h"
 
 typedef struct tb_test_host {
-    long live;          /* allocations not yet freed */
-    long fail_after;    /* fail the allocation after this many more (-1: never) */
+    long live;       /* allocations not yet freed */
+    long fail_after; /* fail the allocation after this many more (-1: never) */
     char last_log[1024];
-    int cancel_after;   /* progress returns 1 after this many calls (-1: never) */
+    int cancel_after; /* progress returns 1 after this many calls (-1: never) */
     int progress_calls;
 } tb_test_host;
 
-static tb_test_host tb_host_data = { 0, -1, "", -1, 0 };
+static tb_test_host tb_host_data = {0, -1, "", -1, 0};
 
 static void *tb_test_alloc(void *data, size_t size)
 {
@@ -72,8 +72,8 @@ static int tb_test_progress(void *data, const char *stage, uint64_t done, uint64
 }
 
 static const topoml_host_v1 tb_test_host_table = {
-    sizeof(topoml_host_v1), 1, &tb_host_data, tb_test_alloc, tb_test_realloc, tb_test_free,
-    tb_test_log, "0.0.0",
+    sizeof(topoml_host_v1), 1,           &tb_host_data, tb_test_alloc, tb_test_realloc,
+    tb_test_free,           tb_test_log, "0.0.0",
 };
 
 static char tb_test_error[512];

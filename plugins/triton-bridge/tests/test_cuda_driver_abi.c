@@ -14,13 +14,17 @@ _Static_assert(TB_CUDA_ERROR_NO_DEVICE == CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_D
 _Static_assert(TB_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X == CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, "");
 _Static_assert(TB_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y == CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, "");
 _Static_assert(TB_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ==
-                   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "");
+                   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+               "");
 _Static_assert(TB_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR ==
-                   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "");
+                   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+               "");
 _Static_assert(TB_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN ==
-                   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "");
+                   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+               "");
 _Static_assert(TB_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ==
-                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "");
+                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+               "");
 _Static_assert(sizeof(tb_curesult) == sizeof(CUresult), "CUresult");
 _Static_assert(sizeof(tb_cudevice) == sizeof(CUdevice), "CUdevice");
 _Static_assert(sizeof(tb_cudeviceptr) == sizeof(CUdeviceptr), "CUdeviceptr");
@@ -28,9 +32,9 @@ _Static_assert(sizeof(tb_cudeviceptr) == sizeof(CUdeviceptr), "CUdeviceptr");
 /* The entry points' types, where they involve no handle types (the handles
  * are distinct struct pointers on each side). Only types: nothing links. */
 #define SAME_TYPE(field, symbol)                                                                   \
-    _Static_assert(__builtin_types_compatible_p(__typeof__(((tb_cuda *)0)->field),                \
-                                                __typeof__(&symbol)),                             \
-                   #symbol)
+    _Static_assert(                                                                                \
+        __builtin_types_compatible_p(__typeof__(((tb_cuda *)0)->field), __typeof__(&symbol)),      \
+        #symbol)
 SAME_TYPE(cuInit, cuInit);
 SAME_TYPE(cuDriverGetVersion, cuDriverGetVersion);
 SAME_TYPE(cuDeviceGetCount, cuDeviceGetCount);

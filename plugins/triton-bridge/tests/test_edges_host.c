@@ -71,7 +71,7 @@ static int fake_fetch(void *ctx, uint64_t count, topoml_edge *out, char *why, si
 
 static tb_edge_source source(fake_filter *f)
 {
-    tb_edge_source s = { f, fake_reserve, fake_run, fake_fetch };
+    tb_edge_source s = {f, fake_reserve, fake_run, fake_fetch};
     return s;
 }
 
@@ -100,10 +100,10 @@ static topoml_edge *random_edges(uint64_t n, unsigned seed)
 static void check_sorted_permutation(const topoml_edge *got, const topoml_edge *in, uint64_t n)
 {
     for (uint64_t k = 1; k < n; k++)
-        ck_assert_msg(edge_less(&got[k - 1], &got[k]) || (got[k - 1].d == got[k].d &&
-                                                          got[k - 1].i == got[k].i &&
-                                                          got[k - 1].j == got[k].j),
-                      "out of order at %llu", (unsigned long long)k);
+        ck_assert_msg(
+            edge_less(&got[k - 1], &got[k]) ||
+                (got[k - 1].d == got[k].d && got[k - 1].i == got[k].i && got[k - 1].j == got[k].j),
+            "out of order at %llu", (unsigned long long)k);
     /* Same multiset: compare sums of a few invariants. */
     double sd = 0, sd2 = 0;
     uint64_t si = 0, sj = 0;
@@ -121,7 +121,7 @@ static void check_sorted_permutation(const topoml_edge *got, const topoml_edge *
 START_TEST(test_collect_fits_first_time)
 {
     topoml_edge *in = random_edges(1000, 1);
-    fake_filter f = { .edges = in, .n = 1000 };
+    fake_filter f = {.edges = in, .n = 1000};
     tb_edge_source s = source(&f);
     topoml_call_v1 call = tb_test_call();
     topoml_edge *out;
@@ -141,7 +141,7 @@ END_TEST
 START_TEST(test_collect_retries_overflow_with_exact_room)
 {
     topoml_edge *in = random_edges(100000, 2);
-    fake_filter f = { .edges = in, .n = 100000 };
+    fake_filter f = {.edges = in, .n = 100000};
     tb_edge_source s = source(&f);
     topoml_call_v1 call = tb_test_call();
     topoml_edge *out;
@@ -161,7 +161,7 @@ END_TEST
 
 START_TEST(test_collect_no_edges_gives_null)
 {
-    fake_filter f = { .edges = NULL, .n = 0 };
+    fake_filter f = {.edges = NULL, .n = 0};
     tb_edge_source s = source(&f);
     topoml_call_v1 call = tb_test_call();
     topoml_edge *out = (topoml_edge *)1;
@@ -181,17 +181,20 @@ START_TEST(test_collect_reports_each_failure)
         int reserve, run, fetch, flaky, status;
         const char *text;
     } cases[] = {
-        { 1, 0, 0, 0, TOPOML_E_LIMIT, "no room" },
-        { 2, 0, 0, 0, TOPOML_E_LIMIT, "no room" },
-        { 0, 1, 0, 0, TOPOML_E_DEVICE, "launch failed" },
-        { 0, 2, 0, 0, TOPOML_E_DEVICE, "launch failed" },
-        { 0, 0, 1, 0, TOPOML_E_DEVICE, "copy failed" },
-        { 0, 0, 0, 1, TOPOML_E_DEVICE, "then 51" },
+        {1, 0, 0, 0, TOPOML_E_LIMIT, "no room"},
+        {2, 0, 0, 0, TOPOML_E_LIMIT, "no room"},
+        {0, 1, 0, 0, TOPOML_E_DEVICE, "launch failed"},
+        {0, 2, 0, 0, TOPOML_E_DEVICE, "launch failed"},
+        {0, 0, 1, 0, TOPOML_E_DEVICE, "copy failed"},
+        {0, 0, 0, 1, TOPOML_E_DEVICE, "then 51"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        fake_filter f = { .edges = in, .n = 50, .fail_reserve = cases[k].reserve,
-                          .fail_run = cases[k].run, .fail_fetch = cases[k].fetch,
-                          .flaky = cases[k].flaky };
+        fake_filter f = {.edges = in,
+                         .n = 50,
+                         .fail_reserve = cases[k].reserve,
+                         .fail_run = cases[k].run,
+                         .fail_fetch = cases[k].fetch,
+                         .flaky = cases[k].flaky};
         tb_edge_source s = source(&f);
         topoml_call_v1 call = tb_test_call();
         topoml_edge *out = (topoml_edge *)1;
@@ -211,7 +214,7 @@ END_TEST
 START_TEST(test_collect_honours_memory_limit)
 {
     topoml_edge *in = random_edges(1000, 4);
-    fake_filter f = { .edges = in, .n = 1000 };
+    fake_filter f = {.edges = in, .n = 1000};
     tb_edge_source s = source(&f);
     topoml_call_v1 call = tb_test_call();
     call.max_memory = 1000 * sizeof(topoml_edge); /* the result fits, the sort does not */
@@ -236,12 +239,12 @@ END_TEST
 START_TEST(test_sort_orders_by_distance_then_vertices)
 {
     topoml_edge e[] = {
-        { 1.0, 3, 4 }, { 0.5, 9, 10 }, { 1.0, 2, 7 }, { 1.0, 2, 5 }, { 0.0, 100000, 100001 },
-        { 0.0, 0, 70000 }, { 0.25, 1, 2 }, { 1e300, 0, 1 }, { 1e-310, 5, 6 },
+        {1.0, 3, 4},     {0.5, 9, 10}, {1.0, 2, 7},   {1.0, 2, 5},    {0.0, 100000, 100001},
+        {0.0, 0, 70000}, {0.25, 1, 2}, {1e300, 0, 1}, {1e-310, 5, 6},
     };
     const topoml_edge want[] = {
-        { 0.0, 0, 70000 }, { 0.0, 100000, 100001 }, { 1e-310, 5, 6 }, { 0.25, 1, 2 },
-        { 0.5, 9, 10 }, { 1.0, 2, 5 }, { 1.0, 2, 7 }, { 1.0, 3, 4 }, { 1e300, 0, 1 },
+        {0.0, 0, 70000}, {0.0, 100000, 100001}, {1e-310, 5, 6}, {0.25, 1, 2},  {0.5, 9, 10},
+        {1.0, 2, 5},     {1.0, 2, 7},           {1.0, 3, 4},    {1e300, 0, 1},
     };
     enum { N = sizeof e / sizeof e[0] };
     topoml_edge scratch[N];

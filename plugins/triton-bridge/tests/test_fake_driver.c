@@ -118,8 +118,8 @@ START_TEST(test_ops_use_the_configured_device)
     char why[512];
     ck_assert_int_eq(be->probe(st, why, sizeof why), TOPOML_E_UNSUPPORTED);
     ck_assert_msg(strstr(why, "device 0") != NULL, "why: %s", why);
-    float xyz[6] = { 0, 0, 0, 3, 4, 0 };
-    float out[1] = { -1 };
+    float xyz[6] = {0, 0, 0, 3, 4, 0};
+    float out[1] = {-1};
     topoml_input_v1 in;
     memset(&in, 0, sizeof in);
     in.struct_size = sizeof in;
@@ -135,8 +135,7 @@ START_TEST(test_ops_use_the_configured_device)
     ck_assert(out[0] == 5.0f);
     call.device = 2;
     ck_assert_int_eq(be->distances(st, &call, &in, out), TOPOML_E_DEVICE);
-    ck_assert_msg(strstr(tb_test_error, "no CUDA device 2 (2 found)") != NULL, "%s",
-                  tb_test_error);
+    ck_assert_msg(strstr(tb_test_error, "no CUDA device 2 (2 found)") != NULL, "%s", tb_test_error);
     call.device = 0;
     ck_assert_int_eq(be->distances(st, &call, &in, out), TOPOML_E_UNSUPPORTED);
     ck_assert_msg(strstr(tb_test_error, "compute capability 8.0") != NULL, "%s", tb_test_error);
@@ -166,8 +165,7 @@ START_TEST(test_device_fault_is_reported_not_fatal)
     in.data = xyz;
     topoml_call_v1 call = tb_test_call();
     ck_assert_int_eq(be->distances(st, &call, &in, out), TOPOML_E_NOMEM);
-    ck_assert_msg(strstr(tb_test_error, "CUDA_ERROR_OUT_OF_MEMORY") != NULL, "%s",
-                  tb_test_error);
+    ck_assert_msg(strstr(tb_test_error, "CUDA_ERROR_OUT_OF_MEMORY") != NULL, "%s", tb_test_error);
     free(out);
     be->destroy(st);
     unsetenv("TB_FAKE_CUDA_MEMORY");

@@ -72,7 +72,7 @@ static double uniform(void)
 }
 
 enum pattern { RANDOM, GRID, DUPLICATES, OFFSET };
-static const char *pattern_name[] = { "random", "grid", "duplicates", "offset" };
+static const char *pattern_name[] = {"random", "grid", "duplicates", "offset"};
 
 static void *make_points(uint64_t n, uint64_t dim, uint32_t dtype, enum pattern pat)
 {
@@ -95,8 +95,7 @@ static void *make_points(uint64_t n, uint64_t dim, uint32_t dtype, enum pattern 
             case OFFSET: /* far from the origin: differences lose digits */
                 v = 1000.0 + uniform();
                 break;
-            default:
-                v = uniform() * 2 - 1;
+            default: v = uniform() * 2 - 1;
             }
             if (dtype == TOPOML_F32)
                 ((float *)data)[p * dim + k] = (float)v;
@@ -185,8 +184,8 @@ static void test_distances(uint64_t n, uint64_t dim, uint32_t dtype, uint32_t me
     verdict(status == TOPOML_OK && worst <= TB_ULP_BOUND,
             "distances n=%llu dim=%llu %s %s %s: status %d, max %llu ulp (bound %d)%s%s, %.3f s",
             (unsigned long long)n, (unsigned long long)dim, dtype == TOPOML_F32 ? "f32" : "f64",
-            metric_name(metric), pattern_name[pat], status, (unsigned long long)worst,
-            TB_ULP_BOUND, status ? ": " : "", status ? tb_test_error : "", t);
+            metric_name(metric), pattern_name[pat], status, (unsigned long long)worst, TB_ULP_BOUND,
+            status ? ": " : "", status ? tb_test_error : "", t);
     if (worst > TB_ULP_BOUND)
         fprintf(stderr, "     worst at condensed entry %llu\n", (unsigned long long)where);
     free(out);
@@ -212,13 +211,14 @@ static int double_cmp(const void *a, const void *b)
 }
 
 /* The distance at quantile q of all pairs (so that some pairs tie with it). */
-static double quantile(const void *data, uint64_t n, uint64_t dim, uint32_t dtype,
-                       uint32_t metric, double q)
+static double quantile(const void *data, uint64_t n, uint64_t dim, uint32_t dtype, uint32_t metric,
+                       double q)
 {
     enum { SAMPLES = 4096 };
     double s[SAMPLES];
     for (int k = 0; k < SAMPLES; k++) {
-        uint64_t i = (uint64_t)(uniform() * (double)n) % n, j = (uint64_t)(uniform() * (double)n) % n;
+        uint64_t i = (uint64_t)(uniform() * (double)n) % n,
+                 j = (uint64_t)(uniform() * (double)n) % n;
         if (i == j)
             j = (j + 1) % n;
         s[k] = scalar_point_dist(dtype, metric, data, dim, i, j);
@@ -227,8 +227,8 @@ static double quantile(const void *data, uint64_t n, uint64_t dim, uint32_t dtyp
     return s[(int)(q * (SAMPLES - 1))];
 }
 
-static void test_edges(uint64_t n, uint64_t dim, uint32_t dtype, uint32_t metric,
-                       enum pattern pat, double q, double fixed_t)
+static void test_edges(uint64_t n, uint64_t dim, uint32_t dtype, uint32_t metric, enum pattern pat,
+                       double q, double fixed_t)
 {
     void *data = make_points(n, dim, dtype, pat);
     double t = isnan(q) ? fixed_t : quantile(data, n, dim, dtype, metric, q);
@@ -262,14 +262,17 @@ static void test_edges(uint64_t n, uint64_t dim, uint32_t dtype, uint32_t metric
                 bad = k;
     }
     int ok = status == TOPOML_OK && n_got == m && bad == UINT64_MAX;
-    verdict(ok, "edges n=%llu dim=%llu %s %s %s t=%.9g: status %d, %llu edges (reference %llu)%s%s, %.3f s",
-            (unsigned long long)n, (unsigned long long)dim, dtype == TOPOML_F32 ? "f32" : "f64",
-            metric_name(metric), pattern_name[pat], t, status, (unsigned long long)n_got,
-            (unsigned long long)m, status ? ": " : "", status ? tb_test_error : "", secs);
+    verdict(
+        ok,
+        "edges n=%llu dim=%llu %s %s %s t=%.9g: status %d, %llu edges (reference %llu)%s%s, %.3f s",
+        (unsigned long long)n, (unsigned long long)dim, dtype == TOPOML_F32 ? "f32" : "f64",
+        metric_name(metric), pattern_name[pat], t, status, (unsigned long long)n_got,
+        (unsigned long long)m, status ? ": " : "", status ? tb_test_error : "", secs);
     if (bad != UINT64_MAX)
-        fprintf(stderr, "     first difference at %llu: got (%.17g, %u, %u), want (%.17g, %u, %u)\n",
-                (unsigned long long)bad, got[bad].d, got[bad].i, got[bad].j, ref[bad].d,
-                ref[bad].i, ref[bad].j);
+        fprintf(stderr,
+                "     first difference at %llu: got (%.17g, %u, %u), want (%.17g, %u, %u)\n",
+                (unsigned long long)bad, got[bad].d, got[bad].i, got[bad].j, ref[bad].d, ref[bad].i,
+                ref[bad].j);
     if (got != NULL)
         call.free(call.host_data, got);
     free(ref);
@@ -343,7 +346,8 @@ static void test_image(const char *name, topoml_image_params_v1 p, uint64_t n_di
         }
     }
     verdict(status == TOPOML_OK && worst <= 64,
-            "image %s: %llu diagrams, %llu pairs, %ux%u: status %d, max |err| %.2f eps*W (bound 64)%s%s, %.3f s",
+            "image %s: %llu diagrams, %llu pairs, %ux%u: status %d, max |err| %.2f eps*W (bound "
+            "64)%s%s, %.3f s",
             name, (unsigned long long)n_diagrams, (unsigned long long)(total - lead), p.width,
             p.height, status, worst, status ? ": " : "", status ? tb_test_error : "", secs);
     free(ref);
@@ -399,8 +403,8 @@ static void test_errors(void)
     call = tb_test_call();
     call.max_memory = 64;
     status = be->distances(st, &call, &in, out);
-    verdict(status == TOPOML_E_LIMIT, "a memory limit below the points: status %d, \"%s\"",
-            status, tb_test_error);
+    verdict(status == TOPOML_E_LIMIT, "a memory limit below the points: status %d, \"%s\"", status,
+            tb_test_error);
 
     call = tb_test_call();
     topoml_edge *edges = NULL;
@@ -423,11 +427,9 @@ static void small_device_cases(void)
     test_distances(600, 3, TOPOML_F64, TOPOML_METRIC_SQEUCLIDEAN, GRID);
     test_edges(500, 3, TOPOML_F32, TOPOML_METRIC_EUCLIDEAN, RANDOM, 0.5, 0);
     test_edges(400, 2, TOPOML_F64, TOPOML_METRIC_EUCLIDEAN, DUPLICATES, 0.7, 0);
-    const uint64_t sizes[7] = { 0, 1, 5, 10, 3, 7, 2 };
-    test_image("chunks", params(TOPOML_WEIGHT_LINEAR, TOPOML_INFINITE_CLIP, 5, 5), 2000, sizes,
-               2);
-    test_image("wide", params(TOPOML_WEIGHT_CONSTANT, TOPOML_INFINITE_DROP, 200, 3), 31, sizes,
-               0);
+    const uint64_t sizes[7] = {0, 1, 5, 10, 3, 7, 2};
+    test_image("chunks", params(TOPOML_WEIGHT_LINEAR, TOPOML_INFINITE_CLIP, 5, 5), 2000, sizes, 2);
+    test_image("wide", params(TOPOML_WEIGHT_CONSTANT, TOPOML_INFINITE_DROP, 200, 3), 31, sizes, 0);
 }
 
 int main(int argc, char **argv)
@@ -472,15 +474,15 @@ int main(int argc, char **argv)
         goto done;
     }
 
-    const uint32_t dtypes[] = { TOPOML_F32, TOPOML_F64 };
-    const uint32_t metrics[] = { TOPOML_METRIC_EUCLIDEAN, TOPOML_METRIC_SQEUCLIDEAN };
+    const uint32_t dtypes[] = {TOPOML_F32, TOPOML_F64};
+    const uint32_t metrics[] = {TOPOML_METRIC_EUCLIDEAN, TOPOML_METRIC_SQEUCLIDEAN};
     const struct {
         uint64_t n, dim;
         enum pattern pat;
     } shapes[] = {
-        { 2, 1, RANDOM }, { 3, 2, RANDOM }, { 64, 3, RANDOM }, { 65, 3, RANDOM },
-        { 130, 7, GRID }, { 200, 2, DUPLICATES }, { 300, 5, OFFSET }, { 1000, 16, RANDOM },
-        { 777, 128, RANDOM }, { 5, 0, RANDOM },
+        {2, 1, RANDOM},     {3, 2, RANDOM},       {64, 3, RANDOM},  {65, 3, RANDOM},
+        {130, 7, GRID},     {200, 2, DUPLICATES}, {300, 5, OFFSET}, {1000, 16, RANDOM},
+        {777, 128, RANDOM}, {5, 0, RANDOM},
     };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int d = 0; d < 2; d++)
@@ -498,15 +500,14 @@ int main(int argc, char **argv)
     /* 4.5 million pairs, all within t: more than the first buffer holds. */
     test_edges(3000, 3, TOPOML_F32, TOPOML_METRIC_EUCLIDEAN, RANDOM, NAN, 1e30);
 
-    const uint64_t sizes[7] = { 0, 1, 5, 100, 37, 1000, 3 };
+    const uint64_t sizes[7] = {0, 1, 5, 100, 37, 1000, 3};
     test_image("constant/drop", params(TOPOML_WEIGHT_CONSTANT, TOPOML_INFINITE_DROP, 20, 20), 9,
                sizes, 0);
-    test_image("linear/clip", params(TOPOML_WEIGHT_LINEAR, TOPOML_INFINITE_CLIP, 33, 7), 7,
-               sizes, 3);
-    test_image("power/drop", params(TOPOML_WEIGHT_POWER, TOPOML_INFINITE_DROP, 16, 16), 14,
-               sizes, 1);
-    test_image("power/clip", params(TOPOML_WEIGHT_POWER, TOPOML_INFINITE_CLIP, 1, 50), 5, sizes,
-               0);
+    test_image("linear/clip", params(TOPOML_WEIGHT_LINEAR, TOPOML_INFINITE_CLIP, 33, 7), 7, sizes,
+               3);
+    test_image("power/drop", params(TOPOML_WEIGHT_POWER, TOPOML_INFINITE_DROP, 16, 16), 14, sizes,
+               1);
+    test_image("power/clip", params(TOPOML_WEIGHT_POWER, TOPOML_INFINITE_CLIP, 1, 50), 5, sizes, 0);
     test_image("many small", params(TOPOML_WEIGHT_CONSTANT, TOPOML_INFINITE_CLIP, 5, 5), 2000,
                sizes, 0);
 
@@ -519,8 +520,8 @@ int main(int argc, char **argv)
         /* About 20 million edges: the first buffer overflows, one retry. */
         test_edges(20000, 3, TOPOML_F32, TOPOML_METRIC_EUCLIDEAN, RANDOM, 0.1, 0);
         test_edges(6000, 8, TOPOML_F64, TOPOML_METRIC_EUCLIDEAN, RANDOM, 0.25, 0);
-        test_image("large", params(TOPOML_WEIGHT_LINEAR, TOPOML_INFINITE_DROP, 64, 64), 3000,
-                   sizes, 0);
+        test_image("large", params(TOPOML_WEIGHT_LINEAR, TOPOML_INFINITE_DROP, 64, 64), 3000, sizes,
+                   0);
     }
 
 done:

@@ -65,8 +65,8 @@ END_TEST
 
 START_TEST(test_float_threshold_selects_same_pairs)
 {
-    const double ts[] = { 0.0, 1.0, 0.1, 1.0 / 3.0, 1e-40, 3.4028235677973366e38, 1e300,
-                          -0.1, -1e300, 16777217.0 };
+    const double ts[] = {0.0,   1.0,  0.1,    1.0 / 3.0, 1e-40, 3.4028235677973366e38,
+                         1e300, -0.1, -1e300, 16777217.0};
     for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++) {
         float f = tb_float_at_most(ts[k]);
         ck_assert((double)f <= ts[k]);

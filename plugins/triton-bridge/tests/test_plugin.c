@@ -123,8 +123,8 @@ START_TEST(test_capabilities_carry_schedule_metadata)
         ck_assert_ptr_nonnull(strstr(caps[k].schedule, ".shared="));
         if (caps[k].op != TOPOML_OP_IMAGE) {
             ck_assert_uint_eq(caps[k].dtypes, (1u << TOPOML_F32) | (1u << TOPOML_F64));
-            ck_assert_uint_eq(caps[k].metrics, (1u << TOPOML_METRIC_EUCLIDEAN) |
-                                                   (1u << TOPOML_METRIC_SQEUCLIDEAN));
+            ck_assert_uint_eq(caps[k].metrics,
+                              (1u << TOPOML_METRIC_EUCLIDEAN) | (1u << TOPOML_METRIC_SQEUCLIDEAN));
             ck_assert_uint_eq(caps[k].inputs, 1u << TOPOML_INPUT_POINTS);
             ck_assert_ptr_nonnull(strstr(caps[k].schedule, "f32.block=64"));
         }
@@ -154,7 +154,7 @@ START_TEST(test_ops_without_driver_are_unsupported_with_reason)
 {
     void *st = NULL;
     ck_assert_int_eq(be->create(&tb_test_host_table, &st), TOPOML_OK);
-    float xyz[12] = { 0 };
+    float xyz[12] = {0};
     float out[6];
     topoml_call_v1 call = tb_test_call();
     topoml_input_v1 in = points(4, 3, TOPOML_F32, TOPOML_METRIC_EUCLIDEAN, xyz);
@@ -175,7 +175,7 @@ START_TEST(test_ops_reject_what_the_kernels_cannot_do)
 {
     void *st = NULL;
     ck_assert_int_eq(be->create(&tb_test_host_table, &st), TOPOML_OK);
-    float xyz[12] = { 0 };
+    float xyz[12] = {0};
     float out[6];
     topoml_call_v1 call = tb_test_call();
     topoml_input_v1 in = points(4, 3, TOPOML_F32, TOPOML_METRIC_MANHATTAN, xyz);
@@ -201,7 +201,7 @@ START_TEST(test_tiny_inputs_need_no_device)
 {
     void *st = NULL;
     ck_assert_int_eq(be->create(&tb_test_host_table, &st), TOPOML_OK);
-    float one[3] = { 1, 2, 3 };
+    float one[3] = {1, 2, 3};
     topoml_call_v1 call = tb_test_call();
     for (uint64_t n = 0; n < 2; n++) {
         topoml_input_v1 in = points(n, 3, TOPOML_F32, TOPOML_METRIC_EUCLIDEAN, one);
@@ -213,14 +213,14 @@ START_TEST(test_tiny_inputs_need_no_device)
         ck_assert_uint_eq(n_edges, 0);
     }
     /* Below zero no pair can be an edge. */
-    float two[6] = { 0, 0, 0, 1, 1, 1 };
+    float two[6] = {0, 0, 0, 1, 1, 1};
     topoml_input_v1 in = points(2, 3, TOPOML_F32, TOPOML_METRIC_EUCLIDEAN, two);
     topoml_edge *edges;
     uint64_t n_edges;
     ck_assert_int_eq(be->edges(st, &call, &in, -1.0, &edges, &n_edges), TOPOML_OK);
     ck_assert_uint_eq(n_edges, 0);
     /* Points without coordinates: every distance is 0. */
-    float out[1] = { 5.0f };
+    float out[1] = {5.0f};
     in = points(2, 0, TOPOML_F32, TOPOML_METRIC_EUCLIDEAN, NULL);
     ck_assert_int_eq(be->distances(st, &call, &in, out), TOPOML_OK);
     ck_assert(out[0] == 0.0f);
@@ -249,8 +249,8 @@ START_TEST(test_image_rejects_bad_parameters)
     void *st = NULL;
     ck_assert_int_eq(be->create(&tb_test_host_table, &st), TOPOML_OK);
     topoml_call_v1 call = tb_test_call();
-    uint64_t offsets[2] = { 0, 1 };
-    topoml_pair pair = { 0.1, 0.5 };
+    uint64_t offsets[2] = {0, 1};
+    topoml_pair pair = {0.1, 0.5};
     double out[16];
     topoml_image_params_v1 p = image_params();
     p.sigma = 0;
@@ -274,9 +274,9 @@ START_TEST(test_image_rejects_bad_parameters)
     p.clip_death = INFINITY;
     ck_assert_int_eq(be->image(st, &call, &p, 1, offsets, &pair, out), TOPOML_E_INVALID);
     p = image_params();
-    topoml_pair bad = { NAN, 1.0 };
+    topoml_pair bad = {NAN, 1.0};
     ck_assert_int_eq(be->image(st, &call, &p, 1, offsets, &bad, out), TOPOML_E_INVALID);
-    uint64_t backwards[3] = { 0, 1, 0 };
+    uint64_t backwards[3] = {0, 1, 0};
     ck_assert_int_eq(be->image(st, &call, &p, 2, backwards, &pair, out), TOPOML_E_INVALID);
     /* No diagrams: nothing to do, no device needed. */
     ck_assert_int_eq(be->image(st, &call, &p, 0, offsets, &pair, out), TOPOML_OK);

@@ -9,8 +9,8 @@
  * and a launch by the module; it then does what the kernel's docstring (in
  * the kernels/ folder) says, tile by tile, with the kernel's block sizes,
  * checking every store against the allocation it lands in
- * (CUDA_ERROR_ILLEGAL_ADDRESS otherwise). Edge tiles take their slots in reverse order, so nothing may
- * rely on the order the kernel emits edges in.
+ * (CUDA_ERROR_ILLEGAL_ADDRESS otherwise). Edge tiles take their slots in reverse order, so nothing
+ * may rely on the order the kernel emits edges in.
  *
  * Behaviour is set by environment variables, read at each call:
  *   TB_FAKE_CUDA_INIT=<code>     cuInit returns <code>
@@ -140,18 +140,19 @@ static const struct {
     int code;
     const char *name, *text;
 } errors[] = {
-    { OK, "CUDA_SUCCESS", "no error" },
-    { INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
-    { OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
-    { NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
-    { NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected" },
-    { INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
-    { 209, "CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device" },
-    { INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
-    { INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
-    { NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
-    { ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered" },
-    { LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure" },
+    {OK, "CUDA_SUCCESS", "no error"},
+    {INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {209, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
+    {INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
 };
 
 EXPORT tb_curesult cuGetErrorName(tb_curesult error, const char **name)
@@ -216,21 +217,15 @@ EXPORT tb_curesult cuDeviceGetAttribute(int *value, int attribute, tb_cudevice d
 {
     long cc = device_cc(device);
     switch (attribute) {
-    case TB_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-        *value = (int)(cc / 10);
-        return OK;
-    case TB_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
-        *value = (int)(cc % 10);
-        return OK;
+    case TB_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = (int)(cc / 10); return OK;
+    case TB_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = (int)(cc % 10); return OK;
     case TB_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
         *value = (int)env_long("TB_FAKE_CUDA_GRID_X", 2147483647L);
         return OK;
     case TB_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
         *value = (int)env_long("TB_FAKE_CUDA_GRID_Y", 65535);
         return OK;
-    case TB_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
-        *value = 232448;
-        return OK;
+    case TB_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 232448; return OK;
     }
     return INVALID_VALUE;
 }
@@ -612,7 +607,8 @@ EXPORT tb_curesult cuLaunchKernel(tb_cufunction fn, unsigned gx, unsigned gy, un
     int k = ((fake_module *)fn)->kernel;
     const tb_kernel_spec *spec = &tb_kernels[k];
     /* The real driver refuses an empty grid and a grid past the limits. */
-    if (gx == 0 || gy == 0 || gz == 0 || gx > (unsigned)env_long("TB_FAKE_CUDA_GRID_X", 2147483647L) ||
+    if (gx == 0 || gy == 0 || gz == 0 ||
+        gx > (unsigned)env_long("TB_FAKE_CUDA_GRID_X", 2147483647L) ||
         gy > (unsigned)env_long("TB_FAKE_CUDA_GRID_Y", 65535) || gz != 1)
         return INVALID_VALUE;
     if (bx != spec->threads || by != 1 || bz != 1 || shared != spec->shared)
@@ -637,8 +633,7 @@ EXPORT tb_curesult cuLaunchKernel(tb_cufunction fn, unsigned gx, unsigned gy, un
             return INVALID_VALUE;
         r = run_image(gx, gy, params);
         break;
-    default:
-        return INVALID_HANDLE;
+    default: return INVALID_HANDLE;
     }
     /* Like a fault inside a kernel: reported later, by every call. */
     if (r != OK)

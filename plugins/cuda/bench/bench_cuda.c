@@ -383,7 +383,7 @@ int main(int argc, char **argv)
         bench_rips("sphere", s, quick ? 150 : 400, 3, 2, INFINITY);
         free(s);
         double *o = o3_cloud(1024);
-        bench_rips("o3", o, quick ? 512 : 1024, 9, 2, 1.8);
+        bench_rips("o3", o, quick ? 512 : 1024, 9, 3, 1.8);
         free(o);
     }
     fprintf(out, "\n]}\n");

@@ -17,33 +17,6 @@
 namespace tmc
 {
 
-template <typename T, typename O, int M>
-__global__ void __launch_bounds__(THREADS)
-    distances_kernel(const T *__restrict__ pts, const T *__restrict__ norms, uint64_t n,
-                     uint64_t dim, uint64_t first_tile, uint64_t out_base, O *__restrict__ out)
-{
-    constexpr int MT = tiling<T>::MT, TILE = 16 * MT;
-    const uint64_t t = first_tile + blockIdx.x;
-    const uint64_t bi = tmc_triangular_root(t), bj = t - bi * (bi + 1) / 2;
-    const uint64_t i0 = bi * TILE, j0 = bj * TILE;
-    T acc[MT][MT];
-    tile_distances<T, M>(pts, norms, n, dim, i0, j0, acc);
-    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
-#pragma unroll
-    for (int r = 0; r < MT; r++) {
-        const uint64_t i = i0 + ty + 16 * r;
-        if (i >= n)
-            continue;
-        O *row = out + (i * (i - 1) / 2 - out_base);
-#pragma unroll
-        for (int c = 0; c < MT; c++) {
-            const uint64_t j = j0 + tx + 16 * c;
-            if (j < i)
-                row[j] = (O)acc[r][c];
-        }
-    }
-}
-
 /* The kernel for a metric chosen at run time. */
 template <typename T, typename O> struct kernels {
     typedef void (*fn)(const T *, const T *, uint64_t, uint64_t, uint64_t, uint64_t, O *);

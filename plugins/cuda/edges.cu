@@ -18,8 +18,6 @@
 #include <math.h>
 #include <string.h>
 
-#include <cub/block/block_reduce.cuh>
-#include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
 #include "backend.h"
@@ -27,80 +25,6 @@
 
 namespace tmc
 {
-
-/* d as sort key: +0.0 for -0.0, so that the two zeros sort as one value. */
-__device__ __forceinline__ uint64_t dist_key(double d)
-{
-    return (uint64_t)__double_as_longlong(__dadd_rn(d, 0.0));
-}
-
-/* Count (EMIT false) or emit (EMIT true) the pairs of tiles [first_tile,
- * first_tile + gridDim.x) with d <= threshold. A pair whose distance is NaN
- * is not a distance: the smallest such packed pair goes to *bad. */
-template <typename T, int M, bool EMIT>
-__global__ void __launch_bounds__(THREADS)
-    edges_kernel(const T *__restrict__ pts, const T *__restrict__ norms, uint64_t n, uint64_t dim,
-                 uint64_t first_tile, double threshold, unsigned long long *count,
-                 unsigned long long *bad, uint64_t *keys, uint64_t *vals, uint64_t capacity)
-{
-    constexpr int MT = tiling<T>::MT, TILE = 16 * MT;
-    const uint64_t t = first_tile + blockIdx.x;
-    const uint64_t bi = tmc_triangular_root(t), bj = t - bi * (bi + 1) / 2;
-    const uint64_t i0 = bi * TILE, j0 = bj * TILE;
-    T acc[MT][MT];
-    tile_distances<T, M>(pts, norms, n, dim, i0, j0, acc);
-    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
-    unsigned mine = 0;
-#pragma unroll
-    for (int r = 0; r < MT; r++) {
-        const uint64_t i = i0 + ty + 16 * r;
-#pragma unroll
-        for (int c = 0; c < MT; c++) {
-            const uint64_t j = j0 + tx + 16 * c;
-            if (i >= n || j >= i)
-                continue;
-            const double d = (double)acc[r][c];
-            if (!EMIT && d != d)
-                atomicMin(bad, (unsigned long long)(j * n + i));
-            mine += d <= threshold;
-        }
-    }
-    if (!EMIT) {
-        typedef cub::BlockReduce<unsigned, THREADS> reduce;
-        __shared__ typename reduce::TempStorage tmp;
-        unsigned total = reduce(tmp).Sum(mine);
-        if (threadIdx.x == 0 && total)
-            atomicAdd(count, (unsigned long long)total);
-        return;
-    }
-    typedef cub::BlockScan<unsigned, THREADS> scan;
-    __shared__ typename scan::TempStorage tmp;
-    __shared__ unsigned long long base;
-    unsigned offset, total;
-    scan(tmp).ExclusiveSum(mine, offset, total);
-    if (threadIdx.x == 0)
-        base = total ? atomicAdd(count, (unsigned long long)total) : 0;
-    __syncthreads();
-    uint64_t slot = base + offset;
-#pragma unroll
-    for (int r = 0; r < MT; r++) {
-        const uint64_t i = i0 + ty + 16 * r;
-#pragma unroll
-        for (int c = 0; c < MT; c++) {
-            const uint64_t j = j0 + tx + 16 * c;
-            if (i >= n || j >= i)
-                continue;
-            const double d = (double)acc[r][c];
-            /* The count pass saw the same bits, so slot < capacity; the test
-             * only keeps a broken device from writing out of bounds. */
-            if (d <= threshold && slot < capacity) {
-                keys[slot] = dist_key(d);
-                vals[slot] = j * n + i; /* j < i: the pair (j, i) */
-                slot++;
-            }
-        }
-    }
-}
 
 template <typename T, bool EMIT> struct edge_kernels {
     typedef void (*fn)(const T *, const T *, uint64_t, uint64_t, uint64_t, double,

@@ -1,6 +1,8 @@
 /*
- * pairs.cuh — the distance of a pair of points on the device, and the tiling
- * of the lower triangle that distances.cu and edges.cu share.
+ * pairs.cuh — the distance of a pair of points on the device, the tiling of
+ * the lower triangle, and the two kernels built on it: distances_kernel
+ * (distances.cu) and edges_kernel (edges.cu). Device code only, with no CUB,
+ * so that tests/test_cuda_emulated.cpp can run it on the host.
  *
  * Bitwise agreement with the reference (plugins/scalar/metric.h): each
  * distance is accumulated left to right over the coordinates in the point's
@@ -198,6 +200,112 @@ tile_distances(const T *__restrict__ pts, const T *__restrict__ norms, uint64_t 
             const uint64_t j = j0 + tx + 16 * c;
             const T yy = (M == TOPOML_METRIC_COSINE && j < n) ? norms[j] : T(0);
             acc[r][c] = finish<T, M>(acc[r][c], xx, yy);
+        }
+    }
+}
+
+/* ---- kernels ---- */
+
+template <typename T, typename O, int M>
+__global__ void __launch_bounds__(THREADS)
+    distances_kernel(const T *__restrict__ pts, const T *__restrict__ norms, uint64_t n,
+                     uint64_t dim, uint64_t first_tile, uint64_t out_base, O *__restrict__ out)
+{
+    constexpr int MT = tiling<T>::MT, TILE = 16 * MT;
+    const uint64_t t = first_tile + blockIdx.x;
+    const uint64_t bi = tmc_triangular_root(t), bj = t - bi * (bi + 1) / 2;
+    const uint64_t i0 = bi * TILE, j0 = bj * TILE;
+    T acc[MT][MT];
+    tile_distances<T, M>(pts, norms, n, dim, i0, j0, acc);
+    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+#pragma unroll
+    for (int r = 0; r < MT; r++) {
+        const uint64_t i = i0 + ty + 16 * r;
+        if (i >= n)
+            continue;
+        O *row = out + (i * (i - 1) / 2 - out_base);
+#pragma unroll
+        for (int c = 0; c < MT; c++) {
+            const uint64_t j = j0 + tx + 16 * c;
+            if (j < i)
+                row[j] = (O)acc[r][c];
+        }
+    }
+}
+
+/* d as sort key: +0.0 for -0.0, so that the two zeros sort as one value. */
+__device__ __forceinline__ uint64_t dist_key(double d)
+{
+    return (uint64_t)__double_as_longlong(__dadd_rn(d, 0.0));
+}
+
+/* Count (EMIT false) or emit (EMIT true) the pairs of tiles [first_tile,
+ * first_tile + gridDim.x) with d <= threshold. A pair whose distance is NaN
+ * is not a distance: the smallest such packed pair goes to *bad. */
+template <typename T, int M, bool EMIT>
+__global__ void __launch_bounds__(THREADS)
+    edges_kernel(const T *__restrict__ pts, const T *__restrict__ norms, uint64_t n, uint64_t dim,
+                 uint64_t first_tile, double threshold, unsigned long long *count,
+                 unsigned long long *bad, uint64_t *keys, uint64_t *vals, uint64_t capacity)
+{
+    constexpr int MT = tiling<T>::MT, TILE = 16 * MT;
+    const uint64_t t = first_tile + blockIdx.x;
+    const uint64_t bi = tmc_triangular_root(t), bj = t - bi * (bi + 1) / 2;
+    const uint64_t i0 = bi * TILE, j0 = bj * TILE;
+    T acc[MT][MT];
+    tile_distances<T, M>(pts, norms, n, dim, i0, j0, acc);
+    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+    unsigned mine = 0;
+#pragma unroll
+    for (int r = 0; r < MT; r++) {
+        const uint64_t i = i0 + ty + 16 * r;
+#pragma unroll
+        for (int c = 0; c < MT; c++) {
+            const uint64_t j = j0 + tx + 16 * c;
+            if (i >= n || j >= i)
+                continue;
+            const double d = (double)acc[r][c];
+            if (!EMIT && d != d)
+                atomicMin(bad, (unsigned long long)(j * n + i));
+            mine += d <= threshold;
+        }
+    }
+    /* Offsets of each thread's edges within the tile: an inclusive scan of
+     * the counts in shared memory (Hillis-Steele, 8 steps). */
+    __shared__ unsigned scan[THREADS];
+    __shared__ unsigned long long base;
+    scan[threadIdx.x] = mine;
+    __syncthreads();
+    for (int d = 1; d < THREADS; d <<= 1) {
+        const unsigned v = (int)threadIdx.x >= d ? scan[threadIdx.x - d] : 0u;
+        __syncthreads();
+        scan[threadIdx.x] += v;
+        __syncthreads();
+    }
+    const unsigned total = scan[THREADS - 1];
+    if (threadIdx.x == 0)
+        base = total ? atomicAdd(count, (unsigned long long)total) : 0;
+    if (!EMIT)
+        return;
+    __syncthreads();
+    const uint64_t offset = scan[threadIdx.x] - mine;
+    uint64_t slot = base + offset;
+#pragma unroll
+    for (int r = 0; r < MT; r++) {
+        const uint64_t i = i0 + ty + 16 * r;
+#pragma unroll
+        for (int c = 0; c < MT; c++) {
+            const uint64_t j = j0 + tx + 16 * c;
+            if (i >= n || j >= i)
+                continue;
+            const double d = (double)acc[r][c];
+            /* The count pass saw the same bits, so slot < capacity; the test
+             * only keeps a broken device from writing out of bounds. */
+            if (d <= threshold && slot < capacity) {
+                keys[slot] = dist_key(d);
+                vals[slot] = j * n + i; /* j < i: the pair (j, i) */
+                slot++;
+            }
         }
     }
 }

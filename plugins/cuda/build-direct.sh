@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # build-direct.sh REPO OUTDIR — compile, with nvcc and gcc and no CMake, what
 # run-on-gpu.sh needs: topoml-backend-cuda.so, topoml-backend-scalar.so,
-# test_cuda_load, test_cuda_gpu and bench_cuda, into OUTDIR. The fallback for
+# test_cuda_load, test_cuda_emulated, test_cuda_gpu and bench_cuda, into
+# OUTDIR. The fallback for
 # a GPU machine where the full tree cannot be configured (the core needs
 # libyaml, Check and pkg-config; the plugins need none of them). Same
 # sources, same flags as plugins/cuda/CMakeLists.txt, sm_90 + compute_90.
@@ -44,7 +45,7 @@ for f in $cuda_cu bench/ceilings.cu; do
     [ "$f" != bench/ceilings.cu ] && objs="$objs $obj"
 done
 for f in $cuda_c; do
-    obj=$o/obj/cuda_$(basename "$f").o
+    obj=$o/obj/$(echo "$f" | tr / _).o # scalar's rips.c is not ours
     # shellcheck disable=SC2086
     gcc $cflags -c "$f" -o "$obj"
     objs="$objs $obj"
@@ -60,6 +61,8 @@ g++ -shared -o "$o/topoml-backend-cuda.so" "$o/obj/plugin.o" $objs $libs \
 gcc $cflags -shared -o "$o/topoml-backend-scalar.so" $scalar_c "$s/entry.c" -lm
 # shellcheck disable=SC2086
 gcc $cflags -o "$o/test_cuda_load" tests/test_cuda_load.c -ldl
+g++ -std=c++17 -O2 -ffp-contract=off -Wno-unknown-pragmas $defs $inc -o "$o/test_cuda_emulated" \
+    tests/test_cuda_emulated.cpp
 # shellcheck disable=SC2086
 gcc $cflags -Wno-format-truncation -o "$o/test_cuda_gpu" tests/test_cuda_gpu.c $scalar_c $libs
 # shellcheck disable=SC2086

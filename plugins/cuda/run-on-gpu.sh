@@ -7,7 +7,8 @@
 #      tree cannot be configured there (a dependency of the core missing),
 #      the same targets are compiled directly with nvcc and gcc instead;
 #   2. the tests: loading and probe (a device is required), the host-side
-#      helpers, every op against the scalar reference (test_cuda_gpu);
+#      helpers, the tile kernels emulated on the host, every op against the
+#      scalar reference on the device (test_cuda_gpu);
 #   3. the benchmark (bench_cuda + torch.cdist, bench/bench_cuda.py);
 #   4. test_cuda_gpu --small under compute-sanitizer memcheck and racecheck.
 #
@@ -67,7 +68,7 @@ step() {
 } >"$out/environment.txt"
 
 # ---- 1. build ----
-targets="topoml_backend_cuda topoml_backend_scalar test_cuda_load test_cuda_gpu bench_cuda"
+targets="topoml_backend_cuda topoml_backend_scalar test_cuda_load test_cuda_emulated test_cuda_gpu bench_cuda"
 plugin=$build/plugins-out/topoml-backend-cuda.so
 scalar_plugin=$build/plugins-out/topoml-backend-scalar.so
 bin=$build/plugins/cuda
@@ -95,6 +96,7 @@ fi
 export TOPOML_CUDA_EXPECT_DEVICE=1
 step test-load 60 "$test_bin/test_cuda_load" "$plugin"
 [ -x "$test_bin/test_cuda_host" ] && step test-host 60 "$test_bin/test_cuda_host"
+step test-emulated 60 "$test_bin/test_cuda_emulated"
 step test-gpu 200 "$test_bin/test_cuda_gpu" "$plugin" "$here/test-data" --json "$out/test-gpu.json"
 if [ -x "$build/tools/topoml" ]; then
     step topoml-backends 30 "$build/tools/topoml" backends

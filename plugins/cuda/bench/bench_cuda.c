@@ -379,8 +379,8 @@ int main(int argc, char **argv)
     bench_edges(16384, 0.1, 1);
     bench_edges(65536, 0.05, 0);
     if (cuda->rips && ref->rips) {
-        double *s = sphere_cloud(quick ? 150 : 400);
-        bench_rips("sphere", s, quick ? 150 : 400, 3, 2, INFINITY);
+        double *s = sphere_cloud(quick ? 150 : 250);
+        bench_rips("sphere", s, quick ? 150 : 250, 3, 2, INFINITY);
         free(s);
         double *o = o3_cloud(1024);
         bench_rips("o3", o, quick ? 512 : 1024, 9, 3, 1.8);

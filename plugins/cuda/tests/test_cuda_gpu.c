@@ -304,20 +304,23 @@ static void test_distances_case(uint64_t n, uint64_t dim, enum shape s, uint32_t
 
 static void test_distances(void)
 {
-    static const uint64_t shapes_small[][2] = {{0, 3},   {1, 3},  {2, 3},    {5, 1},
-                                               {130, 3}, {64, 0}, {129, 17}, {200, 40}};
+    /* --small (for compute-sanitizer) keeps one case of each kind. */
+    static const uint64_t shapes_small[][2] = {{0, 3}, {2, 3}, {64, 0}, {130, 3}, {200, 40}};
+    static const uint64_t shapes_more[][2] = {{1, 3}, {5, 1}, {129, 17}};
     static const uint64_t shapes_full[][2] = {{1000, 3}, {777, 64}, {600, 256}, {2500, 9}};
     for (uint32_t dtype = 0; dtype < 2; dtype++)
         for (uint32_t metric = 0; metric < 5; metric++) {
             for (size_t k = 0; k < sizeof shapes_small / sizeof shapes_small[0]; k++)
                 test_distances_case(shapes_small[k][0], shapes_small[k][1], RANDOM, dtype, metric,
                                     0);
-            test_distances_case(150, 4, GRID, dtype, metric, 0);
             test_distances_case(150, 5, DUPLICATES, dtype, metric, 0);
-            if (!small_mode)
-                for (size_t k = 0; k < sizeof shapes_full / sizeof shapes_full[0]; k++)
-                    test_distances_case(shapes_full[k][0], shapes_full[k][1], RANDOM, dtype, metric,
-                                        0);
+            if (small_mode)
+                continue;
+            test_distances_case(150, 4, GRID, dtype, metric, 0);
+            for (size_t k = 0; k < sizeof shapes_more / sizeof shapes_more[0]; k++)
+                test_distances_case(shapes_more[k][0], shapes_more[k][1], RANDOM, dtype, metric, 0);
+            for (size_t k = 0; k < sizeof shapes_full / sizeof shapes_full[0]; k++)
+                test_distances_case(shapes_full[k][0], shapes_full[k][1], RANDOM, dtype, metric, 0);
         }
     /* Many bands: the memory limit leaves room for bands of a few hundred
      * KiB only, so the double buffering runs through dozens of bands. */
@@ -414,11 +417,11 @@ static void test_edges(void)
                 topoml_call_v1 cr = make_call(err_ref);
                 ref->distances(NULL, &cr, &in64, d);
                 qsort(d, m, sizeof *d, cmp_double);
-                const double thresholds[] = {-1, 0, d[m / 4], d[m / 2], INFINITY};
+                const double thresholds[] = {d[m / 4], INFINITY, -1, 0, d[m / 2]};
                 snprintf(what, sizeof what, "points %s %s %s n=%llu dim=%llu", dtype_name[dtype],
                          metric_name[metric], shape_name[s], (unsigned long long)n,
                          (unsigned long long)dim);
-                for (int k = 0; k < 5; k++)
+                for (int k = 0; k < (small_mode ? 2 : 5); k++)
                     compare_edges_and_h0(&in, thresholds[k], what);
                 free(d);
                 free(data);

@@ -237,6 +237,13 @@ int tmc_end(tmc_ctx *ctx, int status)
 
 void tmc_state_release(tmc_state *st)
 {
+    /* No stream, no CUDA call: a state that never ran work may live on a
+     * machine without a driver. */
+    bool any = false;
+    for (int d = 0; d < TMC_MAX_DEVICES; d++)
+        any = any || st->streams[d] || st->copy_streams[d];
+    if (!any)
+        return;
     int previous = -1;
     if (cudaGetDevice(&previous) != cudaSuccess)
         previous = -1;

@@ -44,8 +44,7 @@ static void cuda_destroy(void *state)
     tmc_state *st = state;
     if (!st)
         return;
-    if (st->probe_status == TOPOML_OK)
-        tmc_state_release(st);
+    tmc_state_release(st);
     st->host->free(st->host->host_data, st);
 }
 
@@ -110,6 +109,8 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
     int previous = 0;
     int have_device = st->probe_status == TOPOML_OK && cudaGetDevice(&previous) == cudaSuccess &&
                       cudaSetDevice(0) == cudaSuccess;
+    for (int op = 0; op < TOPOML_OP_COUNT; op++)
+        st->schedule_text[op][0] = '\0';
     tmc_distances_schedule(st->schedule_text[TOPOML_OP_DISTANCES], TMC_SCHEDULE, have_device);
     tmc_edges_schedule(st->schedule_text[TOPOML_OP_EDGES], TMC_SCHEDULE);
     snprintf(st->schedule_text[TOPOML_OP_H0], TMC_SCHEDULE,

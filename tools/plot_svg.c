@@ -163,10 +163,13 @@ static void draw_diagram(FILE *f, const plot_spec *s)
     const double span = a.hi - a.lo;
     const double inf_level = a.hi + 0.09 * span;
     const double vmax = any_inf ? a.hi + 0.14 * span : a.hi;
-    const double x0 = left, y0 = top + side; /* pixel of (a.lo, a.lo) */
-    const double scale = side / (vmax - a.lo);
-#define SX(v) (x0 + ((v) - a.lo) * scale)
-#define SY(v) (y0 - ((v) - a.lo) * scale)
+    /* A little room below the first tick keeps points born at it off the
+     * axis line. */
+    const double origin = a.lo - 0.035 * (vmax - a.lo);
+    const double x0 = left, y0 = top + side; /* pixel of (origin, origin) */
+    const double scale = side / (vmax - origin);
+#define SX(v) (x0 + ((v) - origin) * scale)
+#define SY(v) (y0 - ((v) - origin) * scale)
 
     header(f, W, H);
     title(f, s, left + side / 2, 24);
@@ -174,16 +177,16 @@ static void draw_diagram(FILE *f, const plot_spec *s)
     /* Below the diagonal nothing can lie; shade it as GUDHI does. */
     fprintf(f,
             "<polygon points=\"%.2f,%.2f %.2f,%.2f %.2f,%.2f\" fill=\"#eeeeee\"/>\n",
-            SX(a.lo), SY(a.lo), SX(vmax), SY(vmax), SX(vmax), SY(a.lo));
+            SX(origin), SY(origin), SX(vmax), SY(vmax), SX(vmax), SY(origin));
     fprintf(f,
             "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#777777\" "
             "stroke-width=\"1\"/>\n",
-            SX(a.lo), SY(a.lo), SX(vmax), SY(vmax));
+            SX(origin), SY(origin), SX(vmax), SY(vmax));
     if (any_inf) {
         fprintf(f,
                 "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#777777\" "
                 "stroke-width=\"1\" stroke-dasharray=\"5,3\"/>\n",
-                SX(a.lo), SY(inf_level), SX(vmax), SY(inf_level));
+                SX(origin), SY(inf_level), SX(vmax), SY(inf_level));
         fprintf(f,
                 "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" dominant-baseline=\"central\" "
                 "font-size=\"15\">+&#8734;</text>\n",

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cmd_features.h"
 #include "plot_svg.h"
 #include "topoml/features.h"
@@ -40,45 +41,12 @@ static void reset_getopt(void)
     opterr = 1;
 }
 
-static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "topoml %s: ", cmd);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nTry 'topoml %s --help'.\n", cmd);
-    return 2;
-}
-
-static int lib_error(topoml_context *ctx, const char *cmd, int status)
-{
-    const char *msg = topoml_errmsg(ctx);
-    fprintf(stderr, "topoml %s: %s\n", cmd, msg != NULL && *msg ? msg : topoml_strerror(status));
-    return 1;
-}
-
-static bool parse_num(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || isnan(v) || errno == ERANGE)
-        return false;
-    *out = v;
-    return true;
-}
-
 static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (end == s || *end != '\0' || errno == ERANGE || *s == '-' || v < lo || v > hi)
+    uint32_t v;
+    if (!cli_parse_uint(s, &v) || v < lo || v > hi)
         return false;
-    *out = (uint32_t)v;
+    *out = v;
     return true;
 }
 
@@ -91,7 +59,7 @@ static bool parse_range(const char *s, double *lo, double *hi)
     char a[64];
     memcpy(a, s, (size_t)(colon - s));
     a[colon - s] = '\0';
-    return parse_num(a, lo) && parse_num(colon + 1, hi) && isfinite(*lo) && isfinite(*hi) &&
+    return cli_parse_double(a, lo) && cli_parse_double(colon + 1, hi) && isfinite(*lo) && isfinite(*hi) &&
            *lo < *hi;
 }
 
@@ -123,18 +91,18 @@ static bool parse_infinite(const char *s, bool allow_keep, int *mode, double *cl
         *mode = -1;
         return true;
     }
-    if (strncmp(s, "clip:", 5) == 0 && parse_num(s + 5, clip) && isfinite(*clip)) {
+    if (strncmp(s, "clip:", 5) == 0 && cli_parse_double(s + 5, clip) && isfinite(*clip)) {
         *mode = TOPOML_INFINITE_CLIP;
         return true;
     }
     return false;
 }
 
-static int read_diagram(topoml_context *ctx, const char *cmd, const char *path,
-                        topoml_diagram_format fmt, topoml_diagram **out)
+static int read_diagram(topoml_context *ctx, const char *path, topoml_diagram_format fmt,
+                        topoml_diagram **out)
 {
     int st = topoml_diagram_read(ctx, out, path, fmt);
-    return st ? lib_error(ctx, cmd, st) : 0;
+    return st ? cli_error(ctx, st) : 0;
 }
 
 static FILE *open_output(const char *cmd, const char *path, bool binary)
@@ -195,6 +163,84 @@ static void json_string(FILE *f, const char *s)
 static const char *const format_help =
     "  -f, --format FMT    diagram file format: auto (default), json, ripser, gudhi, csv\n";
 
+/* The options every diagram command shares with the other subcommands:
+ * which configuration and backend, the memory limit, logging. */
+enum { OPT_CONFIG = 1000, OPT_BACKEND, OPT_MAX_MEMORY, OPT_VERBOSE };
+
+#define COMMON_LONG_OPTS                                                                       \
+    {"config", required_argument, NULL, OPT_CONFIG},                                           \
+        {"backend", required_argument, NULL, OPT_BACKEND},                                     \
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},                               \
+        {"verbose", no_argument, NULL, OPT_VERBOSE}, {"help", no_argument, NULL, 'h'}
+
+#define COMMON_HELP                                                                         \
+    "      --backend NAME      run on this backend (see `topoml backends`)\n"                \
+    "      --config FILE       configuration (default: $TOPOML_CONFIG, else none)\n"        \
+    "      --max-memory SIZE   refuse work that needs more memory (e.g. 512M, 4G)\n"        \
+    "      --verbose           log what the library does on stderr (twice: more)\n"         \
+    "  -h, --help              show this help\n"
+
+/* The context a command runs with: the caller's, or one opened from the
+ * common options (and then freed by session_close). */
+typedef struct session {
+    topoml_context *ctx;
+    bool owned;
+    const char *config, *backend;
+    uint64_t max_memory;
+    bool max_memory_set;
+    int verbose;
+} session;
+
+/* 1: a common option, handled; 0: not one; 2: a bad value (reported). */
+static int common_opt(session *ss, int c, const char *cmd)
+{
+    switch (c) {
+    case OPT_CONFIG:
+        ss->config = optarg;
+        return 1;
+    case OPT_BACKEND:
+        ss->backend = optarg;
+        return 1;
+    case OPT_MAX_MEMORY:
+        if (!cli_parse_bytes(optarg, &ss->max_memory))
+            return cli_usage_error(cmd, "bad --max-memory '%s' (e.g. 512M, 4G)", optarg);
+        ss->max_memory_set = true;
+        return 1;
+    case OPT_VERBOSE:
+        ss->verbose++;
+        return 1;
+    }
+    return 0;
+}
+
+/* 0, or the exit status (1 or 2) after reporting why not. */
+static int session_open(session *ss, topoml_context *given, const char *cmd)
+{
+    int rc;
+    if (given != NULL) {
+        if (ss->config != NULL)
+            return cli_usage_error(cmd, "%s", "--config cannot change a context already open");
+        ss->ctx = given;
+        if (ss->backend && (rc = topoml_use_backend(given, ss->backend)) != TOPOML_OK)
+            return cli_error(given, rc);
+    } else {
+        if (cli_open_context(&ss->ctx, ss->config, ss->backend, ss->verbose) != TOPOML_OK)
+            return 1;
+        ss->owned = true;
+    }
+    if (ss->max_memory_set)
+        topoml_set_max_memory(ss->ctx, ss->max_memory);
+    return 0;
+}
+
+static void session_close(session *ss)
+{
+    if (ss->owned)
+        topoml_context_free(ss->ctx);
+    ss->ctx = NULL;
+    ss->owned = false;
+}
+
 static bool parse_format(const char *s, topoml_diagram_format *fmt)
 {
     return topoml_diagram_format_from_name(s, fmt) == TOPOML_OK;
@@ -227,7 +273,7 @@ static const char image_help[] =
     "                            lowest persistence), json, pgm (8-bit, highest\n"
     "                            persistence at the top, each image scaled to its max)\n"
     "  -o, --output-file FILE    write there instead of standard output\n"
-    "  -h, --help                show this help\n";
+    COMMON_HELP;
 
 typedef enum { OUT_CSV, OUT_JSON, OUT_PGM, OUT_TEXT } out_style;
 
@@ -288,7 +334,7 @@ static void write_image_pgm(FILE *f, const topoml_image_params_v1 *p, uint64_t n
     }
 }
 
-int topoml_cmd_image(topoml_context *ctx, int argc, char **argv)
+int topoml_cmd_image(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "image";
     static const struct option opts[] = {
@@ -303,7 +349,7 @@ int topoml_cmd_image(topoml_context *ctx, int argc, char **argv)
         {"infinite", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'O'},
         {"output-file", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
+        COMMON_LONG_OPTS,
         {NULL, 0, NULL, 0},
     };
     topoml_image_params_v1 prm;
@@ -314,37 +360,44 @@ int topoml_cmd_image(topoml_context *ctx, int argc, char **argv)
     int infinite = TOPOML_INFINITE_DROP;
     out_style style = OUT_CSV;
     const char *out_path = NULL;
+    session ss = {0};
     int c;
     reset_getopt();
     while ((c = getopt_long(argc, argv, "d:f:s:W:H:b:p:w:i:O:o:h", opts, NULL)) != -1) {
+        int r = common_opt(&ss, c, cmd);
+        if (r == 1)
+            continue;
+        if (r == 2)
+            return 2;
         switch (c) {
         case 'd':
             if (!parse_u32(optarg, 0, TOPOML_DIAGRAM_MAX_DIM, &dim))
-                return usage_error(cmd, "bad --dim '%s'", optarg);
+                return cli_usage_error(cmd, "bad --dim '%s'", optarg);
             break;
         case 'f':
             if (!parse_format(optarg, &fmt))
-                return usage_error(cmd, "unknown --format '%s'", optarg);
+                return cli_usage_error(cmd, "unknown --format '%s'", optarg);
             break;
         case 's':
-            if (!parse_num(optarg, &prm.sigma) || !(prm.sigma > 0.0) || isinf(prm.sigma))
-                return usage_error(cmd, "--sigma needs a number > 0, got '%s'", optarg);
+            if (!cli_parse_double(optarg, &prm.sigma) || !(prm.sigma > 0.0) || isinf(prm.sigma))
+                return cli_usage_error(cmd, "--sigma needs a number > 0, got '%s'", optarg);
             have_sigma = true;
             break;
         case 'W':
         case 'H':
             if (!parse_u32(optarg, 1, 1u << 20, c == 'W' ? &prm.width : &prm.height))
-                return usage_error(cmd, "--%s needs an integer in 1..1048576, got '%s'",
-                                   c == 'W' ? "width" : "height", optarg);
+                return cli_usage_error(cmd, "--width and --height need an integer in "
+                                            "1..1048576, got '%s'",
+                                       optarg);
             break;
         case 'b':
             if (!parse_range(optarg, &prm.birth_min, &prm.birth_max))
-                return usage_error(cmd, "--birth-range needs A:B with A < B, got '%s'", optarg);
+                return cli_usage_error(cmd, "--birth-range needs A:B with A < B, got '%s'", optarg);
             have_brange = true;
             break;
         case 'p':
             if (!parse_range(optarg, &prm.pers_min, &prm.pers_max))
-                return usage_error(cmd, "--pers-range needs A:B with A < B, got '%s'", optarg);
+                return cli_usage_error(cmd, "--pers-range needs A:B with A < B, got '%s'", optarg);
             have_prange = true;
             break;
         case 'w':
@@ -354,21 +407,21 @@ int topoml_cmd_image(topoml_context *ctx, int argc, char **argv)
                 prm.weight = TOPOML_WEIGHT_LINEAR;
                 linear_auto = true;
             } else if (strncmp(optarg, "linear:", 7) == 0 &&
-                       parse_num(optarg + 7, &prm.weight_max) && prm.weight_max > 0.0 &&
+                       cli_parse_double(optarg + 7, &prm.weight_max) && prm.weight_max > 0.0 &&
                        isfinite(prm.weight_max)) {
                 prm.weight = TOPOML_WEIGHT_LINEAR;
                 linear_auto = false;
             } else if (strncmp(optarg, "power:", 6) == 0 &&
-                       parse_num(optarg + 6, &prm.weight_power) && prm.weight_power >= 0.0 &&
+                       cli_parse_double(optarg + 6, &prm.weight_power) && prm.weight_power >= 0.0 &&
                        isfinite(prm.weight_power)) {
                 prm.weight = TOPOML_WEIGHT_POWER;
             } else {
-                return usage_error(cmd, "bad --weight '%s'", optarg);
+                return cli_usage_error(cmd, "bad --weight '%s'", optarg);
             }
             break;
         case 'i':
             if (!parse_infinite(optarg, false, &infinite, &prm.clip_death))
-                return usage_error(cmd, "--infinite needs drop or clip:V, got '%s'", optarg);
+                return cli_usage_error(cmd, "--infinite needs drop or clip:V, got '%s'", optarg);
             prm.infinite = (uint32_t)infinite;
             break;
         case 'O':
@@ -379,7 +432,7 @@ int topoml_cmd_image(topoml_context *ctx, int argc, char **argv)
             else if (strcmp(optarg, "pgm") == 0)
                 style = OUT_PGM;
             else
-                return usage_error(cmd, "--output needs csv, json or pgm, got '%s'", optarg);
+                return cli_usage_error(cmd, "--output needs csv, json or pgm, got '%s'", optarg);
             break;
         case 'o':
             out_path = optarg;
@@ -393,11 +446,15 @@ int topoml_cmd_image(topoml_context *ctx, int argc, char **argv)
         }
     }
     if (optind >= argc)
-        return usage_error(cmd, "no diagram file given");
+        return cli_usage_error(cmd, "%s", "no diagram file given");
+    int rc = session_open(&ss, given, cmd);
+    if (rc != 0)
+        return rc;
+    topoml_context *ctx = ss.ctx;
 
     char **files = argv + optind;
     const uint64_t n_images = (uint64_t)(argc - optind);
-    int rc = 1;
+    rc = 1;
     topoml_diagram **diagrams = calloc(n_images, sizeof(*diagrams));
     uint64_t *offsets = calloc(n_images + 1, sizeof(*offsets));
     topoml_pair *pairs = NULL;
@@ -408,7 +465,7 @@ int topoml_cmd_image(topoml_context *ctx, int argc, char **argv)
         goto done;
     }
     for (uint64_t k = 0; k < n_images; k++) {
-        if (read_diagram(ctx, cmd, files[k], fmt, &diagrams[k]))
+        if (read_diagram(ctx, files[k], fmt, &diagrams[k]))
             goto done;
         uint64_t n;
         topoml_diagram_pairs(diagrams[k], dim, &n);
@@ -469,7 +526,7 @@ int topoml_cmd_image(topoml_context *ctx, int argc, char **argv)
     }
     int st = topoml_persistence_images(ctx, &prm, n_images, offsets, pairs, img);
     if (st) {
-        lib_error(ctx, cmd, st);
+        cli_error(ctx, st);
         goto done;
     }
     if ((out = open_output(cmd, out_path, style == OUT_PGM)) == NULL)
@@ -499,6 +556,7 @@ done:
     free(offsets);
     free(pairs);
     free(img);
+    session_close(&ss);
     return rc;
 }
 
@@ -524,7 +582,7 @@ static const char features_help[] =
     "                          pairs, and report how many were left out\n"
     "  -O, --output STYLE      json (default) or csv (dim,feature,level,t,value)\n"
     "  -o, --output-file FILE  write there instead of standard output\n"
-    "  -h, --help              show this help\n";
+    COMMON_HELP;
 
 typedef struct dim_features {
     uint32_t dim;
@@ -547,14 +605,14 @@ static bool parse_grid(const char *s, double *lo, double *hi, uint64_t *n)
         return false;
     *c1 = *c2 = '\0';
     uint32_t nn;
-    if (!parse_num(buf, lo) || !parse_num(c1 + 1, hi) || !parse_u32(c2 + 1, 1, 10000000, &nn) ||
+    if (!cli_parse_double(buf, lo) || !cli_parse_double(c1 + 1, hi) || !parse_u32(c2 + 1, 1, 10000000, &nn) ||
         !isfinite(*lo) || !isfinite(*hi) || *lo > *hi)
         return false;
     *n = nn;
     return true;
 }
 
-int topoml_cmd_features(topoml_context *ctx, int argc, char **argv)
+int topoml_cmd_features(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "features";
     static const struct option opts[] = {
@@ -566,7 +624,7 @@ int topoml_cmd_features(topoml_context *ctx, int argc, char **argv)
         {"infinite", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'O'},
         {"output-file", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
+        COMMON_LONG_OPTS,
         {NULL, 0, NULL, 0},
     };
     uint32_t dims[MAX_DIMS_LISTED], n_dims = 0, levels = 3;
@@ -577,36 +635,42 @@ int topoml_cmd_features(topoml_context *ctx, int argc, char **argv)
     int infinite = -1;
     out_style style = OUT_JSON;
     const char *out_path = NULL;
+    session ss = {0};
     int c;
     reset_getopt();
     while ((c = getopt_long(argc, argv, "d:f:g:k:q:i:O:o:h", opts, NULL)) != -1) {
+        int r = common_opt(&ss, c, cmd);
+        if (r == 1)
+            continue;
+        if (r == 2)
+            return 2;
         switch (c) {
         case 'd':
             if (!parse_dims(optarg, dims, &n_dims))
-                return usage_error(cmd, "bad --dim '%s'", optarg);
+                return cli_usage_error(cmd, "bad --dim '%s'", optarg);
             break;
         case 'f':
             if (!parse_format(optarg, &fmt))
-                return usage_error(cmd, "unknown --format '%s'", optarg);
+                return cli_usage_error(cmd, "unknown --format '%s'", optarg);
             break;
         case 'g':
             if (!parse_grid(optarg, &glo, &ghi, &gn))
-                return usage_error(cmd, "--grid needs LO:HI:N with LO <= HI, N >= 1, got '%s'",
+                return cli_usage_error(cmd, "--grid needs LO:HI:N with LO <= HI, N >= 1, got '%s'",
                                    optarg);
             have_grid = true;
             break;
         case 'k':
             if (!parse_u32(optarg, 1, 1000, &levels))
-                return usage_error(cmd, "--levels needs an integer in 1..1000, got '%s'",
+                return cli_usage_error(cmd, "--levels needs an integer in 1..1000, got '%s'",
                                    optarg);
             break;
         case 'q':
-            if (!parse_num(optarg, &q) || !(q > 0.0) || isinf(q))
-                return usage_error(cmd, "--degree needs a number > 0, got '%s'", optarg);
+            if (!cli_parse_double(optarg, &q) || !(q > 0.0) || isinf(q))
+                return cli_usage_error(cmd, "--degree needs a number > 0, got '%s'", optarg);
             break;
         case 'i':
             if (!parse_infinite(optarg, true, &infinite, &clip))
-                return usage_error(cmd, "--infinite needs keep, drop or clip:V, got '%s'",
+                return cli_usage_error(cmd, "--infinite needs keep, drop or clip:V, got '%s'",
                                    optarg);
             break;
         case 'O':
@@ -615,7 +679,7 @@ int topoml_cmd_features(topoml_context *ctx, int argc, char **argv)
             else if (strcmp(optarg, "csv") == 0)
                 style = OUT_CSV;
             else
-                return usage_error(cmd, "--output needs json or csv, got '%s'", optarg);
+                return cli_usage_error(cmd, "--output needs json or csv, got '%s'", optarg);
             break;
         case 'o':
             out_path = optarg;
@@ -629,11 +693,17 @@ int topoml_cmd_features(topoml_context *ctx, int argc, char **argv)
         }
     }
     if (argc - optind != 1)
-        return usage_error(cmd, "need exactly one diagram file");
+        return cli_usage_error(cmd, "%s", "need exactly one diagram file");
+    int rc = session_open(&ss, given, cmd);
+    if (rc != 0)
+        return rc;
+    topoml_context *ctx = ss.ctx;
 
     topoml_diagram *dg = NULL;
-    if (read_diagram(ctx, cmd, argv[optind], fmt, &dg))
+    if (read_diagram(ctx, argv[optind], fmt, &dg)) {
+        session_close(&ss);
         return 1;
+    }
     if (n_dims == 0) {
         n_dims = topoml_diagram_dim_count(dg);
         if (n_dims > MAX_DIMS_LISTED)
@@ -642,7 +712,8 @@ int topoml_cmd_features(topoml_context *ctx, int argc, char **argv)
             dims[k] = k;
     }
 
-    int rc = 1, st = TOPOML_OK;
+    int st = TOPOML_OK;
+    rc = 1;
     double *grid = NULL;
     topoml_pair *work = NULL, *fin = NULL;
     dim_features *res = calloc(n_dims ? n_dims : 1, sizeof(*res));
@@ -755,7 +826,7 @@ int topoml_cmd_features(topoml_context *ctx, int argc, char **argv)
     rc = close_output(cmd, out, out_path);
     goto done;
 lib_fail:
-    lib_error(ctx, cmd, st);
+    cli_error(ctx, st);
 done:
     if (res != NULL)
         for (uint32_t k = 0; k < n_dims; k++) {
@@ -767,6 +838,7 @@ done:
     free(work);
     free(fin);
     topoml_diagram_free(dg);
+    session_close(&ss);
     return rc;
 }
 
@@ -788,12 +860,12 @@ static const char compare_help[] =
     "                            (default inf, as GUDHI)\n"
     "  -O, --output STYLE        text (default), json or csv\n"
     "  -o, --output-file FILE    write there instead of standard output\n"
-    "  -h, --help                show this help\n"
+    COMMON_HELP
     "\n"
     "Infinite points match only infinite points; when their numbers differ the\n"
     "distance is inf (null in JSON).\n";
 
-int topoml_cmd_compare(topoml_context *ctx, int argc, char **argv)
+int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "compare";
     static const struct option opts[] = {
@@ -804,7 +876,7 @@ int topoml_cmd_compare(topoml_context *ctx, int argc, char **argv)
         {"internal-p", required_argument, NULL, 'P'},
         {"output", required_argument, NULL, 'O'},
         {"output-file", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
+        COMMON_LONG_OPTS,
         {NULL, 0, NULL, 0},
     };
     uint32_t dims[MAX_DIMS_LISTED], n_dims = 0;
@@ -813,31 +885,37 @@ int topoml_cmd_compare(topoml_context *ctx, int argc, char **argv)
     double order = 1.0, internal_p = INFINITY;
     out_style style = OUT_TEXT;
     const char *out_path = NULL;
+    session ss = {0};
     int c;
     reset_getopt();
     while ((c = getopt_long(argc, argv, "d:f:m:p:P:O:o:h", opts, NULL)) != -1) {
+        int r = common_opt(&ss, c, cmd);
+        if (r == 1)
+            continue;
+        if (r == 2)
+            return 2;
         switch (c) {
         case 'd':
             if (!parse_dims(optarg, dims, &n_dims))
-                return usage_error(cmd, "bad --dim '%s'", optarg);
+                return cli_usage_error(cmd, "bad --dim '%s'", optarg);
             break;
         case 'f':
             if (!parse_format(optarg, &fmt))
-                return usage_error(cmd, "unknown --format '%s'", optarg);
+                return cli_usage_error(cmd, "unknown --format '%s'", optarg);
             break;
         case 'm':
             do_b = strcmp(optarg, "bottleneck") == 0 || strcmp(optarg, "both") == 0;
             do_w = strcmp(optarg, "wasserstein") == 0 || strcmp(optarg, "both") == 0;
             if (!do_b && !do_w)
-                return usage_error(cmd, "--metric needs bottleneck, wasserstein or both");
+                return cli_usage_error(cmd, "%s", "--metric needs bottleneck, wasserstein or both");
             break;
         case 'p':
-            if (!parse_num(optarg, &order) || !(order >= 1.0) || isinf(order))
-                return usage_error(cmd, "--order needs a number >= 1, got '%s'", optarg);
+            if (!cli_parse_double(optarg, &order) || !(order >= 1.0) || isinf(order))
+                return cli_usage_error(cmd, "--order needs a number >= 1, got '%s'", optarg);
             break;
         case 'P':
-            if (!parse_num(optarg, &internal_p) || !(internal_p >= 1.0))
-                return usage_error(cmd, "--internal-p needs a number >= 1 or inf, got '%s'",
+            if (!cli_parse_double(optarg, &internal_p) || !(internal_p >= 1.0))
+                return cli_usage_error(cmd, "--internal-p needs a number >= 1 or inf, got '%s'",
                                    optarg);
             break;
         case 'O':
@@ -848,7 +926,7 @@ int topoml_cmd_compare(topoml_context *ctx, int argc, char **argv)
             else if (strcmp(optarg, "csv") == 0)
                 style = OUT_CSV;
             else
-                return usage_error(cmd, "--output needs text, json or csv, got '%s'", optarg);
+                return cli_usage_error(cmd, "--output needs text, json or csv, got '%s'", optarg);
             break;
         case 'o':
             out_path = optarg;
@@ -862,13 +940,17 @@ int topoml_cmd_compare(topoml_context *ctx, int argc, char **argv)
         }
     }
     if (argc - optind != 2)
-        return usage_error(cmd, "need two diagram files");
+        return cli_usage_error(cmd, "%s", "need two diagram files");
+    int rc = session_open(&ss, given, cmd);
+    if (rc != 0)
+        return rc;
+    topoml_context *ctx = ss.ctx;
 
     topoml_diagram *da = NULL, *db = NULL;
-    if (read_diagram(ctx, cmd, argv[optind], fmt, &da))
-        return 1;
-    if (read_diagram(ctx, cmd, argv[optind + 1], fmt, &db)) {
+    if (read_diagram(ctx, argv[optind], fmt, &da) ||
+        read_diagram(ctx, argv[optind + 1], fmt, &db)) {
         topoml_diagram_free(da);
+        session_close(&ss);
         return 1;
     }
     if (n_dims == 0) {
@@ -880,7 +962,8 @@ int topoml_cmd_compare(topoml_context *ctx, int argc, char **argv)
             dims[k] = k;
     }
     double bott[MAX_DIMS_LISTED], wass[MAX_DIMS_LISTED];
-    int rc = 1, st = TOPOML_OK;
+    int st = TOPOML_OK;
+    rc = 1;
     for (uint32_t k = 0; k < n_dims && st == TOPOML_OK; k++) {
         uint64_t na, nb;
         const topoml_pair *pa = topoml_diagram_pairs(da, dims[k], &na);
@@ -892,7 +975,7 @@ int topoml_cmd_compare(topoml_context *ctx, int argc, char **argv)
     }
     FILE *out = NULL;
     if (st) {
-        lib_error(ctx, cmd, st);
+        cli_error(ctx, st);
     } else if ((out = open_output(cmd, out_path, false)) != NULL) {
         char a[32], b[32];
         if (style == OUT_JSON) {
@@ -941,6 +1024,7 @@ int topoml_cmd_compare(topoml_context *ctx, int argc, char **argv)
     }
     topoml_diagram_free(da);
     topoml_diagram_free(db);
+    session_close(&ss);
     return rc;
 }
 
@@ -960,9 +1044,9 @@ static const char plot_help[] =
     "  -s, --size WxH          size in pixels (default 440x440 for a diagram; 640 wide\n"
     "                          and as tall as the bars need for a barcode)\n"
     "  -o, --output-file FILE  write there instead of standard output\n"
-    "  -h, --help              show this help\n";
+    COMMON_HELP;
 
-int topoml_cmd_plot(topoml_context *ctx, int argc, char **argv)
+int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "plot";
     static const struct option opts[] = {
@@ -972,16 +1056,22 @@ int topoml_cmd_plot(topoml_context *ctx, int argc, char **argv)
         {"title", required_argument, NULL, 't'},
         {"size", required_argument, NULL, 's'},
         {"output-file", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
+        COMMON_LONG_OPTS,
         {NULL, 0, NULL, 0},
     };
     uint32_t dims[MAX_DIMS_LISTED], n_dims = 0;
     topoml_diagram_format fmt = TOPOML_DIAGRAM_AUTO;
     plot_spec spec = {PLOT_DIAGRAM, NULL, 0, NULL, 0, 0};
     const char *out_path = NULL;
+    session ss = {0};
     int c;
     reset_getopt();
     while ((c = getopt_long(argc, argv, "k:d:f:t:s:o:h", opts, NULL)) != -1) {
+        int r = common_opt(&ss, c, cmd);
+        if (r == 1)
+            continue;
+        if (r == 2)
+            return 2;
         switch (c) {
         case 'k':
             if (strcmp(optarg, "diagram") == 0)
@@ -989,15 +1079,15 @@ int topoml_cmd_plot(topoml_context *ctx, int argc, char **argv)
             else if (strcmp(optarg, "barcode") == 0)
                 spec.kind = PLOT_BARCODE;
             else
-                return usage_error(cmd, "--kind needs diagram or barcode, got '%s'", optarg);
+                return cli_usage_error(cmd, "--kind needs diagram or barcode, got '%s'", optarg);
             break;
         case 'd':
             if (!parse_dims(optarg, dims, &n_dims))
-                return usage_error(cmd, "bad --dim '%s'", optarg);
+                return cli_usage_error(cmd, "bad --dim '%s'", optarg);
             break;
         case 'f':
             if (!parse_format(optarg, &fmt))
-                return usage_error(cmd, "unknown --format '%s'", optarg);
+                return cli_usage_error(cmd, "unknown --format '%s'", optarg);
             break;
         case 't':
             spec.title = optarg;
@@ -1007,11 +1097,11 @@ int topoml_cmd_plot(topoml_context *ctx, int argc, char **argv)
             char buf[64];
             char *x = strchr(optarg, 'x');
             if (x == NULL || (size_t)(x - optarg) >= sizeof buf)
-                return usage_error(cmd, "--size needs WxH, got '%s'", optarg);
+                return cli_usage_error(cmd, "--size needs WxH, got '%s'", optarg);
             memcpy(buf, optarg, (size_t)(x - optarg));
             buf[x - optarg] = '\0';
             if (!parse_u32(buf, 100, 10000, &w) || !parse_u32(x + 1, 100, 10000, &h))
-                return usage_error(cmd, "--size needs WxH, each in 100..10000, got '%s'",
+                return cli_usage_error(cmd, "--size needs WxH, each in 100..10000, got '%s'",
                                    optarg);
             spec.width = w;
             spec.height = h;
@@ -1029,11 +1119,16 @@ int topoml_cmd_plot(topoml_context *ctx, int argc, char **argv)
         }
     }
     if (argc - optind != 1)
-        return usage_error(cmd, "need exactly one diagram file");
+        return cli_usage_error(cmd, "%s", "need exactly one diagram file");
+    int rc = session_open(&ss, given, cmd);
+    if (rc != 0)
+        return rc;
 
     topoml_diagram *dg = NULL;
-    if (read_diagram(ctx, cmd, argv[optind], fmt, &dg))
+    if (read_diagram(ss.ctx, argv[optind], fmt, &dg)) {
+        session_close(&ss);
         return 1;
+    }
     if (n_dims == 0) {
         n_dims = topoml_diagram_dim_count(dg);
         if (n_dims > MAX_DIMS_LISTED)
@@ -1048,12 +1143,35 @@ int topoml_cmd_plot(topoml_context *ctx, int argc, char **argv)
     }
     spec.series = series;
     spec.n_series = n_dims;
-    int rc = 1;
+    rc = 1;
     FILE *out = open_output(cmd, out_path, false);
     if (out != NULL) {
         plot_svg_write(out, &spec);
         rc = close_output(cmd, out, out_path);
     }
     topoml_diagram_free(dg);
+    session_close(&ss);
     return rc;
+}
+
+/* Entries of the `topoml` dispatch table (tools/cli.h): each command opens
+ * its own context from its options. */
+int cli_cmd_image(int argc, char **argv)
+{
+    return topoml_cmd_image(NULL, argc, argv);
+}
+
+int cli_cmd_features(int argc, char **argv)
+{
+    return topoml_cmd_features(NULL, argc, argv);
+}
+
+int cli_cmd_compare(int argc, char **argv)
+{
+    return topoml_cmd_compare(NULL, argc, argv);
+}
+
+int cli_cmd_plot(int argc, char **argv)
+{
+    return topoml_cmd_plot(NULL, argc, argv);
 }

@@ -1,30 +1,17 @@
 /*
  * image.c — topoml_persistence_images, the public entry of the `image` op:
- * checks the parameters with the reference's rules, then runs the op.
+ * check the parameters with the reference's rules, pick a backend
+ * (registry.c), run it through the ABI, and check what comes back.
  *
- * For now the op always runs on the built-in scalar backend; choosing among
- * backends is the selection code's job, which replaces the direct call below
- * with its own dispatch (and fills the call's progress and logging).
+ * The computation itself is the backends' (plugins/scalar/image.c is the
+ * reference); this file is only the core's side of the op, as ops.c is for
+ * the others.
  */
+#include <math.h>
 #include <string.h>
 
 #include "features_internal.h"
-#include "../../plugins/scalar/image.h"
-
-static void *call_alloc(void *host_data, size_t size)
-{
-    return tm_alloc((topoml_context *)host_data, size);
-}
-
-static void *call_realloc(void *host_data, void *ptr, size_t size)
-{
-    return tm_realloc((topoml_context *)host_data, ptr, size);
-}
-
-static void call_free(void *host_data, void *ptr)
-{
-    tm_free((topoml_context *)host_data, ptr);
-}
+#include "image.h"
 
 int topoml_persistence_images(topoml_context *ctx, const topoml_image_params_v1 *params,
                               uint64_t n_diagrams, const uint64_t *offsets,
@@ -34,25 +21,34 @@ int topoml_persistence_images(topoml_context *ctx, const topoml_image_params_v1 
         return TOPOML_E_INVALID;
     if (n_diagrams > 0 && (offsets == NULL || out == NULL))
         return tm_error(ctx, TOPOML_E_INVALID, "image: no offsets or no output array");
-    int st = tm_image_params_validate(ctx, params, n_diagrams, offsets, pairs);
-    if (st)
-        return st;
+    /* Every backend is handed only what the reference accepts, so a
+     * plugin's own checks are never the last line. */
+    int rc = tm_image_params_validate(ctx, params, n_diagrams, offsets, pairs);
+    if (rc != TOPOML_OK || n_diagrams == 0)
+        return rc;
 
+    tm_backend *b;
+    if ((rc = tm_select(ctx, TOPOML_OP_IMAGE, NULL, 0, 0, &b)) != TOPOML_OK)
+        return rc;
     char msg[512];
-    msg[0] = '\0';
     topoml_call_v1 call;
-    memset(&call, 0, sizeof call);
-    call.struct_size = sizeof call;
-    call.host_data = ctx;
-    call.alloc = call_alloc;
-    call.realloc = call_realloc;
-    call.free = call_free;
-    call.max_memory = tm_max_memory(ctx);
-    call.error = msg;
-    call.error_size = sizeof msg;
-    call.device = -1;
-    st = scalar_image(&call, params, n_diagrams, offsets, pairs, out);
-    if (st)
-        return tm_error(ctx, st, "%s", msg[0] ? msg : topoml_strerror(st));
+    tm_call_init(ctx, &call, msg, sizeof msg);
+    rc = b->vt->image(b->state, &call, params, n_diagrams, offsets, pairs, out);
+    if (rc > 0 || rc < TOPOML_E_INTERNAL)
+        return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned unknown status %d: %s",
+                        b->name, rc, msg[0] ? msg : "(no message)");
+    if (rc != TOPOML_OK && b->path != NULL)
+        return tm_error(ctx, rc, "%s [backend %s]", msg[0] ? msg : topoml_strerror(rc), b->name);
+    if (rc != TOPOML_OK)
+        return tm_error(ctx, rc, "%s", msg[0] ? msg : topoml_strerror(rc));
+
+    /* A pixel is an integral of a non-negative function: NaN or infinity
+     * can only be a backend's bug. Tiny negative values are rounding. */
+    const uint64_t cells = (uint64_t)params->width * params->height * n_diagrams;
+    for (uint64_t i = 0; i < cells; i++)
+        if (!isfinite(out[i]))
+            return tm_error(ctx, TOPOML_E_PLUGIN,
+                            "backend '%s' returned a non-finite pixel (%g at %llu)", b->name,
+                            out[i], (unsigned long long)i);
     return TOPOML_OK;
 }

@@ -18,7 +18,7 @@
  *    bottleneck_finite).
  *  - Wasserstein: an assignment problem on the (n+m)-square matrix in which
  *    each diagram is completed by diagonal copies of the other's points,
- *    solved with the shortest-augmenting-path Hungarian method.
+ *    solved by shortest augmenting paths (Jonker–Volgenant).
  *
  * This follows GUDHI (gudhi.bottleneck_distance with e = 0,
  * gudhi.wasserstein.wasserstein_distance) in definitions and in the handling
@@ -462,62 +462,91 @@ static inline double assign_cost(const assignment *a, uint64_t i, uint64_t j)
     return j < a->m ? a->dy[j] : 0.0;
 }
 
-/* Hungarian method with potentials and shortest augmenting paths (Kuhn–
- * Munkres as in Jonker–Volgenant's augmentation, O(N^3)). Rows and columns
- * are 1-based inside, column 0 is the virtual start of each augmentation.
- * Returns the total cost of the optimal assignment, summed from the costs
+/* The assignment problem by shortest augmenting paths with potentials
+ * (Jonker–Volgenant's augmentation, in the form of Crouse, "On implementing
+ * 2D rectangular assignment algorithms", IEEE TAES 2016, which is also
+ * scipy's linear_sum_assignment): rows are added one at a time, each by a
+ * Dijkstra search over reduced costs c(i,j) - u[i] - v[j] >= 0 to the
+ * nearest free column. O(N^3) in the worst case.
+ *
+ * Two details matter here. The search only scans columns it has not
+ * reached yet (`remaining` shrinks), and among columns at equal distance it
+ * takes a free one: the diagonal slots are many identical columns, and
+ * without that preference each search wanders through the assigned ones
+ * before stopping.
+ *
+ * Returns the total cost, summed from the costs of the final assignment
  * (not read off the potentials, which carry rounding). */
-static double hungarian(const assignment *a, double *u, double *v, uint64_t *row_of,
-                        uint64_t *way, double *minv, unsigned char *used)
+typedef struct lap_work {
+    double *u, *v, *dist;
+    uint64_t *path, *col_of, *row_of, *remaining;
+    unsigned char *row_seen, *col_seen;
+} lap_work;
+
+static double solve_assignment(const assignment *a, const lap_work *w)
 {
     const uint64_t N = a->n + a->m;
-    for (uint64_t j = 0; j <= N; j++) {
-        u[j] = v[j] = 0.0;
-        row_of[j] = 0;
+    for (uint64_t k = 0; k < N; k++) {
+        w->u[k] = w->v[k] = 0.0;
+        w->col_of[k] = w->row_of[k] = NIL;
     }
-    for (uint64_t i = 1; i <= N; i++) {
-        row_of[0] = i;
-        uint64_t j0 = 0;
-        for (uint64_t j = 0; j <= N; j++) {
-            minv[j] = INFINITY;
-            used[j] = 0;
+    for (uint64_t row = 0; row < N; row++) {
+        uint64_t n_remaining = N, i = row, sink = NIL;
+        double min_val = 0.0;
+        for (uint64_t k = 0; k < N; k++) {
+            w->remaining[k] = N - 1 - k;
+            w->row_seen[k] = w->col_seen[k] = 0;
+            w->dist[k] = INFINITY;
         }
-        do {
-            used[j0] = 1;
-            uint64_t i0 = row_of[j0], j1 = 0;
-            double delta = INFINITY;
-            for (uint64_t j = 1; j <= N; j++) {
-                if (used[j])
-                    continue;
-                double cur = assign_cost(a, i0 - 1, j - 1) - u[i0] - v[j];
-                if (cur < minv[j]) {
-                    minv[j] = cur;
-                    way[j] = j0;
+        while (sink == NIL) {
+            uint64_t index = NIL;
+            double lowest = INFINITY;
+            w->row_seen[i] = 1;
+            for (uint64_t it = 0; it < n_remaining; it++) {
+                uint64_t j = w->remaining[it];
+                double r = min_val + assign_cost(a, i, j) - w->u[i] - w->v[j];
+                if (r < w->dist[j]) {
+                    w->path[j] = i;
+                    w->dist[j] = r;
                 }
-                if (minv[j] < delta) {
-                    delta = minv[j];
-                    j1 = j;
-                }
-            }
-            for (uint64_t j = 0; j <= N; j++) {
-                if (used[j]) {
-                    u[row_of[j]] += delta;
-                    v[j] -= delta;
-                } else {
-                    minv[j] -= delta;
+                if (w->dist[j] < lowest || (w->dist[j] == lowest && w->row_of[j] == NIL)) {
+                    lowest = w->dist[j];
+                    index = it;
                 }
             }
-            j0 = j1;
-        } while (row_of[j0] != 0);
-        do {
-            uint64_t j1 = way[j0];
-            row_of[j0] = row_of[j1];
-            j0 = j1;
-        } while (j0 != 0);
+            /* Every cost is finite and a free column always remains, so
+             * `index` is set. */
+            min_val = lowest;
+            uint64_t j = w->remaining[index];
+            if (w->row_of[j] == NIL)
+                sink = j;
+            else
+                i = w->row_of[j];
+            w->col_seen[j] = 1;
+            w->remaining[index] = w->remaining[--n_remaining];
+        }
+        /* Update the potentials so that reduced costs stay >= 0 and are 0
+         * along the new assignment, then flip the augmenting path. */
+        w->u[row] += min_val;
+        for (uint64_t r = 0; r < N; r++)
+            if (w->row_seen[r] && r != row)
+                w->u[r] += min_val - w->dist[w->col_of[r]];
+        for (uint64_t c = 0; c < N; c++)
+            if (w->col_seen[c])
+                w->v[c] -= min_val - w->dist[c];
+        for (uint64_t j = sink;;) {
+            uint64_t r = w->path[j];
+            w->row_of[j] = r;
+            uint64_t prev = w->col_of[r];
+            w->col_of[r] = j;
+            j = prev;
+            if (r == row)
+                break;
+        }
     }
     double total = 0.0;
-    for (uint64_t j = 1; j <= N; j++)
-        total += assign_cost(a, row_of[j] - 1, j - 1);
+    for (uint64_t r = 0; r < N; r++)
+        total += assign_cost(a, r, w->col_of[r]);
     return total;
 }
 
@@ -533,7 +562,7 @@ static int wasserstein_finite(topoml_context *ctx, const split *x, const split *
     const double diag_factor = isinf(p) ? 0.5 : pow(2.0, 1.0 / p - 1.0);
     uint64_t cells, bytes, vec_bytes;
     if (!tm_mul_u64(n, m, &cells) || !tm_mul_u64(cells, sizeof(double), &bytes) ||
-        !tm_mul_u64(N + 1, 5 * sizeof(double), &vec_bytes) || bytes > SIZE_MAX ||
+        !tm_mul_u64(N, 8 * sizeof(double), &vec_bytes) || bytes > SIZE_MAX ||
         bytes + vec_bytes < bytes)
         return tm_error(ctx, TOPOML_E_OVERFLOW,
                         "wasserstein: %llu x %llu points overflow the size type",
@@ -544,14 +573,19 @@ static int wasserstein_finite(topoml_context *ctx, const split *x, const split *
     double *xy = tm_alloc(ctx, (size_t)bytes);
     double *dx = tm_alloc(ctx, (n + 1) * sizeof(double));
     double *dy = tm_alloc(ctx, (m + 1) * sizeof(double));
-    double *u = tm_alloc(ctx, (N + 1) * sizeof(double));
-    double *v = tm_alloc(ctx, (N + 1) * sizeof(double));
-    double *minv = tm_alloc(ctx, (N + 1) * sizeof(double));
-    uint64_t *row_of = tm_alloc(ctx, (N + 1) * sizeof(uint64_t));
-    uint64_t *way = tm_alloc(ctx, (N + 1) * sizeof(uint64_t));
-    unsigned char *used = tm_alloc(ctx, N + 1);
-    if ((xy == NULL && bytes > 0) || !dx || !dy || !u || !v || !minv || !row_of || !way ||
-        !used) {
+    lap_work w = {
+        .u = tm_alloc(ctx, N * sizeof(double)),
+        .v = tm_alloc(ctx, N * sizeof(double)),
+        .dist = tm_alloc(ctx, N * sizeof(double)),
+        .path = tm_alloc(ctx, N * sizeof(uint64_t)),
+        .col_of = tm_alloc(ctx, N * sizeof(uint64_t)),
+        .row_of = tm_alloc(ctx, N * sizeof(uint64_t)),
+        .remaining = tm_alloc(ctx, N * sizeof(uint64_t)),
+        .row_seen = tm_alloc(ctx, N),
+        .col_seen = tm_alloc(ctx, N),
+    };
+    if ((xy == NULL && bytes > 0) || !dx || !dy || !w.u || !w.v || !w.dist || !w.path ||
+        !w.col_of || !w.row_of || !w.remaining || !w.row_seen || !w.col_seen) {
         st = tm_nomem(ctx, (size_t)(bytes + vec_bytes));
     } else {
         for (uint64_t i = 0; i < n; i++) {
@@ -565,17 +599,20 @@ static int wasserstein_finite(topoml_context *ctx, const split *x, const split *
         for (uint64_t j = 0; j < m; j++)
             dy[j] = power((y->finite[j].death - y->finite[j].birth) * diag_factor, q);
         assignment as = {n, m, xy, dx, dy};
-        *out = hungarian(&as, u, v, row_of, way, minv, used);
+        *out = solve_assignment(&as, &w);
     }
     tm_free(ctx, xy);
     tm_free(ctx, dx);
     tm_free(ctx, dy);
-    tm_free(ctx, u);
-    tm_free(ctx, v);
-    tm_free(ctx, minv);
-    tm_free(ctx, row_of);
-    tm_free(ctx, way);
-    tm_free(ctx, used);
+    tm_free(ctx, w.u);
+    tm_free(ctx, w.v);
+    tm_free(ctx, w.dist);
+    tm_free(ctx, w.path);
+    tm_free(ctx, w.col_of);
+    tm_free(ctx, w.row_of);
+    tm_free(ctx, w.remaining);
+    tm_free(ctx, w.row_seen);
+    tm_free(ctx, w.col_seen);
     return st;
 }
 

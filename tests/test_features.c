@@ -469,6 +469,21 @@ START_TEST(test_distances_reject_bad_input)
 }
 END_TEST
 
+START_TEST(test_distances_of_huge_coordinates)
+{
+    topoml_pair x[] = {P(0, 1e300)}, y[] = {P(-1e300, 1e300)};
+    double d;
+    /* The squared costs overflow a double: refused, not computed with. */
+    ck_assert_int_eq(topoml_wasserstein_distance(ctx, x, 1, y, 1, 2.0, INFINITY, &d),
+                     TOPOML_E_OVERFLOW);
+    ck_assert(strstr(topoml_errmsg(ctx), "too large") != NULL);
+    ck_assert_int_eq(topoml_wasserstein_distance(ctx, x, 1, y, 1, 1.0, INFINITY, &d), TOPOML_OK);
+    ck_assert(d == 1e300);
+    ck_assert_int_eq(topoml_bottleneck_distance(ctx, x, 1, y, 1, &d), TOPOML_OK);
+    ck_assert(d == 1e300);
+}
+END_TEST
+
 START_TEST(test_wasserstein_respects_memory_limit)
 {
     enum { N = 200 };
@@ -841,6 +856,7 @@ static Suite *features_suite(void)
     tcase_add_test(t, test_wasserstein_matches_brute_force);
     tcase_add_test(t, test_distances_match_infinite_points_by_kind);
     tcase_add_test(t, test_distances_reject_bad_input);
+    tcase_add_test(t, test_distances_of_huge_coordinates);
     tcase_add_test(t, test_wasserstein_respects_memory_limit);
     tcase_add_test(t, test_allocation_failures_are_reported);
     tcase_add_test(t, test_read_ripser_output);

@@ -304,6 +304,16 @@ START_TEST(test_rejects_bad_diagrams)
     ck_assert_int_eq(image1(&p, rev, 1, v), TOPOML_E_INVALID);
     ck_assert(strstr(errbuf, "diagram 0, pair 0") != NULL);
     ck_assert_int_eq(image1(&p, nan_d, 1, v), TOPOML_E_INVALID);
+    /* A persistence or a weight that overflows would make pixels inf * 0. */
+    topoml_pair wide[] = {P(-1e308, 1e308)}, big[] = {P(0, 1e300)};
+    ck_assert_int_eq(image1(&p, wide, 1, v), TOPOML_E_INVALID);
+    ck_assert(strstr(errbuf, "not representable") != NULL);
+    topoml_image_params_v1 pw = p;
+    pw.weight = TOPOML_WEIGHT_POWER;
+    pw.weight_power = 2;
+    ck_assert_int_eq(image1(&pw, big, 1, v), TOPOML_E_INVALID);
+    pw.weight_power = 1;
+    ck_assert_int_eq(image1(&pw, big, 1, v), TOPOML_OK);
     topoml_pair ok[] = {P(0, 1), P(0, 1)};
     uint64_t off[] = {0, 2, 1};
     topoml_call_v1 c = make_call();

@@ -24,6 +24,7 @@
  * gudhi.wasserstein.wasserstein_distance) in definitions and in the handling
  * of infinite points, and is tested against it.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -514,8 +515,11 @@ static double solve_assignment(const assignment *a, const lap_work *w)
                     index = it;
                 }
             }
-            /* Every cost is finite and a free column always remains, so
-             * `index` is set. */
+            /* Costs are finite and bounded (wasserstein_finite checks), and
+             * a free column always remains, so `index` is set; the test is
+             * a guard against a broken invariant, not a normal path. */
+            if (index == NIL)
+                return NAN;
             min_val = lowest;
             uint64_t j = w->remaining[index];
             if (w->row_of[j] == NIL)
@@ -598,8 +602,23 @@ static int wasserstein_finite(topoml_context *ctx, const split *x, const split *
         }
         for (uint64_t j = 0; j < m; j++)
             dy[j] = power((y->finite[j].death - y->finite[j].birth) * diag_factor, q);
+        /* The potentials are sums and differences of costs; keep every
+         * cost far enough below the largest double that none of them can
+         * overflow (N times the largest cost stays finite). */
+        double c_max = 0.0;
+        for (uint64_t k = 0; k < cells; k++)
+            c_max = fmax(c_max, isnan(xy[k]) ? INFINITY : xy[k]);
+        for (uint64_t i = 0; i < n; i++)
+            c_max = fmax(c_max, dx[i]);
+        for (uint64_t j = 0; j < m; j++)
+            c_max = fmax(c_max, dy[j]);
         assignment as = {n, m, xy, dx, dy};
-        *out = solve_assignment(&as, &w);
+        if (!(c_max * 4.0 * (double)N < DBL_MAX))
+            st = tm_error(ctx, TOPOML_E_OVERFLOW,
+                          "wasserstein: distances^%g up to %g are too large for the solver", q,
+                          c_max);
+        else if (isnan(*out = solve_assignment(&as, &w)))
+            st = tm_error(ctx, TOPOML_E_INTERNAL, "wasserstein: the assignment solver failed");
     }
     tm_free(ctx, xy);
     tm_free(ctx, dx);

@@ -387,7 +387,9 @@ static int read_ripser(reader *r)
         if (st)
             return st;
     }
-    if (dim < 0)
+    /* An empty file is an empty diagram (what the writer makes of one);
+     * text without a single header is not Ripser's output. */
+    if (dim < 0 && skip_space(r->s, r->s + r->len) != r->s + r->len)
         return tm_error(r->ctx, TOPOML_E_PARSE,
                         "%s:%zu: no \"persistence intervals in dim k:\" line", r->name, r->line);
     return TOPOML_OK;

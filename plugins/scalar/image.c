@@ -63,6 +63,18 @@ static int check_range(const char *name, double lo, double hi, uint32_t n, char 
     return TOPOML_OK;
 }
 
+static double weight_of(const topoml_image_params_v1 *p, double pers)
+{
+    switch (p->weight) {
+    case TOPOML_WEIGHT_LINEAR:
+        return pers >= p->weight_max ? 1.0 : pers / p->weight_max;
+    case TOPOML_WEIGHT_POWER:
+        return pow(pers, p->weight_power);
+    default:
+        return 1.0;
+    }
+}
+
 int scalar_image_check(const topoml_image_params_v1 *params, uint64_t n_diagrams,
                        const uint64_t *offsets, const topoml_pair *pairs, char *error,
                        size_t error_size)
@@ -155,21 +167,20 @@ int scalar_image_check(const topoml_image_params_v1 *params, uint64_t n_diagrams
                             "image: diagram %llu, pair %llu: clip_death %g is below birth %g",
                             (unsigned long long)k, (unsigned long long)(i - offsets[k]),
                             p->clip_death, b);
+            if (isinf(d) && p->infinite == TOPOML_INFINITE_DROP)
+                continue;
+            /* Values near the largest double can make the persistence or
+             * its weight overflow; a pixel would then be inf * 0. */
+            double pers = (isinf(d) ? p->clip_death : d) - b;
+            double w = weight_of(p, pers);
+            if (!isfinite(pers) || !isfinite(w))
+                return fail(error, error_size, TOPOML_E_INVALID,
+                            "image: diagram %llu, pair %llu: persistence %g (weight %g) is "
+                            "not representable",
+                            (unsigned long long)k, (unsigned long long)(i - offsets[k]), pers, w);
         }
     }
     return TOPOML_OK;
-}
-
-static double weight_of(const topoml_image_params_v1 *p, double pers)
-{
-    switch (p->weight) {
-    case TOPOML_WEIGHT_LINEAR:
-        return pers >= p->weight_max ? 1.0 : pers / p->weight_max;
-    case TOPOML_WEIGHT_POWER:
-        return pow(pers, p->weight_power);
-    default:
-        return 1.0;
-    }
 }
 
 /* diff[i] = erf(u[i+1]) - erf(u[i]) for the n+1 pixel edges

@@ -1038,7 +1038,7 @@ static const char plot_help[] =
     "a legend, the diagonal, infinite deaths on a line marked inf at the top.\n"
     "\n"
     "  -k, --kind K            diagram (default) or barcode\n"
-    "  -d, --dim LIST          dimensions, e.g. 1 or 0,1 (default: every one in the file)\n"
+    "  -d, --dim LIST          dimensions, e.g. 1 or 0,1 (default: every non-empty one)\n"
     "%s"
     "  -t, --title TEXT        a title above the plot\n"
     "  -s, --size WxH          size in pixels (default 440x440 for a diagram; 640 wide\n"
@@ -1130,11 +1130,13 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
         return 1;
     }
     if (n_dims == 0) {
-        n_dims = topoml_diagram_dim_count(dg);
-        if (n_dims > MAX_DIMS_LISTED)
-            n_dims = MAX_DIMS_LISTED;
-        for (uint32_t k = 0; k < n_dims; k++)
-            dims[k] = k;
+        /* By default every dimension that has something to draw. */
+        for (uint32_t k = 0; k < topoml_diagram_dim_count(dg) && n_dims < MAX_DIMS_LISTED; k++) {
+            uint64_t n;
+            topoml_diagram_pairs(dg, k, &n);
+            if (n > 0)
+                dims[n_dims++] = k;
+        }
     }
     plot_series series[MAX_DIMS_LISTED];
     for (uint32_t k = 0; k < n_dims; k++) {

@@ -57,9 +57,15 @@ static axis nice_axis(double lo, double hi, int target)
 {
     axis a;
     if (!(hi > lo)) {
-        double w = fabs(lo) > 0 ? fabs(lo) * 0.5 : 0.5;
-        lo -= w;
-        hi += w;
+        /* One value only: a unit range from 0 (say, one bar born at 0 that
+         * never dies), else half the value on each side. */
+        if (lo == 0.0) {
+            hi = 1.0;
+        } else {
+            double w = fabs(lo) * 0.5;
+            lo -= w;
+            hi += w;
+        }
     }
     double raw = (hi - lo) / target;
     double e = floor(log10(raw)), m = raw / pow(10.0, e);
@@ -239,6 +245,12 @@ static void draw_diagram(FILE *f, const plot_spec *s)
         fputs("</g>\n", f);
     }
 
+    if (n_total == 0)
+        fprintf(f,
+                "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" fill=\"#777777\">"
+                "no intervals</text>\n",
+                x0 + side / 2, y0 - side / 2);
+
     /* Legend in the lower right, in the empty half below the diagonal. */
     const double row = 18, lw = 96, lh = 10 + row * s->n_series;
     const double lx = x0 + side - lw - 8, ly = y0 - lh - 8;
@@ -372,6 +384,12 @@ static void draw_barcode(FILE *f, const plot_spec *s)
                     x0, y - group_gap / 2, x0 + plot_w, y - group_gap / 2);
         }
     }
+
+    if (n_total == 0)
+        fprintf(f,
+                "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" fill=\"#777777\">"
+                "no intervals</text>\n",
+                x0 + plot_w / 2, (top + y_axis) / 2);
 
     /* The filtration axis. */
     fprintf(f,

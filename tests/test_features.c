@@ -347,8 +347,8 @@ START_TEST(test_bottleneck_matches_brute_force)
         double want = brute_force(&b), got;
         ck_assert_int_eq(topoml_bottleneck_distance(ctx, x, (uint64_t)n, y, (uint64_t)m, &got),
                          TOPOML_OK);
-        ck_assert_msg(fabs(got - want) <= 1e-12, "trial %d: n=%d m=%d got %.17g want %.17g",
-                      trial, n, m, got, want);
+        ck_assert_msg(fabs(got - want) <= 1e-12, "trial %d: n=%d m=%d got %.17g want %.17g", trial,
+                      n, m, got, want);
     }
 }
 END_TEST
@@ -374,8 +374,7 @@ START_TEST(test_wasserstein_by_hand)
 {
     double d;
     topoml_pair a[] = {P(0, 4)};
-    ck_assert_int_eq(topoml_wasserstein_distance(ctx, a, 1, NULL, 0, 1.0, INFINITY, &d),
-                     TOPOML_OK);
+    ck_assert_int_eq(topoml_wasserstein_distance(ctx, a, 1, NULL, 0, 1.0, INFINITY, &d), TOPOML_OK);
     ck_assert(d == 2.0);
     ck_assert_int_eq(topoml_wasserstein_distance(ctx, a, 1, NULL, 0, 1.0, 2.0, &d), TOPOML_OK);
     ck_assert_double_eq_tol(d, 4.0 / sqrt(2.0), 1e-15);
@@ -383,8 +382,7 @@ START_TEST(test_wasserstein_by_hand)
     ck_assert_double_eq_tol(d, 4.0, 1e-15);
     /* Two points each going to the diagonal, order 2: sqrt(2^2 + 1^2). */
     topoml_pair b[] = {P(0, 4), P(1, 3)};
-    ck_assert_int_eq(topoml_wasserstein_distance(ctx, b, 2, NULL, 0, 2.0, INFINITY, &d),
-                     TOPOML_OK);
+    ck_assert_int_eq(topoml_wasserstein_distance(ctx, b, 2, NULL, 0, 2.0, INFINITY, &d), TOPOML_OK);
     ck_assert_double_eq_tol(d, sqrt(5.0), 1e-15);
     ck_assert_int_eq(topoml_wasserstein_distance(ctx, NULL, 0, NULL, 0, 2.0, INFINITY, &d),
                      TOPOML_OK);
@@ -409,8 +407,8 @@ START_TEST(test_wasserstein_matches_brute_force)
             topoml_wasserstein_distance(ctx, x, (uint64_t)n, y, (uint64_t)m, q, p, &got),
             TOPOML_OK);
         ck_assert_msg(fabs(got - want) <= 1e-9 * fmax(1.0, want),
-                      "trial %d: n=%d m=%d q=%g p=%g got %.17g want %.17g", trial, n, m, q, p,
-                      got, want);
+                      "trial %d: n=%d m=%d q=%g p=%g got %.17g want %.17g", trial, n, m, q, p, got,
+                      want);
     }
 }
 END_TEST
@@ -430,8 +428,7 @@ START_TEST(test_distances_match_infinite_points_by_kind)
     /* Different numbers of infinite points: infinitely far apart. */
     ck_assert_int_eq(topoml_bottleneck_distance(ctx, a, 3, b + 1, 2, &d), TOPOML_OK);
     ck_assert(isinf(d));
-    ck_assert_int_eq(topoml_wasserstein_distance(ctx, a, 2, NULL, 0, 1.0, INFINITY, &d),
-                     TOPOML_OK);
+    ck_assert_int_eq(topoml_wasserstein_distance(ctx, a, 2, NULL, 0, 1.0, INFINITY, &d), TOPOML_OK);
     ck_assert(isinf(d));
     /* (-inf, d) matches only its kind, by death; (-inf, +inf) by count;
      * (+inf, +inf) lies on the diagonal. */
@@ -589,8 +586,7 @@ static int read_text(const char *text, topoml_diagram_format fmt, topoml_diagram
     return st;
 }
 
-static void expect_pairs(const topoml_diagram *d, uint32_t dim, const topoml_pair *want,
-                         uint64_t n)
+static void expect_pairs(const topoml_diagram *d, uint32_t dim, const topoml_pair *want, uint64_t n)
 {
     uint64_t got_n;
     const topoml_pair *got = topoml_diagram_pairs(d, dim, &got_n);
@@ -627,14 +623,14 @@ END_TEST
 START_TEST(test_read_ripser_reports_line_of_bad_interval)
 {
     topoml_diagram *d = NULL;
-    ck_assert_int_eq(read_text("persistence intervals in dim 0:\n [0,1)\n [0;1)\n",
-                               TOPOML_DIAGRAM_RIPSER, &d),
-                     TOPOML_E_PARSE);
+    ck_assert_int_eq(
+        read_text("persistence intervals in dim 0:\n [0,1)\n [0;1)\n", TOPOML_DIAGRAM_RIPSER, &d),
+        TOPOML_E_PARSE);
     ck_assert_str_eq(topoml_errmsg(ctx), "t.txt:3: expected ',' in the interval");
     ck_assert_ptr_null(d);
-    ck_assert_int_eq(read_text("persistence intervals in dim 0:\n [2,1)\n",
-                               TOPOML_DIAGRAM_RIPSER, &d),
-                     TOPOML_E_PARSE);
+    ck_assert_int_eq(
+        read_text("persistence intervals in dim 0:\n [2,1)\n", TOPOML_DIAGRAM_RIPSER, &d),
+        TOPOML_E_PARSE);
     ck_assert(strstr(topoml_errmsg(ctx), "t.txt:2: death 1 is below birth 2") != NULL);
     ck_assert_int_eq(read_text("nothing here\n", TOPOML_DIAGRAM_RIPSER, &d), TOPOML_E_PARSE);
     ck_assert(strstr(topoml_errmsg(ctx), "no \"persistence intervals") != NULL);
@@ -676,9 +672,9 @@ END_TEST
 START_TEST(test_read_csv)
 {
     topoml_diagram *d;
-    ck_assert_int_eq(read_text("dim,birth,death\n0,0,inf\n1, 0.5 ,2\n0,0.25,\n",
-                               TOPOML_DIAGRAM_AUTO, &d),
-                     TOPOML_OK);
+    ck_assert_int_eq(
+        read_text("dim,birth,death\n0,0,inf\n1, 0.5 ,2\n0,0.25,\n", TOPOML_DIAGRAM_AUTO, &d),
+        TOPOML_OK);
     topoml_pair h0[] = {P(0, INFINITY), P(0.25, INFINITY)}, h1[] = {P(0.5, 2)};
     expect_pairs(d, 0, h0, 2);
     expect_pairs(d, 1, h1, 1);
@@ -693,7 +689,8 @@ START_TEST(test_read_json_schema_and_extras)
 {
     static const char text[] =
         "{ \"format\": \"topoml-barcode\", \"version\": 1,\n"
-        "  \"backend\": {\"name\": \"scalar\", \"tags\": [1, 2.5e-3, true, null, \"x\\\"y\\u00e9\"]},\n"
+        "  \"backend\": {\"name\": \"scalar\", \"tags\": [1, 2.5e-3, true, null, "
+        "\"x\\\"y\\u00e9\"]},\n"
         "  \"dims\": [\n"
         "    {\"intervals\": [[0, 1.5], [0, null], [0.25, Infinity]], \"dim\": 0},\n"
         "    {\"dim\": 2, \"intervals\": [], \"count\": 0},\n"
@@ -713,9 +710,9 @@ END_TEST
 START_TEST(test_read_json_errors_name_line_and_column)
 {
     topoml_diagram *d = NULL;
-    ck_assert_int_eq(read_text("{\"dims\":[\n {\"dim\":0,\"intervals\":[[0,01]]}]}",
-                               TOPOML_DIAGRAM_JSON, &d),
-                     TOPOML_E_PARSE);
+    ck_assert_int_eq(
+        read_text("{\"dims\":[\n {\"dim\":0,\"intervals\":[[0,01]]}]}", TOPOML_DIAGRAM_JSON, &d),
+        TOPOML_E_PARSE);
     ck_assert_str_eq(topoml_errmsg(ctx), "t.txt:2:28: expected ']'");
     ck_assert_int_eq(read_text("{\"dims\":[]} x", TOPOML_DIAGRAM_JSON, &d), TOPOML_E_PARSE);
     ck_assert(strstr(topoml_errmsg(ctx), "unexpected text") != NULL);
@@ -723,19 +720,19 @@ START_TEST(test_read_json_errors_name_line_and_column)
     ck_assert(strstr(topoml_errmsg(ctx), "no \"dims\"") != NULL);
     ck_assert_int_eq(read_text("{\"dims\":[{\"dim\":0}]}", TOPOML_DIAGRAM_JSON, &d),
                      TOPOML_E_PARSE);
-    ck_assert_int_eq(read_text("{\"dims\":[{\"dim\":1.5,\"intervals\":[]}]}",
-                               TOPOML_DIAGRAM_JSON, &d),
-                     TOPOML_E_PARSE);
-    ck_assert_int_eq(read_text("{\"dims\":[{\"dim\":0,\"intervals\":[[null,1]]}]}",
-                               TOPOML_DIAGRAM_JSON, &d),
-                     TOPOML_E_PARSE);
-    ck_assert_int_eq(read_text("{\"dims\":[{\"dim\":0,\"intervals\":[[3,1]]}]}",
-                               TOPOML_DIAGRAM_JSON, &d),
-                     TOPOML_E_PARSE);
+    ck_assert_int_eq(
+        read_text("{\"dims\":[{\"dim\":1.5,\"intervals\":[]}]}", TOPOML_DIAGRAM_JSON, &d),
+        TOPOML_E_PARSE);
+    ck_assert_int_eq(
+        read_text("{\"dims\":[{\"dim\":0,\"intervals\":[[null,1]]}]}", TOPOML_DIAGRAM_JSON, &d),
+        TOPOML_E_PARSE);
+    ck_assert_int_eq(
+        read_text("{\"dims\":[{\"dim\":0,\"intervals\":[[3,1]]}]}", TOPOML_DIAGRAM_JSON, &d),
+        TOPOML_E_PARSE);
     ck_assert(strstr(topoml_errmsg(ctx), "below birth") != NULL);
-    ck_assert_int_eq(read_text("{\"dims\":[{\"dim\":0,\"intervals\":[[0,1,2]]}]}",
-                               TOPOML_DIAGRAM_JSON, &d),
-                     TOPOML_E_PARSE);
+    ck_assert_int_eq(
+        read_text("{\"dims\":[{\"dim\":0,\"intervals\":[[0,1,2]]}]}", TOPOML_DIAGRAM_JSON, &d),
+        TOPOML_E_PARSE);
     ck_assert_int_eq(read_text("{\"dims\":[],}", TOPOML_DIAGRAM_JSON, &d), TOPOML_E_PARSE);
     ck_assert_int_eq(read_text("{\"dims\":[], \"s\":\"abc", TOPOML_DIAGRAM_JSON, &d),
                      TOPOML_E_PARSE);
@@ -769,8 +766,11 @@ END_TEST
 START_TEST(test_every_format_round_trips)
 {
     const topoml_interval iv[] = {
-        {0, 0.1, 0, 0}, {0, INFINITY, 0, 0}, {0.30000000000000004, 1e-300, 2, 0},
-        {1.0 / 3.0, 2.0 / 3.0, 2, 0}, {-5, 1e300, 2, 0},
+        {0, 0.1, 0, 0},
+        {0, INFINITY, 0, 0},
+        {0.30000000000000004, 1e-300, 2, 0},
+        {1.0 / 3.0, 2.0 / 3.0, 2, 0},
+        {-5, 1e300, 2, 0},
     };
     /* 1e-300 < 0.3: swap it into order for a valid pair. */
     topoml_interval fixed[5];
@@ -802,8 +802,7 @@ START_TEST(test_every_format_round_trips)
         }
         free(buf);
     }
-    ck_assert_int_eq(topoml_diagram_write(ctx, d, stdout, TOPOML_DIAGRAM_AUTO),
-                     TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_diagram_write(ctx, d, stdout, TOPOML_DIAGRAM_AUTO), TOPOML_E_INVALID);
     topoml_diagram_free(d);
 }
 END_TEST

@@ -162,7 +162,7 @@ END_TEST
 START_TEST(test_weights_scale_a_point)
 {
     topoml_image_params_v1 p = params(0, 2, 0, 2, 5, 5, 0.3);
-    topoml_pair pt[] = {P(0.5, 1.5)}; /* persistence 1 */
+    topoml_pair pt[] = {P(0.5, 1.5)};  /* persistence 1 */
     topoml_pair pt2[] = {P(0.5, 2.0)}; /* persistence 1.5 */
     double c[25], l[25];
     ck_assert_int_eq(image1(&p, pt, 1, c), TOPOML_OK);
@@ -252,12 +252,12 @@ START_TEST(test_rejects_bad_parameters)
     double v[4];
     const topoml_image_params_v1 good = params(0, 1, 0, 1, 2, 2, 0.1);
     topoml_image_params_v1 p;
-#define BAD(field, value, code, text)                                                          \
-    do {                                                                                       \
-        p = good;                                                                              \
-        p.field = value;                                                                       \
-        ck_assert_int_eq(image1(&p, pt, 1, v), code);                                          \
-        ck_assert_msg(strstr(errbuf, text) != NULL, "%s: %s", #field, errbuf);                 \
+#define BAD(field, value, code, text)                                                              \
+    do {                                                                                           \
+        p = good;                                                                                  \
+        p.field = value;                                                                           \
+        ck_assert_int_eq(image1(&p, pt, 1, v), code);                                              \
+        ck_assert_msg(strstr(errbuf, text) != NULL, "%s: %s", #field, errbuf);                     \
     } while (0)
     BAD(sigma, 0.0, TOPOML_E_INVALID, "sigma");
     BAD(sigma, -1.0, TOPOML_E_INVALID, "sigma");

@@ -59,8 +59,8 @@ static bool parse_range(const char *s, double *lo, double *hi)
     char a[64];
     memcpy(a, s, (size_t)(colon - s));
     a[colon - s] = '\0';
-    return cli_parse_double(a, lo) && cli_parse_double(colon + 1, hi) && isfinite(*lo) && isfinite(*hi) &&
-           *lo < *hi;
+    return cli_parse_double(a, lo) && cli_parse_double(colon + 1, hi) && isfinite(*lo) &&
+           isfinite(*hi) && *lo < *hi;
 }
 
 /* "0,1,2" into dims[]. */
@@ -73,8 +73,7 @@ static bool parse_dims(const char *s, uint32_t *dims, uint32_t *n)
     *n = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save)) {
-        if (*n == MAX_DIMS_LISTED ||
-            !parse_u32(tok, 0, TOPOML_DIAGRAM_MAX_DIM, &dims[(*n)++]))
+        if (*n == MAX_DIMS_LISTED || !parse_u32(tok, 0, TOPOML_DIAGRAM_MAX_DIM, &dims[(*n)++]))
             return false;
     }
     return *n > 0;
@@ -167,17 +166,20 @@ static const char *const format_help =
  * which configuration and backend, the memory limit, logging. */
 enum { OPT_CONFIG = 1000, OPT_BACKEND, OPT_MAX_MEMORY, OPT_VERBOSE };
 
-#define COMMON_LONG_OPTS                                                                       \
-    {"config", required_argument, NULL, OPT_CONFIG},                                           \
-        {"backend", required_argument, NULL, OPT_BACKEND},                                     \
-        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},                               \
-        {"verbose", no_argument, NULL, OPT_VERBOSE}, {"help", no_argument, NULL, 'h'}
+#define COMMON_LONG_OPTS                                                                           \
+    {"config", required_argument, NULL, OPT_CONFIG},                                               \
+        {"backend", required_argument, NULL, OPT_BACKEND},                                         \
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},                                   \
+        {"verbose", no_argument, NULL, OPT_VERBOSE},                                               \
+    {                                                                                              \
+        "help", no_argument, NULL, 'h'                                                             \
+    }
 
-#define COMMON_HELP                                                                         \
-    "      --backend NAME      run on this backend (see `topoml backends`)\n"                \
-    "      --config FILE       configuration (default: $TOPOML_CONFIG, else none)\n"        \
-    "      --max-memory SIZE   refuse work that needs more memory (e.g. 512M, 4G)\n"        \
-    "      --verbose           log what the library does on stderr (twice: more)\n"         \
+#define COMMON_HELP                                                                                \
+    "      --backend NAME      run on this backend (see `topoml backends`)\n"                      \
+    "      --config FILE       configuration (default: $TOPOML_CONFIG, else none)\n"               \
+    "      --max-memory SIZE   refuse work that needs more memory (e.g. 512M, 4G)\n"               \
+    "      --verbose           log what the library does on stderr (twice: more)\n"                \
     "  -h, --help              show this help\n"
 
 /* The context a command runs with: the caller's, or one opened from the
@@ -195,20 +197,14 @@ typedef struct session {
 static int common_opt(session *ss, int c, const char *cmd)
 {
     switch (c) {
-    case OPT_CONFIG:
-        ss->config = optarg;
-        return 1;
-    case OPT_BACKEND:
-        ss->backend = optarg;
-        return 1;
+    case OPT_CONFIG: ss->config = optarg; return 1;
+    case OPT_BACKEND: ss->backend = optarg; return 1;
     case OPT_MAX_MEMORY:
         if (!cli_parse_bytes(optarg, &ss->max_memory))
             return cli_usage_error(cmd, "bad --max-memory '%s' (e.g. 512M, 4G)", optarg);
         ss->max_memory_set = true;
         return 1;
-    case OPT_VERBOSE:
-        ss->verbose++;
-        return 1;
+    case OPT_VERBOSE: ss->verbose++; return 1;
     }
     return 0;
 }
@@ -272,13 +268,12 @@ static const char image_help[] =
     "  -O, --output STYLE        csv (default: one line per image, row-major, row 0 the\n"
     "                            lowest persistence), json, pgm (8-bit, highest\n"
     "                            persistence at the top, each image scaled to its max)\n"
-    "  -o, --output-file FILE    write there instead of standard output\n"
-    COMMON_HELP;
+    "  -o, --output-file FILE    write there instead of standard output\n" COMMON_HELP;
 
 typedef enum { OUT_CSV, OUT_JSON, OUT_PGM, OUT_TEXT } out_style;
 
-static void write_image_json(FILE *f, const topoml_image_params_v1 *p, uint32_t dim,
-                             char **files, uint64_t n_images, const double *img)
+static void write_image_json(FILE *f, const topoml_image_params_v1 *p, uint32_t dim, char **files,
+                             uint64_t n_images, const double *img)
 {
     static const char *const weights[] = {"constant", "linear", "power"};
     char a[32], b[32];
@@ -306,7 +301,8 @@ static void write_image_json(FILE *f, const topoml_image_params_v1 *p, uint32_t 
         for (uint32_t r = 0; r < p->height; r++) {
             fputs(r ? ",\n  [" : "\n  [", f);
             for (uint32_t c = 0; c < p->width; c++)
-                fprintf(f, "%s%s", c ? "," : "", fmt_num(a, img[k * pixels + (size_t)r * p->width + c], true));
+                fprintf(f, "%s%s", c ? "," : "",
+                        fmt_num(a, img[k * pixels + (size_t)r * p->width + c], true));
             fputc(']', f);
         }
         fputs("]}", f);
@@ -386,8 +382,9 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
         case 'W':
         case 'H':
             if (!parse_u32(optarg, 1, 1u << 20, c == 'W' ? &prm.width : &prm.height))
-                return cli_usage_error(cmd, "--width and --height need an integer in "
-                                            "1..1048576, got '%s'",
+                return cli_usage_error(cmd,
+                                       "--width and --height need an integer in "
+                                       "1..1048576, got '%s'",
                                        optarg);
             break;
         case 'b':
@@ -434,15 +431,9 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
             else
                 return cli_usage_error(cmd, "--output needs csv, json or pgm, got '%s'", optarg);
             break;
-        case 'o':
-            out_path = optarg;
-            break;
-        case 'h':
-            printf(image_help, format_help);
-            return 0;
-        default:
-            fprintf(stderr, "Try 'topoml %s --help'.\n", cmd);
-            return 2;
+        case 'o': out_path = optarg; break;
+        case 'h': printf(image_help, format_help); return 0;
+        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
         }
     }
     if (optind >= argc)
@@ -533,12 +524,8 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
         goto done;
     char a[32];
     switch (style) {
-    case OUT_JSON:
-        write_image_json(out, &prm, dim, files, n_images, img);
-        break;
-    case OUT_PGM:
-        write_image_pgm(out, &prm, n_images, img);
-        break;
+    case OUT_JSON: write_image_json(out, &prm, dim, files, n_images, img); break;
+    case OUT_PGM: write_image_pgm(out, &prm, n_images, img); break;
     default:
         for (uint64_t k = 0; k < n_images; k++) {
             for (size_t i = 0; i < pixels; i++)
@@ -581,8 +568,7 @@ static const char features_help[] =
     "                          entropy and total persistence always use only finite\n"
     "                          pairs, and report how many were left out\n"
     "  -O, --output STYLE      json (default) or csv (dim,feature,level,t,value)\n"
-    "  -o, --output-file FILE  write there instead of standard output\n"
-    COMMON_HELP;
+    "  -o, --output-file FILE  write there instead of standard output\n" COMMON_HELP;
 
 typedef struct dim_features {
     uint32_t dim;
@@ -605,8 +591,8 @@ static bool parse_grid(const char *s, double *lo, double *hi, uint64_t *n)
         return false;
     *c1 = *c2 = '\0';
     uint32_t nn;
-    if (!cli_parse_double(buf, lo) || !cli_parse_double(c1 + 1, hi) || !parse_u32(c2 + 1, 1, 10000000, &nn) ||
-        !isfinite(*lo) || !isfinite(*hi) || *lo > *hi)
+    if (!cli_parse_double(buf, lo) || !cli_parse_double(c1 + 1, hi) ||
+        !parse_u32(c2 + 1, 1, 10000000, &nn) || !isfinite(*lo) || !isfinite(*hi) || *lo > *hi)
         return false;
     *n = nn;
     return true;
@@ -656,13 +642,13 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
         case 'g':
             if (!parse_grid(optarg, &glo, &ghi, &gn))
                 return cli_usage_error(cmd, "--grid needs LO:HI:N with LO <= HI, N >= 1, got '%s'",
-                                   optarg);
+                                       optarg);
             have_grid = true;
             break;
         case 'k':
             if (!parse_u32(optarg, 1, 1000, &levels))
                 return cli_usage_error(cmd, "--levels needs an integer in 1..1000, got '%s'",
-                                   optarg);
+                                       optarg);
             break;
         case 'q':
             if (!cli_parse_double(optarg, &q) || !(q > 0.0) || isinf(q))
@@ -671,7 +657,7 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
         case 'i':
             if (!parse_infinite(optarg, true, &infinite, &clip))
                 return cli_usage_error(cmd, "--infinite needs keep, drop or clip:V, got '%s'",
-                                   optarg);
+                                       optarg);
             break;
         case 'O':
             if (strcmp(optarg, "json") == 0)
@@ -681,15 +667,9 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
             else
                 return cli_usage_error(cmd, "--output needs json or csv, got '%s'", optarg);
             break;
-        case 'o':
-            out_path = optarg;
-            break;
-        case 'h':
-            printf(features_help, format_help);
-            return 0;
-        default:
-            fprintf(stderr, "Try 'topoml %s --help'.\n", cmd);
-            return 2;
+        case 'o': out_path = optarg; break;
+        case 'h': printf(features_help, format_help); return 0;
+        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
         }
     }
     if (argc - optind != 1)
@@ -767,12 +747,10 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
             if (n > 0)
                 memcpy(work, p, n * sizeof(*p));
             n_work = n;
-        } else if ((st = topoml_pairs_finite(ctx, p, n, (uint32_t)infinite, clip, work,
-                                             &n_work))) {
+        } else if ((st = topoml_pairs_finite(ctx, p, n, (uint32_t)infinite, clip, work, &n_work))) {
             goto lib_fail;
         }
-        if ((st = topoml_pairs_finite(ctx, work, n_work, TOPOML_INFINITE_DROP, 0.0, fin,
-                                      &n_fin)))
+        if ((st = topoml_pairs_finite(ctx, work, n_work, TOPOML_INFINITE_DROP, 0.0, fin, &n_fin)))
             goto lib_fail;
         r->n_infinite = n_work - n_fin;
         if ((st = topoml_betti_curve(ctx, work, n_work, grid, gn, r->betti)) ||
@@ -859,9 +837,7 @@ static const char compare_help[] =
     "  -P, --internal-p P        Wasserstein ground metric L^P, P >= 1 or inf\n"
     "                            (default inf, as GUDHI)\n"
     "  -O, --output STYLE        text (default), json or csv\n"
-    "  -o, --output-file FILE    write there instead of standard output\n"
-    COMMON_HELP
-    "\n"
+    "  -o, --output-file FILE    write there instead of standard output\n" COMMON_HELP "\n"
     "Infinite points match only infinite points; when their numbers differ the\n"
     "distance is inf (null in JSON).\n";
 
@@ -916,7 +892,7 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
         case 'P':
             if (!cli_parse_double(optarg, &internal_p) || !(internal_p >= 1.0))
                 return cli_usage_error(cmd, "--internal-p needs a number >= 1 or inf, got '%s'",
-                                   optarg);
+                                       optarg);
             break;
         case 'O':
             if (strcmp(optarg, "text") == 0)
@@ -928,15 +904,9 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
             else
                 return cli_usage_error(cmd, "--output needs text, json or csv, got '%s'", optarg);
             break;
-        case 'o':
-            out_path = optarg;
-            break;
-        case 'h':
-            printf(compare_help, format_help);
-            return 0;
-        default:
-            fprintf(stderr, "Try 'topoml %s --help'.\n", cmd);
-            return 2;
+        case 'o': out_path = optarg; break;
+        case 'h': printf(compare_help, format_help); return 0;
+        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
         }
     }
     if (argc - optind != 2)
@@ -1043,8 +1013,7 @@ static const char plot_help[] =
     "  -t, --title TEXT        a title above the plot\n"
     "  -s, --size WxH          size in pixels (default 440x440 for a diagram; 640 wide\n"
     "                          and as tall as the bars need for a barcode)\n"
-    "  -o, --output-file FILE  write there instead of standard output\n"
-    COMMON_HELP;
+    "  -o, --output-file FILE  write there instead of standard output\n" COMMON_HELP;
 
 int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
 {
@@ -1089,9 +1058,7 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
             if (!parse_format(optarg, &fmt))
                 return cli_usage_error(cmd, "unknown --format '%s'", optarg);
             break;
-        case 't':
-            spec.title = optarg;
-            break;
+        case 't': spec.title = optarg; break;
         case 's': {
             uint32_t w, h;
             char buf[64];
@@ -1102,20 +1069,14 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
             buf[x - optarg] = '\0';
             if (!parse_u32(buf, 100, 10000, &w) || !parse_u32(x + 1, 100, 10000, &h))
                 return cli_usage_error(cmd, "--size needs WxH, each in 100..10000, got '%s'",
-                                   optarg);
+                                       optarg);
             spec.width = w;
             spec.height = h;
             break;
         }
-        case 'o':
-            out_path = optarg;
-            break;
-        case 'h':
-            printf(plot_help, format_help);
-            return 0;
-        default:
-            fprintf(stderr, "Try 'topoml %s --help'.\n", cmd);
-            return 2;
+        case 'o': out_path = optarg; break;
+        case 'h': printf(plot_help, format_help); return 0;
+        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
         }
     }
     if (argc - optind != 1)

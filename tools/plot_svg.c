@@ -28,20 +28,11 @@ static void put_escaped(FILE *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        default:
-            fputc(*s, f);
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
         }
     }
 }
@@ -174,16 +165,15 @@ static void draw_diagram(FILE *f, const plot_spec *s)
     const double origin = a.lo - 0.035 * (vmax - a.lo);
     const double x0 = left, y0 = top + side; /* pixel of (origin, origin) */
     const double scale = side / (vmax - origin);
-#define SX(v) (x0 + ((v) - origin) * scale)
-#define SY(v) (y0 - ((v) - origin) * scale)
+#define SX(v) (x0 + ((v)-origin) * scale)
+#define SY(v) (y0 - ((v)-origin) * scale)
 
     header(f, W, H);
     title(f, s, left + side / 2, 24);
 
     /* Below the diagonal nothing can lie; shade it as GUDHI does. */
-    fprintf(f,
-            "<polygon points=\"%.2f,%.2f %.2f,%.2f %.2f,%.2f\" fill=\"#eeeeee\"/>\n",
-            SX(origin), SY(origin), SX(vmax), SY(vmax), SX(vmax), SY(origin));
+    fprintf(f, "<polygon points=\"%.2f,%.2f %.2f,%.2f %.2f,%.2f\" fill=\"#eeeeee\"/>\n", SX(origin),
+            SY(origin), SX(vmax), SY(vmax), SX(vmax), SY(origin));
     fprintf(f,
             "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#777777\" "
             "stroke-width=\"1\"/>\n",
@@ -215,8 +205,8 @@ static void draw_diagram(FILE *f, const plot_spec *s)
     fputs("<g font-size=\"11\">\n", f);
     for (double t = a.lo; t <= a.hi + a.step * 1e-9; t += a.step) {
         tick_label(lab, sizeof lab, &a, t);
-        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>", SX(t),
-                y0 + 18, lab);
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>", SX(t), y0 + 18,
+                lab);
         fprintf(f,
                 "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" "
                 "dominant-baseline=\"central\">%s</text>\n",
@@ -234,8 +224,7 @@ static void draw_diagram(FILE *f, const plot_spec *s)
     const double r = n_total > 2000 ? 2.0 : n_total > 300 ? 2.8 : 3.6;
     for (uint32_t k = 0; k < s->n_series; k++) {
         const plot_series *se = &s->series[k];
-        fprintf(f,
-                "<g fill=\"%s\" fill-opacity=\"0.8\" stroke=\"white\" stroke-width=\"0.6\">\n",
+        fprintf(f, "<g fill=\"%s\" fill-opacity=\"0.8\" stroke=\"white\" stroke-width=\"0.6\">\n",
                 colour(se->dim));
         for (uint64_t i = 0; i < se->n; i++) {
             double b = se->pairs[i].birth, d = se->pairs[i].death;
@@ -266,8 +255,9 @@ static void draw_diagram(FILE *f, const plot_spec *s)
             fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" dominant-baseline=\"central\">", lx + 26,
                     cy - 2);
             put_h(f, s->series[k].dim);
-            fprintf(f, "</text><text x=\"%.2f\" y=\"%.2f\" dominant-baseline=\"central\" "
-                       "fill=\"#555555\" font-size=\"11\">(%llu)</text>\n",
+            fprintf(f,
+                    "</text><text x=\"%.2f\" y=\"%.2f\" dominant-baseline=\"central\" "
+                    "fill=\"#555555\" font-size=\"11\">(%llu)</text>\n",
                     lx + 50, cy, (unsigned long long)s->series[k].n);
         }
     }
@@ -323,7 +313,7 @@ static void draw_barcode(FILE *f, const plot_spec *s)
     const double vmax = a.hi + 0.1 * span;
     const double x0 = left, y_axis = H - bottom;
     const double scale = plot_w / (vmax - a.lo);
-#define SX(v) (x0 + ((v) - a.lo) * scale)
+#define SX(v) (x0 + ((v)-a.lo) * scale)
 
     header(f, W, H);
     title(f, s, left + plot_w / 2, 24);
@@ -363,8 +353,8 @@ static void draw_barcode(FILE *f, const plot_spec *s)
             /* A bar shorter than a pixel is still drawn, as a pixel. */
             if (xe - SX(p.birth) < 1.0)
                 xe = SX(p.birth) + 1.0;
-            fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", SX(p.birth),
-                    yc, xe, yc);
+            fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", SX(p.birth), yc,
+                    xe, yc);
         }
         fputs("</g>\n", f);
         free(sorted);
@@ -420,11 +410,11 @@ static void draw_barcode(FILE *f, const plot_spec *s)
                 "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
                 "stroke-width=\"4\"/>",
                 lx, ly, lx + 16, ly, colour(s->series[k].dim));
-        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" dominant-baseline=\"central\">", lx + 21,
-                ly - 2);
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" dominant-baseline=\"central\">", lx + 21, ly - 2);
         put_h(f, s->series[k].dim);
-        fprintf(f, "</text><text x=\"%.2f\" y=\"%.2f\" dominant-baseline=\"central\" "
-                   "fill=\"#555555\" font-size=\"11\">(%llu)</text>\n",
+        fprintf(f,
+                "</text><text x=\"%.2f\" y=\"%.2f\" dominant-baseline=\"central\" "
+                "fill=\"#555555\" font-size=\"11\">(%llu)</text>\n",
                 lx + 42, ly, (unsigned long long)s->series[k].n);
     }
     fputs("</svg>\n", f);

@@ -23,8 +23,8 @@ typedef struct plot_spec {
     plot_kind kind;
     const plot_series *series; /* one per dimension, in drawing order */
     uint32_t n_series;
-    const char *title;         /* NULL or "": none */
-    double width, height;      /* pixels; 0: a default for the kind and data */
+    const char *title;    /* NULL or "": none */
+    double width, height; /* pixels; 0: a default for the kind and data */
 } plot_spec;
 
 /* Write the SVG document; 0, or -1 when writing failed. */

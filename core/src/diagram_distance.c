@@ -42,7 +42,7 @@ enum { ESS_NEG_BIRTH = 0, ESS_POS_DEATH = 1, ESS_BOTH = 2, ESS_KINDS = 3 };
 typedef struct split {
     topoml_pair *finite; /* off the diagonal, both coordinates finite */
     uint64_t n_finite;
-    double *ess[2];     /* finite coordinate of ESS_NEG_BIRTH, ESS_POS_DEATH points */
+    double *ess[2]; /* finite coordinate of ESS_NEG_BIRTH, ESS_POS_DEATH points */
     uint64_t n_ess[ESS_KINDS];
 } split;
 
@@ -636,8 +636,8 @@ static int wasserstein_finite(topoml_context *ctx, const split *x, const split *
 }
 
 int topoml_wasserstein_distance(topoml_context *ctx, const topoml_pair *a, uint64_t n_a,
-                                const topoml_pair *b, uint64_t n_b, double order,
-                                double internal_p, double *out)
+                                const topoml_pair *b, uint64_t n_b, double order, double internal_p,
+                                double *out)
 {
     if (ctx == NULL)
         return TOPOML_E_INVALID;

@@ -677,8 +677,7 @@ static int json_skip(reader *r, int depth)
 }
 
 /* Iterate over the members of an object: *more is false after '}'. */
-static int json_member(reader *r, bool first, char *key, size_t key_size, bool *fits,
-                       bool *more)
+static int json_member(reader *r, bool first, char *key, size_t key_size, bool *fits, bool *more)
 {
     int st;
     if (first) {
@@ -847,15 +846,14 @@ static topoml_diagram_format detect(const char *s, size_t len)
         while (j < end && isspace((unsigned char)s[j]))
             j++;
         if (j < end && s[j] != '#')
-            return memchr(s + j, ',', end - j) != NULL ? TOPOML_DIAGRAM_CSV
-                                                       : TOPOML_DIAGRAM_GUDHI;
+            return memchr(s + j, ',', end - j) != NULL ? TOPOML_DIAGRAM_CSV : TOPOML_DIAGRAM_GUDHI;
         i = end + 1;
     }
     return TOPOML_DIAGRAM_GUDHI;
 }
 
-int topoml_diagram_read_stream(topoml_context *ctx, topoml_diagram **out, FILE *f,
-                               const char *name, topoml_diagram_format format)
+int topoml_diagram_read_stream(topoml_context *ctx, topoml_diagram **out, FILE *f, const char *name,
+                               topoml_diagram_format format)
 {
     if (ctx == NULL)
         return TOPOML_E_INVALID;
@@ -879,18 +877,10 @@ int topoml_diagram_read_stream(topoml_context *ctx, topoml_diagram **out, FILE *
         format = detect(buf, len);
     reader r = {ctx, d, name, buf, len, 0, 1, 0};
     switch (format) {
-    case TOPOML_DIAGRAM_JSON:
-        st = read_json(&r);
-        break;
-    case TOPOML_DIAGRAM_RIPSER:
-        st = read_ripser(&r);
-        break;
-    case TOPOML_DIAGRAM_CSV:
-        st = read_csv(&r);
-        break;
-    default:
-        st = read_gudhi(&r);
-        break;
+    case TOPOML_DIAGRAM_JSON: st = read_json(&r); break;
+    case TOPOML_DIAGRAM_RIPSER: st = read_ripser(&r); break;
+    case TOPOML_DIAGRAM_CSV: st = read_csv(&r); break;
+    default: st = read_gudhi(&r); break;
     }
     tm_free(ctx, buf);
     if (st) {

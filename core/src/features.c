@@ -288,8 +288,7 @@ void topoml_image_params_init(topoml_image_params_v1 *params)
 }
 
 int tm_image_params_validate(topoml_context *ctx, const topoml_image_params_v1 *params,
-                             uint64_t n_diagrams, const uint64_t *offsets,
-                             const topoml_pair *pairs)
+                             uint64_t n_diagrams, const uint64_t *offsets, const topoml_pair *pairs)
 {
     char msg[256];
     msg[0] = '\0';

@@ -58,20 +58,17 @@ static int check_range(const char *name, double lo, double hi, uint32_t n, char 
     double step = (hi - lo) / n;
     if (!isfinite(step) || !(step > 0.0))
         return fail(error, error_size, TOPOML_E_INVALID,
-                    "image: %s range [%g, %g] over %u pixels gives a pixel size of %g", name,
-                    lo, hi, n, step);
+                    "image: %s range [%g, %g] over %u pixels gives a pixel size of %g", name, lo,
+                    hi, n, step);
     return TOPOML_OK;
 }
 
 static double weight_of(const topoml_image_params_v1 *p, double pers)
 {
     switch (p->weight) {
-    case TOPOML_WEIGHT_LINEAR:
-        return pers >= p->weight_max ? 1.0 : pers / p->weight_max;
-    case TOPOML_WEIGHT_POWER:
-        return pow(pers, p->weight_power);
-    default:
-        return 1.0;
+    case TOPOML_WEIGHT_LINEAR: return pers >= p->weight_max ? 1.0 : pers / p->weight_max;
+    case TOPOML_WEIGHT_POWER: return pow(pers, p->weight_power);
+    default: return 1.0;
     }
 }
 
@@ -90,8 +87,7 @@ int scalar_image_check(const topoml_image_params_v1 *params, uint64_t n_diagrams
                     p->struct_size, sizeof(topoml_image_params_v1));
 
     switch (p->weight) {
-    case TOPOML_WEIGHT_CONSTANT:
-        break;
+    case TOPOML_WEIGHT_CONSTANT: break;
     case TOPOML_WEIGHT_LINEAR:
         if (!isfinite(p->weight_max) || !(p->weight_max > 0.0))
             return fail(error, error_size, TOPOML_E_INVALID,
@@ -112,13 +108,11 @@ int scalar_image_check(const topoml_image_params_v1 *params, uint64_t n_diagrams
                     "image: sigma must be finite and > 0, got %g", p->sigma);
     if ((st = check_range("birth", p->birth_min, p->birth_max, p->width, error, error_size)))
         return st;
-    if ((st = check_range("persistence", p->pers_min, p->pers_max, p->height, error,
-                          error_size)))
+    if ((st = check_range("persistence", p->pers_min, p->pers_max, p->height, error, error_size)))
         return st;
 
     switch (p->infinite) {
-    case TOPOML_INFINITE_DROP:
-        break;
+    case TOPOML_INFINITE_DROP: break;
     case TOPOML_INFINITE_CLIP:
         if (!isfinite(p->clip_death))
             return fail(error, error_size, TOPOML_E_INVALID,
@@ -235,8 +229,8 @@ int scalar_image(const topoml_call_v1 *call, const topoml_image_params_v1 *param
         return fail(error, error_size, TOPOML_E_LIMIT,
                     "image: %zu bytes of scratch exceed the memory limit of %llu bytes",
                     scratch_bytes, (unsigned long long)call->max_memory);
-    double *scratch = call->alloc != NULL ? call->alloc(call->host_data, scratch_bytes)
-                                          : malloc(scratch_bytes);
+    double *scratch =
+        call->alloc != NULL ? call->alloc(call->host_data, scratch_bytes) : malloc(scratch_bytes);
     if (scratch == NULL)
         return fail(error, error_size, TOPOML_E_NOMEM, "image: out of memory (%zu bytes)",
                     scratch_bytes);

@@ -58,20 +58,19 @@ TOPOML_API int topoml_betti_curve(topoml_context *ctx, const topoml_pair *pairs,
  * max(0, min(t - birth, death - t)) over the pairs (0 when fewer than k are
  * positive). An infinite death gives the unbounded ramp t - birth. */
 TOPOML_API int topoml_landscapes(topoml_context *ctx, const topoml_pair *pairs, uint64_t n,
-                                 uint32_t levels, const double *grid, uint64_t n_grid,
-                                 double *out);
+                                 uint32_t levels, const double *grid, uint64_t n_grid, double *out);
 
 /* Persistent entropy: -sum (l_i/L) ln(l_i/L) over the pairs, l_i = death -
  * birth, L = sum l_i; pairs of zero length contribute nothing; 0 when L is
  * 0. Natural logarithm, not normalised. Infinite deaths are an error
  * (TOPOML_E_INVALID): drop or clip them first with topoml_pairs_finite. */
-TOPOML_API int topoml_persistent_entropy(topoml_context *ctx, const topoml_pair *pairs,
-                                         uint64_t n, double *out);
+TOPOML_API int topoml_persistent_entropy(topoml_context *ctx, const topoml_pair *pairs, uint64_t n,
+                                         double *out);
 
 /* Total persistence of degree q > 0: sum (death - birth)^q. +INFINITY when a
  * death is infinite. */
-TOPOML_API int topoml_total_persistence(topoml_context *ctx, const topoml_pair *pairs,
-                                        uint64_t n, double q, double *out);
+TOPOML_API int topoml_total_persistence(topoml_context *ctx, const topoml_pair *pairs, uint64_t n,
+                                        double q, double *out);
 
 /* ------------------------------------------------------------------------
  * Distances between two diagrams
@@ -88,9 +87,8 @@ TOPOML_API int topoml_total_persistence(topoml_context *ctx, const topoml_pair *
 /* Bottleneck distance with the L-infinity ground metric:
  * min over matchings of the largest L-infinity distance between matched
  * points (a point matched to the diagonal: (death - birth)/2). */
-TOPOML_API int topoml_bottleneck_distance(topoml_context *ctx, const topoml_pair *a,
-                                          uint64_t n_a, const topoml_pair *b, uint64_t n_b,
-                                          double *out);
+TOPOML_API int topoml_bottleneck_distance(topoml_context *ctx, const topoml_pair *a, uint64_t n_a,
+                                          const topoml_pair *b, uint64_t n_b, double *out);
 
 /* Wasserstein distance of order q (1 <= q < inf) with the L^internal_p
  * ground metric (1 <= internal_p <= +INFINITY; GUDHI's default is
@@ -98,9 +96,9 @@ TOPOML_API int topoml_bottleneck_distance(topoml_context *ctx, const topoml_pair
  * distance to the diagonal is (death - birth) * 2^(1/internal_p - 1). Solved
  * as an assignment problem on the (n_a + n_b)-square matrix with the
  * diagonal: O((n_a + n_b)^3) time, n_a * n_b doubles of memory. */
-TOPOML_API int topoml_wasserstein_distance(topoml_context *ctx, const topoml_pair *a,
-                                           uint64_t n_a, const topoml_pair *b, uint64_t n_b,
-                                           double order, double internal_p, double *out);
+TOPOML_API int topoml_wasserstein_distance(topoml_context *ctx, const topoml_pair *a, uint64_t n_a,
+                                           const topoml_pair *b, uint64_t n_b, double order,
+                                           double internal_p, double *out);
 
 /* ------------------------------------------------------------------------
  * Persistence images
@@ -118,8 +116,7 @@ TOPOML_API void topoml_image_params_init(topoml_image_params_v1 *params);
  * out + k*height*width, row-major, row 0 the lowest persistence, column 0
  * the lowest birth. See topoml_image_params_v1 in topoml/plugin.h for the
  * definition of a pixel. */
-TOPOML_API int topoml_persistence_images(topoml_context *ctx,
-                                         const topoml_image_params_v1 *params,
+TOPOML_API int topoml_persistence_images(topoml_context *ctx, const topoml_image_params_v1 *params,
                                          uint64_t n_diagrams, const uint64_t *offsets,
                                          const topoml_pair *pairs, double *out);
 
@@ -157,8 +154,8 @@ TOPOML_API int topoml_diagram_from_intervals(topoml_context *ctx, topoml_diagram
                                              const topoml_interval *intervals, uint64_t n);
 
 /* Append pairs to dimension `dim` (dimensions up to it become present). */
-TOPOML_API int topoml_diagram_add(topoml_diagram *diagram, uint32_t dim,
-                                  const topoml_pair *pairs, uint64_t n);
+TOPOML_API int topoml_diagram_add(topoml_diagram *diagram, uint32_t dim, const topoml_pair *pairs,
+                                  uint64_t n);
 
 TOPOML_API void topoml_diagram_free(topoml_diagram *diagram);
 

@@ -183,58 +183,58 @@ enum { OPT_CONFIG = 1000, OPT_BACKEND, OPT_MAX_MEMORY, OPT_VERBOSE };
     "  -h, --help              show this help\n"
 
 /* The context a command runs with: the caller's, or one opened from the
- * common options (and then freed by session_close). */
-typedef struct session {
+ * common options (and then freed by env_close). */
+typedef struct cmd_env {
     topoml_context *ctx;
     bool owned;
     const char *config, *backend;
     uint64_t max_memory;
     bool max_memory_set;
     int verbose;
-} session;
+} cmd_env;
 
 /* 1: a common option, handled; 0: not one; 2: a bad value (reported). */
-static int common_opt(session *ss, int c, const char *cmd)
+static int common_opt(cmd_env *env, int c, const char *cmd)
 {
     switch (c) {
-    case OPT_CONFIG: ss->config = optarg; return 1;
-    case OPT_BACKEND: ss->backend = optarg; return 1;
+    case OPT_CONFIG: env->config = optarg; return 1;
+    case OPT_BACKEND: env->backend = optarg; return 1;
     case OPT_MAX_MEMORY:
-        if (!cli_parse_bytes(optarg, &ss->max_memory))
+        if (!cli_parse_bytes(optarg, &env->max_memory))
             return cli_usage_error(cmd, "bad --max-memory '%s' (e.g. 512M, 4G)", optarg);
-        ss->max_memory_set = true;
+        env->max_memory_set = true;
         return 1;
-    case OPT_VERBOSE: ss->verbose++; return 1;
+    case OPT_VERBOSE: env->verbose++; return 1;
     }
     return 0;
 }
 
 /* 0, or the exit status (1 or 2) after reporting why not. */
-static int session_open(session *ss, topoml_context *given, const char *cmd)
+static int env_open(cmd_env *env, topoml_context *given, const char *cmd)
 {
     int rc;
     if (given != NULL) {
-        if (ss->config != NULL)
+        if (env->config != NULL)
             return cli_usage_error(cmd, "%s", "--config cannot change a context already open");
-        ss->ctx = given;
-        if (ss->backend && (rc = topoml_use_backend(given, ss->backend)) != TOPOML_OK)
+        env->ctx = given;
+        if (env->backend && (rc = topoml_use_backend(given, env->backend)) != TOPOML_OK)
             return cli_error(given, rc);
     } else {
-        if (cli_open_context(&ss->ctx, ss->config, ss->backend, ss->verbose) != TOPOML_OK)
+        if (cli_open_context(&env->ctx, env->config, env->backend, env->verbose) != TOPOML_OK)
             return 1;
-        ss->owned = true;
+        env->owned = true;
     }
-    if (ss->max_memory_set)
-        topoml_set_max_memory(ss->ctx, ss->max_memory);
+    if (env->max_memory_set)
+        topoml_set_max_memory(env->ctx, env->max_memory);
     return 0;
 }
 
-static void session_close(session *ss)
+static void env_close(cmd_env *env)
 {
-    if (ss->owned)
-        topoml_context_free(ss->ctx);
-    ss->ctx = NULL;
-    ss->owned = false;
+    if (env->owned)
+        topoml_context_free(env->ctx);
+    env->ctx = NULL;
+    env->owned = false;
 }
 
 static bool parse_format(const char *s, topoml_diagram_format *fmt)
@@ -356,11 +356,11 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
     int infinite = TOPOML_INFINITE_DROP;
     out_style style = OUT_CSV;
     const char *out_path = NULL;
-    session ss = {0};
+    cmd_env env = {0};
     int c;
     reset_getopt();
     while ((c = getopt_long(argc, argv, "d:f:s:W:H:b:p:w:i:O:o:h", opts, NULL)) != -1) {
-        int r = common_opt(&ss, c, cmd);
+        int r = common_opt(&env, c, cmd);
         if (r == 1)
             continue;
         if (r == 2)
@@ -438,10 +438,10 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
     }
     if (optind >= argc)
         return cli_usage_error(cmd, "%s", "no diagram file given");
-    int rc = session_open(&ss, given, cmd);
+    int rc = env_open(&env, given, cmd);
     if (rc != 0)
         return rc;
-    topoml_context *ctx = ss.ctx;
+    topoml_context *ctx = env.ctx;
 
     char **files = argv + optind;
     const uint64_t n_images = (uint64_t)(argc - optind);
@@ -543,7 +543,7 @@ done:
     free(offsets);
     free(pairs);
     free(img);
-    session_close(&ss);
+    env_close(&env);
     return rc;
 }
 
@@ -621,11 +621,11 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
     int infinite = -1;
     out_style style = OUT_JSON;
     const char *out_path = NULL;
-    session ss = {0};
+    cmd_env env = {0};
     int c;
     reset_getopt();
     while ((c = getopt_long(argc, argv, "d:f:g:k:q:i:O:o:h", opts, NULL)) != -1) {
-        int r = common_opt(&ss, c, cmd);
+        int r = common_opt(&env, c, cmd);
         if (r == 1)
             continue;
         if (r == 2)
@@ -674,14 +674,14 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
     }
     if (argc - optind != 1)
         return cli_usage_error(cmd, "%s", "need exactly one diagram file");
-    int rc = session_open(&ss, given, cmd);
+    int rc = env_open(&env, given, cmd);
     if (rc != 0)
         return rc;
-    topoml_context *ctx = ss.ctx;
+    topoml_context *ctx = env.ctx;
 
     topoml_diagram *dg = NULL;
     if (read_diagram(ctx, argv[optind], fmt, &dg)) {
-        session_close(&ss);
+        env_close(&env);
         return 1;
     }
     if (n_dims == 0) {
@@ -816,7 +816,7 @@ done:
     free(work);
     free(fin);
     topoml_diagram_free(dg);
-    session_close(&ss);
+    env_close(&env);
     return rc;
 }
 
@@ -861,11 +861,11 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
     double order = 1.0, internal_p = INFINITY;
     out_style style = OUT_TEXT;
     const char *out_path = NULL;
-    session ss = {0};
+    cmd_env env = {0};
     int c;
     reset_getopt();
     while ((c = getopt_long(argc, argv, "d:f:m:p:P:O:o:h", opts, NULL)) != -1) {
-        int r = common_opt(&ss, c, cmd);
+        int r = common_opt(&env, c, cmd);
         if (r == 1)
             continue;
         if (r == 2)
@@ -911,16 +911,16 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
     }
     if (argc - optind != 2)
         return cli_usage_error(cmd, "%s", "need two diagram files");
-    int rc = session_open(&ss, given, cmd);
+    int rc = env_open(&env, given, cmd);
     if (rc != 0)
         return rc;
-    topoml_context *ctx = ss.ctx;
+    topoml_context *ctx = env.ctx;
 
     topoml_diagram *da = NULL, *db = NULL;
     if (read_diagram(ctx, argv[optind], fmt, &da) ||
         read_diagram(ctx, argv[optind + 1], fmt, &db)) {
         topoml_diagram_free(da);
-        session_close(&ss);
+        env_close(&env);
         return 1;
     }
     if (n_dims == 0) {
@@ -994,7 +994,7 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
     }
     topoml_diagram_free(da);
     topoml_diagram_free(db);
-    session_close(&ss);
+    env_close(&env);
     return rc;
 }
 
@@ -1032,11 +1032,11 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
     topoml_diagram_format fmt = TOPOML_DIAGRAM_AUTO;
     plot_spec spec = {PLOT_DIAGRAM, NULL, 0, NULL, 0, 0};
     const char *out_path = NULL;
-    session ss = {0};
+    cmd_env env = {0};
     int c;
     reset_getopt();
     while ((c = getopt_long(argc, argv, "k:d:f:t:s:o:h", opts, NULL)) != -1) {
-        int r = common_opt(&ss, c, cmd);
+        int r = common_opt(&env, c, cmd);
         if (r == 1)
             continue;
         if (r == 2)
@@ -1081,13 +1081,13 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
     }
     if (argc - optind != 1)
         return cli_usage_error(cmd, "%s", "need exactly one diagram file");
-    int rc = session_open(&ss, given, cmd);
+    int rc = env_open(&env, given, cmd);
     if (rc != 0)
         return rc;
 
     topoml_diagram *dg = NULL;
-    if (read_diagram(ss.ctx, argv[optind], fmt, &dg)) {
-        session_close(&ss);
+    if (read_diagram(env.ctx, argv[optind], fmt, &dg)) {
+        env_close(&env);
         return 1;
     }
     if (n_dims == 0) {
@@ -1113,7 +1113,7 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
         rc = close_output(cmd, out, out_path);
     }
     topoml_diagram_free(dg);
-    session_close(&ss);
+    env_close(&env);
     return rc;
 }
 

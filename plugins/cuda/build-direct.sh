@@ -61,8 +61,15 @@ g++ -shared -o "$o/topoml-backend-cuda.so" "$o/obj/plugin.o" $objs $libs \
 gcc $cflags -shared -o "$o/topoml-backend-scalar.so" $scalar_c "$s/entry.c" -lm
 # shellcheck disable=SC2086
 gcc $cflags -o "$o/test_cuda_load" tests/test_cuda_load.c -ldl
+emulated_extra=""
+if [ -f "$s/image.c" ]; then
+    # shellcheck disable=SC2086
+    gcc $cflags -ffp-contract=off -c "$s/image.c" -o "$o/obj/emulated_image.o"
+    emulated_extra="$o/obj/emulated_image.o"
+fi
+# shellcheck disable=SC2086
 g++ -std=c++17 -O2 -ffp-contract=off -Wno-unknown-pragmas $defs $inc -o "$o/test_cuda_emulated" \
-    tests/test_cuda_emulated.cpp
+    tests/test_cuda_emulated.cpp $emulated_extra -lm
 # shellcheck disable=SC2086
 gcc $cflags -Wno-format-truncation -o "$o/test_cuda_gpu" tests/test_cuda_gpu.c $scalar_c $libs
 # shellcheck disable=SC2086

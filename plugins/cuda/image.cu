@@ -11,17 +11,16 @@
  * what differs from the reference is only erfc's last bits (CUDA's erfc is
  * not glibc's), so results agree to a few ulps, not bitwise.
  *
- * Two kernels: factors_kernel writes, per point, ex[c] and 0.25*w*ey[r]
- * (zero rows for points that contribute nothing); pixels_kernel gives each
- * pixel a thread that adds its diagram's points in order. Points are taken
- * in chunks so the factors fit on the device; a pixel continues its sum
- * across chunks, so the order of additions is the same as in one pass.
+ * The two kernels are in image.cuh. Points are taken in chunks so that
+ * their factors fit on the device; a pixel continues its sum across chunks,
+ * so the order of additions is the same as in one pass.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "backend.h"
+#include "image.cuh"
 /* The scalar reference's scalar_image_check (one definition of valid
  * parameters); a C header without C++ guards. */
 extern "C" {
@@ -30,97 +29,6 @@ extern "C" {
 
 namespace tmc
 {
-
-struct image_geometry {
-    double birth_min, db, pers_min, dp, scale;
-    uint32_t W, H, weight, infinite;
-    double weight_max, weight_power, clip_death;
-};
-
-/* erf(u1) - erf(u0) from g = erfc(|u|) at both ends (image.c's
- * erf_differences, one pixel at a time). */
-__device__ __forceinline__ double erf_difference(double lo, double step, uint32_t i, double centre,
-                                                 double scale)
-{
-    const double u0 = __dsub_rn(__dadd_rn(lo, __dmul_rn((double)i, step)), centre);
-    const double u1 = __dsub_rn(__dadd_rn(lo, __dmul_rn((double)(i + 1), step)), centre);
-    const double g0 = erfc(fabs(__dmul_rn(u0, scale)));
-    const double g1 = erfc(fabs(__dmul_rn(u1, scale)));
-    if (u0 >= 0.0)
-        return __dsub_rn(g0, g1);
-    if (u1 <= 0.0)
-        return __dsub_rn(g1, g0);
-    return __dsub_rn(__dsub_rn(2.0, g0), g1);
-}
-
-__device__ __forceinline__ double weight_of(const image_geometry &g, double pers)
-{
-    if (g.weight == TOPOML_WEIGHT_LINEAR)
-        return pers >= g.weight_max ? 1.0 : __ddiv_rn(pers, g.weight_max);
-    if (g.weight == TOPOML_WEIGHT_POWER)
-        return pow(pers, g.weight_power);
-    return 1.0;
-}
-
-/* Factors of points [q0, q0 + count): ex (count x W) and ey (count x H),
- * point-major. One thread per (point, column or row). */
-__global__ void factors_kernel(image_geometry g, const topoml_pair *__restrict__ pairs, uint64_t q0,
-                               uint64_t count, double *__restrict__ ex, double *__restrict__ ey)
-{
-    const uint64_t per_point = (uint64_t)g.W + g.H;
-    for (uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; t < count * per_point;
-         t += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t q = t / per_point;
-        const uint32_t a = (uint32_t)(t - q * per_point);
-        const double b = pairs[q0 + q].birth;
-        double d = pairs[q0 + q].death;
-        bool skip = false;
-        if (isinf(d)) {
-            skip = g.infinite == TOPOML_INFINITE_DROP;
-            d = g.clip_death;
-        }
-        const double pers = __dsub_rn(d, b);
-        const double w = skip ? 0.0 : weight_of(g, pers);
-        skip = skip || w == 0.0;
-        if (a < g.W) {
-            ex[q * g.W + a] = skip ? 0.0 : erf_difference(g.birth_min, g.db, a, b, g.scale);
-        } else {
-            const uint32_t r = a - g.W;
-            double v = 0.0;
-            if (!skip) {
-                const double e = erf_difference(g.pers_min, g.dp, r, pers, g.scale);
-                /* image.c skips rows with ey == 0: a zero factor marks them. */
-                v = e == 0.0 ? 0.0 : __dmul_rn(__dmul_rn(0.25, w), e);
-            }
-            ey[q * g.H + r] = v;
-        }
-    }
-}
-
-/* Pixels of diagrams [k0, k1) gain the points of [q0, q0 + count) that are
- * theirs; `img` holds those diagrams' images, from diagram k0 on. */
-__global__ void pixels_kernel(image_geometry g, const uint64_t *__restrict__ offsets, uint64_t k0,
-                              uint64_t k1, uint64_t q0, uint64_t count,
-                              const double *__restrict__ ex, const double *__restrict__ ey,
-                              double *__restrict__ img)
-{
-    const uint64_t pixels = (uint64_t)g.W * g.H;
-    for (uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; t < (k1 - k0) * pixels;
-         t += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t k = k0 + t / pixels, p = t - (t / pixels) * pixels;
-        const uint32_t r = (uint32_t)(p / g.W), c = (uint32_t)(p - (uint64_t)r * g.W);
-        uint64_t lo = offsets[k], hi = offsets[k + 1];
-        lo = lo > q0 ? lo : q0;
-        hi = hi < q0 + count ? hi : q0 + count;
-        double acc = img[t];
-        for (uint64_t q = lo; q < hi; q++) {
-            const double cr = ey[(q - q0) * g.H + r];
-            if (cr != 0.0)
-                acc = __dadd_rn(acc, __dmul_rn(cr, ex[(q - q0) * g.W + c]));
-        }
-        img[t] = acc;
-    }
-}
 
 static unsigned grid_for(uint64_t work)
 {
@@ -150,19 +58,7 @@ extern "C" int tmc_image(tmc_ctx *ctx, const topoml_image_params_v1 *p, uint64_t
         scalar_image_check(p, n_diagrams, offsets, pairs, ctx->call->error, ctx->call->error_size);
     if (status != TOPOML_OK || n_diagrams == 0)
         return status;
-    image_geometry g;
-    g.W = p->width;
-    g.H = p->height;
-    g.birth_min = p->birth_min;
-    g.pers_min = p->pers_min;
-    g.db = (p->birth_max - p->birth_min) / p->width;
-    g.dp = (p->pers_max - p->pers_min) / p->height;
-    g.scale = 1.0 / (p->sigma * sqrt(2.0));
-    g.weight = p->weight;
-    g.infinite = p->infinite;
-    g.weight_max = p->weight_max;
-    g.weight_power = p->weight_power;
-    g.clip_death = p->clip_death;
+    const image_geometry g = image_geometry_of(p);
 
     const uint64_t pixels = (uint64_t)g.W * g.H, total_pairs = offsets[n_diagrams];
     const uint64_t image_bytes = n_diagrams * pixels * sizeof(double);
@@ -214,11 +110,8 @@ extern "C" int tmc_image(tmc_ctx *ctx, const topoml_image_params_v1 *p, uint64_t
     uint64_t k0 = 0;
     for (uint64_t q0 = offsets[0]; q0 < total_pairs && status == TOPOML_OK; q0 += chunk) {
         const uint64_t count = total_pairs - q0 < chunk ? total_pairs - q0 : chunk;
-        while (k0 < n_diagrams && offsets[k0 + 1] <= q0)
-            k0++;
-        uint64_t k1 = k0;
-        while (k1 < n_diagrams && offsets[k1] < q0 + count)
-            k1++;
+        uint64_t k1;
+        image_chunk_diagrams(offsets, n_diagrams, q0, count, &k0, &k1);
         if (k1 == k0)
             continue;
         factors_kernel<<<grid_for(count * (g.W + g.H)), 256, 0, ctx->stream>>>(g, d_pairs, q0,

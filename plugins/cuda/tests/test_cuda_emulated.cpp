@@ -1,8 +1,10 @@
 /*
  * test_cuda_emulated.cpp — the device code of pairs.cuh (the tiled distance
- * and edge kernels) run on the host, so that their index arithmetic, shared
- * memory staging, barriers and order of operations are checked on any
- * machine, GPU or not, against the reference metric.h, bit for bit.
+ * and edge kernels) and image.cuh (persistence images) run on the host, so
+ * that their index arithmetic, shared memory staging, barriers and order of
+ * operations are checked on any machine, GPU or not, against the reference
+ * (metric.h, and image.c where it is built), bit for bit: on the host the
+ * kernels call glibc's erfc and pow, as the reference does.
  *
  * How: the kernels are compiled by the host C++ compiler with a small CUDA
  * emulation. Each block's 256 threads are cooperative fibers (ucontext):
@@ -185,6 +187,12 @@ static inline unsigned long long atomicMin(unsigned long long *p, unsigned long 
 
 #include "metric.h"
 #include "pairs.cuh"
+#ifdef TMC_HAVE_IMAGE
+#include "image.cuh"
+extern "C" {
+#include "image.h"
+}
+#endif
 
 using namespace tmc;
 
@@ -378,11 +386,80 @@ static void check_nan_is_reported()
     CHECK(counters[0] == 36, "%llu finite distances, want 36", counters[0]);
 }
 
+#ifdef TMC_HAVE_IMAGE
+/* Images of a few diagrams (one empty, some infinite points), the points in
+ * chunks of 7 as image.cu takes them in chunks, the grid smaller than the
+ * work so the grid-stride loops go round: against scalar_image. */
+static void check_images()
+{
+    const uint64_t offsets[] = {0, 9, 9, 30, 31, 60};
+    const uint64_t n_diagrams = 5, total = offsets[n_diagrams];
+    std::vector<topoml_pair> pairs(total);
+    for (uint64_t q = 0; q < total; q++) {
+        double b = uniform() * 2, l = uniform() * 1.2;
+        pairs[q] = {b, q % 11 == 3 ? INFINITY : b + l};
+    }
+    for (uint32_t weight = 0; weight < 3; weight++)
+        for (uint32_t infinite = 0; infinite < 2; infinite++) {
+            topoml_image_params_v1 p;
+            memset(&p, 0, sizeof p);
+            p.struct_size = sizeof p;
+            p.weight = weight;
+            p.weight_max = 0.8;
+            p.weight_power = 1.5;
+            p.sigma = weight == 2 ? 0.03 : 0.15;
+            p.birth_min = -0.3;
+            p.birth_max = 2.3;
+            p.pers_min = 0;
+            p.pers_max = 1.5;
+            p.width = 13;
+            p.height = 11;
+            p.infinite = infinite;
+            p.clip_death = 2.6;
+            const uint64_t pixels = (uint64_t)p.width * p.height;
+            std::vector<double> want(n_diagrams * pixels), got(n_diagrams * pixels, 0.0);
+            char err[256] = "";
+            topoml_call_v1 call;
+            memset(&call, 0, sizeof call);
+            call.struct_size = sizeof call;
+            call.error = err;
+            call.error_size = sizeof err;
+            int rc = scalar_image(&call, &p, n_diagrams, offsets, pairs.data(), want.data());
+            CHECK(rc == TOPOML_OK, "scalar_image: %d %s", rc, err);
+            const image_geometry g = image_geometry_of(&p);
+            const uint64_t chunk = 7;
+            std::vector<double> ex(chunk * g.W), ey(chunk * g.H);
+            uint64_t k0 = 0, k1 = 0;
+            for (uint64_t q0 = offsets[0]; q0 < total; q0 += chunk) {
+                const uint64_t count = total - q0 < chunk ? total - q0 : chunk;
+                image_chunk_diagrams(offsets, n_diagrams, q0, count, &k0, &k1);
+                if (k1 == k0)
+                    continue;
+                emu::launch(
+                    2, [&] { factors_kernel(g, pairs.data(), q0, count, ex.data(), ey.data()); });
+                emu::launch(3, [&] {
+                    pixels_kernel(g, offsets, k0, k1, q0, count, ex.data(), ey.data(),
+                                  got.data() + k0 * pixels);
+                });
+            }
+            for (uint64_t k = 0; k < want.size(); k++)
+                if (memcmp(&want[k], &got[k], sizeof(double)) != 0) {
+                    CHECK(false, "image weight %u infinite %u: pixel %llu = %.17g, want %.17g",
+                          weight, infinite, (unsigned long long)k, got[k], want[k]);
+                    break;
+                }
+        }
+}
+#endif
+
 int main()
 {
     check_dtype<float>();
     check_dtype<double>();
     check_nan_is_reported();
+#ifdef TMC_HAVE_IMAGE
+    check_images();
+#endif
     CHECK(emu::divergences == 0, "%d blocks where threads disagreed on the barriers",
           emu::divergences);
     if (failures)

@@ -48,8 +48,7 @@ void avx512_gate_read(const avx512_cpu_access *cpu, avx512_cpu_regs *regs)
         regs->xcr0 = cpu->xgetbv(0);
 }
 
-int avx512_gate_decode(const avx512_cpu_regs *regs, uint32_t *features, char *why,
-                       size_t why_size)
+int avx512_gate_decode(const avx512_cpu_regs *regs, uint32_t *features, char *why, size_t why_size)
 {
     uint32_t f = 0;
     int has_leaf7 = regs->max_leaf >= 7;
@@ -93,6 +92,9 @@ int avx512_gate_decode(const avx512_cpu_regs *regs, uint32_t *features, char *wh
                  (unsigned long long)regs->xcr0);
         return unsupported(why, why_size, reason);
     }
+    if (why && why_size > 0)
+        snprintf(why, why_size, "AVX512F reported, OS saves ZMM state (XCR0=0x%llx)",
+                 (unsigned long long)regs->xcr0);
     return TOPOML_OK;
 }
 

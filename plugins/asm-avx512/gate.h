@@ -62,10 +62,10 @@ extern const avx512_cpu_access avx512_cpu_hardware;
 void avx512_gate_read(const avx512_cpu_access *cpu, avx512_cpu_regs *regs);
 
 /* TOPOML_OK when the kernels may run; otherwise TOPOML_E_UNSUPPORTED with
- * the first missing requirement named in `why` (may be NULL). *features gets
- * the AVX512_FEAT_* bits present (may be NULL). */
-int avx512_gate_decode(const avx512_cpu_regs *regs, uint32_t *features, char *why,
-                       size_t why_size);
+ * the first missing requirement named in `why` (may be NULL; on success it
+ * says what was found). *features gets the AVX512_FEAT_* bits present (may
+ * be NULL). */
+int avx512_gate_decode(const avx512_cpu_regs *regs, uint32_t *features, char *why, size_t why_size);
 
 /* The processor's brand string, trimmed; "unknown x86-64 processor" when
  * CPUID has none. */

@@ -84,8 +84,8 @@ static int plugin_create(const topoml_host_v1 *host, void **state)
 
     if (host->log) {
         char line[384];
-        snprintf(line, sizeof line, PLUGIN_NAME ": %s; %s", s->device,
-                 s->gate == TOPOML_OK ? "kernels enabled" : s->why);
+        snprintf(line, sizeof line, PLUGIN_NAME ": %s; %s%s", s->device,
+                 s->gate == TOPOML_OK ? "kernels enabled: " : "kernels disabled: ", s->why);
         host->log(host->host_data, TOPOML_LOG_DEBUG, line);
     }
     *state = s;
@@ -106,7 +106,7 @@ static int plugin_probe(void *state, char *why, size_t why_size)
     avx512_cpu_regs regs;
 
     if (s) {
-        if (s->gate != TOPOML_OK && why && why_size > 0)
+        if (why && why_size > 0)
             snprintf(why, why_size, "%s", s->why);
         return s->gate;
     }
@@ -181,8 +181,7 @@ static const topoml_backend_v1 backend = {
     .image = NULL,
 };
 
-TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version,
-                                                  const topoml_host_v1 *host,
+TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version, const topoml_host_v1 *host,
                                                   const topoml_backend_v1 **out)
 {
     (void)host;

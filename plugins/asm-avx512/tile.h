@@ -40,16 +40,16 @@
 #define TILE_CAND_SLACK 16
 
 /* Field offsets of struct avx512_tile, for the assembler. */
-#define TILE_X 0        /* const void *x[6] */
-#define TILE_PANEL 48   /* const void *panel */
-#define TILE_DIM 56     /* uint64_t dim */
-#define TILE_OUT 64     /* void *out[6] */
-#define TILE_MASK 112   /* uint16_t mask[18] */
-#define TILE_SQRT 148   /* uint32_t sqrt */
-#define TILE_LIMIT 152  /* double limit (f64) / float limit (f32, first 4 bytes) */
-#define TILE_CAND_D 160 /* void *cand_d */
+#define TILE_X 0          /* const void *x[6] */
+#define TILE_PANEL 48     /* const void *panel */
+#define TILE_DIM 56       /* uint64_t dim */
+#define TILE_OUT 64       /* void *out[6] */
+#define TILE_MASK 112     /* uint16_t mask[18] */
+#define TILE_SQRT 148     /* uint32_t sqrt */
+#define TILE_LIMIT 152    /* double limit (f64) / float limit (f32, first 4 bytes) */
+#define TILE_CAND_D 160   /* void *cand_d */
 #define TILE_CAND_COL 168 /* uint32_t *cand_col */
-#define TILE_COUNT 176  /* uint32_t count[6] */
+#define TILE_COUNT 176    /* uint32_t count[6] */
 #define TILE_SIZE 200
 
 #ifndef __ASSEMBLER__

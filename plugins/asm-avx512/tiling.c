@@ -180,8 +180,7 @@ static int sweep_start(op *o, sweep *s, const topoml_input_v1 *in)
     s->raw = o->call->alloc(o->call->host_data, (size_t)s->panel_bytes);
     if (!s->raw) {
         give(o, s->panel_bytes);
-        return fail(o->call, TOPOML_E_NOMEM, "asm-avx512 %s: out of memory for the panel",
-                    o->name);
+        return fail(o->call, TOPOML_E_NOMEM, "asm-avx512 %s: out of memory for the panel", o->name);
     }
     s->panel = (unsigned char *)(((uintptr_t)s->raw + 63) & ~(uintptr_t)63);
     return TOPOML_OK;
@@ -258,8 +257,8 @@ static int progress(op *o, uint64_t *pending, uint64_t work, uint64_t done, uint
     return o->call->progress(o->call->host_data, o->name, done, total);
 }
 
-int avx512_distances(const avx512_kernels *k, const topoml_call_v1 *call,
-                     const topoml_input_v1 *in, void *out)
+int avx512_distances(const avx512_kernels *k, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                     void *out)
 {
     op o = {call, "distances", 0};
     sweep s;

@@ -12,8 +12,8 @@
 
 /* The distances op: checks the call and the input, then fills `out` with the
  * n(n-1)/2 condensed distances in in->dtype. */
-int avx512_distances(const avx512_kernels *k, const topoml_call_v1 *call,
-                     const topoml_input_v1 *in, void *out);
+int avx512_distances(const avx512_kernels *k, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                     void *out);
 
 /* The edges op on POINTS input: every pair i < j with d(i,j) <= threshold,
  * d being exactly what avx512_distances gives, widened to double; sorted by

@@ -11,8 +11,8 @@
 
 #define CANARY 16
 
-static double expected(uint32_t dtype, uint32_t metric, const void *data, uint64_t dim,
-                       uint64_t i, uint64_t j)
+static double expected(uint32_t dtype, uint32_t metric, const void *data, uint64_t dim, uint64_t i,
+                       uint64_t j)
 {
     if (dtype == TOPOML_F32) {
         const float *p = data;
@@ -54,16 +54,15 @@ void opcheck_distances(const avx512_kernels *k, uint32_t dtype, uint32_t metric,
             double got = value_at(dtype, out, condensed(i, j));
             double want = expected(dtype, metric, data, dim, i, j);
             double ref = scalar_point_dist(dtype, (topoml_metric)metric, data, dim, i, j);
-            ck_assert_msg(got == want,
-                          "dtype %u metric %u n=%llu dim=%llu: d(%llu,%llu) = %a, want %a", dtype,
-                          metric, (unsigned long long)n, (unsigned long long)dim,
-                          (unsigned long long)i, (unsigned long long)j, got, want);
-            ck_assert_msg(within_bound(dtype, dim, got, ref),
-                          "d(%llu,%llu) = %a, reference %a: outside 2*dim*eps",
-                          (unsigned long long)i, (unsigned long long)j, got, ref);
+            EXPECT(got == want, "dtype %u metric %u n=%llu dim=%llu: d(%llu,%llu) = %a, want %a",
+                   dtype, metric, (unsigned long long)n, (unsigned long long)dim,
+                   (unsigned long long)i, (unsigned long long)j, got, want);
+            EXPECT(within_bound(dtype, dim, got, ref),
+                   "d(%llu,%llu) = %a, reference %a: outside 2*dim*eps", (unsigned long long)i,
+                   (unsigned long long)j, got, ref);
         }
     for (size_t b = (size_t)pairs * elem; b < (size_t)(pairs + CANARY) * elem; b++)
-        ck_assert_msg(out[b] == 0xff, "byte %zu past the end was written", b);
+        EXPECT(out[b] == 0xff, "byte %zu past the end was written", b);
     free(out);
     free(data);
 }
@@ -109,9 +108,9 @@ uint64_t opcheck_edges(const avx512_kernels *k, uint32_t dtype, uint32_t metric,
                   (unsigned long long)got_n, (unsigned long long)want_n);
     ck_assert(got_n == 0 ? got == NULL : got != NULL);
     for (uint64_t e = 0; e < got_n; e++)
-        ck_assert_msg(got[e].d == want[e].d && got[e].i == want[e].i && got[e].j == want[e].j,
-                      "edge %llu: (%a, %u, %u), want (%a, %u, %u)", (unsigned long long)e,
-                      got[e].d, got[e].i, got[e].j, want[e].d, want[e].i, want[e].j);
+        EXPECT(got[e].d == want[e].d && got[e].i == want[e].i && got[e].j == want[e].j,
+               "edge %llu: (%a, %u, %u), want (%a, %u, %u)", (unsigned long long)e, got[e].d,
+               got[e].i, got[e].j, want[e].d, want[e].i, want[e].j);
     call.free(call.host_data, got);
     ck_assert_int_eq(heap.live, 0);
     free(want);

@@ -32,12 +32,12 @@ START_TEST(test_gate_accepts_all_features_present)
 {
     avx512_cpu_regs r = all_present();
     uint32_t f = 0;
-    char why[128] = "untouched";
+    char why[128];
 
     ck_assert_int_eq(avx512_gate_decode(&r, &f, why, sizeof why), TOPOML_OK);
     ck_assert_uint_eq(f, AVX512_FEAT_F | AVX512_FEAT_DQ | AVX512_FEAT_BW | AVX512_FEAT_VL |
                              AVX512_FEAT_VNNI | AVX512_FEAT_FP16);
-    ck_assert_str_eq(why, "untouched");
+    ck_assert_str_eq(why, "AVX512F reported, OS saves ZMM state (XCR0=0xe7)");
 }
 END_TEST
 
@@ -75,8 +75,8 @@ START_TEST(test_gate_accepts_avx512f_without_vl)
 
     /* The kernels use zmm only, so VL (and DQ, BW) are reported, not
      * required. */
-    r.leaf7_ebx &= ~(AVX512_CPUID7_EBX_AVX512VL | AVX512_CPUID7_EBX_AVX512DQ |
-                     AVX512_CPUID7_EBX_AVX512BW);
+    r.leaf7_ebx &=
+        ~(AVX512_CPUID7_EBX_AVX512VL | AVX512_CPUID7_EBX_AVX512DQ | AVX512_CPUID7_EBX_AVX512BW);
     ck_assert_int_eq(avx512_gate_decode(&r, &f, NULL, 0), TOPOML_OK);
     ck_assert_uint_eq(f & AVX512_FEAT_VL, 0);
     ck_assert_uint_ne(f & AVX512_FEAT_F, 0);
@@ -228,8 +228,7 @@ START_TEST(test_gate_device_string_names_brand_and_features)
     fake.regs = all_present();
     avx512_cpu_brand(&fake_access, brand, sizeof brand);
     ck_assert_str_eq(brand, "Example(R) Processor 9000");
-    avx512_device_string(brand, AVX512_FEAT_F | AVX512_FEAT_VL | AVX512_FEAT_FP16, dev,
-                         sizeof dev);
+    avx512_device_string(brand, AVX512_FEAT_F | AVX512_FEAT_VL | AVX512_FEAT_FP16, dev, sizeof dev);
     ck_assert_str_eq(dev, "cpu: Example(R) Processor 9000 (avx512f avx512vl avx512fp16)");
     avx512_device_string(brand, 0, dev, sizeof dev);
     ck_assert_str_eq(dev, "cpu: Example(R) Processor 9000 (no avx512f)");

@@ -18,10 +18,12 @@ static const uint32_t metrics[] = {TOPOML_METRIC_SQEUCLIDEAN, TOPOML_METRIC_EUCL
 START_TEST(test_distances_cover_every_pair_for_small_and_odd_sizes)
 {
     /* Around every boundary: none, one and two pairs; one row tile (6);
-     * one f64 panel (24) and one f32 panel (48), each +-1; several panels. */
-    static const uint64_t ns[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 13, 23, 24, 25, 26,
-                                  47, 48, 49, 50, 53, 97, 101};
-    static const uint64_t dims[] = {0, 1, 2, 3, 5, 17};
+     * one f64 panel (24) and one f32 panel (48), each +-1; several panels,
+     * with every remainder of rows past a panel's first row modulo 6. The
+     * glue treats every dimension alike (only the kernels loop over it). */
+    static const uint64_t ns[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  13,  23,  24, 25,
+                                  26, 47, 48, 49, 50, 53, 97, 98, 99, 100, 101, 102};
+    static const uint64_t dims[] = {0, 1, 3};
     uint64_t seed = 1;
 
     for (size_t t = 0; t < 2; t++)
@@ -101,8 +103,8 @@ START_TEST(test_edges_thresholds_at_the_extremes)
             size_t elem = dtypes[t] == TOPOML_F32 ? 4 : 8;
             memcpy((unsigned char *)r + 3 * 3 * elem, r, 3 * elem);
             memcpy((unsigned char *)r + 30 * 3 * elem, r, 3 * elem);
-            ck_assert_uint_eq(opcheck_edges(&standin_kernels, dtypes[t], metrics[m], 40, 3, r, -0.0),
-                              3);
+            ck_assert_uint_eq(
+                opcheck_edges(&standin_kernels, dtypes[t], metrics[m], 40, 3, r, -0.0), 3);
             ck_assert_uint_eq(opcheck_edges(&standin_kernels, dtypes[t], metrics[m], 40, 3, r, 0.0),
                               3);
             free(r);
@@ -114,14 +116,14 @@ START_TEST(test_edges_random_clouds_match_distances_op)
 {
     uint64_t seed = 5;
     static const uint64_t ns[] = {2, 3, 7, 25, 49, 130};
-    static const uint64_t dims[] = {0, 1, 3, 16};
+    static const uint64_t dims[] = {0, 3, 16};
 
     for (size_t t = 0; t < 2; t++)
         for (size_t m = 0; m < 2; m++)
             for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
                 for (size_t b = 0; b < sizeof dims / sizeof dims[0]; b++) {
                     void *p = random_points(&seed, dtypes[t], ns[a], dims[b], -1.0, 1.0);
-                    for (int q = 0; q < 4; q++) {
+                    for (int q = 0; q < 2; q++) {
                         double thr = rng_uniform(&seed, 0.0, 1.5 * (double)dims[b]);
                         opcheck_edges(&standin_kernels, dtypes[t], metrics[m], ns[a], dims[b], p,
                                       thr);
@@ -136,17 +138,19 @@ START_TEST(test_edge_limit_decides_threshold_exactly)
     uint64_t seed = 99;
     /* Thresholds of every kind: random, exact squares' roots, tiny,
      * subnormal, near FLT_MAX, beyond float range. */
-    double special[] = {0.0, -0.0, 1.0, 2.0, 3.0, 0x1p-149, 0x1p-140, 1e-30, FLT_MAX,
-                        (double)FLT_MAX * 1.5, 1.8446744e19, 1e300, DBL_MAX, -5.0};
+    double special[] = {0.0,          -0.0,     1.0,     2.0,     3.0,
+                        0x1p-149,     0x1p-140, 1e-30,   FLT_MAX, (double)FLT_MAX * 1.5,
+                        1.8446744e19, 1e300,    DBL_MAX, -5.0};
 
     for (int q = 0; q < 2000 + (int)(sizeof special / sizeof special[0]); q++) {
-        double thr = q < 2000 ? ldexp(rng_uniform(&seed, 1.0, 2.0), (int)(rng_next(&seed) % 200) - 100)
-                              : special[q - 2000];
+        double thr = q < 2000
+                         ? ldexp(rng_uniform(&seed, 1.0, 2.0), (int)(rng_next(&seed) % 200) - 100)
+                         : special[q - 2000];
         for (int euclid = 0; euclid < 2; euclid++) {
             float lf = avx512_edge_limit_f32(euclid, thr);
             double ld = avx512_edge_limit_f64(euclid, thr);
             if (thr < 0.0) {
-                ck_assert(lf < 0.0f && ld < 0.0);
+                EXPECT(lf < 0.0f && ld < 0.0, "line %d", __LINE__);
                 continue;
             }
             /* s <= limit exactly when the distance widened is <= thr, for
@@ -158,8 +162,8 @@ START_TEST(test_edge_limit_decides_threshold_exactly)
                 if (s < 0.0f)
                     continue;
                 double d = euclid ? (double)sqrtf(s) : (double)s;
-                ck_assert_msg((s <= lf) == (d <= thr), "f32 thr %a euclid %d s %a limit %a", thr,
-                              euclid, (double)s, (double)lf);
+                EXPECT((s <= lf) == (d <= thr), "f32 thr %a euclid %d s %a limit %a", thr, euclid,
+                       (double)s, (double)lf);
             }
             double u = ld;
             for (int step = 0; step < 4; step++)
@@ -168,8 +172,8 @@ START_TEST(test_edge_limit_decides_threshold_exactly)
                 if (u < 0.0)
                     continue;
                 double d = euclid ? sqrt(u) : u;
-                ck_assert_msg((u <= ld) == (d <= thr), "f64 thr %a euclid %d s %a limit %a", thr,
-                              euclid, u, ld);
+                EXPECT((u <= ld) == (d <= thr), "f64 thr %a euclid %d s %a limit %a", thr, euclid,
+                       u, ld);
             }
         }
     }
@@ -181,7 +185,7 @@ END_TEST
 START_TEST(test_sort_edges_orders_by_d_i_j)
 {
     uint64_t seed = 3;
-    static const uint64_t sizes[] = {0, 1, 2, 3, 100, 5000};
+    static const uint64_t sizes[] = {0, 1, 2, 3, 100, 1500};
 
     for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
         uint64_t n = sizes[z];
@@ -203,7 +207,8 @@ START_TEST(test_sort_edges_orders_by_d_i_j)
         for (uint64_t a = 1; a < n; a++) /* insertion sort: slow and obviously right */
             for (uint64_t b = a; b > 0; b--) {
                 topoml_edge *x = &want[b - 1], *y = &want[b];
-                int gt = x->d > y->d || (x->d == y->d && (x->i > y->i || (x->i == y->i && x->j > y->j)));
+                int gt =
+                    x->d > y->d || (x->d == y->d && (x->i > y->i || (x->i == y->i && x->j > y->j)));
                 if (!gt)
                     break;
                 topoml_edge sw = *x;
@@ -212,7 +217,8 @@ START_TEST(test_sort_edges_orders_by_d_i_j)
             }
         avx512_sort_edges(e, tmp, n);
         for (uint64_t k = 0; k < n; k++)
-            ck_assert(e[k].d == want[k].d && e[k].i == want[k].i && e[k].j == want[k].j);
+            EXPECT(e[k].d == want[k].d && e[k].i == want[k].i && e[k].j == want[k].j, "line %d",
+                   __LINE__);
         free(e);
         free(tmp);
         free(want);
@@ -304,8 +310,7 @@ START_TEST(test_ops_respect_memory_limit)
     ck_assert_int_eq(heap.live, 0);
     /* Room for the panel and candidates, not for all 19900 edges. */
     call.max_memory = 192 * 64 + 64 + 100000;
-    ck_assert_int_eq(avx512_edges(&standin_kernels, &call, &in, INFINITY, &e, &ne),
-                     TOPOML_E_LIMIT);
+    ck_assert_int_eq(avx512_edges(&standin_kernels, &call, &in, INFINITY, &e, &ne), TOPOML_E_LIMIT);
     ck_assert_ptr_null(e);
     ck_assert_uint_eq(ne, 0);
     ck_assert_int_eq(heap.live, 0);
@@ -341,8 +346,7 @@ START_TEST(test_ops_stop_when_progress_cancels)
 
     heap.cancel = 1;
     ck_assert_int_eq(avx512_distances(&standin_kernels, &call, &in, out), TOPOML_E_CANCELLED);
-    ck_assert_int_eq(avx512_edges(&standin_kernels, &call, &in, 1.0, &e, &ne),
-                     TOPOML_E_CANCELLED);
+    ck_assert_int_eq(avx512_edges(&standin_kernels, &call, &in, 1.0, &e, &ne), TOPOML_E_CANCELLED);
     ck_assert_ptr_nonnull(strstr(err, "cancelled"));
     ck_assert_ptr_null(e);
     ck_assert_int_eq(heap.live, 0);

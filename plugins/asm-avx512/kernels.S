@@ -15,17 +15,18 @@
  *   zmm0..zmm17   accumulators, row r and vector v in zmm(3r + v)
  *   zmm18..zmm20  the panel's three vectors at coordinate k
  *   zmm21..zmm26  row r's coordinate k broadcast to every lane
- *   zmm27..zmm31  differences (renamed by the core; five keep the text short
- *                 and the dependencies obvious)
+ *   zmm27..zmm30  differences (renamed by the core; four keep the text short)
+ *   zmm31, k5..k7 the deferred square roots under way (see tile.h)
  *   r8 r9 r10 r11 rbx r12   row pointers x[0..5]
  *   rsi  the panel at coordinate k, rax  k times the element size,
- *   rcx  coordinates left
+ *   rcx  coordinates left, r13  the next pending row to root (6: none),
+ *   r14  6 * r13, that row's masks in pend_mask
  * Per coordinate: 3 loads and 6 broadcasts (load ports only), then 18
  * subtractions and 18 FMAs, which is the whole FP work: 2 ops per pair and
  * coordinate, against 3 flops (sub, mul, add) of useful work.
  *
- * System V ABI: rdi holds the tile; rbx and r12 are callee-saved and pushed;
- * no stack is used otherwise and nothing is called.
+ * System V ABI: rdi holds the tile; rbx, r12, r13 and r14 are
+ * callee-saved and pushed; no stack is used otherwise and nothing is called.
  */
 #include "tile.h"
 
@@ -39,7 +40,27 @@
     \fma    zmm\acc, zmm\t, zmm\t
 .endm
 
-/* Coordinate k + off of all 18 lanes groups; `xo` is off times the element
+/* Replace the values of pending row r13 (three vectors, masks from byte
+ * r14 = 6 * r13 of pend_mask) by their square roots, in place, and move to
+ * the next row. The masked loads and stores touch only those lanes (and
+ * fault on no other), so neighbours that belong to other tiles are left
+ * alone. */
+.macro ROOT_ROW sqrt, movu
+    mov     rdx, [rdi + r13 * 8 + TILE_PEND_OUT]
+    kmovw   k5, word ptr [rdi + r14 + TILE_PEND_MASK]
+    kmovw   k6, word ptr [rdi + r14 + TILE_PEND_MASK + 2]
+    kmovw   k7, word ptr [rdi + r14 + TILE_PEND_MASK + 4]
+    \sqrt   zmm31{k5}{z}, zmmword ptr [rdx]
+    \movu   zmmword ptr [rdx]{k5}, zmm31
+    \sqrt   zmm31{k6}{z}, zmmword ptr [rdx + 64]
+    \movu   zmmword ptr [rdx + 64]{k6}, zmm31
+    \sqrt   zmm31{k7}{z}, zmmword ptr [rdx + 128]
+    \movu   zmmword ptr [rdx + 128]{k7}, zmm31
+    inc     r13d
+    add     r14d, 6
+.endm
+
+/* Coordinate k + off of all 18 accumulators; `xo` is off times the element
  * size, `po` off times the panel stride. */
 .macro STEP bcast, esz, movu, sub, fma, xo, po
     \movu   zmm18, [rsi + \po]
@@ -55,30 +76,42 @@
     SUBSQ \sub, \fma,  1, 19, 21, 28
     SUBSQ \sub, \fma,  2, 20, 21, 29
     SUBSQ \sub, \fma,  3, 18, 22, 30
-    SUBSQ \sub, \fma,  4, 19, 22, 31
-    SUBSQ \sub, \fma,  5, 20, 22, 27
-    SUBSQ \sub, \fma,  6, 18, 23, 28
-    SUBSQ \sub, \fma,  7, 19, 23, 29
-    SUBSQ \sub, \fma,  8, 20, 23, 30
-    SUBSQ \sub, \fma,  9, 18, 24, 31
-    SUBSQ \sub, \fma, 10, 19, 24, 27
-    SUBSQ \sub, \fma, 11, 20, 24, 28
-    SUBSQ \sub, \fma, 12, 18, 25, 29
-    SUBSQ \sub, \fma, 13, 19, 25, 30
-    SUBSQ \sub, \fma, 14, 20, 25, 31
-    SUBSQ \sub, \fma, 15, 18, 26, 27
-    SUBSQ \sub, \fma, 16, 19, 26, 28
-    SUBSQ \sub, \fma, 17, 20, 26, 29
+    SUBSQ \sub, \fma,  4, 19, 22, 27
+    SUBSQ \sub, \fma,  5, 20, 22, 28
+    SUBSQ \sub, \fma,  6, 18, 23, 29
+    SUBSQ \sub, \fma,  7, 19, 23, 30
+    SUBSQ \sub, \fma,  8, 20, 23, 27
+    SUBSQ \sub, \fma,  9, 18, 24, 28
+    SUBSQ \sub, \fma, 10, 19, 24, 29
+    SUBSQ \sub, \fma, 11, 20, 24, 30
+    SUBSQ \sub, \fma, 12, 18, 25, 27
+    SUBSQ \sub, \fma, 13, 19, 25, 28
+    SUBSQ \sub, \fma, 14, 20, 25, 29
+    SUBSQ \sub, \fma, 15, 18, 26, 30
+    SUBSQ \sub, \fma, 16, 19, 26, 27
+    SUBSQ \sub, \fma, 17, 20, 26, 28
 .endm
 
 /* Prologue and the k loop shared by both flavours: leaves the 18 sums in
- * zmm0..zmm17, with rdi still pointing at the tile. The loop takes two
+ * zmm0..zmm17, with rdi still pointing at the tile, and roots the pending
+ * list when `roots` is 1 and the tile asks for square roots (all 18 of it,
+ * the ones the loop had no room for after it). The loop takes two
  * coordinates per trip to halve its bookkeeping; an odd last one is taken
  * alone. k runs upward, so every lane adds its terms in the reference's
  * order. */
-.macro ACCUMULATE bcast, esz, esize, movu, sub, fma
+.macro ACCUMULATE bcast, esz, esize, movu, sub, fma, sqrt, roots
     push    rbx
     push    r12
+    push    r13
+    push    r14
+    mov     r13d, TILE_ROWS
+    xor     r14d, r14d
+.if \roots
+    cmp     dword ptr [rdi + TILE_SQRT], 0
+    je      .Lnoroots\@
+    xor     r13d, r13d
+.Lnoroots\@:
+.endif
     mov     r8,  [rdi + TILE_X + 0]
     mov     r9,  [rdi + TILE_X + 8]
     mov     r10, [rdi + TILE_X + 16]
@@ -109,6 +142,12 @@
     cmp     rcx, 2
     jb      .Lodd\@
 .Lpair\@:
+    /* One pending row of roots per two coordinates while any are left: the
+     * divider then works beside the FMAs instead of after them. */
+    cmp     r13d, TILE_ROWS
+    jae     .Lrooted\@
+    ROOT_ROW \sqrt, \movu
+.Lrooted\@:
     STEP \bcast, \esz, \movu, \sub, \fma, 0, 0
     STEP \bcast, \esz, \movu, \sub, \fma, \esize, TILE_PANEL_STRIDE
     add     rsi, 2 * TILE_PANEL_STRIDE
@@ -121,6 +160,11 @@
     jz      .Ldone\@
     STEP \bcast, \esz, \movu, \sub, \fma, 0, 0
 .Ldone\@:
+    cmp     r13d, TILE_ROWS
+    jae     .Lallrooted\@
+    ROOT_ROW \sqrt, \movu
+    jmp     .Ldone\@
+.Lallrooted\@:
 .endm
 
 /* ---- dist: masked stores into the condensed output -------------------- */
@@ -141,28 +185,7 @@
     .type   \name, @function
     .p2align 5
 \name:
-    ACCUMULATE \bcast, \esz, \esize, \movu, \sub, \fma
-    cmp     dword ptr [rdi + TILE_SQRT], 0
-    je      .Lstore\@
-    \sqrt   zmm0,  zmm0
-    \sqrt   zmm1,  zmm1
-    \sqrt   zmm2,  zmm2
-    \sqrt   zmm3,  zmm3
-    \sqrt   zmm4,  zmm4
-    \sqrt   zmm5,  zmm5
-    \sqrt   zmm6,  zmm6
-    \sqrt   zmm7,  zmm7
-    \sqrt   zmm8,  zmm8
-    \sqrt   zmm9,  zmm9
-    \sqrt   zmm10, zmm10
-    \sqrt   zmm11, zmm11
-    \sqrt   zmm12, zmm12
-    \sqrt   zmm13, zmm13
-    \sqrt   zmm14, zmm14
-    \sqrt   zmm15, zmm15
-    \sqrt   zmm16, zmm16
-    \sqrt   zmm17, zmm17
-.Lstore\@:
+    ACCUMULATE \bcast, \esz, \esize, \movu, \sub, \fma, \sqrt, 1
     /* Masked-off lanes are neither written nor faulted on, which is what
      * lets the glue point a row past the triangle's end. */
     STORE_ROW \movu, 0,  0,  1,  2
@@ -171,6 +194,8 @@
     STORE_ROW \movu, 3,  9, 10, 11
     STORE_ROW \movu, 4, 12, 13, 14
     STORE_ROW \movu, 5, 15, 16, 17
+    pop     r14
+    pop     r13
     pop     r12
     pop     rbx
     vzeroupper
@@ -224,7 +249,7 @@
     .type   \name, @function
     .p2align 5
 \name:
-    ACCUMULATE \bcast, \esz, \esize, \movu, \sub, \fma
+    ACCUMULATE \bcast, \esz, \esize, \movu, \sub, \fma, \sqrt, 0
     \bcast  zmm18, \esz ptr [rdi + TILE_LIMIT]
     vmovdqu32 zmm19, [rip + \iota]
     vmovdqu32 zmm20, [rip + \iota + 64]
@@ -240,6 +265,8 @@
     EMIT_ROW \cmp, \sqrt, \compress, \movu, \esize, 4, 12, 13, 14
     EMIT_ROW \cmp, \sqrt, \compress, \movu, \esize, 5, 15, 16, 17
     mov     eax, ecx
+    pop     r14
+    pop     r13
     pop     r12
     pop     rbx
     vzeroupper

@@ -16,7 +16,17 @@
  * multiply-add, acc = fma(t, t, acc), starting from acc = +0. That is the
  * scalar reference's order (metric.h) with the product and the sum rounded
  * once instead of twice; the error bound this gives is stated in tiling.c.
- * Optionally s is replaced by its correctly rounded square root (euclidean).
+ * For the euclidean metric the result is the correctly rounded square root
+ * of s.
+ *
+ * Square roots in the distances kernels are deferred by one call: a call
+ * stores its sums as they are, and takes the square roots of the previous
+ * call's results (pend_out, pend_mask) in place while its own arithmetic
+ * runs, a row of three vectors every other coordinate.
+ * The divider takes longer over one 512-bit square root than the FMA ports
+ * take over a coordinate of the tile, so 18 of them at the end of a tile
+ * stall it (13% of the time at dim 64); spread over the next tile's loop
+ * they overlap with it. The caller roots the last call's list itself.
  *
  * Rows come straight from the row-major input (x[r] points at a point's
  * coordinates). Columns come from a packed panel: coordinate k of the panel's
@@ -40,17 +50,19 @@
 #define TILE_CAND_SLACK 16
 
 /* Field offsets of struct avx512_tile, for the assembler. */
-#define TILE_X 0          /* const void *x[6] */
-#define TILE_PANEL 48     /* const void *panel */
-#define TILE_DIM 56       /* uint64_t dim */
-#define TILE_OUT 64       /* void *out[6] */
-#define TILE_MASK 112     /* uint16_t mask[18] */
-#define TILE_SQRT 148     /* uint32_t sqrt */
-#define TILE_LIMIT 152    /* double limit (f64) / float limit (f32, first 4 bytes) */
-#define TILE_CAND_D 160   /* void *cand_d */
-#define TILE_CAND_COL 168 /* uint32_t *cand_col */
-#define TILE_COUNT 176    /* uint32_t count[6] */
-#define TILE_SIZE 200
+#define TILE_X 0           /* const void *x[6] */
+#define TILE_PANEL 48      /* const void *panel */
+#define TILE_DIM 56        /* uint64_t dim */
+#define TILE_OUT 64        /* void *out[6] */
+#define TILE_MASK 112      /* uint16_t mask[18] */
+#define TILE_SQRT 148      /* uint32_t sqrt */
+#define TILE_LIMIT 152     /* double limit (f64) / float limit (f32, first 4 bytes) */
+#define TILE_CAND_D 160    /* void *cand_d */
+#define TILE_CAND_COL 168  /* uint32_t *cand_col */
+#define TILE_COUNT 176     /* uint32_t count[6] */
+#define TILE_PEND_OUT 200  /* void *pend_out[6] */
+#define TILE_PEND_MASK 248 /* uint16_t pend_mask[18] */
+#define TILE_SIZE 288
 
 #ifndef __ASSEMBLER__
 #include <stdint.h>
@@ -63,12 +75,15 @@ struct avx512_tile {
     const void *panel;
     uint64_t dim;
     /* distances: where row r's column 0 goes; column c goes to out[r] + c
-     * elements. Only lanes set in the mask are written. */
+     * elements, as the sum (see `sqrt`). Only lanes set in the mask are
+     * written. */
     void *out[TILE_ROWS];
     /* Lanes that are real pairs: bit l of mask[r * TILE_VECS + v] is column
      * v * lanes + l of row r (f64 uses the low 8 bits). */
     uint16_t mask[TILE_ROWS * TILE_VECS];
-    /* Non-zero: euclidean, the result is the square root of the sum. */
+    /* Non-zero: euclidean. distances: replace the values that pend_out and
+     * pend_mask describe (as out and mask do) by their square roots; this
+     * tile's own sums are stored unrooted. edges: emit square roots. */
     uint32_t sqrt;
     /* edges: a masked lane is a candidate when its sum s <= limit (an
      * ordered compare: a NaN sum never is). f32 kernels read limit_f32. */
@@ -82,6 +97,12 @@ struct avx512_tile {
     void *cand_d;
     uint32_t *cand_col;
     uint32_t count[TILE_ROWS];
+    /* distances, euclidean: the previous call's out and mask, whose values
+     * are still to be rooted. A row whose masks are 0 is not written, but
+     * its pointer should be a mapped address: a masked access to an
+     * unmapped one is correct but slow (a microcode assist). */
+    void *pend_out[TILE_ROWS];
+    uint16_t pend_mask[TILE_ROWS * TILE_VECS];
 };
 
 /* The kernels the glue drives. The AVX-512 ones are in kernels.S; tests

@@ -52,6 +52,8 @@ _Static_assert(offsetof(struct avx512_tile, limit) == TILE_LIMIT, "tile.h: limit
 _Static_assert(offsetof(struct avx512_tile, cand_d) == TILE_CAND_D, "tile.h: cand_d");
 _Static_assert(offsetof(struct avx512_tile, cand_col) == TILE_CAND_COL, "tile.h: cand_col");
 _Static_assert(offsetof(struct avx512_tile, count) == TILE_COUNT, "tile.h: count");
+_Static_assert(offsetof(struct avx512_tile, pend_out) == TILE_PEND_OUT, "tile.h: pend_out");
+_Static_assert(offsetof(struct avx512_tile, pend_mask) == TILE_PEND_MASK, "tile.h: pend_mask");
 _Static_assert(sizeof(struct avx512_tile) == TILE_SIZE, "tile.h: size");
 _Static_assert(TILE_F32_COLS * 4 == TILE_PANEL_STRIDE && TILE_F64_COLS * 8 == TILE_PANEL_STRIDE,
                "tile.h: one coordinate of a panel is 192 bytes in both dtypes");
@@ -217,33 +219,89 @@ static void pack_panel(const sweep *s, uint64_t j0)
 
 /* Set up the tile of rows i0 .. i0+5 against the panel at j0: the row
  * pointers, the output rows (when `out` is not NULL) and the masks that keep
- * exactly the pairs j < i, j < n, i < n. Requires j0 < i0 < n. */
+ * exactly the pairs j < i, j < n, i < n. Requires j0 < i0 < n. Called once
+ * per tile, so the common case (all six rows real, all columns below the
+ * diagonal) takes a short path: pointers stepped, masks all ones. */
 static void fill_tile(struct avx512_tile *t, const sweep *s, uint64_t i0, uint64_t j0,
                       unsigned char *out)
 {
-    uint64_t n = s->in->n, dim = s->in->dim;
+    static const uint16_t all_lanes[TILE_ROWS * TILE_VECS] = {
+        0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff,
+        0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff};
+    uint64_t n = s->in->n, row_bytes = s->in->dim * s->elem;
     /* With dim == 0 nothing is loaded; the panel is a valid address to
      * point at instead of offsetting a possibly NULL input. */
-    const unsigned char *base = dim > 0 ? (const unsigned char *)s->in->data : s->panel;
+    const unsigned char *x =
+        row_bytes > 0 ? (const unsigned char *)s->in->data + i0 * row_bytes : s->panel;
+    /* Row i of the condensed output starts at i(i-1)/2, so row i+1 starts i
+     * elements after row i. Without an output, every row points at the
+     * panel (mapped, never written). */
+    unsigned char *o = out ? out + (i0 * (i0 - 1) / 2 + j0) * s->elem : s->panel;
+    uint64_t o_step = out ? i0 * s->elem : 0, o_grow = out ? s->elem : 0;
 
+    if (i0 + TILE_ROWS <= n && i0 - j0 >= s->cols) {
+        for (unsigned r = 0; r < TILE_ROWS; r++) {
+            t->x[r] = x;
+            t->out[r] = o;
+            x += row_bytes;
+            o += o_step;
+            o_step += o_grow;
+        }
+        memcpy(t->mask, all_lanes, sizeof t->mask);
+        return;
+    }
     for (unsigned r = 0; r < TILE_ROWS; r++) {
         uint64_t i = i0 + r, valid;
         if (i < n) {
-            t->x[r] = base + i * dim * s->elem;
+            t->x[r] = x;
+            t->out[r] = o;
+            x += row_bytes;
+            o += o_step;
+            o_step += o_grow;
             /* Columns j0 .. i-1 of row i are pairs; j < i < n also keeps
              * the panel's zero padding out. */
             valid = i - j0 < s->cols ? i - j0 : s->cols;
-            t->out[r] = out ? out + (i * (i - 1) / 2 + j0) * s->elem : NULL;
         } else {
+            /* Past the last point: a real row to point at, nothing kept. */
             t->x[r] = t->x[0];
-            valid = 0;
             t->out[r] = t->out[0];
+            valid = 0;
         }
         for (unsigned v = 0; v < TILE_VECS; v++) {
             uint64_t lo = (uint64_t)v * s->lanes, m;
             m = valid <= lo ? 0 : valid - lo >= s->lanes ? s->lanes : valid - lo;
             t->mask[r * TILE_VECS + v] = (uint16_t)((1u << m) - 1u);
         }
+    }
+}
+
+/* The tile just computed stored its euclidean sums unrooted: they become
+ * the next call's pending values (tile.h). */
+static void defer_roots(struct avx512_tile *t)
+{
+    memcpy(t->pend_out, t->out, sizeof t->pend_out);
+    memcpy(t->pend_mask, t->mask, sizeof t->pend_mask);
+}
+
+/* Root what the last call left pending, as the kernels would have:
+ * sqrtf and sqrt are correctly rounded, like vsqrtps and vsqrtpd. */
+static void finish_roots(struct avx512_tile *t, const sweep *s)
+{
+    for (unsigned m = 0; m < TILE_ROWS * TILE_VECS; m++) {
+        unsigned char *v = (unsigned char *)t->pend_out[m / TILE_VECS] +
+                           (uint64_t)(m % TILE_VECS) * s->lanes * s->elem;
+        for (unsigned l = 0; l < s->lanes; l++) {
+            if (!((t->pend_mask[m] >> l) & 1u))
+                continue;
+            if (s->elem == 4) {
+                float *p = (float *)v + l;
+                *p = sqrtf(*p);
+            } else {
+                double *p = (double *)v + l;
+                *p = sqrt(*p);
+            }
+        }
+        t->pend_mask[m] = 0;
     }
 }
 
@@ -282,6 +340,9 @@ int avx512_distances(const avx512_kernels *k, const topoml_call_v1 *call, const 
     t.panel = s.panel;
     t.dim = in->dim;
     t.sqrt = in->metric == TOPOML_METRIC_EUCLIDEAN;
+    /* Nothing pending yet: masks 0, and pointers that are mapped anyway. */
+    for (unsigned r = 0; r < TILE_ROWS; r++)
+        t.pend_out[r] = s.panel;
     /* Panels cover the smaller index j = 0 .. n-2. */
     panels = (n - 1 + s.cols - 1) / s.cols;
     for (p = 0; p < panels; p++) {
@@ -290,12 +351,16 @@ int avx512_distances(const avx512_kernels *k, const topoml_call_v1 *call, const 
         for (uint64_t i0 = j0 + 1; i0 < n; i0 += TILE_ROWS) {
             fill_tile(&t, &s, i0, j0, out);
             kernel(&t);
+            if (t.sqrt)
+                defer_roots(&t);
         }
         if (progress(&o, &pending, (n - j0) * s.cols * (in->dim + 1), p + 1, panels)) {
+            finish_roots(&t, &s);
             sweep_end(&o, &s);
             return fail(call, TOPOML_E_CANCELLED, "asm-avx512 distances: cancelled");
         }
     }
+    finish_roots(&t, &s);
     sweep_end(&o, &s);
     return TOPOML_OK;
 }

@@ -56,24 +56,41 @@ static int lane_on(const struct avx512_tile *t, unsigned r, unsigned c, unsigned
     return (t->mask[r * TILE_VECS + c / lanes] >> (c % lanes)) & 1u;
 }
 
+/* Square roots of the previous call's values, in place (tile.h). */
+static void root_pending(const struct avx512_tile *t, unsigned lanes)
+{
+    if (!t->sqrt)
+        return;
+    for (unsigned m = 0; m < TILE_ROWS * TILE_VECS; m++)
+        for (unsigned l = 0; l < lanes; l++) {
+            if (!((t->pend_mask[m] >> l) & 1u))
+                continue;
+            unsigned c = (m % TILE_VECS) * lanes + l;
+            if (lanes == TILE_F32_LANES)
+                ((float *)t->pend_out[m / TILE_VECS])[c] =
+                    sqrtf(((float *)t->pend_out[m / TILE_VECS])[c]);
+            else
+                ((double *)t->pend_out[m / TILE_VECS])[c] =
+                    sqrt(((double *)t->pend_out[m / TILE_VECS])[c]);
+        }
+}
+
 static void dist_f32(const struct avx512_tile *t)
 {
+    root_pending(t, TILE_F32_LANES);
     for (unsigned r = 0; r < TILE_ROWS; r++)
         for (unsigned c = 0; c < TILE_F32_COLS; c++)
-            if (lane_on(t, r, c, TILE_F32_LANES)) {
-                float s = tile_f32(t, r, c);
-                ((float *)t->out[r])[c] = t->sqrt ? sqrtf(s) : s;
-            }
+            if (lane_on(t, r, c, TILE_F32_LANES))
+                ((float *)t->out[r])[c] = tile_f32(t, r, c);
 }
 
 static void dist_f64(const struct avx512_tile *t)
 {
+    root_pending(t, TILE_F64_LANES);
     for (unsigned r = 0; r < TILE_ROWS; r++)
         for (unsigned c = 0; c < TILE_F64_COLS; c++)
-            if (lane_on(t, r, c, TILE_F64_LANES)) {
-                double s = tile_f64(t, r, c);
-                ((double *)t->out[r])[c] = t->sqrt ? sqrt(s) : s;
-            }
+            if (lane_on(t, r, c, TILE_F64_LANES))
+                ((double *)t->out[r])[c] = tile_f64(t, r, c);
 }
 
 static uint32_t edges_f32(struct avx512_tile *t)

@@ -292,19 +292,20 @@ static double scalar_sampled(int f64, topoml_metric metric, uint64_t n, uint64_t
 
 static double fma_peak(int f64)
 {
-    uint64_t iters = 1u << 16;
+    uint64_t iters = 1u << 10;
     double best = 0;
 
-    /* Grow until one run takes 0.1 s, then keep the best of three. */
+    /* Grow until one run takes 2 ms, then keep the best of 100 such runs:
+     * short runs, so that some of them see the core undisturbed. */
     for (;;) {
         double t = now();
         (f64 ? topoml_bench_fma_f64 : topoml_bench_fma_f32)(iters);
         t = now() - t;
-        if (t > 0.1)
+        if (t > 0.002)
             break;
         iters *= 2;
     }
-    for (int r = 0; r < 3; r++) {
+    for (int r = 0; r < 100; r++) {
         double t = now();
         (f64 ? topoml_bench_fma_f64 : topoml_bench_fma_f32)(iters);
         t = now() - t;

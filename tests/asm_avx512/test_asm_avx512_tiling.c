@@ -303,19 +303,26 @@ START_TEST(test_ops_respect_memory_limit)
 
     make_call(&call, &heap, err, sizeof err);
     make_input(&in, TOPOML_F64, TOPOML_METRIC_EUCLIDEAN, 200, 64, p);
-    /* The panel alone is 192*64 bytes. */
+    /* The packed panels alone: 9 of 24 points, 192 bytes per coordinate,
+     * and 64 for alignment. */
+    const uint64_t panels = 9 * 192 * 64 + 64, cands = (6 * 24 + 16) * (8 + 4);
     call.max_memory = 4096;
     ck_assert_int_eq(avx512_distances(&standin_kernels, &call, &in, out), TOPOML_E_LIMIT);
     ck_assert_ptr_nonnull(strstr(err, "memory limit"));
     ck_assert_int_eq(heap.live, 0);
-    /* Room for the panel and candidates, not for all 19900 edges. */
-    call.max_memory = 192 * 64 + 64 + 100000;
-    ck_assert_int_eq(avx512_edges(&standin_kernels, &call, &in, INFINITY, &e, &ne), TOPOML_E_LIMIT);
+    call.max_memory = panels;
+    ck_assert_int_eq(avx512_distances(&standin_kernels, &call, &in, out), TOPOML_OK);
+    /* Room for the panels and candidates, not for all 19900 edges. */
+    call.max_memory = panels + cands + 100000;
+    ck_assert_int_eq(avx512_edges(&standin_kernels, &call, &in, INFINITY, &e, &ne),
+                     TOPOML_E_LIMIT);
+    ck_assert_ptr_nonnull(strstr(err, "the edge list"));
     ck_assert_ptr_null(e);
     ck_assert_uint_eq(ne, 0);
     ck_assert_int_eq(heap.live, 0);
-    /* Enough for everything, the sort's second copy included. */
-    call.max_memory = 192 * 64 + 64 + 10000 + 2 * 32768 * 16;
+    /* Enough for everything, the sort's second copy included: the list
+     * grows by doubling to 32768 edges. */
+    call.max_memory = panels + cands + (32768 + 19900) * 16;
     ck_assert_int_eq(avx512_edges(&standin_kernels, &call, &in, INFINITY, &e, &ne), TOPOML_OK);
     ck_assert_uint_eq(ne, 19900);
     call.free(call.host_data, e);
@@ -342,7 +349,7 @@ START_TEST(test_ops_stop_when_progress_cancels)
     /* Small work: one report, at the end. */
     ck_assert_int_eq(heap.progress_calls, 1);
     ck_assert_uint_eq(heap.last_done, heap.last_total);
-    ck_assert_uint_eq(heap.last_total, 7); /* ceil(299 / 48) panels */
+    ck_assert_uint_eq(heap.last_total, 299); /* rows 1 .. 299 */
 
     heap.cancel = 1;
     ck_assert_int_eq(avx512_distances(&standin_kernels, &call, &in, out), TOPOML_E_CANCELLED);

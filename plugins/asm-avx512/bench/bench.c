@@ -401,7 +401,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: topoml-asm-avx512-bench [--plugin PATH] [--blas PATH|none] [--json FILE]\n"
             "         [--n 2048,4096,8192,16384] [--dim 3,16,64,256] [--dtype f32,f64]\n"
-            "         [--metric euclidean|sqeuclidean] [--reps 3] [--scalar-seconds 0.3]\n"
+            "         [--metric euclidean,sqeuclidean] [--reps 3] [--scalar-seconds 0.3]\n"
             "         [--quick]\n");
 }
 
@@ -410,7 +410,9 @@ int main(int argc, char **argv)
     const char *plugin_path = TOPOML_BENCH_PLUGIN, *blas_path = NULL, *json_path = NULL;
     uint64_t ns[16] = {2048, 4096, 8192, 16384}, dims[16] = {3, 16, 64, 256};
     int n_ns = 4, n_dims = 4, reps = 3, want_f32 = 1, want_f64 = 1, fails = 0;
-    topoml_metric metric = TOPOML_METRIC_EUCLIDEAN;
+    static const topoml_metric metric_list[2] = {TOPOML_METRIC_EUCLIDEAN,
+                                                 TOPOML_METRIC_SQEUCLIDEAN};
+    int want_metric[2] = {1, 1};
     double scalar_budget = 0.3;
     plugin pl;
     blas bl;
@@ -442,10 +444,12 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a - 1], "--dtype")) {
             want_f32 = strstr(v, "f32") != NULL;
             want_f64 = strstr(v, "f64") != NULL;
-        } else if (!strcmp(argv[a - 1], "--metric"))
-            metric =
-                !strcmp(v, "sqeuclidean") ? TOPOML_METRIC_SQEUCLIDEAN : TOPOML_METRIC_EUCLIDEAN;
-        else if (!strcmp(argv[a - 1], "--reps"))
+        } else if (!strcmp(argv[a - 1], "--metric")) {
+            /* "sqeuclidean" contains "euclidean": look for whole names. */
+            want_metric[1] = strstr(v, "sqeuclidean") != NULL;
+            want_metric[0] = !strcmp(v, "euclidean") || !strncmp(v, "euclidean,", 10) ||
+                             strstr(v, ",euclidean") != NULL;
+        } else if (!strcmp(argv[a - 1], "--reps"))
             reps = atoi(v) > 0 ? atoi(v) : 1;
         else if (!strcmp(argv[a - 1], "--scalar-seconds"))
             scalar_budget = atof(v);
@@ -477,7 +481,6 @@ int main(int argc, char **argv)
         peak32 = fma_peak(0);
         peak64 = fma_peak(1);
     }
-    const char *metric_name = metric == TOPOML_METRIC_EUCLIDEAN ? "euclidean" : "sqeuclidean";
     printf("plugin:   %s\n          %s\n", pl.device ? pl.device : pl.why,
            pl.schedule ? pl.schedule : "");
     printf("blas:     %s\n", have_blas ? bl.name : "none");
@@ -501,8 +504,7 @@ int main(int argc, char **argv)
         fprintf(json, "  \"blas\": \"%s\",\n  \"compiler\": \"%s\",\n", have_blas ? bl.name : "",
                 __VERSION__);
         fprintf(json, "  \"peak_gflops\": {\"f32\": %.4g, \"f64\": %.4g},\n", peak32, peak64);
-        fprintf(json, "  \"flops_per_pair\": \"3*dim\",\n  \"metric\": \"%s\",\n  \"cases\": [",
-                metric_name);
+        fprintf(json, "  \"flops_per_pair\": \"3*dim\",\n  \"cases\": [");
     }
 
     for (int f64 = 0; f64 < 2; f64++) {
@@ -516,7 +518,6 @@ int main(int argc, char **argv)
                 uint64_t n = ns[a], dim = dims[b], pairs = n * (n - 1) / 2;
                 void *x = malloc(n * dim * elem + 1);
                 void *out = malloc(pairs * elem), *out_blas = malloc(pairs * elem);
-                double blas_seconds = -1;
                 if (!x || !out || !out_blas) {
                     fprintf(stderr, "bench: out of memory for n=%llu dim=%llu\n",
                             (unsigned long long)n, (unsigned long long)dim);
@@ -534,93 +535,102 @@ int main(int argc, char **argv)
                 memset(out, 0, pairs * elem);
                 memset(out_blas, 0, pairs * elem);
 
-                if (have_blas) {
-                    for (int full = 0; full < 2; full++) {
-                        result r = {full ? "blas-full" : "blas", INFINITY, 0, -1, 0, 0};
+                for (int mi = 0; mi < 2; mi++) {
+                    topoml_metric metric = metric_list[mi];
+                    const char *metric_name =
+                        metric == TOPOML_METRIC_EUCLIDEAN ? "euclidean" : "sqeuclidean";
+                    double blas_seconds = -1;
+                    if (!want_metric[mi])
+                        continue;
+                    if (have_blas) {
+                        for (int full = 0; full < 2; full++) {
+                            result r = {full ? "blas-full" : "blas", INFINITY, 0, -1, 0, 0};
+                            for (int rep = 0; rep < reps; rep++) {
+                                double t = now();
+                                if (blas_distances(&bl, f64, metric == TOPOML_METRIC_EUCLIDEAN,
+                                                   full, n, dim, x, out_blas) != 0) {
+                                    fails++;
+                                    break;
+                                }
+                                t = now() - t;
+                                r.seconds = t < r.seconds ? t : r.seconds;
+                            }
+                            r.err_eps = max_error(f64, metric, n, dim, x, out_blas);
+                            if (!full)
+                                blas_seconds = r.seconds;
+                            emit(dtype, metric_name, n, dim, &r, peak, blas_seconds);
+                        }
+                    }
+
+                    {
+                        result r = {"scalar-c", 0, 1, -1, 0, 0};
+                        r.seconds =
+                            scalar_sampled(f64, metric, n, dim, x, out_blas, scalar_budget) *
+                            (double)pairs;
+                        emit(dtype, metric_name, n, dim, &r, peak, blas_seconds);
+                    }
+
+                    if (pl.usable) {
+                        topoml_input_v1 in;
+                        topoml_call_v1 call;
+                        char err[256];
+                        memset(&in, 0, sizeof in);
+                        in.struct_size = sizeof in;
+                        in.kind = TOPOML_INPUT_POINTS;
+                        in.n = n;
+                        in.dim = dim;
+                        in.dtype = f64 ? TOPOML_F64 : TOPOML_F32;
+                        in.metric = metric;
+                        in.data = x;
+                        make_call(&call, err, sizeof err);
+
+                        result r = {"asm-avx512", INFINITY, 0, -1, 0, 0};
                         for (int rep = 0; rep < reps; rep++) {
                             double t = now();
-                            if (blas_distances(&bl, f64, metric == TOPOML_METRIC_EUCLIDEAN, full, n,
-                                               dim, x, out_blas) != 0) {
+                            int status = pl.vt->distances(pl.state, &call, &in, out);
+                            t = now() - t;
+                            if (status != TOPOML_OK) {
+                                fprintf(stderr, "bench: plugin distances failed: %s\n", err);
                                 fails++;
                                 break;
                             }
-                            t = now() - t;
                             r.seconds = t < r.seconds ? t : r.seconds;
                         }
-                        r.err_eps = max_error(f64, metric, n, dim, x, out_blas);
-                        if (!full)
-                            blas_seconds = r.seconds;
+                        r.err_eps = max_error(f64, metric, n, dim, x, out);
+                        if (r.err_eps > 2.0 * (double)dim) {
+                            fprintf(stderr, "bench: plugin error %.3g eps exceeds the bound %llu\n",
+                                    r.err_eps, (unsigned long long)(2 * dim));
+                            fails++;
+                        }
                         emit(dtype, metric_name, n, dim, &r, peak, blas_seconds);
-                    }
-                }
 
-                {
-                    result r = {"scalar-c", 0, 1, -1, 0, 0};
-                    r.seconds = scalar_sampled(f64, metric, n, dim, x, out_blas, scalar_budget) *
-                                (double)pairs;
-                    emit(dtype, metric_name, n, dim, &r, peak, blas_seconds);
-                }
-
-                if (pl.usable) {
-                    topoml_input_v1 in;
-                    topoml_call_v1 call;
-                    char err[256];
-                    memset(&in, 0, sizeof in);
-                    in.struct_size = sizeof in;
-                    in.kind = TOPOML_INPUT_POINTS;
-                    in.n = n;
-                    in.dim = dim;
-                    in.dtype = f64 ? TOPOML_F64 : TOPOML_F32;
-                    in.metric = metric;
-                    in.data = x;
-                    make_call(&call, err, sizeof err);
-
-                    result r = {"asm-avx512", INFINITY, 0, -1, 0, 0};
-                    for (int rep = 0; rep < reps; rep++) {
-                        double t = now();
-                        int status = pl.vt->distances(pl.state, &call, &in, out);
-                        t = now() - t;
-                        if (status != TOPOML_OK) {
-                            fprintf(stderr, "bench: plugin distances failed: %s\n", err);
-                            fails++;
-                            break;
+                        /* The fused edges op at the 1% quantile of distances. */
+                        double sample[1000];
+                        uint64_t saved = rng_state;
+                        for (int s = 0; s < 1000; s++) {
+                            uint64_t i = 1 + rng_next() % (n - 1), j = rng_next() % i;
+                            sample[s] = value(f64, out, i * (i - 1) / 2 + j);
                         }
-                        r.seconds = t < r.seconds ? t : r.seconds;
-                    }
-                    r.err_eps = max_error(f64, metric, n, dim, x, out);
-                    if (r.err_eps > 2.0 * (double)dim) {
-                        fprintf(stderr, "bench: plugin error %.3g eps exceeds the bound %llu\n",
-                                r.err_eps, (unsigned long long)(2 * dim));
-                        fails++;
-                    }
-                    emit(dtype, metric_name, n, dim, &r, peak, blas_seconds);
-
-                    /* The fused edges op at the 1% quantile of distances. */
-                    double sample[1000];
-                    uint64_t saved = rng_state;
-                    for (int s = 0; s < 1000; s++) {
-                        uint64_t i = 1 + rng_next() % (n - 1), j = rng_next() % i;
-                        sample[s] = value(f64, out, i * (i - 1) / 2 + j);
-                    }
-                    rng_state = saved;
-                    qsort(sample, 1000, sizeof sample[0], cmp_double);
-                    result re = {"asm-avx512-edges", INFINITY, 0, -1, 0, sample[10]};
-                    for (int rep = 0; rep < reps; rep++) {
-                        topoml_edge *e = NULL;
-                        uint64_t ne = 0;
-                        double t = now();
-                        int status = pl.vt->edges(pl.state, &call, &in, re.threshold, &e, &ne);
-                        t = now() - t;
-                        free(e);
-                        if (status != TOPOML_OK) {
-                            fprintf(stderr, "bench: plugin edges failed: %s\n", err);
-                            fails++;
-                            break;
+                        rng_state = saved;
+                        qsort(sample, 1000, sizeof sample[0], cmp_double);
+                        result re = {"asm-avx512-edges", INFINITY, 0, -1, 0, sample[10]};
+                        for (int rep = 0; rep < reps; rep++) {
+                            topoml_edge *e = NULL;
+                            uint64_t ne = 0;
+                            double t = now();
+                            int status = pl.vt->edges(pl.state, &call, &in, re.threshold, &e, &ne);
+                            t = now() - t;
+                            free(e);
+                            if (status != TOPOML_OK) {
+                                fprintf(stderr, "bench: plugin edges failed: %s\n", err);
+                                fails++;
+                                break;
+                            }
+                            re.n_edges = ne;
+                            re.seconds = t < re.seconds ? t : re.seconds;
                         }
-                        re.n_edges = ne;
-                        re.seconds = t < re.seconds ? t : re.seconds;
+                        emit(dtype, metric_name, n, dim, &re, peak, blas_seconds);
                     }
-                    emit(dtype, metric_name, n, dim, &re, peak, blas_seconds);
                 }
                 free(x);
                 free(out);

@@ -349,6 +349,29 @@ static double max_error(int f64, topoml_metric metric, uint64_t n, uint64_t dim,
     return worst;
 }
 
+/* The edges op's contract, checked against the distances op's output: every
+ * pair with d <= threshold, that d exactly, sorted by (d, i, j). */
+static int edges_agree(int f64, uint64_t n, const void *dist, double threshold,
+                       const topoml_edge *e, uint64_t ne)
+{
+    uint64_t count = 0;
+
+    for (uint64_t idx = 0; idx < n * (n - 1) / 2; idx++)
+        count += value(f64, dist, idx) <= threshold;
+    if (count != ne)
+        return 0;
+    for (uint64_t k = 0; k < ne; k++) {
+        if (e[k].i >= e[k].j || e[k].j >= n ||
+            e[k].d != value(f64, dist, (uint64_t)e[k].j * (e[k].j - 1) / 2 + e[k].i))
+            return 0;
+        if (k > 0 && !(e[k - 1].d < e[k].d ||
+                       (e[k - 1].d == e[k].d &&
+                        (e[k - 1].i < e[k].i || (e[k - 1].i == e[k].i && e[k - 1].j < e[k].j)))))
+            return 0;
+    }
+    return 1;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -620,12 +643,20 @@ int main(int argc, char **argv)
                             double t = now();
                             int status = pl.vt->edges(pl.state, &call, &in, re.threshold, &e, &ne);
                             t = now() - t;
-                            free(e);
                             if (status != TOPOML_OK) {
                                 fprintf(stderr, "bench: plugin edges failed: %s\n", err);
                                 fails++;
                                 break;
                             }
+                            if (rep == 0 && !edges_agree(f64, n, out, re.threshold, e, ne)) {
+                                fprintf(stderr,
+                                        "bench: edges disagree with distances (%s n=%llu "
+                                        "dim=%llu %s)\n",
+                                        dtype, (unsigned long long)n, (unsigned long long)dim,
+                                        metric_name);
+                                fails++;
+                            }
+                            free(e);
                             re.n_edges = ne;
                             re.seconds = t < re.seconds ? t : re.seconds;
                         }

@@ -94,8 +94,8 @@
 
 /* Prologue and the k loop shared by both flavours: leaves the 18 sums in
  * zmm0..zmm17, with rdi still pointing at the tile, and roots the pending
- * list when `roots` is 1 and the tile asks for square roots (all 18 of it,
- * the ones the loop had no room for after it). The loop takes two
+ * rows when `roots` is 1 and the tile asks for square roots (all six: those
+ * the loop had no room for are taken after it). The loop takes two
  * coordinates per trip to halve its bookkeeping; an odd last one is taken
  * alone. k runs upward, so every lane adds its terms in the reference's
  * order. */

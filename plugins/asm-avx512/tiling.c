@@ -7,12 +7,16 @@
  *
  * Order of work. The smaller index j of a pair (i > j) is taken a panel of
  * 48 (f32) or 24 (f64) points at a time, packed coordinate-major so that the
- * kernel loads 16 or 8 of them with one instruction; every row i > j0 is then
- * streamed past the panel six rows per kernel call, read in place from the
- * row-major input. A panel is 192 * dim bytes and stays in cache while the
- * rows pass, so nothing but the panel is ever copied. Tiles that cross the
- * diagonal, the last rows, and the last panel's missing columns are handled
- * by the masks alone: the kernels have no remainder code.
+ * kernel loads 16 or 8 of them with one instruction; all panels are packed
+ * once, up front (a copy of the input, 192 * dim bytes per panel). The
+ * larger index i is read in place from the row-major input, six rows per
+ * kernel call, in blocks of rows that pass every panel in turn (sweep_run
+ * says why). Tiles that cross the diagonal, the rows past a block or past
+ * the last point, and the last panel's missing columns are handled by the
+ * masks alone: the kernels have no remainder code.
+ *
+ * Euclidean distances are stored as sums and rooted in place by a later
+ * kernel call (tile.h says why); the last call's are rooted here.
  *
  * Accuracy, against the scalar reference (plugins/scalar/metric.h). Both
  * compute the same differences t_k = x_k - y_k (one IEEE subtraction; the

@@ -51,7 +51,8 @@ int tm_fail(tm_reader *r, int status, const char *fmt, ...) __attribute__((forma
 
 /* Would holding `more` further bytes stay within the context's limit?
  * TOPOML_OK, or TOPOML_E_LIMIT / TOPOML_E_OVERFLOW reported at the reader's
- * location with `what` named. */
+ * location with `what` named (a singular noun: "the distance matrix"). The
+ * figure reported is all the read holds, which is what the limit is for. */
 int tm_reader_check(tm_reader *r, uint64_t more, const char *what);
 
 /* Allocate `bytes` after checking them; counted in r->held. */
@@ -76,7 +77,7 @@ void *tm_vec_take(tm_reader *r, tm_vec *v);
 static inline int tm_vec_push_double(tm_reader *r, tm_vec *v, double x)
 {
     if (v->len == v->cap) {
-        int st = tm_vec_grow(r, v, v->len + 1, "the values read");
+        int st = tm_vec_grow(r, v, v->len + 1, "the array of values");
         if (st)
             return st;
     }
@@ -192,7 +193,7 @@ typedef struct tm_edge_rec {
  * count in *n_edges. When one pair comes twice with different values,
  * returns TOPOML_E_INVALID without reporting it, with the two records in
  * *first / *second, and leaves the array sorted but otherwise unchanged. */
-int tm_edges_normalize(tm_edge_rec *recs, uint64_t count, uint64_t *n_edges,
-                       tm_edge_rec *first, tm_edge_rec *second);
+int tm_edges_normalize(tm_edge_rec *recs, uint64_t count, uint64_t *n_edges, tm_edge_rec *first,
+                       tm_edge_rec *second);
 
 #endif /* TOPOML_IO_H */

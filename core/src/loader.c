@@ -242,23 +242,40 @@ static void scan_path_list(topoml_context *ctx, const char *list)
     }
 }
 
-/* The default folder: the build tree's when this code runs from there, the
- * installed one otherwise. */
-static const char *default_folder(void)
+/* The default folder: the build tree's when this code runs from there;
+ * otherwise the installed one, found relative to the object holding this
+ * code (libtopoml.so in <libdir>, or a program in <bindir> that links it
+ * statically), so that an installed tree can be moved; finally the folder
+ * of the configured install prefix. */
+static const char *default_folder(char *buf, size_t size)
 {
-#if defined(TOPOML_BUILD_ROOT) && defined(TOPOML_BUILD_PLUGIN_DIR)
-    /* The object holding this code is libtopoml.so, or the program it is
-     * statically linked into; its path may be relative to the cwd. */
     Dl_info info;
     char real[4096];
     if (dladdr((void *)default_folder, &info) && info.dli_fname &&
-        realpath(info.dli_fname, real) &&
-        strncmp(real, TOPOML_BUILD_ROOT "/", strlen(TOPOML_BUILD_ROOT) + 1) == 0)
-        return TOPOML_BUILD_PLUGIN_DIR;
+        realpath(info.dli_fname, real)) {
+#if defined(TOPOML_BUILD_ROOT) && defined(TOPOML_BUILD_PLUGIN_DIR)
+        if (strncmp(real, TOPOML_BUILD_ROOT "/", strlen(TOPOML_BUILD_ROOT) + 1) == 0)
+            return TOPOML_BUILD_PLUGIN_DIR;
 #endif
+#ifdef TOPOML_INSTALL_LIBDIR_NAME
+        char *slash = strrchr(real, '/');
+        if (slash) {
+            *slash = '\0';
+            const char *base = slash + 1;
+            int n = strstr(base, ".so") ? snprintf(buf, size, "%s/topoml/plugins", real)
+                                        : snprintf(buf, size, "%s/../%s/topoml/plugins", real,
+                                                   TOPOML_INSTALL_LIBDIR_NAME);
+            struct stat st;
+            if (n > 0 && (size_t)n < size && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+                return buf;
+        }
+#endif
+    }
 #ifdef TOPOML_INSTALL_PLUGIN_DIR
     return TOPOML_INSTALL_PLUGIN_DIR;
 #else
+    (void)buf;
+    (void)size;
     return NULL;
 #endif
 }
@@ -271,7 +288,8 @@ void tm_loader_discover(topoml_context *ctx)
         scan_folder(ctx, ctx->config.plugin_paths.items[i]);
     if (!(ctx->flags & TOPOML_CTX_NO_ENV))
         scan_path_list(ctx, secure_getenv("TOPOML_PLUGIN_PATH"));
-    const char *def = default_folder();
+    char buf[4096];
+    const char *def = default_folder(buf, sizeof buf);
     if (def)
         scan_folder(ctx, def);
 }

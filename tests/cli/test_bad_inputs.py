@@ -59,7 +59,7 @@ cases = {
     "csv_as_dipha": ("dipha", b"0,1\n1,0\n", []),
     "dipha_as_points": ("point-cloud", dipha(2, [0, 1, 1, 0]), []),
     # Limits: a memory limit smaller than the data; a modulus that is not prime.
-    "over_memory_limit": ("point-cloud", b"".join(b"%d,%d\n" % (i, i * i) for i in range(3000)),
+    "over_memory_limit": ("point-cloud", b"".join(b"%d,%d\n" % (i, i * i) for i in range(10000)),
                           ["--max-memory", "64K"]),
 }
 

@@ -314,8 +314,7 @@ START_TEST(test_ops_respect_memory_limit)
     ck_assert_int_eq(avx512_distances(&standin_kernels, &call, &in, out), TOPOML_OK);
     /* Room for the panels and candidates, not for all 19900 edges. */
     call.max_memory = panels + cands + 100000;
-    ck_assert_int_eq(avx512_edges(&standin_kernels, &call, &in, INFINITY, &e, &ne),
-                     TOPOML_E_LIMIT);
+    ck_assert_int_eq(avx512_edges(&standin_kernels, &call, &in, INFINITY, &e, &ne), TOPOML_E_LIMIT);
     ck_assert_ptr_nonnull(strstr(err, "the edge list"));
     ck_assert_ptr_null(e);
     ck_assert_uint_eq(ne, 0);

@@ -438,7 +438,7 @@ static void usage(void)
             "usage: topoml-asm-avx512-bench [--plugin PATH] [--blas PATH|none] [--json FILE]\n"
             "         [--n 2048,4096,8192,16384] [--dim 3,16,64,256] [--dtype f32,f64]\n"
             "         [--metric euclidean,sqeuclidean] [--reps 3] [--scalar-seconds 0.3]\n"
-            "         [--quick]\n");
+            "         [--budget SECONDS] [--quick]\n");
 }
 
 int main(int argc, char **argv)
@@ -449,7 +449,8 @@ int main(int argc, char **argv)
     static const topoml_metric metric_list[2] = {TOPOML_METRIC_EUCLIDEAN,
                                                  TOPOML_METRIC_SQEUCLIDEAN};
     int want_metric[2] = {1, 1};
-    double scalar_budget = 0.3;
+    double scalar_budget = 0.3, budget = 0, started = now();
+    int truncated = 0;
     plugin pl;
     blas bl;
 
@@ -489,6 +490,8 @@ int main(int argc, char **argv)
             reps = atoi(v) > 0 ? atoi(v) : 1;
         else if (!strcmp(argv[a - 1], "--scalar-seconds"))
             scalar_budget = atof(v);
+        else if (!strcmp(argv[a - 1], "--budget"))
+            budget = atof(v);
         else {
             usage();
             return 2;
@@ -543,15 +546,23 @@ int main(int argc, char **argv)
         fprintf(json, "  \"flops_per_pair\": \"3*dim\",\n  \"cases\": [");
     }
 
-    for (int f64 = 0; f64 < 2; f64++) {
-        if (f64 ? !want_f64 : !want_f32)
-            continue;
-        const char *dtype = f64 ? "f64" : "f32";
-        size_t elem = f64 ? 8 : 4;
-        double peak = f64 ? peak64 : peak32;
-        for (int a = 0; a < n_ns; a++)
+    /* Sizes outermost, smallest first: a run cut short by --budget still
+     * covers every dtype and dimension for the sizes it reached. */
+    for (int a = 0; a < n_ns && !truncated; a++)
+        for (int f64 = 0; f64 < 2 && !truncated; f64++) {
+            if (f64 ? !want_f64 : !want_f32)
+                continue;
+            const char *dtype = f64 ? "f64" : "f32";
+            size_t elem = f64 ? 8 : 4;
+            double peak = f64 ? peak64 : peak32;
             for (int b = 0; b < n_dims; b++) {
                 uint64_t n = ns[a], dim = dims[b], pairs = n * (n - 1) / 2;
+                if (budget > 0 && now() - started > budget) {
+                    fprintf(stderr, "bench: --budget of %.0f s spent; stopped before n=%llu\n",
+                            budget, (unsigned long long)n);
+                    truncated = 1;
+                    break;
+                }
                 void *x = malloc(n * dim * elem + 1);
                 void *out = malloc(pairs * elem), *out_blas = malloc(pairs * elem);
                 if (!x || !out || !out_blas) {
@@ -680,9 +691,10 @@ int main(int argc, char **argv)
                 free(out);
                 free(out_blas);
             }
-    }
+        }
     if (json) {
-        fprintf(json, "\n  ],\n  \"failures\": %d\n}\n", fails);
+        fprintf(json, "\n  ],\n  \"truncated\": %s,\n  \"failures\": %d\n}\n",
+                truncated ? "true" : "false", fails);
         fclose(json);
     }
     if (pl.state)

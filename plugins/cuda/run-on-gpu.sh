@@ -23,6 +23,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 build=${TOPOML_GPU_BUILD:-/tmp/topoml-build-gpu}
 jobs=$(nproc 2>/dev/null || echo 4)
+# The toolkit may be installed without being on PATH.
+command -v nvcc >/dev/null || PATH=$PATH:${CUDA_HOME:-/usr/local/cuda}/bin
+export PATH
 start=$(date +%s)
 deadline=$((start + ${TOPOML_GPU_SECONDS:-570}))
 summary="$out/summary.txt"

@@ -123,6 +123,9 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
 #ifdef TMC_HAVE_IMAGE
     tmc_image_schedule(st->schedule_text[TOPOML_OP_IMAGE], TMC_SCHEDULE);
 #endif
+    /* Put the caller's device back. Failing here means the CUDA context is
+     * broken; the records are complete anyway, and the next op's tmc_begin
+     * reports the error. */
     if (have_device)
         (void)cudaSetDevice(previous);
     for (int op = 0; op < TOPOML_OP_COUNT; op++) {

@@ -1,0 +1,649 @@
+/*
+ * rips.cpp — the rips op: Vietoris–Rips persistence by the textbook route,
+ * written independently of the scalar reference so that the two check each
+ * other.
+ *
+ *  1. The 1-skeleton: every edge with diameter <= the threshold, sorted by
+ *     (d, i, j). An edge's position in that order is its rank.
+ *  2. The filtration, explicitly. A k-simplex (k >= 1) has a longest edge,
+ *     the one of highest rank; the simplices of one dimension are ordered by
+ *     the rank of their longest edge, then lexicographically by their other
+ *     vertices. That order sorts them by diameter, and across dimensions the
+ *     order (diameter, dimension, the above) puts every face before its
+ *     cofaces, so it is a filtration. How ties of equal diameter are broken
+ *     changes only which pairs of zero length appear, never the barcode.
+ *     Enumerating the k-simplices whose longest edge is e = (i, j) means
+ *     finding the (k-1)-cliques among the common neighbours of i and j that
+ *     are joined to both, and to each other, by edges of lower rank.
+ *  3. The boundary matrix, one block per dimension (the boundary of a
+ *     k-simplex only has (k-1)-simplices in it), reduced by the standard
+ *     algorithm: left to right, add the earlier column with the same pivot
+ *     (lowest nonzero) until the pivot is new or the column is zero.
+ *  4. Twist (clearing, Chen–Kerber): blocks are reduced from the highest
+ *     dimension down. A pivot found in dimension k+1 is a positive
+ *     k-simplex, whose column must reduce to zero; it is skipped.
+ *
+ * The top block (dimension max_dim+1) is streamed: its columns are made from
+ * the simplices as they are enumerated, and only the ones that do not reduce
+ * to zero are kept. Lower dimensions are stored, with a hash table to find a
+ * face's position from its vertices.
+ *
+ * Not here: anything shared with the other ops (input.cpp, barcode.cpp).
+ */
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "barcode.hpp"
+#include "input.hpp"
+#include "ops.hpp"
+
+namespace cppcompat {
+
+namespace {
+
+constexpr uint32_t none = UINT32_MAX;
+/* Vertices of the largest simplex the op enumerates (dimension max_dim+1). */
+constexpr uint32_t max_vertices = rips_max_dim + 2;
+
+struct Neighbor {
+    uint32_t v;
+    uint32_t rank; /* of the edge to v */
+};
+
+/* The 1-skeleton under the threshold: edges by rank, and each vertex's
+ * neighbours sorted by vertex number. */
+class Graph {
+  public:
+    Graph(Call &call, uint32_t n, Vec<topoml_edge> &&sorted_edges)
+        : n(n), edges(std::move(sorted_edges)), first_(make_vec<uint64_t>(call)),
+          adj_(make_vec<Neighbor>(call))
+    {
+        first_.assign(uint64_t(n) + 1, 0);
+        for (const topoml_edge &e : edges) {
+            first_[e.i + 1]++;
+            first_[e.j + 1]++;
+        }
+        for (uint32_t v = 0; v < n; v++)
+            first_[v + 1] += first_[v];
+        adj_.resize(2 * edges.size());
+        auto fill = make_vec<uint64_t>(call);
+        fill.assign(first_.begin(), first_.end() - 1);
+        for (uint32_t r = 0; r < edges.size(); r++) {
+            adj_[fill[edges[r].i]++] = Neighbor{edges[r].j, r};
+            adj_[fill[edges[r].j]++] = Neighbor{edges[r].i, r};
+        }
+        for (uint32_t v = 0; v < n; v++)
+            std::sort(adj_.begin() + first_[v], adj_.begin() + first_[v + 1],
+                      [](const Neighbor &a, const Neighbor &b) { return a.v < b.v; });
+    }
+
+    const Neighbor *begin(uint32_t v) const { return adj_.data() + first_[v]; }
+    const Neighbor *end(uint32_t v) const { return adj_.data() + first_[v + 1]; }
+
+    /* Rank of the edge {a, b}, or `none`. */
+    uint32_t rank(uint32_t a, uint32_t b) const
+    {
+        const Neighbor *lo = begin(a), *hi = end(a);
+        const Neighbor *p =
+            std::lower_bound(lo, hi, b, [](const Neighbor &x, uint32_t v) { return x.v < v; });
+        return p != hi && p->v == b ? p->rank : none;
+    }
+
+    /* Is some vertex joined to every other? Then the complex is a cone over
+     * it, contractible, and its Betti numbers are known (see reduce_top). */
+    bool cone() const
+    {
+        for (uint32_t v = 0; v < n; v++)
+            if (first_[v + 1] - first_[v] == uint64_t(n) - 1)
+                return true;
+        return false;
+    }
+
+    const uint32_t n;
+    const Vec<topoml_edge> edges;
+
+  private:
+    Vec<uint64_t> first_;
+    Vec<Neighbor> adj_;
+};
+
+/* The k-simplices (k >= 1) in filtration order, as sorted vertex lists. */
+class Cliques {
+  public:
+    Cliques(Call &call, const Graph &g, uint32_t k)
+        : call_(call), g_(g), k_(k), cand_(CallAllocator<Vec<uint32_t>>(call))
+    {
+        cand_.reserve(k);
+        for (uint32_t d = 0; d < k; d++)
+            cand_.emplace_back(CallAllocator<uint32_t>(call));
+    }
+
+    /* visit(rank of the longest edge, vertices) for each simplex in order;
+     * visit returns false to stop early. */
+    template <class F> void run(const char *stage, F &&visit)
+    {
+        stage_ = stage;
+        const uint32_t m = uint32_t(g_.edges.size());
+        for (e_ = 0; e_ < m; e_++) {
+            const uint32_t i = g_.edges[e_].i, j = g_.edges[e_].j;
+            if (k_ == 1) {
+                call_.tick(stage, e_, m);
+                uint32_t v[2] = {i, j};
+                if (!visit(e_, v))
+                    return;
+                continue;
+            }
+            /* Common neighbours of i and j through edges older than e. */
+            Vec<uint32_t> &c = cand_[0];
+            c.clear();
+            const Neighbor *a = g_.begin(i), *ae = g_.end(i), *b = g_.begin(j),
+                           *be = g_.end(j);
+            call_.tick(stage, e_, m, uint64_t(ae - a) + uint64_t(be - b));
+            while (a != ae && b != be) {
+                if (a->v < b->v)
+                    ++a;
+                else if (b->v < a->v)
+                    ++b;
+                else {
+                    if (a->rank < e_ && b->rank < e_)
+                        c.push_back(a->v);
+                    ++a;
+                    ++b;
+                }
+            }
+            if (!extend(0, visit))
+                return;
+        }
+    }
+
+  private:
+    /* s_[0 .. depth) is chosen; cand_[depth] holds the vertices that could
+     * come next (greater than s_[depth-1], joined to all chosen ones and to
+     * i, j by edges older than e). */
+    template <class F> bool extend(uint32_t depth, F &visit)
+    {
+        if (depth == k_ - 1) {
+            uint32_t v[max_vertices];
+            merge_vertices(v);
+            return visit(e_, static_cast<const uint32_t *>(v));
+        }
+        const Vec<uint32_t> &c = cand_[depth];
+        Vec<uint32_t> &next = cand_[depth + 1];
+        for (size_t x = 0; x < c.size(); x++) {
+            const uint32_t s = c[x];
+            s_[depth] = s;
+            if (depth + 1 < k_ - 1) {
+                next.clear();
+                const Neighbor *a = g_.begin(s), *ae = g_.end(s);
+                call_.tick(stage_, e_, g_.edges.size(),
+                           uint64_t(ae - a) + c.size() - x);
+                for (size_t y = x + 1; y < c.size() && a != ae;) {
+                    if (a->v < c[y])
+                        ++a;
+                    else if (c[y] < a->v)
+                        ++y;
+                    else {
+                        if (a->rank < e_)
+                            next.push_back(c[y]);
+                        ++a;
+                        ++y;
+                    }
+                }
+            }
+            if (!extend(depth + 1, visit))
+                return false;
+        }
+        return true;
+    }
+
+    /* {i, j} and s_[0 .. k-1), sorted. */
+    void merge_vertices(uint32_t *v) const
+    {
+        uint32_t ij[2] = {g_.edges[e_].i, g_.edges[e_].j};
+        std::merge(ij, ij + 2, s_, s_ + (k_ - 1), v);
+    }
+
+    Call &call_;
+    const Graph &g_;
+    const uint32_t k_;
+    const char *stage_ = "";
+    uint32_t e_ = 0;
+    uint32_t s_[max_vertices] = {};
+    Vec<Vec<uint32_t>> cand_;
+};
+
+/* The simplices of one dimension, stored in filtration order: positions
+ * are row and column numbers of the boundary matrix blocks. Dimensions 0
+ * and 1 are the vertices and the graph's edges; from 2 on the vertex lists
+ * are kept, with an open-addressing hash table from vertices to position. */
+class Level {
+  public:
+    Level(Call &call, const Graph &g, uint32_t k)
+        : g_(g), k_(k), verts_(make_vec<uint32_t>(call)), longest_(make_vec<uint32_t>(call)),
+          slots_(make_vec<uint32_t>(call))
+    {
+    }
+
+    /* Bytes that storing `count` simplices of dimension k takes. */
+    static uint64_t bytes_for(uint32_t k, uint64_t count)
+    {
+        if (k < 2)
+            return 0;
+        return count * ((k + 1) * 4 + 4) + slot_count(count) * 4;
+    }
+
+    void store(Call &call, uint64_t count)
+    {
+        if (k_ < 2)
+            return;
+        verts_.reserve(count * (k_ + 1));
+        longest_.reserve(count);
+        Cliques(call, g_, k_).run("rips: storing simplices", [&](uint32_t e, const uint32_t *v) {
+            verts_.insert(verts_.end(), v, v + k_ + 1);
+            longest_.push_back(e);
+            return true;
+        });
+        slots_.assign(slot_count(count), 0);
+        const uint64_t mask = slots_.size() - 1;
+        for (uint32_t x = 0; x < longest_.size(); x++) {
+            uint64_t h = hash(vertices(x)) & mask;
+            while (slots_[h])
+                h = (h + 1) & mask;
+            slots_[h] = x + 1;
+        }
+    }
+
+    uint64_t size() const
+    {
+        return k_ == 0 ? g_.n : k_ == 1 ? g_.edges.size() : longest_.size();
+    }
+
+    double diameter(uint32_t x) const
+    {
+        return k_ == 0 ? 0.0 : g_.edges[k_ == 1 ? x : longest_[x]].d;
+    }
+
+    /* The position of the simplex with these sorted vertices, which must be
+     * in the complex. */
+    uint32_t find(const uint32_t *v) const
+    {
+        if (k_ == 0)
+            return v[0];
+        if (k_ == 1)
+            return g_.rank(v[0], v[1]);
+        const uint64_t mask = slots_.size() - 1;
+        for (uint64_t h = hash(v) & mask; slots_[h]; h = (h + 1) & mask)
+            if (std::equal(v, v + k_ + 1, vertices(slots_[h] - 1)))
+                return slots_[h] - 1;
+        return none;
+    }
+
+    /* Sorted vertices of simplex x, into v[0 .. k]. */
+    void vertices(uint32_t x, uint32_t *v) const
+    {
+        if (k_ == 0) {
+            v[0] = x;
+        } else if (k_ == 1) {
+            v[0] = g_.edges[x].i;
+            v[1] = g_.edges[x].j;
+        } else {
+            std::memcpy(v, vertices(x), (k_ + 1) * sizeof *v);
+        }
+    }
+
+  private:
+    const uint32_t *vertices(uint32_t x) const { return verts_.data() + uint64_t(x) * (k_ + 1); }
+
+    /* A power of two at least twice the count, so probes stay short. */
+    static uint64_t slot_count(uint64_t count)
+    {
+        uint64_t s = 16;
+        while (s < 2 * count)
+            s *= 2;
+        return s;
+    }
+
+    uint64_t hash(const uint32_t *v) const
+    {
+        uint64_t h = 0x9e3779b97f4a7c15u;
+        for (uint32_t t = 0; t <= k_; t++) {
+            h = (h ^ v[t]) * 0xff51afd7ed558ccdu;
+            h ^= h >> 32;
+        }
+        return h;
+    }
+
+    const Graph &g_;
+    const uint32_t k_;
+    Vec<uint32_t> verts_;
+    Vec<uint32_t> longest_; /* rank of each simplex's longest edge */
+    Vec<uint32_t> slots_;   /* position + 1; 0 is empty */
+};
+
+/* Coefficients in Z/2: a column is its sorted row numbers. */
+struct Z2 {
+    using Entry = uint32_t;
+    static uint32_t row(Entry e) { return e; }
+    Entry entry(uint32_t row, uint32_t /*face number*/) const { return row; }
+
+    /* out = a + b, where a and b end with the same pivot. */
+    void eliminate(const Vec<Entry> &a, const Entry *b, size_t nb, Vec<Entry> &out) const
+    {
+        out.clear();
+        size_t x = 0, y = 0;
+        while (x < a.size() && y < nb) {
+            if (a[x] < b[y])
+                out.push_back(a[x++]);
+            else if (b[y] < a[x])
+                out.push_back(b[y++]);
+            else {
+                x++;
+                y++;
+            }
+        }
+        out.insert(out.end(), a.begin() + x, a.end());
+        out.insert(out.end(), b + y, b + nb);
+    }
+};
+
+/* Coefficients in Z/p for an odd prime p <= 251. */
+struct Zp {
+    struct Entry {
+        uint32_t row;
+        uint32_t coeff; /* 1 .. p-1 */
+    };
+    static uint32_t row(const Entry &e) { return e.row; }
+
+    explicit Zp(uint32_t p) : p(p)
+    {
+        inverse[1] = 1;
+        for (uint32_t a = 2; a < p; a++) /* a^-1 = -(p/a) * (p mod a)^-1 */
+            inverse[a] = (p - (p / a) * inverse[p % a] % p) % p;
+    }
+
+    /* Face t of a simplex (vertex t left out) has sign (-1)^t. */
+    Entry entry(uint32_t row, uint32_t t) const { return Entry{row, t % 2 ? p - 1 : 1}; }
+
+    /* out = a - f b with f chosen to cancel the common pivot. */
+    void eliminate(const Vec<Entry> &a, const Entry *b, size_t nb, Vec<Entry> &out) const
+    {
+        const uint32_t f = a.back().coeff * inverse[b[nb - 1].coeff] % p;
+        const uint32_t minus_f = p - f;
+        out.clear();
+        size_t x = 0, y = 0;
+        while (x < a.size() && y < nb) {
+            if (a[x].row < b[y].row)
+                out.push_back(a[x++]);
+            else if (b[y].row < a[x].row) {
+                out.push_back(Entry{b[y].row, minus_f * b[y].coeff % p});
+                y++;
+            } else {
+                uint32_t c = (a[x].coeff + minus_f * b[y].coeff) % p;
+                if (c)
+                    out.push_back(Entry{a[x].row, c});
+                x++;
+                y++;
+            }
+        }
+        out.insert(out.end(), a.begin() + x, a.end());
+        for (; y < nb; y++)
+            out.push_back(Entry{b[y].row, minus_f * b[y].coeff % p});
+    }
+
+    uint32_t p;
+    uint32_t inverse[256] = {};
+};
+
+/* One block of the boundary matrix under reduction: the reduced columns
+ * that have a pivot, appended to one pool, and which column owns each row
+ * as its pivot. Columns that reduce to zero are not kept. */
+template <class Field> class Block {
+  public:
+    using Entry = typename Field::Entry;
+
+    Block(Call &call, const Field &field, uint64_t rows)
+        : field_(field), owner(make_vec<uint32_t>(call)), pool_(make_vec<Entry>(call)),
+          start_(make_vec<uint64_t>(call)), work_(make_vec<Entry>(call)),
+          tmp_(make_vec<Entry>(call))
+    {
+        owner.assign(rows, none);
+        start_.push_back(0);
+    }
+
+    /* Reduce the boundary of the simplex with sorted vertices v[0 .. k]
+     * (rows: the positions of its faces in `faces`). Returns the pivot row,
+     * or `none` if the column reduced to zero. */
+    uint32_t reduce(Call &call, const char *stage, uint64_t done, uint64_t total,
+                    const Level &faces, uint32_t k, const uint32_t *v)
+    {
+        work_.clear();
+        uint32_t face[max_vertices];
+        for (uint32_t t = 0; t <= k; t++) {
+            std::copy(v, v + t, face);
+            std::copy(v + t + 1, v + k + 1, face + t);
+            uint32_t r = faces.find(face);
+            if (r == none)
+                fail(TOPOML_E_INTERNAL, "rips: a face of a %u-simplex is missing", k);
+            work_.push_back(field_.entry(r, t));
+        }
+        std::sort(work_.begin(), work_.end(),
+                  [](const Entry &a, const Entry &b) { return Field::row(a) < Field::row(b); });
+        while (!work_.empty()) {
+            const uint32_t pivot = Field::row(work_.back());
+            const uint32_t col = owner[pivot];
+            if (col == none) {
+                owner[pivot] = uint32_t(start_.size() - 1);
+                pool_.insert(pool_.end(), work_.begin(), work_.end());
+                start_.push_back(pool_.size());
+                return pivot;
+            }
+            const size_t len = size_t(start_[col + 1] - start_[col]);
+            call.tick(stage, done, total, work_.size() + len);
+            field_.eliminate(work_, pool_.data() + start_[col], len, tmp_);
+            work_.swap(tmp_);
+        }
+        return none;
+    }
+
+    uint64_t pivots() const { return start_.size() - 1; }
+
+  private:
+    const Field &field_;
+
+  public:
+    /* owner[row]: the kept column whose pivot is `row`, or `none`. After
+     * the block is reduced, owner[x] != none says that face x is positive
+     * and paired; its own column is cleared. */
+    Vec<uint32_t> owner;
+
+  private:
+    Vec<Entry> pool_;
+    Vec<uint64_t> start_;
+    Vec<Entry> work_, tmp_;
+};
+
+struct Plan {
+    uint32_t max_dim; /* homology dimensions 0 .. max_dim */
+    uint32_t top;     /* max_dim + 1: the streamed block */
+    bool cone;
+    uint64_t count[max_vertices]; /* simplices per stored dimension < top */
+};
+
+/* Rank of the boundary map d_k of a contractible complex with count[d]
+ * d-simplices: Betti numbers 1, 0, 0, ... give rank d_1 = n - 1 and
+ * rank d_{k+1} = count[k] - rank d_k. */
+static uint64_t cone_rank(const Plan &plan, uint32_t k)
+{
+    uint64_t r = plan.count[0] - 1;
+    for (uint32_t d = 1; d < k; d++)
+        r = plan.count[d] - r;
+    return r;
+}
+
+template <class Field>
+static void reduce_all(Call &call, const Field &field, const Graph &g, const Plan &plan,
+                       Vec<Level> &levels, Vec<topoml_interval> &bars)
+{
+    char stage[64];
+    Vec<uint32_t> paired = make_vec<uint32_t>(call); /* owner of the block above */
+
+    /* The top block: its columns come straight from the enumeration. Over a
+     * cone, rank d_top is known in advance (cone_rank); once that many
+     * columns have a pivot, every later one reduces to zero, so the
+     * enumeration stops there. Otherwise every top simplex is visited. */
+    {
+        const uint32_t k = plan.top;
+        const Level &faces = levels[k - 1];
+        Block<Field> block(call, field, faces.size());
+        const uint64_t target = plan.cone ? cone_rank(plan, k) : UINT64_MAX;
+        const uint64_t total = plan.cone ? target : 0;
+        std::snprintf(stage, sizeof stage, "rips: reducing dimension %u", k);
+        if (target > 0) {
+            Cliques(call, g, k).run(stage, [&](uint32_t e, const uint32_t *v) {
+                const uint32_t pivot = block.reduce(call, stage, block.pivots(), total, faces, k, v);
+                if (pivot != none) {
+                    const double birth = faces.diameter(pivot), death = g.edges[e].d;
+                    if (death > birth)
+                        bars.push_back(topoml_interval{birth, death, k - 1, 0});
+                }
+                return block.pivots() < target;
+            });
+        }
+        if (plan.cone && block.pivots() != target)
+            fail(TOPOML_E_INTERNAL, "rips: %llu pivots in dimension %u, the cone needs %llu",
+                 (unsigned long long)block.pivots(), k, (unsigned long long)target);
+        paired.swap(block.owner);
+    }
+
+    /* Stored blocks, top-1 down to 1, with clearing. */
+    for (uint32_t k = plan.top - 1; k >= 1; k--) {
+        const Level &self = levels[k], &faces = levels[k - 1];
+        Block<Field> block(call, field, faces.size());
+        std::snprintf(stage, sizeof stage, "rips: reducing dimension %u", k);
+        uint32_t v[max_vertices];
+        for (uint32_t x = 0; x < self.size(); x++) {
+            if (paired[x] != none)
+                continue; /* positive: reduces to zero (twist) */
+            self.vertices(x, v);
+            const uint32_t pivot = block.reduce(call, stage, x, self.size(), faces, k, v);
+            if (pivot != none) {
+                const double birth = faces.diameter(pivot), death = self.diameter(x);
+                if (death > birth)
+                    bars.push_back(topoml_interval{birth, death, k - 1, 0});
+            } else if (k <= plan.max_dim) {
+                bars.push_back(topoml_interval{self.diameter(x), INFINITY, k, 0});
+            }
+        }
+        if (plan.cone && block.pivots() != cone_rank(plan, k))
+            fail(TOPOML_E_INTERNAL, "rips: %llu pivots in dimension %u, the cone needs %llu",
+                 (unsigned long long)block.pivots(), k,
+                 (unsigned long long)cone_rank(plan, k));
+        paired.swap(block.owner);
+    }
+
+    /* Vertices: every column is zero; the unpaired ones are components. */
+    for (uint32_t x = 0; x < g.n; x++)
+        if (paired[x] == none)
+            bars.push_back(topoml_interval{0.0, INFINITY, 0, 0});
+}
+
+static void check_params(const topoml_rips_params_v1 *params)
+{
+    if (!params || params->struct_size < sizeof(topoml_rips_params_v1))
+        fail(TOPOML_E_INVALID, "rips params missing or shorter than topoml_rips_params_v1");
+    if (params->max_dim > rips_max_dim)
+        fail(TOPOML_E_UNSUPPORTED, "max_dim %u: cpp-compat computes up to dimension %u",
+             params->max_dim, rips_max_dim);
+    if (std::isnan(params->threshold))
+        fail(TOPOML_E_INVALID, "threshold is NaN");
+    const uint32_t p = params->modulus;
+    bool prime = p >= 2;
+    for (uint32_t d = 2; prime && d * d <= p; d++)
+        prime = p % d != 0;
+    if (!prime)
+        fail(TOPOML_E_INVALID, "modulus %u is not a prime", p);
+    if (p > rips_max_modulus)
+        fail(TOPOML_E_UNSUPPORTED, "modulus %u: cpp-compat supports primes up to %u", p,
+             rips_max_modulus);
+}
+
+} // namespace
+
+void op_rips(Call &call, const topoml_input_v1 *in, const topoml_rips_params_v1 *params,
+             topoml_barcode_v1 *out)
+{
+    check_barcode_out(out);
+    check_input(in, all_input_kinds);
+    check_params(params);
+
+    /* Beyond the enclosing radius the complex is a cone: nothing changes any
+     * more but the death of classes that all die by then, so cutting there
+     * gives the same barcode with fewer simplices. */
+    const double threshold = std::min(params->threshold, enclosing_radius(call, in));
+    Vec<topoml_edge> edges = collect_edges(call, in, threshold);
+    if (edges.size() >= none)
+        fail(TOPOML_E_OVERFLOW, "%llu edges: at most 2^32-2 are supported",
+             (unsigned long long)edges.size());
+    Graph g(call, uint32_t(in->n), std::move(edges));
+
+    Plan plan;
+    plan.max_dim = params->max_dim;
+    plan.top = params->max_dim + 1;
+    plan.cone = g.cone();
+    plan.count[0] = g.n;
+    plan.count[1] = g.edges.size();
+
+    /* Count the stored simplices exactly before storing any, so that the
+     * memory limit refuses the work before it is done. */
+    const size_t entry = params->modulus == 2 ? sizeof(Z2::Entry) : sizeof(Zp::Entry);
+    uint64_t bytes = 0, simplices = g.n + g.edges.size();
+    for (uint32_t k = 2; k < plan.top; k++) {
+        uint64_t count = 0;
+        char stage[64];
+        std::snprintf(stage, sizeof stage, "rips: counting %u-simplices", k);
+        Cliques(call, g, k).run(stage, [&](uint32_t, const uint32_t *) {
+            count++;
+            return true;
+        });
+        if (count >= none)
+            fail(TOPOML_E_OVERFLOW, "%llu simplices of dimension %u: at most 2^32-2 are supported",
+                 (unsigned long long)count, k);
+        plan.count[k] = count;
+        simplices += count;
+        bytes = checked_add(bytes, Level::bytes_for(k, count), "memory estimate");
+    }
+    /* Per block: the owner array, and at least one stored entry per face of
+     * each kept column (fill-in only adds); then the bars. */
+    uint64_t block_bytes = 0;
+    for (uint32_t k = 1; k <= plan.top; k++) {
+        const uint64_t rows = plan.count[k - 1];
+        block_bytes = std::max(block_bytes, rows * (4 + 8 + (k + 1) * uint64_t(entry)) + rows * 4);
+    }
+    bytes = checked_add(bytes, block_bytes, "memory estimate");
+    bytes = checked_add(bytes, simplices * 2 * sizeof(topoml_interval), "memory estimate");
+    char what[160];
+    std::snprintf(what, sizeof what,
+                  "rips to dimension %u: %llu simplices below dimension %u under threshold %g",
+                  plan.max_dim, (unsigned long long)simplices, plan.top, threshold);
+    call.check_estimate(bytes, what);
+
+    auto levels = make_vec<Level>(call);
+    levels.reserve(plan.top);
+    for (uint32_t k = 0; k < plan.top; k++) {
+        levels.emplace_back(call, g, k);
+        levels.back().store(call, plan.count[k]);
+    }
+
+    auto bars = make_vec<topoml_interval>(call);
+    if (g.n > 0) {
+        if (params->modulus == 2)
+            reduce_all(call, Z2(), g, plan, levels, bars);
+        else
+            reduce_all(call, Zp(params->modulus), g, plan, levels, bars);
+    }
+    emit_barcode(call, bars, plan.max_dim, out);
+}
+
+} // namespace cppcompat

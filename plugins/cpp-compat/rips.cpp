@@ -34,6 +34,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <type_traits>
 
 #include "barcode.hpp"
 #include "input.hpp"
@@ -214,15 +216,49 @@ class Cliques {
     Vec<Vec<uint32_t>> cand_;
 };
 
+/* Binomial coefficients C(v, t) for v < n and t <= max_t, saturating at
+ * UINT64_MAX: the combinatorial number system that numbers the k-simplices
+ * {v_0 < ... < v_k} of n vertices one to one by sum_t C(v_t, t+1) < C(n, k+1)
+ * (the "colex index"). */
+class Binomials {
+  public:
+    Binomials(Call &call, uint32_t n, uint32_t max_t) : n_(n), table_(make_vec<uint64_t>(call))
+    {
+        table_.assign(uint64_t(max_t + 1) * n, 0);
+        for (uint32_t v = 0; v < n; v++) {
+            at(v, 0) = 1;
+            for (uint32_t t = 1; t <= max_t && v > 0; t++)
+                at(v, t) = add(at(v - 1, t - 1), at(v - 1, t));
+        }
+    }
+
+    /* C(n, t), saturating. */
+    uint64_t of_n(uint32_t t) const
+    {
+        return n_ == 0 ? t == 0 : add(at(n_ - 1, t - 1), at(n_ - 1, t));
+    }
+
+    uint64_t operator()(uint32_t v, uint32_t t) const { return table_[uint64_t(t) * n_ + v]; }
+
+  private:
+    static uint64_t add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+    uint64_t &at(uint32_t v, uint32_t t) { return table_[uint64_t(t) * n_ + v]; }
+    uint64_t at(uint32_t v, uint32_t t) const { return table_[uint64_t(t) * n_ + v]; }
+
+    uint32_t n_;
+    Vec<uint64_t> table_; /* by t, then v */
+};
+
 /* The simplices of one dimension, stored in filtration order: positions
  * are row and column numbers of the boundary matrix blocks. Dimensions 0
  * and 1 are the vertices and the graph's edges; from 2 on the vertex lists
- * are kept, with an open-addressing hash table from vertices to position. */
+ * are kept, with an open-addressing hash table from colex index to
+ * position (the key is in the slot, so a lookup is one probe). */
 class Level {
   public:
-    Level(Call &call, const Graph &g, uint32_t k)
-        : g_(g), k_(k), verts_(make_vec<uint32_t>(call)), longest_(make_vec<uint32_t>(call)),
-          slots_(make_vec<uint32_t>(call))
+    Level(Call &call, const Graph &g, const Binomials *binomials, uint32_t k)
+        : g_(g), binomials_(binomials), k_(k), verts_(make_vec<uint32_t>(call)),
+          longest_(make_vec<uint32_t>(call)), slots_(make_vec<Slot>(call))
     {
     }
 
@@ -231,7 +267,7 @@ class Level {
     {
         if (k < 2)
             return 0;
-        return count * ((k + 1) * 4 + 4) + slot_count(count) * 4;
+        return count * ((k + 1) * 4 + 4) + slot_count(count) * sizeof(Slot);
     }
 
     void store(Call &call, uint64_t count)
@@ -245,13 +281,14 @@ class Level {
             longest_.push_back(e);
             return true;
         });
-        slots_.assign(slot_count(count), 0);
+        slots_.assign(slot_count(count), Slot{empty, 0});
         const uint64_t mask = slots_.size() - 1;
         for (uint32_t x = 0; x < longest_.size(); x++) {
-            uint64_t h = hash(vertices(x)) & mask;
-            while (slots_[h])
+            const uint64_t key = colex(verts_.data() + uint64_t(x) * (k_ + 1));
+            uint64_t h = spread(key) & mask;
+            while (slots_[h].key != empty)
                 h = (h + 1) & mask;
-            slots_[h] = x + 1;
+            slots_[h] = Slot{key, x};
         }
     }
 
@@ -273,10 +310,10 @@ class Level {
             return v[0];
         if (k_ == 1)
             return g_.rank(v[0], v[1]);
-        const uint64_t mask = slots_.size() - 1;
-        for (uint64_t h = hash(v) & mask; slots_[h]; h = (h + 1) & mask)
-            if (std::equal(v, v + k_ + 1, vertices(slots_[h] - 1)))
-                return slots_[h] - 1;
+        const uint64_t key = colex(v), mask = slots_.size() - 1;
+        for (uint64_t h = spread(key) & mask; slots_[h].key != empty; h = (h + 1) & mask)
+            if (slots_[h].key == key)
+                return slots_[h].position;
         return none;
     }
 
@@ -289,12 +326,25 @@ class Level {
             v[0] = g_.edges[x].i;
             v[1] = g_.edges[x].j;
         } else {
-            std::memcpy(v, vertices(x), (k_ + 1) * sizeof *v);
+            std::memcpy(v, verts_.data() + uint64_t(x) * (k_ + 1), (k_ + 1) * sizeof *v);
         }
     }
 
   private:
-    const uint32_t *vertices(uint32_t x) const { return verts_.data() + uint64_t(x) * (k_ + 1); }
+    struct Slot {
+        uint64_t key; /* colex index, or `empty` */
+        uint32_t position;
+    };
+    /* op_rips checks that C(n, k+1) < UINT64_MAX, so no index is this. */
+    static constexpr uint64_t empty = UINT64_MAX;
+
+    uint64_t colex(const uint32_t *v) const
+    {
+        uint64_t key = 0;
+        for (uint32_t t = 0; t <= k_; t++)
+            key += (*binomials_)(v[t], t + 1);
+        return key;
+    }
 
     /* A power of two at least twice the count, so probes stay short. */
     static uint64_t slot_count(uint64_t count)
@@ -305,47 +355,33 @@ class Level {
         return s;
     }
 
-    uint64_t hash(const uint32_t *v) const
+    /* Colex indices of one edge's cofaces are close together; mix the bits
+     * so that they do not fill one run of slots. */
+    static uint64_t spread(uint64_t key)
     {
-        uint64_t h = 0x9e3779b97f4a7c15u;
-        for (uint32_t t = 0; t <= k_; t++) {
-            h = (h ^ v[t]) * 0xff51afd7ed558ccdu;
-            h ^= h >> 32;
-        }
-        return h;
+        key *= 0x9e3779b97f4a7c15u;
+        return key ^ (key >> 29);
     }
 
     const Graph &g_;
+    const Binomials *binomials_; /* for k >= 2 */
     const uint32_t k_;
     Vec<uint32_t> verts_;
     Vec<uint32_t> longest_; /* rank of each simplex's longest edge */
-    Vec<uint32_t> slots_;   /* position + 1; 0 is empty */
+    Vec<Slot> slots_;
 };
 
-/* Coefficients in Z/2: a column is its sorted row numbers. */
+/* Coefficients in Z/2: an entry is just its row. */
 struct Z2 {
     using Entry = uint32_t;
     static uint32_t row(Entry e) { return e; }
-    Entry entry(uint32_t row, uint32_t /*face number*/) const { return row; }
-
-    /* out = a + b, where a and b end with the same pivot. */
-    void eliminate(const Vec<Entry> &a, const Entry *b, size_t nb, Vec<Entry> &out) const
-    {
-        out.clear();
-        size_t x = 0, y = 0;
-        while (x < a.size() && y < nb) {
-            if (a[x] < b[y])
-                out.push_back(a[x++]);
-            else if (b[y] < a[x])
-                out.push_back(b[y++]);
-            else {
-                x++;
-                y++;
-            }
-        }
-        out.insert(out.end(), a.begin() + x, a.end());
-        out.insert(out.end(), b + y, b + nb);
-    }
+    static uint32_t coeff(Entry) { return 1; }
+    static Entry entry(uint32_t row, uint32_t) { return row; }
+    static uint32_t face_coeff(uint32_t) { return 1; }
+    /* f with a + f b = 0 */
+    static uint32_t cancel(uint32_t, uint32_t) { return 1; }
+    static uint32_t sum(uint32_t a, uint32_t b) { return a ^ b; }
+    static uint32_t product(uint32_t, uint32_t) { return 1; }
 };
 
 /* Coefficients in Z/p for an odd prime p <= 251. */
@@ -355,6 +391,8 @@ struct Zp {
         uint32_t coeff; /* 1 .. p-1 */
     };
     static uint32_t row(const Entry &e) { return e.row; }
+    static uint32_t coeff(const Entry &e) { return e.coeff; }
+    static Entry entry(uint32_t row, uint32_t coeff) { return Entry{row, coeff}; }
 
     explicit Zp(uint32_t p) : p(p)
     {
@@ -364,52 +402,83 @@ struct Zp {
     }
 
     /* Face t of a simplex (vertex t left out) has sign (-1)^t. */
-    Entry entry(uint32_t row, uint32_t t) const { return Entry{row, t % 2 ? p - 1 : 1}; }
-
-    /* out = a - f b with f chosen to cancel the common pivot. */
-    void eliminate(const Vec<Entry> &a, const Entry *b, size_t nb, Vec<Entry> &out) const
-    {
-        const uint32_t f = a.back().coeff * inverse[b[nb - 1].coeff] % p;
-        const uint32_t minus_f = p - f;
-        out.clear();
-        size_t x = 0, y = 0;
-        while (x < a.size() && y < nb) {
-            if (a[x].row < b[y].row)
-                out.push_back(a[x++]);
-            else if (b[y].row < a[x].row) {
-                out.push_back(Entry{b[y].row, minus_f * b[y].coeff % p});
-                y++;
-            } else {
-                uint32_t c = (a[x].coeff + minus_f * b[y].coeff) % p;
-                if (c)
-                    out.push_back(Entry{a[x].row, c});
-                x++;
-                y++;
-            }
-        }
-        out.insert(out.end(), a.begin() + x, a.end());
-        for (; y < nb; y++)
-            out.push_back(Entry{b[y].row, minus_f * b[y].coeff % p});
-    }
+    uint32_t face_coeff(uint32_t t) const { return t % 2 ? p - 1 : 1; }
+    uint32_t cancel(uint32_t a, uint32_t b) const { return (p - a) * inverse[b] % p; }
+    uint32_t sum(uint32_t a, uint32_t b) const { return (a + b) % p; }
+    uint32_t product(uint32_t a, uint32_t b) const { return a * b % p; }
 
     uint32_t p;
     uint32_t inverse[256] = {};
 };
 
+/* A set of rows with fast insert, erase and maximum: a 64-ary tree of bit
+ * words, where a bit of an upper level says "this word below is not zero"
+ * (PHAT's bit-tree pivot column). Each operation touches one word per
+ * level, about four for a million rows. */
+class BitTree {
+  public:
+    BitTree(Call &call, uint64_t size) : words_(make_vec<uint64_t>(call))
+    {
+        uint64_t total = 0, n = size;
+        do {
+            n = (n + 63) / 64;
+            first_[levels_++] = total;
+            total += n;
+        } while (n > 1);
+        words_.assign(total, 0);
+    }
+
+    void flip(uint32_t i)
+    {
+        uint64_t x = i;
+        for (uint32_t l = 0; l < levels_; l++) {
+            uint64_t &w = words_[first_[l] + (x >> 6)];
+            const bool was_zero = w == 0;
+            w ^= uint64_t(1) << (x & 63);
+            if (was_zero == (w == 0))
+                return; /* the levels above only record zero or not */
+            x >>= 6;
+        }
+    }
+
+    /* The largest element, or `none`. */
+    uint32_t max() const
+    {
+        if (words_[first_[levels_ - 1]] == 0)
+            return none;
+        uint64_t x = 0;
+        for (uint32_t l = levels_; l-- > 0;)
+            x = x * 64 + uint64_t(63 - __builtin_clzll(words_[first_[l] + x]));
+        return uint32_t(x);
+    }
+
+  private:
+    Vec<uint64_t> words_;
+    uint64_t first_[8] = {}; /* where each level starts; 64^6 > 2^32 rows */
+    uint32_t levels_ = 0;
+};
+
+constexpr uint64_t no_column = UINT64_MAX;
+
 /* One block of the boundary matrix under reduction: the reduced columns
- * that have a pivot, appended to one pool, and which column owns each row
- * as its pivot. Columns that reduce to zero are not kept. */
+ * that have a pivot, appended to one pool, and for each row the column that
+ * has it as pivot. Columns that reduce to zero are not kept. A kept column
+ * is a header entry whose row field is its length, then its entries by
+ * ascending row; owner[row] is where the header is, so an addition costs one
+ * lookup and one contiguous read. The column being reduced is dense
+ * (coefficients by row, and a BitTree of the non-zero rows), so that adding
+ * a kept column costs that column's length only. */
 template <class Field> class Block {
   public:
     using Entry = typename Field::Entry;
 
     Block(Call &call, const Field &field, uint64_t rows)
-        : field_(field), owner(make_vec<uint32_t>(call)), pool_(make_vec<Entry>(call)),
-          start_(make_vec<uint64_t>(call)), work_(make_vec<Entry>(call)),
-          tmp_(make_vec<Entry>(call))
+        : field_(field), owner(make_vec<uint64_t>(call)), pool_(make_vec<Entry>(call)),
+          nonzero_(call, rows), coeff_(make_vec<uint8_t>(call))
     {
-        owner.assign(rows, none);
-        start_.push_back(0);
+        owner.assign(rows, no_column);
+        if (!std::is_same<Field, Z2>::value)
+            coeff_.assign(rows, 0);
     }
 
     /* Reduce the boundary of the simplex with sorted vertices v[0 .. k]
@@ -418,7 +487,6 @@ template <class Field> class Block {
     uint32_t reduce(Call &call, const char *stage, uint64_t done, uint64_t total,
                     const Level &faces, uint32_t k, const uint32_t *v)
     {
-        work_.clear();
         uint32_t face[max_vertices];
         for (uint32_t t = 0; t <= k; t++) {
             std::copy(v, v + t, face);
@@ -426,42 +494,74 @@ template <class Field> class Block {
             uint32_t r = faces.find(face);
             if (r == none)
                 fail(TOPOML_E_INTERNAL, "rips: a face of a %u-simplex is missing", k);
-            work_.push_back(field_.entry(r, t));
+            add(r, field_.face_coeff(t));
         }
-        std::sort(work_.begin(), work_.end(),
-                  [](const Entry &a, const Entry &b) { return Field::row(a) < Field::row(b); });
-        while (!work_.empty()) {
-            const uint32_t pivot = Field::row(work_.back());
-            const uint32_t col = owner[pivot];
-            if (col == none) {
-                owner[pivot] = uint32_t(start_.size() - 1);
-                pool_.insert(pool_.end(), work_.begin(), work_.end());
-                start_.push_back(pool_.size());
+        for (;;) {
+            const uint32_t pivot = nonzero_.max();
+            if (pivot == none)
+                return none;
+            const uint64_t col = owner[pivot];
+            if (col == no_column) {
+                keep(pivot);
                 return pivot;
             }
-            const size_t len = size_t(start_[col + 1] - start_[col]);
-            call.tick(stage, done, total, work_.size() + len);
-            field_.eliminate(work_, pool_.data() + start_[col], len, tmp_);
-            work_.swap(tmp_);
+            const Entry *b = pool_.data() + col + 1, *e = b + Field::row(pool_[col]);
+            call.tick(stage, done, total, uint64_t(e - b));
+            const uint32_t f = field_.cancel(coeff(pivot), Field::coeff(e[-1]));
+            for (; b != e; ++b)
+                add(Field::row(*b), field_.product(f, Field::coeff(*b)));
         }
-        return none;
     }
 
-    uint64_t pivots() const { return start_.size() - 1; }
+    uint64_t pivots() const { return kept_; }
 
   private:
+    uint32_t coeff(uint32_t row) const
+    {
+        return std::is_same<Field, Z2>::value ? 1 : coeff_[row];
+    }
+
+    void add(uint32_t row, uint32_t c)
+    {
+        if (std::is_same<Field, Z2>::value) {
+            nonzero_.flip(row);
+            return;
+        }
+        const uint32_t old = coeff_[row], now = field_.sum(old, c);
+        coeff_[row] = uint8_t(now);
+        if ((old == 0) != (now == 0))
+            nonzero_.flip(row);
+    }
+
+    /* Move the column into the pool (ascending rows), leaving it zero. */
+    void keep(uint32_t pivot)
+    {
+        owner[pivot] = pool_.size();
+        pool_.push_back(Field::entry(0, 0));
+        const size_t begin = pool_.size();
+        for (uint32_t r = pivot; r != none; r = nonzero_.max()) {
+            pool_.push_back(Field::entry(r, coeff(r)));
+            add(r, field_.cancel(coeff(r), 1));
+        }
+        std::reverse(pool_.begin() + begin, pool_.end());
+        pool_[begin - 1] = Field::entry(uint32_t(pool_.size() - begin), 0);
+        kept_++;
+    }
+
     const Field &field_;
 
   public:
-    /* owner[row]: the kept column whose pivot is `row`, or `none`. After
-     * the block is reduced, owner[x] != none says that face x is positive
+    /* owner[row]: the kept column whose pivot is `row`, or `no_column`.
+     * After the block is reduced, owner[x] != no_column says that face x is
+     * positive
      * and paired; its own column is cleared. */
-    Vec<uint32_t> owner;
+    Vec<uint64_t> owner;
 
   private:
     Vec<Entry> pool_;
-    Vec<uint64_t> start_;
-    Vec<Entry> work_, tmp_;
+    uint64_t kept_ = 0;
+    BitTree nonzero_;
+    Vec<uint8_t> coeff_; /* Z/p only */
 };
 
 struct Plan {
@@ -487,7 +587,7 @@ static void reduce_all(Call &call, const Field &field, const Graph &g, const Pla
                        Vec<Level> &levels, Vec<topoml_interval> &bars)
 {
     char stage[64];
-    Vec<uint32_t> paired = make_vec<uint32_t>(call); /* owner of the block above */
+    Vec<uint64_t> paired = make_vec<uint64_t>(call); /* owner of the block above */
 
     /* The top block: its columns come straight from the enumeration. Over a
      * cone, rank d_top is known in advance (cone_rank); once that many
@@ -524,7 +624,7 @@ static void reduce_all(Call &call, const Field &field, const Graph &g, const Pla
         std::snprintf(stage, sizeof stage, "rips: reducing dimension %u", k);
         uint32_t v[max_vertices];
         for (uint32_t x = 0; x < self.size(); x++) {
-            if (paired[x] != none)
+            if (paired[x] != no_column)
                 continue; /* positive: reduces to zero (twist) */
             self.vertices(x, v);
             const uint32_t pivot = block.reduce(call, stage, x, self.size(), faces, k, v);
@@ -545,7 +645,7 @@ static void reduce_all(Call &call, const Field &field, const Graph &g, const Pla
 
     /* Vertices: every column is zero; the unpaired ones are components. */
     for (uint32_t x = 0; x < g.n; x++)
-        if (paired[x] == none)
+        if (paired[x] == no_column)
             bars.push_back(topoml_interval{0.0, INFINITY, 0, 0});
 }
 
@@ -614,14 +714,18 @@ void op_rips(Call &call, const topoml_input_v1 *in, const topoml_rips_params_v1 
         simplices += count;
         bytes = checked_add(bytes, Level::bytes_for(k, count), "memory estimate");
     }
-    /* Per block: the owner array, and at least one stored entry per face of
-     * each kept column (fill-in only adds); then the bars. */
+    /* Per block, per row: its owner, the owner array of the block above,
+     * the dense column (a coefficient and a bit), and at most one kept
+     * column with at least a header and k+1 entries (fill-in only adds);
+     * then the bars. */
     uint64_t block_bytes = 0;
     for (uint32_t k = 1; k <= plan.top; k++) {
         const uint64_t rows = plan.count[k - 1];
-        block_bytes = std::max(block_bytes, rows * (4 + 8 + (k + 1) * uint64_t(entry)) + rows * 4);
+        block_bytes = std::max(block_bytes, rows * (8 + 8 + 2 + (k + 2) * uint64_t(entry)));
     }
     bytes = checked_add(bytes, block_bytes, "memory estimate");
+    if (plan.top > 2) /* the binomial table */
+        bytes = checked_add(bytes, uint64_t(plan.top + 1) * g.n * 8, "memory estimate");
     bytes = checked_add(bytes, simplices * 2 * sizeof(topoml_interval), "memory estimate");
     char what[160];
     std::snprintf(what, sizeof what,
@@ -629,10 +733,20 @@ void op_rips(Call &call, const topoml_input_v1 *in, const topoml_rips_params_v1 
                   plan.max_dim, (unsigned long long)simplices, plan.top, threshold);
     call.check_estimate(bytes, what);
 
+    /* Colex indices of the stored simplices (dimensions 2 .. top-1) must fit
+     * in 64 bits, below the hash table's empty marker. */
+    std::optional<Binomials> binomials;
+    if (plan.top > 2) {
+        binomials.emplace(call, g.n, plan.top);
+        if (binomials->of_n(plan.top) >= UINT64_MAX)
+            fail(TOPOML_E_OVERFLOW,
+                 "%u points: C(n, %u) overflows the 64-bit index of a %u-simplex", g.n,
+                 plan.top, plan.top - 1);
+    }
     auto levels = make_vec<Level>(call);
     levels.reserve(plan.top);
     for (uint32_t k = 0; k < plan.top; k++) {
-        levels.emplace_back(call, g, k);
+        levels.emplace_back(call, g, binomials ? &*binomials : nullptr, k);
         levels.back().store(call, plan.count[k]);
     }
 

@@ -6,7 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
-namespace cppcompat {
+namespace cppcompat
+{
 
 void check_barcode_out(topoml_barcode_v1 *out)
 {
@@ -18,8 +19,7 @@ void check_barcode_out(topoml_barcode_v1 *out)
     out->complete = 0;
 }
 
-void emit_barcode(Call &call, Vec<topoml_interval> &bars, uint32_t max_dim,
-                  topoml_barcode_v1 *out)
+void emit_barcode(Call &call, Vec<topoml_interval> &bars, uint32_t max_dim, topoml_barcode_v1 *out)
 {
     std::sort(bars.begin(), bars.end(), [](const topoml_interval &a, const topoml_interval &b) {
         if (a.dim != b.dim)

@@ -6,7 +6,8 @@
 #include <cstdarg>
 #include <cstdio>
 
-namespace cppcompat {
+namespace cppcompat
+{
 
 /* Units of work (roughly: inner-loop steps) between two progress calls; at
  * about a nanosecond a unit that is a few hundred calls a second at most. */
@@ -40,8 +41,8 @@ uint64_t checked_mul(uint64_t a, uint64_t b, const char *what)
 {
     uint64_t r;
     if (__builtin_mul_overflow(a, b, &r))
-        fail(TOPOML_E_OVERFLOW, "%s overflows 64 bits (%llu x %llu)", what,
-             (unsigned long long)a, (unsigned long long)b);
+        fail(TOPOML_E_OVERFLOW, "%s overflows 64 bits (%llu x %llu)", what, (unsigned long long)a,
+             (unsigned long long)b);
     return r;
 }
 

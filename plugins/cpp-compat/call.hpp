@@ -17,7 +17,8 @@
 
 #include "topoml/plugin.h"
 
-namespace cppcompat {
+namespace cppcompat
+{
 
 /* The one exception type the ops throw on purpose. entry.cpp catches it (and
  * everything else) before control returns to the host. The message lives in
@@ -37,7 +38,8 @@ const char *format_bytes(uint64_t bytes, char *buf, size_t size);
 uint64_t checked_mul(uint64_t a, uint64_t b, const char *what);
 uint64_t checked_add(uint64_t a, uint64_t b, const char *what);
 
-class Call {
+class Call
+{
   public:
     explicit Call(const topoml_call_v1 *call);
 
@@ -48,7 +50,10 @@ class Call {
 
     /* Memory handed to the caller (edge lists, intervals): it leaves the
      * accounting but still came through call->alloc. */
-    void release_to_caller(size_t bytes) noexcept { live_ -= bytes; }
+    void release_to_caller(size_t bytes) noexcept
+    {
+        live_ -= bytes;
+    }
 
     /* Refuse work whose estimate, on top of what is live now, would exceed
      * max_memory; `what` says what the estimate is of. */
@@ -65,9 +70,18 @@ class Call {
             report(stage, done, total);
     }
 
-    uint64_t max_memory() const { return limit_; }
-    uint64_t live() const { return live_; }
-    const topoml_call_v1 *raw() const { return call_; }
+    uint64_t max_memory() const
+    {
+        return limit_;
+    }
+    uint64_t live() const
+    {
+        return live_;
+    }
+    const topoml_call_v1 *raw() const
+    {
+        return call_;
+    }
 
   private:
     void report(const char *stage, uint64_t done, uint64_t total);
@@ -85,8 +99,12 @@ template <class T> struct CallAllocator {
     using value_type = T;
     Call *call;
 
-    explicit CallAllocator(Call &c) noexcept : call(&c) {}
-    template <class U> CallAllocator(const CallAllocator<U> &o) noexcept : call(o.call) {}
+    explicit CallAllocator(Call &c) noexcept : call(&c)
+    {
+    }
+    template <class U> CallAllocator(const CallAllocator<U> &o) noexcept : call(o.call)
+    {
+    }
 
     T *allocate(size_t n)
     {
@@ -95,7 +113,10 @@ template <class T> struct CallAllocator {
                  sizeof(T));
         return static_cast<T *>(call->allocate(n * sizeof(T)));
     }
-    void deallocate(T *p, size_t n) noexcept { call->deallocate(p, n * sizeof(T)); }
+    void deallocate(T *p, size_t n) noexcept
+    {
+        call->deallocate(p, n * sizeof(T));
+    }
 
     template <class U> bool operator==(const CallAllocator<U> &o) const noexcept
     {
@@ -109,11 +130,15 @@ template <class T> struct CallAllocator {
 
 template <class T> using Vec = std::vector<T, CallAllocator<T>>;
 
-template <class T> Vec<T> make_vec(Call &c) { return Vec<T>(CallAllocator<T>(c)); }
+template <class T> Vec<T> make_vec(Call &c)
+{
+    return Vec<T>(CallAllocator<T>(c));
+}
 
 /* An array from call->alloc that becomes the caller's on success (release)
  * and is freed if the op fails first. */
-template <class T> class Result {
+template <class T> class Result
+{
   public:
     Result(Call &c, uint64_t count) : call_(c)
     {
@@ -132,8 +157,14 @@ template <class T> class Result {
     Result(const Result &) = delete;
     Result &operator=(const Result &) = delete;
 
-    T *get() { return p_; }
-    T &operator[](uint64_t k) { return p_[k]; }
+    T *get()
+    {
+        return p_;
+    }
+    T &operator[](uint64_t k)
+    {
+        return p_[k];
+    }
     T *release() noexcept
     {
         T *p = p_;

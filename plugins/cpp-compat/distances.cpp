@@ -8,10 +8,10 @@
 #include "metric.hpp"
 #include "ops.hpp"
 
-namespace cppcompat {
+namespace cppcompat
+{
 
-template <class T>
-static void condensed(Call &call, const topoml_input_v1 *in, T *out)
+template <class T> static void condensed(Call &call, const topoml_input_v1 *in, T *out)
 {
     const T *p = static_cast<const T *>(in->data);
     const topoml_metric metric = static_cast<topoml_metric>(in->metric);

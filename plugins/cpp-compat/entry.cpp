@@ -13,7 +13,8 @@
 
 using namespace cppcompat;
 
-namespace {
+namespace
+{
 
 void write_error(const topoml_call_v1 *call, const char *fmt, const char *text)
 {
@@ -65,10 +66,10 @@ constexpr uint32_t all_inputs = (1u << TOPOML_INPUT_KIND_COUNT) - 1u;
 const topoml_capability_v1 caps[] = {
     {sizeof(topoml_capability_v1), TOPOML_OP_DISTANCES, both_dtypes, all_metrics,
      1u << TOPOML_INPUT_POINTS, 0, 0, 0, 0, "cpu", "threads=1"},
-    {sizeof(topoml_capability_v1), TOPOML_OP_EDGES, both_dtypes, all_metrics, all_inputs, 0, 0,
-     0, 0, "cpu", "threads=1"},
-    {sizeof(topoml_capability_v1), TOPOML_OP_H0, both_dtypes, all_metrics, all_inputs, 0, 0, 0,
-     0, "cpu", "threads=1 algorithm=union-find"},
+    {sizeof(topoml_capability_v1), TOPOML_OP_EDGES, both_dtypes, all_metrics, all_inputs, 0, 0, 0,
+     0, "cpu", "threads=1"},
+    {sizeof(topoml_capability_v1), TOPOML_OP_H0, both_dtypes, all_metrics, all_inputs, 0, 0, 0, 0,
+     "cpu", "threads=1 algorithm=union-find"},
     {sizeof(topoml_capability_v1), TOPOML_OP_RIPS, both_dtypes, all_metrics, all_inputs,
      rips_max_dim, rips_max_modulus, 0, 0, "cpu",
      "threads=1 algorithm=homology filtration=explicit reduction=standard clearing=twist"},

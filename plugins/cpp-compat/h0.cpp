@@ -8,11 +8,14 @@
 #include "input.hpp"
 #include "ops.hpp"
 
-namespace cppcompat {
+namespace cppcompat
+{
 
-namespace {
+namespace
+{
 
-class Forest {
+class Forest
+{
   public:
     Forest(Call &call, uint32_t n) : parent_(make_vec<uint32_t>(call))
     {
@@ -46,14 +49,9 @@ class Forest {
 
 } // namespace
 
-void op_h0(Call &call, const topoml_input_v1 *in, double threshold, topoml_barcode_v1 *out)
+void h0_bars(Call &call, const Vec<topoml_edge> &edges, uint32_t n, Vec<topoml_interval> &bars)
 {
-    check_barcode_out(out);
-    check_input(in, all_input_kinds);
-    Vec<topoml_edge> edges = collect_edges(call, in, threshold);
-    uint32_t n = uint32_t(in->n);
     Forest forest(call, n);
-    auto bars = make_vec<topoml_interval>(call);
     bars.reserve(n);
     uint32_t components = n;
     /* Every vertex is born at 0, so the edge that joins two components ends
@@ -69,6 +67,15 @@ void op_h0(Call &call, const topoml_input_v1 *in, double threshold, topoml_barco
     }
     for (uint32_t c = 0; c < components; c++)
         bars.push_back(topoml_interval{0.0, INFINITY, 0, 0});
+}
+
+void op_h0(Call &call, const topoml_input_v1 *in, double threshold, topoml_barcode_v1 *out)
+{
+    check_barcode_out(out);
+    check_input(in, all_input_kinds);
+    Vec<topoml_edge> edges = collect_edges(call, in, threshold);
+    auto bars = make_vec<topoml_interval>(call);
+    h0_bars(call, edges, uint32_t(in->n), bars);
     emit_barcode(call, bars, 0, out);
 }
 

@@ -9,7 +9,8 @@
 
 #include "metric.hpp"
 
-namespace cppcompat {
+namespace cppcompat
+{
 
 void check_input(const topoml_input_v1 *in, uint32_t kinds)
 {
@@ -70,8 +71,8 @@ double pair_distance(const topoml_input_v1 *in, uint64_t i, uint64_t j)
 static void check_distance(double d, uint64_t i, uint64_t j)
 {
     if (std::isnan(d) || d < 0)
-        fail(TOPOML_E_INVALID, "distance d(%llu,%llu) is %g: not a distance",
-             (unsigned long long)i, (unsigned long long)j, d);
+        fail(TOPOML_E_INVALID, "distance d(%llu,%llu) is %g: not a distance", (unsigned long long)i,
+             (unsigned long long)j, d);
 }
 
 static void check_sparse(Call &call, const topoml_input_v1 *in)
@@ -157,8 +158,7 @@ Vec<topoml_edge> collect_edges(Call &call, const topoml_input_v1 *in, double thr
             }
         }
     }
-    call.check_estimate(checked_mul(count, sizeof(topoml_edge), "edge list size"),
-                        "edge list");
+    call.check_estimate(checked_mul(count, sizeof(topoml_edge), "edge list size"), "edge list");
     auto edges = make_vec<topoml_edge>(call);
     edges.reserve(count);
     if (in->kind == TOPOML_INPUT_SPARSE) {

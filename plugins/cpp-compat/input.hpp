@@ -13,7 +13,8 @@
 #include "call.hpp"
 #include "topoml/plugin.h"
 
-namespace cppcompat {
+namespace cppcompat
+{
 
 constexpr uint32_t all_input_kinds = (1u << TOPOML_INPUT_KIND_COUNT) - 1u;
 

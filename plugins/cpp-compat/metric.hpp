@@ -15,7 +15,8 @@
 
 #include "topoml/types.h"
 
-namespace cppcompat {
+namespace cppcompat
+{
 
 template <class T> T distance(topoml_metric metric, const T *x, const T *y, uint64_t dim)
 {

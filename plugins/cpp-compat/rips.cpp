@@ -41,9 +41,11 @@
 #include "input.hpp"
 #include "ops.hpp"
 
-namespace cppcompat {
+namespace cppcompat
+{
 
-namespace {
+namespace
+{
 
 constexpr uint32_t none = UINT32_MAX;
 /* Vertices of the largest simplex the op enumerates (dimension max_dim+1). */
@@ -56,7 +58,8 @@ struct Neighbor {
 
 /* The 1-skeleton under the threshold: edges by rank, and each vertex's
  * neighbours sorted by vertex number. */
-class Graph {
+class Graph
+{
   public:
     Graph(Call &call, uint32_t n, Vec<topoml_edge> &&sorted_edges)
         : n(n), edges(std::move(sorted_edges)), first_(make_vec<uint64_t>(call)),
@@ -81,8 +84,14 @@ class Graph {
                       [](const Neighbor &a, const Neighbor &b) { return a.v < b.v; });
     }
 
-    const Neighbor *begin(uint32_t v) const { return adj_.data() + first_[v]; }
-    const Neighbor *end(uint32_t v) const { return adj_.data() + first_[v + 1]; }
+    const Neighbor *begin(uint32_t v) const
+    {
+        return adj_.data() + first_[v];
+    }
+    const Neighbor *end(uint32_t v) const
+    {
+        return adj_.data() + first_[v + 1];
+    }
 
     /* Rank of the edge {a, b}, or `none`. */
     uint32_t rank(uint32_t a, uint32_t b) const
@@ -112,7 +121,8 @@ class Graph {
 };
 
 /* The k-simplices (k >= 1) in filtration order, as sorted vertex lists. */
-class Cliques {
+class Cliques
+{
   public:
     Cliques(Call &call, const Graph &g, uint32_t k)
         : call_(call), g_(g), k_(k), cand_(CallAllocator<Vec<uint32_t>>(call))
@@ -140,8 +150,7 @@ class Cliques {
             /* Common neighbours of i and j through edges older than e. */
             Vec<uint32_t> &c = cand_[0];
             c.clear();
-            const Neighbor *a = g_.begin(i), *ae = g_.end(i), *b = g_.begin(j),
-                           *be = g_.end(j);
+            const Neighbor *a = g_.begin(i), *ae = g_.end(i), *b = g_.begin(j), *be = g_.end(j);
             call_.tick(stage, e_, m, uint64_t(ae - a) + uint64_t(be - b));
             while (a != ae && b != be) {
                 if (a->v < b->v)
@@ -179,8 +188,7 @@ class Cliques {
             if (depth + 1 < k_ - 1) {
                 next.clear();
                 const Neighbor *a = g_.begin(s), *ae = g_.end(s);
-                call_.tick(stage_, e_, g_.edges.size(),
-                           uint64_t(ae - a) + c.size() - x);
+                call_.tick(stage_, e_, g_.edges.size(), uint64_t(ae - a) + c.size() - x);
                 for (size_t y = x + 1; y < c.size() && a != ae;) {
                     if (a->v < c[y])
                         ++a;
@@ -220,7 +228,8 @@ class Cliques {
  * UINT64_MAX: the combinatorial number system that numbers the k-simplices
  * {v_0 < ... < v_k} of n vertices one to one by sum_t C(v_t, t+1) < C(n, k+1)
  * (the "colex index"). */
-class Binomials {
+class Binomials
+{
   public:
     Binomials(Call &call, uint32_t n, uint32_t max_t) : n_(n), table_(make_vec<uint64_t>(call))
     {
@@ -238,12 +247,24 @@ class Binomials {
         return n_ == 0 ? t == 0 : add(at(n_ - 1, t - 1), at(n_ - 1, t));
     }
 
-    uint64_t operator()(uint32_t v, uint32_t t) const { return table_[uint64_t(t) * n_ + v]; }
+    uint64_t operator()(uint32_t v, uint32_t t) const
+    {
+        return table_[uint64_t(t) * n_ + v];
+    }
 
   private:
-    static uint64_t add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
-    uint64_t &at(uint32_t v, uint32_t t) { return table_[uint64_t(t) * n_ + v]; }
-    uint64_t at(uint32_t v, uint32_t t) const { return table_[uint64_t(t) * n_ + v]; }
+    static uint64_t add(uint64_t a, uint64_t b)
+    {
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+    }
+    uint64_t &at(uint32_t v, uint32_t t)
+    {
+        return table_[uint64_t(t) * n_ + v];
+    }
+    uint64_t at(uint32_t v, uint32_t t) const
+    {
+        return table_[uint64_t(t) * n_ + v];
+    }
 
     uint32_t n_;
     Vec<uint64_t> table_; /* by t, then v */
@@ -254,7 +275,8 @@ class Binomials {
  * and 1 are the vertices and the graph's edges; from 2 on the vertex lists
  * are kept, with an open-addressing hash table from colex index to
  * position (the key is in the slot, so a lookup is one probe). */
-class Level {
+class Level
+{
   public:
     Level(Call &call, const Graph &g, const Binomials *binomials, uint32_t k)
         : g_(g), binomials_(binomials), k_(k), verts_(make_vec<uint32_t>(call)),
@@ -374,14 +396,35 @@ class Level {
 /* Coefficients in Z/2: an entry is just its row. */
 struct Z2 {
     using Entry = uint32_t;
-    static uint32_t row(Entry e) { return e; }
-    static uint32_t coeff(Entry) { return 1; }
-    static Entry entry(uint32_t row, uint32_t) { return row; }
-    static uint32_t face_coeff(uint32_t) { return 1; }
+    static uint32_t row(Entry e)
+    {
+        return e;
+    }
+    static uint32_t coeff(Entry)
+    {
+        return 1;
+    }
+    static Entry entry(uint32_t row, uint32_t)
+    {
+        return row;
+    }
+    static uint32_t face_coeff(uint32_t)
+    {
+        return 1;
+    }
     /* f with a + f b = 0 */
-    static uint32_t cancel(uint32_t, uint32_t) { return 1; }
-    static uint32_t sum(uint32_t a, uint32_t b) { return a ^ b; }
-    static uint32_t product(uint32_t, uint32_t) { return 1; }
+    static uint32_t cancel(uint32_t, uint32_t)
+    {
+        return 1;
+    }
+    static uint32_t sum(uint32_t a, uint32_t b)
+    {
+        return a ^ b;
+    }
+    static uint32_t product(uint32_t, uint32_t)
+    {
+        return 1;
+    }
 };
 
 /* Coefficients in Z/p for an odd prime p <= 251. */
@@ -390,9 +433,18 @@ struct Zp {
         uint32_t row;
         uint32_t coeff; /* 1 .. p-1 */
     };
-    static uint32_t row(const Entry &e) { return e.row; }
-    static uint32_t coeff(const Entry &e) { return e.coeff; }
-    static Entry entry(uint32_t row, uint32_t coeff) { return Entry{row, coeff}; }
+    static uint32_t row(const Entry &e)
+    {
+        return e.row;
+    }
+    static uint32_t coeff(const Entry &e)
+    {
+        return e.coeff;
+    }
+    static Entry entry(uint32_t row, uint32_t coeff)
+    {
+        return Entry{row, coeff};
+    }
 
     explicit Zp(uint32_t p) : p(p)
     {
@@ -402,10 +454,22 @@ struct Zp {
     }
 
     /* Face t of a simplex (vertex t left out) has sign (-1)^t. */
-    uint32_t face_coeff(uint32_t t) const { return t % 2 ? p - 1 : 1; }
-    uint32_t cancel(uint32_t a, uint32_t b) const { return (p - a) * inverse[b] % p; }
-    uint32_t sum(uint32_t a, uint32_t b) const { return (a + b) % p; }
-    uint32_t product(uint32_t a, uint32_t b) const { return a * b % p; }
+    uint32_t face_coeff(uint32_t t) const
+    {
+        return t % 2 ? p - 1 : 1;
+    }
+    uint32_t cancel(uint32_t a, uint32_t b) const
+    {
+        return (p - a) * inverse[b] % p;
+    }
+    uint32_t sum(uint32_t a, uint32_t b) const
+    {
+        return (a + b) % p;
+    }
+    uint32_t product(uint32_t a, uint32_t b) const
+    {
+        return a * b % p;
+    }
 
     uint32_t p;
     uint32_t inverse[256] = {};
@@ -415,7 +479,8 @@ struct Zp {
  * words, where a bit of an upper level says "this word below is not zero"
  * (PHAT's bit-tree pivot column). Each operation touches one word per
  * level, about four for a million rows. */
-class BitTree {
+class BitTree
+{
   public:
     BitTree(Call &call, uint64_t size) : words_(make_vec<uint64_t>(call))
     {
@@ -468,7 +533,8 @@ constexpr uint64_t no_column = UINT64_MAX;
  * lookup and one contiguous read. The column being reduced is dense
  * (coefficients by row, and a BitTree of the non-zero rows), so that adding
  * a kept column costs that column's length only. */
-template <class Field> class Block {
+template <class Field> class Block
+{
   public:
     using Entry = typename Field::Entry;
 
@@ -513,7 +579,10 @@ template <class Field> class Block {
         }
     }
 
-    uint64_t pivots() const { return kept_; }
+    uint64_t pivots() const
+    {
+        return kept_;
+    }
 
   private:
     uint32_t coeff(uint32_t row) const
@@ -602,7 +671,8 @@ static void reduce_all(Call &call, const Field &field, const Graph &g, const Pla
         std::snprintf(stage, sizeof stage, "rips: reducing dimension %u", k);
         if (target > 0) {
             Cliques(call, g, k).run(stage, [&](uint32_t e, const uint32_t *v) {
-                const uint32_t pivot = block.reduce(call, stage, block.pivots(), total, faces, k, v);
+                const uint32_t pivot =
+                    block.reduce(call, stage, block.pivots(), total, faces, k, v);
                 if (pivot != none) {
                     const double birth = faces.diameter(pivot), death = g.edges[e].d;
                     if (death > birth)
@@ -638,8 +708,7 @@ static void reduce_all(Call &call, const Field &field, const Graph &g, const Pla
         }
         if (plan.cone && block.pivots() != cone_rank(plan, k))
             fail(TOPOML_E_INTERNAL, "rips: %llu pivots in dimension %u, the cone needs %llu",
-                 (unsigned long long)block.pivots(), k,
-                 (unsigned long long)cone_rank(plan, k));
+                 (unsigned long long)block.pivots(), k, (unsigned long long)cone_rank(plan, k));
         paired.swap(block.owner);
     }
 
@@ -669,35 +738,21 @@ static void check_params(const topoml_rips_params_v1 *params)
              rips_max_modulus);
 }
 
-} // namespace
-
-void op_rips(Call &call, const topoml_input_v1 *in, const topoml_rips_params_v1 *params,
-             topoml_barcode_v1 *out)
+/* Everything after the graph: count, store, reduce, emit. */
+void persistence(Call &call, const Graph &g, const topoml_rips_params_v1 &p, double threshold,
+                 topoml_barcode_v1 *out)
 {
-    check_barcode_out(out);
-    check_input(in, all_input_kinds);
-    check_params(params);
-
-    /* Beyond the enclosing radius the complex is a cone: nothing changes any
-     * more but the death of classes that all die by then, so cutting there
-     * gives the same barcode with fewer simplices. */
-    const double threshold = std::min(params->threshold, enclosing_radius(call, in));
-    Vec<topoml_edge> edges = collect_edges(call, in, threshold);
-    if (edges.size() >= none)
-        fail(TOPOML_E_OVERFLOW, "%llu edges: at most 2^32-2 are supported",
-             (unsigned long long)edges.size());
-    Graph g(call, uint32_t(in->n), std::move(edges));
 
     Plan plan;
-    plan.max_dim = params->max_dim;
-    plan.top = params->max_dim + 1;
+    plan.max_dim = p.max_dim;
+    plan.top = p.max_dim + 1;
     plan.cone = g.cone();
     plan.count[0] = g.n;
     plan.count[1] = g.edges.size();
 
     /* Count the stored simplices exactly before storing any, so that the
      * memory limit refuses the work before it is done. */
-    const size_t entry = params->modulus == 2 ? sizeof(Z2::Entry) : sizeof(Zp::Entry);
+    const size_t entry = p.modulus == 2 ? sizeof(Z2::Entry) : sizeof(Zp::Entry);
     uint64_t bytes = 0, simplices = g.n + g.edges.size();
     for (uint32_t k = 2; k < plan.top; k++) {
         uint64_t count = 0;
@@ -740,8 +795,8 @@ void op_rips(Call &call, const topoml_input_v1 *in, const topoml_rips_params_v1 
         binomials.emplace(call, g.n, plan.top);
         if (binomials->of_n(plan.top) >= UINT64_MAX)
             fail(TOPOML_E_OVERFLOW,
-                 "%u points: C(n, %u) overflows the 64-bit index of a %u-simplex", g.n,
-                 plan.top, plan.top - 1);
+                 "%u points: C(n, %u) overflows the 64-bit index of a %u-simplex", g.n, plan.top,
+                 plan.top - 1);
     }
     auto levels = make_vec<Level>(call);
     levels.reserve(plan.top);
@@ -752,12 +807,47 @@ void op_rips(Call &call, const topoml_input_v1 *in, const topoml_rips_params_v1 
 
     auto bars = make_vec<topoml_interval>(call);
     if (g.n > 0) {
-        if (params->modulus == 2)
+        if (p.modulus == 2)
             reduce_all(call, Z2(), g, plan, levels, bars);
         else
-            reduce_all(call, Zp(params->modulus), g, plan, levels, bars);
+            reduce_all(call, Zp(p.modulus), g, plan, levels, bars);
     }
     emit_barcode(call, bars, plan.max_dim, out);
+}
+
+} // namespace
+
+void op_rips(Call &call, const topoml_input_v1 *in, const topoml_rips_params_v1 *params,
+             topoml_barcode_v1 *out)
+{
+    check_barcode_out(out);
+    check_input(in, all_input_kinds);
+    check_params(params);
+
+    /* Beyond the enclosing radius the complex is a cone: nothing changes any
+     * more but the death of classes that all die by then, so cutting there
+     * gives the same barcode with fewer simplices. */
+    const double threshold = std::min(params->threshold, enclosing_radius(call, in));
+    Vec<topoml_edge> edges = collect_edges(call, in, threshold);
+    if (edges.size() >= none)
+        fail(TOPOML_E_OVERFLOW, "%llu edges: at most 2^32-2 are supported",
+             (unsigned long long)edges.size());
+    Graph g(call, uint32_t(in->n), std::move(edges));
+
+    /* Twist reduces the highest dimension first, so no dimension is known
+     * before the end; H_0 by union-find is cheap and is what a cancelled
+     * call returns (as dimension 0, complete). */
+    auto h0 = make_vec<topoml_interval>(call);
+    h0_bars(call, g.edges, g.n, h0);
+    try {
+        persistence(call, g, *params, threshold, out);
+    } catch (const Failure &f) {
+        if (f.status != TOPOML_E_CANCELLED)
+            throw;
+        emit_barcode(call, h0, 0, out);
+        out->complete = 0;
+        throw;
+    }
 }
 
 } // namespace cppcompat

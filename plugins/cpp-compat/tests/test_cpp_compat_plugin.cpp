@@ -34,14 +34,15 @@
 #include "metric.h" /* the scalar reference's metrics (plugins/scalar) */
 #include "topoml/plugin.h"
 
-namespace {
+namespace
+{
 
 /* ---- a host: counting allocator with fault injection, progress hook ---- */
 
 struct Host {
     long allocations = 0; /* made so far */
     long live = 0;
-    long fail_at = -1; /* the allocation number that fails, or -1 */
+    long fail_at = -1;     /* the allocation number that fails, or -1 */
     int cancel_after = -1; /* progress calls before asking to stop, or -1 */
     int progress_calls = 0;
 };
@@ -75,7 +76,9 @@ void host_free(void *hd, void *p)
     }
 }
 
-void host_log(void *, int, const char *) {}
+void host_log(void *, int, const char *)
+{
+}
 
 int host_progress(void *hd, const char *, uint64_t, uint64_t)
 {
@@ -113,14 +116,14 @@ int failures = 0, skips = 0, passes = 0;
 std::string tmpdir;
 std::string data_dir, ripser_bin, ripser_coeff_bin, phat_bin;
 
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            std::fprintf(stdout, "    %s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);  \
-            std::fprintf(stdout, __VA_ARGS__);                                                 \
-            std::fprintf(stdout, "\n");                                                        \
-            return false;                                                                      \
-        }                                                                                      \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            std::fprintf(stdout, "    %s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);      \
+            std::fprintf(stdout, __VA_ARGS__);                                                     \
+            std::fprintf(stdout, "\n");                                                            \
+            return false;                                                                          \
+        }                                                                                          \
     } while (0)
 
 struct Skip {
@@ -144,7 +147,10 @@ void run_case(const char *name, const std::function<bool()> &body)
     std::fflush(stdout);
 }
 
-bool executable(const std::string &path) { return !path.empty() && access(path.c_str(), X_OK) == 0; }
+bool executable(const std::string &path)
+{
+    return !path.empty() && access(path.c_str(), X_OK) == 0;
+}
 
 /* ---- barcodes ---- */
 
@@ -218,7 +224,8 @@ Barcode parse_ripser(const std::string &text, uint32_t max_dim)
         size_t comma = line.find(',', open);
         double birth = std::strtod(line.c_str() + open + 1, nullptr);
         std::string rest = line.substr(comma + 1);
-        double death = rest[0] == ' ' || rest[0] == ')' ? INFINITY : std::strtod(rest.c_str(), nullptr);
+        double death =
+            rest[0] == ' ' || rest[0] == ')' ? INFINITY : std::strtod(rest.c_str(), nullptr);
         out[dim].push_back({birth, death});
     }
     return out;
@@ -279,7 +286,8 @@ topoml_input_v1 condensed_input(const std::vector<double> &d)
     return in;
 }
 
-template <class T> topoml_input_v1 points_input(const std::vector<T> &p, uint64_t dim, topoml_metric m)
+template <class T>
+topoml_input_v1 points_input(const std::vector<T> &p, uint64_t dim, topoml_metric m)
 {
     topoml_input_v1 in{};
     in.struct_size = sizeof in;
@@ -355,8 +363,9 @@ Rips run_rips(const topoml_input_v1 &in, uint32_t max_dim, double threshold = IN
     return r;
 }
 
-std::string ripser_on(const std::string &program, const std::string &file, const std::string &format,
-                      uint32_t max_dim, double threshold = INFINITY, uint32_t modulus = 2)
+std::string ripser_on(const std::string &program, const std::string &file,
+                      const std::string &format, uint32_t max_dim, double threshold = INFINITY,
+                      uint32_t modulus = 2)
 {
     std::ostringstream cmd;
     /* Debian's ripser aborts on --dim 0; dimension 0 comes with --dim 1. */
@@ -369,8 +378,9 @@ std::string ripser_on(const std::string &program, const std::string &file, const
     return run_program(cmd.str());
 }
 
-bool compare_with_ripser(const topoml_input_v1 &in, const std::string &file, const std::string &format,
-                         uint32_t max_dim, double threshold = INFINITY, uint32_t modulus = 2)
+bool compare_with_ripser(const topoml_input_v1 &in, const std::string &file,
+                         const std::string &format, uint32_t max_dim, double threshold = INFINITY,
+                         uint32_t modulus = 2)
 {
     const std::string &prog = modulus == 2 ? ripser_bin : ripser_coeff_bin;
     if (!executable(prog))
@@ -378,7 +388,8 @@ bool compare_with_ripser(const topoml_input_v1 &in, const std::string &file, con
     Rips ours = run_rips(in, max_dim, threshold, modulus);
     CHECK(ours.status == TOPOML_OK, "rips returned %d: %s", ours.status, ours.error.c_str());
     CHECK(ours.leaked == 0, "%ld allocations not freed", ours.leaked);
-    Barcode theirs = parse_ripser(ripser_on(prog, file, format, max_dim, threshold, modulus), max_dim);
+    Barcode theirs =
+        parse_ripser(ripser_on(prog, file, format, max_dim, threshold, modulus), max_dim);
     std::string why;
     CHECK(same_barcode(ours.bars, theirs, 1e-5, why), "%s (%s, dim %u)", why.c_str(), file.c_str(),
           max_dim);
@@ -503,16 +514,19 @@ bool distances_match_scalar_reference_bit_for_bit()
             Call call;
             std::vector<double> out(40 * 39 / 2);
             topoml_input_v1 in = points_input(p, dim, metric);
-            CHECK(backend->distances(nullptr, &call.c, &in, out.data()) == TOPOML_OK, "%s", call.error);
+            CHECK(backend->distances(nullptr, &call.c, &in, out.data()) == TOPOML_OK, "%s",
+                  call.error);
             std::vector<float> outf(out.size());
             topoml_input_v1 inf = points_input(pf, dim, metric);
-            CHECK(backend->distances(nullptr, &call.c, &inf, outf.data()) == TOPOML_OK, "%s", call.error);
+            CHECK(backend->distances(nullptr, &call.c, &inf, outf.data()) == TOPOML_OK, "%s",
+                  call.error);
             for (uint64_t i = 1, k = 0; i < 40; i++)
                 for (uint64_t j = 0; j < i; j++, k++) {
                     double want = scalar_dist_f64(metric, &p[i * dim], &p[j * dim], dim);
                     float wantf = scalar_dist_f32(metric, &pf[i * dim], &pf[j * dim], dim);
-                    CHECK(std::memcmp(&out[k], &want, sizeof want) == 0, "f64 metric %d (%llu,%llu)", m,
-                          (unsigned long long)i, (unsigned long long)j);
+                    CHECK(std::memcmp(&out[k], &want, sizeof want) == 0,
+                          "f64 metric %d (%llu,%llu)", m, (unsigned long long)i,
+                          (unsigned long long)j);
                     CHECK(std::memcmp(&outf[k], &wantf, sizeof wantf) == 0, "f32 metric %d", m);
                 }
             CHECK(call.host.live == 0, "leak");
@@ -535,7 +549,8 @@ bool edges_are_sorted_and_complete()
     Call call;
     topoml_edge *edges = nullptr;
     uint64_t n_edges = 0;
-    CHECK(backend->edges(nullptr, &call.c, &in, 2.0, &edges, &n_edges) == TOPOML_OK, "%s", call.error);
+    CHECK(backend->edges(nullptr, &call.c, &in, 2.0, &edges, &n_edges) == TOPOML_OK, "%s",
+          call.error);
     std::vector<topoml_edge> want;
     for (uint32_t i = 1; i < 20; i++)
         for (uint32_t j = 0; j < i; j++) {
@@ -706,7 +721,8 @@ bool rips_matches_phat_on_grids_with_ties()
         }
     p.push_back(1);
     p.push_back(1);
-    for (topoml_metric m : {TOPOML_METRIC_EUCLIDEAN, TOPOML_METRIC_CHEBYSHEV, TOPOML_METRIC_MANHATTAN}) {
+    for (topoml_metric m :
+         {TOPOML_METRIC_EUCLIDEAN, TOPOML_METRIC_CHEBYSHEV, TOPOML_METRIC_MANHATTAN}) {
         topoml_input_v1 in = points_input(p, 2, m);
         std::vector<double> d(13 * 12 / 2);
         Call call;
@@ -744,7 +760,8 @@ bool tiny_inputs()
     CHECK(r.status == TOPOML_OK && r.bars[0].empty(), "0 points");
     in.n = 1;
     r = run_rips(in, 2);
-    CHECK(r.status == TOPOML_OK && r.bars[0].size() == 1 && std::isinf(r.bars[0][0].death), "1 point");
+    CHECK(r.status == TOPOML_OK && r.bars[0].size() == 1 && std::isinf(r.bars[0][0].death),
+          "1 point");
     std::vector<double> two = {0.5};
     r = run_rips(condensed_input(two), 3);
     CHECK(r.status == TOPOML_OK && r.bars[0].size() == 2 && r.bars[1].empty(), "2 points");
@@ -813,8 +830,8 @@ bool bad_inputs_are_refused_with_a_message()
     CHECK(r.status == TOPOML_E_INVALID, "loop edge: %d", r.status);
     edges[1] = {2.0, 0, 1};
     r = run_rips(sp, 1);
-    CHECK(r.status == TOPOML_E_INVALID && r.error.find("twice") != std::string::npos, "duplicate: %s",
-          r.error.c_str());
+    CHECK(r.status == TOPOML_E_INVALID && r.error.find("twice") != std::string::npos,
+          "duplicate: %s", r.error.c_str());
 
     topoml_input_v1 bad = condensed_input(d);
     bad.struct_size = 8;
@@ -834,13 +851,14 @@ bool memory_limit_refuses_before_allocating()
     CHECK(!d.empty(), "no sphere data");
     Rips r = run_rips(condensed_input(d), 2, INFINITY, 2, 8u << 20);
     CHECK(r.status == TOPOML_E_LIMIT, "status %d: %s", r.status, r.error.c_str());
-    CHECK(r.error.find("estimated") != std::string::npos && r.error.find("simplices") != std::string::npos,
+    CHECK(r.error.find("estimated") != std::string::npos &&
+              r.error.find("simplices") != std::string::npos,
           "message: %s", r.error.c_str());
     CHECK(r.leaked == 0, "leak after refusal");
     return true;
 }
 
-bool progress_can_cancel()
+bool progress_can_cancel_and_keeps_h0()
 {
     std::vector<double> d = read_numbers(data_dir + "/sphere_3_192.lower_distance_matrix");
     Call call;
@@ -855,9 +873,21 @@ bool progress_can_cancel()
     topoml_input_v1 in = condensed_input(d);
     int rc = backend->rips(nullptr, &call.c, &in, &p, &b);
     CHECK(rc == TOPOML_E_CANCELLED, "status %d: %s", rc, call.error);
-    CHECK(b.complete == 0, "complete after cancel");
+    CHECK(b.complete == 0 && b.max_dim == 0, "complete %u, max_dim %u after cancel", b.complete,
+          b.max_dim);
+    /* What comes back is H_0, complete: the same as the h0 op. */
+    Barcode partial = from_plugin(b, 0);
     call.c.free(call.c.host_data, b.intervals);
     CHECK(call.host.live == 0, "leak after cancel");
+    Call h0call;
+    topoml_barcode_v1 h{};
+    h.struct_size = sizeof h;
+    CHECK(backend->h0(nullptr, &h0call.c, &in, INFINITY, &h) == TOPOML_OK, "%s", h0call.error);
+    Barcode h0 = from_plugin(h, 0);
+    h0call.c.free(h0call.c.host_data, h.intervals);
+    std::string why;
+    CHECK(partial[0].size() == 192 && same_barcode(partial, h0, 0.0, why), "partial H0: %s",
+          why.c_str());
     return true;
 }
 
@@ -884,7 +914,8 @@ bool allocation_failures_are_reported_and_leak_nothing()
                 CHECK(rc == TOPOML_OK, "status %d with no failure", rc);
                 break;
             }
-            CHECK(rc == TOPOML_E_NOMEM, "allocation %ld failed but status is %d (%s)", k, rc, call.error);
+            CHECK(rc == TOPOML_E_NOMEM, "allocation %ld failed but status is %d (%s)", k, rc,
+                  call.error);
         }
     return true;
 }
@@ -894,7 +925,8 @@ bool allocation_failures_are_reported_and_leak_nothing()
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s PLUGIN.so DATA_DIR [RIPSER [RIPSER_COEFF [PHAT]]]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s PLUGIN.so DATA_DIR [RIPSER [RIPSER_COEFF [PHAT]]]\n",
+                     argv[0]);
         return 2;
     }
     data_dir = argv[2];
@@ -929,21 +961,26 @@ int main(int argc, char **argv)
     tmpdir = t;
 
     run_case("negotiation_and_capabilities", negotiation_and_capabilities);
-    run_case("distances_match_scalar_reference_bit_for_bit", distances_match_scalar_reference_bit_for_bit);
+    run_case("distances_match_scalar_reference_bit_for_bit",
+             distances_match_scalar_reference_bit_for_bit);
     run_case("edges_are_sorted_and_complete", edges_are_sorted_and_complete);
     run_case("h0_matches_rips_dimension_0", h0_matches_rips_dimension_0);
     run_case("rips_matches_ripser_on_random16_dim3",
              [] { return rips_matches_ripser_on_example("random16.lower_distance_matrix", 3); });
     run_case("rips_matches_ripser_on_random20_dim2",
              [] { return rips_matches_ripser_on_example("random20.lower_distance_matrix", 2); });
-    run_case("rips_matches_ripser_on_projective_plane_dim2_mod2",
-             [] { return rips_matches_ripser_on_example("projective_plane.lower_distance_matrix", 2); });
-    run_case("rips_matches_ripser_coeff_on_projective_plane_dim2_mod3",
-             [] { return rips_matches_ripser_on_example("projective_plane.lower_distance_matrix", 2, 3); });
-    run_case("rips_matches_ripser_on_sphere_3_192_dim1",
-             [] { return rips_matches_ripser_on_example("sphere_3_192.lower_distance_matrix", 1); });
+    run_case("rips_matches_ripser_on_projective_plane_dim2_mod2", [] {
+        return rips_matches_ripser_on_example("projective_plane.lower_distance_matrix", 2);
+    });
+    run_case("rips_matches_ripser_coeff_on_projective_plane_dim2_mod3", [] {
+        return rips_matches_ripser_on_example("projective_plane.lower_distance_matrix", 2, 3);
+    });
+    run_case("rips_matches_ripser_on_sphere_3_192_dim1", [] {
+        return rips_matches_ripser_on_example("sphere_3_192.lower_distance_matrix", 1);
+    });
     run_case("rips_matches_expected_random16_dim7", [] {
-        return rips_matches_expected_file("random16.lower_distance_matrix", "random16.dim7.txt", 7, 2);
+        return rips_matches_expected_file("random16.lower_distance_matrix", "random16.dim7.txt", 7,
+                                          2);
     });
     run_case("rips_matches_ripser_on_random_clouds", rips_matches_ripser_on_random_clouds);
     run_case("rips_f32_points_match_ripser", rips_f32_points_match_ripser);
@@ -952,10 +989,11 @@ int main(int argc, char **argv)
     run_case("rips_matches_phat_on_grids_with_ties", rips_matches_phat_on_grids_with_ties);
     run_case("rips_matches_phat_on_random_clouds", rips_matches_phat_on_random_clouds);
     run_case("tiny_inputs", tiny_inputs);
-    run_case("threshold_keeps_classes_alive_as_infinite", threshold_keeps_classes_alive_as_infinite);
+    run_case("threshold_keeps_classes_alive_as_infinite",
+             threshold_keeps_classes_alive_as_infinite);
     run_case("bad_inputs_are_refused_with_a_message", bad_inputs_are_refused_with_a_message);
     run_case("memory_limit_refuses_before_allocating", memory_limit_refuses_before_allocating);
-    run_case("progress_can_cancel", progress_can_cancel);
+    run_case("progress_can_cancel_and_keeps_h0", progress_can_cancel_and_keeps_h0);
     run_case("allocation_failures_are_reported_and_leak_nothing",
              allocation_failures_are_reported_and_leak_nothing);
 

@@ -23,10 +23,23 @@
  *     dimension down. A pivot found in dimension k+1 is a positive
  *     k-simplex, whose column must reduce to zero; it is skipped.
  *
+ *  5. Over a cone (a vertex within the threshold of every other one, as at
+ *     the enclosing radius) the complex is contractible, so the rank of each
+ *     boundary map follows from the simplex counts (cone_rank). The top block
+ *     stops once that many of its columns have a pivot, and every block
+ *     checks its count: a bug shows as TOPOML_E_INTERNAL, not as a wrong
+ *     barcode.
+ *
  * The top block (dimension max_dim+1) is streamed: its columns are made from
  * the simplices as they are enumerated, and only the ones that do not reduce
  * to zero are kept. Lower dimensions are stored, with a hash table to find a
- * face's position from its vertices.
+ * face's position from its colex index.
+ *
+ * Cost: this is homology, so every simplex of the top dimension is a column,
+ * and the positive ones (nearly all of them) must be reduced to zero through
+ * chains of additions that clearing cannot skip. Cohomology, as the scalar
+ * reference computes it, never builds those columns; on dense problems this
+ * backend is two orders of magnitude slower, by design of the check.
  *
  * Not here: anything shared with the other ops (input.cpp, barcode.cpp).
  */
@@ -729,7 +742,7 @@ static void check_params(const topoml_rips_params_v1 *params)
         fail(TOPOML_E_INVALID, "threshold is NaN");
     const uint32_t p = params->modulus;
     bool prime = p >= 2;
-    for (uint32_t d = 2; prime && d * d <= p; d++)
+    for (uint64_t d = 2; prime && d * d <= p; d++) /* 64 bits: d*d must not wrap */
         prime = p % d != 0;
     if (!prime)
         fail(TOPOML_E_INVALID, "modulus %u is not a prime", p);
@@ -742,7 +755,6 @@ static void check_params(const topoml_rips_params_v1 *params)
 void persistence(Call &call, const Graph &g, const topoml_rips_params_v1 &p, double threshold,
                  topoml_barcode_v1 *out)
 {
-
     Plan plan;
     plan.max_dim = p.max_dim;
     plan.top = p.max_dim + 1;

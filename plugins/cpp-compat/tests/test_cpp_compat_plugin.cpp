@@ -803,6 +803,8 @@ bool bad_inputs_are_refused_with_a_message()
     CHECK(r.status == TOPOML_E_INVALID && r.error.find("prime") != std::string::npos, "mod 4");
     r = run_rips(condensed_input(d), 1, INFINITY, 257);
     CHECK(r.status == TOPOML_E_UNSUPPORTED, "mod 257: %d", r.status);
+    r = run_rips(condensed_input(d), 1, INFINITY, 4294967291u); /* the largest 32-bit prime */
+    CHECK(r.status == TOPOML_E_UNSUPPORTED, "mod 2^32-5: %d", r.status);
     r = run_rips(condensed_input(d), 8);
     CHECK(r.status == TOPOML_E_UNSUPPORTED, "dim 8: %d", r.status);
     r = run_rips(condensed_input(d), 1, NAN);

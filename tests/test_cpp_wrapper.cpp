@@ -384,6 +384,23 @@ bool backends_are_listed_and_can_be_chosen()
     CHECK(ctx.last_backend() == "scalar");
     CHECK(ours.intervals().size() == ref.intervals().size());
     CHECK(ctx.format(ours) == ctx.format(ref));
+
+    /* Cancelled on cpp-compat: its partial barcode is H0, complete. */
+    std::vector<double> p;
+    for (int k = 0; k < 400; k++)
+        for (double x : {std::cos(k * 0.7), std::sin(k * 0.7), k * 0.01, std::cos(k * 1.3)})
+            p.push_back(x);
+    topoml::Data big = ctx.from_points(p, 4);
+    ctx.use_backend("cpp-compat");
+    ctx.set_progress([](const char *, std::uint64_t, std::uint64_t) { return false; });
+    try {
+        ctx.barcode(big, o);
+        std::printf("    not cancelled\n");
+        return false;
+    } catch (const topoml::Cancelled &c) {
+        CHECK(c.partial() && !c.partial()->complete() && c.partial()->max_dim() == 0);
+        CHECK(c.partial()->dimension(0).size() == 400 && c.partial()->dimension(1).empty());
+    }
     return true;
 }
 

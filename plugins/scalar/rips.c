@@ -68,6 +68,49 @@ typedef struct rips_vec {
     uint64_t n, cap;
 } rips_vec;
 
+/* A heap entry is one 128-bit key whose unsigned order is the filtration
+ * order: the bits of the diameter above (a non-negative double orders like
+ * its bit pattern once -0.0 is made +0.0 by clearing the sign bit), the
+ * complement of the entry below (larger index first). One integer compare
+ * per step instead of a double compare and a tie-break. */
+typedef unsigned __int128 rips_key;
+
+/* The working column of V: a binary min-heap of keys. Entries of one
+ * simplex differ only in their coefficient bits, so they leave the heap one
+ * after the other and are summed there. */
+typedef struct rips_heap {
+    rips_key *a;
+    uint64_t n, cap;
+} rips_heap;
+
+/* The working coboundary: a radix heap (Ahuja, Mehlhorn, Orlin, Tarjan
+ * 1990) over the keys with their coefficient bits cleared (the "order").
+ * Bucket 0 holds the entries whose order equals `last`, the order of the
+ * last minimum; bucket i > 0 those whose order first differs from it in bit
+ * i-1. A push is an append; finding the next minimum empties the lowest
+ * non-empty bucket into lower ones, so each entry moves a few times at most
+ * and always by streaming through memory, where a binary heap of millions
+ * of entries misses the cache on every level. Bucket 0 is, at any time, all
+ * the copies of one simplex: lazy cancellation sums it in one go.
+ *
+ * A radix heap needs every push to be >= the last minimum. Pushes below it
+ * are dropped, which is exact: see reduce_dimension. */
+#define RIPS_BUCKETS 129
+
+typedef struct rips_bucket {
+    rips_key *a;
+    uint64_t n, cap;
+} rips_bucket;
+
+typedef struct rips_column {
+    rips_bucket b[RIPS_BUCKETS];
+    uint64_t used[3]; /* bit i: bucket i may be non-empty */
+    rips_key last;
+    rips_key ordmask;
+    bool held; /* the pivot, taken out and not yet consumed */
+    rips_key top;
+} rips_column;
+
 /* Pivots of one dimension: open addressing with linear probing, keyed by the
  * simplex index of the pivot (the key keeps its coefficient in the low bits),
  * valued by the column that has it. */
@@ -109,8 +152,8 @@ typedef struct rips_engine {
     rips_vec cols;   /* columns to reduce, in reduction order */
     uint64_t *voff;  /* V of column j is vent.a[voff[j] .. voff[j+1]) */
     rips_vec vent;
-    rips_vec cob;    /* the working coboundary, a heap */
-    rips_vec red;    /* the working column of V, a heap */
+    rips_column cob; /* the working coboundary */
+    rips_heap red;   /* the working column of V */
     rips_pivots piv;
 
     /* progress */
@@ -485,12 +528,6 @@ static inline bool cob_next(const rips_engine *r, rips_cob *c, rips_cofacet *out
     return r->sparse ? cob_next_sparse(r, c, out) : cob_next_dense(r, c, out);
 }
 
-/* An upper bound on the number of cofacets left, to reserve heap room. */
-static inline uint64_t cob_bound(const rips_engine *r, const rips_cob *c)
-{
-    return r->sparse ? c->pos[0] - c->lo[0] : c->v;
-}
-
 /* ------------------------------------------------------------------------
  * Zero-persistence apparent pairs
  *
@@ -595,38 +632,60 @@ static bool zero_apparent_cofacet(const rips_engine *r, const uint32_t *verts, u
  * Heaps (the working columns) and sorting
  * ---------------------------------------------------------------------- */
 
-/* Heap order: the entry first in the filtration is on top. Entries of one
- * simplex differ only in the coefficient bits, so they leave the heap one
- * after the other and can be summed there (lazy cancellation). */
-static inline bool heap_before(rips_dentry a, rips_dentry b)
+static inline rips_key key_make(double diam, uint64_t entry)
 {
-    return a.diam < b.diam || (a.diam == b.diam && a.entry > b.entry);
+    uint64_t bits;
+    memcpy(&bits, &diam, sizeof bits);
+    bits &= ~(UINT64_C(1) << 63);
+    return (rips_key)bits << 64 | (uint64_t)~entry;
 }
 
-static inline void heap_sift_down(rips_dentry *a, uint64_t n, uint64_t i)
+static inline double key_diam(rips_key k)
 {
-    rips_dentry x = a[i];
-    for (;;) {
-        uint64_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && heap_before(a[c + 1], a[c]))
-            c++;
-        if (!heap_before(a[c], x))
-            break;
-        a[i] = a[c];
-        i = c;
-    }
-    a[i] = x;
+    uint64_t bits = (uint64_t)(k >> 64);
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
 }
 
-static inline void heap_push(rips_vec *h, rips_dentry x)
+static inline uint64_t key_entry(rips_key k)
 {
-    rips_dentry *a = h->a;
+    return ~(uint64_t)k;
+}
+
+static bool heap_reserve(rips_engine *r, rips_heap *h, uint64_t extra, const char *what)
+{
+    if (h->cap - h->n >= extra)
+        return true;
+    uint64_t want = h->n + extra, cap = h->cap ? h->cap : 256;
+    while (cap < want)
+        cap += cap / 2;
+    rips_key *a = mem_resize(r, h->a, h->cap * sizeof *a, cap * sizeof *a, what);
+    if (!a)
+        return false;
+    h->a = a;
+    h->cap = cap;
+    return true;
+}
+
+static void heap_free(rips_engine *r, rips_heap *h)
+{
+    mem_free(r, h->a, h->cap * sizeof *h->a);
+    memset(h, 0, sizeof *h);
+}
+
+static inline void heap_clear(rips_heap *h)
+{
+    h->n = 0;
+}
+
+static inline void heap_push(rips_heap *h, rips_key x)
+{
+    rips_key *a = h->a;
     uint64_t i = h->n++;
     while (i > 0) {
         uint64_t parent = (i - 1) / 2;
-        if (!heap_before(x, a[parent]))
+        if (!(x < a[parent]))
             break;
         a[i] = a[parent];
         i = parent;
@@ -634,50 +693,186 @@ static inline void heap_push(rips_vec *h, rips_dentry x)
     a[i] = x;
 }
 
-static inline void heap_pop(rips_vec *h)
+/* Removes the root: the hole goes down to a leaf along the smaller children,
+ * then the last element rises from there (Floyd): about log n compares
+ * instead of 2 log n, since the last element usually belongs near the
+ * bottom. */
+static inline void heap_pop_root(rips_heap *h)
 {
-    h->a[0] = h->a[--h->n];
-    if (h->n > 1)
-        heap_sift_down(h->a, h->n, 0);
-}
-
-static void heapify(rips_vec *h)
-{
-    for (uint64_t i = h->n / 2; i-- > 0;)
-        heap_sift_down(h->a, h->n, i);
-}
-
-/* Removes and returns the top entry with its coefficients summed; entry
- * RIPS_NONE when the column is zero. */
-static rips_dentry pop_pivot(const rips_engine *r, rips_vec *h)
-{
-    rips_dentry pivot = {0.0, RIPS_NONE};
-    uint32_t coef = 0, p = r->p;
-    while (h->n) {
-        rips_dentry t = h->a[0];
-        if (coef == 0) {
-            pivot = t;
-            coef = entry_coef(r, t.entry);
-        } else if (entry_index(r, t.entry) != entry_index(r, pivot.entry)) {
+    rips_key *a = h->a;
+    rips_key x = a[--h->n];
+    uint64_t n = h->n, i = 0, c;
+    while ((c = 2 * i + 1) < n) {
+        c += c + 1 < n && a[c + 1] < a[c];
+        a[i] = a[c];
+        i = c;
+    }
+    while (i > 0) {
+        uint64_t parent = (i - 1) / 2;
+        if (!(x < a[parent]))
             break;
-        } else {
-            coef += entry_coef(r, t.entry);
+        a[i] = a[parent];
+        i = parent;
+    }
+    a[i] = x;
+}
+
+/* Removes and returns the first entry with its coefficients summed; entry
+ * RIPS_NONE when the heap is empty. */
+static rips_dentry pop_pivot(const rips_engine *r, rips_heap *h)
+{
+    const uint32_t p = r->p;
+    while (h->n) {
+        rips_key k = h->a[0];
+        heap_pop_root(h);
+        uint64_t e = key_entry(k), index = entry_index(r, e);
+        uint32_t coef = entry_coef(r, e);
+        while (h->n && entry_index(r, key_entry(h->a[0])) == index) {
+            coef += entry_coef(r, key_entry(h->a[0]));
+            heap_pop_root(h);
             coef = coef >= p ? coef - p : coef;
         }
-        heap_pop(h);
+        if (coef != 0)
+            return (rips_dentry){key_diam(k), make_entry(r, index, coef)};
     }
-    if (coef == 0)
-        return (rips_dentry){0.0, RIPS_NONE};
-    pivot.entry = make_entry(r, entry_index(r, pivot.entry), coef);
-    return pivot;
+    return (rips_dentry){0.0, RIPS_NONE};
 }
 
-static rips_dentry get_pivot(const rips_engine *r, rips_vec *h)
+static inline rips_key col_order(const rips_column *c, rips_key k)
 {
-    rips_dentry pivot = pop_pivot(r, h);
-    if (pivot.entry != RIPS_NONE)
-        heap_push(h, pivot); /* popping freed a slot, so there is room */
-    return pivot;
+    return k & c->ordmask;
+}
+
+static inline unsigned col_bucket(const rips_column *c, rips_key k)
+{
+    rips_key x = col_order(c, k) ^ c->last;
+    uint64_t hi = (uint64_t)(x >> 64), lo = (uint64_t)x;
+    return hi ? 128u - (unsigned)__builtin_clzll(hi) : lo ? 64u - (unsigned)__builtin_clzll(lo) : 0u;
+}
+
+static bool bucket_grow(rips_engine *r, rips_bucket *b)
+{
+    uint64_t cap = b->cap ? b->cap + b->cap / 2 : 64;
+    rips_key *a = mem_resize(r, b->a, b->cap * sizeof *a, cap * sizeof *a, "the working coboundary");
+    if (!a)
+        return false;
+    b->a = a;
+    b->cap = cap;
+    return true;
+}
+
+static inline bool col_put(rips_engine *r, rips_column *c, unsigned i, rips_key k)
+{
+    rips_bucket *b = &c->b[i];
+    if (b->n == b->cap && !bucket_grow(r, b))
+        return false;
+    b->a[b->n++] = k;
+    c->used[i >> 6] |= UINT64_C(1) << (i & 63);
+    return true;
+}
+
+static inline bool col_push(rips_engine *r, rips_column *c, rips_key k)
+{
+    if (col_order(c, k) < c->last)
+        return true;
+    return col_put(r, c, col_bucket(c, k), k);
+}
+
+static void col_clear(rips_column *c)
+{
+    for (unsigned w = 0; w < 3; w++)
+        for (uint64_t u = c->used[w]; u; u &= u - 1)
+            c->b[w * 64 + (unsigned)__builtin_ctzll(u)].n = 0;
+    memset(c->used, 0, sizeof c->used);
+    c->last = 0;
+    c->held = false;
+}
+
+static void col_free(rips_engine *r, rips_column *c)
+{
+    for (unsigned i = 0; i < RIPS_BUCKETS; i++)
+        mem_free(r, c->b[i].a, c->b[i].cap * sizeof(rips_key));
+    memset(c, 0, sizeof *c);
+}
+
+/* Makes the next minimum the new `last` and fills bucket 0 with its copies;
+ * false when the column is empty (or on allocation failure, status set). */
+static bool col_advance(rips_engine *r, rips_column *c)
+{
+    unsigned i = RIPS_BUCKETS;
+    for (unsigned w = 0; w < 3; w++) {
+        uint64_t u = c->used[w];
+        while (u) {
+            unsigned j = w * 64 + (unsigned)__builtin_ctzll(u);
+            if (c->b[j].n) {
+                i = j;
+                break;
+            }
+            u &= u - 1;
+            c->used[w] &= ~(UINT64_C(1) << (j & 63));
+        }
+        if (i < RIPS_BUCKETS)
+            break;
+    }
+    if (i == RIPS_BUCKETS)
+        return false;
+    rips_bucket *b = &c->b[i];
+    rips_key m = col_order(c, b->a[0]);
+    for (uint64_t q = 1; q < b->n; q++) {
+        rips_key o = col_order(c, b->a[q]);
+        m = o < m ? o : m;
+    }
+    c->last = m;
+    uint64_t cnt = b->n;
+    b->n = 0;
+    c->used[i >> 6] &= ~(UINT64_C(1) << (i & 63));
+    /* every entry lands in a lower bucket, so b is not written to */
+    for (uint64_t q = 0; q < cnt; q++)
+        if (!col_put(r, c, col_bucket(c, b->a[q]), b->a[q]))
+            return false;
+    return true;
+}
+
+/* Removes the first entry of the column with its copies summed; entry
+ * RIPS_NONE when the column is zero. False on allocation failure. */
+static bool col_pop_pivot(rips_engine *r, rips_column *c, rips_dentry *out)
+{
+    const uint32_t p = r->p;
+    for (;;) {
+        rips_bucket *b0 = &c->b[0];
+        if (!c->held && b0->n == 0) {
+            if (!col_advance(r, c)) {
+                if (r->status != TOPOML_OK)
+                    return false;
+                *out = (rips_dentry){0.0, RIPS_NONE};
+                return true;
+            }
+        }
+        rips_key k = c->held ? c->top : b0->a[0];
+        uint32_t coef = c->held ? entry_coef(r, key_entry(c->top)) : 0;
+        c->held = false;
+        for (uint64_t q = 0; q < b0->n; q++) {
+            coef += entry_coef(r, key_entry(b0->a[q]));
+            coef = coef >= p ? coef - p : coef;
+        }
+        b0->n = 0;
+        if (coef != 0) {
+            *out = (rips_dentry){key_diam(k), make_entry(r, entry_index(r, key_entry(k)), coef)};
+            return true;
+        }
+    }
+}
+
+/* The pivot of the column, left in it. */
+static bool col_get_pivot(rips_engine *r, rips_column *c, rips_dentry *out)
+{
+    if (!col_pop_pivot(r, c, out))
+        return false;
+    if (out->entry != RIPS_NONE) {
+        c->held = true;
+        c->top = key_make(out->diam, out->entry);
+    }
+    return true;
 }
 
 /* Reduction order of columns: diameter descending, index ascending. */
@@ -877,27 +1072,31 @@ static inline uint64_t pivots_slot(const rips_engine *r, const rips_pivots *h, u
  * and s to the working column of V. */
 static bool add_simplex_coboundary(rips_engine *r, rips_dentry s, uint32_t m)
 {
-    if (!vec_reserve(r, &r->red, 1, "the working column"))
+    if (!heap_reserve(r, &r->red, 1, "the working column"))
         return false;
-    heap_push(&r->red, s);
+    heap_push(&r->red, key_make(s.diam, s.entry));
     uint32_t verts[RIPS_MAX_VERTS];
     uint64_t index = entry_index(r, s.entry);
     simplex_vertices(r, index, m, verts);
     rips_cob c;
     cob_init(r, &c, verts, m, s.diam, index, r->thr, false);
-    if (!vec_reserve(r, &r->cob, cob_bound(r, &c), "the working coboundary"))
-        return false;
     uint32_t coef = entry_coef(r, s.entry), neg = r->p - coef;
     rips_cofacet cf;
-    uint64_t before = r->cob.n;
-    while (cob_next(r, &c, &cf))
-        heap_push(&r->cob, (rips_dentry){cf.diam, make_entry(r, cf.index, cf.kb & 1 ? neg : coef)});
-    r->work += r->cob.n - before + 1;
+    while (cob_next(r, &c, &cf)) {
+        r->work++;
+        if (!col_push(r, &r->cob, key_make(cf.diam, make_entry(r, cf.index, cf.kb & 1 ? neg : coef))))
+            return false;
+    }
     return true;
 }
 
 /* Adds `factor` times the reduced column `col` (R = D V: the coboundary of
- * the column's simplex and of every simplex in its column of V). */
+ * the column's simplex and of every simplex in its column of V).
+ *
+ * The working column's pivot t is its first entry, and t is also the first
+ * entry of the reduced column added. So the sum has no entry before t, and
+ * the entries before t that the single coboundaries bring cancel out among
+ * themselves: the working column drops them on the way in (col_push). */
 static bool add_column(rips_engine *r, uint64_t col, uint32_t factor, uint32_t m)
 {
     rips_dentry s = r->cols.a[col];
@@ -934,13 +1133,13 @@ static bool init_coboundary(rips_engine *r, rips_dentry sigma, uint32_t m, rips_
     simplex_vertices(r, sigma.entry, m, verts);
     rips_cob c;
     cob_init(r, &c, verts, m, sigma.diam, sigma.entry, r->thr, false);
-    if (!vec_reserve(r, &r->cob, cob_bound(r, &c), "the working coboundary"))
-        return false;
     bool check = true;
     rips_cofacet cf;
     while (cob_next(r, &c, &cf)) {
         rips_dentry e = {cf.diam, make_entry(r, cf.index, cf.kb & 1 ? r->p - 1 : 1)};
-        r->cob.a[r->cob.n++] = e;
+        r->work++;
+        if (!col_push(r, &r->cob, key_make(e.diam, e.entry)))
+            return false;
         if (check && cf.diam == sigma.diam) {
             check = false;
             uint64_t slot = pivots_slot(r, &r->piv, cf.index);
@@ -956,18 +1155,14 @@ static bool init_coboundary(rips_engine *r, rips_dentry sigma, uint32_t m, rips_
                 uint64_t f;
                 int sign;
                 if (!zero_apparent_facet(r, tv, m + 1, cf.diam, cf.index, &f, &sign)) {
-                    r->work += r->cob.n;
-                    r->cob.n = 0;
+                    col_clear(&r->cob);
                     *pivot = e;
                     return true;
                 }
             }
         }
     }
-    r->work += r->cob.n;
-    heapify(&r->cob);
-    *pivot = get_pivot(r, &r->cob);
-    return true;
+    return col_get_pivot(r, &r->cob, pivot);
 }
 
 /* Reduces the columns in r->cols (dimension k, in reduction order), reports
@@ -988,8 +1183,8 @@ static bool reduce_dimension(rips_engine *r, uint32_t k)
         if ((j % RIPS_REPORT_COLUMNS == 0 || r->work >= r->work_mark) && !report(r, j, ncols))
             return false;
         rips_dentry sigma = r->cols.a[j], pivot;
-        r->cob.n = 0;
-        r->red.n = 0;
+        col_clear(&r->cob);
+        heap_clear(&r->red);
         if (!init_coboundary(r, sigma, m, &pivot))
             return false;
         for (;;) {
@@ -1039,7 +1234,8 @@ static bool reduce_dimension(rips_engine *r, uint32_t k)
                     break;
                 }
             }
-            pivot = get_pivot(r, &r->cob);
+            if (!col_get_pivot(r, &r->cob, &pivot))
+                return false;
         }
         r->voff[j + 1] = r->vent.n;
     }
@@ -1501,6 +1697,7 @@ static bool setup_coefficients(rips_engine *r, uint32_t p)
     while ((1u << r->cbits) <= p - 1)
         r->cbits++;
     r->cmask = (UINT64_C(1) << r->cbits) - 1;
+    r->cob.ordmask = ~(rips_key)r->cmask;
     r->inv = mem_alloc(r, (uint64_t)p * sizeof *r->inv, "the coefficient inverses");
     if (!r->inv)
         return false;
@@ -1571,8 +1768,8 @@ static void release(rips_engine *r)
     mem_free(r, r->voff, (r->cols.n + 1) * sizeof *r->voff);
     vec_free(r, &r->cols);
     vec_free(r, &r->vent);
-    vec_free(r, &r->cob);
-    vec_free(r, &r->red);
+    col_free(r, &r->cob);
+    heap_free(r, &r->red);
     pivots_free(r, &r->piv);
     r->dist_own = NULL;
     r->nb_start = NULL;

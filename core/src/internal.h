@@ -16,6 +16,76 @@
 #include "topoml/plugin.h"
 #include "topoml/topoml.h"
 
+/* ---- the context (context.c) ---- */
+
+/* Gate policies (config key `gate`). */
+enum tm_gate_policy { TM_GATE_AUTO = 0, TM_GATE_STRICT = 1, TM_GATE_OFF = 2 };
+
+/* A list of owned strings. */
+typedef struct tm_strlist {
+    char **items;
+    size_t count;
+} tm_strlist;
+
+/* The configuration (config.c); every field has a default, so a context
+ * works with no file at all. */
+typedef struct tm_config {
+    char *source;            /* file it came from, or NULL */
+    tm_strlist plugin_paths; /* extra plugin folders, searched first */
+    tm_strlist prefer;       /* backend preference, best first */
+    tm_strlist enable;       /* plugins enabled before certification */
+    tm_strlist disable;      /* plugins never enabled */
+    uint64_t max_memory;     /* bytes, 0 = none */
+    int gate;                /* enum tm_gate_policy */
+    char *cache_dir;         /* certificates; NULL = $XDG_CACHE_HOME/topoml */
+    int log_level;           /* -1: leave the context's level alone */
+    int device;              /* accelerator index, -1 = plugin default */
+} tm_config;
+
+/* One backend the context knows (registry.c). */
+typedef struct tm_backend {
+    char *name, *version, *vendor, *description;
+    char *path;                    /* NULL: built in */
+    void *dl;                      /* dlopen handle, NULL: built in */
+    const topoml_backend_v1 *vt;   /* NULL when rejected before negotiation;
+                                      else &vt_copy */
+    topoml_backend_v1 vt_copy;     /* the plugin's vtable, zero past its
+                                      struct_size, so absent ops read NULL */
+    void *state;
+    uint32_t abi_version;
+    bool created;
+    bool duplicate;                /* same name as an earlier backend */
+    int probe_status;
+    char probe_message[256];
+    uint32_t gate_state;           /* topoml_gate_state */
+    char gate_reason[640];
+    const topoml_capability_v1 *caps;
+    uint32_t n_caps;
+} tm_backend;
+
+struct topoml_context {
+    topoml_allocator allocator;
+    topoml_log_fn log_fn;
+    void *log_user;
+    int log_level;
+    topoml_progress_fn progress_fn;
+    void *progress_user;
+    uint64_t max_memory;
+    bool max_memory_set;
+    uint32_t flags;
+    char errmsg[1024];
+    tm_config config;
+    topoml_host_v1 host;
+    tm_backend *backends;
+    uint32_t n_backends;
+    char *preferred; /* topoml_use_backend */
+    char last_backend[64];
+    char last_reason[512];
+};
+
+/* Build the topoml_call_v1 for one op on this context. */
+void tm_call_init(topoml_context *ctx, topoml_call_v1 *call, char *errbuf, size_t errbuf_size);
+
 /* ---- context services (context.c) ---- */
 
 /* Allocate through the context's allocator. NULL on failure; the caller then
@@ -51,6 +121,34 @@ static inline bool tm_add_u64(uint64_t a, uint64_t b, uint64_t *out)
 {
     return !__builtin_add_overflow(a, b, out);
 }
+
+/* ---- configuration (config.c) ---- */
+
+/* Parse a YAML configuration file into *cfg (defaults first). Errors name
+ * "file:line:column: reason". */
+int tm_config_load(topoml_context *ctx, const char *path, tm_config *cfg);
+void tm_config_defaults(tm_config *cfg);
+void tm_config_clear(topoml_context *ctx, tm_config *cfg);
+bool tm_strlist_has(const tm_strlist *list, const char *s);
+
+/* ---- registry, loader, gate (registry.c, loader.c, gate.c) ---- */
+
+/* Register the built-in scalar backend, then discover plugin files. */
+int tm_registry_init(topoml_context *ctx);
+void tm_registry_free(topoml_context *ctx);
+/* Load every topoml-backend-*.so in the search path into the registry. */
+void tm_loader_discover(topoml_context *ctx);
+/* Negotiate one plugin file; on success fills `b`, else `b` is rejected
+ * with its reason. Never fails the context. */
+void tm_loader_open(topoml_context *ctx, const char *path, tm_backend *b);
+/* "distances", "edges", "h0", "rips", "image". */
+const char *tm_op_name(uint32_t op);
+/* Decide the gate state of a probed backend. */
+void tm_gate_apply(topoml_context *ctx, tm_backend *b);
+/* Choose the backend for `op` (registry.c): TOPOML_OK and *out, or the
+ * error (TOPOML_E_GATE, _UNSUPPORTED, _NOT_FOUND) with its message set. */
+int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint32_t max_dim,
+              uint32_t modulus, tm_backend **out);
 
 /* ---- data sets (data.c, io_*.c) ---- */
 

@@ -15,6 +15,11 @@
 extern "C" {
 #endif
 
+/* Highest homology dimension the capability record claims. The engine has
+ * no limit of its own below it: what does not fit the 64-bit simplex index
+ * is refused with TOPOML_E_OVERFLOW before any work is done. */
+#define SCALAR_RIPS_MAX_DIM 1024u
+
 /* Largest modulus scalar_rips accepts: every prime p <= this. */
 #define SCALAR_RIPS_MAX_MODULUS 65521u
 

@@ -196,6 +196,20 @@ TOPOML_API uint32_t topoml_data_kind(const topoml_data *data);
 TOPOML_API uint64_t topoml_data_count(const topoml_data *data); /* points / vertices */
 TOPOML_API uint64_t topoml_data_dim(const topoml_data *data);   /* coordinates (points) */
 
+/* Summary of a data set as Ripser reports it: smallest distance, largest
+ * finite distance, the enclosing radius (min over i of max over j of d(i,j);
+ * homology is trivial beyond it) and the number of pairs within `threshold`.
+ * For sparse input the enclosing radius is +INFINITY. O(n^2) for points and
+ * matrices, O(edges) for sparse input; stores nothing of size n^2. */
+typedef struct topoml_stats {
+    double min;
+    double max_finite;
+    double enclosing_radius;
+    uint64_t edges_within;
+} topoml_stats;
+TOPOML_API int topoml_data_stats(topoml_context *ctx, const topoml_data *data,
+                                 topoml_metric metric, double threshold, topoml_stats *out);
+
 /* ------------------------------------------------------------------------
  * Ops
  * ---------------------------------------------------------------------- */

@@ -1,0 +1,295 @@
+/*
+ * loader.c — finding plugin files and negotiating with them.
+ *
+ * Search order (first folder wins when two hold a file of the same name):
+ *   1. folders given by the caller and the configuration's plugin_paths,
+ *   2. TOPOML_PLUGIN_PATH (colon-separated; ignored for setuid/setgid
+ *      programs and with TOPOML_CTX_NO_ENV),
+ *   3. the build tree's plugin folder when libtopoml runs from its build
+ *      tree, else the installed <libdir>/topoml/plugins.
+ * In each folder the files topoml-backend-*.so are taken in sorted order.
+ *
+ * A plugin file can be wrong in many ways (not an ELF object, no entry
+ * symbol, another ABI, a short vtable, a failing probe); each one is recorded
+ * as a rejected backend with its reason and the context carries on. What
+ * this file cannot survive is a plugin that crashes inside its own code: that
+ * is why the gate certifies plugins in a separate process first.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define PLUGIN_PREFIX "topoml-backend-"
+#define PLUGIN_SUFFIX ".so"
+
+/* The vtable must reach at least to `capabilities`: everything before the
+ * ops is mandatory in v1. */
+#define VT_MIN_SIZE (offsetof(topoml_backend_v1, capabilities) + sizeof(void *))
+
+static void reject(tm_backend *b, const char *fmt, const char *arg)
+{
+    b->gate_state = TOPOML_GATE_REJECTED;
+    snprintf(b->gate_reason, sizeof b->gate_reason, fmt, arg);
+}
+
+static bool valid_name(const char *s)
+{
+    if (!s || !*s || strlen(s) > 48)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
+            return false;
+    return true;
+}
+
+/* A file or folder we load code from must not be writable by anyone but its
+ * owner, and the owner must be root or us: otherwise another user could
+ * swap the code we run. */
+static bool safe_to_load(const char *path, bool want_dir, char *why, size_t why_size)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(why, why_size, "cannot stat %s: %s", path, strerror(errno));
+        return false;
+    }
+    if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+        snprintf(why, why_size, "%s is not a %s", path, want_dir ? "folder" : "regular file");
+        return false;
+    }
+    if (st.st_uid != 0 && st.st_uid != geteuid()) {
+        snprintf(why, why_size, "%s is owned by another user (uid %u)", path,
+                 (unsigned)st.st_uid);
+        return false;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(why, why_size, "%s is writable by group or others (mode %03o)", path,
+                 (unsigned)(st.st_mode & 0777));
+        return false;
+    }
+    return true;
+}
+
+void tm_loader_open(topoml_context *ctx, const char *path, tm_backend *b)
+{
+    char why[512];
+    b->probe_status = TOPOML_E_NOT_FOUND;
+    if (path[0] != '/') {
+        reject(b, "refusing a relative plugin path '%s'", path);
+        return;
+    }
+    if (!safe_to_load(path, false, why, sizeof why)) {
+        reject(b, "unsafe plugin file: %s", why);
+        return;
+    }
+    dlerror();
+    b->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!b->dl) {
+        const char *e = dlerror();
+        reject(b, "cannot load: %s", e ? e : "unknown dlopen error");
+        return;
+    }
+    topoml_backend_negotiate_fn entry;
+    *(void **)&entry = dlsym(b->dl, TOPOML_PLUGIN_ENTRY);
+    if (!entry) {
+        reject(b, "missing entry symbol %s", TOPOML_PLUGIN_ENTRY);
+        return;
+    }
+    uint32_t version = TOPOML_ABI_VERSION;
+    const topoml_backend_v1 *vt = NULL;
+    int rc = entry(&version, &ctx->host, &vt);
+    if (rc != TOPOML_OK) {
+        reject(b, "plugin refused negotiation (%s)", topoml_strerror(rc));
+        return;
+    }
+    if (version == 0 || version > TOPOML_ABI_VERSION) {
+        snprintf(why, sizeof why, "plugin answered ABI version %u; this core speaks 1..%u",
+                 version, TOPOML_ABI_VERSION);
+        reject(b, "%s", why);
+        return;
+    }
+    if (!vt) {
+        reject(b, "%s", "plugin accepted negotiation but returned no vtable");
+        return;
+    }
+    if (vt->struct_size < VT_MIN_SIZE) {
+        snprintf(why, sizeof why, "vtable too short (%u bytes, ABI v1 needs at least %zu)",
+                 vt->struct_size, (size_t)VT_MIN_SIZE);
+        reject(b, "%s", why);
+        return;
+    }
+    if (vt->abi_version != version) {
+        snprintf(why, sizeof why, "vtable says ABI %u but negotiation answered %u",
+                 vt->abi_version, version);
+        reject(b, "%s", why);
+        return;
+    }
+    if (!valid_name(vt->name)) {
+        reject(b, "%s", "plugin name missing or not of the form [a-z0-9-]+");
+        return;
+    }
+    if (!vt->probe || !vt->capabilities) {
+        reject(b, "%s", "vtable lacks probe or capabilities");
+        return;
+    }
+    b->abi_version = version;
+    memset(&b->vt_copy, 0, sizeof b->vt_copy);
+    memcpy(&b->vt_copy, vt, vt->struct_size < sizeof b->vt_copy ? vt->struct_size : sizeof b->vt_copy);
+    b->vt = &b->vt_copy;
+}
+
+/* Add a registry slot for `path` and negotiate with it. */
+static void add_plugin_file(topoml_context *ctx, const char *path)
+{
+    tm_backend *grown =
+        tm_realloc(ctx, ctx->backends, (ctx->n_backends + 1) * sizeof *ctx->backends);
+    if (!grown) {
+        tm_log(ctx, TOPOML_LOG_ERROR, "out of memory registering %s", path);
+        return;
+    }
+    ctx->backends = grown;
+    tm_backend *b = &ctx->backends[ctx->n_backends];
+    memset(b, 0, sizeof *b);
+    b->path = tm_strdup(ctx, path);
+    if (!b->path)
+        return;
+    ctx->n_backends++;
+    tm_loader_open(ctx, path, b);
+    if (b->gate_state == TOPOML_GATE_REJECTED) {
+        tm_log(ctx, TOPOML_LOG_WARN, "plugin %s rejected: %s", path, b->gate_reason);
+        return;
+    }
+    tm_log(ctx, TOPOML_LOG_INFO, "plugin %s: backend '%s' %s, ABI %u", path, b->vt->name,
+           b->vt->version ? b->vt->version : "?", b->abi_version);
+}
+
+static bool already_seen(topoml_context *ctx, const char *file_name, const char **first)
+{
+    for (uint32_t i = 0; i < ctx->n_backends; i++) {
+        const char *p = ctx->backends[i].path;
+        if (!p)
+            continue;
+        const char *base = strrchr(p, '/');
+        base = base ? base + 1 : p;
+        if (strcmp(base, file_name) == 0) {
+            *first = p;
+            return true;
+        }
+    }
+    return false;
+}
+
+static int is_plugin_file(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return n > strlen(PLUGIN_PREFIX) + strlen(PLUGIN_SUFFIX) &&
+           strncmp(e->d_name, PLUGIN_PREFIX, strlen(PLUGIN_PREFIX)) == 0 &&
+           strcmp(e->d_name + n - strlen(PLUGIN_SUFFIX), PLUGIN_SUFFIX) == 0;
+}
+
+static void scan_folder(topoml_context *ctx, const char *dir)
+{
+    char why[512];
+    if (dir[0] != '/') {
+        tm_log(ctx, TOPOML_LOG_WARN, "ignoring relative plugin folder '%s'", dir);
+        return;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return; /* an absent folder is normal (e.g. nothing installed) */
+    if (!safe_to_load(dir, true, why, sizeof why)) {
+        tm_log(ctx, TOPOML_LOG_WARN, "ignoring plugin folder: %s", why);
+        return;
+    }
+    struct dirent **list = NULL;
+    int n = scandir(dir, &list, is_plugin_file, alphasort);
+    if (n < 0) {
+        tm_log(ctx, TOPOML_LOG_WARN, "cannot read plugin folder %s: %s", dir, strerror(errno));
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        const char *first;
+        char path[4096];
+        if (already_seen(ctx, list[i]->d_name, &first)) {
+            tm_log(ctx, TOPOML_LOG_INFO, "skipping %s/%s: %s comes first in the search path",
+                   dir, list[i]->d_name, first);
+        } else if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, list[i]->d_name) <
+                   sizeof path) {
+            add_plugin_file(ctx, path);
+        }
+        free(list[i]);
+    }
+    free(list);
+}
+
+static void scan_path_list(topoml_context *ctx, const char *list)
+{
+    char dir[4096];
+    while (list && *list) {
+        const char *e = strchr(list, ':');
+        size_t len = e ? (size_t)(e - list) : strlen(list);
+        if (len > 0 && len < sizeof dir) {
+            memcpy(dir, list, len);
+            dir[len] = '\0';
+            scan_folder(ctx, dir);
+        }
+        list += len + (e ? 1 : 0);
+    }
+}
+
+/* The default folder: the build tree's when this code runs from there;
+ * otherwise the installed one, found relative to the object holding this
+ * code (libtopoml.so in <libdir>, or a program in <bindir> that links it
+ * statically), so that an installed tree can be moved; finally the folder
+ * of the configured install prefix. */
+static const char *default_folder(char *buf, size_t size)
+{
+    Dl_info info;
+    char real[4096];
+    if (dladdr((void *)default_folder, &info) && info.dli_fname &&
+        realpath(info.dli_fname, real)) {
+#if defined(TOPOML_BUILD_ROOT) && defined(TOPOML_BUILD_PLUGIN_DIR)
+        if (strncmp(real, TOPOML_BUILD_ROOT "/", strlen(TOPOML_BUILD_ROOT) + 1) == 0)
+            return TOPOML_BUILD_PLUGIN_DIR;
+#endif
+#ifdef TOPOML_INSTALL_LIBDIR_NAME
+        char *slash = strrchr(real, '/');
+        if (slash) {
+            *slash = '\0';
+            const char *base = slash + 1;
+            int n = strstr(base, ".so") ? snprintf(buf, size, "%s/topoml/plugins", real)
+                                        : snprintf(buf, size, "%s/../%s/topoml/plugins", real,
+                                                   TOPOML_INSTALL_LIBDIR_NAME);
+            struct stat st;
+            if (n > 0 && (size_t)n < size && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+                return buf;
+        }
+#endif
+    }
+#ifdef TOPOML_INSTALL_PLUGIN_DIR
+    return TOPOML_INSTALL_PLUGIN_DIR;
+#else
+    (void)buf;
+    (void)size;
+    return NULL;
+#endif
+}
+
+void tm_loader_discover(topoml_context *ctx)
+{
+    if (ctx->flags & TOPOML_CTX_NO_PLUGINS)
+        return;
+    for (size_t i = 0; i < ctx->config.plugin_paths.count; i++)
+        scan_folder(ctx, ctx->config.plugin_paths.items[i]);
+    if (!(ctx->flags & TOPOML_CTX_NO_ENV))
+        scan_path_list(ctx, secure_getenv("TOPOML_PLUGIN_PATH"));
+    char buf[4096];
+    const char *def = default_folder(buf, sizeof buf);
+    if (def)
+        scan_folder(ctx, def);
+}

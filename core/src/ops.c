@@ -1,0 +1,435 @@
+/*
+ * ops.c — the public ops (distances, edges, barcodes, data statistics): check
+ * the arguments, pick a backend (registry.c), call it through the ABI, and
+ * check what comes back before the caller sees it.
+ *
+ * A backend's answer is not trusted blindly: statuses outside the known set
+ * become TOPOML_E_PLUGIN, barcodes are checked for order and sanity, and
+ * every array a plugin hands over is freed with the allocator it came from.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+#include "metric.h"
+
+struct topoml_barcode {
+    topoml_context *ctx;
+    uint32_t max_dim;
+    int complete;
+    uint64_t n;
+    topoml_interval *intervals;
+};
+
+static void input_from_data(const struct topoml_data *d, uint32_t metric, topoml_input_v1 *in)
+{
+    memset(in, 0, sizeof *in);
+    in->struct_size = sizeof *in;
+    in->kind = d->kind;
+    in->n = d->n;
+    in->dim = d->dim;
+    in->dtype = TOPOML_F64;
+    in->metric = metric;
+    in->data = d->values;
+    in->n_edges = d->n_edges;
+    in->edges = d->edges;
+}
+
+/* A plugin's status, mapped into the known set, with its message. */
+static int backend_error(topoml_context *ctx, const tm_backend *b, int rc, const char *msg)
+{
+    if (rc > 0 || rc < TOPOML_E_INTERNAL)
+        return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned unknown status %d: %s",
+                        b->name, rc, msg[0] ? msg : "(no message)");
+    return tm_error(ctx, rc, "%s%s%s", msg[0] ? msg : topoml_strerror(rc),
+                    b->path ? " [backend " : "", b->path ? b->name : "");
+}
+
+static bool is_prime(uint32_t p)
+{
+    if (p < 2)
+        return false;
+    for (uint32_t q = 2; q * q <= p; q++)
+        if (p % q == 0)
+            return false;
+    return true;
+}
+
+int topoml_distances(topoml_context *ctx, const topoml_data *points, topoml_metric metric,
+                     topoml_dtype dtype, void **out, uint64_t *count)
+{
+    if (!ctx)
+        return TOPOML_E_INVALID;
+    if (!points || !out || !count)
+        return tm_error(ctx, TOPOML_E_INVALID, "distances: NULL argument");
+    *out = NULL;
+    *count = 0;
+    if (points->kind != TOPOML_INPUT_POINTS)
+        return tm_error(ctx, TOPOML_E_INVALID,
+                        "distances need a point cloud; this data set is a distance matrix");
+    if ((unsigned)metric >= TOPOML_METRIC_COUNT || (unsigned)dtype >= TOPOML_DTYPE_COUNT)
+        return tm_error(ctx, TOPOML_E_INVALID, "distances: unknown metric or dtype");
+    uint64_t n = points->n, pairs, bytes, coord_bytes = 0;
+    size_t elem = dtype == TOPOML_F32 ? sizeof(float) : sizeof(double);
+    if (!tm_mul_u64(n, n ? n - 1 : 0, &pairs) || !tm_mul_u64(pairs / 2, elem, &bytes))
+        return tm_error(ctx, TOPOML_E_OVERFLOW, "distances of %llu points overflow",
+                        (unsigned long long)n);
+    pairs /= 2;
+    if (dtype == TOPOML_F32 && !tm_mul_u64(n * points->dim, sizeof(float), &coord_bytes))
+        return tm_error(ctx, TOPOML_E_OVERFLOW, "coordinates overflow");
+    int rc = tm_check_memory(ctx, bytes + coord_bytes, "the distance matrix");
+    if (rc != TOPOML_OK)
+        return rc;
+    if (bytes > SIZE_MAX - 1)
+        return tm_error(ctx, TOPOML_E_OVERFLOW, "distance matrix too large for this machine");
+
+    topoml_input_v1 in;
+    input_from_data(points, metric, &in);
+    float *coords32 = NULL;
+    if (dtype == TOPOML_F32) {
+        coords32 = tm_alloc(ctx, (size_t)coord_bytes);
+        if (!coords32)
+            return tm_nomem(ctx, (size_t)coord_bytes);
+        for (uint64_t k = 0; k < n * points->dim; k++)
+            coords32[k] = (float)points->values[k];
+        in.dtype = TOPOML_F32;
+        in.data = coords32;
+    }
+    tm_backend *b;
+    rc = tm_select(ctx, TOPOML_OP_DISTANCES, &in, 0, 0, &b);
+    if (rc != TOPOML_OK) {
+        tm_free(ctx, coords32);
+        return rc;
+    }
+    void *buf = tm_alloc(ctx, (size_t)bytes);
+    if (!buf) {
+        tm_free(ctx, coords32);
+        return tm_nomem(ctx, (size_t)bytes);
+    }
+    char msg[512];
+    topoml_call_v1 call;
+    tm_call_init(ctx, &call, msg, sizeof msg);
+    rc = b->vt->distances(b->state, &call, &in, buf);
+    tm_free(ctx, coords32);
+    if (rc != TOPOML_OK) {
+        tm_free(ctx, buf);
+        return backend_error(ctx, b, rc, msg);
+    }
+    *out = buf;
+    *count = pairs;
+    return TOPOML_OK;
+}
+
+static int check_edges(topoml_context *ctx, const tm_backend *b, const topoml_edge *e, uint64_t n,
+                       uint64_t n_vertices, double threshold)
+{
+    for (uint64_t k = 0; k < n; k++) {
+        bool ok = e[k].i < e[k].j && e[k].j < n_vertices && !isnan(e[k].d) && e[k].d >= 0 &&
+                  e[k].d <= threshold;
+        if (ok && k > 0) {
+            const topoml_edge *p = &e[k - 1];
+            ok = p->d < e[k].d || (p->d == e[k].d && (p->i < e[k].i ||
+                                                      (p->i == e[k].i && p->j < e[k].j)));
+        }
+        if (!ok)
+            return tm_error(ctx, TOPOML_E_PLUGIN,
+                            "backend '%s' returned a bad edge list (entry %llu: %u-%u at %g)",
+                            b->name, (unsigned long long)k, e[k].i, e[k].j, e[k].d);
+    }
+    return TOPOML_OK;
+}
+
+int topoml_edges(topoml_context *ctx, const topoml_data *data, topoml_metric metric,
+                 double threshold, topoml_edge **out, uint64_t *n_out)
+{
+    if (!ctx)
+        return TOPOML_E_INVALID;
+    if (!data || !out || !n_out)
+        return tm_error(ctx, TOPOML_E_INVALID, "edges: NULL argument");
+    *out = NULL;
+    *n_out = 0;
+    if ((unsigned)metric >= TOPOML_METRIC_COUNT)
+        return tm_error(ctx, TOPOML_E_INVALID, "edges: unknown metric");
+    if (isnan(threshold) || threshold < 0)
+        return tm_error(ctx, TOPOML_E_INVALID, "edges: threshold must be a number >= 0");
+    topoml_input_v1 in;
+    input_from_data(data, metric, &in);
+    tm_backend *b;
+    int rc = tm_select(ctx, TOPOML_OP_EDGES, &in, 0, 0, &b);
+    if (rc != TOPOML_OK)
+        return rc;
+    char msg[512];
+    topoml_call_v1 call;
+    tm_call_init(ctx, &call, msg, sizeof msg);
+    topoml_edge *e = NULL;
+    uint64_t n = 0;
+    rc = b->vt->edges(b->state, &call, &in, threshold, &e, &n);
+    if (rc != TOPOML_OK) {
+        tm_free(ctx, e);
+        return backend_error(ctx, b, rc, msg);
+    }
+    if (n && !e)
+        return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned no edge array", b->name);
+    rc = check_edges(ctx, b, e, n, data->n, threshold);
+    if (rc != TOPOML_OK) {
+        tm_free(ctx, e);
+        return rc;
+    }
+    *out = e;
+    *n_out = n;
+    return TOPOML_OK;
+}
+
+void topoml_rips_options_init(topoml_rips_options *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+    opts->max_dim = 1;
+    opts->threshold = INFINITY;
+    opts->modulus = 2;
+    opts->metric = TOPOML_METRIC_EUCLIDEAN;
+}
+
+/* The intervals must be grouped by dimension, within 0..max_dim, with
+ * birth <= death and no NaN; bars of zero length are dropped here too so
+ * that no backend can make the output disagree on that convention. */
+static int check_barcode(topoml_context *ctx, const tm_backend *b, topoml_barcode_v1 *bc,
+                         uint32_t max_dim)
+{
+    uint32_t last = 0;
+    uint64_t kept = 0;
+    if (bc->max_dim > max_dim)
+        return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned dimension %u > %u", b->name,
+                        bc->max_dim, max_dim);
+    for (uint64_t k = 0; k < bc->n_intervals; k++) {
+        topoml_interval *v = &bc->intervals[k];
+        if (v->dim < last || v->dim > bc->max_dim || isnan(v->birth) || isnan(v->death) ||
+            v->death < v->birth || isinf(v->birth))
+            return tm_error(ctx, TOPOML_E_PLUGIN,
+                            "backend '%s' returned a bad interval %llu (dim %u, [%g,%g))",
+                            b->name, (unsigned long long)k, v->dim, v->birth, v->death);
+        last = v->dim;
+        if (v->death > v->birth)
+            bc->intervals[kept++] = *v;
+    }
+    bc->n_intervals = kept;
+    return TOPOML_OK;
+}
+
+int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topoml_data *data,
+                           const topoml_rips_options *opts)
+{
+    if (!ctx)
+        return TOPOML_E_INVALID;
+    if (!out || !data)
+        return tm_error(ctx, TOPOML_E_INVALID, "barcode: NULL argument");
+    *out = NULL;
+    topoml_rips_options o;
+    topoml_rips_options_init(&o);
+    if (opts) {
+        if (opts->struct_size < sizeof(uint32_t) * 2)
+            return tm_error(ctx, TOPOML_E_INVALID, "barcode: options struct_size not set");
+        memcpy(&o, opts, opts->struct_size < sizeof o ? opts->struct_size : sizeof o);
+        o.struct_size = sizeof o;
+    }
+    if (isnan(o.threshold) || o.threshold < 0)
+        return tm_error(ctx, TOPOML_E_INVALID, "threshold must be a number >= 0");
+    if (!is_prime(o.modulus))
+        return tm_error(ctx, TOPOML_E_INVALID, "modulus %u is not a prime", o.modulus);
+    if (o.metric >= TOPOML_METRIC_COUNT)
+        return tm_error(ctx, TOPOML_E_INVALID, "unknown metric %u", o.metric);
+
+    topoml_input_v1 in;
+    input_from_data(data, o.metric, &in);
+    uint32_t op = TOPOML_OP_RIPS;
+    tm_backend *b;
+    int rc = tm_select(ctx, op, &in, o.max_dim, o.modulus, &b);
+    if (rc != TOPOML_OK && o.max_dim == 0) {
+        /* H0 needs no coefficients: the union-find op answers it too. */
+        op = TOPOML_OP_H0;
+        rc = tm_select(ctx, op, &in, 0, 0, &b);
+    }
+    if (rc != TOPOML_OK)
+        return rc;
+
+    struct topoml_barcode *bc = tm_calloc(ctx, 1, sizeof *bc);
+    if (!bc)
+        return tm_nomem(ctx, sizeof *bc);
+    bc->ctx = ctx;
+    char msg[512];
+    topoml_call_v1 call;
+    tm_call_init(ctx, &call, msg, sizeof msg);
+    topoml_barcode_v1 res;
+    memset(&res, 0, sizeof res);
+    res.struct_size = sizeof res;
+    if (op == TOPOML_OP_RIPS) {
+        topoml_rips_params_v1 p = {sizeof p, o.max_dim, o.threshold, o.modulus, 0};
+        rc = b->vt->rips(b->state, &call, &in, &p, &res);
+    } else {
+        rc = b->vt->h0(b->state, &call, &in, o.threshold, &res);
+    }
+    if (rc != TOPOML_OK && rc != TOPOML_E_CANCELLED) {
+        tm_free(ctx, res.intervals);
+        tm_free(ctx, bc);
+        return backend_error(ctx, b, rc, msg);
+    }
+    int crc = check_barcode(ctx, b, &res, o.max_dim);
+    if (crc != TOPOML_OK) {
+        tm_free(ctx, res.intervals);
+        tm_free(ctx, bc);
+        return crc;
+    }
+    bc->max_dim = rc == TOPOML_OK ? o.max_dim : res.max_dim;
+    bc->complete = rc == TOPOML_OK ? 1 : 0;
+    bc->n = res.n_intervals;
+    bc->intervals = res.intervals;
+    *out = bc;
+    if (rc == TOPOML_E_CANCELLED)
+        return tm_error(ctx, rc, "cancelled; dimensions 0..%u are complete", res.max_dim);
+    return TOPOML_OK;
+}
+
+void topoml_barcode_free(topoml_barcode *bc)
+{
+    if (!bc)
+        return;
+    topoml_context *ctx = bc->ctx;
+    tm_free(ctx, bc->intervals);
+    tm_free(ctx, bc);
+}
+
+uint32_t topoml_barcode_max_dim(const topoml_barcode *bc)
+{
+    return bc->max_dim;
+}
+
+int topoml_barcode_complete(const topoml_barcode *bc)
+{
+    return bc->complete;
+}
+
+const topoml_interval *topoml_barcode_intervals(const topoml_barcode *bc, uint64_t *n)
+{
+    if (n)
+        *n = bc->n;
+    return bc->intervals;
+}
+
+/* Ripser prints with the stream default: 6 significant digits, which is
+ * printf's %g. */
+int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *bc, FILE *f,
+                         topoml_output style, double ratio)
+{
+    if (!ctx)
+        return TOPOML_E_INVALID;
+    if (!bc || !f)
+        return tm_error(ctx, TOPOML_E_INVALID, "barcode_write: NULL argument");
+    uint64_t k = 0;
+    switch (style) {
+    case TOPOML_OUTPUT_RIPSER:
+        for (uint32_t d = 0; d <= bc->max_dim; d++) {
+            fprintf(f, "persistence intervals in dim %u:\n", d);
+            for (; k < bc->n && bc->intervals[k].dim == d; k++) {
+                const topoml_interval *v = &bc->intervals[k];
+                /* As Ripser: --ratio filters dimensions >= 1 only. */
+                if (d > 0 && ratio > 0 && !(v->death > v->birth * ratio))
+                    continue;
+                if (isinf(v->death))
+                    fprintf(f, " [%g, )\n", v->birth);
+                else
+                    fprintf(f, " [%g,%g)\n", v->birth, v->death);
+            }
+        }
+        break;
+    case TOPOML_OUTPUT_JSON:
+        fprintf(f, "{\"max_dim\":%u,\"complete\":%s,\"dims\":[", bc->max_dim,
+                bc->complete ? "true" : "false");
+        for (uint32_t d = 0; d <= bc->max_dim; d++) {
+            fprintf(f, "%s{\"dim\":%u,\"intervals\":[", d ? "," : "", d);
+            bool first = true;
+            for (; k < bc->n && bc->intervals[k].dim == d; k++) {
+                const topoml_interval *v = &bc->intervals[k];
+                if (d > 0 && ratio > 0 && !(v->death > v->birth * ratio))
+                    continue;
+                if (isinf(v->death))
+                    fprintf(f, "%s[%.17g,null]", first ? "" : ",", v->birth);
+                else
+                    fprintf(f, "%s[%.17g,%.17g]", first ? "" : ",", v->birth, v->death);
+                first = false;
+            }
+            fprintf(f, "]}");
+        }
+        fprintf(f, "]}\n");
+        break;
+    case TOPOML_OUTPUT_CSV:
+        fprintf(f, "dim,birth,death\n");
+        for (; k < bc->n; k++) {
+            const topoml_interval *v = &bc->intervals[k];
+            if (v->dim > 0 && ratio > 0 && !(v->death > v->birth * ratio))
+                continue;
+            if (isinf(v->death))
+                fprintf(f, "%u,%.17g,inf\n", v->dim, v->birth);
+            else
+                fprintf(f, "%u,%.17g,%.17g\n", v->dim, v->birth, v->death);
+        }
+        break;
+    default:
+        return tm_error(ctx, TOPOML_E_INVALID, "unknown output style %d", (int)style);
+    }
+    if (ferror(f))
+        return tm_error(ctx, TOPOML_E_IO, "write error");
+    return TOPOML_OK;
+}
+
+int topoml_data_stats(topoml_context *ctx, const topoml_data *data, topoml_metric metric,
+                      double threshold, topoml_stats *st)
+{
+    if (!ctx)
+        return TOPOML_E_INVALID;
+    if (!data || !st)
+        return tm_error(ctx, TOPOML_E_INVALID, "data_stats: NULL argument");
+    if ((unsigned)metric >= TOPOML_METRIC_COUNT)
+        return tm_error(ctx, TOPOML_E_INVALID, "unknown metric");
+    memset(st, 0, sizeof *st);
+    st->min = INFINITY;
+    st->max_finite = -INFINITY;
+    st->enclosing_radius = INFINITY;
+    uint64_t n = data->n;
+    if (data->kind == TOPOML_INPUT_SPARSE) {
+        for (uint64_t e = 0; e < data->n_edges; e++) {
+            double d = data->edges[e].d;
+            st->min = d < st->min ? d : st->min;
+            if (isfinite(d) && d > st->max_finite)
+                st->max_finite = d;
+            st->edges_within += d <= threshold;
+        }
+        return TOPOML_OK;
+    }
+    /* Row i's largest distance is over all j != i: walk the lower triangle
+     * once and keep each vertex's running maximum. */
+    double *row_max = tm_alloc(ctx, (size_t)(n ? n : 1) * sizeof *row_max);
+    if (!row_max)
+        return tm_nomem(ctx, (size_t)n * sizeof *row_max);
+    /* 0 is d(i,i): Ripser's enclosing radius includes the diagonal, which
+     * makes it 0 for a single point. */
+    for (uint64_t i = 0; i < n; i++)
+        row_max[i] = 0.0;
+    for (uint64_t i = 1; i < n; i++) {
+        for (uint64_t j = 0; j < i; j++) {
+            double d = data->kind == TOPOML_INPUT_CONDENSED
+                           ? data->values[i * (i - 1) / 2 + j]
+                           : scalar_point_dist(TOPOML_F64, metric, data->values, data->dim, i, j);
+            st->min = d < st->min ? d : st->min;
+            if (isfinite(d) && d > st->max_finite)
+                st->max_finite = d;
+            st->edges_within += d <= threshold;
+            row_max[i] = d > row_max[i] ? d : row_max[i];
+            row_max[j] = d > row_max[j] ? d : row_max[j];
+        }
+    }
+    for (uint64_t i = 0; i < n; i++)
+        if (row_max[i] < st->enclosing_radius)
+            st->enclosing_radius = row_max[i];
+    tm_free(ctx, row_max);
+    return TOPOML_OK;
+}

@@ -1,0 +1,317 @@
+/*
+ * registry.c — the backends a context knows, what each can do, and the one
+ * place that decides which backend runs an op (tm_select).
+ *
+ * The built-in scalar reference is always entry 0 and always enabled. Plugin
+ * files follow in discovery order (loader.c), each created, probed and given
+ * a gate state (gate.c). Rejected files stay in the list so that
+ * `topoml backends` can say why.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+#include "scalar.h"
+
+static int set_caps(topoml_context *ctx, tm_backend *b)
+{
+    const topoml_capability_v1 *caps = NULL;
+    uint32_t n = 0;
+    int rc = b->vt->capabilities(b->state, &caps, &n);
+    if (rc != TOPOML_OK)
+        return rc;
+    if (n && !caps)
+        return TOPOML_E_PLUGIN;
+    for (uint32_t i = 0; i < n; i++) {
+        /* Records are read with sizeof(v1) strides: a shorter record would
+         * put every later one at the wrong address. */
+        if (caps[i].struct_size != sizeof(topoml_capability_v1)) {
+            tm_log(ctx, TOPOML_LOG_WARN, "backend %s: capability record %u has size %u, want %zu",
+                   b->vt->name, i, caps[i].struct_size, sizeof(topoml_capability_v1));
+            return TOPOML_E_PLUGIN;
+        }
+        if (caps[i].op >= TOPOML_OP_COUNT)
+            return TOPOML_E_PLUGIN;
+    }
+    b->caps = caps;
+    b->n_caps = n;
+    return TOPOML_OK;
+}
+
+static int copy_identity(topoml_context *ctx, tm_backend *b)
+{
+    const topoml_backend_v1 *vt = b->vt;
+    b->name = tm_strdup(ctx, vt->name);
+    b->version = tm_strdup(ctx, vt->version ? vt->version : "");
+    b->vendor = tm_strdup(ctx, vt->vendor ? vt->vendor : "");
+    b->description = tm_strdup(ctx, vt->description ? vt->description : "");
+    if (!b->name || !b->version || !b->vendor || !b->description)
+        return tm_nomem(ctx, 64);
+    return TOPOML_OK;
+}
+
+/* Create, probe and list the capabilities of a negotiated backend.
+ * Returns TOPOML_E_NOMEM only when the backend's identity could not be
+ * copied; every other problem is recorded in its gate state. */
+static int bring_up(topoml_context *ctx, tm_backend *b)
+{
+    if (copy_identity(ctx, b) != TOPOML_OK) {
+        b->gate_state = TOPOML_GATE_REJECTED;
+        snprintf(b->gate_reason, sizeof b->gate_reason, "out of memory");
+        return TOPOML_E_NOMEM;
+    }
+    for (uint32_t i = 0; i < ctx->n_backends; i++) {
+        tm_backend *o = &ctx->backends[i];
+        if (o != b && o->name && strcmp(o->name, b->name) == 0 &&
+            o->gate_state != TOPOML_GATE_REJECTED) {
+            b->duplicate = true;
+            snprintf(b->gate_reason, sizeof b->gate_reason,
+                     "duplicate of backend '%s' from %s, which comes first and runs instead",
+                     b->name, o->path ? o->path : "libtopoml (built in)");
+            tm_log(ctx, TOPOML_LOG_INFO, "%s: %s", b->path ? b->path : b->name, b->gate_reason);
+            break;
+        }
+    }
+    if (b->vt->create) {
+        int rc = b->vt->create(&ctx->host, &b->state);
+        if (rc != TOPOML_OK) {
+            b->gate_state = TOPOML_GATE_REJECTED;
+            snprintf(b->gate_reason, sizeof b->gate_reason, "create failed: %s",
+                     topoml_strerror(rc));
+            return TOPOML_OK;
+        }
+    }
+    b->created = true;
+    b->probe_message[0] = '\0';
+    b->probe_status = b->vt->probe(b->state, b->probe_message, sizeof b->probe_message);
+    b->probe_message[sizeof b->probe_message - 1] = '\0';
+    if (b->probe_status == TOPOML_OK && !b->probe_message[0])
+        snprintf(b->probe_message, sizeof b->probe_message, "ok");
+    if (b->probe_status == TOPOML_OK) {
+        int rc = set_caps(ctx, b);
+        if (rc != TOPOML_OK) {
+            b->gate_state = TOPOML_GATE_REJECTED;
+            snprintf(b->gate_reason, sizeof b->gate_reason, "bad capability records: %s",
+                     topoml_strerror(rc));
+            return TOPOML_OK;
+        }
+    }
+    if (b->duplicate)
+        b->gate_state = TOPOML_GATE_DISABLED;
+    else if (b->gate_state != TOPOML_GATE_REJECTED)
+        tm_gate_apply(ctx, b);
+    return TOPOML_OK;
+}
+
+int tm_registry_init(topoml_context *ctx)
+{
+    ctx->backends = tm_calloc(ctx, 1, sizeof *ctx->backends);
+    if (!ctx->backends)
+        return tm_nomem(ctx, sizeof *ctx->backends);
+    tm_backend *s = &ctx->backends[0];
+    ctx->n_backends = 1;
+    s->abi_version = TOPOML_ABI_VERSION;
+    s->vt = topoml_scalar_backend();
+    if (bring_up(ctx, s) != TOPOML_OK)
+        return tm_nomem(ctx, 64);
+    if (s->gate_state != TOPOML_GATE_ENABLED)
+        return tm_error(ctx, TOPOML_E_INTERNAL, "the built-in scalar backend failed: %s",
+                        s->gate_reason);
+
+    uint32_t first_plugin = ctx->n_backends;
+    tm_loader_discover(ctx);
+    for (uint32_t i = first_plugin; i < ctx->n_backends; i++) {
+        tm_backend *b = &ctx->backends[i];
+        /* The array moved while it grew: point at this slot's own copy. */
+        if (b->vt)
+            b->vt = &b->vt_copy;
+        if (b->gate_state != TOPOML_GATE_REJECTED && bring_up(ctx, b) != TOPOML_OK)
+            tm_log(ctx, TOPOML_LOG_WARN, "out of memory bringing up %s", b->path);
+    }
+    return TOPOML_OK;
+}
+
+void tm_registry_free(topoml_context *ctx)
+{
+    for (uint32_t i = 0; i < ctx->n_backends; i++) {
+        tm_backend *b = &ctx->backends[i];
+        if (b->created && b->vt->destroy)
+            b->vt->destroy(b->state);
+        if (b->dl)
+            dlclose(b->dl);
+        tm_free(ctx, b->name);
+        tm_free(ctx, b->version);
+        tm_free(ctx, b->vendor);
+        tm_free(ctx, b->description);
+        tm_free(ctx, b->path);
+    }
+    tm_free(ctx, ctx->backends);
+    ctx->backends = NULL;
+    ctx->n_backends = 0;
+}
+
+uint32_t topoml_backend_count(const topoml_context *ctx)
+{
+    return ctx ? ctx->n_backends : 0;
+}
+
+int topoml_backend_get(const topoml_context *ctx, uint32_t index, topoml_backend_info *info)
+{
+    if (!ctx || !info || info->struct_size < sizeof(topoml_backend_info))
+        return TOPOML_E_INVALID;
+    if (index >= ctx->n_backends)
+        return TOPOML_E_NOT_FOUND;
+    const tm_backend *b = &ctx->backends[index];
+    memset(info, 0, sizeof *info);
+    info->struct_size = sizeof *info;
+    info->abi_version = b->abi_version;
+    info->name = b->name ? b->name : "";
+    info->version = b->version ? b->version : "";
+    info->vendor = b->vendor ? b->vendor : "";
+    info->description = b->description ? b->description : "";
+    info->path = b->path;
+    info->probe_status = b->probe_status;
+    info->probe_message = b->probe_message;
+    info->gate_state = b->gate_state;
+    info->gate_reason = b->gate_reason;
+    info->n_caps = b->n_caps;
+    info->caps = b->caps;
+    return TOPOML_OK;
+}
+
+int topoml_use_backend(topoml_context *ctx, const char *name)
+{
+    tm_free(ctx, ctx->preferred);
+    ctx->preferred = NULL;
+    if (!name || !*name)
+        return TOPOML_OK;
+    ctx->preferred = tm_strdup(ctx, name);
+    return ctx->preferred ? TOPOML_OK : tm_nomem(ctx, strlen(name) + 1);
+}
+
+const char *topoml_last_backend(const topoml_context *ctx)
+{
+    return ctx->last_backend;
+}
+
+const char *topoml_last_selection_reason(const topoml_context *ctx)
+{
+    return ctx->last_reason;
+}
+
+static const char *op_names[TOPOML_OP_COUNT] = {"distances", "edges", "h0", "rips", "image"};
+
+const char *tm_op_name(uint32_t op)
+{
+    return op < TOPOML_OP_COUNT ? op_names[op] : "?";
+}
+
+/* The op's function pointer, NULL if absent. */
+static bool has_op_pointer(const tm_backend *b, uint32_t op)
+{
+    switch (op) {
+    case TOPOML_OP_DISTANCES: return b->vt->distances != NULL;
+    case TOPOML_OP_EDGES: return b->vt->edges != NULL;
+    case TOPOML_OP_H0: return b->vt->h0 != NULL;
+    case TOPOML_OP_RIPS: return b->vt->rips != NULL;
+    case TOPOML_OP_IMAGE: return b->vt->image != NULL;
+    }
+    return false;
+}
+
+/* Does `b` claim `op` for this input and these parameters? On no, `why`
+ * says what is missing. */
+static bool capable(const tm_backend *b, uint32_t op, const topoml_input_v1 *in,
+                    uint32_t max_dim, uint32_t modulus, char *why, size_t why_size)
+{
+    if (!has_op_pointer(b, op)) {
+        snprintf(why, why_size, "has no %s op", tm_op_name(op));
+        return false;
+    }
+    for (uint32_t i = 0; i < b->n_caps; i++) {
+        const topoml_capability_v1 *c = &b->caps[i];
+        if (c->op != op)
+            continue;
+        if (in) {
+            if (!(c->inputs & (1u << in->kind)))
+                continue;
+            if (in->kind != TOPOML_INPUT_SPARSE && !(c->dtypes & (1u << in->dtype)))
+                continue;
+            if (in->kind == TOPOML_INPUT_POINTS && !(c->metrics & (1u << in->metric)))
+                continue;
+            if (c->max_points && in->n > c->max_points)
+                continue;
+        }
+        if (op == TOPOML_OP_RIPS && (max_dim > c->max_dim || modulus > c->max_modulus))
+            continue;
+        return true;
+    }
+    snprintf(why, why_size, "does not claim %s for these parameters", tm_op_name(op));
+    return false;
+}
+
+int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint32_t max_dim,
+              uint32_t modulus, tm_backend **out)
+{
+    *out = NULL;
+    char why[256];
+    ctx->last_backend[0] = '\0';
+    ctx->last_reason[0] = '\0';
+    if (ctx->preferred) {
+        for (uint32_t i = 0; i < ctx->n_backends; i++) {
+            tm_backend *b = &ctx->backends[i];
+            if (!b->name || strcmp(b->name, ctx->preferred) != 0 ||
+                b->gate_state == TOPOML_GATE_REJECTED)
+                continue;
+            if (b->gate_state != TOPOML_GATE_ENABLED) {
+                return tm_error(ctx, TOPOML_E_GATE, "backend '%s' is not enabled: %s", b->name,
+                                b->gate_state == TOPOML_GATE_UNSUPPORTED ? b->probe_message
+                                                                         : b->gate_reason);
+            }
+            if (!capable(b, op, in, max_dim, modulus, why, sizeof why)) {
+                return tm_error(ctx, TOPOML_E_UNSUPPORTED, "backend '%s' %s", b->name, why);
+            }
+            snprintf(ctx->last_backend, sizeof ctx->last_backend, "%s", b->name);
+            snprintf(ctx->last_reason, sizeof ctx->last_reason, "asked for by name");
+            *out = b;
+            return TOPOML_OK;
+        }
+        return tm_error(ctx, TOPOML_E_NOT_FOUND,
+                        "no usable backend named '%s' (see `topoml backends`)", ctx->preferred);
+    }
+
+    /* The configuration's preference list first, then enabled plugins in
+     * discovery order, then the built-in reference, which can do every op. */
+    size_t reason_len = 0;
+    for (size_t p = 0; p <= ctx->config.prefer.count; p++) {
+        for (uint32_t i = 0; i < ctx->n_backends; i++) {
+            tm_backend *b = &ctx->backends[(i + 1) % ctx->n_backends];
+            if (!b->name || b->gate_state != TOPOML_GATE_ENABLED)
+                continue;
+            bool listed = tm_strlist_has(&ctx->config.prefer, b->name);
+            if (p < ctx->config.prefer.count
+                    ? strcmp(b->name, ctx->config.prefer.items[p]) != 0
+                    : listed)
+                continue;
+            if (!capable(b, op, in, max_dim, modulus, why, sizeof why)) {
+                if (reason_len < sizeof ctx->last_reason)
+                    reason_len += (size_t)snprintf(ctx->last_reason + reason_len,
+                                                   sizeof ctx->last_reason - reason_len,
+                                                   "%s %s; ", b->name, why);
+                continue;
+            }
+            snprintf(ctx->last_backend, sizeof ctx->last_backend, "%s", b->name);
+            if (reason_len < sizeof ctx->last_reason)
+                snprintf(ctx->last_reason + reason_len, sizeof ctx->last_reason - reason_len,
+                         "%s", p < ctx->config.prefer.count ? "first capable in `prefer`"
+                               : (i + 1 == ctx->n_backends) ? "the reference, capable of every op"
+                                                          : "first capable enabled plugin");
+            *out = b;
+            return TOPOML_OK;
+        }
+    }
+    return tm_error(ctx, TOPOML_E_UNSUPPORTED,
+                    "no enabled backend can run %s with these parameters: %s", tm_op_name(op),
+                    ctx->last_reason);
+}

@@ -1,0 +1,49 @@
+#!/bin/bash
+# The CLI's contract: exit 0 on success, 2 on bad usage, 1 on errors, with
+# a message on stderr that names the file and the reason; nothing ever
+# exits by a signal.
+topoml=$1 data=$2
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+expect() { # expect STATUS PATTERN -- command...
+    local want=$1 pattern=$2
+    shift 3
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local got=$?
+    if [ "$got" -eq "$want" ] && grep -qE -- "$pattern" "$tmp/out" "$tmp/err"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL: $* -> status $got (want $want), pattern '$pattern'"
+        head -5 "$tmp/out" "$tmp/err"
+    fi
+}
+expect 2 "Usage" -- "$topoml"
+expect 0 "Commands" -- "$topoml" --help
+expect 0 "^topoml [0-9]+\.[0-9]+\.[0-9]+" -- "$topoml" --version
+expect 2 "unknown command" -- "$topoml" frobnicate
+for c in barcode distance edges backends; do
+    expect 0 "Usage: topoml $c" -- "$topoml" "$c" --help
+done
+expect 2 "unknown --format" -- "$topoml" barcode --format nope "$data/random16.lower_distance_matrix"
+expect 2 "--dim needs" -- "$topoml" barcode --dim -1 "$data/random16.lower_distance_matrix"
+expect 2 "--threshold needs" -- "$topoml" barcode --threshold abc "$data/random16.lower_distance_matrix"
+expect 2 "--modulus needs" -- "$topoml" barcode --modulus 1 "$data/random16.lower_distance_matrix"
+expect 2 "more than one input" -- "$topoml" barcode a b
+expect 2 "--threshold is required" -- "$topoml" edges "$data/random16.lower_distance_matrix"
+expect 1 "/nonexistent/file" -- "$topoml" barcode /nonexistent/file
+expect 1 "not a prime" -- "$topoml" barcode --modulus 4 "$data/random16.lower_distance_matrix"
+printf '0,1\n1,nan\n' >"$tmp/nan.csv"
+expect 1 "nan.csv:2" -- "$topoml" barcode --format point-cloud "$tmp/nan.csv"
+expect 1 "memory limit" -- "$topoml" distance --max-memory 1K "$data/o3_1024.txt"
+expect 1 "unknown key" -- env TOPOML_CONFIG=/dev/null "$topoml" backends --config <(echo "bogus: 1")
+expect 0 "scalar \(built in\)" -- "$topoml" backends
+expect 0 "topoml-backend-scalar.so" -- "$topoml" backends
+expect 0 '"name":"scalar"' -- "$topoml" backends --json
+expect 0 "persistence intervals in dim 0" -- "$topoml" barcode --dim 0 - <"$data/random16.lower_distance_matrix"
+expect 0 '^[0-9]+ [0-9]+ [0-9.e+-]+$' -- "$topoml" edges --threshold 1000 --format point-cloud "$data/o3_1024.txt"
+expect 0 "^dim,birth,death" -- "$topoml" barcode --dim 0 --output csv "$data/random16.lower_distance_matrix"
+expect 0 '"dims"' -- "$topoml" barcode --dim 0 --output json "$data/random16.lower_distance_matrix"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

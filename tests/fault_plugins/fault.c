@@ -1,0 +1,112 @@
+/*
+ * fault.c — deliberately broken plugins for the loader tests. Compiled once
+ * per fault (-DFAULT_<KIND>) into its own folder; each one is wrong in
+ * exactly one way, and the core must reject or survive each with a reason.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "topoml/plugin.h"
+
+#ifndef FAULT_NAME
+#define FAULT_NAME "fault"
+#endif
+
+static int probe(void *state, char *why, size_t why_size)
+{
+    (void)state;
+#ifdef FAULT_PROBE_FAILS
+    snprintf(why, why_size, "no widget found on this machine");
+    return TOPOML_E_UNSUPPORTED;
+#else
+    snprintf(why, why_size, "ok");
+    return TOPOML_OK;
+#endif
+}
+
+static const topoml_capability_v1 caps[] = {
+    {sizeof(topoml_capability_v1), TOPOML_OP_DISTANCES, 3u, 31u, 1u, 0, 0, 0, 0, "cpu", NULL},
+};
+
+static int capabilities(void *state, const topoml_capability_v1 **c, uint32_t *n)
+{
+    (void)state;
+#ifdef FAULT_BAD_CAPS
+    static topoml_capability_v1 bad[1];
+    bad[0] = caps[0];
+    bad[0].struct_size = 8;
+    *c = bad;
+#else
+    *c = caps;
+#endif
+    *n = 1;
+    return TOPOML_OK;
+}
+
+static int distances(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                     void *out)
+{
+    (void)state;
+#ifdef FAULT_OP_ERROR
+    (void)in;
+    (void)out;
+    snprintf(call->error, call->error_size, "the widget overheated");
+    return TOPOML_E_DEVICE;
+#else
+    /* Every distance 1: wrong, but well-formed. */
+    (void)call;
+    uint64_t pairs = in->n * (in->n - 1) / 2;
+    for (uint64_t k = 0; k < pairs; k++) {
+        if (in->dtype == TOPOML_F32)
+            ((float *)out)[k] = 1.0f;
+        else
+            ((double *)out)[k] = 1.0;
+    }
+    return TOPOML_OK;
+#endif
+}
+
+static const topoml_backend_v1 vtable = {
+#ifdef FAULT_SHORT_STRUCT
+    .struct_size = 16,
+#else
+    .struct_size = sizeof(topoml_backend_v1),
+#endif
+    .abi_version = 1,
+    .name = FAULT_NAME,
+    .version = "0.0.1",
+    .vendor = "topoml tests",
+    .description = "a plugin that is wrong on purpose",
+    .probe = probe,
+    .capabilities = capabilities,
+    .distances = distances,
+};
+
+#ifndef FAULT_NO_ENTRY
+TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version,
+                                                  const topoml_host_v1 *host,
+                                                  const topoml_backend_v1 **backend)
+{
+    (void)host;
+#if defined(FAULT_REFUSES)
+    (void)abi_version;
+    (void)backend;
+    (void)&vtable;
+    return TOPOML_E_ABI;
+#elif defined(FAULT_WRONG_ABI)
+    *abi_version = 7;
+    *backend = &vtable;
+    return TOPOML_OK;
+#else
+    *abi_version = 1;
+    *backend = &vtable;
+    return TOPOML_OK;
+#endif
+}
+#else
+TOPOML_PLUGIN_EXPORT int topoml_backend_negotiated_wrongly(void);
+TOPOML_PLUGIN_EXPORT int topoml_backend_negotiated_wrongly(void)
+{
+    return (int)vtable.struct_size;
+}
+#endif

@@ -1,0 +1,728 @@
+/*
+ * topoml.c — the `topoml` command line: barcodes (a drop-in for Ripser:
+ * same option names, same text output), distances, threshold edges, and the
+ * list of backends. Exit status: 0 success, 1 error, 2 bad usage.
+ *
+ * Everything here is a thin layer over the public API (topoml/topoml.h); the
+ * command-specific feature commands live in their own files.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "topoml/topoml.h"
+
+static const char *prog = "topoml";
+
+int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "%s %s: ", prog, cmd);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry '%s %s --help'.\n", prog, cmd);
+    return 2;
+}
+
+int cli_error(topoml_context *ctx, int rc)
+{
+    const char *msg = ctx ? topoml_errmsg(ctx) : "";
+    fprintf(stderr, "%s: %s\n", prog, msg && *msg ? msg : topoml_strerror(rc));
+    return 1;
+}
+
+/* ---- shared option parsing ---- */
+
+bool cli_parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || isnan(v))
+        return false;
+    *out = v;
+    return true;
+}
+
+bool cli_parse_uint(const char *s, uint32_t *out)
+{
+    char *end;
+    errno = 0;
+    if (*s == '-' || *s == '\0')
+        return false;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*end || errno || v > UINT32_MAX)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+bool cli_parse_bytes(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !(v >= 0))
+        return false;
+    double mult = 1;
+    if (!strcmp(end, "") || !strcmp(end, "B"))
+        mult = 1;
+    else if (!strcmp(end, "K") || !strcmp(end, "KiB"))
+        mult = 1024.0;
+    else if (!strcmp(end, "M") || !strcmp(end, "MiB"))
+        mult = 1048576.0;
+    else if (!strcmp(end, "G") || !strcmp(end, "GiB"))
+        mult = 1073741824.0;
+    else if (!strcmp(end, "KB"))
+        mult = 1e3;
+    else if (!strcmp(end, "MB"))
+        mult = 1e6;
+    else if (!strcmp(end, "GB"))
+        mult = 1e9;
+    else
+        return false;
+    v *= mult;
+    if (v >= 18446744073709551616.0)
+        return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+static bool parse_metric(const char *s, topoml_metric *m)
+{
+    static const char *names[] = {"euclidean", "sqeuclidean", "manhattan", "chebyshev",
+                                  "cosine"};
+    for (int i = 0; i < TOPOML_METRIC_COUNT; i++)
+        if (!strcmp(s, names[i])) {
+            *m = (topoml_metric)i;
+            return true;
+        }
+    return false;
+}
+
+/* Progress on stderr, only when it is a terminal and --quiet was not given;
+ * at most ten updates a second. */
+typedef struct progress_state {
+    struct timespec last;
+    bool shown;
+} progress_state;
+
+static int show_progress(void *user, const char *stage, uint64_t done, uint64_t total)
+{
+    progress_state *ps = user;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double dt = (now.tv_sec - ps->last.tv_sec) + (now.tv_nsec - ps->last.tv_nsec) * 1e-9;
+    if (dt < 0.1)
+        return 0;
+    ps->last = now;
+    ps->shown = true;
+    if (total)
+        fprintf(stderr, "\r%s: %llu/%llu (%.0f%%)   ", stage, (unsigned long long)done,
+                (unsigned long long)total, 100.0 * (double)done / (double)total);
+    else
+        fprintf(stderr, "\r%s: %llu   ", stage, (unsigned long long)done);
+    return 0;
+}
+
+static void log_to_stderr(void *user, int level, const char *message)
+{
+    (void)user;
+    static const char *names[] = {"error", "warning", "info", "debug"};
+    fprintf(stderr, "topoml %s: %s\n", level >= 0 && level < 4 ? names[level] : "log", message);
+}
+
+/* Options every subcommand that makes a context takes. */
+typedef struct common_opts {
+    const char *config;
+    const char *backend;
+    uint64_t max_memory;
+    bool max_memory_set;
+    bool quiet;
+    int verbose;
+    progress_state progress;
+} common_opts;
+
+enum { OPT_CONFIG = 1000, OPT_BACKEND, OPT_MAX_MEMORY, OPT_QUIET, OPT_VERBOSE };
+
+#define COMMON_LONG_OPTS                                                                      \
+    {"config", required_argument, NULL, OPT_CONFIG},                                          \
+        {"backend", required_argument, NULL, OPT_BACKEND},                                    \
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},                              \
+        {"quiet", no_argument, NULL, OPT_QUIET}, {"verbose", no_argument, NULL, OPT_VERBOSE}, \
+        {"help", no_argument, NULL, 'h'}
+
+/* 1: handled; 0: not a common option; 2: bad value. */
+static int common_opt(common_opts *co, int c, const char *cmd)
+{
+    switch (c) {
+    case OPT_CONFIG: co->config = optarg; return 1;
+    case OPT_BACKEND: co->backend = optarg; return 1;
+    case OPT_MAX_MEMORY:
+        if (!cli_parse_bytes(optarg, &co->max_memory))
+            return cli_usage_error(cmd, "bad --max-memory '%s' (e.g. 512M, 4G)", optarg), 2;
+        co->max_memory_set = true;
+        return 1;
+    case OPT_QUIET: co->quiet = true; return 1;
+    case OPT_VERBOSE: co->verbose++; return 1;
+    }
+    return 0;
+}
+
+#define COMMON_HELP                                                                 \
+    "  --backend NAME     run on this backend (see `topoml backends`); default: the\n" \
+    "                     best enabled backend that can, finally the scalar reference\n" \
+    "  --config FILE      configuration (default: $TOPOML_CONFIG, else none)\n"       \
+    "  --max-memory SIZE  refuse work that needs more memory (e.g. 512M, 4G)\n"       \
+    "  --quiet            no progress on stderr\n"                                     \
+    "  --verbose          log what the library does on stderr (twice: more)\n"
+
+int cli_open_context(topoml_context **out, const char *config, const char *backend,
+                     int verbose)
+{
+    topoml_context_options o = {0};
+    o.struct_size = sizeof o;
+    o.config_path = config;
+    topoml_context *ctx = NULL;
+    int rc = topoml_context_new(&ctx, &o);
+    if (rc != TOPOML_OK) {
+        cli_error(ctx, rc);
+        topoml_context_free(ctx);
+        return rc;
+    }
+    if (verbose)
+        topoml_set_log(ctx, log_to_stderr, NULL,
+                       verbose > 1 ? TOPOML_LOG_DEBUG : TOPOML_LOG_INFO);
+    else
+        topoml_set_log(ctx, log_to_stderr, NULL, TOPOML_LOG_WARN);
+    if (backend && (rc = topoml_use_backend(ctx, backend)) != TOPOML_OK) {
+        cli_error(ctx, rc);
+        topoml_context_free(ctx);
+        return rc;
+    }
+    *out = ctx;
+    return TOPOML_OK;
+}
+
+static int open_context(common_opts *co, topoml_context **out)
+{
+    int rc = cli_open_context(out, co->config, co->backend, co->verbose);
+    if (rc != TOPOML_OK)
+        return rc;
+    if (co->max_memory_set)
+        topoml_set_max_memory(*out, co->max_memory);
+    if (!co->quiet && isatty(STDERR_FILENO))
+        topoml_set_progress(*out, show_progress, &co->progress);
+    return TOPOML_OK;
+}
+
+static void end_progress(common_opts *co)
+{
+    if (co->progress.shown)
+        fprintf(stderr, "\r\033[K");
+}
+
+static int read_input(topoml_context *ctx, const char *cmd, int argc, char **argv,
+                      topoml_format fmt, topoml_data **data)
+{
+    if (argc > 1)
+        return cli_usage_error(cmd, "more than one input file given ('%s')", argv[1]);
+    const char *path = argc == 1 ? argv[0] : "-";
+    int rc = topoml_data_read(ctx, data, path, fmt);
+    if (rc != TOPOML_OK)
+        return cli_error(ctx, rc);
+    return 0;
+}
+
+/* ---- topoml barcode ---- */
+
+static const char barcode_help[] =
+    "Usage: topoml barcode [options] [FILE|-]\n"
+    "Vietoris-Rips persistence barcodes, with Ripser's options and output.\n\n"
+    "  --format F         lower-distance (default), upper-distance, distance,\n"
+    "                     point-cloud, dipha, sparse, binary\n"
+    "  --dim K            compute homology up to dimension K (default 1)\n"
+    "  --threshold T      only simplices of diameter <= T (default: the enclosing\n"
+    "                     radius, beyond which homology is trivial)\n"
+    "  --ratio R          only print bars of dimension >= 1 with death/birth > R\n"
+    "  --modulus P        coefficients in Z/P, P prime (default 2)\n"
+    "  --metric M         for point clouds: euclidean (default), sqeuclidean,\n"
+    "                     manhattan, chebyshev, cosine\n"
+    "  --output O         ripser (default: Ripser's text), json, csv\n" COMMON_HELP;
+
+static void print_ripser_header(topoml_context *ctx, const topoml_data *data, topoml_format fmt,
+                                topoml_metric metric, double threshold)
+{
+    uint64_t n = topoml_data_count(data);
+    if (fmt == TOPOML_FORMAT_POINT_CLOUD) {
+        printf("point cloud with %llu points in dimension %llu\n", (unsigned long long)n,
+               (unsigned long long)topoml_data_dim(data));
+        if (!isinf(threshold))
+            return; /* Ripser goes straight to the sparse matrix here */
+    }
+    topoml_stats st;
+    if (topoml_data_stats(ctx, data, metric, threshold, &st) != TOPOML_OK)
+        return;
+    unsigned long long pairs = n ? (unsigned long long)(n * (n - 1) / 2) : 0;
+    if (fmt == TOPOML_FORMAT_SPARSE) {
+        printf("sparse distance matrix with %llu points and %llu/%llu entries\n",
+               (unsigned long long)n, (unsigned long long)st.edges_within, pairs);
+        return;
+    }
+    printf("value range: [%g,%g]\n", st.min, st.max_finite);
+    if (isinf(threshold))
+        printf("distance matrix with %llu points, using threshold at enclosing radius %g\n",
+               (unsigned long long)n, st.enclosing_radius);
+    else
+        printf("sparse distance matrix with %llu points and %llu/%llu entries\n",
+               (unsigned long long)n, (unsigned long long)st.edges_within, pairs);
+}
+
+static int cmd_barcode(int argc, char **argv)
+{
+    static const struct option longs[] = {{"format", required_argument, NULL, 'f'},
+                                          {"dim", required_argument, NULL, 'd'},
+                                          {"threshold", required_argument, NULL, 't'},
+                                          {"ratio", required_argument, NULL, 'r'},
+                                          {"modulus", required_argument, NULL, 'p'},
+                                          {"metric", required_argument, NULL, 'm'},
+                                          {"output", required_argument, NULL, 'o'},
+                                          COMMON_LONG_OPTS,
+                                          {NULL, 0, NULL, 0}};
+    common_opts co = {0};
+    topoml_format fmt = TOPOML_FORMAT_LOWER_DISTANCE;
+    topoml_rips_options ro;
+    topoml_rips_options_init(&ro);
+    double ratio = 1.0;
+    topoml_output out_style = TOPOML_OUTPUT_RIPSER;
+    int c, r;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        if ((r = common_opt(&co, c, "barcode")) == 1)
+            continue;
+        if (r == 2)
+            return 2;
+        switch (c) {
+        case 'h': fputs(barcode_help, stdout); return 0;
+        case 'f':
+            if (topoml_format_from_name(optarg, &fmt) != TOPOML_OK)
+                return cli_usage_error("barcode", "unknown --format '%s'", optarg);
+            break;
+        case 'd':
+            if (!cli_parse_uint(optarg, &ro.max_dim))
+                return cli_usage_error("barcode", "--dim needs a whole number >= 0, not '%s'",
+                                       optarg);
+            break;
+        case 't':
+            if (!cli_parse_double(optarg, &ro.threshold) || ro.threshold < 0)
+                return cli_usage_error("barcode", "--threshold needs a number >= 0, not '%s'",
+                                       optarg);
+            break;
+        case 'r':
+            if (!cli_parse_double(optarg, &ratio) || ratio < 0)
+                return cli_usage_error("barcode", "--ratio needs a number >= 0, not '%s'",
+                                       optarg);
+            break;
+        case 'p':
+            if (!cli_parse_uint(optarg, &ro.modulus) || ro.modulus < 2)
+                return cli_usage_error("barcode", "--modulus needs a prime, not '%s'", optarg);
+            break;
+        case 'm': {
+            topoml_metric m;
+            if (!parse_metric(optarg, &m))
+                return cli_usage_error("barcode", "unknown --metric '%s'", optarg);
+            ro.metric = m;
+            break;
+        }
+        case 'o':
+            if (!strcmp(optarg, "ripser"))
+                out_style = TOPOML_OUTPUT_RIPSER;
+            else if (!strcmp(optarg, "json"))
+                out_style = TOPOML_OUTPUT_JSON;
+            else if (!strcmp(optarg, "csv"))
+                out_style = TOPOML_OUTPUT_CSV;
+            else
+                return cli_usage_error("barcode", "unknown --output '%s' (ripser, json, csv)",
+                                       optarg);
+            break;
+        default: return cli_usage_error("barcode", "%s", "bad option");
+        }
+    }
+    topoml_context *ctx;
+    if (open_context(&co, &ctx) != TOPOML_OK)
+        return 1;
+    topoml_data *data = NULL;
+    int status = read_input(ctx, "barcode", argc - optind, argv + optind, fmt, &data);
+    if (status) {
+        topoml_context_free(ctx);
+        return status;
+    }
+    if (out_style == TOPOML_OUTPUT_RIPSER)
+        print_ripser_header(ctx, data, fmt, (topoml_metric)ro.metric, ro.threshold);
+    topoml_barcode *bc = NULL;
+    int rc = topoml_barcode_compute(ctx, &bc, data, &ro);
+    end_progress(&co);
+    if (bc) /* after a cancel too: the finished dimensions are not lost */
+        topoml_barcode_write(ctx, bc, stdout, out_style, ratio);
+    if (rc != TOPOML_OK)
+        status = cli_error(ctx, rc);
+    else if (co.verbose)
+        fprintf(stderr, "topoml: ran on backend '%s' (%s)\n", topoml_last_backend(ctx),
+                topoml_last_selection_reason(ctx));
+    if (fflush(stdout) != 0 && !status) {
+        fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
+        status = 1;
+    }
+    topoml_barcode_free(bc);
+    topoml_data_free(ctx, data);
+    topoml_context_free(ctx);
+    return status;
+}
+
+/* ---- topoml distance ---- */
+
+static const char distance_help[] =
+    "Usage: topoml distance [options] [FILE|-]\n"
+    "Pairwise distances of a point cloud, written as a lower-triangular matrix\n"
+    "(Ripser's lower-distance format, one row per line).\n\n"
+    "  --format F         input format (default point-cloud)\n"
+    "  --metric M         euclidean (default), sqeuclidean, manhattan, chebyshev,\n"
+    "                     cosine\n"
+    "  --dtype T          f64 (default) or f32\n" COMMON_HELP;
+
+static int cmd_distance(int argc, char **argv)
+{
+    static const struct option longs[] = {{"format", required_argument, NULL, 'f'},
+                                          {"metric", required_argument, NULL, 'm'},
+                                          {"dtype", required_argument, NULL, 'y'},
+                                          COMMON_LONG_OPTS,
+                                          {NULL, 0, NULL, 0}};
+    common_opts co = {0};
+    topoml_format fmt = TOPOML_FORMAT_POINT_CLOUD;
+    topoml_metric metric = TOPOML_METRIC_EUCLIDEAN;
+    topoml_dtype dtype = TOPOML_F64;
+    int c, r;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        if ((r = common_opt(&co, c, "distance")) == 1)
+            continue;
+        if (r == 2)
+            return 2;
+        switch (c) {
+        case 'h': fputs(distance_help, stdout); return 0;
+        case 'f':
+            if (topoml_format_from_name(optarg, &fmt) != TOPOML_OK)
+                return cli_usage_error("distance", "unknown --format '%s'", optarg);
+            break;
+        case 'm':
+            if (!parse_metric(optarg, &metric))
+                return cli_usage_error("distance", "unknown --metric '%s'", optarg);
+            break;
+        case 'y':
+            if (!strcmp(optarg, "f32"))
+                dtype = TOPOML_F32;
+            else if (!strcmp(optarg, "f64"))
+                dtype = TOPOML_F64;
+            else
+                return cli_usage_error("distance", "--dtype is f32 or f64, not '%s'", optarg);
+            break;
+        default: return cli_usage_error("distance", "%s", "bad option");
+        }
+    }
+    topoml_context *ctx;
+    if (open_context(&co, &ctx) != TOPOML_OK)
+        return 1;
+    topoml_data *data = NULL;
+    int status = read_input(ctx, "distance", argc - optind, argv + optind, fmt, &data);
+    void *d = NULL;
+    uint64_t count = 0;
+    if (!status) {
+        int rc = topoml_distances(ctx, data, metric, dtype, &d, &count);
+        end_progress(&co);
+        if (rc != TOPOML_OK) {
+            status = cli_error(ctx, rc);
+        } else {
+            uint64_t n = topoml_data_count(data), k = 0;
+            putchar('\n'); /* row 0 of a lower triangle is empty, as in Ripser's files */
+            for (uint64_t i = 1; i < n; i++) {
+                for (uint64_t j = 0; j < i; j++, k++) {
+                    if (dtype == TOPOML_F32)
+                        printf(j ? ",%.9g" : "%.9g", (double)((float *)d)[k]);
+                    else
+                        printf(j ? ",%.17g" : "%.17g", ((double *)d)[k]);
+                }
+                putchar('\n');
+            }
+        }
+    }
+    if (fflush(stdout) != 0 && !status)
+        status = 1;
+    topoml_free(ctx, d);
+    topoml_data_free(ctx, data);
+    topoml_context_free(ctx);
+    return status;
+}
+
+/* ---- topoml edges ---- */
+
+static const char edges_help[] =
+    "Usage: topoml edges --threshold T [options] [FILE|-]\n"
+    "Every pair i < j with d(i,j) <= T, sorted by (d, i, j), one \"i j d\" per line\n"
+    "(Ripser's sparse format, so the output is an input of `topoml barcode\n"
+    "--format sparse`).\n\n"
+    "  --threshold T      largest distance kept (required)\n"
+    "  --format F         input format (default lower-distance)\n"
+    "  --metric M         for point clouds (default euclidean)\n" COMMON_HELP;
+
+static int cmd_edges(int argc, char **argv)
+{
+    static const struct option longs[] = {{"format", required_argument, NULL, 'f'},
+                                          {"metric", required_argument, NULL, 'm'},
+                                          {"threshold", required_argument, NULL, 't'},
+                                          COMMON_LONG_OPTS,
+                                          {NULL, 0, NULL, 0}};
+    common_opts co = {0};
+    topoml_format fmt = TOPOML_FORMAT_LOWER_DISTANCE;
+    topoml_metric metric = TOPOML_METRIC_EUCLIDEAN;
+    double threshold = NAN;
+    int c, r;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        if ((r = common_opt(&co, c, "edges")) == 1)
+            continue;
+        if (r == 2)
+            return 2;
+        switch (c) {
+        case 'h': fputs(edges_help, stdout); return 0;
+        case 'f':
+            if (topoml_format_from_name(optarg, &fmt) != TOPOML_OK)
+                return cli_usage_error("edges", "unknown --format '%s'", optarg);
+            break;
+        case 'm':
+            if (!parse_metric(optarg, &metric))
+                return cli_usage_error("edges", "unknown --metric '%s'", optarg);
+            break;
+        case 't':
+            if (!cli_parse_double(optarg, &threshold) || threshold < 0)
+                return cli_usage_error("edges", "--threshold needs a number >= 0, not '%s'",
+                                       optarg);
+            break;
+        default: return cli_usage_error("edges", "%s", "bad option");
+        }
+    }
+    if (isnan(threshold))
+        return cli_usage_error("edges", "%s", "--threshold is required");
+    topoml_context *ctx;
+    if (open_context(&co, &ctx) != TOPOML_OK)
+        return 1;
+    topoml_data *data = NULL;
+    int status = read_input(ctx, "edges", argc - optind, argv + optind, fmt, &data);
+    topoml_edge *e = NULL;
+    uint64_t n = 0;
+    if (!status) {
+        int rc = topoml_edges(ctx, data, metric, threshold, &e, &n);
+        end_progress(&co);
+        if (rc != TOPOML_OK)
+            status = cli_error(ctx, rc);
+        for (uint64_t k = 0; k < n; k++)
+            printf("%u %u %.17g\n", e[k].i, e[k].j, e[k].d);
+    }
+    if (fflush(stdout) != 0 && !status)
+        status = 1;
+    topoml_free(ctx, e);
+    topoml_data_free(ctx, data);
+    topoml_context_free(ctx);
+    return status;
+}
+
+/* ---- topoml backends ---- */
+
+static const char backends_help[] =
+    "Usage: topoml backends [--json] [--config FILE] [--verbose]\n"
+    "Every backend found: where it came from, identity, ABI, capabilities, probe\n"
+    "result and gate state, with the reasons.\n";
+
+static const char *gate_names[] = {"enabled", "disabled", "unsupported", "rejected"};
+static const char *op_names[] = {"distances", "edges", "h0", "rips", "image"};
+static const char *metric_names[] = {"euclidean", "sqeuclidean", "manhattan", "chebyshev",
+                                     "cosine"};
+static const char *input_names[] = {"points", "condensed", "sparse"};
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; s && *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", *s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+static void print_bits(uint32_t bits, const char **names, int count)
+{
+    bool first = true;
+    for (int i = 0; i < count; i++)
+        if (bits & (1u << i)) {
+            printf("%s%s", first ? "" : ",", names[i]);
+            first = false;
+        }
+    if (first)
+        printf("-");
+}
+
+static int cmd_backends(int argc, char **argv)
+{
+    static const struct option longs[] = {{"json", no_argument, NULL, 'j'},
+                                          COMMON_LONG_OPTS,
+                                          {NULL, 0, NULL, 0}};
+    common_opts co = {0};
+    bool json = false;
+    int c, r;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        if ((r = common_opt(&co, c, "backends")) == 1)
+            continue;
+        if (r == 2)
+            return 2;
+        if (c == 'h') {
+            fputs(backends_help, stdout);
+            return 0;
+        }
+        if (c == 'j')
+            json = true;
+        else
+            return cli_usage_error("backends", "%s", "bad option");
+    }
+    if (optind < argc)
+        return cli_usage_error("backends", "unexpected argument '%s'", argv[optind]);
+    topoml_context *ctx;
+    if (open_context(&co, &ctx) != TOPOML_OK)
+        return 1;
+    uint32_t n = topoml_backend_count(ctx);
+    if (json)
+        printf("[");
+    for (uint32_t i = 0; i < n; i++) {
+        topoml_backend_info b = {.struct_size = sizeof b};
+        if (topoml_backend_get(ctx, i, &b) != TOPOML_OK)
+            continue;
+        const char *gate = b.gate_state < 4 ? gate_names[b.gate_state] : "?";
+        if (json) {
+            printf("%s{\"name\":", i ? "," : "");
+            json_str(b.name);
+            printf(",\"path\":");
+            if (b.path)
+                json_str(b.path);
+            else
+                printf("null");
+            printf(",\"version\":");
+            json_str(b.version);
+            printf(",\"vendor\":");
+            json_str(b.vendor);
+            printf(",\"abi\":%u,\"probe\":", b.abi_version);
+            json_str(b.probe_status == TOPOML_OK ? "ok" : topoml_strerror(b.probe_status));
+            printf(",\"probe_message\":");
+            json_str(b.probe_message);
+            printf(",\"gate\":\"%s\",\"gate_reason\":", gate);
+            json_str(b.gate_reason);
+            printf(",\"capabilities\":[");
+            for (uint32_t k = 0; k < b.n_caps; k++) {
+                const topoml_capability_v1 *cp = &b.caps[k];
+                printf("%s{\"op\":\"%s\",\"dtypes\":%u,\"metrics\":%u,\"inputs\":%u,"
+                       "\"max_dim\":%u,\"max_modulus\":%u,\"max_points\":%llu,\"device\":",
+                       k ? "," : "", cp->op < 5 ? op_names[cp->op] : "?", cp->dtypes,
+                       cp->metrics, cp->inputs, cp->max_dim, cp->max_modulus,
+                       (unsigned long long)cp->max_points);
+                json_str(cp->device);
+                printf(",\"schedule\":");
+                if (cp->schedule)
+                    json_str(cp->schedule);
+                else
+                    printf("null");
+                printf("}");
+            }
+            printf("]}");
+            continue;
+        }
+        printf("%s%s\n", b.name[0] ? b.name : "(unknown)", b.path ? "" : " (built in)");
+        printf("  path:     %s\n", b.path ? b.path : "libtopoml");
+        if (b.abi_version)
+            printf("  identity: %s %s by %s, ABI v%u — %s\n", b.name, b.version, b.vendor,
+                   b.abi_version, b.description);
+        if (b.abi_version)
+            printf("  probe:    %s%s%s\n",
+                   b.probe_status == TOPOML_OK ? "ok" : topoml_strerror(b.probe_status),
+                   b.probe_message[0] ? ": " : "", b.probe_message);
+        printf("  gate:     %s (%s)\n", gate, b.gate_reason);
+        for (uint32_t k = 0; k < b.n_caps; k++) {
+            const topoml_capability_v1 *cp = &b.caps[k];
+            printf("  op %-9s dtypes=", cp->op < 5 ? op_names[cp->op] : "?");
+            static const char *dt[] = {"f32", "f64"};
+            print_bits(cp->dtypes, dt, 2);
+            printf(" inputs=");
+            print_bits(cp->inputs, input_names, 3);
+            if (cp->op == TOPOML_OP_DISTANCES || cp->op == TOPOML_OP_EDGES) {
+                printf(" metrics=");
+                print_bits(cp->metrics, metric_names, 5);
+            }
+            if (cp->op == TOPOML_OP_RIPS)
+                printf(" max_dim=%u max_modulus=%u", cp->max_dim, cp->max_modulus);
+            printf(" device=%s", cp->device ? cp->device : "?");
+            if (cp->schedule)
+                printf(" [%s]", cp->schedule);
+            printf("\n");
+        }
+    }
+    if (json)
+        printf("]\n");
+    topoml_context_free(ctx);
+    return 0;
+}
+
+/* ---- dispatch ---- */
+
+static const char main_help[] =
+    "Usage: topoml COMMAND [options]\n"
+    "Persistent homology of point clouds and distance matrices.\n\n"
+    "Commands:\n"
+    "  barcode    Vietoris-Rips barcodes (Ripser's options and output)\n"
+    "  distance   pairwise distances of a point cloud\n"
+    "  edges      pairs within a threshold, sorted\n"
+    "  backends   the backends found, their capabilities and gate state\n" CLI_EXTRA_HELP
+    "\n`topoml COMMAND --help` describes each. `topoml --version` prints the version.\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(main_help, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(main_help, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("topoml %s (plugin ABI v%u)\n", topoml_version(), TOPOML_ABI_VERSION);
+        return 0;
+    }
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } cmds[] = {{"barcode", cmd_barcode},
+                {"distance", cmd_distance},
+                {"edges", cmd_edges},
+                {"backends", cmd_backends} CLI_EXTRA_COMMANDS};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (!strcmp(cmd, cmds[i].name))
+            return cmds[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, main_help);
+    return 2;
+}

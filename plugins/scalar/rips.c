@@ -221,11 +221,19 @@ static bool mem_admit(rips_engine *r, uint64_t bytes, const char *what)
     return true;
 }
 
+/* Blocks of 0 bytes are asked for as 1 byte (and counted so), since the
+ * host's allocator need not accept 0. */
+static inline uint64_t mem_size(uint64_t bytes)
+{
+    return bytes ? bytes : 1;
+}
+
 static void *mem_alloc(rips_engine *r, uint64_t bytes, const char *what)
 {
+    bytes = mem_size(bytes);
     if (!mem_admit(r, bytes, what))
         return NULL;
-    void *p = r->call->alloc(r->call->host_data, bytes ? (size_t)bytes : 1);
+    void *p = r->call->alloc(r->call->host_data, (size_t)bytes);
     if (!p) {
         fail(r, TOPOML_E_NOMEM, "rips: out of memory allocating %llu bytes for %s",
              (unsigned long long)bytes, what);
@@ -235,14 +243,16 @@ static void *mem_alloc(rips_engine *r, uint64_t bytes, const char *what)
     return p;
 }
 
-/* Grows (or shrinks) a block of `old` bytes to `bytes`; on failure the old
- * block is untouched and still owned by the caller. */
+/* Grows (or shrinks) the block p of `old` bytes (none if p is NULL) to
+ * `bytes`; on failure p is untouched and still owned by the caller. */
 static void *mem_resize(rips_engine *r, void *p, uint64_t old, uint64_t bytes, const char *what)
 {
+    old = p ? mem_size(old) : 0;
+    bytes = mem_size(bytes);
     if (bytes > old && !mem_admit(r, bytes - old, what))
         return NULL;
-    void *q = p ? r->call->realloc(r->call->host_data, p, bytes ? (size_t)bytes : 1)
-                : r->call->alloc(r->call->host_data, bytes ? (size_t)bytes : 1);
+    void *q = p ? r->call->realloc(r->call->host_data, p, (size_t)bytes)
+                : r->call->alloc(r->call->host_data, (size_t)bytes);
     if (!q) {
         fail(r, TOPOML_E_NOMEM, "rips: out of memory growing %s to %llu bytes", what,
              (unsigned long long)bytes);
@@ -256,7 +266,7 @@ static void mem_free(rips_engine *r, void *p, uint64_t bytes)
 {
     if (p) {
         r->call->free(r->call->host_data, p);
-        r->mem_used -= bytes;
+        r->mem_used -= mem_size(bytes);
     }
 }
 
@@ -1709,12 +1719,12 @@ static bool setup_coefficients(rips_engine *r, uint32_t p)
     return true;
 }
 
-/* C(v, k) for v <= n and k <= dim_max + 2: simplices up to dimension
- * dim_max + 1 (the cofacets of the last columns) have indices below
- * C(n, dim_max + 2), and every C(n, j), j <= dim_max + 2, must stay below
- * 2^(64 - cbits) - 1 so that an entry never reaches RIPS_NONE. Checked on
- * C(n, j) alone before the table exists (C(v, j) grows with v). */
-static bool setup_binomials(rips_engine *r)
+/* Simplices up to dimension dim_max + 1 (the cofacets of the last columns)
+ * have indices below C(n, dim_max + 2), and every C(n, j), j <= dim_max + 2,
+ * must stay below 2^(64 - cbits) - 1 so that an entry never reaches
+ * RIPS_NONE. Checked on C(n, j) alone, before anything is allocated: C(v, j)
+ * grows with v, so the whole table then fits. */
+static bool check_index_range(rips_engine *r)
 {
     const uint64_t n = r->n;
     const unsigned K = r->dim_max + 2;
@@ -1731,6 +1741,13 @@ static bool setup_binomials(rips_engine *r)
             return false;
         }
     }
+    return true;
+}
+
+static bool setup_binomials(rips_engine *r)
+{
+    const uint64_t n = r->n;
+    const unsigned K = r->dim_max + 2;
     r->bstride = n + 1;
     r->bk = K;
     r->binom = mem_alloc(r, (uint64_t)(K + 1) * (n + 1) * sizeof *r->binom, "the binomial table");
@@ -1842,12 +1859,14 @@ int scalar_rips(const topoml_call_v1 *call, const topoml_input_v1 *in,
     uint64_t bars_done = 0;
     bool ok = true;
     if (r->n > 0) {
-        snprintf(r->stage, sizeof r->stage, "distances");
-        ok = in->kind == TOPOML_INPUT_SPARSE ? setup_edges(r, in, params->threshold)
-                                             : setup_pairs(r, in, params->threshold);
+        /* H_k of a complex on n points is zero for k > n - 2. */
         r->dim_max = r->n >= 2 && params->max_dim > r->n - 2 ? (uint32_t)(r->n - 2)
                      : r->n >= 2                            ? params->max_dim
                                                             : 0;
+        snprintf(r->stage, sizeof r->stage, "distances");
+        ok = check_index_range(r);
+        ok = ok && (in->kind == TOPOML_INPUT_SPARSE ? setup_edges(r, in, params->threshold)
+                                                    : setup_pairs(r, in, params->threshold));
         ok = ok && setup_binomials(r);
         snprintf(r->stage, sizeof r->stage, "dim 0");
         ok = ok && compute_h0(r);

@@ -483,54 +483,56 @@ static inline bool cob_next_dense(const rips_engine *r, rips_cob *c, rips_coface
 }
 
 /* Sparse mode: the cofacets are the common neighbours of all vertices,
- * found by walking every neighbour list downwards in step (leapfrog). */
+ * found by walking every neighbour list downwards in step (leapfrog). The
+ * lists hold only edges within the threshold, so every common neighbour is
+ * a cofacet within it; under a lower limit (the zero-pivot searches) edges
+ * beyond the limit are passed over on the way, which prunes candidates
+ * early. */
 static inline bool cob_next_sparse(const rips_engine *r, rips_cob *c, rips_cofacet *out)
 {
     const uint32_t *V = r->nb_v;
     const double *W = r->nb_d;
     const uint32_t m = c->m;
-    for (;;) {
-        if (c->pos[0] == c->lo[0])
-            return false;
-        uint32_t cand = V[c->pos[0] - 1];
-        uint32_t agree = 1, i = 1;
-        while (agree < m) {
-            if (i == m)
-                i = 0;
-            uint64_t p = c->pos[i], lo = c->lo[i];
+    const double lim = c->limit;
+    const bool filter = lim < r->thr;
+    uint32_t cand = UINT32_MAX, agree = 0, i = 0;
+    while (agree < m) {
+        uint64_t p = c->pos[i], lo = c->lo[i];
+        if (filter) {
+            while (p > lo && (V[p - 1] > cand || W[p - 1] > lim))
+                p--;
+        } else {
             while (p > lo && V[p - 1] > cand)
                 p--;
-            c->pos[i] = p;
-            if (p == lo)
-                return false;
-            uint32_t x = V[p - 1];
-            if (x == cand) {
-                agree++;
-            } else {
-                cand = x;
-                agree = 1;
-            }
-            i++;
         }
-        if (c->upper_only && cand < c->verts[0]) {
-            c->pos[0] = c->lo[0];
+        c->pos[i] = p;
+        if (p == lo)
             return false;
+        uint32_t x = V[p - 1];
+        if (x == cand) {
+            agree++;
+        } else {
+            cand = x;
+            agree = 1;
         }
-        double d = c->diam;
-        for (i = 0; i < m; i++) {
-            double x = W[--c->pos[i]];
-            d = x > d ? x : d;
-        }
-        if (d > c->limit)
-            continue;
-        while (c->kb > 0 && c->verts[c->m - c->kb] > cand)
-            cob_pass(r, c);
-        out->diam = d;
-        out->index = c->idx_above + B(r, cand, c->kb + 1) + c->idx_below;
-        out->vertex = cand;
-        out->kb = c->kb;
-        return true;
+        i = i + 1 == m ? 0 : i + 1;
     }
+    if (c->upper_only && cand < c->verts[0]) {
+        c->pos[0] = c->lo[0];
+        return false;
+    }
+    double d = c->diam;
+    for (i = 0; i < m; i++) {
+        double x = W[--c->pos[i]];
+        d = x > d ? x : d;
+    }
+    while (c->kb > 0 && c->verts[c->m - c->kb] > cand)
+        cob_pass(r, c);
+    out->diam = d;
+    out->index = c->idx_above + B(r, cand, c->kb + 1) + c->idx_below;
+    out->vertex = cand;
+    out->kb = c->kb;
+    return true;
 }
 
 static inline bool cob_next(const rips_engine *r, rips_cob *c, rips_cofacet *out)
@@ -562,25 +564,58 @@ static inline bool zero_pivot_cofacet(const rips_engine *r, const uint32_t *vert
     return cob_next(r, &c, out);
 }
 
+/* Which edges of a simplex have its diameter: enough to find its last
+ * facet of equal diameter. cnt[i] counts them at vertex i (descending
+ * order), total counts them all. */
+typedef struct rips_profile {
+    uint32_t total;
+    uint8_t cnt[RIPS_MAX_VERTS];
+} rips_profile;
+
+/* The profile by looking every distance up (for a simplex known by index). */
+static void profile_lookup(const rips_engine *r, const uint32_t *verts, uint32_t m, double diam,
+                           rips_profile *p)
+{
+    p->total = 0;
+    memset(p->cnt, 0, m);
+    for (uint32_t a = 1; a < m; a++)
+        for (uint32_t b = 0; b < a; b++)
+            if (dist_any(r, verts[a], verts[b]) == diam) {
+                p->cnt[a]++;
+                p->cnt[b]++;
+                p->total++;
+            }
+}
+
+/* The profile of the cofacet that adds, at position pos, a vertex at
+ * distances dw[i] from vertex i, with the same diameter. */
+static void profile_insert(const rips_profile *p, uint32_t m, uint32_t pos, const double *dw,
+                           double diam, rips_profile *out)
+{
+    uint32_t own = 0;
+    out->total = p->total;
+    for (uint32_t i = 0, j = 0; i < m; i++, j++) {
+        if (j == pos)
+            j++;
+        uint32_t hit = dw[i] == diam;
+        out->cnt[j] = (uint8_t)(p->cnt[i] + hit);
+        own += hit;
+    }
+    out->cnt[pos] = (uint8_t)own;
+    out->total += own;
+}
+
 /* The last facet of the simplex (m vertices, descending) in the filtration
  * if it has the same diameter: returns the position of the vertex to remove,
  * or -1. A facet keeps the diameter iff it keeps an edge of maximal length;
  * removing a higher vertex gives a smaller index, so the first such vertex
  * from the top gives the last facet. */
-static int zero_pivot_facet(const rips_engine *r, const uint32_t *verts, uint32_t m, double diam)
+static int zero_pivot_facet(const rips_profile *p, uint32_t m, double diam)
 {
-    if (m == 2)
+    if (m == 2) /* the facets are vertices, at 0 */
         return diam == 0.0 ? 0 : -1;
-    uint32_t cnt[RIPS_MAX_VERTS] = {0}, total = 0;
-    for (uint32_t a = 0; a < m; a++)
-        for (uint32_t b = a + 1; b < m; b++)
-            if (dist_any(r, verts[a], verts[b]) == diam) {
-                cnt[a]++;
-                cnt[b]++;
-                total++;
-            }
     for (uint32_t i = 0; i < m; i++)
-        if (total > cnt[i])
+        if (p->total > p->cnt[i])
             return (int)i;
     return -1;
 }
@@ -598,12 +633,13 @@ static inline uint64_t facet_index(const rips_engine *r, const uint32_t *verts, 
     return idx;
 }
 
-/* Is t (m vertices) the cofacet of a zero apparent pair? If so, gives the
- * facet and the sign of t in its coboundary. */
+/* Is t (m vertices, profile p) the cofacet of a zero apparent pair? If so,
+ * gives the facet and the sign of t in its coboundary. */
 static bool zero_apparent_facet(const rips_engine *r, const uint32_t *verts, uint32_t m,
-                                double diam, uint64_t index, uint64_t *facet, int *sign)
+                                const rips_profile *p, double diam, uint64_t index,
+                                uint64_t *facet, int *sign)
 {
-    int i = zero_pivot_facet(r, verts, m, diam);
+    int i = zero_pivot_facet(p, m, diam);
     if (i < 0)
         return false;
     uint32_t fv[RIPS_MAX_VERTS];
@@ -619,23 +655,35 @@ static bool zero_apparent_facet(const rips_engine *r, const uint32_t *verts, uin
     return true;
 }
 
-/* Is s (m vertices) the facet of a zero apparent pair? */
-static bool zero_apparent_cofacet(const rips_engine *r, const uint32_t *verts, uint32_t m,
-                                  double diam, uint64_t index)
+/* Distances from the vertex of the cofacet cob_next just returned to the
+ * simplex's vertices, in their order: sparse mode still has them under its
+ * cursors. */
+static inline void cob_dists(const rips_engine *r, const rips_cob *c, uint32_t v, double *out)
 {
-    rips_cofacet cf;
-    if (!zero_pivot_cofacet(r, verts, m, diam, index, &cf))
-        return false;
-    uint32_t tv[RIPS_MAX_VERTS], k = 0;
-    for (uint32_t j = 0; j < m; j++) {
-        if (k == j && verts[j] < cf.vertex)
-            tv[k++] = cf.vertex;
-        tv[k++] = verts[j];
+    if (r->sparse) {
+        for (uint32_t i = 0; i < c->m; i++)
+            out[i] = r->nb_d[c->pos[i]];
+    } else {
+        for (uint32_t i = 0; i < c->m; i++)
+            out[i] = dist_dense(r, v, c->verts[i]);
     }
-    if (k == m)
-        tv[k++] = cf.vertex;
-    int i = zero_pivot_facet(r, tv, m + 1, diam);
-    return i >= 0 && tv[i] == cf.vertex;
+}
+
+/* Is s (m vertices, profile p) the facet of a zero apparent pair? */
+static bool zero_apparent_cofacet(const rips_engine *r, const uint32_t *verts, uint32_t m,
+                                  const rips_profile *p, double diam, uint64_t index)
+{
+    rips_cob c;
+    rips_cofacet cf;
+    cob_init(r, &c, verts, m, diam, index, diam, false);
+    if (!cob_next(r, &c, &cf))
+        return false;
+    double dw[RIPS_MAX_VERTS];
+    rips_profile q;
+    cob_dists(r, &c, cf.vertex, dw);
+    uint32_t pos = m - cf.kb; /* the simplex's vertices above the new one */
+    profile_insert(p, m, pos, dw, diam, &q);
+    return zero_pivot_facet(&q, m + 1, diam) == (int)pos;
 }
 
 /* ------------------------------------------------------------------------
@@ -1154,17 +1202,17 @@ static bool init_coboundary(rips_engine *r, rips_dentry sigma, uint32_t m, rips_
             check = false;
             uint64_t slot = pivots_slot(r, &r->piv, cf.index);
             if (r->piv.key[slot] == RIPS_NONE) {
-                uint32_t tv[RIPS_MAX_VERTS], k = 0;
-                for (uint32_t j = 0; j < m; j++) {
-                    if (k == j && verts[j] < cf.vertex)
-                        tv[k++] = cf.vertex;
-                    tv[k++] = verts[j];
-                }
-                if (k == m)
-                    tv[k++] = cf.vertex;
+                uint32_t tv[RIPS_MAX_VERTS], pos = m - cf.kb;
+                double dw[RIPS_MAX_VERTS];
+                rips_profile ps, pt;
+                cob_dists(r, &c, cf.vertex, dw);
+                profile_lookup(r, verts, m, sigma.diam, &ps);
+                profile_insert(&ps, m, pos, dw, sigma.diam, &pt);
+                for (uint32_t j = 0, k = 0; j <= m; j++)
+                    tv[j] = j == pos ? cf.vertex : verts[k++];
                 uint64_t f;
                 int sign;
-                if (!zero_apparent_facet(r, tv, m + 1, cf.diam, cf.index, &f, &sign)) {
+                if (!zero_apparent_facet(r, tv, m + 1, &pt, cf.diam, cf.index, &f, &sign)) {
                     col_clear(&r->cob);
                     *pivot = e;
                     return true;
@@ -1216,8 +1264,10 @@ static bool reduce_dimension(rips_engine *r, uint32_t k)
                 uint32_t tv[RIPS_MAX_VERTS];
                 uint64_t f;
                 int sign;
+                rips_profile pt;
                 simplex_vertices(r, pidx, m + 1, tv);
-                if (zero_apparent_facet(r, tv, m + 1, pivot.diam, pidx, &f, &sign)) {
+                profile_lookup(r, tv, m + 1, pivot.diam, &pt);
+                if (zero_apparent_facet(r, tv, m + 1, &pt, pivot.diam, pidx, &f, &sign)) {
                     /* The pivot belongs to a zero apparent pair (f, pivot):
                      * f's column, skipped when the columns were collected,
                      * is to the left (f is the last facet of the pivot, and
@@ -1346,7 +1396,8 @@ static bool compute_h0(rips_engine *r)
             continue;
         uint32_t verts[2] = {edge_top(e[q].entry), 0};
         verts[1] = (uint32_t)(e[q].entry - tri(verts[0]));
-        if (!zero_apparent_cofacet(r, verts, 2, e[q].diam, e[q].entry))
+        rips_profile pe = {1, {1, 1}};
+        if (!zero_apparent_cofacet(r, verts, 2, &pe, e[q].diam, e[q].entry))
             e[kept++] = e[q];
     }
     r->cols.n = kept;
@@ -1366,9 +1417,16 @@ static bool compute_h0(rips_engine *r)
  * r->piv holds the pivots of dimension k-1. */
 static bool assemble_columns(rips_engine *r, uint32_t k)
 {
-    rips_cob *stack = mem_alloc(r, (uint64_t)k * sizeof *stack, "the simplex enumeration");
+    /* The chain of simplices being extended, one enumerator per level, and
+     * the distances among its vertices in the order they were added
+     * (ascending): dm[a * K + b], a > b, as the enumerators saw them, so
+     * that no distance is looked up twice. */
+    const uint32_t K = k + 1;
+    const uint64_t bytes = (uint64_t)k * sizeof(rips_cob) + (uint64_t)K * K * sizeof(double);
+    rips_cob *stack = mem_alloc(r, bytes, "the simplex enumeration");
     if (!stack)
         return false;
+    double *dm = (double *)(stack + k);
     uint64_t seen = 0;
     bool ok = true;
     r->cols.n = 0;
@@ -1382,25 +1440,41 @@ static bool assemble_columns(rips_engine *r, uint32_t k)
         int lvl = 0;
         while (lvl >= 0) {
             rips_cofacet cf;
-            if (!cob_next(r, &stack[lvl], &cf)) {
+            rips_cob *c = &stack[lvl];
+            if (!cob_next(r, c, &cf)) {
                 lvl--;
                 continue;
             }
-            uint32_t m = (uint32_t)lvl + 2, tv[RIPS_MAX_VERTS];
-            tv[0] = cf.vertex;
-            memcpy(tv + 1, stack[lvl].verts, (m - 1) * sizeof *tv);
             r->work++;
-            if (m < k + 1) {
+            uint32_t m = (uint32_t)lvl + 2, tv[RIPS_MAX_VERTS];
+            double dw[RIPS_MAX_VERTS];
+            tv[0] = cf.vertex; /* the new top vertex */
+            memcpy(tv + 1, c->verts, (m - 1) * sizeof *tv);
+            cob_dists(r, c, cf.vertex, dw);
+            for (uint32_t i = 0; i < m - 1; i++)
+                dm[(m - 1) * K + (m - 2 - i)] = dw[i];
+            if (m < K) {
                 cob_init(r, &stack[lvl + 1], tv, m, cf.diam, cf.index, r->thr, true);
                 lvl++;
                 continue;
             }
             seen++;
             uint64_t slot = pivots_slot(r, &r->piv, cf.index), f;
+            if (r->piv.key[slot] != RIPS_NONE)
+                continue;
+            rips_profile pt;
+            pt.total = 0;
+            memset(pt.cnt, 0, m);
+            for (uint32_t a = 1; a < m; a++)
+                for (uint32_t b = 0; b < a; b++)
+                    if (dm[a * K + b] == cf.diam) {
+                        pt.cnt[m - 1 - a]++;
+                        pt.cnt[m - 1 - b]++;
+                        pt.total++;
+                    }
             int sign;
-            if (r->piv.key[slot] != RIPS_NONE ||
-                zero_apparent_facet(r, tv, m, cf.diam, cf.index, &f, &sign) ||
-                zero_apparent_cofacet(r, tv, m, cf.diam, cf.index))
+            if (zero_apparent_facet(r, tv, m, &pt, cf.diam, cf.index, &f, &sign) ||
+                zero_apparent_cofacet(r, tv, m, &pt, cf.diam, cf.index))
                 continue;
             if (r->cols.n >= UINT32_MAX) {
                 fail(r, TOPOML_E_LIMIT, "rips: more than 2^32 - 1 columns in dimension %u", k);
@@ -1414,7 +1488,7 @@ static bool assemble_columns(rips_engine *r, uint32_t k)
             r->cols.a[r->cols.n++] = (rips_dentry){cf.diam, cf.index};
         }
     }
-    mem_free(r, stack, (uint64_t)k * sizeof *stack);
+    mem_free(r, stack, bytes);
     if (!ok)
         return false;
     sort_columns(r->cols.a, r->cols.n);

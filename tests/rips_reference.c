@@ -150,7 +150,7 @@ int ref_rips(uint32_t n, const double *d, uint32_t max_dim, double threshold, ui
             rc = push_bar(bars, n_bars, &cap, s[j].dim, s[j].diam, INFINITY);
         }
     }
-    if (rc == 0)
+    if (rc == 0 && *n_bars > 0)
         qsort(*bars, *n_bars, sizeof **bars, ref_bar_cmp);
 done:
     if (rc) {

@@ -270,24 +270,36 @@ static void mem_free(rips_engine *r, void *p, uint64_t bytes)
     }
 }
 
+/* Grows the array a of *cap elements of `size` bytes to hold `want`: by
+ * half again as much (amortised O(1) appends), or, when that would cross
+ * the memory limit, to exactly `want`, so that the limit refuses only what
+ * does not fit. NULL on failure, a untouched. */
+static void *grow(rips_engine *r, void *a, uint64_t *cap, uint64_t want, uint64_t size,
+                  uint64_t first, const char *what)
+{
+    if (want > UINT64_MAX / 2 / size) {
+        fail(r, TOPOML_E_LIMIT, "rips: %s would need more than 2^63 bytes", what);
+        return NULL;
+    }
+    uint64_t c = *cap ? *cap : first;
+    while (c < want)
+        c += c / 2 + 1;
+    if (r->mem_limit && (c - *cap) * size > r->mem_limit - r->mem_used)
+        c = want;
+    void *b = mem_resize(r, a, *cap * size, c * size, what);
+    if (b)
+        *cap = c;
+    return b;
+}
+
 static bool vec_reserve(rips_engine *r, rips_vec *v, uint64_t extra, const char *what)
 {
     if (v->cap - v->n >= extra)
         return true;
-    uint64_t want = v->n + extra, cap = v->cap ? v->cap : 64;
-    while (cap < want)
-        cap += cap / 2;
-    if (cap > UINT64_MAX / sizeof(rips_dentry)) {
-        fail(r, TOPOML_E_LIMIT, "rips: %s would hold more than 2^64 bytes", what);
-        return false;
-    }
-    rips_dentry *a = mem_resize(r, v->a, v->cap * sizeof(rips_dentry), cap * sizeof(rips_dentry),
-                                what);
-    if (!a)
-        return false;
-    v->a = a;
-    v->cap = cap;
-    return true;
+    rips_dentry *a = grow(r, v->a, &v->cap, v->n + extra, sizeof *a, 64, what);
+    if (a)
+        v->a = a;
+    return a != NULL;
 }
 
 static void vec_free(rips_engine *r, rips_vec *v)
@@ -300,13 +312,11 @@ static void vec_free(rips_engine *r, rips_vec *v)
 static bool emit(rips_engine *r, uint32_t dim, double birth, double death)
 {
     if (r->n_bars == r->cap_bars) {
-        uint64_t cap = r->cap_bars ? 2 * r->cap_bars : 256;
-        topoml_interval *b = mem_resize(r, r->bars, r->cap_bars * sizeof *b, cap * sizeof *b,
-                                        "the barcode");
+        topoml_interval *b =
+            grow(r, r->bars, &r->cap_bars, r->n_bars + 1, sizeof *b, 256, "the barcode");
         if (!b)
             return false;
         r->bars = b;
-        r->cap_bars = cap;
     }
     topoml_interval *b = &r->bars[r->n_bars++];
     b->birth = birth;
@@ -715,15 +725,10 @@ static bool heap_reserve(rips_engine *r, rips_heap *h, uint64_t extra, const cha
 {
     if (h->cap - h->n >= extra)
         return true;
-    uint64_t want = h->n + extra, cap = h->cap ? h->cap : 256;
-    while (cap < want)
-        cap += cap / 2;
-    rips_key *a = mem_resize(r, h->a, h->cap * sizeof *a, cap * sizeof *a, what);
-    if (!a)
-        return false;
-    h->a = a;
-    h->cap = cap;
-    return true;
+    rips_key *a = grow(r, h->a, &h->cap, h->n + extra, sizeof *a, 256, what);
+    if (a)
+        h->a = a;
+    return a != NULL;
 }
 
 static void heap_free(rips_engine *r, rips_heap *h)
@@ -810,13 +815,10 @@ static inline unsigned col_bucket(const rips_column *c, rips_key k)
 
 static bool bucket_grow(rips_engine *r, rips_bucket *b)
 {
-    uint64_t cap = b->cap ? b->cap + b->cap / 2 : 64;
-    rips_key *a = mem_resize(r, b->a, b->cap * sizeof *a, cap * sizeof *a, "the working coboundary");
-    if (!a)
-        return false;
-    b->a = a;
-    b->cap = cap;
-    return true;
+    rips_key *a = grow(r, b->a, &b->cap, b->n + 1, sizeof *a, 64, "the working coboundary");
+    if (a)
+        b->a = a;
+    return a != NULL;
 }
 
 static inline bool col_put(rips_engine *r, rips_column *c, unsigned i, rips_key k)

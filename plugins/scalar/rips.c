@@ -1474,9 +1474,11 @@ static bool assemble_columns(rips_engine *r, uint32_t k)
                         pt.cnt[m - 1 - b]++;
                         pt.total++;
                     }
+            /* Most simplices are the facet of a zero apparent pair (87% of
+             * the tetrahedra of o3_4096 at 1.3): test that first. */
             int sign;
-            if (zero_apparent_facet(r, tv, m, &pt, cf.diam, cf.index, &f, &sign) ||
-                zero_apparent_cofacet(r, tv, m, &pt, cf.diam, cf.index))
+            if (zero_apparent_cofacet(r, tv, m, &pt, cf.diam, cf.index) ||
+                zero_apparent_facet(r, tv, m, &pt, cf.diam, cf.index, &f, &sign))
                 continue;
             if (r->cols.n >= UINT32_MAX) {
                 fail(r, TOPOML_E_LIMIT, "rips: more than 2^32 - 1 columns in dimension %u", k);

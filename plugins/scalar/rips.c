@@ -46,7 +46,7 @@
 
 /* An entry packs a simplex index and a coefficient: index << cbits | coef.
  * All ones is never a valid entry because indices stay below
- * 2^(64 - cbits) - 1 (checked when the binomial table is built). */
+ * 2^(64 - cbits) - 1 (check_index_range). */
 #define RIPS_NONE UINT64_MAX
 
 /* A simplex whose index fits 63 bits has at most 68 vertices (C(n, j) for
@@ -54,8 +54,9 @@
 #define RIPS_MAX_VERTS 72
 
 /* How often the progress callback is called: every this many columns or
- * this many cofacets enumerated, whichever comes first. */
-#define RIPS_REPORT_COLUMNS 8192u
+ * this many cofacets enumerated, whichever comes first; about 10 to 100
+ * times a second, and never per cofacet. */
+#define RIPS_REPORT_COLUMNS 65536u
 #define RIPS_REPORT_WORK (1u << 22)
 
 typedef struct rips_dentry {
@@ -86,15 +87,15 @@ typedef struct rips_heap {
 /* The working coboundary: a radix heap (Ahuja, Mehlhorn, Orlin, Tarjan
  * 1990) over the keys with their coefficient bits cleared (the "order").
  * Bucket 0 holds the entries whose order equals `last`, the order of the
- * last minimum; bucket i > 0 those whose order first differs from it in bit
- * i-1. A push is an append; finding the next minimum empties the lowest
+ * last minimum; bucket i > 0 those whose highest bit differing from it is
+ * bit i-1. A push is an append; finding the next minimum empties the lowest
  * non-empty bucket into lower ones, so each entry moves a few times at most
  * and always by streaming through memory, where a binary heap of millions
  * of entries misses the cache on every level. Bucket 0 is, at any time, all
  * the copies of one simplex: lazy cancellation sums it in one go.
  *
  * A radix heap needs every push to be >= the last minimum. Pushes below it
- * are dropped, which is exact: see reduce_dimension. */
+ * are dropped, which is exact: see add_column. */
 #define RIPS_BUCKETS 129
 
 typedef struct rips_bucket {
@@ -555,11 +556,14 @@ static inline bool cob_next(const rips_engine *r, rips_cob *c, rips_cofacet *out
  *
  * (s, t) is an apparent pair when t is the pivot of the coboundary of s (its
  * first cofacet in the filtration) and s is the pivot of the boundary of t
- * (its last facet). Then (s, t) is a persistence pair, the column of s needs
- * no reduction, and no other column ever has t as an entry before s's does
- * (Bauer 2021, Lemma 3.3 and Prop. 3.5). We only look for those with
- * diam(s) == diam(t): they are found by stopping each search at the first
- * hit, and they are never reported (zero persistence).
+ * (its last facet). Why that makes (s, t) a persistence pair whose column
+ * needs no work: the columns left of s are simplices later than s, and a
+ * reduced column is a combination of coboundaries of simplices at or left
+ * of it, so of simplices later than s; none of them is a facet of t (s is
+ * its last one), so no column left of s has t as an entry. The coboundary
+ * of s is therefore already reduced, with pivot t. We only look for pairs
+ * with diam(s) == diam(t): each search stops at its first hit, and they are
+ * never reported (zero persistence).
  * ---------------------------------------------------------------------- */
 
 /* The first cofacet of the simplex in the filtration if it has the same

@@ -30,11 +30,11 @@
 /* ---- an allocator that counts, remembers sizes and fails on request ---- */
 
 typedef struct tracker {
-    long live;          /* blocks not yet freed */
-    uint64_t bytes;     /* bytes not yet freed */
+    long live;      /* blocks not yet freed */
+    uint64_t bytes; /* bytes not yet freed */
     uint64_t peak;
-    long calls;         /* alloc + realloc calls so far */
-    long fail_at;       /* the call that fails (-1: none) */
+    long calls;   /* alloc + realloc calls so far */
+    long fail_at; /* the call that fails (-1: none) */
     int progress_calls;
     const char *cancel_stage; /* progress answers "stop" on this stage */
     char last_stage[32];
@@ -241,8 +241,9 @@ static double rnd_unit(void)
 /* A random value: small integers (many ties and zeros) or a float. */
 static double rnd_value(int mode)
 {
-    return mode == 0 ? (double)rnd_below(5) : mode == 1 ? (double)(1 + rnd_below(3))
-                                                        : rnd_unit() * 10.0;
+    return mode == 0   ? (double)rnd_below(5)
+           : mode == 1 ? (double)(1 + rnd_below(3))
+                       : rnd_unit() * 10.0;
 }
 
 static void print_case(const char *what, uint32_t n, const double *full, const ref_bar *a,
@@ -327,14 +328,9 @@ static void random_case(uint32_t max_n, uint32_t max_dim_cap)
             thr = full[i * n + j];
         }
         break;
-    case 1:
-        thr = rnd_unit() * (mode == 2 ? 10.0 : 5.0);
-        break;
-    case 2:
-        thr = rnd_below(10) == 0 ? -1.0 : 0.0;
-        break;
-    default:
-        break;
+    case 1: thr = rnd_unit() * (mode == 2 ? 10.0 : 5.0); break;
+    case 2: thr = rnd_below(10) == 0 ? -1.0 : 0.0; break;
+    default: break;
     }
     topoml_rips_params_v1 prm = params(max_dim, thr, p);
     ref_bar *got, *want;
@@ -751,8 +747,8 @@ START_TEST(test_rips_cancel_keeps_the_finished_dimensions)
         ck_assert_uint_eq(out.n_intervals, want);
         ref_bar *got = malloc((out.n_intervals + 1) * sizeof *got);
         for (uint64_t k = 0; k < out.n_intervals; k++)
-            got[k] = (ref_bar){out.intervals[k].dim, out.intervals[k].birth,
-                               out.intervals[k].death};
+            got[k] =
+                (ref_bar){out.intervals[k].dim, out.intervals[k].birth, out.intervals[k].death};
         qsort(got, out.n_intervals, sizeof *got, ref_bar_cmp);
         for (size_t k = 0; k < want; k++)
             ck_assert_int_eq(ref_bar_cmp(&got[k], &full[k]), 0);

@@ -150,8 +150,8 @@ typedef struct rips_engine {
     uint64_t n_bars, cap_bars;
 
     /* reduction of one dimension */
-    rips_vec cols;   /* columns to reduce, in reduction order */
-    uint64_t *voff;  /* V of column j is vent.a[voff[j] .. voff[j+1]) */
+    rips_vec cols;  /* columns to reduce, in reduction order */
+    uint64_t *voff; /* V of column j is vent.a[voff[j] .. voff[j+1]) */
     rips_vec vent;
     rips_column cob; /* the working coboundary */
     rips_heap red;   /* the working column of V */
@@ -180,7 +180,7 @@ typedef struct rips_cob {
     bool upper_only;
     double diam, limit;
     uint64_t idx_below, idx_above;
-    uint32_t v; /* dense: the candidates left are v-1 down to 0 */
+    uint32_t v;                     /* dense: the candidates left are v-1 down to 0 */
     uint32_t verts[RIPS_MAX_VERTS]; /* descending */
     uint64_t row[RIPS_MAX_VERTS];   /* dense: where verts[i]'s row starts */
     uint64_t pos[RIPS_MAX_VERTS], lo[RIPS_MAX_VERTS]; /* sparse cursors */
@@ -190,8 +190,8 @@ typedef struct rips_cob {
  * Errors, memory, output
  * ---------------------------------------------------------------------- */
 
-__attribute__((format(printf, 3, 4))) static int fail(rips_engine *r, int status,
-                                                      const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(rips_engine *r, int status, const char *fmt,
+                                                      ...)
 {
     if (r->status == TOPOML_OK) {
         r->status = status;
@@ -650,8 +650,8 @@ static inline uint64_t facet_index(const rips_engine *r, const uint32_t *verts, 
 /* Is t (m vertices, profile p) the cofacet of a zero apparent pair? If so,
  * gives the facet and the sign of t in its coboundary. */
 static bool zero_apparent_facet(const rips_engine *r, const uint32_t *verts, uint32_t m,
-                                const rips_profile *p, double diam, uint64_t index,
-                                uint64_t *facet, int *sign)
+                                const rips_profile *p, double diam, uint64_t index, uint64_t *facet,
+                                int *sign)
 {
     int i = zero_pivot_facet(p, m, diam);
     if (i < 0)
@@ -814,7 +814,9 @@ static inline unsigned col_bucket(const rips_column *c, rips_key k)
 {
     rips_key x = col_order(c, k) ^ c->last;
     uint64_t hi = (uint64_t)(x >> 64), lo = (uint64_t)x;
-    return hi ? 128u - (unsigned)__builtin_clzll(hi) : lo ? 64u - (unsigned)__builtin_clzll(lo) : 0u;
+    return hi   ? 128u - (unsigned)__builtin_clzll(hi)
+           : lo ? 64u - (unsigned)__builtin_clzll(lo)
+                : 0u;
 }
 
 static bool bucket_grow(rips_engine *r, rips_bucket *b)
@@ -1148,7 +1150,8 @@ static bool add_simplex_coboundary(rips_engine *r, rips_dentry s, uint32_t m)
     rips_cofacet cf;
     while (cob_next(r, &c, &cf)) {
         r->work++;
-        if (!col_push(r, &r->cob, key_make(cf.diam, make_entry(r, cf.index, cf.kb & 1 ? neg : coef))))
+        if (!col_push(r, &r->cob,
+                      key_make(cf.diam, make_entry(r, cf.index, cf.kb & 1 ? neg : coef))))
             return false;
     }
     return true;
@@ -1281,8 +1284,8 @@ static bool reduce_dimension(rips_engine *r, uint32_t k)
                      * its own coboundary, with the pivot at coefficient
                      * sign. Adding -pcoef*sign times it cancels the pivot. */
                     uint32_t coef = sign > 0 ? p - pcoef : pcoef;
-                    if (!add_simplex_coboundary(r, (rips_dentry){pivot.diam, make_entry(r, f, coef)},
-                                                m))
+                    if (!add_simplex_coboundary(
+                            r, (rips_dentry){pivot.diam, make_entry(r, f, coef)}, m))
                         return false;
                 } else {
                     if (pivot.diam > sigma.diam && !emit(r, k, sigma.diam, pivot.diam))
@@ -1755,7 +1758,8 @@ static bool setup_edges(rips_engine *r, const topoml_input_v1 *in, double t)
         sort_neighbours(r->nb_v + lo, r->nb_d + lo, hi - lo);
         for (uint64_t q = lo + 1; q < hi; q++)
             if (r->nb_v[q] == r->nb_v[q - 1]) {
-                fail(r, TOPOML_E_INVALID, "rips: the edge between vertices %llu and %u is given twice",
+                fail(r, TOPOML_E_INVALID,
+                     "rips: the edge between vertices %llu and %u is given twice",
                      (unsigned long long)v, r->nb_v[q]);
                 return false;
             }
@@ -1943,8 +1947,8 @@ int scalar_rips(const topoml_call_v1 *call, const topoml_input_v1 *in,
     if (r->n > 0) {
         /* H_k of a complex on n points is zero for k > n - 2. */
         r->dim_max = r->n >= 2 && params->max_dim > r->n - 2 ? (uint32_t)(r->n - 2)
-                     : r->n >= 2                            ? params->max_dim
-                                                            : 0;
+                     : r->n >= 2                             ? params->max_dim
+                                                             : 0;
         snprintf(r->stage, sizeof r->stage, "distances");
         ok = check_index_range(r);
         ok = ok && (in->kind == TOPOML_INPUT_SPARSE ? setup_edges(r, in, params->threshold)

@@ -606,6 +606,10 @@ START_TEST(test_rips_index_overflow_is_refused_before_any_work)
     p.modulus = 251;
     in = sparse(66, 0, NULL);
     expect_error(&in, &p, TOPOML_E_OVERFLOW, "8 coefficient bits");
+    /* vertices are 32-bit */
+    p = params(0, INFINITY, 2);
+    in = sparse(UINT64_C(1) << 32, 0, NULL);
+    expect_error(&in, &p, TOPOML_E_OVERFLOW, "n = 4294967296");
 }
 END_TEST
 

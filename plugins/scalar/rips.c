@@ -1884,9 +1884,14 @@ static void release(rips_engine *r)
 static bool check_input(rips_engine *r, const topoml_input_v1 *in)
 {
     const char *bad = NULL;
-    if (in->n > UINT32_MAX)
-        bad = "more than 2^32 - 1 points";
-    else if (in->kind == TOPOML_INPUT_POINTS) {
+    if (in->n > UINT32_MAX) {
+        /* vertices are 32-bit numbers, and one value is kept as a sentinel */
+        fail(r, TOPOML_E_OVERFLOW,
+             "rips: n = %llu points, more than the 2^32 - 1 vertices a simplex can name",
+             (unsigned long long)in->n);
+        return false;
+    }
+    if (in->kind == TOPOML_INPUT_POINTS) {
         if (in->dtype != TOPOML_F32 && in->dtype != TOPOML_F64)
             bad = "unknown dtype";
         else if (in->metric >= TOPOML_METRIC_COUNT)

@@ -49,8 +49,10 @@
  * 2^(64 - cbits) - 1 (check_index_range). */
 #define RIPS_NONE UINT64_MAX
 
-/* A simplex whose index fits 63 bits has at most 68 vertices (C(n, j) for
- * j ~ n/2 passes 2^63 at n = 67), so this bounds every vertex array. */
+/* Bounds every vertex array. check_index_range lets simplices of K vertices
+ * through only if C(n, j) < 2^63 for all j <= K <= n; if K >= n/2 that
+ * includes C(n, n/2), past 2^63 from n = 67 on, and otherwise C(n, K) >=
+ * C(2K, K) >= 4^K / (2K + 1), past 2^63 from K = 36 on. So K <= 66. */
 #define RIPS_MAX_VERTS 72
 
 /* How often the progress callback is called: every this many columns or
@@ -1815,11 +1817,13 @@ static bool check_index_range(rips_engine *r)
     const uint64_t n = r->n;
     const unsigned K = r->dim_max + 2;
     const uint64_t limit = UINT64_MAX >> r->cbits;
+    /* Past RIPS_MAX_VERTS some C(n, j) always overflows first (see there),
+     * so the loop below also keeps every vertex array in bounds. */
     for (unsigned j = 1; j <= K; j++) {
         unsigned __int128 c = 1;
         for (unsigned i = 1; i <= j && c < limit; i++)
             c = c * (n - j + i) / i; /* C(n - j + i, i), exact */
-        if (c >= limit || K > RIPS_MAX_VERTS) {
+        if (c >= limit || j > RIPS_MAX_VERTS) {
             fail(r, TOPOML_E_OVERFLOW,
                  "rips: simplex indices overflow: n = %llu points up to dimension k = %u need "
                  "C(n, %u) indices, more than the %u bits left by %u coefficient bits",

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "topoml/topoml.h"
@@ -373,6 +374,50 @@ START_TEST(test_relative_plugin_folder_is_ignored)
 }
 END_TEST
 
+/* Copy the scalar plugin into a fresh folder under another name. */
+static void copy_plugin(const char *dir, const char *name)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp %s/topoml-backend-scalar.so %s/%s", TOPOML_PLUGIN_DIR, dir,
+             name);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_loader_refuses_plugin_writable_by_others)
+{
+    char dir[] = "/tmp/topoml-unsafe-XXXXXX", file[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    copy_plugin(dir, "topoml-backend-unsafe.so");
+    snprintf(file, sizeof file, "%s/topoml-backend-unsafe.so", dir);
+    ck_assert_int_eq(chmod(file, 0666), 0);
+    topoml_context *ctx = open_ctx(NULL, dir, NULL);
+    bool found = false;
+    for (uint32_t i = 1; i < topoml_backend_count(ctx); i++) {
+        topoml_backend_info b = {.struct_size = sizeof b};
+        topoml_backend_get(ctx, i, &b);
+        if (b.path && strcmp(b.path, file) == 0) {
+            found = true;
+            ck_assert_uint_eq(b.gate_state, TOPOML_GATE_REJECTED);
+            ck_assert_ptr_nonnull(strstr(b.gate_reason, "writable by group or others"));
+        }
+    }
+    ck_assert(found);
+    topoml_context_free(ctx);
+    /* A folder writable by others is not searched at all. */
+    ck_assert_int_eq(chmod(file, 0755), 0);
+    ck_assert_int_eq(chmod(dir, 0777), 0);
+    ctx = open_ctx(NULL, dir, NULL);
+    for (uint32_t i = 1; i < topoml_backend_count(ctx); i++) {
+        topoml_backend_info b = {.struct_size = sizeof b};
+        topoml_backend_get(ctx, i, &b);
+        ck_assert(!b.path || strncmp(b.path, dir, strlen(dir)) != 0);
+    }
+    topoml_context_free(ctx);
+    unlink(file);
+    rmdir(dir);
+}
+END_TEST
+
 /* An allocator that counts, to show every allocation is freed. */
 static long live;
 static void *count_alloc(void *u, size_t n)
@@ -444,6 +489,7 @@ int main(void)
     tcase_add_test(tc, test_plugin_op_error_is_reported_and_host_survives);
     tcase_add_test(tc, test_enabled_plugin_is_preferred_over_reference);
     tcase_add_test(tc, test_relative_plugin_folder_is_ignored);
+    tcase_add_test(tc, test_loader_refuses_plugin_writable_by_others);
     tcase_add_test(tc, test_custom_allocator_sees_every_allocation);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -73,8 +73,8 @@ int tm_reader_alloc(tm_reader *r, uint64_t bytes, const char *what, void **out)
         return st;
     void *p = tm_alloc(r->ctx, (size_t)bytes);
     if (!p && bytes)
-        return tm_fail(r, TOPOML_E_NOMEM, "out of memory: %s need %" PRIu64 " bytes", what,
-                       bytes);
+        return tm_fail(r, TOPOML_E_NOMEM, "out of memory: %" PRIu64 " bytes for %s", bytes,
+                       what);
     r->held += bytes;
     *out = p;
     return TOPOML_OK;
@@ -116,8 +116,8 @@ int tm_vec_grow(tm_reader *r, tm_vec *v, uint64_t need, const char *what)
         return st;
     void *p = tm_realloc(r->ctx, v->p, (size_t)bytes);
     if (!p)
-        return tm_fail(r, TOPOML_E_NOMEM, "out of memory: %s need %" PRIu64 " bytes", what,
-                       bytes);
+        return tm_fail(r, TOPOML_E_NOMEM, "out of memory: %" PRIu64 " bytes for %s", bytes,
+                       what);
     v->p = p;
     v->cap = cap;
     r->held += bytes - old_bytes;
@@ -168,10 +168,25 @@ static int finish_line(tm_reader *r, char *start, size_t n, char **line, size_t 
     return 1;
 }
 
+/* The first buffer: a block, but no more than a small input needs, nor a
+ * large share of a small memory limit (longer lines grow it, checked). */
+static size_t first_block(const tm_reader *r)
+{
+    uint64_t cap = TM_BLOCK, limit = tm_max_memory(r->ctx);
+    if (r->size_known && r->remaining + 2 < cap)
+        cap = r->remaining + 2;
+    if (limit) {
+        uint64_t share = limit / 8 > 1024 ? limit / 8 : 1024;
+        if (share < cap)
+            cap = share;
+    }
+    return (size_t)cap;
+}
+
 int tm_text_line(tm_reader *r, char **line, size_t *len)
 {
     for (;;) {
-        char *start = r->buf + r->pos;
+        char *start = r->buf ? r->buf + r->pos : NULL; /* no buffer before the first read */
         if (r->end > r->pos) {
             char *nl = memchr(start, '\n', r->end - r->pos);
             if (nl) {
@@ -196,9 +211,7 @@ int tm_text_line(tm_reader *r, char **line, size_t *len)
         }
         if (r->cap - r->end < 2) {
             /* The first block, or a line longer than the buffer. */
-            size_t cap = r->cap ? r->cap * 2 : TM_BLOCK;
-            if (!r->cap && r->size_known && r->remaining + 2 < cap)
-                cap = (size_t)r->remaining + 2;
+            size_t cap = r->cap ? r->cap * 2 : first_block(r);
             int st = tm_reader_check(r, cap - r->cap, "the line buffer");
             if (st)
                 return st;
@@ -481,9 +494,10 @@ void tm_count_reason(char *out, size_t size, uint64_t count)
     if (!tm_condensed_count(lo + 1, &hi_count))
         hi_count = UINT64_MAX;
     snprintf(out, size,
-             "%" PRIu64 " values is not n(n-1)/2 for any n; the nearest are n = %" PRIu64
-             " (%" PRIu64 " values) and n = %" PRIu64 " (%" PRIu64 " values)",
-             count, lo, lo_count, lo + 1, hi_count);
+             "%" PRIu64 " value%s, which is not n(n-1)/2 for any n; the nearest are n = %" PRIu64
+             " (%" PRIu64 " value%s) and n = %" PRIu64 " (%" PRIu64 " values)",
+             count, count == 1 ? "" : "s", lo, lo_count, lo_count == 1 ? "" : "s", lo + 1,
+             hi_count);
 }
 
 int tm_matrix_entry(tm_reader *r, double *cond, uint64_t i, uint64_t j, double x)

@@ -51,7 +51,8 @@ int tm_fail(tm_reader *r, int status, const char *fmt, ...) __attribute__((forma
 
 /* Would holding `more` further bytes stay within the context's limit?
  * TOPOML_OK, or TOPOML_E_LIMIT / TOPOML_E_OVERFLOW reported at the reader's
- * location with `what` named. */
+ * location with `what` named (a singular noun: "the distance matrix"). The
+ * figure reported is all the read holds, which is what the limit is for. */
 int tm_reader_check(tm_reader *r, uint64_t more, const char *what);
 
 /* Allocate `bytes` after checking them; counted in r->held. */
@@ -76,7 +77,7 @@ void *tm_vec_take(tm_reader *r, tm_vec *v);
 static inline int tm_vec_push_double(tm_reader *r, tm_vec *v, double x)
 {
     if (v->len == v->cap) {
-        int st = tm_vec_grow(r, v, v->len + 1, "the values read");
+        int st = tm_vec_grow(r, v, v->len + 1, "the array of values");
         if (st)
             return st;
     }

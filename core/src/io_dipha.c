@@ -77,7 +77,7 @@ int tm_read_dipha(tm_reader *r, struct topoml_data *out)
     if (count > 0 &&
         (st = tm_reader_alloc(r, count * sizeof(double), "the distance matrix", (void **)&cond)))
         return st;
-    if (n > 0 && (st = tm_reader_alloc(r, row_bytes, "a row of the matrix", (void **)&row)))
+    if (n > 0 && (st = tm_reader_alloc(r, row_bytes, "the row buffer", (void **)&row)))
         goto done;
 
     for (uint64_t i = 0; i < n; i++) {

@@ -20,6 +20,7 @@ typedef struct shape {
     uint64_t first_count; /* values on the first of them */
     bool all_first_count; /* every line had first_count values */
     bool diagonal_zero;   /* every line's diagonal place held 0 */
+    bool blank_first;     /* the input starts with a blank line */
     uint64_t bad_line, bad_got, bad_want, bad_row; /* first line off the pattern */
     uint64_t last_line;
 } shape;
@@ -47,7 +48,7 @@ static int upper_to_lower(tm_reader *r, tm_vec *v, uint64_t n, double **cond)
     double *up = (double *)(void *)v->p;
     double *low;
     int st = tm_reader_alloc(r, count * sizeof(double),
-                             "reordering the upper triangle", (void **)&low);
+                             "the reordered matrix", (void **)&low);
     if (st)
         return st;
     uint64_t k = 0;
@@ -79,8 +80,11 @@ static int read_triangle(tm_reader *r, struct topoml_data *out, bool upper)
         if (st < 0)
             goto fail;
         uint64_t k = c.count;
-        if (k == 0)
+        if (k == 0) {
+            if (r->line == 1)
+                s.blank_first = true;
             continue;
+        }
         if (s.rows == 0)
             s.first_count = k;
         /* Ripser's rows: line k holds row k+1 of a lower triangle (k+1
@@ -111,12 +115,14 @@ static int read_triangle(tm_reader *r, struct topoml_data *out, bool upper)
 
     uint64_t n;
     if (s.bad_line == 0 && s.rows >= 2 && s.diagonal_zero &&
-        (upper ? s.rows == s.first_count : true)) {
+        (upper ? s.rows == s.first_count : !s.blank_first)) {
         /* Rows of 1, 2, ..., m values each ending in 0 (upper: m, ..., 1,
          * each starting with 0): the triangle with its zero diagonal. Read
          * Ripser's way it would say d(i,i-1) = 0 for every i, i.e. (under
          * the triangle inequality) that all points coincide; then both
-         * readings have the same barcode. docs/formats.md has the rule. */
+         * readings have the same barcode. A lower triangle that starts
+         * with a blank line is Ripser's layout (row 0 empty), never this.
+         * docs/formats.md has the rule. */
         n = s.rows;
         v.len = drop_diagonal((double *)(void *)v.p, n, upper);
         r->read_diagonal = true;
@@ -130,7 +136,7 @@ static int read_triangle(tm_reader *r, struct topoml_data *out, bool upper)
                      s.rows, s.first_count);
         else if (s.bad_line)
             snprintf(hint, sizeof hint,
-                     "; line %" PRIu64 " is the first that does not fit a %s triangle (%" PRIu64
+                     "; line %" PRIu64 " is the first that does not fit the %s triangle (%" PRIu64
                      " values, expected %" PRIu64 ")",
                      s.bad_line, which, s.bad_got, s.bad_want);
         st = tm_fail(r, TOPOML_E_PARSE, "%s%s", reason, hint);

@@ -74,7 +74,7 @@ int tm_read_sparse(tm_reader *r, struct topoml_data *out)
             j = t_swap;
         }
         if (recs.len == recs.cap &&
-            (st = tm_vec_grow(r, &recs, recs.len + 1, "the edges read")) != TOPOML_OK)
+            (st = tm_vec_grow(r, &recs, recs.len + 1, "the edge list")) != TOPOML_OK)
             goto fail;
         ((tm_edge_rec *)(void *)recs.p)[recs.len++] =
             (tm_edge_rec){.d = d, .i = (uint32_t)i, .j = (uint32_t)j, .where = r->line};

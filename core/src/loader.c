@@ -272,17 +272,40 @@ bool tm_in_build_tree(void)
 #endif
 }
 
-/* The default folder: the build tree's when this code runs from there, the
- * installed one otherwise. */
-static const char *default_folder(void)
+/* The default folder: the build tree's when this code runs from there;
+ * otherwise the installed one, found relative to the object holding this
+ * code (libtopoml.so in <libdir>, or a program in <bindir> that links it
+ * statically), so that an installed tree can be moved; finally the folder
+ * of the configured install prefix. */
+static const char *default_folder(char *buf, size_t size)
 {
 #ifdef TOPOML_BUILD_PLUGIN_DIR
     if (tm_in_build_tree())
         return TOPOML_BUILD_PLUGIN_DIR;
 #endif
+    Dl_info info;
+    char real[4096];
+    if (dladdr((void *)default_folder, &info) && info.dli_fname &&
+        realpath(info.dli_fname, real)) {
+#ifdef TOPOML_INSTALL_LIBDIR_NAME
+        char *slash = strrchr(real, '/');
+        if (slash) {
+            *slash = '\0';
+            const char *base = slash + 1;
+            int n = strstr(base, ".so") ? snprintf(buf, size, "%s/topoml/plugins", real)
+                                        : snprintf(buf, size, "%s/../%s/topoml/plugins", real,
+                                                   TOPOML_INSTALL_LIBDIR_NAME);
+            struct stat st;
+            if (n > 0 && (size_t)n < size && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+                return buf;
+        }
+#endif
+    }
 #ifdef TOPOML_INSTALL_PLUGIN_DIR
     return TOPOML_INSTALL_PLUGIN_DIR;
 #else
+    (void)buf;
+    (void)size;
     return NULL;
 #endif
 }
@@ -294,7 +317,8 @@ void tm_loader_each_file(topoml_context *ctx, tm_plugin_file_fn fn, void *user)
         scan_folder(ctx, &w, ctx->config.plugin_paths.items[i]);
     if (!(ctx->flags & TOPOML_CTX_NO_ENV))
         scan_path_list(ctx, &w, secure_getenv("TOPOML_PLUGIN_PATH"));
-    const char *def = default_folder();
+    char buf[4096];
+    const char *def = default_folder(buf, sizeof buf);
     if (def)
         scan_folder(ctx, &w, def);
     for (size_t i = 0; i < w.n_seen; i++)

@@ -80,13 +80,14 @@ int tm_backend_start(topoml_context *ctx, tm_backend *b)
 }
 
 /* Create, probe and list the capabilities of a negotiated backend, then let
- * the gate decide. */
-static void bring_up(topoml_context *ctx, tm_backend *b)
+ * the gate decide. Returns TOPOML_E_NOMEM only when the backend's identity
+ * could not be copied; every other problem is recorded in its gate state. */
+static int bring_up(topoml_context *ctx, tm_backend *b)
 {
     if (copy_identity(ctx, b) != TOPOML_OK) {
         b->gate_state = TOPOML_GATE_REJECTED;
         snprintf(b->gate_reason, sizeof b->gate_reason, "out of memory");
-        return;
+        return TOPOML_E_NOMEM;
     }
     for (uint32_t i = 0; i < ctx->n_backends; i++) {
         tm_backend *o = &ctx->backends[i];
@@ -102,11 +103,12 @@ static void bring_up(topoml_context *ctx, tm_backend *b)
     }
     tm_backend_start(ctx, b);
     if (b->gate_state == TOPOML_GATE_REJECTED)
-        return;
+        return TOPOML_OK;
     if (b->duplicate)
         b->gate_state = TOPOML_GATE_DISABLED;
     else
         tm_gate_apply(ctx, b);
+    return TOPOML_OK;
 }
 
 int tm_registry_init(topoml_context *ctx)
@@ -118,7 +120,8 @@ int tm_registry_init(topoml_context *ctx)
     ctx->n_backends = 1;
     s->abi_version = TOPOML_ABI_VERSION;
     s->vt = topoml_scalar_backend();
-    bring_up(ctx, s);
+    if (bring_up(ctx, s) != TOPOML_OK)
+        return tm_nomem(ctx, 64);
     if (s->gate_state != TOPOML_GATE_ENABLED)
         return tm_error(ctx, TOPOML_E_INTERNAL, "the built-in scalar backend failed: %s",
                         s->gate_reason);
@@ -130,8 +133,8 @@ int tm_registry_init(topoml_context *ctx)
         /* The array moved while it grew: point at this slot's own copy. */
         if (b->vt)
             b->vt = &b->vt_copy;
-        if (b->gate_state != TOPOML_GATE_REJECTED)
-            bring_up(ctx, b);
+        if (b->gate_state != TOPOML_GATE_REJECTED && bring_up(ctx, b) != TOPOML_OK)
+            tm_log(ctx, TOPOML_LOG_WARN, "out of memory bringing up %s", b->path);
     }
     return TOPOML_OK;
 }

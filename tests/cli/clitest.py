@@ -23,7 +23,8 @@ def args():
 
 
 def run(cmd, check=True, stdin=None, timeout=600):
-    r = subprocess.run(cmd, capture_output=True, text=True, input=stdin, timeout=timeout)
+    r = subprocess.run(cmd, capture_output=True, text=True, input=stdin, timeout=timeout,
+                       errors="replace")
     if check and r.returncode != 0:
         raise SystemExit("FAILED (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr))
     return r

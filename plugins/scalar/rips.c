@@ -1,0 +1,1688 @@
+/*
+ * rips.c — the exact Vietoris–Rips persistence engine of the scalar
+ * reference backend: barcodes in dimensions 0..k over Z/p, computed the way
+ * Ripser 1.2 computes them (U. Bauer, "Ripser: efficient computation of
+ * Vietoris–Rips persistence barcodes", J. Appl. Comput. Topol. 5, 2021).
+ *
+ *  - H0 comes from union-find over the edges in filtration order.
+ *  - H_k, k >= 1, comes from reducing the coboundary matrix column by column
+ *    in reverse filtration order (persistent cohomology). Columns paired in
+ *    dimension k-1 are skipped (clearing).
+ *  - A simplex is a number in the combinatorial number system. The matrix is
+ *    never stored: coboundaries are enumerated when they are needed, and only
+ *    the reduction coefficients V of R = D V are kept.
+ *  - Zero-persistence apparent pairs and emergent pairs are recognised
+ *    without any column operation.
+ *  - Distances come from a compressed lower-triangular matrix (dense mode) or
+ *    from sorted neighbour lists of the edges under the threshold (sparse
+ *    mode, used whenever a threshold cuts the complex and for SPARSE input).
+ *
+ * This file is the algorithm only: no parsing, no output format, no choice of
+ * backend. It runs on one thread and allocates only through the call.
+ *
+ * Filtration order (relied on throughout). Within a dimension, simplex a
+ * comes before simplex b when diam(a) < diam(b), or the diameters are equal
+ * and index(a) > index(b). Across dimensions, by diameter, then dimension.
+ * Every face then comes before its cofaces, so this is a filtration, and it
+ * is Ripser's, which makes apparent pairs plentiful. Hence:
+ *  - columns are reduced in the order (diameter desc, index asc);
+ *  - the pivot of a coboundary column is its entry that comes first in the
+ *    filtration: smallest diameter, then largest index;
+ *  - the pivot of a boundary column is its entry that comes last:
+ *    largest diameter, then smallest index.
+ */
+#include "rips.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "metric.h"
+
+/* An entry packs a simplex index and a coefficient: index << cbits | coef.
+ * All ones is never a valid entry because indices stay below
+ * 2^(64 - cbits) - 1 (checked when the binomial table is built). */
+#define RIPS_NONE UINT64_MAX
+
+/* A simplex whose index fits 63 bits has at most 68 vertices (C(n, j) for
+ * j ~ n/2 passes 2^63 at n = 67), so this bounds every vertex array. */
+#define RIPS_MAX_VERTS 72
+
+/* How often the progress callback is called: every this many columns or
+ * this many cofacets enumerated, whichever comes first. */
+#define RIPS_REPORT_COLUMNS 8192u
+#define RIPS_REPORT_WORK (1u << 22)
+
+typedef struct rips_dentry {
+    double diam;
+    uint64_t entry;
+} rips_dentry;
+
+typedef struct rips_vec {
+    rips_dentry *a;
+    uint64_t n, cap;
+} rips_vec;
+
+/* Pivots of one dimension: open addressing with linear probing, keyed by the
+ * simplex index of the pivot (the key keeps its coefficient in the low bits),
+ * valued by the column that has it. */
+typedef struct rips_pivots {
+    uint64_t *key;
+    uint32_t *col;
+    uint64_t mask;
+    unsigned shift;
+} rips_pivots;
+
+typedef struct rips_engine {
+    const topoml_call_v1 *call;
+    int status;
+    uint64_t mem_used, mem_limit;
+
+    uint64_t n;
+    uint32_t dim_max; /* highest dimension reduced: min(asked, n - 2) */
+    double thr;       /* largest diameter in the complex */
+    uint32_t p;
+    unsigned cbits;
+    uint64_t cmask;
+    uint32_t *inv; /* inv[c] * c = 1 mod p */
+
+    uint64_t *binom; /* binom[k * bstride + v] = C(v, k), v <= n, k <= bk */
+    uint64_t bstride;
+    unsigned bk;
+
+    bool sparse;
+    const double *dist; /* dense: n(n-1)/2 distances, Ripser's order */
+    double *dist_own;   /* a converted copy when the input was not f64 */
+    uint64_t *nb_start; /* sparse: neighbours of v are [nb_start[v], nb_start[v+1]) */
+    uint32_t *nb_v;     /* ... sorted by vertex, ascending */
+    double *nb_d;
+
+    topoml_interval *bars;
+    uint64_t n_bars, cap_bars;
+
+    /* reduction of one dimension */
+    rips_vec cols;   /* columns to reduce, in reduction order */
+    uint64_t *voff;  /* V of column j is vent.a[voff[j] .. voff[j+1]) */
+    rips_vec vent;
+    rips_vec cob;    /* the working coboundary, a heap */
+    rips_vec red;    /* the working column of V, a heap */
+    rips_pivots piv;
+
+    /* progress */
+    uint64_t work, work_mark;
+    char stage[32];
+} rips_engine;
+
+/* One cofacet from the enumerator. */
+typedef struct rips_cofacet {
+    double diam;
+    uint64_t index;
+    uint32_t vertex; /* the vertex added */
+    uint32_t kb;     /* vertices of the simplex below it: the sign is (-1)^kb */
+} rips_cofacet;
+
+/* Enumerates the cofacets of a simplex with diameter <= limit in order of
+ * decreasing index (the order the emergent-pair and zero-pivot searches rely
+ * on), optionally only those that add a vertex above every vertex of the
+ * simplex (each simplex then arises from exactly one facet). */
+typedef struct rips_cob {
+    uint32_t m;  /* vertices of the simplex */
+    uint32_t kb; /* of them, those below the next candidate */
+    bool upper_only;
+    double diam, limit;
+    uint64_t idx_below, idx_above;
+    uint32_t v; /* dense: the candidates left are v-1 down to 0 */
+    uint32_t verts[RIPS_MAX_VERTS]; /* descending */
+    uint64_t row[RIPS_MAX_VERTS];   /* dense: where verts[i]'s row starts */
+    uint64_t pos[RIPS_MAX_VERTS], lo[RIPS_MAX_VERTS]; /* sparse cursors */
+} rips_cob;
+
+/* ------------------------------------------------------------------------
+ * Errors, memory, output
+ * ---------------------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4))) static int fail(rips_engine *r, int status,
+                                                      const char *fmt, ...)
+{
+    if (r->status == TOPOML_OK) {
+        r->status = status;
+        if (r->call->error && r->call->error_size) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(r->call->error, r->call->error_size, fmt, ap);
+            va_end(ap);
+        }
+    }
+    return r->status;
+}
+
+static bool mem_admit(rips_engine *r, uint64_t bytes, const char *what)
+{
+    if (bytes > SIZE_MAX) {
+        fail(r, TOPOML_E_NOMEM, "rips: %s needs %llu bytes, more than this machine can address",
+             what, (unsigned long long)bytes);
+        return false;
+    }
+    if (r->mem_limit && bytes > r->mem_limit - r->mem_used) {
+        fail(r, TOPOML_E_LIMIT,
+             "rips: %s needs %llu more bytes with %llu in use, over the memory limit of %llu bytes",
+             what, (unsigned long long)bytes, (unsigned long long)r->mem_used,
+             (unsigned long long)r->mem_limit);
+        return false;
+    }
+    return true;
+}
+
+static void *mem_alloc(rips_engine *r, uint64_t bytes, const char *what)
+{
+    if (!mem_admit(r, bytes, what))
+        return NULL;
+    void *p = r->call->alloc(r->call->host_data, bytes ? (size_t)bytes : 1);
+    if (!p) {
+        fail(r, TOPOML_E_NOMEM, "rips: out of memory allocating %llu bytes for %s",
+             (unsigned long long)bytes, what);
+        return NULL;
+    }
+    r->mem_used += bytes;
+    return p;
+}
+
+/* Grows (or shrinks) a block of `old` bytes to `bytes`; on failure the old
+ * block is untouched and still owned by the caller. */
+static void *mem_resize(rips_engine *r, void *p, uint64_t old, uint64_t bytes, const char *what)
+{
+    if (bytes > old && !mem_admit(r, bytes - old, what))
+        return NULL;
+    void *q = p ? r->call->realloc(r->call->host_data, p, bytes ? (size_t)bytes : 1)
+                : r->call->alloc(r->call->host_data, bytes ? (size_t)bytes : 1);
+    if (!q) {
+        fail(r, TOPOML_E_NOMEM, "rips: out of memory growing %s to %llu bytes", what,
+             (unsigned long long)bytes);
+        return NULL;
+    }
+    r->mem_used = r->mem_used - old + bytes;
+    return q;
+}
+
+static void mem_free(rips_engine *r, void *p, uint64_t bytes)
+{
+    if (p) {
+        r->call->free(r->call->host_data, p);
+        r->mem_used -= bytes;
+    }
+}
+
+static bool vec_reserve(rips_engine *r, rips_vec *v, uint64_t extra, const char *what)
+{
+    if (v->cap - v->n >= extra)
+        return true;
+    uint64_t want = v->n + extra, cap = v->cap ? v->cap : 64;
+    while (cap < want)
+        cap += cap / 2;
+    if (cap > UINT64_MAX / sizeof(rips_dentry)) {
+        fail(r, TOPOML_E_LIMIT, "rips: %s would hold more than 2^64 bytes", what);
+        return false;
+    }
+    rips_dentry *a = mem_resize(r, v->a, v->cap * sizeof(rips_dentry), cap * sizeof(rips_dentry),
+                                what);
+    if (!a)
+        return false;
+    v->a = a;
+    v->cap = cap;
+    return true;
+}
+
+static void vec_free(rips_engine *r, rips_vec *v)
+{
+    mem_free(r, v->a, v->cap * sizeof(rips_dentry));
+    v->a = NULL;
+    v->n = v->cap = 0;
+}
+
+static bool emit(rips_engine *r, uint32_t dim, double birth, double death)
+{
+    if (r->n_bars == r->cap_bars) {
+        uint64_t cap = r->cap_bars ? 2 * r->cap_bars : 256;
+        topoml_interval *b = mem_resize(r, r->bars, r->cap_bars * sizeof *b, cap * sizeof *b,
+                                        "the barcode");
+        if (!b)
+            return false;
+        r->bars = b;
+        r->cap_bars = cap;
+    }
+    topoml_interval *b = &r->bars[r->n_bars++];
+    b->birth = birth;
+    b->death = death;
+    b->dim = dim;
+    b->reserved = 0;
+    return true;
+}
+
+/* Calls the progress callback; false (and status CANCELLED) when asked to
+ * stop. */
+static bool report(rips_engine *r, uint64_t done, uint64_t total)
+{
+    r->work_mark = r->work + RIPS_REPORT_WORK;
+    if (!r->call->progress)
+        return true;
+    if (r->call->progress(r->call->host_data, r->stage, done, total) == 0)
+        return true;
+    fail(r, TOPOML_E_CANCELLED, "rips: cancelled during %s", r->stage);
+    return false;
+}
+
+/* ------------------------------------------------------------------------
+ * Simplices and distances
+ * ---------------------------------------------------------------------- */
+
+static inline uint64_t B(const rips_engine *r, uint64_t v, unsigned k)
+{
+    return r->binom[k * r->bstride + v];
+}
+
+static inline uint64_t entry_index(const rips_engine *r, uint64_t e)
+{
+    return e >> r->cbits;
+}
+
+static inline uint32_t entry_coef(const rips_engine *r, uint64_t e)
+{
+    return (uint32_t)(e & r->cmask);
+}
+
+static inline uint64_t make_entry(const rips_engine *r, uint64_t index, uint32_t coef)
+{
+    return index << r->cbits | coef;
+}
+
+static inline uint64_t tri(uint64_t v)
+{
+    return v * (v - (v > 0)) / 2;
+}
+
+/* The m vertices of the simplex `index`, descending. Vertex j (counted from
+ * the bottom, 0-based) is the largest v with C(v, j+1) <= what is left of
+ * the index. */
+static void simplex_vertices(const rips_engine *r, uint64_t index, uint32_t m, uint32_t *out)
+{
+    uint64_t top = r->n;
+    for (uint32_t j = m; j >= 2; j--) {
+        const uint64_t *row = r->binom + (uint64_t)j * r->bstride;
+        uint64_t lo = j - 1, hi = top - 1; /* C(lo, j) = 0 <= index */
+        while (lo < hi) {
+            uint64_t mid = hi - (hi - lo) / 2;
+            if (row[mid] <= index)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        out[m - j] = (uint32_t)lo;
+        index -= row[lo];
+        top = lo;
+    }
+    out[m - 1] = (uint32_t)index;
+}
+
+static inline double dist_dense(const rips_engine *r, uint32_t a, uint32_t b)
+{
+    if (a < b) {
+        uint32_t t = a;
+        a = b;
+        b = t;
+    }
+    return a == b ? 0.0 : r->dist[tri(a) + b];
+}
+
+static double dist_any(const rips_engine *r, uint32_t a, uint32_t b)
+{
+    if (!r->sparse)
+        return dist_dense(r, a, b);
+    if (a == b)
+        return 0.0;
+    uint64_t lo = r->nb_start[a], hi = r->nb_start[a + 1];
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (r->nb_v[mid] < b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->nb_start[a + 1] && r->nb_v[lo] == b ? r->nb_d[lo] : INFINITY;
+}
+
+/* ------------------------------------------------------------------------
+ * Cofacet enumeration
+ * ---------------------------------------------------------------------- */
+
+static inline void cob_init(const rips_engine *r, rips_cob *c, const uint32_t *verts, uint32_t m,
+                            double diam, uint64_t index, double limit, bool upper_only)
+{
+    c->m = m;
+    c->kb = m;
+    c->upper_only = upper_only;
+    c->diam = diam;
+    c->limit = limit;
+    c->idx_below = index;
+    c->idx_above = 0;
+    c->v = (uint32_t)r->n;
+    for (uint32_t i = 0; i < m; i++) {
+        c->verts[i] = verts[i];
+        if (r->sparse) {
+            c->lo[i] = r->nb_start[verts[i]];
+            c->pos[i] = r->nb_start[verts[i] + 1];
+        } else {
+            c->row[i] = tri(verts[i]);
+        }
+    }
+}
+
+/* The candidate vertex has moved below the lowest simplex vertex above it:
+ * that vertex's term moves up one position in the cofacet's index. */
+static inline void cob_pass(const rips_engine *r, rips_cob *c)
+{
+    uint32_t w = c->verts[c->m - c->kb];
+    c->idx_below -= B(r, w, c->kb);
+    c->idx_above += B(r, w, c->kb + 1);
+    c->kb--;
+}
+
+static inline bool cob_next_dense(const rips_engine *r, rips_cob *c, rips_cofacet *out)
+{
+    const double *D = r->dist;
+    while (c->v > 0) {
+        uint32_t v = --c->v;
+        if (c->kb > 0 && v == c->verts[c->m - c->kb]) {
+            if (c->upper_only) {
+                c->v = 0;
+                return false;
+            }
+            cob_pass(r, c);
+            continue;
+        }
+        uint32_t above = c->m - c->kb, i;
+        double d = c->diam, lim = c->limit;
+        uint64_t tv = tri(v);
+        bool ok = true;
+        for (i = 0; i < above && ok; i++) {
+            double x = D[c->row[i] + v];
+            d = x > d ? x : d;
+            ok = d <= lim;
+        }
+        for (; i < c->m && ok; i++) {
+            double x = D[tv + c->verts[i]];
+            d = x > d ? x : d;
+            ok = d <= lim;
+        }
+        if (!ok)
+            continue;
+        out->diam = d;
+        out->index = c->idx_above + B(r, v, c->kb + 1) + c->idx_below;
+        out->vertex = v;
+        out->kb = c->kb;
+        return true;
+    }
+    return false;
+}
+
+/* Sparse mode: the cofacets are the common neighbours of all vertices,
+ * found by walking every neighbour list downwards in step (leapfrog). */
+static inline bool cob_next_sparse(const rips_engine *r, rips_cob *c, rips_cofacet *out)
+{
+    const uint32_t *V = r->nb_v;
+    const double *W = r->nb_d;
+    const uint32_t m = c->m;
+    for (;;) {
+        if (c->pos[0] == c->lo[0])
+            return false;
+        uint32_t cand = V[c->pos[0] - 1];
+        uint32_t agree = 1, i = 1;
+        while (agree < m) {
+            if (i == m)
+                i = 0;
+            uint64_t p = c->pos[i], lo = c->lo[i];
+            while (p > lo && V[p - 1] > cand)
+                p--;
+            c->pos[i] = p;
+            if (p == lo)
+                return false;
+            uint32_t x = V[p - 1];
+            if (x == cand) {
+                agree++;
+            } else {
+                cand = x;
+                agree = 1;
+            }
+            i++;
+        }
+        if (c->upper_only && cand < c->verts[0]) {
+            c->pos[0] = c->lo[0];
+            return false;
+        }
+        double d = c->diam;
+        for (i = 0; i < m; i++) {
+            double x = W[--c->pos[i]];
+            d = x > d ? x : d;
+        }
+        if (d > c->limit)
+            continue;
+        while (c->kb > 0 && c->verts[c->m - c->kb] > cand)
+            cob_pass(r, c);
+        out->diam = d;
+        out->index = c->idx_above + B(r, cand, c->kb + 1) + c->idx_below;
+        out->vertex = cand;
+        out->kb = c->kb;
+        return true;
+    }
+}
+
+static inline bool cob_next(const rips_engine *r, rips_cob *c, rips_cofacet *out)
+{
+    return r->sparse ? cob_next_sparse(r, c, out) : cob_next_dense(r, c, out);
+}
+
+/* An upper bound on the number of cofacets left, to reserve heap room. */
+static inline uint64_t cob_bound(const rips_engine *r, const rips_cob *c)
+{
+    return r->sparse ? c->pos[0] - c->lo[0] : c->v;
+}
+
+/* ------------------------------------------------------------------------
+ * Zero-persistence apparent pairs
+ *
+ * (s, t) is an apparent pair when t is the pivot of the coboundary of s (its
+ * first cofacet in the filtration) and s is the pivot of the boundary of t
+ * (its last facet). Then (s, t) is a persistence pair, the column of s needs
+ * no reduction, and no other column ever has t as an entry before s's does
+ * (Bauer 2021, Lemma 3.3 and Prop. 3.5). We only look for those with
+ * diam(s) == diam(t): they are found by stopping each search at the first
+ * hit, and they are never reported (zero persistence).
+ * ---------------------------------------------------------------------- */
+
+/* The first cofacet of the simplex in the filtration if it has the same
+ * diameter. Every cofacet has diameter >= diam, so those within `diam` are
+ * exactly those of equal diameter, and the first one in decreasing index
+ * order is the pivot. */
+static inline bool zero_pivot_cofacet(const rips_engine *r, const uint32_t *verts, uint32_t m,
+                                      double diam, uint64_t index, rips_cofacet *out)
+{
+    rips_cob c;
+    cob_init(r, &c, verts, m, diam, index, diam, false);
+    return cob_next(r, &c, out);
+}
+
+/* The last facet of the simplex (m vertices, descending) in the filtration
+ * if it has the same diameter: returns the position of the vertex to remove,
+ * or -1. A facet keeps the diameter iff it keeps an edge of maximal length;
+ * removing a higher vertex gives a smaller index, so the first such vertex
+ * from the top gives the last facet. */
+static int zero_pivot_facet(const rips_engine *r, const uint32_t *verts, uint32_t m, double diam)
+{
+    if (m == 2)
+        return diam == 0.0 ? 0 : -1;
+    uint32_t cnt[RIPS_MAX_VERTS] = {0}, total = 0;
+    for (uint32_t a = 0; a < m; a++)
+        for (uint32_t b = a + 1; b < m; b++)
+            if (dist_any(r, verts[a], verts[b]) == diam) {
+                cnt[a]++;
+                cnt[b]++;
+                total++;
+            }
+    for (uint32_t i = 0; i < m; i++)
+        if (total > cnt[i])
+            return (int)i;
+    return -1;
+}
+
+/* Index of the facet of the simplex (m vertices, descending) without
+ * verts[i]: the vertices above it move down one position. */
+static inline uint64_t facet_index(const rips_engine *r, const uint32_t *verts, uint32_t m,
+                                   uint32_t i)
+{
+    uint64_t idx = 0;
+    for (uint32_t j = 0; j < i; j++)
+        idx += B(r, verts[j], m - 1 - j);
+    for (uint32_t j = i + 1; j < m; j++)
+        idx += B(r, verts[j], m - j);
+    return idx;
+}
+
+/* Is t (m vertices) the cofacet of a zero apparent pair? If so, gives the
+ * facet and the sign of t in its coboundary. */
+static bool zero_apparent_facet(const rips_engine *r, const uint32_t *verts, uint32_t m,
+                                double diam, uint64_t index, uint64_t *facet, int *sign)
+{
+    int i = zero_pivot_facet(r, verts, m, diam);
+    if (i < 0)
+        return false;
+    uint32_t fv[RIPS_MAX_VERTS];
+    for (uint32_t j = 0, k = 0; j < m; j++)
+        if (j != (uint32_t)i)
+            fv[k++] = verts[j];
+    uint64_t fidx = facet_index(r, verts, m, (uint32_t)i);
+    rips_cofacet cf;
+    if (!zero_pivot_cofacet(r, fv, m - 1, diam, fidx, &cf) || cf.index != index)
+        return false;
+    *facet = fidx;
+    *sign = ((m - 1 - (uint32_t)i) & 1) ? -1 : 1;
+    return true;
+}
+
+/* Is s (m vertices) the facet of a zero apparent pair? */
+static bool zero_apparent_cofacet(const rips_engine *r, const uint32_t *verts, uint32_t m,
+                                  double diam, uint64_t index)
+{
+    rips_cofacet cf;
+    if (!zero_pivot_cofacet(r, verts, m, diam, index, &cf))
+        return false;
+    uint32_t tv[RIPS_MAX_VERTS], k = 0;
+    for (uint32_t j = 0; j < m; j++) {
+        if (k == j && verts[j] < cf.vertex)
+            tv[k++] = cf.vertex;
+        tv[k++] = verts[j];
+    }
+    if (k == m)
+        tv[k++] = cf.vertex;
+    int i = zero_pivot_facet(r, tv, m + 1, diam);
+    return i >= 0 && tv[i] == cf.vertex;
+}
+
+/* ------------------------------------------------------------------------
+ * Heaps (the working columns) and sorting
+ * ---------------------------------------------------------------------- */
+
+/* Heap order: the entry first in the filtration is on top. Entries of one
+ * simplex differ only in the coefficient bits, so they leave the heap one
+ * after the other and can be summed there (lazy cancellation). */
+static inline bool heap_before(rips_dentry a, rips_dentry b)
+{
+    return a.diam < b.diam || (a.diam == b.diam && a.entry > b.entry);
+}
+
+static inline void heap_sift_down(rips_dentry *a, uint64_t n, uint64_t i)
+{
+    rips_dentry x = a[i];
+    for (;;) {
+        uint64_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && heap_before(a[c + 1], a[c]))
+            c++;
+        if (!heap_before(a[c], x))
+            break;
+        a[i] = a[c];
+        i = c;
+    }
+    a[i] = x;
+}
+
+static inline void heap_push(rips_vec *h, rips_dentry x)
+{
+    rips_dentry *a = h->a;
+    uint64_t i = h->n++;
+    while (i > 0) {
+        uint64_t parent = (i - 1) / 2;
+        if (!heap_before(x, a[parent]))
+            break;
+        a[i] = a[parent];
+        i = parent;
+    }
+    a[i] = x;
+}
+
+static inline void heap_pop(rips_vec *h)
+{
+    h->a[0] = h->a[--h->n];
+    if (h->n > 1)
+        heap_sift_down(h->a, h->n, 0);
+}
+
+static void heapify(rips_vec *h)
+{
+    for (uint64_t i = h->n / 2; i-- > 0;)
+        heap_sift_down(h->a, h->n, i);
+}
+
+/* Removes and returns the top entry with its coefficients summed; entry
+ * RIPS_NONE when the column is zero. */
+static rips_dentry pop_pivot(const rips_engine *r, rips_vec *h)
+{
+    rips_dentry pivot = {0.0, RIPS_NONE};
+    uint32_t coef = 0, p = r->p;
+    while (h->n) {
+        rips_dentry t = h->a[0];
+        if (coef == 0) {
+            pivot = t;
+            coef = entry_coef(r, t.entry);
+        } else if (entry_index(r, t.entry) != entry_index(r, pivot.entry)) {
+            break;
+        } else {
+            coef += entry_coef(r, t.entry);
+            coef = coef >= p ? coef - p : coef;
+        }
+        heap_pop(h);
+    }
+    if (coef == 0)
+        return (rips_dentry){0.0, RIPS_NONE};
+    pivot.entry = make_entry(r, entry_index(r, pivot.entry), coef);
+    return pivot;
+}
+
+static rips_dentry get_pivot(const rips_engine *r, rips_vec *h)
+{
+    rips_dentry pivot = pop_pivot(r, h);
+    if (pivot.entry != RIPS_NONE)
+        heap_push(h, pivot); /* popping freed a slot, so there is room */
+    return pivot;
+}
+
+/* Reduction order of columns: diameter descending, index ascending. */
+static inline bool col_before(rips_dentry a, rips_dentry b)
+{
+    return a.diam > b.diam || (a.diam == b.diam && a.entry < b.entry);
+}
+
+static void sort_insertion(rips_dentry *a, uint64_t n)
+{
+    for (uint64_t i = 1; i < n; i++) {
+        rips_dentry x = a[i];
+        uint64_t j = i;
+        while (j > 0 && col_before(x, a[j - 1])) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = x;
+    }
+}
+
+static void sort_heap_down(rips_dentry *a, uint64_t n, uint64_t i)
+{
+    rips_dentry x = a[i];
+    for (;;) {
+        uint64_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && col_before(a[c], a[c + 1]))
+            c++;
+        if (!col_before(x, a[c]))
+            break;
+        a[i] = a[c];
+        i = c;
+    }
+    a[i] = x;
+}
+
+/* Introsort: quicksort, with heapsort when the recursion goes too deep so
+ * that inputs full of ties or built against us stay O(n log n). */
+static void sort_columns_rec(rips_dentry *a, uint64_t n, unsigned depth)
+{
+    while (n > 24) {
+        if (depth-- == 0) {
+            for (uint64_t i = n / 2; i-- > 0;)
+                sort_heap_down(a, n, i);
+            for (uint64_t i = n - 1; i > 0; i--) {
+                rips_dentry t = a[0];
+                a[0] = a[i];
+                a[i] = t;
+                sort_heap_down(a, i, 0);
+            }
+            return;
+        }
+        rips_dentry *x = &a[0], *y = &a[n / 2], *z = &a[n - 1], pivot;
+        if (col_before(*y, *x)) {
+            rips_dentry *t = x;
+            x = y;
+            y = t;
+        }
+        if (col_before(*z, *y))
+            y = col_before(*z, *x) ? x : z;
+        pivot = *y;
+        uint64_t i = 0, j = n - 1;
+        for (;;) {
+            while (col_before(a[i], pivot))
+                i++;
+            while (col_before(pivot, a[j]))
+                j--;
+            if (i >= j)
+                break;
+            rips_dentry t = a[i];
+            a[i] = a[j];
+            a[j] = t;
+            i++;
+            j--;
+        }
+        /* [0, j] and [j+1, n) */
+        uint64_t left = j + 1;
+        if (left < n - left) {
+            sort_columns_rec(a, left, depth);
+            a += left;
+            n -= left;
+        } else {
+            sort_columns_rec(a + left, n - left, depth);
+            n = left;
+        }
+    }
+    sort_insertion(a, n);
+}
+
+static void sort_columns(rips_dentry *a, uint64_t n)
+{
+    unsigned depth = 2;
+    for (uint64_t m = n; m > 1; m >>= 1)
+        depth += 2;
+    sort_columns_rec(a, n, depth);
+}
+
+/* Heapsort of one neighbour list by vertex (SPARSE input arrives in any
+ * order); in place, so that no list needs a second copy. */
+static void sort_neighbours(uint32_t *v, double *d, uint64_t n)
+{
+    if (n < 2)
+        return;
+    /* build a max-heap, then move the maximum to the back */
+    for (uint64_t start = n / 2, len = n;;) {
+        uint64_t i;
+        if (start > 0) {
+            i = --start;
+        } else {
+            if (--len == 0)
+                break;
+            uint32_t tv = v[0];
+            double td = d[0];
+            v[0] = v[len];
+            d[0] = d[len];
+            v[len] = tv;
+            d[len] = td;
+            i = 0;
+        }
+        uint32_t xv = v[i];
+        double xd = d[i];
+        for (;;) {
+            uint64_t c = 2 * i + 1;
+            if (c >= len)
+                break;
+            if (c + 1 < len && v[c + 1] > v[c])
+                c++;
+            if (v[c] <= xv)
+                break;
+            v[i] = v[c];
+            d[i] = d[c];
+            i = c;
+        }
+        v[i] = xv;
+        d[i] = xd;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Pivots of one dimension
+ * ---------------------------------------------------------------------- */
+
+/* Sized once for `count` columns: a dimension never has more pivots than
+ * columns, so the load stays under 0.7 and the table never grows. */
+static bool pivots_init(rips_engine *r, rips_pivots *h, uint64_t count)
+{
+    uint64_t cap = 16;
+    unsigned lg = 4;
+    while (cap / 10 * 7 < count + 1) {
+        cap <<= 1;
+        lg++;
+    }
+    h->key = mem_alloc(r, cap * sizeof *h->key, "the pivot table");
+    if (!h->key)
+        return false;
+    h->col = mem_alloc(r, cap * sizeof *h->col, "the pivot table");
+    if (!h->col) {
+        mem_free(r, h->key, cap * sizeof *h->key);
+        h->key = NULL;
+        return false;
+    }
+    memset(h->key, 0xff, cap * sizeof *h->key);
+    h->mask = cap - 1;
+    h->shift = 64 - lg;
+    return true;
+}
+
+static void pivots_free(rips_engine *r, rips_pivots *h)
+{
+    if (h->key) {
+        mem_free(r, h->key, (h->mask + 1) * sizeof *h->key);
+        mem_free(r, h->col, (h->mask + 1) * sizeof *h->col);
+    }
+    h->key = NULL;
+    h->col = NULL;
+}
+
+/* The slot holding `index`, or the empty slot where it would go. */
+static inline uint64_t pivots_slot(const rips_engine *r, const rips_pivots *h, uint64_t index)
+{
+    uint64_t i = (index * UINT64_C(0x9E3779B97F4A7C15)) >> h->shift;
+    for (;;) {
+        uint64_t k = h->key[i];
+        if (k == RIPS_NONE || (k >> r->cbits) == index)
+            return i;
+        i = (i + 1) & h->mask;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Reduction of one dimension
+ * ---------------------------------------------------------------------- */
+
+/* Adds the coboundary of s (with its coefficient) to the working coboundary,
+ * and s to the working column of V. */
+static bool add_simplex_coboundary(rips_engine *r, rips_dentry s, uint32_t m)
+{
+    if (!vec_reserve(r, &r->red, 1, "the working column"))
+        return false;
+    heap_push(&r->red, s);
+    uint32_t verts[RIPS_MAX_VERTS];
+    uint64_t index = entry_index(r, s.entry);
+    simplex_vertices(r, index, m, verts);
+    rips_cob c;
+    cob_init(r, &c, verts, m, s.diam, index, r->thr, false);
+    if (!vec_reserve(r, &r->cob, cob_bound(r, &c), "the working coboundary"))
+        return false;
+    uint32_t coef = entry_coef(r, s.entry), neg = r->p - coef;
+    rips_cofacet cf;
+    uint64_t before = r->cob.n;
+    while (cob_next(r, &c, &cf))
+        heap_push(&r->cob, (rips_dentry){cf.diam, make_entry(r, cf.index, cf.kb & 1 ? neg : coef)});
+    r->work += r->cob.n - before + 1;
+    return true;
+}
+
+/* Adds `factor` times the reduced column `col` (R = D V: the coboundary of
+ * the column's simplex and of every simplex in its column of V). */
+static bool add_column(rips_engine *r, uint64_t col, uint32_t factor, uint32_t m)
+{
+    rips_dentry s = r->cols.a[col];
+    s.entry = make_entry(r, s.entry, factor);
+    if (!add_simplex_coboundary(r, s, m))
+        return false;
+    for (uint64_t i = r->voff[col]; i < r->voff[col + 1]; i++) {
+        rips_dentry e = r->vent.a[i];
+        uint32_t coef = (uint32_t)((uint64_t)entry_coef(r, e.entry) * factor % r->p);
+        e.entry = make_entry(r, entry_index(r, e.entry), coef);
+        if (!add_simplex_coboundary(r, e, m))
+            return false;
+    }
+    return true;
+}
+
+/* Fills the working coboundary with the coboundary of column sigma and
+ * returns its pivot in *pivot, unless the column turns out to be an emergent
+ * pair first.
+ *
+ * Emergent pair: cofacets come in decreasing index order, so the first one
+ * with diam == diam(sigma) is the pivot of the unreduced column (no cofacet
+ * is smaller in diameter, and among equal ones it has the largest index).
+ * If no column to the left has that pivot — none recorded in the pivot
+ * table, and it is not the cofacet of a zero apparent pair, whose facet's
+ * column is to the left and was skipped — the column is already reduced: a
+ * pair of zero persistence, found without enumerating the rest of the
+ * coboundary. Cleared columns to the left are zero and have no pivot. The
+ * working coboundary is then left empty: the column is never needed in
+ * reduced form except through V (empty) and its own coboundary. */
+static bool init_coboundary(rips_engine *r, rips_dentry sigma, uint32_t m, rips_dentry *pivot)
+{
+    uint32_t verts[RIPS_MAX_VERTS];
+    simplex_vertices(r, sigma.entry, m, verts);
+    rips_cob c;
+    cob_init(r, &c, verts, m, sigma.diam, sigma.entry, r->thr, false);
+    if (!vec_reserve(r, &r->cob, cob_bound(r, &c), "the working coboundary"))
+        return false;
+    bool check = true;
+    rips_cofacet cf;
+    while (cob_next(r, &c, &cf)) {
+        rips_dentry e = {cf.diam, make_entry(r, cf.index, cf.kb & 1 ? r->p - 1 : 1)};
+        r->cob.a[r->cob.n++] = e;
+        if (check && cf.diam == sigma.diam) {
+            check = false;
+            uint64_t slot = pivots_slot(r, &r->piv, cf.index);
+            if (r->piv.key[slot] == RIPS_NONE) {
+                uint32_t tv[RIPS_MAX_VERTS], k = 0;
+                for (uint32_t j = 0; j < m; j++) {
+                    if (k == j && verts[j] < cf.vertex)
+                        tv[k++] = cf.vertex;
+                    tv[k++] = verts[j];
+                }
+                if (k == m)
+                    tv[k++] = cf.vertex;
+                uint64_t f;
+                int sign;
+                if (!zero_apparent_facet(r, tv, m + 1, cf.diam, cf.index, &f, &sign)) {
+                    r->work += r->cob.n;
+                    r->cob.n = 0;
+                    *pivot = e;
+                    return true;
+                }
+            }
+        }
+    }
+    r->work += r->cob.n;
+    heapify(&r->cob);
+    *pivot = get_pivot(r, &r->cob);
+    return true;
+}
+
+/* Reduces the columns in r->cols (dimension k, in reduction order), reports
+ * the pairs and records the pivots in r->piv for clearing dimension k+1. */
+static bool reduce_dimension(rips_engine *r, uint32_t k)
+{
+    const uint32_t m = k + 1;
+    const uint64_t ncols = r->cols.n;
+    const uint32_t p = r->p;
+    if (!pivots_init(r, &r->piv, ncols))
+        return false;
+    r->voff = mem_alloc(r, (ncols + 1) * sizeof *r->voff, "the reduction matrix");
+    if (!r->voff)
+        return false;
+    r->voff[0] = 0;
+    r->vent.n = 0;
+    for (uint64_t j = 0; j < ncols; j++) {
+        if ((j % RIPS_REPORT_COLUMNS == 0 || r->work >= r->work_mark) && !report(r, j, ncols))
+            return false;
+        rips_dentry sigma = r->cols.a[j], pivot;
+        r->cob.n = 0;
+        r->red.n = 0;
+        if (!init_coboundary(r, sigma, m, &pivot))
+            return false;
+        for (;;) {
+            if (pivot.entry == RIPS_NONE) {
+                if (!emit(r, k, sigma.diam, INFINITY))
+                    return false;
+                break;
+            }
+            uint64_t pidx = entry_index(r, pivot.entry);
+            uint32_t pcoef = entry_coef(r, pivot.entry);
+            uint64_t slot = pivots_slot(r, &r->piv, pidx);
+            if (r->piv.key[slot] != RIPS_NONE) {
+                /* The column to the left with this pivot: cancel ours. */
+                uint32_t other = entry_coef(r, r->piv.key[slot]);
+                uint32_t factor = p - (uint32_t)((uint64_t)pcoef * r->inv[other] % p);
+                if (!add_column(r, r->piv.col[slot], factor, m))
+                    return false;
+            } else {
+                uint32_t tv[RIPS_MAX_VERTS];
+                uint64_t f;
+                int sign;
+                simplex_vertices(r, pidx, m + 1, tv);
+                if (zero_apparent_facet(r, tv, m + 1, pivot.diam, pidx, &f, &sign)) {
+                    /* The pivot belongs to a zero apparent pair (f, pivot):
+                     * f's column, skipped when the columns were collected,
+                     * is to the left (f is the last facet of the pivot, and
+                     * sigma or a column to its left is a facet too) and is
+                     * its own coboundary, with the pivot at coefficient
+                     * sign. Adding -pcoef*sign times it cancels the pivot. */
+                    uint32_t coef = sign > 0 ? p - pcoef : pcoef;
+                    if (!add_simplex_coboundary(r, (rips_dentry){pivot.diam, make_entry(r, f, coef)},
+                                                m))
+                        return false;
+                } else {
+                    if (pivot.diam > sigma.diam && !emit(r, k, sigma.diam, pivot.diam))
+                        return false;
+                    r->piv.key[slot] = pivot.entry;
+                    r->piv.col[slot] = (uint32_t)j;
+                    for (;;) {
+                        rips_dentry e = pop_pivot(r, &r->red);
+                        if (e.entry == RIPS_NONE)
+                            break;
+                        if (!vec_reserve(r, &r->vent, 1, "the reduction matrix"))
+                            return false;
+                        r->vent.a[r->vent.n++] = e;
+                    }
+                    break;
+                }
+            }
+            pivot = get_pivot(r, &r->cob);
+        }
+        r->voff[j + 1] = r->vent.n;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------------
+ * Columns to reduce
+ * ---------------------------------------------------------------------- */
+
+static inline uint32_t edge_top(uint64_t index)
+{
+    uint64_t i = (uint64_t)((1.0 + sqrt(1.0 + 8.0 * (double)index)) / 2.0);
+    while (i > 1 && tri(i) > index)
+        i--;
+    while (tri(i + 1) <= index)
+        i++;
+    return (uint32_t)i;
+}
+
+static uint32_t uf_find(uint32_t *parent, uint32_t x)
+{
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+/* H0 by union-find over the edges in filtration order, leaving in r->cols
+ * the columns of dimension 1. An edge that joins two components is the
+ * pivot of a vertex column in the cohomology of dimension 0, so its own
+ * column is cleared; the others are the columns of dimension 1, less those
+ * in a zero apparent pair. */
+static bool compute_h0(rips_engine *r)
+{
+    const uint64_t n = r->n;
+    uint64_t m = 0;
+    if (r->sparse) {
+        m = r->nb_start[n] / 2;
+    } else {
+        for (uint64_t q = 0; q < n * (n - 1) / 2; q++)
+            m += r->dist[q] <= r->thr;
+    }
+    r->cols.n = 0;
+    if (!vec_reserve(r, &r->cols, m, "the edges"))
+        return false;
+    rips_dentry *e = r->cols.a;
+    if (r->sparse) {
+        for (uint64_t i = 0; i < n; i++)
+            for (uint64_t q = r->nb_start[i]; q < r->nb_start[i + 1] && r->nb_v[q] < i; q++)
+                *e++ = (rips_dentry){r->nb_d[q], tri(i) + r->nb_v[q]};
+    } else {
+        for (uint64_t q = 0; q < n * (n - 1) / 2; q++)
+            if (r->dist[q] <= r->thr)
+                *e++ = (rips_dentry){r->dist[q], q};
+    }
+    r->cols.n = m;
+    e = r->cols.a;
+    sort_columns(e, m);
+
+    uint32_t *parent = mem_alloc(r, n * sizeof *parent, "the union-find forest");
+    if (!parent)
+        return false;
+    for (uint64_t v = 0; v < n; v++)
+        parent[v] = (uint32_t)v;
+    /* Linking under the smaller root with path halving: O(log n) amortized
+     * per find (Tarjan and van Leeuwen), no rank array needed. */
+    uint8_t ok = 1;
+    for (uint64_t q = m; q-- > 0;) {
+        uint32_t i = edge_top(e[q].entry), j = (uint32_t)(e[q].entry - tri(i));
+        uint32_t a = uf_find(parent, i), b = uf_find(parent, j);
+        if (a == b)
+            continue;
+        if (a < b)
+            parent[b] = a;
+        else
+            parent[a] = b;
+        if (e[q].diam > 0.0 && !emit(r, 0, 0.0, e[q].diam))
+            ok = 0;
+        e[q].entry = RIPS_NONE;
+        if (!ok)
+            break;
+    }
+    for (uint64_t v = 0; v < n && ok; v++)
+        if (parent[v] == v && !emit(r, 0, 0.0, INFINITY))
+            ok = 0;
+    mem_free(r, parent, n * sizeof *parent);
+    if (!ok)
+        return false;
+    if (r->dim_max == 0) {
+        r->cols.n = 0;
+        return true;
+    }
+    uint64_t kept = 0;
+    for (uint64_t q = 0; q < m; q++) {
+        if (e[q].entry == RIPS_NONE)
+            continue;
+        uint32_t verts[2] = {edge_top(e[q].entry), 0};
+        verts[1] = (uint32_t)(e[q].entry - tri(verts[0]));
+        if (!zero_apparent_cofacet(r, verts, 2, e[q].diam, e[q].entry))
+            e[kept++] = e[q];
+    }
+    r->cols.n = kept;
+    if (kept >= UINT32_MAX)
+        return fail(r, TOPOML_E_LIMIT, "rips: more than 2^32 - 1 columns in dimension 1"), false;
+    return true;
+}
+
+/* Collects the columns of dimension k >= 2: every k-simplex under the
+ * threshold, enumerated depth-first from its vertices so that the simplices
+ * of lower dimension need not be stored, less
+ *  - the pivots of dimension k-1 (clearing: such a column reduces to zero),
+ *  - the cofacets of zero apparent pairs (pivots of dimension k-1 whose
+ *    columns were skipped, so not in the table: cleared likewise),
+ *  - the facets of zero apparent pairs (already reduced, zero persistence;
+ *    their coboundary is recomputed when a column needs it).
+ * r->piv holds the pivots of dimension k-1. */
+static bool assemble_columns(rips_engine *r, uint32_t k)
+{
+    rips_cob *stack = mem_alloc(r, (uint64_t)k * sizeof *stack, "the simplex enumeration");
+    if (!stack)
+        return false;
+    uint64_t seen = 0;
+    bool ok = true;
+    r->cols.n = 0;
+    for (uint64_t v0 = 0; v0 < r->n && ok; v0++) {
+        if (r->work >= r->work_mark && !report(r, seen, 0)) {
+            ok = false;
+            break;
+        }
+        uint32_t base = (uint32_t)v0;
+        cob_init(r, &stack[0], &base, 1, 0.0, v0, r->thr, true);
+        int lvl = 0;
+        while (lvl >= 0) {
+            rips_cofacet cf;
+            if (!cob_next(r, &stack[lvl], &cf)) {
+                lvl--;
+                continue;
+            }
+            uint32_t m = (uint32_t)lvl + 2, tv[RIPS_MAX_VERTS];
+            tv[0] = cf.vertex;
+            memcpy(tv + 1, stack[lvl].verts, (m - 1) * sizeof *tv);
+            r->work++;
+            if (m < k + 1) {
+                cob_init(r, &stack[lvl + 1], tv, m, cf.diam, cf.index, r->thr, true);
+                lvl++;
+                continue;
+            }
+            seen++;
+            uint64_t slot = pivots_slot(r, &r->piv, cf.index), f;
+            int sign;
+            if (r->piv.key[slot] != RIPS_NONE ||
+                zero_apparent_facet(r, tv, m, cf.diam, cf.index, &f, &sign) ||
+                zero_apparent_cofacet(r, tv, m, cf.diam, cf.index))
+                continue;
+            if (r->cols.n >= UINT32_MAX) {
+                fail(r, TOPOML_E_LIMIT, "rips: more than 2^32 - 1 columns in dimension %u", k);
+                ok = false;
+                break;
+            }
+            if (!vec_reserve(r, &r->cols, 1, "the columns to reduce")) {
+                ok = false;
+                break;
+            }
+            r->cols.a[r->cols.n++] = (rips_dentry){cf.diam, cf.index};
+        }
+    }
+    mem_free(r, stack, (uint64_t)k * sizeof *stack);
+    if (!ok)
+        return false;
+    sort_columns(r->cols.a, r->cols.n);
+    return true;
+}
+
+/* ------------------------------------------------------------------------
+ * Set-up: distances and threshold
+ * ---------------------------------------------------------------------- */
+
+/* d(i, j), i > j, of a CONDENSED or POINTS input, widened to double. */
+static inline double pair_dist(const topoml_input_v1 *in, uint64_t i, uint64_t j)
+{
+    if (in->kind == TOPOML_INPUT_CONDENSED) {
+        uint64_t q = tri(i) + j;
+        return in->dtype == TOPOML_F32 ? (double)((const float *)in->data)[q]
+                                       : ((const double *)in->data)[q];
+    }
+    return scalar_point_dist(in->dtype, (topoml_metric)in->metric, in->data, in->dim, i, j);
+}
+
+/* One pass over the pairs i > j: checks every distance and, as asked, keeps
+ * each point's largest distance (rmax), stores the distances in Ripser's
+ * order (store), counts the neighbours within `cut` into nb_start[v + 1]
+ * (count). */
+static bool scan_pairs(rips_engine *r, const topoml_input_v1 *in, double *rmax, double *store,
+                       bool count, double cut)
+{
+    const uint64_t n = r->n;
+    uint64_t *deg = r->nb_start;
+    for (uint64_t i = 1; i < n; i++) {
+        if (r->work >= r->work_mark && !report(r, i, n))
+            return false;
+        r->work += i;
+        double ri = 0.0;
+        for (uint64_t j = 0; j < i; j++) {
+            double d = pair_dist(in, i, j);
+            if (!(d >= 0.0)) {
+                fail(r, TOPOML_E_INVALID, "rips: the distance between points %llu and %llu is %g",
+                     (unsigned long long)j, (unsigned long long)i, d);
+                return false;
+            }
+            if (store)
+                store[tri(i) + j] = d;
+            if (rmax) {
+                ri = d > ri ? d : ri;
+                rmax[j] = d > rmax[j] ? d : rmax[j];
+            }
+            if (count && d <= cut) {
+                deg[i + 1]++;
+                deg[j + 1]++;
+            }
+        }
+        if (rmax)
+            rmax[i] = ri > rmax[i] ? ri : rmax[i];
+    }
+    return true;
+}
+
+/* Turns the degrees in nb_start[v + 1] into list offsets and allocates the
+ * lists. */
+static bool lists_alloc(rips_engine *r)
+{
+    for (uint64_t v = 0; v < r->n; v++)
+        r->nb_start[v + 1] += r->nb_start[v];
+    uint64_t nnz = r->nb_start[r->n];
+    r->nb_v = mem_alloc(r, nnz * sizeof *r->nb_v, "the neighbour lists");
+    if (!r->nb_v)
+        return false;
+    r->nb_d = mem_alloc(r, nnz * sizeof *r->nb_d, "the neighbour lists");
+    return r->nb_d != NULL;
+}
+
+/* Fills the lists with the pairs within the threshold. Pairs come with i
+ * ascending and j ascending, so each list fills in vertex order: first the
+ * j < v when i == v, then the i > v. */
+static bool lists_fill_pairs(rips_engine *r, const topoml_input_v1 *in)
+{
+    const uint64_t n = r->n;
+    uint64_t *cur = mem_alloc(r, n * sizeof *cur, "the neighbour lists");
+    if (!cur)
+        return false;
+    memcpy(cur, r->nb_start, n * sizeof *cur);
+    bool ok = true;
+    for (uint64_t i = 1; i < n && ok; i++) {
+        if (r->work >= r->work_mark && !report(r, i, n))
+            ok = false;
+        r->work += i;
+        for (uint64_t j = 0; j < i && ok; j++) {
+            double d = pair_dist(in, i, j);
+            if (d <= r->thr) {
+                r->nb_v[cur[i]] = (uint32_t)j;
+                r->nb_d[cur[i]++] = d;
+                r->nb_v[cur[j]] = (uint32_t)i;
+                r->nb_d[cur[j]++] = d;
+            }
+        }
+    }
+    mem_free(r, cur, n * sizeof *cur);
+    return ok;
+}
+
+static double min_of(const double *x, uint64_t n)
+{
+    double m = INFINITY;
+    for (uint64_t i = 0; i < n; i++)
+        m = x[i] < m ? x[i] : m;
+    return m;
+}
+
+/* The enclosing radius caps the threshold: at r = min_i max_j d(i,j) the
+ * complex is a cone from the point attaining it (every simplex plus that
+ * point stays within r), so it is contractible at every value >= r; no class
+ * of positive dimension is born or alive there and H0 is one component.
+ * Infinite distances are absent edges: the threshold then never admits
+ * them. */
+static double effective_threshold(double t, double radius)
+{
+    double thr = t < radius ? t : radius;
+    return thr == INFINITY ? DBL_MAX : thr;
+}
+
+static bool setup_pairs(rips_engine *r, const topoml_input_v1 *in, double t)
+{
+    const uint64_t n = r->n, npairs = n * (n - 1) / 2;
+    const bool points = in->kind == TOPOML_INPUT_POINTS;
+    if (points && in->dim > 0) {
+        for (uint64_t q = 0; q < n * in->dim; q++) {
+            double x = in->dtype == TOPOML_F32 ? (double)((const float *)in->data)[q]
+                                               : ((const double *)in->data)[q];
+            if (!isfinite(x)) {
+                fail(r, TOPOML_E_INVALID, "rips: coordinate %llu of point %llu is %g",
+                     (unsigned long long)(q % in->dim), (unsigned long long)(q / in->dim), x);
+                return false;
+            }
+        }
+    }
+    /* A point cloud with a threshold goes straight to neighbour lists; one
+     * without, to a distance matrix. A distance matrix goes to lists only
+     * when the threshold cuts below the enclosing radius. */
+    const bool may_be_sparse = t < INFINITY;
+    double *rmax = mem_alloc(r, n * sizeof *rmax, "the enclosing radius");
+    if (!rmax)
+        return false;
+    memset(rmax, 0, n * sizeof *rmax);
+    if (may_be_sparse) {
+        r->nb_start = mem_alloc(r, (n + 1) * sizeof *r->nb_start, "the neighbour lists");
+        if (!r->nb_start) {
+            mem_free(r, rmax, n * sizeof *rmax);
+            return false;
+        }
+        memset(r->nb_start, 0, (n + 1) * sizeof *r->nb_start);
+    }
+    const bool store = !may_be_sparse && (points || in->dtype != TOPOML_F64);
+    if (store) {
+        r->dist_own = mem_alloc(r, npairs * sizeof(double), "the distance matrix");
+        if (!r->dist_own) {
+            mem_free(r, rmax, n * sizeof *rmax);
+            return false;
+        }
+    }
+    bool ok = scan_pairs(r, in, rmax, r->dist_own, may_be_sparse, t);
+    double radius = min_of(rmax, n);
+    mem_free(r, rmax, n * sizeof *rmax);
+    if (!ok)
+        return false;
+    r->thr = effective_threshold(t, radius);
+    r->sparse = may_be_sparse && (points || t < radius);
+    if (!r->sparse) {
+        mem_free(r, r->nb_start, (n + 1) * sizeof *r->nb_start);
+        r->nb_start = NULL;
+        if (r->dist_own) {
+            r->dist = r->dist_own;
+            return true;
+        }
+        if (in->dtype == TOPOML_F64) {
+            r->dist = in->data;
+            return true;
+        }
+        /* f32 matrix with a threshold at or above the enclosing radius */
+        r->dist_own = mem_alloc(r, npairs * sizeof(double), "the distance matrix");
+        if (!r->dist_own)
+            return false;
+        for (uint64_t q = 0; q < npairs; q++)
+            r->dist_own[q] = (double)((const float *)in->data)[q];
+        r->dist = r->dist_own;
+        return true;
+    }
+    if (r->thr < t) {
+        memset(r->nb_start, 0, (n + 1) * sizeof *r->nb_start);
+        if (!scan_pairs(r, in, NULL, NULL, true, r->thr))
+            return false;
+    }
+    return lists_alloc(r) && lists_fill_pairs(r, in);
+}
+
+/* SPARSE input: the edge list becomes sorted neighbour lists. The enclosing
+ * radius is finite only if some vertex has an edge to every other one. */
+static bool setup_edges(rips_engine *r, const topoml_input_v1 *in, double t)
+{
+    const uint64_t n = r->n;
+    const topoml_edge *E = in->edges;
+    r->nb_start = mem_alloc(r, (n + 1) * sizeof *r->nb_start, "the neighbour lists");
+    if (!r->nb_start)
+        return false;
+    memset(r->nb_start, 0, (n + 1) * sizeof *r->nb_start);
+    double *rmax = mem_alloc(r, n * sizeof *rmax, "the enclosing radius");
+    if (!rmax)
+        return false;
+    memset(rmax, 0, n * sizeof *rmax);
+    uint64_t *deg = r->nb_start;
+    for (uint64_t q = 0; q < in->n_edges; q++) {
+        if (!(E[q].i < E[q].j && E[q].j < n) || !(E[q].d >= 0.0)) {
+            fail(r, TOPOML_E_INVALID,
+                 "rips: edge %llu (%u, %u, %g) is not i < j < n = %llu with a distance >= 0",
+                 (unsigned long long)q, E[q].i, E[q].j, E[q].d, (unsigned long long)n);
+            mem_free(r, rmax, n * sizeof *rmax);
+            return false;
+        }
+        if (E[q].d < INFINITY) {
+            deg[E[q].i + 1]++;
+            deg[E[q].j + 1]++;
+            rmax[E[q].i] = E[q].d > rmax[E[q].i] ? E[q].d : rmax[E[q].i];
+            rmax[E[q].j] = E[q].d > rmax[E[q].j] ? E[q].d : rmax[E[q].j];
+        }
+    }
+    double radius = INFINITY;
+    for (uint64_t v = 0; v < n; v++)
+        if (deg[v + 1] >= n - 1 && rmax[v] < radius)
+            radius = rmax[v];
+    mem_free(r, rmax, n * sizeof *rmax);
+    r->thr = effective_threshold(t, radius);
+    r->sparse = true;
+    memset(deg, 0, (n + 1) * sizeof *deg);
+    for (uint64_t q = 0; q < in->n_edges; q++)
+        if (E[q].d <= r->thr) {
+            deg[E[q].i + 1]++;
+            deg[E[q].j + 1]++;
+        }
+    if (!lists_alloc(r))
+        return false;
+    uint64_t *cur = mem_alloc(r, n * sizeof *cur, "the neighbour lists");
+    if (!cur)
+        return false;
+    memcpy(cur, r->nb_start, n * sizeof *cur);
+    for (uint64_t q = 0; q < in->n_edges; q++)
+        if (E[q].d <= r->thr) {
+            r->nb_v[cur[E[q].i]] = E[q].j;
+            r->nb_d[cur[E[q].i]++] = E[q].d;
+            r->nb_v[cur[E[q].j]] = E[q].i;
+            r->nb_d[cur[E[q].j]++] = E[q].d;
+        }
+    mem_free(r, cur, n * sizeof *cur);
+    for (uint64_t v = 0; v < n; v++) {
+        uint64_t lo = r->nb_start[v], hi = r->nb_start[v + 1];
+        sort_neighbours(r->nb_v + lo, r->nb_d + lo, hi - lo);
+        for (uint64_t q = lo + 1; q < hi; q++)
+            if (r->nb_v[q] == r->nb_v[q - 1]) {
+                fail(r, TOPOML_E_INVALID, "rips: the edge between vertices %llu and %u is given twice",
+                     (unsigned long long)v, r->nb_v[q]);
+                return false;
+            }
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------------
+ * Set-up: coefficients and the binomial table
+ * ---------------------------------------------------------------------- */
+
+static bool is_prime(uint32_t p)
+{
+    if (p < 2)
+        return false;
+    for (uint32_t d = 2; (uint64_t)d * d <= p; d++)
+        if (p % d == 0)
+            return false;
+    return true;
+}
+
+static bool setup_coefficients(rips_engine *r, uint32_t p)
+{
+    if (p > SCALAR_RIPS_MAX_MODULUS || !is_prime(p)) {
+        fail(r, TOPOML_E_INVALID, "rips: the modulus %u is not a prime between 2 and %u", p,
+             SCALAR_RIPS_MAX_MODULUS);
+        return false;
+    }
+    r->p = p;
+    r->cbits = 0;
+    while ((1u << r->cbits) <= p - 1)
+        r->cbits++;
+    r->cmask = (UINT64_C(1) << r->cbits) - 1;
+    r->inv = mem_alloc(r, (uint64_t)p * sizeof *r->inv, "the coefficient inverses");
+    if (!r->inv)
+        return false;
+    /* inv(i) = -(p / i) * inv(p mod i), from p = (p / i) i + p mod i. */
+    r->inv[0] = 0;
+    r->inv[1] = 1;
+    for (uint32_t i = 2; i < p; i++)
+        r->inv[i] = (uint32_t)((p - (uint64_t)(p / i) * r->inv[p % i] % p) % p);
+    return true;
+}
+
+/* C(v, k) for v <= n and k <= dim_max + 2: simplices up to dimension
+ * dim_max + 1 (the cofacets of the last columns) have indices below
+ * C(n, dim_max + 2), and every C(n, j), j <= dim_max + 2, must stay below
+ * 2^(64 - cbits) - 1 so that an entry never reaches RIPS_NONE. Checked on
+ * C(n, j) alone before the table exists (C(v, j) grows with v). */
+static bool setup_binomials(rips_engine *r)
+{
+    const uint64_t n = r->n;
+    const unsigned K = r->dim_max + 2;
+    const uint64_t limit = UINT64_MAX >> r->cbits;
+    for (unsigned j = 1; j <= K; j++) {
+        unsigned __int128 c = 1;
+        for (unsigned i = 1; i <= j && c < limit; i++)
+            c = c * (n - j + i) / i; /* C(n - j + i, i), exact */
+        if (c >= limit || K > RIPS_MAX_VERTS) {
+            fail(r, TOPOML_E_OVERFLOW,
+                 "rips: simplex indices overflow: n = %llu points up to dimension k = %u need "
+                 "C(n, %u) indices, more than the %u bits left by %u coefficient bits",
+                 (unsigned long long)n, r->dim_max, j, 64 - r->cbits, r->cbits);
+            return false;
+        }
+    }
+    r->bstride = n + 1;
+    r->bk = K;
+    r->binom = mem_alloc(r, (uint64_t)(K + 1) * (n + 1) * sizeof *r->binom, "the binomial table");
+    if (!r->binom)
+        return false;
+    for (unsigned k = 0; k <= K; k++)
+        for (uint64_t v = 0; v <= n; v++) {
+            uint64_t *b = r->binom + k * r->bstride;
+            if (k == 0)
+                b[v] = 1;
+            else if (v == 0)
+                b[v] = 0;
+            else
+                b[v] = b[v - 1] + r->binom[(k - 1) * r->bstride + v - 1];
+        }
+    return true;
+}
+
+/* ------------------------------------------------------------------------
+ * The op
+ * ---------------------------------------------------------------------- */
+
+static void release(rips_engine *r)
+{
+    const uint64_t n = r->n;
+    mem_free(r, r->dist_own, n * (n - (n > 0)) / 2 * sizeof(double));
+    if (r->nb_start) {
+        uint64_t nnz = r->nb_v ? r->nb_start[n] : 0;
+        mem_free(r, r->nb_v, nnz * sizeof *r->nb_v);
+        mem_free(r, r->nb_d, nnz * sizeof *r->nb_d);
+        mem_free(r, r->nb_start, (n + 1) * sizeof *r->nb_start);
+    }
+    mem_free(r, r->binom, (uint64_t)(r->bk + 1) * r->bstride * sizeof *r->binom);
+    mem_free(r, r->inv, (uint64_t)r->p * sizeof *r->inv);
+    mem_free(r, r->voff, (r->cols.n + 1) * sizeof *r->voff);
+    vec_free(r, &r->cols);
+    vec_free(r, &r->vent);
+    vec_free(r, &r->cob);
+    vec_free(r, &r->red);
+    pivots_free(r, &r->piv);
+    r->dist_own = NULL;
+    r->nb_start = NULL;
+    r->binom = NULL;
+    r->inv = NULL;
+    r->voff = NULL;
+}
+
+static bool check_input(rips_engine *r, const topoml_input_v1 *in)
+{
+    const char *bad = NULL;
+    if (in->n > UINT32_MAX)
+        bad = "more than 2^32 - 1 points";
+    else if (in->kind == TOPOML_INPUT_POINTS) {
+        if (in->dtype != TOPOML_F32 && in->dtype != TOPOML_F64)
+            bad = "unknown dtype";
+        else if (in->metric >= TOPOML_METRIC_COUNT)
+            bad = "unknown metric";
+        else if (in->dim > 0 && in->n > UINT64_MAX / in->dim)
+            bad = "n * dim overflows";
+        else if (!in->data && in->n > 0 && in->dim > 0)
+            bad = "no data";
+    } else if (in->kind == TOPOML_INPUT_CONDENSED) {
+        if (in->dtype != TOPOML_F32 && in->dtype != TOPOML_F64)
+            bad = "unknown dtype";
+        else if (!in->data && in->n > 1)
+            bad = "no data";
+    } else if (in->kind == TOPOML_INPUT_SPARSE) {
+        if (!in->edges && in->n_edges > 0)
+            bad = "no edges";
+    } else {
+        bad = "unknown input kind";
+    }
+    if (bad)
+        fail(r, TOPOML_E_INVALID, "rips: bad input: %s", bad);
+    return bad == NULL;
+}
+
+int scalar_rips(const topoml_call_v1 *call, const topoml_input_v1 *in,
+                const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
+{
+    if (!call || call->struct_size < offsetof(topoml_call_v1, error_size) + sizeof(size_t) ||
+        !call->alloc || !call->realloc || !call->free)
+        return TOPOML_E_INVALID;
+    rips_engine eng;
+    memset(&eng, 0, sizeof eng);
+    rips_engine *r = &eng;
+    r->call = call;
+    r->mem_limit = call->max_memory;
+    r->work_mark = RIPS_REPORT_WORK;
+    if (!in || !params || !out)
+        return fail(r, TOPOML_E_INVALID, "rips: NULL input, parameters or barcode");
+    if (in->struct_size < offsetof(topoml_input_v1, edges) + sizeof in->edges ||
+        params->struct_size < offsetof(topoml_rips_params_v1, modulus) + sizeof params->modulus ||
+        out->struct_size < offsetof(topoml_barcode_v1, complete) + sizeof out->complete)
+        return fail(r, TOPOML_E_INVALID, "rips: a struct is shorter than ABI v1 says");
+    out->max_dim = 0;
+    out->n_intervals = 0;
+    out->intervals = NULL;
+    out->complete = 0;
+    if (isnan(params->threshold))
+        return fail(r, TOPOML_E_INVALID, "rips: the threshold is NaN");
+    if (!check_input(r, in) || !setup_coefficients(r, params->modulus)) {
+        release(r);
+        return r->status;
+    }
+
+    r->n = in->n;
+    int done_dim = -1;
+    uint64_t bars_done = 0;
+    bool ok = true;
+    if (r->n > 0) {
+        snprintf(r->stage, sizeof r->stage, "distances");
+        ok = in->kind == TOPOML_INPUT_SPARSE ? setup_edges(r, in, params->threshold)
+                                             : setup_pairs(r, in, params->threshold);
+        r->dim_max = r->n >= 2 && params->max_dim > r->n - 2 ? (uint32_t)(r->n - 2)
+                     : r->n >= 2                            ? params->max_dim
+                                                            : 0;
+        ok = ok && setup_binomials(r);
+        snprintf(r->stage, sizeof r->stage, "dim 0");
+        ok = ok && compute_h0(r);
+        if (ok) {
+            done_dim = 0;
+            bars_done = r->n_bars;
+        }
+        for (uint32_t k = 1; ok && k <= r->dim_max; k++) {
+            snprintf(r->stage, sizeof r->stage, "dim %u", k);
+            if (k >= 2) {
+                ok = assemble_columns(r, k);
+                pivots_free(r, &r->piv);
+            }
+            ok = ok && reduce_dimension(r, k);
+            mem_free(r, r->voff, (r->cols.n + 1) * sizeof *r->voff);
+            r->voff = NULL;
+            vec_free(r, &r->vent);
+            if (ok) {
+                done_dim = (int)k;
+                bars_done = r->n_bars;
+            }
+        }
+    }
+    release(r);
+
+    if (ok || (r->status == TOPOML_E_CANCELLED && done_dim >= 0)) {
+        out->intervals = r->bars;
+        out->n_intervals = ok ? r->n_bars : bars_done;
+        out->max_dim = ok ? params->max_dim : (uint32_t)done_dim;
+        out->complete = ok;
+        return ok ? TOPOML_OK : r->status;
+    }
+    mem_free(r, r->bars, r->cap_bars * sizeof *r->bars);
+    return r->status;
+}

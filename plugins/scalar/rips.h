@@ -1,0 +1,67 @@
+/*
+ * rips.h — the exact Vietoris–Rips persistence engine of the scalar
+ * reference backend (rips.c). The backend glue (scalar.c) exposes it as the
+ * `rips` op of the plugin ABI; the tests call it directly.
+ *
+ * Only the engine is declared here: the glue owns the vtable and the
+ * capability record, the core owns parsing and output.
+ */
+#ifndef TOPOML_SCALAR_RIPS_H
+#define TOPOML_SCALAR_RIPS_H
+
+#include "topoml/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Highest homology dimension the capability record claims. The engine has
+ * no limit of its own below it: what does not fit the 64-bit simplex index
+ * is refused with TOPOML_E_OVERFLOW before any work is done. */
+#define SCALAR_RIPS_MAX_DIM 1024u
+
+/* Largest modulus scalar_rips accepts: every prime p <= this. */
+#define SCALAR_RIPS_MAX_MODULUS 65521u
+
+/* Barcodes of the Vietoris–Rips filtration of `in` in dimensions
+ * 0..params->max_dim over Z/p, p = params->modulus, as the `rips` op of
+ * plugin.h promises.
+ *
+ * Input: CONDENSED (F64 or F32, Ripser's order), SPARSE (an edge list; absent
+ * pairs are infinitely far) or POINTS (any dtype and metric of metric.h).
+ * A distance of +INFINITY is an absent edge; a NaN or negative distance, a
+ * non-finite coordinate, a bad or repeated edge is TOPOML_E_INVALID.
+ *
+ * Threshold: params->threshold bounds the diameter of the simplices;
+ * +INFINITY means none. The enclosing radius r = min_i max_j d(i,j) is used
+ * whenever it is smaller, since the complex is a cone from r on and nothing
+ * changes beyond it. Classes still alive at the threshold get death
+ * +INFINITY. Bars with death == birth are not reported.
+ *
+ * Output: out->intervals from call->alloc, grouped by dimension ascending;
+ * out->max_dim = params->max_dim and out->complete = 1 on success.
+ *
+ * Errors (message in call->error): TOPOML_E_INVALID (bad argument, bad data,
+ * modulus not a prime in [2, SCALAR_RIPS_MAX_MODULUS]); TOPOML_E_OVERFLOW (the
+ * simplex indices of n points up to dimension max_dim + 1 do not fit 64 bits
+ * less the coefficient bits); TOPOML_E_LIMIT (call->max_memory would be
+ * exceeded; the message gives the bytes wanted); TOPOML_E_NOMEM.
+ * On these, out->intervals is NULL and out->n_intervals 0.
+ *
+ * Progress: call->progress(host_data, "distances" | "dim k", done, total) a
+ * few times a second at most; for "dim k", done/total count the columns
+ * reduced (total 0 while the columns are still being collected). A non-zero
+ * answer stops the work: the function returns TOPOML_E_CANCELLED with the
+ * dimensions finished so far in *out, out->max_dim the last of them and
+ * out->complete = 0 (no interval at all, max_dim 0, when H0 was not
+ * finished).
+ *
+ * Scratch memory comes from call->alloc/realloc/free and counts against
+ * call->max_memory, as do the intervals. The caller's data is only read. */
+int scalar_rips(const topoml_call_v1 *call, const topoml_input_v1 *in,
+                const topoml_rips_params_v1 *params, topoml_barcode_v1 *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOPOML_SCALAR_RIPS_H */

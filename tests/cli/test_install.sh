@@ -1,0 +1,73 @@
+#!/bin/bash
+# `cmake --install` lays out bin/, lib/, lib/topoml/plugins/, include/topoml/,
+# pkg-config and CMake package files; the installed topoml finds its
+# installed plugins with no configuration, also after the tree is moved; a
+# host program builds against the install with pkg-config and with
+# find_package(topoml).
+set -u
+build=$4
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+
+cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1
+check "install runs" '[ $? -eq 0 ]'
+p=$tmp/prefix
+for f in bin/topoml lib/libtopoml.so lib/libtopoml.a lib/topoml/plugins/topoml-backend-scalar.so \
+         include/topoml/topoml.h include/topoml/plugin.h include/topoml/types.h \
+         lib/pkgconfig/topoml.pc lib/cmake/topoml/topomlConfig.cmake; do
+    check "installed $f" "[ -e '$p/$f' ]"
+done
+env -u TOPOML_PLUGIN_PATH -u TOPOML_CONFIG "$p/bin/topoml" backends >"$tmp/b.txt" 2>&1
+check "installed topoml finds its plugins" "grep -q '$p/lib/topoml/plugins/topoml-backend-scalar.so' '$tmp/b.txt'"
+mv "$p" "$tmp/moved"
+env -u TOPOML_PLUGIN_PATH -u TOPOML_CONFIG "$tmp/moved/bin/topoml" backends >"$tmp/b2.txt" 2>&1
+check "a moved install still finds its plugins" "grep -q '$tmp/moved/lib/topoml/plugins/topoml-backend-scalar.so' '$tmp/b2.txt'"
+mv "$tmp/moved" "$p"
+
+cat >"$tmp/host.c" <<'C'
+#include <topoml/topoml.h>
+#include <stdio.h>
+int main(void)
+{
+    topoml_context *ctx = NULL;
+    if (topoml_context_new(&ctx, NULL) != TOPOML_OK)
+        return 1;
+    double xy[] = {0, 0, 3, 4};
+    topoml_data *d = NULL;
+    topoml_barcode *bc = NULL;
+    topoml_rips_options o;
+    topoml_rips_options_init(&o);
+    o.max_dim = 0;
+    int rc = topoml_data_from_points(ctx, &d, 2, 2, xy);
+    if (rc == TOPOML_OK)
+        rc = topoml_barcode_compute(ctx, &bc, d, &o);
+    if (rc == TOPOML_OK)
+        topoml_barcode_write(ctx, bc, stdout, TOPOML_OUTPUT_RIPSER, 0);
+    topoml_barcode_free(bc);
+    topoml_data_free(ctx, d);
+    topoml_context_free(ctx);
+    return rc == TOPOML_OK ? 0 : 1;
+}
+C
+PKG_CONFIG_PATH=$p/lib/pkgconfig cc -std=c11 -Wall -Wextra -Werror -o "$tmp/host" "$tmp/host.c" \
+    $(PKG_CONFIG_PATH=$p/lib/pkgconfig pkg-config --cflags --libs topoml) -Wl,-rpath,"$p/lib"
+check "host builds with pkg-config" '[ $? -eq 0 ]'
+"$tmp/host" >"$tmp/h.txt" 2>&1
+check "host runs" "grep -q '\[0,5)' '$tmp/h.txt'"
+
+mkdir -p "$tmp/cm"
+cat >"$tmp/cm/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.25)
+project(host C)
+find_package(topoml 0.1 REQUIRED)
+add_executable(host ../host.c)
+target_link_libraries(host PRIVATE topoml::topoml)
+CM
+cmake -S "$tmp/cm" -B "$tmp/cm/b" -DCMAKE_PREFIX_PATH="$p" >"$tmp/cm.log" 2>&1 &&
+    cmake --build "$tmp/cm/b" >>"$tmp/cm.log" 2>&1
+check "host builds with find_package(topoml)" '[ $? -eq 0 ]'
+[ $fail -eq 0 ] || cat "$tmp/cm.log" | tail -20
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,45 @@
+#!/bin/bash
+# run_fuzzer.sh BINARY NAME SECONDS FUZZ_DIR SOURCE_DIR SHARED_DATA
+# Replays the regression inputs, then fuzzes for SECONDS from a seed corpus
+# built from the shipped examples. Fails on any crash, leak or sanitizer
+# report, and prints how many executions ran.
+set -u
+bin=$1 name=$2 secs=$3 dir=$4 src=$5 shared=$6
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/corpus"
+if [ "$name" = fuzz_parsers ]; then
+    # Seeds: each example prefixed with the byte that selects its format
+    # (0 lower, 1 upper, 2 full, 3 points, 4 dipha, 5 sparse, 6 binary).
+    i=0
+    for f in "$src"/docs/examples/*.lower_distance_matrix "$shared"/*.lower_distance_matrix; do
+        [ -f "$f" ] && [ "$(stat -c %s "$f")" -lt 20000 ] && { printf '\0'; cat "$f"; } >"$work/corpus/s$((i++))"
+    done
+    for f in "$src"/docs/examples/*.csv "$shared"/projective_plane.csv; do
+        [ -f "$f" ] && { printf '\3'; cat "$f"; } >"$work/corpus/s$((i++))"
+        [ -f "$f" ] && { printf '\2'; cat "$f"; } >"$work/corpus/s$((i++))"
+    done
+    [ -f "$shared/projective_plane.dipha" ] && { printf '\4'; cat "$shared/projective_plane.dipha"; } >"$work/corpus/s$((i++))"
+    printf '\0050 1 1.5\n1 2 0.5\n' >"$work/corpus/s$((i++))"
+    printf '\6\0\0\200\77\0\0\0\100\0\0\100\100' >"$work/corpus/s$((i++))"
+else
+    cp "$src/topoml.yaml.example" "$work/corpus/example.yaml"
+    printf 'gate: off\nprefer: [cuda]\nmax_memory: 1GiB\n' >"$work/corpus/small.yaml"
+fi
+if [ -d "$dir/regressions/$name" ]; then
+    "$bin" -runs=1 "$dir/regressions/$name"/* || { echo "FAIL: a regression input fails again"; exit 1; }
+fi
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+"$bin" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+    -artifact_prefix="$work/" "$work/corpus" 2>"$work/log"
+rc=$?
+grep -E "stat::number_of_executed_units|ERROR|SUMMARY" "$work/log" | head -20
+if [ $rc -ne 0 ]; then
+    echo "FAIL: $name found a problem; the input is:"
+    ls "$work"/crash-* "$work"/leak-* 2>/dev/null | head -3
+    for f in "$work"/crash-* "$work"/leak-*; do [ -f "$f" ] && xxd "$f" | head -20; done
+    tail -40 "$work/log"
+    exit 1
+fi
+echo "$name: passed"

@@ -177,8 +177,9 @@ static bool set_key(parser *p, const yaml_node_t *n, tc_case *c, const char *sec
 /* Keys whose value may be a list that expands into several cases. */
 static bool expandable(const char *section, const char *key)
 {
-    static const char *keys[] = {"params.metric", "params.dtype",     "params.modulus",
-                                 "params.threshold", "params.max_dim", "input.as"};
+    static const char *keys[] = {"params.metric",    "params.dtype",   "params.modulus",
+                                 "params.threshold", "params.max_dim", "input.as",
+                                 "input.n",          "input.dim"};
     char full[64];
     snprintf(full, sizeof full, "%s.%s", section, key);
     return find_name(keys, (int)(sizeof keys / sizeof keys[0]), full) >= 0;

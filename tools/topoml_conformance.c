@@ -36,7 +36,8 @@ static const char usage[] =
     "  --certify         write a certificate per plugin into the cache folder\n"
     "  --cache-dir DIR   the cache folder (default: config cache_dir, else\n"
     "                    $XDG_CACHE_HOME/topoml, else ~/.cache/topoml)\n"
-    "  --timeout S       seconds each case may take (default 60)\n"
+    "  --timeout S       seconds each case may take (default 10 in the quick tier,\n"
+    "                    60 in the full tier)\n"
     "  --fail-fast       stop testing a plugin at its first failing case\n"
     "  --cases FILE      another case list (not with --certify)\n"
     "  --config FILE     topoml configuration (plugin_paths, cache_dir)\n"
@@ -178,7 +179,7 @@ int main(int argc, char **argv)
     tc_tier tier = TC_TIER_QUICK;
     const char *json = NULL, *junit = NULL, *cache = NULL, *cases_file = NULL, *config = NULL;
     bool list = false, do_certify = false, fail_fast = false, quiet = false, verbose = false;
-    double timeout = 60;
+    double timeout = 0; /* 0: by tier */
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
         switch (c) {
@@ -221,6 +222,8 @@ int main(int argc, char **argv)
     }
     if (optind < argc)
         return usage_error("unexpected argument '%s'", argv[optind]);
+    if (timeout == 0)
+        timeout = tier == TC_TIER_QUICK ? 10 : 60;
     if (do_certify && globs.count)
         return usage_error("%s", "--certify runs a whole tier: it cannot be combined with --case");
     if (do_certify && cases_file)

@@ -288,7 +288,7 @@ START_TEST(test_case_list_errors_name_line_and_column)
          "4, dim: 2}\n  - name: a\n    op: h0\n    input: {generator: uniform, n: 4, dim: 2}\n",
          "used twice"},
         {"suite_version: 1\ncases:\n  - name: a\n    op: h0\n    input: {generator: uniform, n: "
-         "4, dim: 2, seed: [1, 2]}\n",
+         "4, dim: 2, radius: [1, 2]}\n",
          "cannot be a list"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -244,7 +244,8 @@ START_TEST(test_io_reads_projective_plane_identically_in_three_formats)
 {
     topoml_context *ctx = ctx_new();
     topoml_data *lower, *full, *dipha;
-    ck_assert_int_eq(topoml_data_read(ctx, &lower, example("projective_plane.lower_distance_matrix"),
+    ck_assert_int_eq(topoml_data_read(ctx, &lower,
+                                      example("projective_plane.lower_distance_matrix"),
                                       TOPOML_FORMAT_LOWER_DISTANCE),
                      TOPOML_OK);
     ck_assert_int_eq(
@@ -325,8 +326,8 @@ START_TEST(test_io_round_trips_give_identical_condensed_values)
         for (int j = 0; j < i; j++)
             want[k++] = rt_d(i, j);
 
-    static const topoml_format text[] = {TOPOML_FORMAT_LOWER_DISTANCE,
-                                         TOPOML_FORMAT_UPPER_DISTANCE, TOPOML_FORMAT_DISTANCE};
+    static const topoml_format text[] = {TOPOML_FORMAT_LOWER_DISTANCE, TOPOML_FORMAT_UPPER_DISTANCE,
+                                         TOPOML_FORMAT_DISTANCE};
     for (int t = 0; t < 3; t++)
         for (int p = 0; p < 2; p++) {
             size_t len;
@@ -376,9 +377,9 @@ START_TEST(test_io_accepts_commas_spaces_crlf_and_trailing_commas)
 {
     topoml_context *ctx = ctx_new();
     topoml_data *d;
-    ck_assert_int_eq(read_str(ctx, &d, "1, 2 ,3\t4,\r\n\r\n5 6,7,8\n", "sep.csv",
-                              TOPOML_FORMAT_POINT_CLOUD),
-                     TOPOML_OK);
+    ck_assert_int_eq(
+        read_str(ctx, &d, "1, 2 ,3\t4,\r\n\r\n5 6,7,8\n", "sep.csv", TOPOML_FORMAT_POINT_CLOUD),
+        TOPOML_OK);
     ck_assert_uint_eq(topoml_data_count(d), 2);
     ck_assert_uint_eq(topoml_data_dim(d), 4);
     ck_assert_double_eq(view(d)->values[7], 8);
@@ -393,13 +394,18 @@ START_TEST(test_io_accepts_commas_spaces_crlf_and_trailing_commas)
 }
 END_TEST
 
-START_TEST(test_io_reads_lower_triangle_on_one_line)
+START_TEST(test_io_reads_lower_triangle_on_one_line_or_wrapped)
 {
     topoml_context *ctx = ctx_new();
     topoml_data *d;
     ck_assert_int_eq(read_str(ctx, &d, "1 2 3 4 5 6\n", "one-line", TOPOML_FORMAT_LOWER_DISTANCE),
                      TOPOML_OK);
     static const double want[] = {1, 2, 3, 4, 5, 6};
+    expect_condensed(d, 4, want);
+    topoml_data_free(ctx, d);
+    /* Wrapped at two values a line: as many lines as rows, but not rows. */
+    ck_assert_int_eq(read_str(ctx, &d, "1 2\n3 4\n5 6\n", "wrapped", TOPOML_FORMAT_LOWER_DISTANCE),
+                     TOPOML_OK);
     expect_condensed(d, 4, want);
     topoml_data_free(ctx, d);
     ctx_free(ctx);
@@ -410,15 +416,14 @@ START_TEST(test_io_accepts_lower_triangle_with_zero_diagonal)
 {
     topoml_context *ctx = ctx_new();
     topoml_data *d;
-    ck_assert_int_eq(
-        read_str(ctx, &d, "0\n1 0\n2 3 0\n", "diag", TOPOML_FORMAT_LOWER_DISTANCE),
-        TOPOML_OK);
+    ck_assert_int_eq(read_str(ctx, &d, "0\n1 0\n2 3 0\n", "diag", TOPOML_FORMAT_LOWER_DISTANCE),
+                     TOPOML_OK);
     static const double want[] = {1, 2, 3};
     expect_condensed(d, 3, want);
     topoml_data_free(ctx, d);
     /* Ripser's layout (empty row 0) is never read as having a diagonal. */
-    ck_assert_int_eq(
-        read_str(ctx, &d, "\n0\n2 0\n", "ripser", TOPOML_FORMAT_LOWER_DISTANCE), TOPOML_OK);
+    ck_assert_int_eq(read_str(ctx, &d, "\n0\n2 0\n", "ripser", TOPOML_FORMAT_LOWER_DISTANCE),
+                     TOPOML_OK);
     static const double ripser[] = {0, 2, 0};
     expect_condensed(d, 3, ripser);
     topoml_data_free(ctx, d);
@@ -430,8 +435,8 @@ START_TEST(test_io_accepts_upper_triangle_with_zero_diagonal)
 {
     topoml_context *ctx = ctx_new();
     topoml_data *d;
-    ck_assert_int_eq(
-        read_str(ctx, &d, "0 1 2\n0 3\n0\n", "diag", TOPOML_FORMAT_UPPER_DISTANCE), TOPOML_OK);
+    ck_assert_int_eq(read_str(ctx, &d, "0 1 2\n0 3\n0\n", "diag", TOPOML_FORMAT_UPPER_DISTANCE),
+                     TOPOML_OK);
     static const double want[] = {1, 2, 3};
     expect_condensed(d, 3, want);
     topoml_data_free(ctx, d);
@@ -449,8 +454,8 @@ START_TEST(test_io_reads_blank_lower_distance_as_one_point)
 {
     topoml_context *ctx = ctx_new();
     topoml_data *d;
-    ck_assert_int_eq(topoml_data_read(ctx, &d, bad("blank_lines.txt"), TOPOML_FORMAT_LOWER_DISTANCE),
-                     TOPOML_OK);
+    ck_assert_int_eq(
+        topoml_data_read(ctx, &d, bad("blank_lines.txt"), TOPOML_FORMAT_LOWER_DISTANCE), TOPOML_OK);
     ck_assert_uint_eq(topoml_data_count(d), 1);
     topoml_data_free(ctx, d);
     ctx_free(ctx);
@@ -477,9 +482,9 @@ START_TEST(test_io_sparse_stores_i_below_j_and_merges_equal_duplicates)
 {
     topoml_context *ctx = ctx_new();
     topoml_data *d;
-    ck_assert_int_eq(read_str(ctx, &d, "0 1 0.5\n2 1 1\n1 0 0.5\n3 3 0\n", "s",
-                              TOPOML_FORMAT_SPARSE),
-                     TOPOML_OK);
+    ck_assert_int_eq(
+        read_str(ctx, &d, "0 1 0.5\n2 1 1\n1 0 0.5\n3 3 0\n", "s", TOPOML_FORMAT_SPARSE),
+        TOPOML_OK);
     ck_assert_uint_eq(topoml_data_kind(d), TOPOML_INPUT_SPARSE);
     ck_assert_uint_eq(topoml_data_count(d), 3); /* "3 3 0" is skipped, as Ripser does */
     ck_assert_uint_eq(view(d)->n_edges, 2);
@@ -499,27 +504,25 @@ END_TEST
 
 START_TEST(test_io_rejects_empty_input)
 {
-    expect_bad("empty.txt", TOPOML_FORMAT_POINT_CLOUD, TOPOML_E_PARSE, "empty.txt:1: ",
-               "empty input");
-    expect_bad("empty.txt", TOPOML_FORMAT_LOWER_DISTANCE, TOPOML_E_PARSE, "empty.txt:1: ",
-               "empty input");
-    expect_bad("empty.txt", TOPOML_FORMAT_UPPER_DISTANCE, TOPOML_E_PARSE, "empty.txt:1: ",
-               "empty input");
-    expect_bad("empty.txt", TOPOML_FORMAT_DISTANCE, TOPOML_E_PARSE, "empty.txt:1: ",
-               "empty input");
-    expect_bad("empty.txt", TOPOML_FORMAT_SPARSE, TOPOML_E_PARSE, "empty.txt:1: ",
-               "empty input");
-    expect_bad("empty.txt", TOPOML_FORMAT_DIPHA, TOPOML_E_PARSE, "empty.txt: byte 0: ",
-               "empty input");
-    expect_bad("empty.txt", TOPOML_FORMAT_BINARY, TOPOML_E_PARSE, "empty.txt: byte 0: ",
-               "empty input");
+    expect_bad("empty.txt", TOPOML_FORMAT_POINT_CLOUD, TOPOML_E_PARSE,
+               "empty.txt:1: ", "empty input");
+    expect_bad("empty.txt", TOPOML_FORMAT_LOWER_DISTANCE, TOPOML_E_PARSE,
+               "empty.txt:1: ", "empty input");
+    expect_bad("empty.txt", TOPOML_FORMAT_UPPER_DISTANCE, TOPOML_E_PARSE,
+               "empty.txt:1: ", "empty input");
+    expect_bad("empty.txt", TOPOML_FORMAT_DISTANCE, TOPOML_E_PARSE, "empty.txt:1: ", "empty input");
+    expect_bad("empty.txt", TOPOML_FORMAT_SPARSE, TOPOML_E_PARSE, "empty.txt:1: ", "empty input");
+    expect_bad("empty.txt", TOPOML_FORMAT_DIPHA, TOPOML_E_PARSE,
+               "empty.txt: byte 0: ", "empty input");
+    expect_bad("empty.txt", TOPOML_FORMAT_BINARY, TOPOML_E_PARSE,
+               "empty.txt: byte 0: ", "empty input");
 }
 END_TEST
 
 START_TEST(test_io_rejects_point_cloud_of_blank_lines)
 {
-    expect_bad("blank_lines.txt", TOPOML_FORMAT_POINT_CLOUD, TOPOML_E_PARSE, "blank_lines.txt:3: ",
-               "no points");
+    expect_bad("blank_lines.txt", TOPOML_FORMAT_POINT_CLOUD, TOPOML_E_PARSE,
+               "blank_lines.txt:3: ", "no points");
 }
 END_TEST
 
@@ -658,8 +661,7 @@ START_TEST(test_io_rejects_first_row_longer_than_file_can_hold)
     text[k++] = '\n';
     topoml_context *ctx = ctx_new();
     topoml_data *d;
-    ck_assert_int_eq(read_mem(ctx, &d, text, k, "wide", TOPOML_FORMAT_DISTANCE, 0),
-                     TOPOML_E_PARSE);
+    ck_assert_int_eq(read_mem(ctx, &d, text, k, "wide", TOPOML_FORMAT_DISTANCE, 0), TOPOML_E_PARSE);
     ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "wide:1: the first row has 1000 values"));
     ck_assert_uint_lt(counted.largest, 100000);
     ctx_free(ctx);
@@ -668,8 +670,8 @@ END_TEST
 
 START_TEST(test_io_rejects_sparse_line_without_three_values)
 {
-    expect_bad("sparse_count.txt", TOPOML_FORMAT_SPARSE, TOPOML_E_PARSE, "sparse_count.txt:2: ",
-               "2 values, expected 3");
+    expect_bad("sparse_count.txt", TOPOML_FORMAT_SPARSE, TOPOML_E_PARSE,
+               "sparse_count.txt:2: ", "2 values, expected 3");
 }
 END_TEST
 
@@ -693,8 +695,8 @@ END_TEST
 
 START_TEST(test_io_rejects_sparse_nonzero_self_distance)
 {
-    expect_bad("sparse_self.txt", TOPOML_FORMAT_SPARSE, TOPOML_E_INVALID, "sparse_self.txt:2: ",
-               "d(2,2) = 0.25");
+    expect_bad("sparse_self.txt", TOPOML_FORMAT_SPARSE, TOPOML_E_INVALID,
+               "sparse_self.txt:2: ", "d(2,2) = 0.25");
 }
 END_TEST
 
@@ -702,15 +704,15 @@ END_TEST
 
 START_TEST(test_io_rejects_dipha_bad_magic)
 {
-    expect_bad("dipha_magic.bin", TOPOML_FORMAT_DIPHA, TOPOML_E_PARSE, "dipha_magic.bin: byte 0: ",
-               "magic number 8067171841");
+    expect_bad("dipha_magic.bin", TOPOML_FORMAT_DIPHA, TOPOML_E_PARSE,
+               "dipha_magic.bin: byte 0: ", "magic number 8067171841");
 }
 END_TEST
 
 START_TEST(test_io_rejects_dipha_wrong_file_type)
 {
-    expect_bad("dipha_type.bin", TOPOML_FORMAT_DIPHA, TOPOML_E_PARSE, "dipha_type.bin: byte 8: ",
-               "DIPHA file type 1");
+    expect_bad("dipha_type.bin", TOPOML_FORMAT_DIPHA, TOPOML_E_PARSE,
+               "dipha_type.bin: byte 8: ", "DIPHA file type 1");
 }
 END_TEST
 
@@ -731,7 +733,8 @@ END_TEST
 START_TEST(test_io_rejects_dipha_header_that_lies_about_size)
 {
     expect_bad("dipha_size_lie.bin", TOPOML_FORMAT_DIPHA, TOPOML_E_PARSE,
-               "dipha_size_lie.bin: byte 16: ", "n = 4, so the file has 24 + 8n^2 = 152 bytes, but it has 96");
+               "dipha_size_lie.bin: byte 16: ",
+               "n = 4, so the file has 24 + 8n^2 = 152 bytes, but it has 96");
     expect_bad("dipha_trailing.bin", TOPOML_FORMAT_DIPHA, TOPOML_E_PARSE,
                "dipha_trailing.bin: byte 16: ", "but it has 100");
 }
@@ -750,8 +753,8 @@ START_TEST(test_io_rejects_dipha_asymmetric_nonzero_diagonal_and_nan)
                "dipha_asymmetric.bin: byte 80: ", "d(2,1) = 3.25 but d(1,2) = 3");
     expect_bad("dipha_diagonal.bin", TOPOML_FORMAT_DIPHA, TOPOML_E_INVALID,
                "dipha_diagonal.bin: byte 88: ", "diagonal entry d(2,2) is 0.001");
-    expect_bad("dipha_nan.bin", TOPOML_FORMAT_DIPHA, TOPOML_E_INVALID, "dipha_nan.bin: byte 64: ",
-               "d(1,2) is NaN");
+    expect_bad("dipha_nan.bin", TOPOML_FORMAT_DIPHA, TOPOML_E_INVALID,
+               "dipha_nan.bin: byte 64: ", "d(1,2) is NaN");
 }
 END_TEST
 
@@ -800,7 +803,8 @@ END_TEST
 START_TEST(test_io_rejects_binary_non_triangular_count)
 {
     expect_bad("binary_count.bin", TOPOML_FORMAT_BINARY, TOPOML_E_PARSE,
-               "binary_count.bin: byte 8: ", "2 values, which is not n(n-1)/2 for any n; the nearest are n = 2 (1 value)");
+               "binary_count.bin: byte 8: ",
+               "2 values, which is not n(n-1)/2 for any n; the nearest are n = 2 (1 value)");
     expect_bad_stream("binary_count.bin", 0, TOPOML_FORMAT_BINARY, TOPOML_E_PARSE,
                       "<stdin>: byte 8: ", "2 values, which is not n(n-1)/2");
 }
@@ -808,8 +812,8 @@ END_TEST
 
 START_TEST(test_io_rejects_binary_nan_and_negative_naming_entry)
 {
-    expect_bad("binary_nan.bin", TOPOML_FORMAT_BINARY, TOPOML_E_INVALID, "binary_nan.bin: byte 4: ",
-               "d(2,0) is NaN");
+    expect_bad("binary_nan.bin", TOPOML_FORMAT_BINARY, TOPOML_E_INVALID,
+               "binary_nan.bin: byte 4: ", "d(2,0) is NaN");
     expect_bad("binary_negative.bin", TOPOML_FORMAT_BINARY, TOPOML_E_INVALID,
                "binary_negative.bin: byte 16: ", "d(3,1) is -5, a negative distance");
 }
@@ -870,8 +874,9 @@ START_TEST(test_io_refuses_binary_and_full_matrix_over_memory_limit_before_alloc
         topoml_context *ctx = ctx_new();
         topoml_set_max_memory(ctx, 20000); /* 4950 doubles = 39600 bytes */
         topoml_data *d;
-        ck_assert_int_eq(read_mem(ctx, &d, values, sizeof values, "big.bin", TOPOML_FORMAT_BINARY, p),
-                         TOPOML_E_LIMIT);
+        ck_assert_int_eq(
+            read_mem(ctx, &d, values, sizeof values, "big.bin", TOPOML_FORMAT_BINARY, p),
+            TOPOML_E_LIMIT);
         ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "big.bin: byte "));
         ck_assert_int_le(counted.peak, 20000 + 256);
         ck_assert_int_eq(counted.live, 0);
@@ -883,7 +888,8 @@ START_TEST(test_io_refuses_binary_and_full_matrix_over_memory_limit_before_alloc
     char *text = rt_text(TOPOML_FORMAT_DISTANCE, 60, &len);
     topoml_set_max_memory(ctx, 10000); /* 1770 doubles = 14160 bytes */
     topoml_data *d;
-    ck_assert_int_eq(read_mem(ctx, &d, text, len, "full", TOPOML_FORMAT_DISTANCE, 0), TOPOML_E_LIMIT);
+    ck_assert_int_eq(read_mem(ctx, &d, text, len, "full", TOPOML_FORMAT_DISTANCE, 0),
+                     TOPOML_E_LIMIT);
     free(text);
     ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "full:1: "));
     ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "the distance matrix"));
@@ -920,10 +926,12 @@ START_TEST(test_io_survives_every_allocation_failure)
     float binary[] = {1, 2, 3};
 
     for (int k = 0; k < 7; k++) {
-        topoml_format format = k < 5 ? every_format[k].format
-                               : k == 5 ? TOPOML_FORMAT_DIPHA : TOPOML_FORMAT_BINARY;
-        const void *bytes = k < 5 ? (const void *)every_format[k].text
-                            : k == 5 ? (const void *)dipha : (const void *)binary;
+        topoml_format format = k < 5    ? every_format[k].format
+                               : k == 5 ? TOPOML_FORMAT_DIPHA
+                                        : TOPOML_FORMAT_BINARY;
+        const void *bytes = k < 5    ? (const void *)every_format[k].text
+                            : k == 5 ? (const void *)dipha
+                                     : (const void *)binary;
         size_t len = k < 5 ? strlen(every_format[k].text) : k == 5 ? sizeof dipha : sizeof binary;
         for (size_t fail = 1;; fail++) {
             topoml_context *ctx = ctx_new();
@@ -1085,7 +1093,7 @@ static Suite *io_suite(void)
     tcase_add_test(good, test_io_reads_point_cloud_from_a_pipe);
     tcase_add_test(good, test_io_round_trips_give_identical_condensed_values);
     tcase_add_test(good, test_io_accepts_commas_spaces_crlf_and_trailing_commas);
-    tcase_add_test(good, test_io_reads_lower_triangle_on_one_line);
+    tcase_add_test(good, test_io_reads_lower_triangle_on_one_line_or_wrapped);
     tcase_add_test(good, test_io_accepts_lower_triangle_with_zero_diagonal);
     tcase_add_test(good, test_io_accepts_upper_triangle_with_zero_diagonal);
     tcase_add_test(good, test_io_reads_blank_lower_distance_as_one_point);

@@ -24,7 +24,14 @@ int cli_open_context(topoml_context **out, const char *config, const char *backe
                      int verbose);
 
 /* Further commands, defined in their own files. */
-#define CLI_EXTRA_HELP ""
-#define CLI_EXTRA_COMMANDS
+#include "cmd_features.h"
+#define CLI_EXTRA_HELP                                                              \
+    "  image      persistence images of diagram files (CSV, JSON, PGM)\n"           \
+    "  features   Betti curves, landscapes, entropy, total persistence of a diagram\n" \
+    "  compare    bottleneck and Wasserstein distances between two diagrams\n"      \
+    "  plot       a persistence diagram or barcode as SVG\n"
+#define CLI_EXTRA_COMMANDS                                                          \
+    , {"image", cli_cmd_image}, {"features", cli_cmd_features},                   \
+        {"compare", cli_cmd_compare}, {"plot", cli_cmd_plot}
 
 #endif

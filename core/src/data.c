@@ -65,8 +65,8 @@ static int rec_cmp(const void *pa, const void *pb)
     return 0;
 }
 
-int tm_edges_normalize(tm_edge_rec *recs, uint64_t count, uint64_t *n_edges,
-                       tm_edge_rec *first, tm_edge_rec *second)
+int tm_edges_normalize(tm_edge_rec *recs, uint64_t count, uint64_t *n_edges, tm_edge_rec *first,
+                       tm_edge_rec *second)
 {
     if (count > 1)
         qsort(recs, (size_t)count, sizeof *recs, rec_cmp);
@@ -121,8 +121,7 @@ int topoml_data_read_stream(topoml_context *ctx, topoml_data **out, FILE *f, con
     return TOPOML_OK;
 }
 
-int topoml_data_read(topoml_context *ctx, topoml_data **out, const char *path,
-                     topoml_format format)
+int topoml_data_read(topoml_context *ctx, topoml_data **out, const char *path, topoml_format format)
 {
     if (!ctx)
         return TOPOML_E_INVALID;
@@ -144,15 +143,15 @@ int topoml_data_read(topoml_context *ctx, topoml_data **out, const char *path,
 
 /* Allocate the object and an array of `bytes` (none when 0), after checking
  * the memory limit. */
-static int new_data(topoml_context *ctx, uint64_t bytes, const char *what,
-                    struct topoml_data **out, void **array)
+static int new_data(topoml_context *ctx, uint64_t bytes, const char *what, struct topoml_data **out,
+                    void **array)
 {
     uint64_t total;
     *out = NULL;
     *array = NULL;
     if (!tm_add_u64(bytes, sizeof **out, &total) || total > SIZE_MAX)
-        return tm_error(ctx, TOPOML_E_OVERFLOW, "%s: %" PRIu64 " bytes cannot be addressed",
-                        what, bytes);
+        return tm_error(ctx, TOPOML_E_OVERFLOW, "%s: %" PRIu64 " bytes cannot be addressed", what,
+                        bytes);
     int st = tm_check_memory(ctx, total, what);
     if (st)
         return st;
@@ -190,8 +189,8 @@ int topoml_data_from_points(topoml_context *ctx, topoml_data **out, uint64_t n, 
     for (uint64_t k = 0; k < count; k++)
         if (!isfinite(coords[k]))
             return tm_error(ctx, TOPOML_E_INVALID,
-                            "%s: coordinate %" PRIu64 " of point %" PRIu64 " is %s", fn,
-                            k % dim, k / dim, isnan(coords[k]) ? "NaN" : "Inf");
+                            "%s: coordinate %" PRIu64 " of point %" PRIu64 " is %s", fn, k % dim,
+                            k / dim, isnan(coords[k]) ? "NaN" : "Inf");
     struct topoml_data *d;
     void *values;
     int st = new_data(ctx, bytes, fn, &d, &values);
@@ -218,8 +217,7 @@ int topoml_data_from_condensed(topoml_context *ctx, topoml_data **out, uint64_t 
         return tm_error(ctx, TOPOML_E_INVALID, "%s: out is NULL", fn);
     *out = NULL;
     if (!tm_condensed_count(n, &count) || !tm_mul_u64(count, sizeof(double), &bytes))
-        return tm_error(ctx, TOPOML_E_OVERFLOW, "%s: n = %" PRIu64 " overflows n(n-1)/2", fn,
-                        n);
+        return tm_error(ctx, TOPOML_E_OVERFLOW, "%s: n = %" PRIu64 " overflows n(n-1)/2", fn, n);
     if (count > 0 && !condensed)
         return tm_error(ctx, TOPOML_E_INVALID, "%s: condensed is NULL", fn);
     for (uint64_t k = 0; k < count; k++) {
@@ -227,8 +225,10 @@ int topoml_data_from_condensed(topoml_context *ctx, topoml_data **out, uint64_t 
         if (!isfinite(x) || x < 0) {
             uint64_t i, j;
             tm_condensed_pair(k, &i, &j);
-            return tm_error(ctx, TOPOML_E_INVALID, "%s: d(%" PRIu64 ",%" PRIu64 ") is %s", fn,
-                            i, j, isnan(x) ? "NaN" : isinf(x) ? "Inf" : "negative");
+            return tm_error(ctx, TOPOML_E_INVALID, "%s: d(%" PRIu64 ",%" PRIu64 ") is %s", fn, i, j,
+                            isnan(x)   ? "NaN"
+                            : isinf(x) ? "Inf"
+                                       : "negative");
         }
     }
     struct topoml_data *d;
@@ -259,8 +259,7 @@ int topoml_data_from_edges(topoml_context *ctx, topoml_data **out, uint64_t n, u
     /* Vertices are uint32_t in topoml_edge. */
     if (n > (uint64_t)UINT32_MAX)
         return tm_error(ctx, TOPOML_E_OVERFLOW,
-                        "%s: n = %" PRIu64 " is more vertices than an edge can name (%" PRIu32
-                        ")",
+                        "%s: n = %" PRIu64 " is more vertices than an edge can name (%" PRIu32 ")",
                         fn, n, UINT32_MAX);
     if (!tm_mul_u64(n_edges, sizeof(tm_edge_rec), &bytes))
         return tm_error(ctx, TOPOML_E_OVERFLOW, "%s: %" PRIu64 " edges overflow", fn, n_edges);
@@ -274,11 +273,13 @@ int topoml_data_from_edges(topoml_context *ctx, topoml_data **out, uint64_t n, u
                             ", but there are %" PRIu64 " vertices",
                             fn, k, e->i, e->j, n);
         if (e->i == e->j)
-            return tm_error(ctx, TOPOML_E_INVALID, "%s: edge %" PRIu64 " joins %" PRIu32
-                            " to itself", fn, k, e->i);
+            return tm_error(ctx, TOPOML_E_INVALID,
+                            "%s: edge %" PRIu64 " joins %" PRIu32 " to itself", fn, k, e->i);
         if (!isfinite(e->d) || e->d < 0)
-            return tm_error(ctx, TOPOML_E_INVALID, "%s: edge %" PRIu64 " has distance %s", fn,
-                            k, isnan(e->d) ? "NaN" : isinf(e->d) ? "Inf" : "< 0");
+            return tm_error(ctx, TOPOML_E_INVALID, "%s: edge %" PRIu64 " has distance %s", fn, k,
+                            isnan(e->d)   ? "NaN"
+                            : isinf(e->d) ? "Inf"
+                                          : "< 0");
     }
 
     /* The records are the working copy; they shrink into the edges. */

@@ -43,8 +43,7 @@ int tm_fail(tm_reader *r, int status, const char *fmt, ...)
     if (r->binary)
         return tm_error(r->ctx, status, "%s: byte %" PRIu64 ": %s", r->name, r->offset, reason);
     /* Errors found before the first line (an empty input) still name line 1. */
-    return tm_error(r->ctx, status, "%s:%" PRIu64 ": %s", r->name, r->line ? r->line : 1,
-                    reason);
+    return tm_error(r->ctx, status, "%s:%" PRIu64 ": %s", r->name, r->line ? r->line : 1, reason);
 }
 
 /* ---- memory ---- */
@@ -73,8 +72,7 @@ int tm_reader_alloc(tm_reader *r, uint64_t bytes, const char *what, void **out)
         return st;
     void *p = tm_alloc(r->ctx, (size_t)bytes);
     if (!p && bytes)
-        return tm_fail(r, TOPOML_E_NOMEM, "out of memory: %" PRIu64 " bytes for %s", bytes,
-                       what);
+        return tm_fail(r, TOPOML_E_NOMEM, "out of memory: %" PRIu64 " bytes for %s", bytes, what);
     r->held += bytes;
     *out = p;
     return TOPOML_OK;
@@ -116,8 +114,7 @@ int tm_vec_grow(tm_reader *r, tm_vec *v, uint64_t need, const char *what)
         return st;
     void *p = tm_realloc(r->ctx, v->p, (size_t)bytes);
     if (!p)
-        return tm_fail(r, TOPOML_E_NOMEM, "out of memory: %" PRIu64 " bytes for %s", bytes,
-                       what);
+        return tm_fail(r, TOPOML_E_NOMEM, "out of memory: %" PRIu64 " bytes for %s", bytes, what);
     v->p = p;
     v->cap = cap;
     r->held += bytes - old_bytes;
@@ -140,10 +137,10 @@ void *tm_vec_take(tm_reader *r, tm_vec *v)
     }
     if (v->len < v->cap) {
         void *q = tm_realloc(r->ctx, p, (size_t)(v->len * v->elem));
-        if (q) /* a failed shrink keeps the larger block, which is fine */
+        if (q) { /* a failed shrink keeps the larger block, which is fine */
             p = q;
-        if (q)
             r->held -= (v->cap - v->len) * v->elem;
+        }
     }
     v->p = NULL;
     v->len = v->cap = 0;
@@ -217,8 +214,7 @@ int tm_text_line(tm_reader *r, char **line, size_t *len)
                 return st;
             char *p = tm_realloc(r->ctx, r->buf, cap);
             if (!p)
-                return tm_fail(r, TOPOML_E_NOMEM, "out of memory for a line of %zu bytes",
-                               r->end);
+                return tm_fail(r, TOPOML_E_NOMEM, "out of memory for a line of %zu bytes", r->end);
             r->held += cap - r->cap;
             r->buf = p;
             r->cap = cap;
@@ -353,18 +349,18 @@ int tm_parse_number(tm_reader *r, const char *tok, size_t len, uint64_t nth,
         if (n && (*s == '+' || *s == '-'))
             s++, n--;
         if (word_is(s, n, "nan") || (n > 4 && word_is(s, 4, "nan(") && s[n - 1] == ')'))
-            return tm_fail(r, TOPOML_E_INVALID, "value %" PRIu64 " of the line is NaN ('%s')",
-                           nth, q);
+            return tm_fail(r, TOPOML_E_INVALID, "value %" PRIu64 " of the line is NaN ('%s')", nth,
+                           q);
         if (word_is(s, n, "inf") || word_is(s, n, "infinity"))
-            return tm_fail(r, TOPOML_E_INVALID, "value %" PRIu64 " of the line is Inf ('%s')",
-                           nth, q);
+            return tm_fail(r, TOPOML_E_INVALID, "value %" PRIu64 " of the line is Inf ('%s')", nth,
+                           q);
         if (n > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
             return tm_fail(r, TOPOML_E_PARSE,
                            "'%s' is a hexadecimal number; only decimal numbers are read "
                            "(value %" PRIu64 " of the line)",
                            q, nth);
-        return tm_fail(r, TOPOML_E_PARSE, "'%s' is not a number (value %" PRIu64 " of the line)",
-                       q, nth);
+        return tm_fail(r, TOPOML_E_PARSE, "'%s' is not a number (value %" PRIu64 " of the line)", q,
+                       nth);
     }
     char *e;
     double v = strtod(tok, &e);
@@ -375,8 +371,8 @@ int tm_parse_number(tm_reader *r, const char *tok, size_t len, uint64_t nth,
     if (isinf(v)) {
         tm_quote(q, sizeof q, tok, len);
         return tm_fail(r, TOPOML_E_INVALID,
-                       "value %" PRIu64 " of the line ('%s') is too large for a double (Inf)",
-                       nth, q);
+                       "value %" PRIu64 " of the line ('%s') is too large for a double (Inf)", nth,
+                       q);
     }
     if (kind == TM_DISTANCE) {
         if (v < 0) {
@@ -419,13 +415,11 @@ int tm_parse_index(tm_reader *r, const char *tok, size_t len, uint64_t *out)
     for (; i < len && is_digit(tok[i]); i++)
         if (!tm_mul_u64(v, 10, &v) || !tm_add_u64(v, (uint64_t)(tok[i] - '0'), &v)) {
             tm_quote(q, sizeof q, tok, len);
-            return tm_fail(r, TOPOML_E_OVERFLOW, "vertex index '%s' does not fit in 64 bits",
-                           q);
+            return tm_fail(r, TOPOML_E_OVERFLOW, "vertex index '%s' does not fit in 64 bits", q);
         }
     if (i == 0 || i != len) {
         tm_quote(q, sizeof q, tok, len);
-        return tm_fail(r, TOPOML_E_PARSE,
-                       "'%s' is not a vertex index (a non-negative integer)", q);
+        return tm_fail(r, TOPOML_E_PARSE, "'%s' is not a vertex index (a non-negative integer)", q);
     }
     *out = v;
     return TOPOML_OK;
@@ -568,8 +562,14 @@ int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format f
     case TOPOML_FORMAT_DISTANCE: parse = tm_read_distance; break;
     case TOPOML_FORMAT_POINT_CLOUD: parse = tm_read_point_cloud; break;
     case TOPOML_FORMAT_SPARSE: parse = tm_read_sparse; break;
-    case TOPOML_FORMAT_DIPHA: parse = tm_read_dipha; binary = true; break;
-    case TOPOML_FORMAT_BINARY: parse = tm_read_binary; binary = true; break;
+    case TOPOML_FORMAT_DIPHA:
+        parse = tm_read_dipha;
+        binary = true;
+        break;
+    case TOPOML_FORMAT_BINARY:
+        parse = tm_read_binary;
+        binary = true;
+        break;
     default:
         return tm_error(ctx, TOPOML_E_INVALID, "%s: unknown input format %d", name, (int)format);
     }
@@ -581,8 +581,7 @@ int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format f
      * chose; strtod follows the thread's locale, so read in "C". */
     locale_t c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
     if (c_numeric == (locale_t)0)
-        return tm_error(ctx, TOPOML_E_NOMEM, "%s: cannot make the C locale to read numbers",
-                        name);
+        return tm_error(ctx, TOPOML_E_NOMEM, "%s: cannot make the C locale to read numbers", name);
     locale_t previous = uselocale(c_numeric);
     int st = parse(&r, out);
     uselocale(previous);
@@ -591,7 +590,6 @@ int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format f
     tm_reader_free(&r, r.buf, r.cap);
     if (st == TOPOML_OK && r.read_diagonal)
         tm_log(ctx, TOPOML_LOG_INFO,
-               "%s: the rows include the zero diagonal; read as %" PRIu64 " points", name,
-               out->n);
+               "%s: the rows include the zero diagonal; read as %" PRIu64 " points", name, out->n);
     return st;
 }

@@ -193,7 +193,7 @@ typedef struct tm_edge_rec {
  * count in *n_edges. When one pair comes twice with different values,
  * returns TOPOML_E_INVALID without reporting it, with the two records in
  * *first / *second, and leaves the array sorted but otherwise unchanged. */
-int tm_edges_normalize(tm_edge_rec *recs, uint64_t count, uint64_t *n_edges,
-                       tm_edge_rec *first, tm_edge_rec *second);
+int tm_edges_normalize(tm_edge_rec *recs, uint64_t count, uint64_t *n_edges, tm_edge_rec *first,
+                       tm_edge_rec *second);
 
 #endif /* TOPOML_IO_H */

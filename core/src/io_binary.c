@@ -66,7 +66,9 @@ int tm_read_binary(tm_reader *r, struct topoml_data *out)
                 tm_fmt_double(a, sizeof a, f);
                 r->offset = v.len * sizeof(float);
                 st = tm_fail(r, TOPOML_E_INVALID, "d(%" PRIu64 ",%" PRIu64 ") is %s%s", i, j,
-                             isnan(f) ? "NaN" : isinf(f) ? "Inf" : a,
+                             isnan(f)   ? "NaN"
+                             : isinf(f) ? "Inf"
+                                        : a,
                              isfinite(f) ? ", a negative distance" : "");
                 goto fail;
             }

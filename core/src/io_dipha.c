@@ -56,8 +56,7 @@ int tm_read_dipha(tm_reader *r, struct topoml_data *out)
     }
     r->offset = 16;
     if (sn < 0)
-        return tm_fail(r, TOPOML_E_PARSE, "the header says n = %" PRId64 ", which is negative",
-                       sn);
+        return tm_fail(r, TOPOML_E_PARSE, "the header says n = %" PRId64 ", which is negative", sn);
     uint64_t n = (uint64_t)sn, cells, body, total, count, row_bytes;
     if (!tm_mul_u64(n, n, &cells) || !tm_mul_u64(cells, sizeof(double), &body) ||
         !tm_add_u64(body, DIPHA_HEADER, &total))
@@ -101,7 +100,9 @@ int tm_read_dipha(tm_reader *r, struct topoml_data *out)
                 char a[32];
                 tm_fmt_double(a, sizeof a, x);
                 st = tm_fail(r, TOPOML_E_INVALID, "d(%" PRIu64 ",%" PRIu64 ") is %s%s", i, j,
-                             isnan(x) ? "NaN" : isinf(x) ? "Inf" : a,
+                             isnan(x)   ? "NaN"
+                             : isinf(x) ? "Inf"
+                                        : a,
                              isfinite(x) ? ", a negative distance" : "");
                 goto done;
             }

@@ -16,12 +16,13 @@
 
 /* What the lines of a triangle looked like, for messages and the diagonal. */
 typedef struct shape {
-    uint64_t rows;        /* non-blank lines */
-    uint64_t first_count; /* values on the first of them */
-    bool all_first_count; /* every line had first_count values */
-    bool diagonal_zero;   /* every line's diagonal place held 0 */
-    bool blank_first;     /* the input starts with a blank line */
+    uint64_t rows;                                 /* non-blank lines */
+    uint64_t first_count;                          /* values on the first of them */
+    bool all_first_count;                          /* every line had first_count values */
+    bool diagonal_zero;                            /* every line's diagonal place held 0 */
+    bool blank_first;                              /* the input starts with a blank line */
     uint64_t bad_line, bad_got, bad_want, bad_row; /* first line off the pattern */
+    uint64_t fitting;                              /* lines that hold their row's count */
     uint64_t last_line;
 } shape;
 
@@ -47,8 +48,7 @@ static int upper_to_lower(tm_reader *r, tm_vec *v, uint64_t n, double **cond)
     uint64_t count = v->len;
     double *up = (double *)(void *)v->p;
     double *low;
-    int st = tm_reader_alloc(r, count * sizeof(double),
-                             "the reordered matrix", (void **)&low);
+    int st = tm_reader_alloc(r, count * sizeof(double), "the reordered matrix", (void **)&low);
     if (st)
         return st;
     uint64_t k = 0;
@@ -90,7 +90,9 @@ static int read_triangle(tm_reader *r, struct topoml_data *out, bool upper)
         /* Ripser's rows: line k holds row k+1 of a lower triangle (k+1
          * values), or row k of an upper one (first_count - k values). */
         uint64_t want = upper ? (s.first_count > s.rows ? s.first_count - s.rows : 0) : s.rows + 1;
-        if (k != want && s.bad_line == 0) {
+        if (k == want)
+            s.fitting++;
+        else if (s.bad_line == 0) {
             s.bad_line = r->line;
             s.bad_got = k;
             s.bad_want = want;
@@ -141,9 +143,10 @@ static int read_triangle(tm_reader *r, struct topoml_data *out, bool upper)
                      s.bad_line, which, s.bad_got, s.bad_want);
         st = tm_fail(r, TOPOML_E_PARSE, "%s%s", reason, hint);
         goto fail;
-    } else if (s.bad_line && s.rows == n - 1) {
-        /* One row per line, as many lines as rows, yet one line is off:
-         * values were moved between rows, not wrapped. */
+    } else if (s.bad_line && s.rows == n - 1 && 2 * s.fitting >= s.rows) {
+        /* As many lines as rows and most of them the right length, yet one
+         * is off: values were moved between rows. Any other layout (one
+         * line, wrapped at a fixed width) is read by count, as Ripser does. */
         r->line = s.bad_line;
         st = tm_fail(r, TOPOML_E_PARSE,
                      "%" PRIu64 " values, expected %" PRIu64 " (row %" PRIu64

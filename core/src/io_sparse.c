@@ -91,8 +91,8 @@ int tm_read_sparse(tm_reader *r, struct topoml_data *out)
 
     uint64_t n_edges;
     tm_edge_rec first, second;
-    if (tm_edges_normalize((tm_edge_rec *)(void *)recs.p, recs.len, &n_edges, &first,
-                           &second) != TOPOML_OK) {
+    if (tm_edges_normalize((tm_edge_rec *)(void *)recs.p, recs.len, &n_edges, &first, &second) !=
+        TOPOML_OK) {
         char a[32], b[32];
         tm_fmt_double(a, sizeof a, second.d);
         tm_fmt_double(b, sizeof b, first.d);

@@ -41,8 +41,9 @@ static int backend_error(topoml_context *ctx, const tm_backend *b, int rc, const
     if (rc > 0 || rc < TOPOML_E_INTERNAL)
         return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned unknown status %d: %s",
                         b->name, rc, msg[0] ? msg : "(no message)");
-    return tm_error(ctx, rc, "%s%s%s", msg[0] ? msg : topoml_strerror(rc),
-                    b->path ? " [backend " : "", b->path ? b->name : "");
+    if (b->path)
+        return tm_error(ctx, rc, "%s [backend %s]", msg[0] ? msg : topoml_strerror(rc), b->name);
+    return tm_error(ctx, rc, "%s", msg[0] ? msg : topoml_strerror(rc));
 }
 
 static bool is_prime(uint32_t p)

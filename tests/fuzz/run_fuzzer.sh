@@ -22,6 +22,14 @@ if [ "$name" = fuzz_parsers ]; then
     [ -f "$shared/projective_plane.dipha" ] && { printf '\4'; cat "$shared/projective_plane.dipha"; } >"$work/corpus/s$((i++))"
     printf '\0050 1 1.5\n1 2 0.5\n' >"$work/corpus/s$((i++))"
     printf '\6\0\0\200\77\0\0\0\100\0\0\100\100' >"$work/corpus/s$((i++))"
+elif [ "$name" = fuzz_diagrams ]; then
+    # Seeds: a diagram in each format, prefixed with the byte that selects
+    # it (0 auto, 1 json, 2 ripser, 3 gudhi, 4 csv).
+    printf '\1{"dims":[{"dim":0,"intervals":[[0,1],[0,null]]},{"dim":1,"intervals":[[0.5,2]]}]}' >"$work/corpus/json"
+    printf '\2value range: [0,2]\npersistence intervals in dim 0:\n [0,1)\n [0, )\npersistence intervals in dim 1:\n [1.5,2)\n' >"$work/corpus/ripser"
+    printf '\3# x\n0 0 inf\n1 0.25 1e-3\n2 1 1.5 2\n' >"$work/corpus/gudhi"
+    printf '\4dim,birth,death\n0,0,inf\n1,0.5,\n' >"$work/corpus/csv"
+    printf '\0{"x":[1,{"y":null}],"dims":[]}' >"$work/corpus/auto"
 else
     cp "$src/topoml.yaml.example" "$work/corpus/example.yaml"
     printf 'gate: off\nprefer: [cuda]\nmax_memory: 1GiB\n' >"$work/corpus/small.yaml"

@@ -1,0 +1,510 @@
+#!/usr/bin/env python3
+"""Benchmark of the topoml triton-bridge backend on one GPU.
+
+Pairwise distances of n random points (float32, euclidean) computed three
+ways, each timed after a warm-up run:
+
+  bridge    topoml-backend-triton-bridge.so through its plugin ABI (ctypes):
+            points in host memory -> condensed matrix in host memory. `e2e`
+            is the whole call; `kernel` is the plugin's own measure of its
+            launches (synchronised), read from its debug log.
+  jit       the same Triton kernel (kernels/distances.py) launched from Python
+            through Triton's JIT, device tensors in and out (condensed).
+  cdist     torch.cdist(x, x) on the device: the full n x n matrix, computed
+            with a matrix product (its default for n > 25).
+
+Accuracy is measured on a sample of pairs against float64 on the device:
+the largest relative error, and the largest distance in float32 ulps from
+the float64 value rounded to float32. `same` says whether the bridge's
+values are bit-identical to the JIT's on the sample (the same kernel, once
+compiled ahead of time and once just in time).
+
+Then the bridge's threshold edges (against a torch formulation: cdist, mask,
+nonzero, sort) and persistence images, for scale.
+
+Prints a table and writes everything to --json. Needs torch and triton for
+the jit and cdist columns; with --no-torch only the bridge runs (that mode
+also works against the fake driver of the tests, for checking this script).
+"""
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import platform
+import random
+import re
+import statistics
+import sys
+import time
+from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double, c_int, c_int32,
+                    c_size_t, c_uint32, c_uint64, c_void_p)
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+KERNELS = HERE.parent / "kernels"
+
+# ---- the plugin ABI (plugin-api/include/topoml/plugin.h), as ctypes ----
+
+ALLOC = CFUNCTYPE(c_void_p, c_void_p, c_size_t)
+REALLOC = CFUNCTYPE(c_void_p, c_void_p, c_void_p, c_size_t)
+FREE = CFUNCTYPE(None, c_void_p, c_void_p)
+LOG = CFUNCTYPE(None, c_void_p, c_int, c_char_p)
+PROGRESS = CFUNCTYPE(c_int, c_void_p, c_char_p, c_uint64, c_uint64)
+
+TOPOML_F32, TOPOML_F64 = 0, 1
+EUCLIDEAN, SQEUCLIDEAN = 0, 1
+POINTS = 0
+
+
+class Host(Structure):
+    _fields_ = [("struct_size", c_uint32), ("abi_version", c_uint32), ("host_data", c_void_p),
+                ("alloc", ALLOC), ("realloc", REALLOC), ("free", FREE), ("log", LOG),
+                ("core_version", c_char_p)]
+
+
+class Call(Structure):
+    _fields_ = [("struct_size", c_uint32), ("reserved", c_uint32), ("host_data", c_void_p),
+                ("alloc", ALLOC), ("realloc", REALLOC), ("free", FREE), ("log", LOG),
+                ("progress", PROGRESS), ("max_memory", c_uint64), ("error", c_void_p),
+                ("error_size", c_size_t), ("device", c_int32), ("reserved2", c_uint32)]
+
+
+class Input(Structure):
+    _fields_ = [("struct_size", c_uint32), ("kind", c_uint32), ("n", c_uint64), ("dim", c_uint64),
+                ("dtype", c_uint32), ("metric", c_uint32), ("data", c_void_p),
+                ("n_edges", c_uint64), ("edges", c_void_p)]
+
+
+class Edge(Structure):
+    _fields_ = [("d", c_double), ("i", c_uint32), ("j", c_uint32)]
+
+
+class Capability(Structure):
+    _fields_ = [("struct_size", c_uint32), ("op", c_uint32), ("dtypes", c_uint32),
+                ("metrics", c_uint32), ("inputs", c_uint32), ("max_dim", c_uint32),
+                ("max_modulus", c_uint32), ("reserved", c_uint32), ("max_points", c_uint64),
+                ("device", c_char_p), ("schedule", c_char_p)]
+
+
+class ImageParams(Structure):
+    _fields_ = [("struct_size", c_uint32), ("weight", c_uint32), ("weight_max", c_double),
+                ("weight_power", c_double), ("sigma", c_double), ("birth_min", c_double),
+                ("birth_max", c_double), ("pers_min", c_double), ("pers_max", c_double),
+                ("width", c_uint32), ("height", c_uint32), ("infinite", c_uint32),
+                ("reserved", c_uint32), ("clip_death", c_double)]
+
+
+CREATE = CFUNCTYPE(c_int, POINTER(Host), POINTER(c_void_p))
+DESTROY = CFUNCTYPE(None, c_void_p)
+PROBE = CFUNCTYPE(c_int, c_void_p, c_char_p, c_size_t)
+CAPS = CFUNCTYPE(c_int, c_void_p, POINTER(POINTER(Capability)), POINTER(c_uint32))
+DISTANCES = CFUNCTYPE(c_int, c_void_p, POINTER(Call), POINTER(Input), c_void_p)
+EDGES = CFUNCTYPE(c_int, c_void_p, POINTER(Call), POINTER(Input), c_double,
+                  POINTER(POINTER(Edge)), POINTER(c_uint64))
+IMAGE = CFUNCTYPE(c_int, c_void_p, POINTER(Call), POINTER(ImageParams), c_uint64,
+                  POINTER(c_uint64), c_void_p, POINTER(c_double))
+
+
+class Backend(Structure):
+    _fields_ = [("struct_size", c_uint32), ("abi_version", c_uint32), ("name", c_char_p),
+                ("version", c_char_p), ("vendor", c_char_p), ("description", c_char_p),
+                ("create", CREATE), ("destroy", DESTROY), ("probe", PROBE),
+                ("capabilities", CAPS), ("distances", DISTANCES), ("edges", EDGES),
+                ("h0", c_void_p), ("rips", c_void_p), ("image", IMAGE)]
+
+
+class Bridge:
+    """The plugin, loaded and created as the core would."""
+
+    def __init__(self, path):
+        self.libc = ctypes.CDLL(None)
+        self.libc.malloc.restype = c_void_p
+        self.libc.malloc.argtypes = [c_size_t]
+        self.libc.realloc.restype = c_void_p
+        self.libc.realloc.argtypes = [c_void_p, c_size_t]
+        self.libc.free.argtypes = [c_void_p]
+        self.messages = []
+        # Keep the callbacks alive as long as the plugin may call them.
+        self._alloc = ALLOC(lambda data, size: self.libc.malloc(size))
+        self._realloc = REALLOC(lambda data, ptr, size: self.libc.realloc(ptr, size))
+        self._free = FREE(lambda data, ptr: self.libc.free(ptr))
+        self._log = LOG(lambda data, level, msg: self.messages.append(msg.decode()))
+        self._progress = PROGRESS(lambda data, stage, done, total: 0)
+        self.host = Host(ctypes.sizeof(Host), 1, None, self._alloc, self._realloc, self._free,
+                         self._log, b"bench")
+        self.lib = ctypes.CDLL(str(path))
+        negotiate = self.lib.topoml_backend_negotiate
+        negotiate.argtypes = [POINTER(c_uint32), POINTER(Host), POINTER(POINTER(Backend))]
+        negotiate.restype = c_int
+        abi = c_uint32(1)
+        be = POINTER(Backend)()
+        if negotiate(byref(abi), byref(self.host), byref(be)) != 0:
+            raise SystemExit("negotiation failed")
+        self.be = be.contents
+        self.state = c_void_p()
+        if self.be.create(byref(self.host), byref(self.state)) != 0:
+            raise SystemExit("create failed")
+        why = ctypes.create_string_buffer(512)
+        self.probe_status = self.be.probe(self.state, why, 512)
+        self.probe_text = why.value.decode()
+        caps = POINTER(Capability)()
+        n = c_uint32()
+        self.schedules = {}
+        if self.probe_status == 0 and self.be.capabilities(self.state, byref(caps), byref(n)) == 0:
+            for k in range(n.value):
+                self.schedules[caps[k].op] = caps[k].schedule.decode()
+        self.error = ctypes.create_string_buffer(1024)
+
+    def call(self):
+        self.messages.clear()
+        return Call(ctypes.sizeof(Call), 0, None, self._alloc, self._realloc, self._free,
+                    self._log, self._progress, 0, ctypes.cast(self.error, c_void_p), 1024, -1, 0)
+
+    def _check(self, status, what):
+        if status != 0:
+            raise RuntimeError(f"{what}: status {status}: {self.error.value.decode()}")
+
+    def kernel_ms(self):
+        for m in self.messages:
+            got = re.search(r"kernels ([0-9.]+) ms", m)
+            if got:
+                return float(got.group(1))
+        return float("nan")
+
+    def distances(self, points_ptr, n, dim, out_ptr, metric=EUCLIDEAN):
+        inp = Input(ctypes.sizeof(Input), POINTS, n, dim, TOPOML_F32, metric, points_ptr, 0, None)
+        call = self.call()
+        t = time.perf_counter()
+        status = self.be.distances(self.state, byref(call), byref(inp), out_ptr)
+        wall = time.perf_counter() - t
+        self._check(status, "distances")
+        return wall * 1e3, self.kernel_ms()
+
+    def edges(self, points_ptr, n, dim, threshold):
+        inp = Input(ctypes.sizeof(Input), POINTS, n, dim, TOPOML_F32, EUCLIDEAN, points_ptr, 0,
+                    None)
+        call = self.call()
+        out = POINTER(Edge)()
+        count = c_uint64()
+        t = time.perf_counter()
+        status = self.be.edges(self.state, byref(call), byref(inp), threshold, byref(out),
+                               byref(count))
+        wall = time.perf_counter() - t
+        self._check(status, "edges")
+        first = (out[0].d, out[0].i, out[0].j) if count.value else None
+        last = (out[count.value - 1].d, out[count.value - 1].i,
+                out[count.value - 1].j) if count.value else None
+        if out:
+            self.libc.free(ctypes.cast(out, c_void_p))
+        return wall * 1e3, self.kernel_ms(), count.value, first, last
+
+    def image(self, params, offsets, pairs_ptr, n_diagrams, out_ptr):
+        call = self.call()
+        t = time.perf_counter()
+        status = self.be.image(self.state, byref(call), byref(params), n_diagrams, offsets,
+                               pairs_ptr, out_ptr)
+        wall = time.perf_counter() - t
+        self._check(status, "image")
+        return wall * 1e3, self.kernel_ms()
+
+    def close(self):
+        self.be.destroy(self.state)
+
+
+# ---- helpers ----
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def timed_cuda(torch, fn, reps):
+    """Median milliseconds of fn() over reps runs, after one warm-up run."""
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return median(times)
+
+
+def accuracy(torch, values, ref):
+    """Largest relative error and float32 ulp distance of float32 `values`
+    from float64 `ref` (both 1-D device tensors)."""
+    v = values.double()
+    rel = ((v - ref).abs() / ref.abs().clamp_min(1e-30)).max().item()
+    a = values.float().view(torch.int32).long()
+    b = ref.float().view(torch.int32).long()
+    return rel, (a - b).abs().max().item()
+
+
+def environment(torch):
+    env = {"python": platform.python_version(), "machine": platform.node()}
+    try:
+        import triton
+        env["triton"] = triton.__version__
+    except ImportError:
+        pass
+    if torch is not None:
+        env["torch"] = torch.__version__
+        env["gpu"] = torch.cuda.get_device_name(0)
+        env["cuda_runtime"] = torch.version.cuda
+        free, total = torch.cuda.mem_get_info()
+        env["gpu_memory_gib"] = round(total / 2**30, 1)
+    return env
+
+
+# ---- the benchmarks ----
+
+def bench_distances(args, bridge, torch, results, deadline):
+    jit_kernel = None
+    if torch is not None:
+        sys.path.insert(0, str(KERNELS))
+        from distances import pairwise_distances as jit_kernel
+    for n in args.sizes:
+        m = n * (n - 1) // 2
+        host_out = (ctypes.c_float * m)()  # reused for every dim at this n
+        host_view = None
+        for dim in args.dims:
+            if time.monotonic() > deadline:
+                results.append({"op": "distances", "n": n, "dim": dim, "skipped": "time budget"})
+                print(f"{n:>7} {dim:>5}  skipped: time budget", flush=True)
+                continue
+            reps = args.reps if n <= 16384 else max(1, args.reps - 1)
+            row = {"op": "distances", "n": n, "dim": dim, "dtype": "f32", "metric": "euclidean"}
+            if torch is not None:
+                gen = torch.Generator().manual_seed(n * 1000 + dim)
+                x = torch.rand((n, dim), generator=gen, dtype=torch.float32) * 2 - 1
+                x = x.contiguous()
+                ptr = x.data_ptr()
+            else:
+                rnd = random.Random(n * 1000 + dim)
+                xs = (ctypes.c_float * (n * dim))(*[rnd.uniform(-1, 1) for _ in range(n * dim)])
+                ptr = ctypes.addressof(xs)
+            # bridge: host to host
+            bridge.distances(ptr, n, dim, host_out)  # warm-up (loads nothing new, but pages)
+            e2e, kern = [], []
+            for _ in range(reps):
+                w, k = bridge.distances(ptr, n, dim, host_out)
+                e2e.append(w)
+                kern.append(k)
+            row["bridge_e2e_ms"] = median(e2e)
+            row["bridge_kernel_ms"] = median(kern)
+            if torch is not None:
+                xd = x.cuda()
+                xt = xd.t().contiguous()
+                # Sample of pairs i > j and the float64 reference.
+                s = min(args.samples, m)
+                g = torch.Generator(device="cuda").manual_seed(7)
+                i = torch.randint(1, n, (s,), device="cuda", generator=g)
+                j = (torch.rand(s, device="cuda", generator=g) * i).long().clamp_max(i - 1)
+                idx = i * (i - 1) // 2 + j
+                xdd = xd.double()
+                ref = ((xdd[i] - xdd[j]) ** 2).sum(1).sqrt()
+                if host_view is None:
+                    host_view = torch.frombuffer(host_out, dtype=torch.float32)
+                got_bridge = host_view[idx.cpu()].cuda()
+                row["bridge_max_rel"], row["bridge_max_ulp"] = accuracy(torch, got_bridge, ref)
+
+                out = torch.empty(m, dtype=torch.float32, device="cuda")
+                tiles = -(-n // 64)
+                grid = (tiles * (tiles + 1) // 2,)
+
+                def jit():
+                    jit_kernel[grid](xt, out, n, dim, 1, 0, 0, BLOCK=64, num_warps=4,
+                                     num_stages=2, enable_fp_fusion=False)
+                t = time.perf_counter()
+                jit()
+                torch.cuda.synchronize()
+                row["jit_first_call_ms"] = (time.perf_counter() - t) * 1e3
+                row["jit_kernel_ms"] = timed_cuda(torch, jit, reps)
+                got_jit = out[idx]
+                row["jit_max_rel"], row["jit_max_ulp"] = accuracy(torch, got_jit, ref)
+                row["same"] = bool(torch.equal(got_jit, got_bridge))
+                del out
+                torch.cuda.empty_cache()
+
+                holder = {}
+
+                def cdist():
+                    holder["d"] = torch.cdist(xd, xd)
+                try:
+                    row["cdist_ms"] = timed_cuda(torch, cdist, reps)
+                    got_cdist = holder["d"][i, j]
+                    row["cdist_max_rel"], row["cdist_max_ulp"] = accuracy(torch, got_cdist, ref)
+                except torch.cuda.OutOfMemoryError:
+                    row["cdist_ms"] = None
+                    row["cdist_note"] = "out of device memory"
+                holder.clear()
+                del xd, xt, xdd
+                torch.cuda.empty_cache()
+            results.append(row)
+            print_row(row)
+        del host_view
+        del host_out
+
+
+def print_header():
+    print(f"{'n':>7} {'dim':>5}  {'bridge e2e':>11} {'bridge kern':>11} {'jit kern':>9} "
+          f"{'cdist':>9}  {'ulp b/j/c':>14} {'same':>5}")
+    print(f"{'':>7} {'':>5}  {'ms':>11} {'ms':>11} {'ms':>9} {'ms':>9}")
+
+
+def fmt(v, width, digits=2):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return f"{'-':>{width}}"
+    return f"{v:>{width}.{digits}f}"
+
+
+def print_row(r):
+    ulps = "/".join(str(r.get(k, "-")) for k in ("bridge_max_ulp", "jit_max_ulp", "cdist_max_ulp"))
+    print(f"{r['n']:>7} {r['dim']:>5}  {fmt(r.get('bridge_e2e_ms'), 11)} "
+          f"{fmt(r.get('bridge_kernel_ms'), 11)} {fmt(r.get('jit_kernel_ms'), 9)} "
+          f"{fmt(r.get('cdist_ms'), 9)}  {ulps:>14} {str(r.get('same', '-')):>5}", flush=True)
+
+
+def bench_edges(args, bridge, torch, results, deadline):
+    for n, dim, density in args.edge_cases:
+        if time.monotonic() > deadline:
+            results.append({"op": "edges", "n": n, "dim": dim, "skipped": "time budget"})
+            continue
+        row = {"op": "edges", "n": n, "dim": dim, "dtype": "f32", "density": density}
+        rnd = random.Random(n + dim)
+        if torch is not None:
+            gen = torch.Generator().manual_seed(n + dim)
+            x = (torch.rand((n, dim), generator=gen) * 2 - 1).contiguous()
+            ptr = x.data_ptr()
+            xd = x.cuda()
+            s = torch.randint(0, n, (2, 20000), device="cuda")
+            sample = (xd[s[0]] - xd[s[1]]).pow(2).sum(1).sqrt()
+            t = torch.quantile(sample[s[0] != s[1]], density).item()
+        else:
+            vals = [rnd.uniform(-1, 1) for _ in range(n * dim)]
+            xs = (ctypes.c_float * (n * dim))(*vals)
+            ptr = ctypes.addressof(xs)
+            pts = [vals[k * dim:(k + 1) * dim] for k in range(n)]
+            sample = sorted(math.dist(pts[rnd.randrange(n)], pts[rnd.randrange(n)])
+                            for _ in range(2000))
+            t = sample[int(density * (len(sample) - 1))]
+        row["threshold"] = t
+        bridge.edges(ptr, n, dim, t)
+        w, k, count, first, last = bridge.edges(ptr, n, dim, t)
+        row.update(bridge_e2e_ms=w, bridge_kernel_ms=k, edges=count)
+        if torch is not None and n <= 32768:
+            def torch_edges():
+                d = torch.cdist(xd, xd)
+                ii, jj = torch.nonzero(torch.tril(d <= t, diagonal=-1), as_tuple=True)
+                dd = d[ii, jj].double()
+                # (d, i, j) order with i < j: stable sorts, last key first.
+                lo, hi = jj, ii
+                o = torch.argsort(hi, stable=True)
+                o = o[torch.argsort(lo[o], stable=True)]
+                o = o[torch.argsort(dd[o], stable=True)]
+                return dd[o], lo[o], hi[o]
+            row["torch_ms"] = timed_cuda(torch, torch_edges, 2)
+            dd, lo, hi = torch_edges()
+            row["torch_edges"] = int(dd.numel())
+            row["torch_first"] = [float(dd[0]), int(lo[0]), int(hi[0])] if dd.numel() else None
+            row["bridge_first"] = list(first) if first else None
+            del dd, lo, hi
+            torch.cuda.empty_cache()
+        results.append(row)
+        print(f"edges n={n} dim={dim} t={t:.6g}: {count} edges, bridge {w:.2f} ms "
+              f"(kernels {k:.2f} ms), torch cdist+mask+sort "
+              f"{fmt(row.get('torch_ms'), 0)} ms ({row.get('torch_edges', '-')} edges)",
+              flush=True)
+
+
+def bench_image(args, bridge, results, deadline):
+    for n_diagrams, per, size in args.image_cases:
+        if time.monotonic() > deadline:
+            results.append({"op": "image", "diagrams": n_diagrams, "skipped": "time budget"})
+            continue
+        rnd = random.Random(n_diagrams)
+        total = n_diagrams * per
+        pairs = (c_double * (2 * total))()
+        for q in range(total):
+            b = rnd.random()
+            pairs[2 * q] = b
+            pairs[2 * q + 1] = b + rnd.random()
+        offsets = (c_uint64 * (n_diagrams + 1))(*[k * per for k in range(n_diagrams + 1)])
+        params = ImageParams(ctypes.sizeof(ImageParams), 1, 1.0, 1.0, 0.05, 0.0, 1.0, 0.0, 1.0,
+                             size, size, 0, 0, 0.0)
+        out = (c_double * (n_diagrams * size * size))()
+        bridge.image(params, offsets, pairs, n_diagrams, out)
+        w, k = bridge.image(params, offsets, pairs, n_diagrams, out)
+        row = {"op": "image", "diagrams": n_diagrams, "pairs_per_diagram": per, "size": size,
+               "bridge_e2e_ms": w, "bridge_kernel_ms": k}
+        results.append(row)
+        print(f"image {n_diagrams} diagrams x {per} pairs, {size}x{size}: bridge {w:.2f} ms "
+              f"(kernels {k:.2f} ms)", flush=True)
+
+
+def parse_triples(text):
+    return [tuple(float(v) if "." in v else int(v) for v in item.split(":"))
+            for item in text.split(",") if item]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--plugin", required=True, type=Path,
+                        help="path of topoml-backend-triton-bridge.so")
+    parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--sizes", default="1024,4096,16384,65536")
+    parser.add_argument("--dims", default="3,16,128")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--samples", type=int, default=200000)
+    parser.add_argument("--edges", default="16384:3:0.005,32768:8:0.001",
+                        help="n:dim:density,...")
+    parser.add_argument("--images", default="1000:200:32,20000:50:20",
+                        help="diagrams:pairs_each:size,...")
+    parser.add_argument("--budget", type=float, default=1e9,
+                        help="seconds; later cases are skipped once spent")
+    parser.add_argument("--no-torch", action="store_true", help="bridge only")
+    args = parser.parse_args()
+    args.sizes = [int(v) for v in args.sizes.split(",")]
+    args.dims = [int(v) for v in args.dims.split(",")]
+    args.edge_cases = parse_triples(args.edges)
+    args.image_cases = parse_triples(args.images)
+    deadline = time.monotonic() + args.budget
+
+    torch = None
+    if not args.no_torch:
+        import torch
+        if not torch.cuda.is_available():
+            raise SystemExit("torch sees no GPU (use --no-torch for the bridge alone)")
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.cuda.init()
+
+    bridge = Bridge(args.plugin)
+    print(f"probe: {bridge.probe_status}: {bridge.probe_text}")
+    if bridge.probe_status != 0:
+        raise SystemExit("the plugin cannot run here")
+    for op, sched in sorted(bridge.schedules.items()):
+        print(f"schedule op {op}: {sched}")
+    env = environment(torch)
+    print("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()), flush=True)
+
+    results = []
+    report = {"environment": env, "probe": bridge.probe_text, "schedules": bridge.schedules,
+              "results": results}
+    try:
+        print_header()
+        bench_distances(args, bridge, torch, results, deadline)
+        bench_edges(args, bridge, torch, results, deadline)
+        bench_image(args, bridge, results, deadline)
+    finally:
+        if args.json:
+            args.json.write_text(json.dumps(report, indent=2) + "\n")
+        bridge.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""topoml triton-bridge kernel: the fused threshold-edge filter.
+
+Each program computes one lower-triangular tile of distances (tiles.py) and
+emits every pair (i, j), i < j, with d(i, j) <= thr (tiles numbered from
+tile0, as in distances.py, so that a triangle of more tiles than one grid
+holds is covered by several launches that share the counter) into the arrays ei, ej,
+ed, without ever writing the distance matrix. Slots come from one atomic add
+per tile on a 64-bit counter; inside the tile the slots are an exclusive
+prefix sum of the keep mask, row-major. An edge whose slot is >= capacity is
+not stored, but it is still counted, so after the launch the counter holds
+the exact number of edges: when it exceeds capacity the host allocates that
+many slots and launches again (which then cannot overflow).
+
+The order of the emitted edges depends on the order in which tiles take
+their slots and is not deterministic; the host sorts them by (d, i, j).
+"""
+
+import triton
+import triton.language as tl
+
+from tiles import distance_tile, lower_tile
+
+
+@triton.jit
+def threshold_edges(xt, n, dim, root, thr, tile0, ei, ej, ed, counter, capacity,
+                    BLOCK: tl.constexpr):
+    bi, bj = lower_tile(tl.program_id(0).to(tl.int64) + tile0)
+    rows = bi * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    cols = bj * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    d = distance_tile(xt, n, dim, root, rows, cols, BLOCK)
+    r = rows[:, None]
+    c = cols[None, :]
+    keep = ((r < n) & (c < r) & (d <= thr)).to(tl.int32)
+    row_count = tl.sum(keep, axis=1)
+    count = tl.sum(row_count, axis=0)
+    if count > 0:
+        base = tl.atomic_add(counter, count.to(tl.int64))
+        before_row = tl.cumsum(row_count, axis=0) - row_count
+        before_col = tl.cumsum(keep, axis=1) - keep
+        slot = base + (before_row[:, None] + before_col).to(tl.int64)
+        ok = (keep != 0) & (slot < capacity)
+        # Edges are (i, j) with i < j: the column is the smaller vertex.
+        tl.store(ei + slot, (c + 0 * r).to(tl.uint32), mask=ok)
+        tl.store(ej + slot, (r + 0 * c).to(tl.uint32), mask=ok)
+        tl.store(ed + slot, d, mask=ok)

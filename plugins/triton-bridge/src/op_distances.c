@@ -1,0 +1,127 @@
+/*
+ * op_distances.c — the distances op: a point cloud in, its condensed
+ * distance matrix (Ripser's order) out, computed on the device band by band.
+ *
+ * A band is a run of block rows whose condensed entries are contiguous in
+ * the output (plan.h), so each band is one kernel launch into one device
+ * buffer followed by one copy straight into the caller's array. The buffer
+ * is sized from the device's free memory, so an output larger than the
+ * device still comes out, one band at a time.
+ */
+#include <string.h>
+
+#include "plan.h"
+#include "tb.h"
+
+/* The largest device buffer one band gets. Bigger bands save launches that
+ * cost nothing next to the band's copy; smaller ones let progress reports
+ * and cancellation come through more often. */
+#define TB_BAND_BYTES ((uint64_t)1 << 30)
+
+int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in, void *out)
+{
+    tb_state *st = state;
+    int status = tb_check_points(call, in, "distances");
+    if (status != TOPOML_OK)
+        return status;
+    uint64_t n = in->n, dim = in->dim;
+    if (n < 2)
+        return TOPOML_OK;
+    if (out == NULL)
+        return tb_fail(call, TOPOML_E_INVALID, "triton-bridge: distances: no output array");
+    int f32 = in->dtype == TOPOML_F32;
+    size_t esz = f32 ? sizeof(float) : sizeof(double);
+    uint64_t total = n * (n - 1) / 2;
+    if (dim == 0) {
+        /* Points with no coordinates are all at distance 0. */
+        memset(out, 0, (size_t)(total * esz));
+        return TOPOML_OK;
+    }
+
+    tb_device *d;
+    if ((status = tb_device_for_call(st, call, &d)) != TOPOML_OK)
+        return status;
+    if ((status = tb_enter(st, call, d)) != TOPOML_OK)
+        return status;
+
+    int kid = f32 ? TB_KERNEL_DISTANCES_F32 : TB_KERNEL_DISTANCES_F64;
+    uint64_t block = f32 ? TB_DISTANCES_F32_BLOCK : TB_DISTANCES_F64_BLOCK;
+    int32_t root = in->metric == TOPOML_METRIC_EUCLIDEAN;
+    tb_budget budget = {call, 0};
+    tb_cudeviceptr xt = 0, buf = 0;
+    double t0 = tb_now(), t_kernel = 0, t_copy = 0;
+
+    status = tb_upload_points(st, call, &budget, in, &xt);
+    double t_upload = tb_now() - t0;
+
+    /* The band buffer: at most TB_BAND_BYTES, at most half the free memory,
+     * and no more than the whole output needs. */
+    uint64_t cap = TB_BAND_BYTES;
+    uint64_t free_half = tb_free_device_memory(st) / 2;
+    if (cap > free_half)
+        cap = free_half;
+    tb_band band;
+    uint64_t max_entries = 0;
+    for (uint64_t bi = 0; status == TOPOML_OK && tb_next_band(n, block, bi, esz, cap, &band);
+         bi = band.bi1)
+        if (band.entries > max_entries)
+            max_entries = band.entries;
+    if (status == TOPOML_OK && max_entries * esz > cap)
+        status = tb_fail(call, TOPOML_E_LIMIT,
+                         "triton-bridge: distances: one band of %llu rows needs %llu bytes of "
+                         "device memory, %llu usable",
+                         (unsigned long long)block, (unsigned long long)(max_entries * esz),
+                         (unsigned long long)cap);
+    if (status == TOPOML_OK)
+        status = tb_check(st, call, st->cu.cuMemAlloc(&buf, (size_t)(max_entries * esz)),
+                          TOPOML_E_NOMEM, "device memory for the distances");
+
+    uint64_t bands = 0;
+    uint64_t per_launch = (uint64_t)d->max_grid_x;
+    for (uint64_t bi = 0; status == TOPOML_OK && tb_next_band(n, block, bi, esz, cap, &band);
+         bi = band.bi1) {
+        double t = tb_now();
+        /* A band of more tiles than one grid holds goes in pieces; every
+         * piece writes into the same band buffer (same out0). */
+        for (uint64_t k = 0; status == TOPOML_OK && k < band.tiles; k += per_launch) {
+            unsigned grid = (unsigned)(band.tiles - k < per_launch ? band.tiles - k : per_launch);
+            tb_curesult r;
+            if (f32)
+                r = tb_launch_distances_f32(&st->cu, d->functions[kid], NULL, grid, 1, 1, xt, buf,
+                                            (int64_t)n, (int64_t)dim, root,
+                                            (int64_t)(band.tile0 + k), (int64_t)band.out0);
+            else
+                r = tb_launch_distances_f64(&st->cu, d->functions[kid], NULL, grid, 1, 1, xt, buf,
+                                            (int64_t)n, (int64_t)dim, root,
+                                            (int64_t)(band.tile0 + k), (int64_t)band.out0);
+            status = tb_check(st, call, r, TOPOML_E_DEVICE, "launching pairwise_distances");
+        }
+        if (status != TOPOML_OK)
+            break;
+        if ((status = tb_check(st, call, st->cu.cuCtxSynchronize(), TOPOML_E_DEVICE,
+                               "running pairwise_distances")))
+            break;
+        double t2 = tb_now();
+        t_kernel += t2 - t;
+        status = tb_check(
+            st, call,
+            st->cu.cuMemcpyDtoH((char *)out + band.out0 * esz, buf, (size_t)(band.entries * esz)),
+            TOPOML_E_DEVICE, "copying distances from the device");
+        t_copy += tb_now() - t2;
+        bands++;
+        if (status == TOPOML_OK && tb_cancelled(call, "distances", band.out0 + band.entries, total))
+            status = TOPOML_E_CANCELLED;
+    }
+
+    tb_device_free(st, call, &buf, &status);
+    tb_device_free(st, call, &xt, &status);
+    tb_leave(st);
+    if (status == TOPOML_OK)
+        tb_debug(call,
+                 "triton-bridge: distances n=%llu dim=%llu %s %s: upload %.3f ms, kernels %.3f ms, "
+                 "download %.3f ms, %llu bands",
+                 (unsigned long long)n, (unsigned long long)dim, f32 ? "f32" : "f64",
+                 root ? "euclidean" : "sqeuclidean", 1e3 * t_upload, 1e3 * t_kernel, 1e3 * t_copy,
+                 (unsigned long long)bands);
+    return status;
+}

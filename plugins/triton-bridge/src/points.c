@@ -1,0 +1,94 @@
+/*
+ * points.c — what the point-cloud ops (distances, edges) share: checking a
+ * POINTS input against what the kernels can do, and copying it to the
+ * device transposed, so that a kernel's loads of one coordinate of
+ * consecutive points are consecutive in memory.
+ */
+#include <string.h>
+
+#include "tb.h"
+
+int tb_check_points(const topoml_call_v1 *call, const topoml_input_v1 *in, const char *op)
+{
+    if (in == NULL || in->struct_size < offsetof(topoml_input_v1, data) + sizeof in->data)
+        return tb_fail(call, TOPOML_E_INVALID, "triton-bridge: %s: no input, or a short one", op);
+    if (in->kind != TOPOML_INPUT_POINTS)
+        return tb_fail(call, TOPOML_E_UNSUPPORTED,
+                       "triton-bridge: %s takes a point cloud only (input kind %u)", op, in->kind);
+    if (in->dtype != TOPOML_F32 && in->dtype != TOPOML_F64)
+        return tb_fail(call, TOPOML_E_UNSUPPORTED, "triton-bridge: %s: dtype %u", op, in->dtype);
+    if (in->metric != TOPOML_METRIC_EUCLIDEAN && in->metric != TOPOML_METRIC_SQEUCLIDEAN)
+        return tb_fail(call, TOPOML_E_UNSUPPORTED,
+                       "triton-bridge: %s: only the euclidean and squared euclidean metrics "
+                       "(metric %u)",
+                       op, in->metric);
+    /* Vertices of an edge are uint32_t; n*dim elements must be addressable. */
+    if (in->n > ((uint64_t)1 << 32))
+        return tb_fail(call, TOPOML_E_UNSUPPORTED, "triton-bridge: %s: %llu points, more than 2^32",
+                       op, (unsigned long long)in->n);
+    uint64_t elems;
+    if (__builtin_mul_overflow(in->n, in->dim, &elems) || elems > (UINT64_MAX >> 4))
+        return tb_fail(call, TOPOML_E_OVERFLOW, "triton-bridge: %s: %llu x %llu coordinates", op,
+                       (unsigned long long)in->n, (unsigned long long)in->dim);
+    if (in->n >= 2 && in->dim > 0 && in->data == NULL)
+        return tb_fail(call, TOPOML_E_INVALID, "triton-bridge: %s: no point data", op);
+    return TOPOML_OK;
+}
+
+size_t tb_free_device_memory(tb_state *st)
+{
+    size_t free_bytes = 0, total = 0;
+    if (st->cu.cuMemGetInfo(&free_bytes, &total) != TB_CUDA_SUCCESS)
+        return 0;
+    return free_bytes;
+}
+
+void tb_device_free(tb_state *st, const topoml_call_v1 *call, tb_cudeviceptr *ptr, int *status)
+{
+    if (*ptr == 0)
+        return;
+    tb_curesult r = st->cu.cuMemFree(*ptr);
+    *ptr = 0;
+    if (*status == TOPOML_OK)
+        *status = tb_check(st, call, r, TOPOML_E_DEVICE, "cuMemFree");
+}
+
+int tb_upload_points(tb_state *st, const topoml_call_v1 *call, tb_budget *b,
+                     const topoml_input_v1 *in, tb_cudeviceptr *xt)
+{
+    uint64_t n = in->n, dim = in->dim;
+    size_t esz = in->dtype == TOPOML_F32 ? sizeof(float) : sizeof(double);
+    uint64_t bytes = n * dim * esz;
+    *xt = 0;
+    void *host;
+    int status = tb_budget_alloc(b, bytes, "transposing the points", &host);
+    if (status != TOPOML_OK)
+        return status;
+    if (in->dtype == TOPOML_F32) {
+        const float *src = in->data;
+        float *dst = host;
+        for (uint64_t p = 0; p < n; p++)
+            for (uint64_t k = 0; k < dim; k++)
+                dst[k * n + p] = src[p * dim + k];
+    } else {
+        const double *src = in->data;
+        double *dst = host;
+        for (uint64_t p = 0; p < n; p++)
+            for (uint64_t k = 0; k < dim; k++)
+                dst[k * n + p] = src[p * dim + k];
+    }
+    /* Points without coordinates still get a (never read) buffer: the
+     * driver refuses allocations of 0 bytes. */
+    status = tb_check(st, call, st->cu.cuMemAlloc(xt, (size_t)(bytes > 0 ? bytes : esz)),
+                      TOPOML_E_NOMEM, "device memory for the points");
+    if (status == TOPOML_OK && bytes > 0) {
+        status = tb_check(st, call, st->cu.cuMemcpyHtoD(*xt, host, (size_t)bytes), TOPOML_E_DEVICE,
+                          "copying the points to the device");
+        if (status != TOPOML_OK)
+            tb_device_free(st, call, xt, &status);
+    } else {
+        *xt = 0;
+    }
+    tb_budget_free(b, host, bytes);
+    return status;
+}

@@ -1,0 +1,193 @@
+/*
+ * test_fake_driver.c — the triton-bridge probe and device checks against
+ * tests/fake_cuda, a libcuda.so.1 whose answers the test chooses: a device
+ * of another compute capability, no device, a failing cuInit, cubins the
+ * driver will not load, a device index that does not exist. Each answer
+ * must come back as the right status with a reason that names it, and
+ * leave nothing retained, pushed or allocated.
+ */
+#include <check.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tb_test_host.h"
+
+static void *lib;
+static const topoml_backend_v1 *be;
+
+static void load(void)
+{
+    lib = dlopen(TB_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(lib != NULL, "dlopen: %s", dlerror());
+    topoml_backend_negotiate_fn negotiate;
+    void *sym = dlsym(lib, TOPOML_PLUGIN_ENTRY);
+    memcpy(&negotiate, &sym, sizeof sym);
+    uint32_t abi = 1;
+    ck_assert_int_eq(negotiate(&abi, &tb_test_host_table, &be), TOPOML_OK);
+}
+
+static void unload(void)
+{
+    dlclose(lib);
+}
+
+/* Probe a fresh state; returns the status, the reason in why. Checks that
+ * destroy leaves the fake device clean. */
+static int probe(char *why, size_t why_size)
+{
+    void *st;
+    ck_assert_int_eq(be->create(&tb_test_host_table, &st), TOPOML_OK);
+    int status = be->probe(st, why, why_size);
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    ck_assert_msg(cuda != NULL, "the fake driver is not the one loaded");
+    be->destroy(st);
+    int (*leaks)(char *, size_t);
+    void *sym = dlsym(cuda, "tb_fake_cuda_leaks");
+    ck_assert_ptr_nonnull(sym);
+    memcpy(&leaks, &sym, sizeof sym);
+    char text[256];
+    ck_assert_msg(leaks(text, sizeof text) == 0, "left behind: %s", text);
+    dlclose(cuda);
+    ck_assert_int_eq(tb_host_data.live, 0);
+    return status;
+}
+
+START_TEST(test_probe_accepts_sm90_device)
+{
+    char why[512];
+    ck_assert_int_eq(probe(why, sizeof why), TOPOML_OK);
+    ck_assert_msg(strstr(why, "topoml fake device 0 (sm_90") != NULL, "why: %s", why);
+}
+END_TEST
+
+START_TEST(test_probe_refuses_other_compute_capability)
+{
+    setenv("TB_FAKE_CUDA_CC", "80", 1);
+    char why[512];
+    ck_assert_int_eq(probe(why, sizeof why), TOPOML_E_UNSUPPORTED);
+    ck_assert_msg(strstr(why, "compute capability 8.0") != NULL, "why: %s", why);
+    ck_assert_msg(strstr(why, "sm_90") != NULL, "why: %s", why);
+    setenv("TB_FAKE_CUDA_CC", "100", 1);
+    ck_assert_int_eq(probe(why, sizeof why), TOPOML_E_UNSUPPORTED);
+    ck_assert_msg(strstr(why, "compute capability 10.0") != NULL, "why: %s", why);
+    unsetenv("TB_FAKE_CUDA_CC");
+}
+END_TEST
+
+START_TEST(test_probe_refuses_without_devices)
+{
+    setenv("TB_FAKE_CUDA_DEVICES", "0", 1);
+    char why[512];
+    ck_assert_int_eq(probe(why, sizeof why), TOPOML_E_UNSUPPORTED);
+    ck_assert_msg(strstr(why, "no device") != NULL, "why: %s", why);
+    unsetenv("TB_FAKE_CUDA_DEVICES");
+}
+END_TEST
+
+START_TEST(test_probe_reports_failing_init)
+{
+    setenv("TB_FAKE_CUDA_INIT", "100", 1);
+    char why[512];
+    ck_assert_int_eq(probe(why, sizeof why), TOPOML_E_UNSUPPORTED);
+    ck_assert_msg(strstr(why, "cuInit failed: CUDA_ERROR_NO_DEVICE") != NULL, "why: %s", why);
+    unsetenv("TB_FAKE_CUDA_INIT");
+}
+END_TEST
+
+START_TEST(test_probe_reports_unloadable_cubins)
+{
+    setenv("TB_FAKE_CUDA_LOAD", "209", 1);
+    char why[512];
+    ck_assert_int_eq(probe(why, sizeof why), TOPOML_E_DEVICE);
+    ck_assert_msg(strstr(why, "cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU") != NULL,
+                  "why: %s", why);
+    ck_assert_msg(strstr(why, "distances_f32") != NULL, "why: %s", why);
+    unsetenv("TB_FAKE_CUDA_LOAD");
+}
+END_TEST
+
+START_TEST(test_ops_use_the_configured_device)
+{
+    /* Device 0 is sm_80, device 1 is sm_90: probe (device 0) refuses, but
+     * a call for device 1 runs there. */
+    setenv("TB_FAKE_CUDA_DEVICES", "2", 1);
+    setenv("TB_FAKE_CUDA_CC", "80,90", 1);
+    void *st;
+    ck_assert_int_eq(be->create(&tb_test_host_table, &st), TOPOML_OK);
+    char why[512];
+    ck_assert_int_eq(be->probe(st, why, sizeof why), TOPOML_E_UNSUPPORTED);
+    ck_assert_msg(strstr(why, "device 0") != NULL, "why: %s", why);
+    float xyz[6] = {0, 0, 0, 3, 4, 0};
+    float out[1] = {-1};
+    topoml_input_v1 in;
+    memset(&in, 0, sizeof in);
+    in.struct_size = sizeof in;
+    in.kind = TOPOML_INPUT_POINTS;
+    in.n = 2;
+    in.dim = 3;
+    in.dtype = TOPOML_F32;
+    in.metric = TOPOML_METRIC_EUCLIDEAN;
+    in.data = xyz;
+    topoml_call_v1 call = tb_test_call();
+    call.device = 1;
+    ck_assert_int_eq(be->distances(st, &call, &in, out), TOPOML_OK);
+    ck_assert(out[0] == 5.0f);
+    call.device = 2;
+    ck_assert_int_eq(be->distances(st, &call, &in, out), TOPOML_E_DEVICE);
+    ck_assert_msg(strstr(tb_test_error, "no CUDA device 2 (2 found)") != NULL, "%s", tb_test_error);
+    call.device = 0;
+    ck_assert_int_eq(be->distances(st, &call, &in, out), TOPOML_E_UNSUPPORTED);
+    ck_assert_msg(strstr(tb_test_error, "compute capability 8.0") != NULL, "%s", tb_test_error);
+    be->destroy(st);
+    unsetenv("TB_FAKE_CUDA_DEVICES");
+    unsetenv("TB_FAKE_CUDA_CC");
+}
+END_TEST
+
+START_TEST(test_device_fault_is_reported_not_fatal)
+{
+    /* Points whose transposed copy the fake cannot hold: the allocation
+     * fails with the driver's name for it. */
+    setenv("TB_FAKE_CUDA_MEMORY", "4096", 1);
+    void *st;
+    ck_assert_int_eq(be->create(&tb_test_host_table, &st), TOPOML_OK);
+    static float xyz[3000];
+    float *out = malloc(sizeof(float) * 1000 * 999 / 2);
+    topoml_input_v1 in;
+    memset(&in, 0, sizeof in);
+    in.struct_size = sizeof in;
+    in.kind = TOPOML_INPUT_POINTS;
+    in.n = 1000;
+    in.dim = 3;
+    in.dtype = TOPOML_F32;
+    in.metric = TOPOML_METRIC_EUCLIDEAN;
+    in.data = xyz;
+    topoml_call_v1 call = tb_test_call();
+    ck_assert_int_eq(be->distances(st, &call, &in, out), TOPOML_E_NOMEM);
+    ck_assert_msg(strstr(tb_test_error, "CUDA_ERROR_OUT_OF_MEMORY") != NULL, "%s", tb_test_error);
+    free(out);
+    be->destroy(st);
+    unsetenv("TB_FAKE_CUDA_MEMORY");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("triton_bridge_fake_driver");
+    TCase *tc = tcase_create("fake_driver");
+    tcase_add_checked_fixture(tc, load, unload);
+    tcase_add_test(tc, test_probe_accepts_sm90_device);
+    tcase_add_test(tc, test_probe_refuses_other_compute_capability);
+    tcase_add_test(tc, test_probe_refuses_without_devices);
+    tcase_add_test(tc, test_probe_reports_failing_init);
+    tcase_add_test(tc, test_probe_reports_unloadable_cubins);
+    tcase_add_test(tc, test_ops_use_the_configured_device);
+    tcase_add_test(tc, test_device_fault_is_reported_not_fatal);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,1140 @@
+/*
+ * cmd_features.c — the `topoml image`, `topoml features`, `topoml compare`
+ * and `topoml plot` subcommands: option parsing, reading diagram files and
+ * writing results. The computations are libtopoml's (topoml/features.h);
+ * the SVG drawing is plot_svg.c.
+ *
+ * Every subcommand returns 0 on success, 1 on an error (message on stderr,
+ * the library's text where it has one), 2 on a usage error.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd_features.h"
+#include "plot_svg.h"
+#include "topoml/features.h"
+
+#define MAX_DIMS_LISTED 64
+
+/* ------------------------------------------------------------------------
+ * Shared helpers
+ * ---------------------------------------------------------------------- */
+
+/* getopt keeps global state; every subcommand starts a fresh scan (glibc
+ * reinitialises fully when optind is 0). */
+static void reset_getopt(void)
+{
+#ifdef __GLIBC__
+    optind = 0;
+#else
+    optind = 1;
+#endif
+    opterr = 1;
+}
+
+static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    uint32_t v;
+    if (!cli_parse_uint(s, &v) || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* "A:B" with finite A < B. */
+static bool parse_range(const char *s, double *lo, double *hi)
+{
+    const char *colon = strchr(s, ':');
+    if (colon == NULL || (size_t)(colon - s) >= 64)
+        return false;
+    char a[64];
+    memcpy(a, s, (size_t)(colon - s));
+    a[colon - s] = '\0';
+    return cli_parse_double(a, lo) && cli_parse_double(colon + 1, hi) && isfinite(*lo) &&
+           isfinite(*hi) && *lo < *hi;
+}
+
+/* "0,1,2" into dims[]. */
+static bool parse_dims(const char *s, uint32_t *dims, uint32_t *n)
+{
+    char buf[256];
+    if (strlen(s) >= sizeof buf)
+        return false;
+    strcpy(buf, s);
+    *n = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (*n == MAX_DIMS_LISTED || !parse_u32(tok, 0, TOPOML_DIAGRAM_MAX_DIM, &dims[(*n)++]))
+            return false;
+    }
+    return *n > 0;
+}
+
+/* "drop", "keep" (when allowed) or "clip:V". */
+static bool parse_infinite(const char *s, bool allow_keep, int *mode, double *clip)
+{
+    if (strcmp(s, "drop") == 0) {
+        *mode = TOPOML_INFINITE_DROP;
+        return true;
+    }
+    if (allow_keep && strcmp(s, "keep") == 0) {
+        *mode = -1;
+        return true;
+    }
+    if (strncmp(s, "clip:", 5) == 0 && cli_parse_double(s + 5, clip) && isfinite(*clip)) {
+        *mode = TOPOML_INFINITE_CLIP;
+        return true;
+    }
+    return false;
+}
+
+static int read_diagram(topoml_context *ctx, const char *path, topoml_diagram_format fmt,
+                        topoml_diagram **out)
+{
+    int st = topoml_diagram_read(ctx, out, path, fmt);
+    return st ? cli_error(ctx, st) : 0;
+}
+
+static FILE *open_output(const char *cmd, const char *path, bool binary)
+{
+    if (path == NULL || strcmp(path, "-") == 0)
+        return stdout;
+    FILE *f = fopen(path, binary ? "wb" : "w");
+    if (f == NULL)
+        fprintf(stderr, "topoml %s: %s: %s\n", cmd, path, strerror(errno));
+    return f;
+}
+
+static int close_output(const char *cmd, FILE *f, const char *path)
+{
+    bool bad = ferror(f) != 0;
+    if (f != stdout)
+        bad |= fclose(f) != 0;
+    else
+        bad |= fflush(f) != 0;
+    if (bad) {
+        fprintf(stderr, "topoml %s: writing %s failed\n", cmd, path ? path : "standard output");
+        return 1;
+    }
+    return 0;
+}
+
+/* The fewest digits that read back to the same double; JSON gets null for
+ * infinities (as in topoml's diagram JSON), CSV and text get "inf". */
+static const char *fmt_num(char *buf, double x, bool json)
+{
+    if (isnan(x))
+        return json ? "null" : "nan";
+    if (isinf(x))
+        return json ? "null" : x > 0 ? "inf" : "-inf";
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, 32, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    return buf;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static const char *const format_help =
+    "  -f, --format FMT    diagram file format: auto (default), json, ripser, gudhi, csv\n";
+
+/* The options every diagram command shares with the other subcommands:
+ * which configuration and backend, the memory limit, logging. */
+enum { OPT_CONFIG = 1000, OPT_BACKEND, OPT_MAX_MEMORY, OPT_VERBOSE };
+
+#define COMMON_LONG_OPTS                                                                           \
+    {"config", required_argument, NULL, OPT_CONFIG},                                               \
+        {"backend", required_argument, NULL, OPT_BACKEND},                                         \
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},                                   \
+        {"verbose", no_argument, NULL, OPT_VERBOSE},                                               \
+    {                                                                                              \
+        "help", no_argument, NULL, 'h'                                                             \
+    }
+
+#define COMMON_HELP                                                                                \
+    "      --backend NAME      run on this backend (see `topoml backends`)\n"                      \
+    "      --config FILE       configuration (default: $TOPOML_CONFIG, else none)\n"               \
+    "      --max-memory SIZE   refuse work that needs more memory (e.g. 512M, 4G)\n"               \
+    "      --verbose           log what the library does on stderr (twice: more)\n"                \
+    "  -h, --help              show this help\n"
+
+/* The context a command runs with: the caller's, or one opened from the
+ * common options (and then freed by env_close). */
+typedef struct cmd_env {
+    topoml_context *ctx;
+    bool owned;
+    const char *config, *backend;
+    uint64_t max_memory;
+    bool max_memory_set;
+    int verbose;
+} cmd_env;
+
+/* 1: a common option, handled; 0: not one; 2: a bad value (reported). */
+static int common_opt(cmd_env *env, int c, const char *cmd)
+{
+    switch (c) {
+    case OPT_CONFIG: env->config = optarg; return 1;
+    case OPT_BACKEND: env->backend = optarg; return 1;
+    case OPT_MAX_MEMORY:
+        if (!cli_parse_bytes(optarg, &env->max_memory))
+            return cli_usage_error(cmd, "bad --max-memory '%s' (e.g. 512M, 4G)", optarg);
+        env->max_memory_set = true;
+        return 1;
+    case OPT_VERBOSE: env->verbose++; return 1;
+    }
+    return 0;
+}
+
+/* 0, or the exit status (1 or 2) after reporting why not. */
+static int env_open(cmd_env *env, topoml_context *given, const char *cmd)
+{
+    int rc;
+    if (given != NULL) {
+        if (env->config != NULL)
+            return cli_usage_error(cmd, "%s", "--config cannot change a context already open");
+        env->ctx = given;
+        if (env->backend && (rc = topoml_use_backend(given, env->backend)) != TOPOML_OK)
+            return cli_error(given, rc);
+    } else {
+        if (cli_open_context(&env->ctx, env->config, env->backend, env->verbose) != TOPOML_OK)
+            return 1;
+        env->owned = true;
+    }
+    if (env->max_memory_set)
+        topoml_set_max_memory(env->ctx, env->max_memory);
+    return 0;
+}
+
+static void env_close(cmd_env *env)
+{
+    if (env->owned)
+        topoml_context_free(env->ctx);
+    env->ctx = NULL;
+    env->owned = false;
+}
+
+static bool parse_format(const char *s, topoml_diagram_format *fmt)
+{
+    return topoml_diagram_format_from_name(s, fmt) == TOPOML_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * topoml image
+ * ---------------------------------------------------------------------- */
+
+static const char image_help[] =
+    "Usage: topoml image [options] DIAGRAM...\n"
+    "Persistence images (Adams et al. 2017) of one dimension of each diagram file;\n"
+    "one image per file, all with the same parameters.\n"
+    "\n"
+    "  -d, --dim K               homology dimension (default 1)\n"
+    "%s"
+    "  -s, --sigma S             standard deviation of the Gaussians (default: the\n"
+    "                            larger of the birth span and the largest\n"
+    "                            persistence, over 20)\n"
+    "  -W, --width N             pixels along birth (default 20)\n"
+    "  -H, --height N            pixels along persistence (default 20)\n"
+    "  -b, --birth-range A:B     birth range (default: the births, widened by 3 sigma)\n"
+    "  -p, --pers-range A:B      persistence range (default: 0 to the largest\n"
+    "                            persistence + 3 sigma)\n"
+    "  -w, --weight W            constant, linear[:MAX] (ramp reaching 1 at MAX, default\n"
+    "                            the largest persistence), power:P (persistence^P);\n"
+    "                            default constant\n"
+    "  -i, --infinite M          drop (default) or clip:V (infinite deaths become V)\n"
+    "  -O, --output STYLE        csv (default: one line per image, row-major, row 0 the\n"
+    "                            lowest persistence), json, pgm (8-bit, highest\n"
+    "                            persistence at the top, each image scaled to its max)\n"
+    "  -o, --output-file FILE    write there instead of standard output\n" COMMON_HELP;
+
+typedef enum { OUT_CSV, OUT_JSON, OUT_PGM, OUT_TEXT } out_style;
+
+static void write_image_json(FILE *f, const topoml_image_params_v1 *p, uint32_t dim, char **files,
+                             uint64_t n_images, const double *img)
+{
+    static const char *const weights[] = {"constant", "linear", "power"};
+    char a[32], b[32];
+    fprintf(f, "{\"dim\":%u,\"width\":%u,\"height\":%u,\"sigma\":%s,", dim, p->width, p->height,
+            fmt_num(a, p->sigma, true));
+    fprintf(f, "\"birth_range\":[%s,", fmt_num(a, p->birth_min, true));
+    fprintf(f, "%s],", fmt_num(b, p->birth_max, true));
+    fprintf(f, "\"pers_range\":[%s,", fmt_num(a, p->pers_min, true));
+    fprintf(f, "%s],", fmt_num(b, p->pers_max, true));
+    fprintf(f, "\"weight\":\"%s\"", weights[p->weight]);
+    if (p->weight == TOPOML_WEIGHT_LINEAR)
+        fprintf(f, ",\"weight_max\":%s", fmt_num(a, p->weight_max, true));
+    if (p->weight == TOPOML_WEIGHT_POWER)
+        fprintf(f, ",\"weight_power\":%s", fmt_num(a, p->weight_power, true));
+    if (p->infinite == TOPOML_INFINITE_CLIP)
+        fprintf(f, ",\"infinite\":\"clip\",\"clip_death\":%s", fmt_num(a, p->clip_death, true));
+    else
+        fputs(",\"infinite\":\"drop\"", f);
+    fputs(",\"images\":[", f);
+    const size_t pixels = (size_t)p->width * p->height;
+    for (uint64_t k = 0; k < n_images; k++) {
+        fputs(k ? ",\n{\"source\":" : "\n{\"source\":", f);
+        json_string(f, files[k]);
+        fputs(",\"pixels\":[", f);
+        for (uint32_t r = 0; r < p->height; r++) {
+            fputs(r ? ",\n  [" : "\n  [", f);
+            for (uint32_t c = 0; c < p->width; c++)
+                fprintf(f, "%s%s", c ? "," : "",
+                        fmt_num(a, img[k * pixels + (size_t)r * p->width + c], true));
+            fputc(']', f);
+        }
+        fputs("]}", f);
+    }
+    fputs("\n]}\n", f);
+}
+
+static void write_image_pgm(FILE *f, const topoml_image_params_v1 *p, uint64_t n_images,
+                            const double *img)
+{
+    const size_t pixels = (size_t)p->width * p->height;
+    for (uint64_t k = 0; k < n_images; k++) {
+        const double *im = img + k * pixels;
+        double max = 0.0;
+        for (size_t i = 0; i < pixels; i++)
+            max = fmax(max, im[i]);
+        fprintf(f, "P5\n%u %u\n255\n", p->width, p->height);
+        /* PGM's first row is the top of the picture: the highest persistence,
+         * so the picture looks like the diagram it came from. */
+        for (uint32_t r = p->height; r-- > 0;)
+            for (uint32_t c = 0; c < p->width; c++) {
+                double v = max > 0.0 ? im[(size_t)r * p->width + c] / max : 0.0;
+                fputc((int)lround(fmin(fmax(v, 0.0), 1.0) * 255.0), f);
+            }
+    }
+}
+
+int topoml_cmd_image(topoml_context *given, int argc, char **argv)
+{
+    const char *cmd = "image";
+    static const struct option opts[] = {
+        {"dim", required_argument, NULL, 'd'},
+        {"format", required_argument, NULL, 'f'},
+        {"sigma", required_argument, NULL, 's'},
+        {"width", required_argument, NULL, 'W'},
+        {"height", required_argument, NULL, 'H'},
+        {"birth-range", required_argument, NULL, 'b'},
+        {"pers-range", required_argument, NULL, 'p'},
+        {"weight", required_argument, NULL, 'w'},
+        {"infinite", required_argument, NULL, 'i'},
+        {"output", required_argument, NULL, 'O'},
+        {"output-file", required_argument, NULL, 'o'},
+        COMMON_LONG_OPTS,
+        {NULL, 0, NULL, 0},
+    };
+    topoml_image_params_v1 prm;
+    topoml_image_params_init(&prm);
+    uint32_t dim = 1;
+    topoml_diagram_format fmt = TOPOML_DIAGRAM_AUTO;
+    bool have_sigma = false, have_brange = false, have_prange = false, linear_auto = false;
+    int infinite = TOPOML_INFINITE_DROP;
+    out_style style = OUT_CSV;
+    const char *out_path = NULL;
+    cmd_env env = {0};
+    int c;
+    reset_getopt();
+    while ((c = getopt_long(argc, argv, "d:f:s:W:H:b:p:w:i:O:o:h", opts, NULL)) != -1) {
+        int r = common_opt(&env, c, cmd);
+        if (r == 1)
+            continue;
+        if (r == 2)
+            return 2;
+        switch (c) {
+        case 'd':
+            if (!parse_u32(optarg, 0, TOPOML_DIAGRAM_MAX_DIM, &dim))
+                return cli_usage_error(cmd, "bad --dim '%s'", optarg);
+            break;
+        case 'f':
+            if (!parse_format(optarg, &fmt))
+                return cli_usage_error(cmd, "unknown --format '%s'", optarg);
+            break;
+        case 's':
+            if (!cli_parse_double(optarg, &prm.sigma) || !(prm.sigma > 0.0) || isinf(prm.sigma))
+                return cli_usage_error(cmd, "--sigma needs a number > 0, got '%s'", optarg);
+            have_sigma = true;
+            break;
+        case 'W':
+        case 'H':
+            if (!parse_u32(optarg, 1, 1u << 20, c == 'W' ? &prm.width : &prm.height))
+                return cli_usage_error(cmd,
+                                       "--width and --height need an integer in "
+                                       "1..1048576, got '%s'",
+                                       optarg);
+            break;
+        case 'b':
+            if (!parse_range(optarg, &prm.birth_min, &prm.birth_max))
+                return cli_usage_error(cmd, "--birth-range needs A:B with A < B, got '%s'", optarg);
+            have_brange = true;
+            break;
+        case 'p':
+            if (!parse_range(optarg, &prm.pers_min, &prm.pers_max))
+                return cli_usage_error(cmd, "--pers-range needs A:B with A < B, got '%s'", optarg);
+            have_prange = true;
+            break;
+        case 'w':
+            if (strcmp(optarg, "constant") == 0) {
+                prm.weight = TOPOML_WEIGHT_CONSTANT;
+            } else if (strcmp(optarg, "linear") == 0) {
+                prm.weight = TOPOML_WEIGHT_LINEAR;
+                linear_auto = true;
+            } else if (strncmp(optarg, "linear:", 7) == 0 &&
+                       cli_parse_double(optarg + 7, &prm.weight_max) && prm.weight_max > 0.0 &&
+                       isfinite(prm.weight_max)) {
+                prm.weight = TOPOML_WEIGHT_LINEAR;
+                linear_auto = false;
+            } else if (strncmp(optarg, "power:", 6) == 0 &&
+                       cli_parse_double(optarg + 6, &prm.weight_power) && prm.weight_power >= 0.0 &&
+                       isfinite(prm.weight_power)) {
+                prm.weight = TOPOML_WEIGHT_POWER;
+            } else {
+                return cli_usage_error(cmd, "bad --weight '%s'", optarg);
+            }
+            break;
+        case 'i':
+            if (!parse_infinite(optarg, false, &infinite, &prm.clip_death))
+                return cli_usage_error(cmd, "--infinite needs drop or clip:V, got '%s'", optarg);
+            prm.infinite = (uint32_t)infinite;
+            break;
+        case 'O':
+            if (strcmp(optarg, "csv") == 0)
+                style = OUT_CSV;
+            else if (strcmp(optarg, "json") == 0)
+                style = OUT_JSON;
+            else if (strcmp(optarg, "pgm") == 0)
+                style = OUT_PGM;
+            else
+                return cli_usage_error(cmd, "--output needs csv, json or pgm, got '%s'", optarg);
+            break;
+        case 'o': out_path = optarg; break;
+        case 'h': printf(image_help, format_help); return 0;
+        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error(cmd, "%s", "no diagram file given");
+    int rc = env_open(&env, given, cmd);
+    if (rc != 0)
+        return rc;
+    topoml_context *ctx = env.ctx;
+
+    char **files = argv + optind;
+    const uint64_t n_images = (uint64_t)(argc - optind);
+    rc = 1;
+    topoml_diagram **diagrams = calloc(n_images, sizeof(*diagrams));
+    uint64_t *offsets = calloc(n_images + 1, sizeof(*offsets));
+    topoml_pair *pairs = NULL;
+    double *img = NULL;
+    FILE *out = NULL;
+    if (diagrams == NULL || offsets == NULL) {
+        fprintf(stderr, "topoml %s: out of memory\n", cmd);
+        goto done;
+    }
+    for (uint64_t k = 0; k < n_images; k++) {
+        if (read_diagram(ctx, files[k], fmt, &diagrams[k]))
+            goto done;
+        uint64_t n;
+        topoml_diagram_pairs(diagrams[k], dim, &n);
+        offsets[k + 1] = offsets[k] + n;
+    }
+    pairs = malloc((offsets[n_images] + 1) * sizeof(*pairs));
+    if (pairs == NULL) {
+        fprintf(stderr, "topoml %s: out of memory\n", cmd);
+        goto done;
+    }
+    /* The data's extent, after the treatment of infinite deaths, sets the
+     * default ranges, sigma and linear ramp. */
+    double bmin = INFINITY, bmax = -INFINITY, pmax = 0.0;
+    for (uint64_t k = 0; k < n_images; k++) {
+        uint64_t n;
+        const topoml_pair *p = topoml_diagram_pairs(diagrams[k], dim, &n);
+        if (n > 0)
+            memcpy(pairs + offsets[k], p, n * sizeof(*p));
+        for (uint64_t i = 0; i < n; i++) {
+            double d = p[i].death;
+            if (isinf(d)) {
+                if (prm.infinite == TOPOML_INFINITE_DROP)
+                    continue;
+                d = prm.clip_death;
+            }
+            bmin = fmin(bmin, p[i].birth);
+            bmax = fmax(bmax, p[i].birth);
+            pmax = fmax(pmax, d - p[i].birth);
+        }
+    }
+    if (bmin > bmax)
+        bmin = bmax = 0.0;
+    if (!have_sigma) {
+        double span = fmax(bmax - bmin, pmax);
+        prm.sigma = (span > 0.0 ? span : 1.0) / 20.0;
+    }
+    if (!have_brange) {
+        prm.birth_min = bmin - 3.0 * prm.sigma;
+        prm.birth_max = bmax + 3.0 * prm.sigma;
+    }
+    if (!have_prange) {
+        prm.pers_min = 0.0;
+        prm.pers_max = pmax + 3.0 * prm.sigma;
+    }
+    if (prm.weight == TOPOML_WEIGHT_LINEAR && linear_auto)
+        prm.weight_max = pmax > 0.0 ? pmax : 1.0;
+
+    const size_t pixels = (size_t)prm.width * prm.height;
+    if (pixels > SIZE_MAX / sizeof(double) / n_images) {
+        fprintf(stderr, "topoml %s: %llu images of %u x %u pixels are too large\n", cmd,
+                (unsigned long long)n_images, prm.width, prm.height);
+        goto done;
+    }
+    img = malloc(pixels * n_images * sizeof(double));
+    if (img == NULL) {
+        fprintf(stderr, "topoml %s: out of memory for the images\n", cmd);
+        goto done;
+    }
+    int st = topoml_persistence_images(ctx, &prm, n_images, offsets, pairs, img);
+    if (st) {
+        cli_error(ctx, st);
+        goto done;
+    }
+    if ((out = open_output(cmd, out_path, style == OUT_PGM)) == NULL)
+        goto done;
+    char a[32];
+    switch (style) {
+    case OUT_JSON: write_image_json(out, &prm, dim, files, n_images, img); break;
+    case OUT_PGM: write_image_pgm(out, &prm, n_images, img); break;
+    default:
+        for (uint64_t k = 0; k < n_images; k++) {
+            for (size_t i = 0; i < pixels; i++)
+                fprintf(out, "%s%s", i ? "," : "", fmt_num(a, img[k * pixels + i], false));
+            fputc('\n', out);
+        }
+        break;
+    }
+    rc = close_output(cmd, out, out_path);
+done:
+    if (diagrams != NULL)
+        for (uint64_t k = 0; k < n_images; k++)
+            topoml_diagram_free(diagrams[k]);
+    free(diagrams);
+    free(offsets);
+    free(pairs);
+    free(img);
+    env_close(&env);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * topoml features
+ * ---------------------------------------------------------------------- */
+
+static const char features_help[] =
+    "Usage: topoml features [options] DIAGRAM\n"
+    "Betti curves, persistence landscapes, persistent entropy and total persistence\n"
+    "of each dimension of a diagram file.\n"
+    "\n"
+    "  -d, --dim LIST          dimensions, e.g. 1 or 0,1 (default: every one in the file)\n"
+    "%s"
+    "  -g, --grid LO:HI:N      the grid of the curves (default: smallest birth to the\n"
+    "                          largest finite value, 100 points)\n"
+    "  -k, --levels K          landscape levels (default 3)\n"
+    "  -q, --degree Q          degree of total persistence, sum of (death-birth)^Q\n"
+    "                          (default 1)\n"
+    "  -i, --infinite M        keep (default), drop, or clip:V. Betti curves and\n"
+    "                          landscapes use infinite deaths as they are under keep;\n"
+    "                          entropy and total persistence always use only finite\n"
+    "                          pairs, and report how many were left out\n"
+    "  -O, --output STYLE      json (default) or csv (dim,feature,level,t,value)\n"
+    "  -o, --output-file FILE  write there instead of standard output\n" COMMON_HELP;
+
+typedef struct dim_features {
+    uint32_t dim;
+    uint64_t n_pairs, n_infinite;
+    uint64_t *betti;
+    double *land;
+    double entropy, total;
+} dim_features;
+
+/* Grid "LO:HI:N". */
+static bool parse_grid(const char *s, double *lo, double *hi, uint64_t *n)
+{
+    char buf[128];
+    if (strlen(s) >= sizeof buf)
+        return false;
+    strcpy(buf, s);
+    char *c1 = strchr(buf, ':');
+    char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
+    if (c2 == NULL)
+        return false;
+    *c1 = *c2 = '\0';
+    uint32_t nn;
+    if (!cli_parse_double(buf, lo) || !cli_parse_double(c1 + 1, hi) ||
+        !parse_u32(c2 + 1, 1, 10000000, &nn) || !isfinite(*lo) || !isfinite(*hi) || *lo > *hi)
+        return false;
+    *n = nn;
+    return true;
+}
+
+int topoml_cmd_features(topoml_context *given, int argc, char **argv)
+{
+    const char *cmd = "features";
+    static const struct option opts[] = {
+        {"dim", required_argument, NULL, 'd'},
+        {"format", required_argument, NULL, 'f'},
+        {"grid", required_argument, NULL, 'g'},
+        {"levels", required_argument, NULL, 'k'},
+        {"degree", required_argument, NULL, 'q'},
+        {"infinite", required_argument, NULL, 'i'},
+        {"output", required_argument, NULL, 'O'},
+        {"output-file", required_argument, NULL, 'o'},
+        COMMON_LONG_OPTS,
+        {NULL, 0, NULL, 0},
+    };
+    uint32_t dims[MAX_DIMS_LISTED], n_dims = 0, levels = 3;
+    topoml_diagram_format fmt = TOPOML_DIAGRAM_AUTO;
+    bool have_grid = false;
+    double glo = 0, ghi = 0, q = 1.0, clip = 0.0;
+    uint64_t gn = 100;
+    int infinite = -1;
+    out_style style = OUT_JSON;
+    const char *out_path = NULL;
+    cmd_env env = {0};
+    int c;
+    reset_getopt();
+    while ((c = getopt_long(argc, argv, "d:f:g:k:q:i:O:o:h", opts, NULL)) != -1) {
+        int r = common_opt(&env, c, cmd);
+        if (r == 1)
+            continue;
+        if (r == 2)
+            return 2;
+        switch (c) {
+        case 'd':
+            if (!parse_dims(optarg, dims, &n_dims))
+                return cli_usage_error(cmd, "bad --dim '%s'", optarg);
+            break;
+        case 'f':
+            if (!parse_format(optarg, &fmt))
+                return cli_usage_error(cmd, "unknown --format '%s'", optarg);
+            break;
+        case 'g':
+            if (!parse_grid(optarg, &glo, &ghi, &gn))
+                return cli_usage_error(cmd, "--grid needs LO:HI:N with LO <= HI, N >= 1, got '%s'",
+                                       optarg);
+            have_grid = true;
+            break;
+        case 'k':
+            if (!parse_u32(optarg, 1, 1000, &levels))
+                return cli_usage_error(cmd, "--levels needs an integer in 1..1000, got '%s'",
+                                       optarg);
+            break;
+        case 'q':
+            if (!cli_parse_double(optarg, &q) || !(q > 0.0) || isinf(q))
+                return cli_usage_error(cmd, "--degree needs a number > 0, got '%s'", optarg);
+            break;
+        case 'i':
+            if (!parse_infinite(optarg, true, &infinite, &clip))
+                return cli_usage_error(cmd, "--infinite needs keep, drop or clip:V, got '%s'",
+                                       optarg);
+            break;
+        case 'O':
+            if (strcmp(optarg, "json") == 0)
+                style = OUT_JSON;
+            else if (strcmp(optarg, "csv") == 0)
+                style = OUT_CSV;
+            else
+                return cli_usage_error(cmd, "--output needs json or csv, got '%s'", optarg);
+            break;
+        case 'o': out_path = optarg; break;
+        case 'h': printf(features_help, format_help); return 0;
+        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
+        }
+    }
+    if (argc - optind != 1)
+        return cli_usage_error(cmd, "%s", "need exactly one diagram file");
+    int rc = env_open(&env, given, cmd);
+    if (rc != 0)
+        return rc;
+    topoml_context *ctx = env.ctx;
+
+    topoml_diagram *dg = NULL;
+    if (read_diagram(ctx, argv[optind], fmt, &dg)) {
+        env_close(&env);
+        return 1;
+    }
+    if (n_dims == 0) {
+        n_dims = topoml_diagram_dim_count(dg);
+        if (n_dims > MAX_DIMS_LISTED)
+            n_dims = MAX_DIMS_LISTED;
+        for (uint32_t k = 0; k < n_dims; k++)
+            dims[k] = k;
+    }
+
+    int st = TOPOML_OK;
+    rc = 1;
+    double *grid = NULL;
+    topoml_pair *work = NULL, *fin = NULL;
+    dim_features *res = calloc(n_dims ? n_dims : 1, sizeof(*res));
+    FILE *out = NULL;
+
+    /* The default grid spans the selected dimensions' finite values. */
+    if (!have_grid) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (uint32_t k = 0; k < n_dims; k++) {
+            uint64_t n;
+            const topoml_pair *p = topoml_diagram_pairs(dg, dims[k], &n);
+            for (uint64_t i = 0; i < n; i++) {
+                lo = fmin(lo, p[i].birth);
+                hi = fmax(hi, isinf(p[i].death) ? p[i].birth : p[i].death);
+            }
+        }
+        if (infinite == TOPOML_INFINITE_CLIP && lo <= hi)
+            hi = fmax(hi, clip);
+        if (lo > hi)
+            lo = 0.0, hi = 1.0;
+        if (lo == hi)
+            hi = lo + 1.0;
+        glo = lo;
+        ghi = hi;
+    }
+    grid = malloc(gn * sizeof(double));
+    if (res == NULL || grid == NULL) {
+        fprintf(stderr, "topoml %s: out of memory\n", cmd);
+        goto done;
+    }
+    if ((st = topoml_grid(ctx, glo, ghi, gn, grid)))
+        goto lib_fail;
+
+    for (uint32_t k = 0; k < n_dims; k++) {
+        dim_features *r = &res[k];
+        uint64_t n, n_work, n_fin;
+        const topoml_pair *p = topoml_diagram_pairs(dg, dims[k], &n);
+        r->dim = dims[k];
+        r->n_pairs = n;
+        free(work);
+        free(fin);
+        work = malloc((n + 1) * sizeof(*work));
+        fin = malloc((n + 1) * sizeof(*fin));
+        r->betti = malloc(gn * sizeof(uint64_t));
+        r->land = malloc((size_t)levels * gn * sizeof(double));
+        if (work == NULL || fin == NULL || r->betti == NULL || r->land == NULL) {
+            fprintf(stderr, "topoml %s: out of memory\n", cmd);
+            goto done;
+        }
+        if (infinite < 0) {
+            if (n > 0)
+                memcpy(work, p, n * sizeof(*p));
+            n_work = n;
+        } else if ((st = topoml_pairs_finite(ctx, p, n, (uint32_t)infinite, clip, work, &n_work))) {
+            goto lib_fail;
+        }
+        if ((st = topoml_pairs_finite(ctx, work, n_work, TOPOML_INFINITE_DROP, 0.0, fin, &n_fin)))
+            goto lib_fail;
+        r->n_infinite = n_work - n_fin;
+        if ((st = topoml_betti_curve(ctx, work, n_work, grid, gn, r->betti)) ||
+            (st = topoml_landscapes(ctx, work, n_work, levels, grid, gn, r->land)) ||
+            (st = topoml_persistent_entropy(ctx, fin, n_fin, &r->entropy)) ||
+            (st = topoml_total_persistence(ctx, fin, n_fin, q, &r->total)))
+            goto lib_fail;
+    }
+
+    if ((out = open_output(cmd, out_path, false)) == NULL)
+        goto done;
+    char a[32], b[32];
+    if (style == OUT_JSON) {
+        fprintf(out, "{\"levels\":%u,\"degree\":%s,\"grid\":[", levels, fmt_num(a, q, true));
+        for (uint64_t i = 0; i < gn; i++)
+            fprintf(out, "%s%s", i ? "," : "", fmt_num(a, grid[i], true));
+        fputs("],\"dims\":[", out);
+        for (uint32_t k = 0; k < n_dims; k++) {
+            dim_features *r = &res[k];
+            fprintf(out, "%s\n{\"dim\":%u,\"n_pairs\":%llu,\"n_infinite\":%llu,", k ? "," : "",
+                    r->dim, (unsigned long long)r->n_pairs, (unsigned long long)r->n_infinite);
+            fprintf(out, "\"entropy\":%s,\"total_persistence\":%s,\n \"betti\":[",
+                    fmt_num(a, r->entropy, true), fmt_num(b, r->total, true));
+            for (uint64_t i = 0; i < gn; i++)
+                fprintf(out, "%s%llu", i ? "," : "", (unsigned long long)r->betti[i]);
+            fputs("],\n \"landscapes\":[", out);
+            for (uint32_t l = 0; l < levels; l++) {
+                fputs(l ? ",\n  [" : "\n  [", out);
+                for (uint64_t i = 0; i < gn; i++)
+                    fprintf(out, "%s%s", i ? "," : "", fmt_num(a, r->land[l * gn + i], true));
+                fputc(']', out);
+            }
+            fputs("]}", out);
+        }
+        fputs("\n]}\n", out);
+    } else {
+        fputs("dim,feature,level,t,value\n", out);
+        for (uint32_t k = 0; k < n_dims; k++) {
+            dim_features *r = &res[k];
+            for (uint64_t i = 0; i < gn; i++)
+                fprintf(out, "%u,betti,,%s,%llu\n", r->dim, fmt_num(a, grid[i], false),
+                        (unsigned long long)r->betti[i]);
+            for (uint32_t l = 0; l < levels; l++)
+                for (uint64_t i = 0; i < gn; i++)
+                    fprintf(out, "%u,landscape,%u,%s,%s\n", r->dim, l + 1,
+                            fmt_num(a, grid[i], false), fmt_num(b, r->land[l * gn + i], false));
+            fprintf(out, "%u,entropy,,,%s\n", r->dim, fmt_num(a, r->entropy, false));
+            fprintf(out, "%u,total_persistence,,,%s\n", r->dim, fmt_num(a, r->total, false));
+        }
+    }
+    rc = close_output(cmd, out, out_path);
+    goto done;
+lib_fail:
+    cli_error(ctx, st);
+done:
+    if (res != NULL)
+        for (uint32_t k = 0; k < n_dims; k++) {
+            free(res[k].betti);
+            free(res[k].land);
+        }
+    free(res);
+    free(grid);
+    free(work);
+    free(fin);
+    topoml_diagram_free(dg);
+    env_close(&env);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * topoml compare
+ * ---------------------------------------------------------------------- */
+
+static const char compare_help[] =
+    "Usage: topoml compare [options] A B\n"
+    "Bottleneck and Wasserstein distances between the diagrams in files A and B,\n"
+    "dimension by dimension (a dimension missing from one file counts as empty).\n"
+    "\n"
+    "  -d, --dim LIST            dimensions, e.g. 1 or 0,1 (default: every one in\n"
+    "                            either file)\n"
+    "%s"
+    "  -m, --metric M            bottleneck, wasserstein or both (default both)\n"
+    "  -p, --order Q             Wasserstein order, 1 <= Q < inf (default 1)\n"
+    "  -P, --internal-p P        Wasserstein ground metric L^P, P >= 1 or inf\n"
+    "                            (default inf, as GUDHI)\n"
+    "  -O, --output STYLE        text (default), json or csv\n"
+    "  -o, --output-file FILE    write there instead of standard output\n" COMMON_HELP "\n"
+    "Infinite points match only infinite points; when their numbers differ the\n"
+    "distance is inf (null in JSON).\n";
+
+int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
+{
+    const char *cmd = "compare";
+    static const struct option opts[] = {
+        {"dim", required_argument, NULL, 'd'},
+        {"format", required_argument, NULL, 'f'},
+        {"metric", required_argument, NULL, 'm'},
+        {"order", required_argument, NULL, 'p'},
+        {"internal-p", required_argument, NULL, 'P'},
+        {"output", required_argument, NULL, 'O'},
+        {"output-file", required_argument, NULL, 'o'},
+        COMMON_LONG_OPTS,
+        {NULL, 0, NULL, 0},
+    };
+    uint32_t dims[MAX_DIMS_LISTED], n_dims = 0;
+    topoml_diagram_format fmt = TOPOML_DIAGRAM_AUTO;
+    bool do_b = true, do_w = true;
+    double order = 1.0, internal_p = INFINITY;
+    out_style style = OUT_TEXT;
+    const char *out_path = NULL;
+    cmd_env env = {0};
+    int c;
+    reset_getopt();
+    while ((c = getopt_long(argc, argv, "d:f:m:p:P:O:o:h", opts, NULL)) != -1) {
+        int r = common_opt(&env, c, cmd);
+        if (r == 1)
+            continue;
+        if (r == 2)
+            return 2;
+        switch (c) {
+        case 'd':
+            if (!parse_dims(optarg, dims, &n_dims))
+                return cli_usage_error(cmd, "bad --dim '%s'", optarg);
+            break;
+        case 'f':
+            if (!parse_format(optarg, &fmt))
+                return cli_usage_error(cmd, "unknown --format '%s'", optarg);
+            break;
+        case 'm':
+            do_b = strcmp(optarg, "bottleneck") == 0 || strcmp(optarg, "both") == 0;
+            do_w = strcmp(optarg, "wasserstein") == 0 || strcmp(optarg, "both") == 0;
+            if (!do_b && !do_w)
+                return cli_usage_error(cmd, "%s", "--metric needs bottleneck, wasserstein or both");
+            break;
+        case 'p':
+            if (!cli_parse_double(optarg, &order) || !(order >= 1.0) || isinf(order))
+                return cli_usage_error(cmd, "--order needs a number >= 1, got '%s'", optarg);
+            break;
+        case 'P':
+            if (!cli_parse_double(optarg, &internal_p) || !(internal_p >= 1.0))
+                return cli_usage_error(cmd, "--internal-p needs a number >= 1 or inf, got '%s'",
+                                       optarg);
+            break;
+        case 'O':
+            if (strcmp(optarg, "text") == 0)
+                style = OUT_TEXT;
+            else if (strcmp(optarg, "json") == 0)
+                style = OUT_JSON;
+            else if (strcmp(optarg, "csv") == 0)
+                style = OUT_CSV;
+            else
+                return cli_usage_error(cmd, "--output needs text, json or csv, got '%s'", optarg);
+            break;
+        case 'o': out_path = optarg; break;
+        case 'h': printf(compare_help, format_help); return 0;
+        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
+        }
+    }
+    if (argc - optind != 2)
+        return cli_usage_error(cmd, "%s", "need two diagram files");
+    int rc = env_open(&env, given, cmd);
+    if (rc != 0)
+        return rc;
+    topoml_context *ctx = env.ctx;
+
+    topoml_diagram *da = NULL, *db = NULL;
+    if (read_diagram(ctx, argv[optind], fmt, &da) ||
+        read_diagram(ctx, argv[optind + 1], fmt, &db)) {
+        topoml_diagram_free(da);
+        env_close(&env);
+        return 1;
+    }
+    if (n_dims == 0) {
+        uint32_t na = topoml_diagram_dim_count(da), nb = topoml_diagram_dim_count(db);
+        n_dims = na > nb ? na : nb;
+        if (n_dims > MAX_DIMS_LISTED)
+            n_dims = MAX_DIMS_LISTED;
+        for (uint32_t k = 0; k < n_dims; k++)
+            dims[k] = k;
+    }
+    double bott[MAX_DIMS_LISTED], wass[MAX_DIMS_LISTED];
+    int st = TOPOML_OK;
+    rc = 1;
+    for (uint32_t k = 0; k < n_dims && st == TOPOML_OK; k++) {
+        uint64_t na, nb;
+        const topoml_pair *pa = topoml_diagram_pairs(da, dims[k], &na);
+        const topoml_pair *pb = topoml_diagram_pairs(db, dims[k], &nb);
+        if (do_b)
+            st = topoml_bottleneck_distance(ctx, pa, na, pb, nb, &bott[k]);
+        if (do_w && st == TOPOML_OK)
+            st = topoml_wasserstein_distance(ctx, pa, na, pb, nb, order, internal_p, &wass[k]);
+    }
+    FILE *out = NULL;
+    if (st) {
+        cli_error(ctx, st);
+    } else if ((out = open_output(cmd, out_path, false)) != NULL) {
+        char a[32], b[32];
+        if (style == OUT_JSON) {
+            fprintf(out, "{\"order\":%s,", fmt_num(a, order, true));
+            fprintf(out, "\"internal_p\":%s,\"dims\":[", fmt_num(a, internal_p, true));
+            for (uint32_t k = 0; k < n_dims; k++) {
+                fprintf(out, "%s\n{\"dim\":%u", k ? "," : "", dims[k]);
+                if (do_b)
+                    fprintf(out, ",\"bottleneck\":%s", fmt_num(a, bott[k], true));
+                if (do_w)
+                    fprintf(out, ",\"wasserstein\":%s", fmt_num(a, wass[k], true));
+                fputc('}', out);
+            }
+            fputs("\n]}\n", out);
+        } else if (style == OUT_CSV) {
+            fprintf(out, "dim%s%s\n", do_b ? ",bottleneck" : "", do_w ? ",wasserstein" : "");
+            for (uint32_t k = 0; k < n_dims; k++) {
+                fprintf(out, "%u", dims[k]);
+                if (do_b)
+                    fprintf(out, ",%s", fmt_num(a, bott[k], false));
+                if (do_w)
+                    fprintf(out, ",%s", fmt_num(a, wass[k], false));
+                fputc('\n', out);
+            }
+        } else {
+            fprintf(out, "%-5s", "dim");
+            if (do_b)
+                fprintf(out, " %-24s", "bottleneck");
+            if (do_w) {
+                char head[64];
+                snprintf(head, sizeof head, "wasserstein(q=%s,p=%s)", fmt_num(a, order, false),
+                         fmt_num(b, internal_p, false));
+                fprintf(out, " %s", head);
+            }
+            fputc('\n', out);
+            for (uint32_t k = 0; k < n_dims; k++) {
+                fprintf(out, "%-5u", dims[k]);
+                if (do_b)
+                    fprintf(out, " %-24s", fmt_num(a, bott[k], false));
+                if (do_w)
+                    fprintf(out, " %s", fmt_num(a, wass[k], false));
+                fputc('\n', out);
+            }
+        }
+        rc = close_output(cmd, out, out_path);
+    }
+    topoml_diagram_free(da);
+    topoml_diagram_free(db);
+    env_close(&env);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * topoml plot
+ * ---------------------------------------------------------------------- */
+
+static const char plot_help[] =
+    "Usage: topoml plot [options] DIAGRAM\n"
+    "Draw a persistence diagram or a barcode as SVG: one colour per dimension with\n"
+    "a legend, the diagonal, infinite deaths on a line marked inf at the top.\n"
+    "\n"
+    "  -k, --kind K            diagram (default) or barcode\n"
+    "  -d, --dim LIST          dimensions, e.g. 1 or 0,1 (default: every non-empty one)\n"
+    "%s"
+    "  -t, --title TEXT        a title above the plot\n"
+    "  -s, --size WxH          size in pixels (default 440x440 for a diagram; 640 wide\n"
+    "                          and as tall as the bars need for a barcode)\n"
+    "  -o, --output-file FILE  write there instead of standard output\n" COMMON_HELP;
+
+int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
+{
+    const char *cmd = "plot";
+    static const struct option opts[] = {
+        {"kind", required_argument, NULL, 'k'},
+        {"dim", required_argument, NULL, 'd'},
+        {"format", required_argument, NULL, 'f'},
+        {"title", required_argument, NULL, 't'},
+        {"size", required_argument, NULL, 's'},
+        {"output-file", required_argument, NULL, 'o'},
+        COMMON_LONG_OPTS,
+        {NULL, 0, NULL, 0},
+    };
+    uint32_t dims[MAX_DIMS_LISTED], n_dims = 0;
+    topoml_diagram_format fmt = TOPOML_DIAGRAM_AUTO;
+    plot_spec spec = {PLOT_DIAGRAM, NULL, 0, NULL, 0, 0};
+    const char *out_path = NULL;
+    cmd_env env = {0};
+    int c;
+    reset_getopt();
+    while ((c = getopt_long(argc, argv, "k:d:f:t:s:o:h", opts, NULL)) != -1) {
+        int r = common_opt(&env, c, cmd);
+        if (r == 1)
+            continue;
+        if (r == 2)
+            return 2;
+        switch (c) {
+        case 'k':
+            if (strcmp(optarg, "diagram") == 0)
+                spec.kind = PLOT_DIAGRAM;
+            else if (strcmp(optarg, "barcode") == 0)
+                spec.kind = PLOT_BARCODE;
+            else
+                return cli_usage_error(cmd, "--kind needs diagram or barcode, got '%s'", optarg);
+            break;
+        case 'd':
+            if (!parse_dims(optarg, dims, &n_dims))
+                return cli_usage_error(cmd, "bad --dim '%s'", optarg);
+            break;
+        case 'f':
+            if (!parse_format(optarg, &fmt))
+                return cli_usage_error(cmd, "unknown --format '%s'", optarg);
+            break;
+        case 't': spec.title = optarg; break;
+        case 's': {
+            uint32_t w, h;
+            char buf[64];
+            char *x = strchr(optarg, 'x');
+            if (x == NULL || (size_t)(x - optarg) >= sizeof buf)
+                return cli_usage_error(cmd, "--size needs WxH, got '%s'", optarg);
+            memcpy(buf, optarg, (size_t)(x - optarg));
+            buf[x - optarg] = '\0';
+            if (!parse_u32(buf, 100, 10000, &w) || !parse_u32(x + 1, 100, 10000, &h))
+                return cli_usage_error(cmd, "--size needs WxH, each in 100..10000, got '%s'",
+                                       optarg);
+            spec.width = w;
+            spec.height = h;
+            break;
+        }
+        case 'o': out_path = optarg; break;
+        case 'h': printf(plot_help, format_help); return 0;
+        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
+        }
+    }
+    if (argc - optind != 1)
+        return cli_usage_error(cmd, "%s", "need exactly one diagram file");
+    int rc = env_open(&env, given, cmd);
+    if (rc != 0)
+        return rc;
+
+    topoml_diagram *dg = NULL;
+    if (read_diagram(env.ctx, argv[optind], fmt, &dg)) {
+        env_close(&env);
+        return 1;
+    }
+    if (n_dims == 0) {
+        /* By default every dimension that has something to draw. */
+        for (uint32_t k = 0; k < topoml_diagram_dim_count(dg) && n_dims < MAX_DIMS_LISTED; k++) {
+            uint64_t n;
+            topoml_diagram_pairs(dg, k, &n);
+            if (n > 0)
+                dims[n_dims++] = k;
+        }
+    }
+    plot_series series[MAX_DIMS_LISTED];
+    for (uint32_t k = 0; k < n_dims; k++) {
+        series[k].dim = dims[k];
+        series[k].pairs = topoml_diagram_pairs(dg, dims[k], &series[k].n);
+    }
+    spec.series = series;
+    spec.n_series = n_dims;
+    rc = 1;
+    FILE *out = open_output(cmd, out_path, false);
+    if (out != NULL) {
+        plot_svg_write(out, &spec);
+        rc = close_output(cmd, out, out_path);
+    }
+    topoml_diagram_free(dg);
+    env_close(&env);
+    return rc;
+}
+
+/* Entries of the `topoml` dispatch table (tools/cli.h): each command opens
+ * its own context from its options. */
+int cli_cmd_image(int argc, char **argv)
+{
+    return topoml_cmd_image(NULL, argc, argv);
+}
+
+int cli_cmd_features(int argc, char **argv)
+{
+    return topoml_cmd_features(NULL, argc, argv);
+}
+
+int cli_cmd_compare(int argc, char **argv)
+{
+    return topoml_cmd_compare(NULL, argc, argv);
+}
+
+int cli_cmd_plot(int argc, char **argv)
+{
+    return topoml_cmd_plot(NULL, argc, argv);
+}

@@ -1,0 +1,431 @@
+/*
+ * plot_svg.c — persistence diagrams and barcodes as standalone SVG files
+ * that can go into a paper as they are: axes with ticks and labels, one
+ * colour per dimension (the Okabe–Ito palette, which stays distinct for
+ * colour-blind readers and in greyscale print) with a legend, the diagonal,
+ * and infinite deaths drawn on a dashed line marked with the infinity sign.
+ *
+ * Only drawing; reading files and choosing dimensions is cmd_features.c's.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot_svg.h"
+
+static const char *const palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                      "#E69F00", "#56B4E9", "#000000", "#F0E442"};
+#define N_COLOURS (sizeof palette / sizeof palette[0])
+#define FONT "font-family=\"Helvetica, Arial, sans-serif\""
+
+static const char *colour(uint32_t dim)
+{
+    return palette[dim % N_COLOURS];
+}
+
+static void put_escaped(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+/* Ticks at multiples of a 1-2-5 step, about `target` of them over the
+ * range, and the range widened to whole steps. */
+typedef struct axis {
+    double lo, hi, step;
+    int decimals; /* for labels; -1: use %g */
+} axis;
+
+static axis nice_axis(double lo, double hi, int target)
+{
+    axis a;
+    if (!(hi > lo)) {
+        /* One value only: a unit range from 0 (say, one bar born at 0 that
+         * never dies), else half the value on each side. */
+        if (lo == 0.0) {
+            hi = 1.0;
+        } else {
+            double w = fabs(lo) * 0.5;
+            lo -= w;
+            hi += w;
+        }
+    }
+    double raw = (hi - lo) / target;
+    double e = floor(log10(raw)), m = raw / pow(10.0, e);
+    double nm = m < 1.5 ? 1 : m < 3 ? 2 : m < 7 ? 5 : 10;
+    a.step = nm * pow(10.0, e);
+    /* The small tolerance keeps a bound that is a whole step already (up to
+     * rounding) from growing by one more. */
+    a.lo = floor(lo / a.step + 1e-9) * a.step;
+    a.hi = ceil(hi / a.step - 1e-9) * a.step;
+    double ex = e + (nm == 10 ? 1 : 0);
+    a.decimals = ex >= 0 ? 0 : (int)-ex;
+    if (fmax(fabs(a.lo), fabs(a.hi)) >= 1e6 || a.decimals > 6)
+        a.decimals = -1;
+    return a;
+}
+
+static void tick_label(char *buf, size_t n, const axis *a, double v)
+{
+    if (fabs(v) < a->step * 1e-9)
+        v = 0.0; /* no "-0" */
+    if (a->decimals < 0)
+        snprintf(buf, n, "%g", v);
+    else
+        snprintf(buf, n, "%.*f", a->decimals, v);
+}
+
+/* Range of the finite values of the selected dimensions. */
+static bool finite_range(const plot_spec *s, double *lo, double *hi, bool *any_inf,
+                         uint64_t *n_total)
+{
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    *any_inf = false;
+    *n_total = 0;
+    for (uint32_t k = 0; k < s->n_series; k++) {
+        const plot_series *se = &s->series[k];
+        *n_total += se->n;
+        for (uint64_t i = 0; i < se->n; i++) {
+            *lo = fmin(*lo, se->pairs[i].birth);
+            *hi = fmax(*hi, se->pairs[i].birth);
+            if (isinf(se->pairs[i].death))
+                *any_inf = true;
+            else
+                *hi = fmax(*hi, se->pairs[i].death);
+        }
+    }
+    if (*lo > *hi) {
+        *lo = 0.0;
+        *hi = 1.0;
+        return false;
+    }
+    return true;
+}
+
+/* "H" with the dimension as a subscript. */
+static void put_h(FILE *f, uint32_t dim)
+{
+    fprintf(f, "H<tspan font-size=\"75%%\" dy=\"0.35em\">%u</tspan>", dim);
+}
+
+static void header(FILE *f, double w, double h)
+{
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+            "viewBox=\"0 0 %.0f %.0f\" " FONT " font-size=\"12\">\n"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+            w, h, w, h);
+}
+
+static void title(FILE *f, const plot_spec *s, double x, double y)
+{
+    if (s->title == NULL || *s->title == '\0')
+        return;
+    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" font-size=\"15\">", x, y);
+    put_escaped(f, s->title);
+    fputs("</text>\n", f);
+}
+
+/* ------------------------------------------------------------------------
+ * Persistence diagram
+ * ---------------------------------------------------------------------- */
+
+static void draw_diagram(FILE *f, const plot_spec *s)
+{
+    const bool has_title = s->title != NULL && *s->title != '\0';
+    const double W = s->width > 0 ? s->width : 440, H = s->height > 0 ? s->height : 440;
+    const double left = 62, right = 18, top = has_title ? 40 : 16, bottom = 50;
+    const double side = fmin(W - left - right, H - top - bottom);
+
+    double lo, hi;
+    bool any_inf;
+    uint64_t n_total;
+    finite_range(s, &lo, &hi, &any_inf, &n_total);
+    /* Rips filtrations start at 0; keeping 0 on the axes makes diagrams of
+     * different data comparable at a glance. */
+    if (lo > 0 && lo < 0.5 * hi)
+        lo = 0;
+    axis a = nice_axis(lo, hi, 5);
+    /* Infinite deaths sit on a line a little above the last tick. */
+    const double span = a.hi - a.lo;
+    const double inf_level = a.hi + 0.09 * span;
+    const double vmax = any_inf ? a.hi + 0.14 * span : a.hi;
+    /* A little room below the first tick keeps points born at it off the
+     * axis line. */
+    const double origin = a.lo - 0.035 * (vmax - a.lo);
+    const double x0 = left, y0 = top + side; /* pixel of (origin, origin) */
+    const double scale = side / (vmax - origin);
+#define SX(v) (x0 + ((v)-origin) * scale)
+#define SY(v) (y0 - ((v)-origin) * scale)
+
+    header(f, W, H);
+    title(f, s, left + side / 2, 24);
+
+    /* Below the diagonal nothing can lie; shade it as GUDHI does. */
+    fprintf(f, "<polygon points=\"%.2f,%.2f %.2f,%.2f %.2f,%.2f\" fill=\"#eeeeee\"/>\n", SX(origin),
+            SY(origin), SX(vmax), SY(vmax), SX(vmax), SY(origin));
+    fprintf(f,
+            "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#777777\" "
+            "stroke-width=\"1\"/>\n",
+            SX(origin), SY(origin), SX(vmax), SY(vmax));
+    if (any_inf) {
+        fprintf(f,
+                "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#777777\" "
+                "stroke-width=\"1\" stroke-dasharray=\"5,3\"/>\n",
+                SX(origin), SY(inf_level), SX(vmax), SY(inf_level));
+        fprintf(f,
+                "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" dominant-baseline=\"central\" "
+                "font-size=\"15\">+&#8734;</text>\n",
+                x0 - 8, SY(inf_level));
+    }
+
+    /* Axes, ticks, labels. */
+    fprintf(f,
+            "<g stroke=\"black\" stroke-width=\"1\" fill=\"none\">\n"
+            "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n"
+            "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n",
+            x0, y0, x0 + side, y0, x0, y0, x0, y0 - side);
+    for (double t = a.lo; t <= a.hi + a.step * 1e-9; t += a.step)
+        fprintf(f,
+                "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>"
+                "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n",
+                SX(t), y0, SX(t), y0 + 5, x0 - 5, SY(t), x0, SY(t));
+    fputs("</g>\n", f);
+    char lab[48];
+    fputs("<g font-size=\"11\">\n", f);
+    for (double t = a.lo; t <= a.hi + a.step * 1e-9; t += a.step) {
+        tick_label(lab, sizeof lab, &a, t);
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>", SX(t), y0 + 18,
+                lab);
+        fprintf(f,
+                "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" "
+                "dominant-baseline=\"central\">%s</text>\n",
+                x0 - 8, SY(t), lab);
+    }
+    fputs("</g>\n", f);
+    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" font-size=\"13\">Birth</text>\n",
+            x0 + side / 2, y0 + 40);
+    fprintf(f,
+            "<text transform=\"translate(%.2f,%.2f) rotate(-90)\" text-anchor=\"middle\" "
+            "font-size=\"13\">Death</text>\n",
+            x0 - 46, y0 - side / 2);
+
+    /* Points, one group per dimension, drawn in the given order. */
+    const double r = n_total > 2000 ? 2.0 : n_total > 300 ? 2.8 : 3.6;
+    for (uint32_t k = 0; k < s->n_series; k++) {
+        const plot_series *se = &s->series[k];
+        fprintf(f, "<g fill=\"%s\" fill-opacity=\"0.8\" stroke=\"white\" stroke-width=\"0.6\">\n",
+                colour(se->dim));
+        for (uint64_t i = 0; i < se->n; i++) {
+            double b = se->pairs[i].birth, d = se->pairs[i].death;
+            double y = isinf(d) ? inf_level : d;
+            fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\"/>\n", SX(b), SY(y), r);
+        }
+        fputs("</g>\n", f);
+    }
+
+    if (n_total == 0)
+        fprintf(f,
+                "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" fill=\"#777777\">"
+                "no intervals</text>\n",
+                x0 + side / 2, y0 - side / 2);
+
+    /* Legend in the lower right, in the empty half below the diagonal. */
+    const double row = 18, lw = 96, lh = 10 + row * s->n_series;
+    const double lx = x0 + side - lw - 8, ly = y0 - lh - 8;
+    if (s->n_series > 0) {
+        fprintf(f,
+                "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"white\" "
+                "stroke=\"#bbbbbb\" stroke-width=\"0.8\"/>\n",
+                lx, ly, lw, lh);
+        for (uint32_t k = 0; k < s->n_series; k++) {
+            double cy = ly + 5 + row * (k + 0.5);
+            fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\" fill=\"%s\"/>", lx + 14, cy,
+                    colour(s->series[k].dim));
+            fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" dominant-baseline=\"central\">", lx + 26,
+                    cy - 2);
+            put_h(f, s->series[k].dim);
+            fprintf(f,
+                    "</text><text x=\"%.2f\" y=\"%.2f\" dominant-baseline=\"central\" "
+                    "fill=\"#555555\" font-size=\"11\">(%llu)</text>\n",
+                    lx + 50, cy, (unsigned long long)s->series[k].n);
+        }
+    }
+    fputs("</svg>\n", f);
+#undef SX
+#undef SY
+}
+
+/* ------------------------------------------------------------------------
+ * Barcode
+ * ---------------------------------------------------------------------- */
+
+static int cmp_bar(const void *pa, const void *pb)
+{
+    const topoml_pair *a = pa, *b = pb;
+    if (a->birth != b->birth)
+        return a->birth < b->birth ? -1 : 1;
+    if (a->death != b->death)
+        return a->death < b->death ? -1 : 1;
+    return 0;
+}
+
+static void draw_barcode(FILE *f, const plot_spec *s)
+{
+    const bool has_title = s->title != NULL && *s->title != '\0';
+    double lo, hi;
+    bool any_inf;
+    uint64_t n_total;
+    finite_range(s, &lo, &hi, &any_inf, &n_total);
+    if (lo > 0 && lo < 0.5 * hi)
+        lo = 0;
+    axis a = nice_axis(lo, hi, 6);
+
+    const double W = s->width > 0 ? s->width : 640;
+    const double left = 52, right = 34, top = (has_title ? 40 : 14) + 22, bottom = 48;
+    const double group_gap = 12;
+    const double gaps = s->n_series > 1 ? group_gap * (s->n_series - 1) : 0;
+    double pitch;
+    double H;
+    if (s->height > 0) {
+        H = s->height;
+        pitch = n_total > 0 ? (H - top - bottom - gaps) / (double)n_total : 10;
+    } else {
+        pitch = n_total == 0 ? 10 : fmax(1.0, fmin(10.0, 640.0 / (double)n_total));
+        H = top + bottom + gaps + pitch * (double)(n_total > 0 ? n_total : 1) + 8;
+    }
+    if (pitch < 0.2)
+        pitch = 0.2;
+    const double thick = fmax(0.6, pitch * 0.7);
+    const double plot_w = W - left - right;
+    const double span = a.hi - a.lo;
+    const double inf_at = a.hi + 0.07 * span; /* where infinite bars end */
+    const double vmax = a.hi + 0.1 * span;
+    const double x0 = left, y_axis = H - bottom;
+    const double scale = plot_w / (vmax - a.lo);
+#define SX(v) (x0 + ((v)-a.lo) * scale)
+
+    header(f, W, H);
+    title(f, s, left + plot_w / 2, 24);
+
+    /* Light vertical grid lines help read values off long bars. */
+    fputs("<g stroke=\"#e6e6e6\" stroke-width=\"1\">\n", f);
+    for (double t = a.lo; t <= a.hi + a.step * 1e-9; t += a.step)
+        fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", SX(t), top - 4,
+                SX(t), y_axis);
+    fputs("</g>\n", f);
+    if (any_inf) {
+        fprintf(f,
+                "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#777777\" "
+                "stroke-dasharray=\"5,3\"/>\n",
+                SX(inf_at), top - 4, SX(inf_at), y_axis);
+        fprintf(f,
+                "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" font-size=\"15\">"
+                "+&#8734;</text>\n",
+                SX(inf_at), y_axis + 19);
+    }
+
+    /* Bars, dimension by dimension, each sorted by birth then death. */
+    double y = top;
+    for (uint32_t k = 0; k < s->n_series; k++) {
+        const plot_series *se = &s->series[k];
+        topoml_pair *sorted = se->n ? malloc(se->n * sizeof(*sorted)) : NULL;
+        double y_start = y;
+        if (sorted != NULL) {
+            memcpy(sorted, se->pairs, se->n * sizeof(*sorted));
+            qsort(sorted, se->n, sizeof(*sorted), cmp_bar);
+        }
+        fprintf(f, "<g stroke=\"%s\" stroke-width=\"%.2f\">\n", colour(se->dim), thick);
+        for (uint64_t i = 0; i < se->n; i++) {
+            topoml_pair p = sorted != NULL ? sorted[i] : se->pairs[i];
+            double yc = y + pitch * (i + 0.5);
+            double xe = isinf(p.death) ? SX(inf_at) : SX(p.death);
+            /* A bar shorter than a pixel is still drawn, as a pixel. */
+            if (xe - SX(p.birth) < 1.0)
+                xe = SX(p.birth) + 1.0;
+            fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", SX(p.birth), yc,
+                    xe, yc);
+        }
+        fputs("</g>\n", f);
+        free(sorted);
+        y += pitch * (double)se->n;
+        /* The dimension's name at the left, centred on its bars. */
+        fprintf(f,
+                "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" dominant-baseline=\"central\" "
+                "fill=\"%s\" font-size=\"13\">",
+                x0 - 10, (y_start + y) / 2 - 2, colour(se->dim));
+        put_h(f, se->dim);
+        fputs("</text>\n", f);
+        if (k + 1 < s->n_series) {
+            y += group_gap;
+            fprintf(f,
+                    "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#cccccc\" "
+                    "stroke-width=\"0.8\"/>\n",
+                    x0, y - group_gap / 2, x0 + plot_w, y - group_gap / 2);
+        }
+    }
+
+    if (n_total == 0)
+        fprintf(f,
+                "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" fill=\"#777777\">"
+                "no intervals</text>\n",
+                x0 + plot_w / 2, (top + y_axis) / 2);
+
+    /* The filtration axis. */
+    fprintf(f,
+            "<g stroke=\"black\" stroke-width=\"1\">\n"
+            "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n",
+            x0, y_axis, x0 + plot_w, y_axis);
+    for (double t = a.lo; t <= a.hi + a.step * 1e-9; t += a.step)
+        fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", SX(t), y_axis,
+                SX(t), y_axis + 5);
+    fputs("</g>\n<g font-size=\"11\">\n", f);
+    char lab[48];
+    for (double t = a.lo; t <= a.hi + a.step * 1e-9; t += a.step) {
+        tick_label(lab, sizeof lab, &a, t);
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>\n", SX(t),
+                y_axis + 18, lab);
+    }
+    fputs("</g>\n", f);
+    fprintf(f,
+            "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" font-size=\"13\">"
+            "Filtration value</text>\n",
+            x0 + plot_w / 2, y_axis + 40);
+
+    /* Legend: one row above the bars, right-aligned. */
+    const double entry = 78;
+    double lx = x0 + plot_w - entry * s->n_series, ly = top - 14;
+    for (uint32_t k = 0; k < s->n_series; k++, lx += entry) {
+        fprintf(f,
+                "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
+                "stroke-width=\"4\"/>",
+                lx, ly, lx + 16, ly, colour(s->series[k].dim));
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" dominant-baseline=\"central\">", lx + 21, ly - 2);
+        put_h(f, s->series[k].dim);
+        fprintf(f,
+                "</text><text x=\"%.2f\" y=\"%.2f\" dominant-baseline=\"central\" "
+                "fill=\"#555555\" font-size=\"11\">(%llu)</text>\n",
+                lx + 42, ly, (unsigned long long)s->series[k].n);
+    }
+    fputs("</svg>\n", f);
+#undef SX
+}
+
+int plot_svg_write(FILE *f, const plot_spec *spec)
+{
+    if (spec->kind == PLOT_BARCODE)
+        draw_barcode(f, spec);
+    else
+        draw_diagram(f, spec);
+    return ferror(f) ? -1 : 0;
+}

@@ -179,7 +179,8 @@ static bool expandable(const char *section, const char *key)
 {
     static const char *keys[] = {"params.metric",    "params.dtype",   "params.modulus",
                                  "params.threshold", "params.max_dim", "input.as",
-                                 "input.n",          "input.dim",      "input.seed"};
+                                 "input.n",          "input.dim",      "input.seed",
+                                 "params.weight",    "params.sigma"};
     char full[64];
     snprintf(full, sizeof full, "%s.%s", section, key);
     return find_name(keys, (int)(sizeof keys / sizeof keys[0]), full) >= 0;

@@ -95,7 +95,8 @@ typedef struct tc_suite {
 } tc_suite;
 
 /* Parse a case file (YAML, libyaml). Lists given for metric, dtype,
- * modulus, threshold, max_dim, or the input's as, n, dim or seed expand into one case per combination, named
+ * modulus, threshold, max_dim, weight, sigma, or the input's as, n, dim or
+ * seed expand into one case per combination, named
  * "<name>/<value>...". On error returns false with "file:line:col: reason". */
 bool tc_suite_load(tc_suite *s, const char *path, char *err, size_t err_size);
 void tc_suite_free(tc_suite *s);

@@ -24,8 +24,8 @@ static const char *metric_names[TOPOML_METRIC_COUNT] = {"euclidean", "sqeuclidea
 static const char *dtype_names[TOPOML_DTYPE_COUNT] = {"f32", "f64"};
 static const char *input_names[TOPOML_INPUT_KIND_COUNT] = {"points", "condensed", "sparse"};
 static const char *weight_names[] = {"constant", "linear", "power"};
-static const char *generators[] = {"uniform", "gaussian", "circle",     "sphere", "torus",
-                                   "clusters", "grid",    "duplicates", "file"};
+static const char *generators[] = {"uniform",  "gaussian", "circle",     "sphere", "torus",
+                                   "clusters", "grid",     "duplicates", "file"};
 
 const char *tc_tier_name(tc_tier t)
 {
@@ -92,33 +92,33 @@ static bool set_key(parser *p, const yaml_node_t *n, tc_case *c, const char *sec
     uint64_t u;
     double d;
     int i;
-#define U64(field)                                                                               \
-    do {                                                                                         \
-        if (!to_u64(v, &u))                                                                      \
-            return fail(p, n, "'%s' must be a non-negative integer", key);                       \
-        c->field = u;                                                                            \
-        return true;                                                                             \
+#define U64(field)                                                                                 \
+    do {                                                                                           \
+        if (!to_u64(v, &u))                                                                        \
+            return fail(p, n, "'%s' must be a non-negative integer", key);                         \
+        c->field = u;                                                                              \
+        return true;                                                                               \
     } while (0)
-#define U32(field)                                                                               \
-    do {                                                                                         \
-        if (!to_u64(v, &u) || u > UINT32_MAX)                                                    \
-            return fail(p, n, "'%s' must be a non-negative integer", key);                       \
-        c->field = (uint32_t)u;                                                                  \
-        return true;                                                                             \
+#define U32(field)                                                                                 \
+    do {                                                                                           \
+        if (!to_u64(v, &u) || u > UINT32_MAX)                                                      \
+            return fail(p, n, "'%s' must be a non-negative integer", key);                         \
+        c->field = (uint32_t)u;                                                                    \
+        return true;                                                                               \
     } while (0)
-#define DBL(field)                                                                               \
-    do {                                                                                         \
-        if (!to_double(v, &d))                                                                   \
-            return fail(p, n, "'%s' must be a number", key);                                     \
-        c->field = d;                                                                            \
-        return true;                                                                             \
+#define DBL(field)                                                                                 \
+    do {                                                                                           \
+        if (!to_double(v, &d))                                                                     \
+            return fail(p, n, "'%s' must be a number", key);                                       \
+        c->field = d;                                                                              \
+        return true;                                                                               \
     } while (0)
-#define NAMED(field, names, count)                                                               \
-    do {                                                                                         \
-        if ((i = find_name(names, count, v)) < 0)                                                \
-            return fail(p, n, "unknown value '%s'", v);                                          \
-        c->field = (uint32_t)i;                                                                  \
-        return true;                                                                             \
+#define NAMED(field, names, count)                                                                 \
+    do {                                                                                           \
+        if ((i = find_name(names, count, v)) < 0)                                                  \
+            return fail(p, n, "unknown value '%s'", v);                                            \
+        c->field = (uint32_t)i;                                                                    \
+        return true;                                                                               \
     } while (0)
     if (strcmp(section, "input") == 0) {
         if (!strcmp(key, "generator")) {
@@ -127,19 +127,30 @@ static bool set_key(parser *p, const yaml_node_t *n, tc_case *c, const char *sec
             snprintf(c->generator, sizeof c->generator, "%s", v);
             return true;
         }
-        if (!strcmp(key, "seed")) U64(seed);
-        if (!strcmp(key, "n")) U64(n);
-        if (!strcmp(key, "dim")) U64(dim);
+        if (!strcmp(key, "seed"))
+            U64(seed);
+        if (!strcmp(key, "n"))
+            U64(n);
+        if (!strcmp(key, "dim"))
+            U64(dim);
         if (!strcmp(key, "sphere_dim") || !strcmp(key, "clusters") || !strcmp(key, "copies"))
             U32(k);
-        if (!strcmp(key, "side")) U32(side);
-        if (!strcmp(key, "radius")) DBL(radius);
-        if (!strcmp(key, "radius2")) DBL(radius2);
-        if (!strcmp(key, "noise")) DBL(noise);
-        if (!strcmp(key, "spread")) DBL(spread);
-        if (!strcmp(key, "scale")) DBL(scale);
-        if (!strcmp(key, "sparse_threshold")) DBL(sparse_threshold);
-        if (!strcmp(key, "as")) NAMED(as, input_names, TOPOML_INPUT_KIND_COUNT);
+        if (!strcmp(key, "side"))
+            U32(side);
+        if (!strcmp(key, "radius"))
+            DBL(radius);
+        if (!strcmp(key, "radius2"))
+            DBL(radius2);
+        if (!strcmp(key, "noise"))
+            DBL(noise);
+        if (!strcmp(key, "spread"))
+            DBL(spread);
+        if (!strcmp(key, "scale"))
+            DBL(scale);
+        if (!strcmp(key, "sparse_threshold"))
+            DBL(sparse_threshold);
+        if (!strcmp(key, "as"))
+            NAMED(as, input_names, TOPOML_INPUT_KIND_COUNT);
         if (!strcmp(key, "file")) {
             if (strchr(v, '/') || strlen(v) >= sizeof c->file)
                 return fail(p, n, "'%s' must be a file name in the data folder", key);
@@ -154,18 +165,29 @@ static bool set_key(parser *p, const yaml_node_t *n, tc_case *c, const char *sec
             return true;
         }
     } else if (strcmp(section, "params") == 0) {
-        if (!strcmp(key, "metric")) NAMED(metric, metric_names, TOPOML_METRIC_COUNT);
-        if (!strcmp(key, "dtype")) NAMED(dtype, dtype_names, TOPOML_DTYPE_COUNT);
-        if (!strcmp(key, "threshold")) DBL(threshold);
-        if (!strcmp(key, "max_dim")) U32(max_dim);
-        if (!strcmp(key, "modulus")) U32(modulus);
-        if (!strcmp(key, "image_dim")) U32(image_dim);
-        if (!strcmp(key, "width")) U32(width);
-        if (!strcmp(key, "height")) U32(height);
-        if (!strcmp(key, "sigma")) DBL(sigma);
-        if (!strcmp(key, "weight")) NAMED(weight, weight_names, 3);
+        if (!strcmp(key, "metric"))
+            NAMED(metric, metric_names, TOPOML_METRIC_COUNT);
+        if (!strcmp(key, "dtype"))
+            NAMED(dtype, dtype_names, TOPOML_DTYPE_COUNT);
+        if (!strcmp(key, "threshold"))
+            DBL(threshold);
+        if (!strcmp(key, "max_dim"))
+            U32(max_dim);
+        if (!strcmp(key, "modulus"))
+            U32(modulus);
+        if (!strcmp(key, "image_dim"))
+            U32(image_dim);
+        if (!strcmp(key, "width"))
+            U32(width);
+        if (!strcmp(key, "height"))
+            U32(height);
+        if (!strcmp(key, "sigma"))
+            DBL(sigma);
+        if (!strcmp(key, "weight"))
+            NAMED(weight, weight_names, 3);
     } else if (strcmp(section, "tolerance") == 0) {
-        if (!strcmp(key, "ulps")) DBL(tol_ulps);
+        if (!strcmp(key, "ulps"))
+            DBL(tol_ulps);
     }
 #undef U64
 #undef U32
@@ -413,8 +435,10 @@ bool tc_suite_load(tc_suite *s, const char *path, char *err, size_t err_size)
             } else if (!strcmp(key, "cases") && v->type == YAML_SEQUENCE_NODE) {
                 cases = v;
             } else {
-                ok = fail(&p, k, "unknown or malformed top-level key '%s' (known: suite_version, "
-                          "tolerance, cases)", key);
+                ok = fail(&p, k,
+                          "unknown or malformed top-level key '%s' (known: suite_version, "
+                          "tolerance, cases)",
+                          key);
             }
         }
         if (ok && !s->version[0])

@@ -30,7 +30,7 @@
 #include "topoml/features.h"
 
 static const char *result_names[TC_RESULT_COUNT] = {"PASS", "NOT_SUPPORTED", "QUALITY_WARNING",
-                                                    "FAIL", "CRASH", "TIMEOUT"};
+                                                    "FAIL", "CRASH",         "TIMEOUT"};
 
 const char *tc_result_name(tc_result r)
 {
@@ -117,8 +117,7 @@ void tc_compare_distances(const double *ref, const void *got, uint32_t dtype, ui
     v->error = 0;
     v->bound = tol.rel + tol.abs;
     for (uint64_t k = 0; k < count; k++) {
-        double g = dtype == TOPOML_F32 ? (double)((const float *)got)[k]
-                                       : ((const double *)got)[k];
+        double g = dtype == TOPOML_F32 ? (double)((const float *)got)[k] : ((const double *)got)[k];
         double bound = tol.rel * fabs(ref[k]) + tol.abs;
         double err = fabs(g - ref[k]);
         if (isnan(g) || (isinf(g) && g != ref[k]))
@@ -161,12 +160,13 @@ void tc_compare_edges(const double *ref_dist, uint64_t n, const topoml_edge *ref
     for (uint64_t k = 0; k < n_got; k++) {
         const topoml_edge *e = &got[k];
         if (!(e->i < e->j) || e->j >= n || isnan(e->d) || !(e->d <= threshold))
-            return fail(v, "edge %llu (%u-%u at %.17g) is not a pair i < j < %llu within the "
+            return fail(v,
+                        "edge %llu (%u-%u at %.17g) is not a pair i < j < %llu within the "
                         "threshold %g",
-                        (unsigned long long)k, e->i, e->j, e->d, (unsigned long long)n,
-                        threshold);
+                        (unsigned long long)k, e->i, e->j, e->d, (unsigned long long)n, threshold);
         if (k > 0 && !edge_before(&got[k - 1], e))
-            return fail(v, "edges %llu and %llu are out of (d, i, j) order: (%.17g, %u, %u) then "
+            return fail(v,
+                        "edges %llu and %llu are out of (d, i, j) order: (%.17g, %u, %u) then "
                         "(%.17g, %u, %u)",
                         (unsigned long long)k - 1, (unsigned long long)k, got[k - 1].d,
                         got[k - 1].i, got[k - 1].j, e->d, e->i, e->j);
@@ -177,8 +177,8 @@ void tc_compare_edges(const double *ref_dist, uint64_t n, const topoml_edge *ref
             if (got[k].d != ref_edges[k].d || got[k].i != ref_edges[k].i ||
                 got[k].j != ref_edges[k].j)
                 return fail(v, "edge %llu is (%.17g, %u, %u), reference (%.17g, %u, %u)",
-                            (unsigned long long)k, got[k].d, got[k].i, got[k].j,
-                            ref_edges[k].d, ref_edges[k].i, ref_edges[k].j);
+                            (unsigned long long)k, got[k].d, got[k].i, got[k].j, ref_edges[k].d,
+                            ref_edges[k].i, ref_edges[k].j);
         if (n_got != n_ref)
             return fail(v, "%llu edges, reference %llu", (unsigned long long)n_got,
                         (unsigned long long)n_ref);
@@ -216,7 +216,8 @@ void tc_compare_edges(const double *ref_dist, uint64_t n, const topoml_edge *ref
         if (dref > threshold) {
             if (dref - threshold > bound) {
                 free(seen);
-                return fail(v, "edge %u-%u listed, but its reference distance %.17g is beyond "
+                return fail(v,
+                            "edge %u-%u listed, but its reference distance %.17g is beyond "
                             "the threshold %.17g",
                             e->i, e->j, dref, threshold);
             }
@@ -231,7 +232,8 @@ void tc_compare_edges(const double *ref_dist, uint64_t n, const topoml_edge *ref
         pair_of(idx, &i, &j);
         if (threshold - ref_dist[idx] > bound) {
             free(seen);
-            return fail(v, "edge %llu-%llu at reference distance %.17g is missing (threshold "
+            return fail(v,
+                        "edge %llu-%llu at reference distance %.17g is missing (threshold "
                         "%.17g)",
                         (unsigned long long)j, (unsigned long long)i, ref_dist[idx], threshold);
         }
@@ -268,8 +270,8 @@ static uint64_t count_longer(const topoml_pair *p, uint64_t n, double length)
 }
 
 void tc_compare_barcodes(topoml_context *ctx, const topoml_interval *ref, uint64_t n_ref,
-                         const topoml_interval *got, uint64_t n_got, uint32_t max_dim,
-                         double tol, tc_verdict *v)
+                         const topoml_interval *got, uint64_t n_got, uint32_t max_dim, double tol,
+                         tc_verdict *v)
 {
     v->error = 0;
     v->bound = tol;
@@ -277,7 +279,8 @@ void tc_compare_barcodes(topoml_context *ctx, const topoml_interval *ref, uint64
     for (uint64_t k = 0; k < n_got; k++) {
         const topoml_interval *b = &got[k];
         if (b->dim < last || b->dim > max_dim)
-            return fail(v, "interval %llu has dimension %u: intervals must be grouped by "
+            return fail(v,
+                        "interval %llu has dimension %u: intervals must be grouped by "
                         "dimension ascending, within 0..%u",
                         (unsigned long long)k, b->dim, max_dim);
         last = b->dim;
@@ -285,7 +288,8 @@ void tc_compare_barcodes(topoml_context *ctx, const topoml_interval *ref, uint64
             return fail(v, "interval %llu of H%u is [%g, %g): not an interval",
                         (unsigned long long)k, b->dim, b->birth, b->death);
         if (b->death == b->birth)
-            return fail(v, "interval %llu of H%u has zero length at %g: such bars are not "
+            return fail(v,
+                        "interval %llu of H%u has zero length at %g: such bars are not "
                         "reported",
                         (unsigned long long)k, b->dim, b->birth);
     }
@@ -310,11 +314,13 @@ void tc_compare_barcodes(topoml_context *ctx, const topoml_interval *ref, uint64
         if (rc != TOPOML_OK)
             return fail(v, "H%u: bottleneck distance failed: %s", d, topoml_errmsg(ctx));
         if (sg != sr)
-            return fail(v, "H%u: %llu bars longer than %.3g, reference %llu (bottleneck distance "
+            return fail(v,
+                        "H%u: %llu bars longer than %.3g, reference %llu (bottleneck distance "
                         "%.3g)",
                         d, (unsigned long long)sg, 2 * tol, (unsigned long long)sr, bd);
         if (bd > tol)
-            return fail(v, "H%u: bottleneck distance %.6g to the reference exceeds the tolerance "
+            return fail(v,
+                        "H%u: bottleneck distance %.6g to the reference exceeds the tolerance "
                         "%.3g",
                         d, bd, tol);
         if (bd > v->error) {
@@ -323,7 +329,8 @@ void tc_compare_barcodes(topoml_context *ctx, const topoml_interval *ref, uint64
         }
     }
     tc_grade(v);
-    snprintf(v->detail, sizeof v->detail, "%llu bars (reference %llu); max bottleneck %.3g (H%u), "
+    snprintf(v->detail, sizeof v->detail,
+             "%llu bars (reference %llu); max bottleneck %.3g (H%u), "
              "tolerance %.3g",
              (unsigned long long)n_got, (unsigned long long)n_ref, v->error, worst_dim, tol);
 }

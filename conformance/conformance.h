@@ -27,7 +27,7 @@
 /* Ordered from good to bad: a plugin's verdict is its worst case. */
 typedef enum tc_result {
     TC_PASS = 0,
-    TC_NOT_SUPPORTED = 1, /* the plugin does not claim it, or its probe fails */
+    TC_NOT_SUPPORTED = 1,   /* the plugin does not claim it, or its probe fails */
     TC_QUALITY_WARNING = 2, /* within the bound, but using more than a tenth of it */
     TC_FAIL = 3,
     TC_CRASH = 4,
@@ -65,16 +65,16 @@ typedef struct tc_case {
     /* input */
     char generator[24]; /* uniform gaussian circle sphere torus clusters grid duplicates file */
     uint64_t seed, n, dim;
-    uint32_t k;       /* sphere: its dimension; clusters: how many; duplicates: copies */
-    uint32_t side;    /* grid: points per axis */
-    double radius;    /* circle, sphere, torus (major) */
-    double radius2;   /* torus (minor) */
-    double noise;     /* gaussian noise added to manifold samples */
-    double spread;    /* clusters: standard deviation around each centre */
-    double scale;     /* every coordinate multiplied by it */
-    char file[256];   /* generator file: a name in the data folder */
-    uint32_t file_format; /* topoml_format */
-    uint32_t as;      /* topoml_input_kind the plugin receives */
+    uint32_t k;              /* sphere: its dimension; clusters: how many; duplicates: copies */
+    uint32_t side;           /* grid: points per axis */
+    double radius;           /* circle, sphere, torus (major) */
+    double radius2;          /* torus (minor) */
+    double noise;            /* gaussian noise added to manifold samples */
+    double spread;           /* clusters: standard deviation around each centre */
+    double scale;            /* every coordinate multiplied by it */
+    char file[256];          /* generator file: a name in the data folder */
+    uint32_t file_format;    /* topoml_format */
+    uint32_t as;             /* topoml_input_kind the plugin receives */
     double sparse_threshold; /* as sparse: the edges kept */
     /* parameters */
     uint32_t metric, dtype, max_dim, modulus;
@@ -88,7 +88,7 @@ typedef struct tc_case {
 
 typedef struct tc_suite {
     char version[32];
-    char path[1024];   /* the case file */
+    char path[1024];     /* the case file */
     char data_dir[1024]; /* where `file` inputs live */
     tc_case *cases;
     size_t n_cases;
@@ -112,9 +112,9 @@ bool tc_case_selected(const tc_case *c, tc_tier tier, char *const *globs, size_t
 typedef struct tc_input {
     uint32_t kind; /* topoml_input_kind given to the plugin */
     uint64_t n, dim;
-    double *points;     /* n*dim, for POINTS and as the source of the rest */
+    double *points; /* n*dim, for POINTS and as the source of the rest */
     float *points32;
-    double *condensed;  /* CONDENSED input (the f64 values, or f32 widened) */
+    double *condensed; /* CONDENSED input (the f64 values, or f32 widened) */
     float *condensed32;
     topoml_edge *edges; /* SPARSE input */
     uint64_t n_edges;
@@ -131,26 +131,25 @@ void tc_input_view(const tc_input *in, const tc_case *c, topoml_input_v1 *v);
 /* ---- the reference (reference.c) ---- */
 
 typedef struct tc_reference {
-    double *dist;         /* every pair, condensed, as the plugin should see it */
+    double *dist; /* every pair, condensed, as the plugin should see it */
     uint64_t n_pairs;
-    double max_dist;      /* largest finite distance */
-    topoml_edge *edges;   /* edges op */
+    double max_dist;    /* largest finite distance */
+    topoml_edge *edges; /* edges op */
     uint64_t n_edges;
     topoml_interval *bars; /* h0, rips, and the image op's diagrams */
     uint64_t n_bars;
-    double *image;        /* image op */
+    double *image; /* image op */
     uint64_t image_size;
 } tc_reference;
 
-bool tc_reference_make(topoml_context *ref, const tc_case *c, const tc_input *in,
-                       tc_reference *out, char *err, size_t err_size);
+bool tc_reference_make(topoml_context *ref, const tc_case *c, const tc_input *in, tc_reference *out,
+                       char *err, size_t err_size);
 void tc_reference_free(topoml_context *ref, tc_reference *r);
 
 /* Image op parameters of a case (ranges from the reference diagram). */
 void tc_image_params(const tc_case *c, const tc_reference *r, topoml_image_params_v1 *p);
 /* The finite pairs of dimension `dim` of a barcode, for the image op. */
-uint64_t tc_diagram_pairs(const topoml_interval *bars, uint64_t n, uint32_t dim,
-                          topoml_pair *out);
+uint64_t tc_diagram_pairs(const topoml_interval *bars, uint64_t n, uint32_t dim, topoml_pair *out);
 
 /* ---- tolerances and comparison (compare.c) ---- */
 
@@ -182,8 +181,8 @@ void tc_compare_edges(const double *ref_dist, uint64_t n, const topoml_edge *ref
                       tc_tolerance tol, tc_verdict *v);
 /* Barcodes as persistence diagrams, per dimension 0..max_dim. */
 void tc_compare_barcodes(topoml_context *ctx, const topoml_interval *ref, uint64_t n_ref,
-                         const topoml_interval *got, uint64_t n_got, uint32_t max_dim,
-                         double tol, tc_verdict *v);
+                         const topoml_interval *got, uint64_t n_got, uint32_t max_dim, double tol,
+                         tc_verdict *v);
 void tc_compare_images(const double *ref, const double *got, uint64_t count, double tol,
                        tc_verdict *v);
 /* Set v->result from error and bound (PASS / QUALITY_WARNING / FAIL). */
@@ -192,10 +191,10 @@ void tc_grade(tc_verdict *v);
 /* ---- the plugin under test (subject.c) ---- */
 
 typedef struct tc_plugin {
-    char path[4096];     /* canonical */
+    char path[4096]; /* canonical */
     char file_sha256[65];
-    bool loaded;         /* negotiated, created, probed, capabilities read */
-    tc_verdict load;     /* when not loaded: what happened (FAIL, CRASH, TIMEOUT) */
+    bool loaded;     /* negotiated, created, probed, capabilities read */
+    tc_verdict load; /* when not loaded: what happened (FAIL, CRASH, TIMEOUT) */
     char name[64], version[64], vendor[128], description[256];
     uint32_t abi_version;
     int probe_status;
@@ -216,9 +215,8 @@ void tc_plugin_identify(tc_plugin *p, const char *path, double timeout_s, bool v
 void tc_plugin_free(tc_plugin *p);
 
 /* Run one case's op on the plugin in a child process and grade it. */
-void tc_plugin_run(const tc_plugin *p, topoml_context *ref, const tc_case *c,
-                   const tc_input *in, const tc_reference *r, double timeout_s, bool verbose,
-                   tc_verdict *v);
+void tc_plugin_run(const tc_plugin *p, topoml_context *ref, const tc_case *c, const tc_input *in,
+                   const tc_reference *r, double timeout_s, bool verbose, tc_verdict *v);
 
 /* ---- a child process with a deadline (isolate.c) ---- */
 
@@ -226,7 +224,7 @@ typedef enum tc_child_end { TC_CHILD_EXITED, TC_CHILD_SIGNALED, TC_CHILD_TIMED_O
 
 typedef struct tc_child {
     tc_child_end end;
-    int code;          /* exit status or signal number */
+    int code;            /* exit status or signal number */
     unsigned char *data; /* everything the child wrote to its pipe (malloc) */
     size_t len;
     double seconds;

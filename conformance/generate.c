@@ -112,7 +112,8 @@ static bool generate_points(const tc_case *c, tc_input *in, char *err, size_t er
         }
     } else if (!strcmp(g, "sphere")) {
         if (c->k < 1 || dim < (uint64_t)c->k + 1)
-            return gen_fail(err, err_size, c, "sphere needs sphere_dim >= 1 and dim >= sphere_dim+1");
+            return gen_fail(err, err_size, c,
+                            "sphere needs sphere_dim >= 1 and dim >= sphere_dim+1");
         for (uint64_t i = 0; i < n; i++) {
             double norm = 0;
             for (uint32_t d = 0; d <= c->k; d++) {
@@ -183,13 +184,15 @@ static bool read_file(topoml_context *ref, const tc_suite *s, const tc_case *c, 
         size_t count = (size_t)(d->n * d->dim);
         in->points = malloc((count ? count : 1) * sizeof(double));
         if (in->points)
-            memcpy(in->points, d->values, count * sizeof(double));
+            if (count)
+                memcpy(in->points, d->values, count * sizeof(double));
         ok = in->points != NULL;
     } else if (d->kind == TOPOML_INPUT_CONDENSED) {
         size_t count = (size_t)(d->n * (d->n ? d->n - 1 : 0) / 2);
         in->condensed = malloc((count ? count : 1) * sizeof(double));
         if (in->condensed)
-            memcpy(in->condensed, d->values, count * sizeof(double));
+            if (count)
+                memcpy(in->condensed, d->values, count * sizeof(double));
         ok = in->condensed != NULL;
     } else {
         topoml_data_free(ref, d);
@@ -214,7 +217,7 @@ static bool points_to_condensed(topoml_context *ref, const tc_case *c, tc_input 
     }
     topoml_data_free(ref, d);
     in->condensed = malloc((count ? count : 1) * sizeof(double));
-    if (in->condensed)
+    if (in->condensed && count)
         memcpy(in->condensed, dist, count * sizeof(double));
     topoml_free(ref, dist);
     return in->condensed != NULL || gen_fail(err, err_size, c, "out of memory");
@@ -306,8 +309,8 @@ void tc_input_view(const tc_input *in, const tc_case *c, topoml_input_v1 *v)
     if (in->kind == TOPOML_INPUT_POINTS)
         v->data = c->dtype == TOPOML_F32 ? (const void *)in->points32 : (const void *)in->points;
     else if (in->kind == TOPOML_INPUT_CONDENSED)
-        v->data = c->dtype == TOPOML_F32 ? (const void *)in->condensed32
-                                         : (const void *)in->condensed;
+        v->data =
+            c->dtype == TOPOML_F32 ? (const void *)in->condensed32 : (const void *)in->condensed;
     v->n_edges = in->n_edges;
     v->edges = in->edges;
 }

@@ -73,6 +73,12 @@ bool tc_isolate(tc_child_fn fn, void *arg, double timeout_s, tc_child *out, char
         struct rlimit no_core = {0, 0};
         setrlimit(RLIMIT_CORE, &no_core);
         signal(SIGPIPE, SIG_IGN);
+        /* A crash must end the child by its signal, whatever handler the
+         * runner's own build installed (a sanitizer's, say), so that it
+         * reads as a crash and not as an exit. */
+        static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+        for (size_t k = 0; k < sizeof fatal / sizeof fatal[0]; k++)
+            signal(fatal[k], SIG_DFL);
         dup2(2, 1);
         int rc = fn(fds[1], arg);
         close(fds[1]);

@@ -20,8 +20,7 @@
 static bool ref_fail(topoml_context *ref, const tc_case *c, const char *what, char *err,
                      size_t err_size)
 {
-    snprintf(err, err_size, "case %s: reference %s failed: %s", c->name, what,
-             topoml_errmsg(ref));
+    snprintf(err, err_size, "case %s: reference %s failed: %s", c->name, what, topoml_errmsg(ref));
     return false;
 }
 
@@ -43,7 +42,8 @@ static bool reference_distances(topoml_context *ref, const tc_case *c, const tc_
         return false;
     }
     if (in->kind == TOPOML_INPUT_CONDENSED) {
-        memcpy(r->dist, in->condensed, r->n_pairs * sizeof *r->dist);
+        if (r->n_pairs)
+            memcpy(r->dist, in->condensed, r->n_pairs * sizeof *r->dist);
     } else {
         topoml_data *d = NULL;
         void *out = NULL;
@@ -56,8 +56,8 @@ static bool reference_distances(topoml_context *ref, const tc_case *c, const tc_
         if (rc != TOPOML_OK)
             return ref_fail(ref, c, "distances", err, err_size);
         for (uint64_t k = 0; k < count; k++)
-            r->dist[k] = c->dtype == TOPOML_F32 ? (double)((const float *)out)[k]
-                                                : ((const double *)out)[k];
+            r->dist[k] =
+                c->dtype == TOPOML_F32 ? (double)((const float *)out)[k] : ((const double *)out)[k];
         topoml_free(ref, out);
     }
     r->max_dist = 0;
@@ -91,7 +91,7 @@ static bool reference_barcode(topoml_context *ref, const tc_case *c, topoml_data
     uint64_t n = 0;
     const topoml_interval *iv = topoml_barcode_intervals(bc, &n);
     r->bars = malloc((n ? n : 1) * sizeof *r->bars);
-    if (r->bars)
+    if (r->bars && n)
         memcpy(r->bars, iv, n * sizeof *iv);
     r->n_bars = n;
     topoml_barcode_free(bc);
@@ -102,8 +102,7 @@ static bool reference_barcode(topoml_context *ref, const tc_case *c, topoml_data
     return true;
 }
 
-uint64_t tc_diagram_pairs(const topoml_interval *bars, uint64_t n, uint32_t dim,
-                          topoml_pair *out)
+uint64_t tc_diagram_pairs(const topoml_interval *bars, uint64_t n, uint32_t dim, topoml_pair *out)
 {
     uint64_t m = 0;
     for (uint64_t k = 0; k < n; k++)
@@ -155,8 +154,8 @@ static bool reference_image(topoml_context *ref, const tc_case *c, tc_reference 
     bool ok = offsets && pairs && r->image;
     if (ok) {
         for (uint32_t d = 0; d < k; d++)
-            offsets[d + 1] = offsets[d] + tc_diagram_pairs(r->bars, r->n_bars, d,
-                                                           pairs + offsets[d]);
+            offsets[d + 1] =
+                offsets[d] + tc_diagram_pairs(r->bars, r->n_bars, d, pairs + offsets[d]);
         topoml_image_params_v1 p;
         tc_image_params(c, r, &p);
         if (topoml_persistence_images(ref, &p, k, offsets, pairs, r->image) != TOPOML_OK)
@@ -169,8 +168,8 @@ static bool reference_image(topoml_context *ref, const tc_case *c, tc_reference 
     return ok;
 }
 
-bool tc_reference_make(topoml_context *ref, const tc_case *c, const tc_input *in,
-                       tc_reference *r, char *err, size_t err_size)
+bool tc_reference_make(topoml_context *ref, const tc_case *c, const tc_input *in, tc_reference *r,
+                       char *err, size_t err_size)
 {
     memset(r, 0, sizeof *r);
     if (!reference_distances(ref, c, in, r, err, err_size))
@@ -190,15 +189,16 @@ bool tc_reference_make(topoml_context *ref, const tc_case *c, const tc_input *in
             ok = ref_fail(ref, c, "edges", err, err_size);
         } else {
             r->edges = malloc((r->n_edges ? r->n_edges : 1) * sizeof *r->edges);
-            if (r->edges)
-                memcpy(r->edges, e, r->n_edges * sizeof *e);
-            else
+            if (!r->edges) {
+                snprintf(err, err_size, "case %s: out of memory", c->name);
                 ok = false;
+            } else if (r->n_edges) {
+                memcpy(r->edges, e, r->n_edges * sizeof *e);
+            }
             topoml_free(ref, e);
         }
     } else {
-        ok = reference_barcode(ref, c, d, c->op == TOPOML_OP_H0 ? 0 : c->max_dim, r, err,
-                               err_size);
+        ok = reference_barcode(ref, c, d, c->op == TOPOML_OP_H0 ? 0 : c->max_dim, r, err, err_size);
         if (ok && c->op == TOPOML_OP_IMAGE)
             ok = reference_image(ref, c, r, err, err_size);
     }

@@ -57,9 +57,8 @@ static const char *verdict_word(const tc_run *run, const tc_plugin *p)
 
 void tc_report_table(const tc_run *run, FILE *f)
 {
-    fprintf(f, "topoml-conformance %s, ABI v%u, suite %s, tier %s, %zu cases\n",
-            topoml_version(), TOPOML_ABI_VERSION, run->suite->version, tc_tier_name(run->tier),
-            run->n_cases);
+    fprintf(f, "topoml-conformance %s, ABI v%u, suite %s, tier %s, %zu cases\n", topoml_version(),
+            TOPOML_ABI_VERSION, run->suite->version, tc_tier_name(run->tier), run->n_cases);
     fprintf(f, "machine: %s\n", run->cpu_model);
     for (size_t i = 0; i < run->n_plugins; i++) {
         const tc_plugin *p = &run->plugins[i];
@@ -180,8 +179,9 @@ bool tc_report_json(const tc_run *run, const char *path)
             const tc_verdict *v = &p->verdicts[k];
             fprintf(f, "%s\n {\"name\":", k ? "," : "");
             json_str(f, c->name);
-            fprintf(f, ",\"op\":\"%s\",\"tier\":\"%s\",\"result\":\"%s\",\"seconds\":",
-                    op_name(c->op), tc_tier_name(c->tier), tc_result_name(v->result));
+            fprintf(f,
+                    ",\"op\":\"%s\",\"tier\":\"%s\",\"result\":\"%s\",\"seconds\":", op_name(c->op),
+                    tc_tier_name(c->tier), tc_result_name(v->result));
             json_num(f, v->seconds);
             fprintf(f, ",\"error\":");
             json_num(f, v->error);
@@ -241,8 +241,9 @@ bool tc_report_junit(const tc_run *run, const char *path)
             total += p->verdicts[k].seconds;
         fprintf(f, "  <testsuite name=\"");
         xml_str(f, p->name);
-        fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" "
-                   "time=\"%.3f\">\n",
+        fprintf(f,
+                "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" "
+                "time=\"%.3f\">\n",
                 p->n_run, counts[TC_FAIL], counts[TC_CRASH] + counts[TC_TIMEOUT],
                 counts[TC_NOT_SUPPORTED], total);
         fprintf(f, "    <properties>\n      <property name=\"path\" value=\"");
@@ -259,7 +260,7 @@ bool tc_report_junit(const tc_run *run, const char *path)
             fprintf(f, ".%s\" name=\"", op_name(c->op));
             xml_str(f, c->name);
             fprintf(f, "\" time=\"%.3f\"", v->seconds);
-            const char *tag = v->result == TC_FAIL                                ? "failure"
+            const char *tag = v->result == TC_FAIL                               ? "failure"
                               : v->result == TC_CRASH || v->result == TC_TIMEOUT ? "error"
                               : v->result == TC_NOT_SUPPORTED                    ? "skipped"
                                                                                  : NULL;

@@ -24,8 +24,13 @@
 
 /* ---- records on the pipe: tag (1 byte), length (4), payload ---- */
 
-enum { REC_STAGE = 'S', REC_LOAD_FAILED = 'L', REC_IDENTITY = 'I', REC_RESULT = 'R',
-       REC_END = 'E' };
+enum {
+    REC_STAGE = 'S',
+    REC_LOAD_FAILED = 'L',
+    REC_IDENTITY = 'I',
+    REC_RESULT = 'R',
+    REC_END = 'E'
+};
 
 static void write_all(int fd, const void *p, size_t n)
 {
@@ -62,7 +67,7 @@ typedef struct buf {
 
 static void put(buf *b, const void *data, size_t n)
 {
-    if (b->failed)
+    if (b->failed || n == 0)
         return;
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -108,8 +113,10 @@ static bool get(cursor *c, void *out, size_t n)
         c->bad = true;
         return false;
     }
-    memcpy(out, c->p, n);
-    c->p += n;
+    if (n) {
+        memcpy(out, c->p, n);
+        c->p += n;
+    }
     c->left -= n;
     return true;
 }
@@ -134,15 +141,17 @@ static void get_str(cursor *c, char *out, size_t size)
         return;
     }
     size_t keep = n < size - 1 ? n : size - 1;
-    memcpy(out, c->p, keep);
+    if (keep)
+        memcpy(out, c->p, keep);
     out[keep] = '\0';
-    c->p += n;
+    if (n)
+        c->p += n;
     c->left -= n;
 }
 
 /* The records of one child's answer. */
 typedef struct answer {
-    char stage[64];  /* the last stage it announced */
+    char stage[64]; /* the last stage it announced */
     bool load_failed;
     char load_reason[640];
     cursor identity; /* payload of REC_IDENTITY, if any */
@@ -186,12 +195,8 @@ static void parse_answer(const tc_child *ch, answer *a)
             a->result = body;
             a->has_result = true;
             break;
-        case REC_END:
-            a->ended = true;
-            break;
-        default:
-            a->garbled = true;
-            return;
+        case REC_END: a->ended = true; break;
+        default: a->garbled = true; return;
         }
     }
 }
@@ -565,8 +570,8 @@ static void grade_answer(topoml_context *ref, const tc_case *c, const tc_input *
     }
     if (rc != TOPOML_OK) {
         v->result = TC_FAIL;
-        snprintf(v->detail, sizeof v->detail, "returned %d (%s): %.300s", rc,
-                 topoml_strerror(rc), msg);
+        snprintf(v->detail, sizeof v->detail, "returned %d (%s): %.300s", rc, topoml_strerror(rc),
+                 msg);
         return;
     }
     tc_tolerance tol = tc_distance_tolerance(c, in->dim);
@@ -589,7 +594,8 @@ static void grade_answer(topoml_context *ref, const tc_case *c, const tc_input *
                 snprintf(v->detail, sizeof v->detail, "the test harness ran out of memory");
                 return;
             }
-            memcpy(got, res->p, count * elem);
+            if (count)
+                memcpy(got, res->p, count * elem);
             tc_compare_distances(r->dist, got, c->dtype, count, tol, v);
             free(got);
         } else {
@@ -599,7 +605,8 @@ static void grade_answer(topoml_context *ref, const tc_case *c, const tc_input *
                 snprintf(v->detail, sizeof v->detail, "the test harness ran out of memory");
                 return;
             }
-            memcpy(got, res->p, count * 8);
+            if (count)
+                memcpy(got, res->p, count * 8);
             topoml_image_params_v1 ip;
             tc_image_params(c, r, &ip);
             uint64_t n_pairs = 0;
@@ -629,7 +636,8 @@ static void grade_answer(topoml_context *ref, const tc_case *c, const tc_input *
             snprintf(v->detail, sizeof v->detail, "the test harness ran out of memory");
             return;
         }
-        memcpy(e, res->p, n * sizeof *e);
+        if (n)
+            memcpy(e, res->p, n * sizeof *e);
         tc_compare_edges(r->dist, in->n, r->edges, r->n_edges, e, n, c->threshold, tol, v);
         free(e);
         return;
@@ -661,15 +669,15 @@ static void grade_answer(topoml_context *ref, const tc_case *c, const tc_input *
         snprintf(v->detail, sizeof v->detail, "the test harness ran out of memory");
         return;
     }
-    memcpy(iv, res->p, n * sizeof *iv);
+    if (n)
+        memcpy(iv, res->p, n * sizeof *iv);
     tc_compare_barcodes(ref, r->bars, r->n_bars, iv, n, want_dim,
                         tc_barcode_tolerance(c, in->dim, r->max_dist), v);
     free(iv);
 }
 
-void tc_plugin_run(const tc_plugin *p, topoml_context *ref, const tc_case *c,
-                   const tc_input *in, const tc_reference *r, double timeout_s, bool verbose,
-                   tc_verdict *v)
+void tc_plugin_run(const tc_plugin *p, topoml_context *ref, const tc_case *c, const tc_input *in,
+                   const tc_reference *r, double timeout_s, bool verbose, tc_verdict *v)
 {
     memset(v, 0, sizeof *v);
     if (!p->loaded) {

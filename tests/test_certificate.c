@@ -191,8 +191,10 @@ static topoml_context *open_gate(const char *policy, const char *extra)
     ck_assert_ptr_nonnull(f);
     fputs(text, f);
     fclose(f);
-    topoml_context_options o = {.struct_size = sizeof o, .flags = TOPOML_CTX_NO_ENV,
-                                .config_path = cfg_path, .plugin_path = COPY_DIR};
+    topoml_context_options o = {.struct_size = sizeof o,
+                                .flags = TOPOML_CTX_NO_ENV,
+                                .config_path = cfg_path,
+                                .plugin_path = COPY_DIR};
     topoml_context *ctx = NULL;
     ck_assert_msg(topoml_context_new(&ctx, &o) == TOPOML_OK, "%s", topoml_errmsg(ctx));
     return ctx;

@@ -114,8 +114,7 @@ static char *certify(topoml_context *cfg, const tc_run *run, const tc_plugin *p,
                      const char *json_path)
 {
     if (!p->loaded) {
-        fprintf(stderr, "topoml-conformance: %s: not certified: it could not be loaded\n",
-                p->path);
+        fprintf(stderr, "topoml-conformance: %s: not certified: it could not be loaded\n", p->path);
         return NULL;
     }
     if (p->probe_status != TOPOML_OK) {
@@ -163,19 +162,48 @@ static char *certify(topoml_context *cfg, const tc_run *run, const tc_plugin *p,
 
 int main(int argc, char **argv)
 {
-    enum { O_BACKEND = 256, O_PLUGIN, O_TIER, O_CASE, O_LIST, O_JSON, O_JUNIT, O_CERTIFY,
-           O_CACHE, O_TIMEOUT, O_FAILFAST, O_CASES, O_CONFIG, O_QUIET, O_VERBOSE, O_VERSION };
-    static const struct option longs[] = {
-        {"backend", required_argument, NULL, O_BACKEND}, {"plugin", required_argument, NULL, O_PLUGIN},
-        {"tier", required_argument, NULL, O_TIER},       {"case", required_argument, NULL, O_CASE},
-        {"list", no_argument, NULL, O_LIST},             {"json", required_argument, NULL, O_JSON},
-        {"junit", required_argument, NULL, O_JUNIT},     {"certify", no_argument, NULL, O_CERTIFY},
-        {"cache-dir", required_argument, NULL, O_CACHE}, {"timeout", required_argument, NULL, O_TIMEOUT},
-        {"fail-fast", no_argument, NULL, O_FAILFAST},    {"cases", required_argument, NULL, O_CASES},
-        {"config", required_argument, NULL, O_CONFIG},   {"quiet", no_argument, NULL, O_QUIET},
-        {"verbose", no_argument, NULL, O_VERBOSE},       {"version", no_argument, NULL, O_VERSION},
-        {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0}};
+    enum {
+        O_BACKEND = 256,
+        O_PLUGIN,
+        O_TIER,
+        O_CASE,
+        O_LIST,
+        O_JSON,
+        O_JUNIT,
+        O_CERTIFY,
+        O_CACHE,
+        O_TIMEOUT,
+        O_FAILFAST,
+        O_CASES,
+        O_CONFIG,
+        O_QUIET,
+        O_VERBOSE,
+        O_VERSION
+    };
+    static const struct option longs[] = {{"backend", required_argument, NULL, O_BACKEND},
+                                          {"plugin", required_argument, NULL, O_PLUGIN},
+                                          {"tier", required_argument, NULL, O_TIER},
+                                          {"case", required_argument, NULL, O_CASE},
+                                          {"list", no_argument, NULL, O_LIST},
+                                          {"json", required_argument, NULL, O_JSON},
+                                          {"junit", required_argument, NULL, O_JUNIT},
+                                          {"certify", no_argument, NULL, O_CERTIFY},
+                                          {"cache-dir", required_argument, NULL, O_CACHE},
+                                          {"timeout", required_argument, NULL, O_TIMEOUT},
+                                          {"fail-fast", no_argument, NULL, O_FAILFAST},
+                                          {"cases", required_argument, NULL, O_CASES},
+                                          {"config", required_argument, NULL, O_CONFIG},
+                                          {"quiet", no_argument, NULL, O_QUIET},
+                                          {"verbose", no_argument, NULL, O_VERBOSE},
+                                          {"version", no_argument, NULL, O_VERSION},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
     strvec backends = {0}, plugins = {0}, globs = {0};
+    int status = 1;
+    char path[4096], err[1024];
+    tc_suite suite = {0};
+    tc_run run = {.suite = &suite};
+    topoml_context *ref = NULL, *cfg = NULL;
     tc_tier tier = TC_TIER_QUICK;
     const char *json = NULL, *junit = NULL, *cache = NULL, *cases_file = NULL, *config = NULL;
     bool list = false, do_certify = false, fail_fast = false, quiet = false, verbose = false;
@@ -191,8 +219,10 @@ int main(int argc, char **argv)
                 tier = TC_TIER_QUICK;
             else if (!strcmp(optarg, "full"))
                 tier = TC_TIER_FULL;
-            else
-                return usage_error("--tier must be quick or full, not '%s'", optarg);
+            else {
+                status = usage_error("--tier must be quick or full, not '%s'", optarg);
+                goto done;
+            }
             break;
         case O_LIST: list = true; break;
         case O_JSON: json = optarg; break;
@@ -203,8 +233,10 @@ int main(int argc, char **argv)
             char *end;
             errno = 0;
             timeout = strtod(optarg, &end);
-            if (end == optarg || *end || errno || !(timeout > 0) || timeout > 86400)
-                return usage_error("--timeout must be a number of seconds, not '%s'", optarg);
+            if (end == optarg || *end || errno || !(timeout > 0) || timeout > 86400) {
+                status = usage_error("--timeout must be a number of seconds, not '%s'", optarg);
+                goto done;
+            }
             break;
         }
         case O_FAILFAST: fail_fast = true; break;
@@ -215,51 +247,63 @@ int main(int argc, char **argv)
         case O_VERSION:
             printf("topoml-conformance %s (plugin ABI v%u, suite %s)\n", topoml_version(),
                    TOPOML_ABI_VERSION, TOPOML_SUITE_VERSION);
-            return 0;
-        case 'h': fputs(usage, stdout); return 0;
-        default: return usage_error("%s", "bad option");
+            status = 0;
+            goto done;
+        case 'h':
+            fputs(usage, stdout);
+            status = 0;
+            goto done;
+        default: {
+            status = usage_error("%s", "bad option");
+            goto done;
+        }
         }
     }
-    if (optind < argc)
-        return usage_error("unexpected argument '%s'", argv[optind]);
+    if (optind < argc) {
+        status = usage_error("unexpected argument '%s'", argv[optind]);
+        goto done;
+    }
     if (timeout == 0)
         timeout = tier == TC_TIER_QUICK ? 10 : 60;
-    if (do_certify && globs.count)
-        return usage_error("%s", "--certify runs a whole tier: it cannot be combined with --case");
-    if (do_certify && cases_file)
-        return usage_error("%s", "--certify uses the case list topoml was built with, not --cases");
-    if (json && junit && !strcmp(json, "-") && !strcmp(junit, "-"))
-        return usage_error("%s", "only one of --json and --junit can be '-'");
+    if (do_certify && globs.count) {
+        status =
+            usage_error("%s", "--certify runs a whole tier: it cannot be combined with --case");
+        goto done;
+    }
+    if (do_certify && cases_file) {
+        status =
+            usage_error("%s", "--certify uses the case list topoml was built with, not --cases");
+        goto done;
+    }
+    if (json && junit && !strcmp(json, "-") && !strcmp(junit, "-")) {
+        status = usage_error("%s", "only one of --json and --junit can be '-'");
+        goto done;
+    }
     if ((json && !strcmp(json, "-")) || (junit && !strcmp(junit, "-")))
         quiet = true;
 
-    int status = 1;
-    char path[4096], err[1024];
-    tc_suite suite = {0};
+    run.tier = tier;
     if (!cases_file) {
         if (!default_cases(path, sizeof path)) {
             fprintf(stderr, "topoml-conformance: cannot find the case list (cases.yaml); give "
                             "--cases FILE\n");
-            return 1;
+            goto done;
         }
         cases_file = path;
     }
     if (!tc_suite_load(&suite, cases_file, err, sizeof err)) {
         fprintf(stderr, "topoml-conformance: %s\n", err);
-        return 1;
+        goto done;
     }
     if (do_certify && strcmp(suite.version, TOPOML_SUITE_VERSION) != 0) {
         fprintf(stderr, "topoml-conformance: %s is suite %s; this topoml certifies with suite %s\n",
                 cases_file, suite.version, TOPOML_SUITE_VERSION);
-        tc_suite_free(&suite);
-        return 1;
+        goto done;
     }
-    tc_run run = {.suite = &suite, .tier = tier};
     run.cases = calloc(suite.n_cases ? suite.n_cases : 1, sizeof *run.cases);
     for (size_t k = 0; run.cases && k < suite.n_cases; k++)
         if (tc_case_selected(&suite.cases[k], tier, globs.items, globs.count))
             run.cases[run.n_cases++] = &suite.cases[k];
-    topoml_context *ref = NULL, *cfg = NULL;
     if (!run.cases) {
         fprintf(stderr, "topoml-conformance: out of memory\n");
         goto done;
@@ -277,8 +321,8 @@ int main(int argc, char **argv)
 
     /* The configuration context: plugin search path and cache folder, and
      * nothing loaded. The reference context: the built-in scalar alone. */
-    topoml_context_options co = {.struct_size = sizeof co, .flags = TOPOML_CTX_NO_PLUGINS,
-                                 .config_path = config};
+    topoml_context_options co = {
+        .struct_size = sizeof co, .flags = TOPOML_CTX_NO_PLUGINS, .config_path = config};
     if (topoml_context_new(&cfg, &co) != TOPOML_OK) {
         fprintf(stderr, "topoml-conformance: %s\n", cfg ? topoml_errmsg(cfg) : "out of memory");
         goto done;

@@ -66,7 +66,8 @@ void tm_cert_cpu(char model[160], char sha256[65])
                 snprintf(id, sizeof id, "%s", v);
             else if ((v = cpuinfo_value(line, "CPU implementer")) && !id[0])
                 snprintf(id, sizeof id, "implementer %s", v);
-            else if ((v = cpuinfo_value(line, "CPU part")) && strlen(id) + strlen(v) + 7 < sizeof id)
+            else if ((v = cpuinfo_value(line, "CPU part")) &&
+                     strlen(id) + strlen(v) + 7 < sizeof id)
                 strcat(strcat(id, " part "), v);
             else if ((v = cpuinfo_value(line, "flags")) || (v = cpuinfo_value(line, "Features")))
                 snprintf(flags, sizeof flags, "%s", v);
@@ -139,21 +140,38 @@ int tm_cert_describe(tm_cert *c, const char *canonical_path, const char *plugin_
 /* ---- text form ---- */
 
 /* The keys in the order they are written; every one is required. */
-enum { K_FORMAT, K_PLUGIN, K_PATH, K_FILE, K_CORE, K_ABI, K_SUITE, K_TIER, K_CPU_MODEL,
-       K_CPU, K_DEVICES, K_DEVICES_SHA, K_VERDICT, K_SUMMARY, K_DATE, K_REPORT, K_COUNT };
+enum {
+    K_FORMAT,
+    K_PLUGIN,
+    K_PATH,
+    K_FILE,
+    K_CORE,
+    K_ABI,
+    K_SUITE,
+    K_TIER,
+    K_CPU_MODEL,
+    K_CPU,
+    K_DEVICES,
+    K_DEVICES_SHA,
+    K_VERDICT,
+    K_SUMMARY,
+    K_DATE,
+    K_REPORT,
+    K_COUNT
+};
 
 static const char *key_names[K_COUNT] = {
-    "format",  "plugin",      "path",           "file_sha256", "core_version", "abi_version",
-    "suite_version", "tier",  "cpu_model",      "cpu_sha256",  "devices",      "devices_sha256",
-    "verdict", "summary",     "date",           "report"};
+    "format",        "plugin",  "path",      "file_sha256", "core_version", "abi_version",
+    "suite_version", "tier",    "cpu_model", "cpu_sha256",  "devices",      "devices_sha256",
+    "verdict",       "summary", "date",      "report"};
 
 /* Where field k of `c` lives and how large it is (NULL for abi_version). */
 static char *field(tm_cert *c, int k, size_t *size)
 {
-#define F(m)                                                                                     \
-    do {                                                                                         \
-        *size = sizeof c->m;                                                                     \
-        return c->m;                                                                             \
+#define F(m)                                                                                       \
+    do {                                                                                           \
+        *size = sizeof c->m;                                                                       \
+        return c->m;                                                                               \
     } while (0)
     switch (k) {
     case K_PLUGIN: F(plugin);
@@ -310,8 +328,8 @@ bool tm_cert_matches(const tm_cert *c, const tm_cert *now, char *why, size_t why
 
 /* ---- files ---- */
 
-bool tm_cert_file(const char *cache_dir, const char *canonical_path, const char *suffix,
-                  char *out, size_t size)
+bool tm_cert_file(const char *cache_dir, const char *canonical_path, const char *suffix, char *out,
+                  size_t size)
 {
     char hex[65];
     tm_sha256_hex(canonical_path, strlen(canonical_path), hex);
@@ -419,15 +437,13 @@ int tm_cache_dir(struct topoml_context *ctx, bool create, char *out, size_t size
     if (w < 0 || (size_t)w >= size)
         return tm_error(ctx, TOPOML_E_CONFIG, "certificate cache folder path too long");
     if (out[0] != '/')
-        return tm_error(ctx, TOPOML_E_CONFIG, "cache_dir must be an absolute path, not '%s'",
-                        out);
+        return tm_error(ctx, TOPOML_E_CONFIG, "cache_dir must be an absolute path, not '%s'", out);
     while (w > 1 && out[w - 1] == '/')
         out[--w] = '\0';
     struct stat st;
     if (stat(out, &st) != 0) {
         if (errno != ENOENT)
-            return tm_error(ctx, TOPOML_E_CONFIG, "certificate cache %s: %s", out,
-                            strerror(errno));
+            return tm_error(ctx, TOPOML_E_CONFIG, "certificate cache %s: %s", out, strerror(errno));
         if (!create)
             return tm_error(ctx, TOPOML_E_NOT_FOUND, "certificate cache %s does not exist", out);
         int err = make_dirs(out);

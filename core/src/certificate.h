@@ -77,8 +77,8 @@ bool tm_cert_matches(const tm_cert *c, const tm_cert *now, char *why, size_t why
 /* Where the certificate of a plugin file lives:
  * <cache_dir>/<file name>-<first 16 hex digits of SHA-256(canonical path)>.cert
  * (and .json for its report). Returns false if it does not fit. */
-bool tm_cert_file(const char *cache_dir, const char *canonical_path, const char *suffix,
-                  char *out, size_t size);
+bool tm_cert_file(const char *cache_dir, const char *canonical_path, const char *suffix, char *out,
+                  size_t size);
 
 /* Read and parse a certificate file: TOPOML_OK, TOPOML_E_NOT_FOUND (no
  * file), TOPOML_E_IO or TOPOML_E_PARSE, with the reason in `why`. */

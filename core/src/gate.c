@@ -38,11 +38,11 @@ extern char **environ;
 
 /* What the certificate cache says about a plugin file. */
 typedef enum cert_state {
-    CERT_PASS,        /* valid, verdict pass */
-    CERT_FAIL,        /* valid, verdict fail */
-    CERT_NONE,        /* no certificate */
-    CERT_STALE,       /* a certificate that does not hold (any more) */
-    CERT_UNAVAILABLE  /* the cache cannot be used */
+    CERT_PASS,       /* valid, verdict pass */
+    CERT_FAIL,       /* valid, verdict fail */
+    CERT_NONE,       /* no certificate */
+    CERT_STALE,      /* a certificate that does not hold (any more) */
+    CERT_UNAVAILABLE /* the cache cannot be used */
 } cert_state;
 
 /* Look up and check the certificate of `b`; `why` gets a reason for the
@@ -206,9 +206,9 @@ static int run_tool(const char *tool, const char *plugin, const char *cache, con
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    char *argv[] = {(char *)tool,   "--plugin",    (char *)plugin, "--tier",
-                    "quick",        "--certify",   "--fail-fast",  "--cache-dir",
-                    (char *)cache,  "--json",      (char *)report, NULL};
+    char *argv[] = {(char *)tool,  "--plugin",  (char *)plugin, "--tier",
+                    "quick",       "--certify", "--fail-fast",  "--cache-dir",
+                    (char *)cache, "--json",    (char *)report, NULL};
     pid_t pid;
     int err = posix_spawn(&pid, tool, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -256,8 +256,10 @@ bool tm_gate_first_use(topoml_context *ctx, tm_backend *b)
         set_state(b, TOPOML_GATE_DISABLED, false, "cannot certify: plugin path does not resolve");
         return false;
     }
-    tm_log(ctx, TOPOML_LOG_INFO, "backend '%s' is not certified: running the quick conformance "
-           "tier (%s --plugin %s)", b->name, tool, real);
+    tm_log(ctx, TOPOML_LOG_INFO,
+           "backend '%s' is not certified: running the quick conformance "
+           "tier (%s --plugin %s)",
+           b->name, tool, real);
     int status = run_tool(tool, real, cache, report, why, sizeof why);
     tm_gate_apply(ctx, b);
     if (b->gate_pending) {

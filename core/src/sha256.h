@@ -13,7 +13,7 @@ typedef struct tm_sha256 {
     uint32_t h[8];
     uint64_t length; /* bytes hashed so far */
     uint8_t block[64];
-    size_t used;     /* bytes waiting in `block` */
+    size_t used; /* bytes waiting in `block` */
 } tm_sha256;
 
 void tm_sha256_init(tm_sha256 *s);

@@ -59,9 +59,9 @@ static int rips(void *state, const topoml_call_v1 *call, const topoml_input_v1 *
     uint64_t pick = UINT64_MAX;
     for (uint64_t k = 0; k < out->n_intervals; k++) {
         const topoml_interval *v = &out->intervals[k];
-        if (v->dim == 1 && (pick == UINT64_MAX || v->death - v->birth >
-                                                      out->intervals[pick].death -
-                                                          out->intervals[pick].birth))
+        if (v->dim == 1 &&
+            (pick == UINT64_MAX ||
+             v->death - v->birth > out->intervals[pick].death - out->intervals[pick].birth))
             pick = k;
     }
     if (pick != UINT64_MAX) {
@@ -90,8 +90,7 @@ static int edges(void *state, const topoml_call_v1 *call, const topoml_input_v1 
 
 #ifdef WRONG_METRIC
 /* Chebyshev with the loop one coordinate short; every other metric right. */
-static int distances(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
-                     void *out)
+static int distances(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in, void *out)
 {
     if (in->kind != TOPOML_INPUT_POINTS || in->metric != TOPOML_METRIC_CHEBYSHEV)
         return ref->distances(state, call, in, out);
@@ -118,8 +117,8 @@ static int distances(void *state, const topoml_call_v1 *call, const topoml_input
 
 #ifdef WRONG_CRASH
 /* A wild write in the H0 op. */
-static int h0(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
-              double threshold, topoml_barcode_v1 *out)
+static int h0(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in, double threshold,
+              topoml_barcode_v1 *out)
 {
     volatile int *nowhere = NULL;
     if (in->n > 1)
@@ -152,8 +151,7 @@ static int rips(void *state, const topoml_call_v1 *call, const topoml_input_v1 *
 }
 #endif
 
-TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version,
-                                                  const topoml_host_v1 *host,
+TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version, const topoml_host_v1 *host,
                                                   const topoml_backend_v1 **backend)
 {
     (void)host;

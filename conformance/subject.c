@@ -449,8 +449,9 @@ static bool abnormal_end(const tc_child *ch, const answer *a, double timeout_s, 
     if (a->garbled || !a->ended) {
         v->result = TC_CRASH;
         snprintf(v->detail, sizeof v->detail,
-                 "the process ended (exit status %d) in: %s; a plugin must not exit", ch->code,
-                 a->stage);
+                 "the process ended with exit status %d in: %s (the plugin exited, or a "
+                 "sanitizer caught a crash)",
+                 ch->code, a->stage);
         return true;
     }
     return false;

@@ -15,81 +15,56 @@
 
 #include "topoml/types.h"
 
+/* One body for both precisions: T is the element type, SQRT and FABS its
+ * functions, so f32 and f64 cannot drift apart. */
+#define SCALAR_DIST_BODY(T, SQRT, FABS)                                                    \
+    T acc = 0, xx = 0, yy = 0;                                                             \
+    switch (metric) {                                                                      \
+    case TOPOML_METRIC_EUCLIDEAN:                                                          \
+    case TOPOML_METRIC_SQEUCLIDEAN:                                                        \
+        for (uint64_t k = 0; k < dim; k++) {                                               \
+            T t = x[k] - y[k];                                                             \
+            acc += t * t;                                                                  \
+        }                                                                                  \
+        return metric == TOPOML_METRIC_EUCLIDEAN ? SQRT(acc) : acc;                        \
+    case TOPOML_METRIC_MANHATTAN:                                                          \
+        for (uint64_t k = 0; k < dim; k++)                                                 \
+            acc += FABS(x[k] - y[k]);                                                      \
+        return acc;                                                                        \
+    case TOPOML_METRIC_CHEBYSHEV:                                                          \
+        for (uint64_t k = 0; k < dim; k++) {                                               \
+            T t = FABS(x[k] - y[k]);                                                       \
+            if (t > acc)                                                                   \
+                acc = t;                                                                   \
+        }                                                                                  \
+        return acc;                                                                        \
+    case TOPOML_METRIC_COSINE:                                                             \
+        for (uint64_t k = 0; k < dim; k++) {                                               \
+            acc += x[k] * y[k];                                                            \
+            xx += x[k] * x[k];                                                             \
+            yy += y[k] * y[k];                                                             \
+        }                                                                                  \
+        if (xx == 0 || yy == 0)                                                            \
+            return 1;                                                                      \
+        /* Rounding can push the cosine a hair past 1; a distance is never negative. */   \
+        acc = 1 - acc / SQRT(xx * yy);                                                     \
+        return acc < 0 ? 0 : acc;                                                          \
+    }                                                                                      \
+    return NAN
+
 static inline double scalar_dist_f64(topoml_metric metric, const double *x, const double *y,
                                      uint64_t dim)
 {
-    double acc = 0.0, xx = 0.0, yy = 0.0;
-    switch (metric) {
-    case TOPOML_METRIC_EUCLIDEAN:
-    case TOPOML_METRIC_SQEUCLIDEAN:
-        for (uint64_t k = 0; k < dim; k++) {
-            double t = x[k] - y[k];
-            acc += t * t;
-        }
-        return metric == TOPOML_METRIC_EUCLIDEAN ? sqrt(acc) : acc;
-    case TOPOML_METRIC_MANHATTAN:
-        for (uint64_t k = 0; k < dim; k++)
-            acc += fabs(x[k] - y[k]);
-        return acc;
-    case TOPOML_METRIC_CHEBYSHEV:
-        for (uint64_t k = 0; k < dim; k++) {
-            double t = fabs(x[k] - y[k]);
-            if (t > acc)
-                acc = t;
-        }
-        return acc;
-    case TOPOML_METRIC_COSINE:
-        for (uint64_t k = 0; k < dim; k++) {
-            acc += x[k] * y[k];
-            xx += x[k] * x[k];
-            yy += y[k] * y[k];
-        }
-        if (xx == 0.0 || yy == 0.0)
-            return 1.0;
-        /* Rounding can push the cosine a hair past 1; a distance is never
-         * negative. */
-        acc = 1.0 - acc / sqrt(xx * yy);
-        return acc < 0.0 ? 0.0 : acc;
-    }
-    return NAN;
+    SCALAR_DIST_BODY(double, sqrt, fabs);
 }
 
 static inline float scalar_dist_f32(topoml_metric metric, const float *x, const float *y,
                                     uint64_t dim)
 {
-    float acc = 0.0f, xx = 0.0f, yy = 0.0f;
-    switch (metric) {
-    case TOPOML_METRIC_EUCLIDEAN:
-    case TOPOML_METRIC_SQEUCLIDEAN:
-        for (uint64_t k = 0; k < dim; k++) {
-            float t = x[k] - y[k];
-            acc += t * t;
-        }
-        return metric == TOPOML_METRIC_EUCLIDEAN ? sqrtf(acc) : acc;
-    case TOPOML_METRIC_MANHATTAN:
-        for (uint64_t k = 0; k < dim; k++)
-            acc += fabsf(x[k] - y[k]);
-        return acc;
-    case TOPOML_METRIC_CHEBYSHEV:
-        for (uint64_t k = 0; k < dim; k++) {
-            float t = fabsf(x[k] - y[k]);
-            if (t > acc)
-                acc = t;
-        }
-        return acc;
-    case TOPOML_METRIC_COSINE:
-        for (uint64_t k = 0; k < dim; k++) {
-            acc += x[k] * y[k];
-            xx += x[k] * x[k];
-            yy += y[k] * y[k];
-        }
-        if (xx == 0.0f || yy == 0.0f)
-            return 1.0f;
-        acc = 1.0f - acc / sqrtf(xx * yy);
-        return acc < 0.0f ? 0.0f : acc;
-    }
-    return NAN;
+    SCALAR_DIST_BODY(float, sqrtf, fabsf);
 }
+
+#undef SCALAR_DIST_BODY
 
 /* Distance between points i and j of a POINTS input of either dtype, widened
  * to double. */

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# device-run.sh OUTDIR [PART...] — build, test and benchmark topoml on a
+# machine with an NVIDIA GPU and an AVX-512 CPU (the only place the cuda,
+# triton-bridge and asm-avx512 fast paths run), in one go.
+#
+# PARTS (default: all, in this order):
+#   tree     build the whole tree (CUDA for sm_90) and run its test suite
+#   conf     topoml-conformance --tier full on every plugin (JSON + JUnit)
+#   asm      plugins/asm-avx512/run-on-avx512.sh (tests + benchmark)
+#   triton   plugins/triton-bridge/run-on-gpu.sh (tests + benchmark)
+#   cuda     plugins/cuda/run-on-gpu.sh (tests, sanitizers, benchmark)
+#
+# Dependencies that such a machine may lack (libyaml, Check, OpenBLAS) are
+# taken from Debian packages in .devdeps/ when present; Ripser's examples
+# from .gpudata/ripser-examples when present. Everything each part writes
+# goes to OUTDIR/<part>/; OUTDIR/summary.txt has one line per part, and
+# OUTDIR/results.tar.gz all of it. DEVICE_SECONDS bounds the whole run.
+set -u
+out=$(realpath -m "${1:?usage: device-run.sh OUTDIR [PART...]}")
+shift
+parts=${*:-tree conf asm triton cuda}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+summary=$out/summary.txt
+: >"$summary"
+start=$(date +%s)
+deadline=$((start + ${DEVICE_SECONDS:-560}))
+left() { echo $((deadline - $(date +%s))); }
+note() { echo "$*" | tee -a "$summary"; }
+
+# Debian packages unpacked into a private prefix (never over the system's
+# own libraries), found through the usual variables.
+deps=/tmp/topoml-devdeps
+if ls "$repo"/.devdeps/*.deb >/dev/null 2>&1; then
+    mkdir -p "$deps"
+    for f in "$repo"/.devdeps/*.deb; do dpkg -x "$f" "$deps"; done
+    multi=$deps/usr/lib/x86_64-linux-gnu
+    export PKG_CONFIG_PATH=$multi/pkgconfig:$deps/usr/share/pkgconfig:${PKG_CONFIG_PATH:-}
+    export LD_LIBRARY_PATH=$multi:$multi/openblas-pthread:${LD_LIBRARY_PATH:-}
+    export LIBRARY_PATH=$multi:$multi/openblas-pthread:${LIBRARY_PATH:-}
+    export CPATH=$deps/usr/include:$deps/usr/include/x86_64-linux-gnu:${CPATH:-}
+    export CMAKE_PREFIX_PATH=$deps/usr:${CMAKE_PREFIX_PATH:-}
+    export PATH=$PATH:$deps/usr/bin
+    # Debian's .pc files name /usr as their prefix.
+    for pc in "$multi"/pkgconfig/*.pc; do
+        [ -f "$pc" ] && sed -i "s|^prefix=/usr|prefix=$deps/usr|" "$pc"
+    done
+fi
+data=$repo/.gpudata/ripser-examples
+[ -d "$data" ] || data=$repo/../shared/data/ripser-examples
+{
+    echo "date: $(date -u)"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -2
+    grep -m1 "model name" /proc/cpuinfo
+    grep -m1 -o 'avx512[a-z_0-9]*' /proc/cpuinfo | sort -u | tr '\n' ' '
+    echo
+    gcc --version | head -1
+    cmake --version | head -1
+    nvcc --version | tail -1
+} >"$out/machine.txt" 2>&1
+
+build=/tmp/topoml-device-build
+for part in $parts; do
+    t0=$(date +%s)
+    if [ "$(left)" -lt 30 ]; then
+        note "$part: skipped (no time left)"
+        continue
+    fi
+    mkdir -p "$out/$part"
+    case $part in
+    tree)
+        (cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+            -DCMAKE_CUDA_ARCHITECTURES=90 -DTOPOML_SUBBUILD_TESTS=OFF \
+            -DTOPOML_VALGRIND_TESTS=OFF -DTOPOML_SHARED_DATA="$data" &&
+            cmake --build "$build" -j"$(nproc)") >"$out/tree/build.log" 2>&1
+        rc=$?
+        if [ $rc -eq 0 ]; then
+            timeout "$(left)" ctest --test-dir "$build" -j8 --output-on-failure \
+                --timeout 300 >"$out/tree/tests.log" 2>&1
+            rc=$?
+            "$build/tools/topoml" backends >"$out/tree/backends.txt" 2>&1
+        fi
+        ;;
+    conf)
+        conf=$build/tools/topoml-conformance
+        if [ -x "$conf" ]; then
+            timeout "$(left)" "$conf" --tier full --json "$out/conf/conformance.json" \
+                --junit "$out/conf/conformance.xml" >"$out/conf/conformance.txt" 2>&1
+            rc=$?
+        else
+            echo "no $conf (run the tree part first)" >"$out/conf/conformance.txt"
+            rc=127
+        fi
+        ;;
+    asm)
+        BENCH_ARGS=${ASM_BENCH_ARGS:-} timeout "$(left)" \
+            sh "$repo/plugins/asm-avx512/run-on-avx512.sh" "$out/asm" >"$out/asm/run.log" 2>&1
+        rc=$?
+        rm -rf "$out/asm/build"
+        ;;
+    triton)
+        TB_BUDGET=$(($(left) - 20)) timeout "$(left)" \
+            bash "$repo/plugins/triton-bridge/run-on-gpu.sh" "$out/triton" >"$out/triton/run.log" 2>&1
+        rc=$?
+        ;;
+    cuda)
+        TOPOML_GPU_SECONDS=$(($(left) - 20)) timeout "$(left)" \
+            bash "$repo/plugins/cuda/run-on-gpu.sh" "$out/cuda" >"$out/cuda/run.log" 2>&1
+        rc=$?
+        ;;
+    *)
+        note "$part: unknown part"
+        continue
+        ;;
+    esac
+    note "$part: exit $rc in $(($(date +%s) - t0)) s"
+done
+find "$out" -name '*.so' -delete
+tar -C "$out" -czf "/tmp/results.tar.gz" --exclude=results.tar.gz . && mv /tmp/results.tar.gz "$out/"
+cat "$summary"

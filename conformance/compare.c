@@ -76,12 +76,28 @@ double tc_image_tolerance(const tc_case *c, const topoml_image_params_v1 *p, uin
     return c->tol_ulps * (double)(n_pairs + 2) * eps_of(c->dtype) * (w_max > 1 ? w_max : 1);
 }
 
+double tc_ulp(double x, uint32_t dtype)
+{
+    x = fabs(x);
+    if (!isfinite(x))
+        return 0;
+    if (dtype == TOPOML_F32) {
+        float f = (float)x;
+        return (double)nextafterf(f, INFINITY) - (double)f;
+    }
+    return nextafter(x, INFINITY) - x;
+}
+
+static double ratio_of(double err, double bound)
+{
+    return bound > 0 ? err / bound : (err > 0 ? INFINITY : 0);
+}
+
 void tc_grade(tc_verdict *v)
 {
-    double ratio = v->bound > 0 ? v->error / v->bound : (v->error > 0 ? INFINITY : 0);
-    if (isnan(v->error) || ratio > 1)
+    if (isnan(v->error) || ratio_of(v->error, v->bound) > 1)
         v->result = TC_FAIL;
-    else if (ratio > TC_QUALITY_SHARE)
+    else if (v->quality > TC_QUALITY_SHARE)
         v->result = TC_QUALITY_WARNING;
     else
         v->result = TC_PASS;
@@ -116,6 +132,7 @@ void tc_compare_distances(const double *ref, const void *got, uint32_t dtype, ui
     uint64_t at = 0;
     v->error = 0;
     v->bound = tol.rel + tol.abs;
+    v->quality = 0;
     for (uint64_t k = 0; k < count; k++) {
         double g = dtype == TOPOML_F32 ? (double)((const float *)got)[k] : ((const double *)got)[k];
         double bound = tol.rel * fabs(ref[k]) + tol.abs;
@@ -124,7 +141,9 @@ void tc_compare_distances(const double *ref, const void *got, uint32_t dtype, ui
             err = INFINITY;
         else if (g == ref[k])
             err = 0;
-        double ratio = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0);
+        double ratio = ratio_of(err, bound);
+        if (err > tc_ulp(ref[k], dtype) && ratio > v->quality)
+            v->quality = ratio;
         if (ratio > worst) {
             worst = ratio;
             at = k;
@@ -153,10 +172,11 @@ static bool edge_before(const topoml_edge *a, const topoml_edge *b)
 
 void tc_compare_edges(const double *ref_dist, uint64_t n, const topoml_edge *ref_edges,
                       uint64_t n_ref, const topoml_edge *got, uint64_t n_got, double threshold,
-                      tc_tolerance tol, tc_verdict *v)
+                      tc_tolerance tol, uint32_t dtype, tc_verdict *v)
 {
     v->error = 0;
     v->bound = 0;
+    v->quality = 0;
     for (uint64_t k = 0; k < n_got; k++) {
         const topoml_edge *e = &got[k];
         if (!(e->i < e->j) || e->j >= n || isnan(e->d) || !(e->d <= threshold))
@@ -202,7 +222,9 @@ void tc_compare_edges(const double *ref_dist, uint64_t n, const topoml_edge *ref
         seen[idx / 8] |= (unsigned char)(1u << (idx % 8));
         double dref = ref_dist[idx], bound = tol.rel * fabs(dref) + tol.abs;
         double err = e->d == dref ? 0 : fabs(e->d - dref);
-        double ratio = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0);
+        double ratio = ratio_of(err, bound);
+        if (err > tc_ulp(dref, dtype) && ratio > v->quality)
+            v->quality = ratio;
         if (ratio > 1) {
             free(seen);
             return fail(v, "edge %u-%u at %.17g, reference distance %.17g, error %.3g > bound %.3g",
@@ -271,10 +293,11 @@ static uint64_t count_longer(const topoml_pair *p, uint64_t n, double length)
 
 void tc_compare_barcodes(topoml_context *ctx, const topoml_interval *ref, uint64_t n_ref,
                          const topoml_interval *got, uint64_t n_got, uint32_t max_dim, double tol,
-                         tc_verdict *v)
+                         double last_bit, tc_verdict *v)
 {
     v->error = 0;
     v->bound = tol;
+    v->quality = 0;
     uint32_t last = 0;
     for (uint64_t k = 0; k < n_got; k++) {
         const topoml_interval *b = &got[k];
@@ -328,6 +351,8 @@ void tc_compare_barcodes(topoml_context *ctx, const topoml_interval *ref, uint64
             worst_dim = d;
         }
     }
+    if (v->error > last_bit)
+        v->quality = ratio_of(v->error, tol);
     tc_grade(v);
     snprintf(v->detail, sizeof v->detail,
              "%llu bars (reference %llu); max bottleneck %.3g (H%u), "
@@ -340,9 +365,12 @@ void tc_compare_images(const double *ref, const double *got, uint64_t count, dou
 {
     v->error = 0;
     v->bound = tol;
+    v->quality = 0;
     uint64_t at = 0;
     for (uint64_t k = 0; k < count; k++) {
         double err = isnan(got[k]) ? INFINITY : fabs(got[k] - ref[k]);
+        if (err > tc_ulp(ref[k], TOPOML_F64) && ratio_of(err, tol) > v->quality)
+            v->quality = ratio_of(err, tol);
         if (err > v->error) {
             v->error = err;
             at = k;

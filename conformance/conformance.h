@@ -45,11 +45,14 @@ typedef struct tc_verdict {
     tc_result result;
     double error;
     double bound;
+    double quality; /* largest error/bound among errors of more than one
+                       unit in the last place of their value */
     double seconds;
     char detail[512];
 } tc_verdict;
 
-/* QUALITY_WARNING starts where the error exceeds this share of the bound. */
+/* QUALITY_WARNING starts where an error exceeds this share of its bound;
+ * a difference in the last bit only never warns. */
 #define TC_QUALITY_SHARE 0.1
 
 /* ---- the case list (cases.c) ---- */
@@ -175,17 +178,21 @@ double tc_image_tolerance(const tc_case *c, const topoml_image_params_v1 *p, uin
 
 void tc_compare_distances(const double *ref, const void *got, uint32_t dtype, uint64_t count,
                           tc_tolerance tol, tc_verdict *v);
-/* `ref_dist` holds every pair's reference distance (condensed). */
+/* `ref_dist` holds every pair's reference distance (condensed), in `dtype`. */
 void tc_compare_edges(const double *ref_dist, uint64_t n, const topoml_edge *ref_edges,
                       uint64_t n_ref, const topoml_edge *got, uint64_t n_got, double threshold,
-                      tc_tolerance tol, tc_verdict *v);
-/* Barcodes as persistence diagrams, per dimension 0..max_dim. */
+                      tc_tolerance tol, uint32_t dtype, tc_verdict *v);
+/* Barcodes as persistence diagrams, per dimension 0..max_dim; a bottleneck
+ * distance up to `last_bit` (one ulp of the largest distance) never warns. */
 void tc_compare_barcodes(topoml_context *ctx, const topoml_interval *ref, uint64_t n_ref,
                          const topoml_interval *got, uint64_t n_got, uint32_t max_dim, double tol,
-                         tc_verdict *v);
+                         double last_bit, tc_verdict *v);
+/* One unit in the last place of |x| in `dtype`. */
+double tc_ulp(double x, uint32_t dtype);
 void tc_compare_images(const double *ref, const double *got, uint64_t count, double tol,
                        tc_verdict *v);
-/* Set v->result from error and bound (PASS / QUALITY_WARNING / FAIL). */
+/* Set v->result from error, bound and quality (PASS / QUALITY_WARNING /
+ * FAIL). */
 void tc_grade(tc_verdict *v);
 
 /* ---- the plugin under test (subject.c) ---- */

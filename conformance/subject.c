@@ -639,7 +639,8 @@ static void grade_answer(topoml_context *ref, const tc_case *c, const tc_input *
         }
         if (n)
             memcpy(e, res->p, n * sizeof *e);
-        tc_compare_edges(r->dist, in->n, r->edges, r->n_edges, e, n, c->threshold, tol, v);
+        tc_compare_edges(r->dist, in->n, r->edges, r->n_edges, e, n, c->threshold, tol, c->dtype,
+                         v);
         free(e);
         return;
     }
@@ -673,7 +674,8 @@ static void grade_answer(topoml_context *ref, const tc_case *c, const tc_input *
     if (n)
         memcpy(iv, res->p, n * sizeof *iv);
     tc_compare_barcodes(ref, r->bars, r->n_bars, iv, n, want_dim,
-                        tc_barcode_tolerance(c, in->dim, r->max_dist), v);
+                        tc_barcode_tolerance(c, in->dim, r->max_dist),
+                        tc_ulp(r->max_dist, c->dtype), v);
     free(iv);
 }
 

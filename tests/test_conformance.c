@@ -84,6 +84,26 @@ START_TEST(test_distances_within_a_tenth_pass_within_bound_warn_beyond_fail)
 }
 END_TEST
 
+START_TEST(test_a_last_bit_difference_never_warns)
+{
+    /* With a bound of 3 ulps, a 1-ulp difference uses a third of it, but it
+     * is the smallest difference there is: PASS. Two ulps warn. */
+    double ref[1] = {1.5};
+    tc_tolerance tol = {3 * DBL_EPSILON, 0};
+    double got[1] = {nextafter(1.5, 2.0)};
+    tc_verdict v;
+    memset(&v, 0, sizeof v);
+    tc_compare_distances(ref, got, TOPOML_F64, 1, tol, &v);
+    ck_assert_int_eq(v.result, TC_PASS);
+    ck_assert_double_gt(v.error, 0);
+    got[0] = nextafter(got[0], 2.0);
+    tc_compare_distances(ref, got, TOPOML_F64, 1, tol, &v);
+    ck_assert_int_eq(v.result, TC_QUALITY_WARNING);
+    ck_assert_double_eq(tc_ulp(1.5, TOPOML_F64), DBL_EPSILON);
+    ck_assert_double_eq(tc_ulp(1.5f, TOPOML_F32), (double)FLT_EPSILON);
+}
+END_TEST
+
 /* Three points on a line at 0, 1, 3: d(1,0) = 1, d(2,0) = 3, d(2,1) = 2. */
 static const double line_dist[3] = {1, 3, 2};
 
@@ -94,20 +114,20 @@ START_TEST(test_edges_must_match_in_set_and_order)
     tc_verdict v;
     memset(&v, 0, sizeof v);
     topoml_edge got[2] = {{1, 0, 1}, {2, 1, 2}};
-    tc_compare_edges(line_dist, 3, ref, 2, got, 2, 2.5, tol, &v);
+    tc_compare_edges(line_dist, 3, ref, 2, got, 2, 2.5, tol, TOPOML_F64, &v);
     ck_assert_int_eq(v.result, TC_PASS);
     topoml_edge swapped[2] = {{2, 1, 2}, {1, 0, 1}};
-    tc_compare_edges(line_dist, 3, ref, 2, swapped, 2, 2.5, tol, &v);
+    tc_compare_edges(line_dist, 3, ref, 2, swapped, 2, 2.5, tol, TOPOML_F64, &v);
     ck_assert_int_eq(v.result, TC_FAIL);
     ck_assert_ptr_nonnull(strstr(v.detail, "out of (d, i, j) order"));
-    tc_compare_edges(line_dist, 3, ref, 2, got, 1, 2.5, tol, &v);
+    tc_compare_edges(line_dist, 3, ref, 2, got, 1, 2.5, tol, TOPOML_F64, &v);
     ck_assert_int_eq(v.result, TC_FAIL);
     ck_assert_ptr_nonnull(strstr(v.detail, "missing"));
     topoml_edge reversed[1] = {{1, 1, 0}};
-    tc_compare_edges(line_dist, 3, ref, 1, reversed, 1, 1.5, tol, &v);
+    tc_compare_edges(line_dist, 3, ref, 1, reversed, 1, 1.5, tol, TOPOML_F64, &v);
     ck_assert_int_eq(v.result, TC_FAIL);
     topoml_edge off[2] = {{1, 0, 1}, {2.1, 1, 2}};
-    tc_compare_edges(line_dist, 3, ref, 2, off, 2, 2.5, tol, &v);
+    tc_compare_edges(line_dist, 3, ref, 2, off, 2, 2.5, tol, TOPOML_F64, &v);
     ck_assert_int_eq(v.result, TC_FAIL);
     ck_assert_ptr_nonnull(strstr(v.detail, "reference distance"));
 }
@@ -123,22 +143,22 @@ START_TEST(test_edges_at_the_threshold_may_be_in_or_out)
     tc_tolerance tol = {1e-12, 0};
     tc_verdict v;
     memset(&v, 0, sizeof v);
-    tc_compare_edges(line_dist, 3, ref, 2, ref, 1, 2.0, tol, &v);
+    tc_compare_edges(line_dist, 3, ref, 2, ref, 1, 2.0, tol, TOPOML_F64, &v);
     ck_assert_int_eq(v.result, TC_QUALITY_WARNING);
     ck_assert_ptr_nonnull(strstr(v.detail, "1 decided differently"));
     /* Threshold just below 2, within the bound: the plugin may include it. */
     double t = 2.0 * (1 - 1e-13);
     topoml_edge in[2] = {{1, 0, 1}, {t, 1, 2}};
-    tc_compare_edges(line_dist, 3, ref, 1, in, 2, t, tol, &v);
+    tc_compare_edges(line_dist, 3, ref, 1, in, 2, t, tol, TOPOML_F64, &v);
     ck_assert_int_eq(v.result, TC_QUALITY_WARNING);
     /* Well below: it may not. */
     t = 1.9;
     topoml_edge beyond[2] = {{1, 0, 1}, {1.9, 1, 2}};
-    tc_compare_edges(line_dist, 3, ref, 1, beyond, 2, t, tol, &v);
+    tc_compare_edges(line_dist, 3, ref, 1, beyond, 2, t, tol, TOPOML_F64, &v);
     ck_assert_int_eq(v.result, TC_FAIL);
     /* With the distances given (no tolerance), the list must be identical. */
     tc_tolerance exact = {0, 0};
-    tc_compare_edges(line_dist, 3, ref, 2, ref, 1, 2.0, exact, &v);
+    tc_compare_edges(line_dist, 3, ref, 2, ref, 1, 2.0, exact, TOPOML_F64, &v);
     ck_assert_int_eq(v.result, TC_FAIL);
 }
 END_TEST
@@ -155,28 +175,28 @@ START_TEST(test_gate_rejects_wrong_barcode)
     tc_verdict v;
     memset(&v, 0, sizeof v);
     double tol = 1e-6;
-    tc_compare_barcodes(ctx, ref, 4, ref, 4, 1, tol, &v);
+    tc_compare_barcodes(ctx, ref, 4, ref, 4, 1, tol, tc_ulp(3.0, TOPOML_F64), &v);
     ck_assert_int_eq(v.result, TC_PASS);
     /* One bar shifted by more than the tolerance. */
     topoml_interval shifted[4] = {bar(0, 0, 1), bar(0, 0, INFINITY), bar(1, 1, 3.1),
                                   bar(1, 2, 2.5)};
-    tc_compare_barcodes(ctx, ref, 4, shifted, 4, 1, tol, &v);
+    tc_compare_barcodes(ctx, ref, 4, shifted, 4, 1, tol, tc_ulp(3.0, TOPOML_F64), &v);
     ck_assert_int_eq(v.result, TC_FAIL);
     ck_assert_ptr_nonnull(strstr(v.detail, "H1: bottleneck distance"));
     /* Shifted by half the tolerance: passes, with a warning. */
     shifted[2].death = 3 + 0.5e-6;
-    tc_compare_barcodes(ctx, ref, 4, shifted, 4, 1, tol, &v);
+    tc_compare_barcodes(ctx, ref, 4, shifted, 4, 1, tol, tc_ulp(3.0, TOPOML_F64), &v);
     ck_assert_int_eq(v.result, TC_QUALITY_WARNING);
     shifted[2].death = 3 + 0.05e-6;
-    tc_compare_barcodes(ctx, ref, 4, shifted, 4, 1, tol, &v);
+    tc_compare_barcodes(ctx, ref, 4, shifted, 4, 1, tol, tc_ulp(3.0, TOPOML_F64), &v);
     ck_assert_int_eq(v.result, TC_PASS);
     /* A missing H1 bar. */
-    tc_compare_barcodes(ctx, ref, 4, ref, 3, 1, tol, &v);
+    tc_compare_barcodes(ctx, ref, 4, ref, 3, 1, tol, tc_ulp(3.0, TOPOML_F64), &v);
     ck_assert_int_eq(v.result, TC_FAIL);
     ck_assert_ptr_nonnull(strstr(v.detail, "H1: 1 bars longer"));
     /* A missing essential class. */
     topoml_interval no_inf[3] = {bar(0, 0, 1), bar(1, 1, 3), bar(1, 2, 2.5)};
-    tc_compare_barcodes(ctx, ref, 4, no_inf, 3, 1, tol, &v);
+    tc_compare_barcodes(ctx, ref, 4, no_inf, 3, 1, tol, tc_ulp(3.0, TOPOML_F64), &v);
     ck_assert_int_eq(v.result, TC_FAIL);
     ck_assert_ptr_nonnull(strstr(v.detail, "essential"));
     topoml_context_free(ctx);
@@ -192,10 +212,10 @@ START_TEST(test_short_extra_bars_are_noise_long_ones_are_not)
     memset(&v, 0, sizeof v);
     /* A bar shorter than twice the tolerance can come from rounding ties. */
     topoml_interval noise[3] = {bar(0, 0, INFINITY), bar(1, 1, 3), bar(1, 2, 2 + 1e-7)};
-    tc_compare_barcodes(ctx, ref, 2, noise, 3, 1, tol, &v);
+    tc_compare_barcodes(ctx, ref, 2, noise, 3, 1, tol, tc_ulp(3.0, TOPOML_F64), &v);
     ck_assert(tc_result_ok(v.result));
     topoml_interval extra[3] = {bar(0, 0, INFINITY), bar(1, 1, 3), bar(1, 2, 2.5)};
-    tc_compare_barcodes(ctx, ref, 2, extra, 3, 1, tol, &v);
+    tc_compare_barcodes(ctx, ref, 2, extra, 3, 1, tol, tc_ulp(3.0, TOPOML_F64), &v);
     ck_assert_int_eq(v.result, TC_FAIL);
     topoml_context_free(ctx);
 }
@@ -208,17 +228,17 @@ START_TEST(test_malformed_barcodes_fail)
     tc_verdict v;
     memset(&v, 0, sizeof v);
     topoml_interval unordered[2] = {bar(1, 1, 3), bar(0, 0, INFINITY)};
-    tc_compare_barcodes(ctx, ref, 2, unordered, 2, 1, 1e-9, &v);
+    tc_compare_barcodes(ctx, ref, 2, unordered, 2, 1, 1e-9, tc_ulp(3.0, TOPOML_F64), &v);
     ck_assert_int_eq(v.result, TC_FAIL);
     topoml_interval zero[3] = {bar(0, 0, INFINITY), bar(1, 1, 3), bar(1, 2, 2)};
-    tc_compare_barcodes(ctx, ref, 2, zero, 3, 1, 1e-9, &v);
+    tc_compare_barcodes(ctx, ref, 2, zero, 3, 1, 1e-9, tc_ulp(3.0, TOPOML_F64), &v);
     ck_assert_int_eq(v.result, TC_FAIL);
     ck_assert_ptr_nonnull(strstr(v.detail, "zero length"));
     topoml_interval too_high[3] = {bar(0, 0, INFINITY), bar(1, 1, 3), bar(2, 1, 3)};
-    tc_compare_barcodes(ctx, ref, 2, too_high, 3, 1, 1e-9, &v);
+    tc_compare_barcodes(ctx, ref, 2, too_high, 3, 1, 1e-9, tc_ulp(3.0, TOPOML_F64), &v);
     ck_assert_int_eq(v.result, TC_FAIL);
     topoml_interval nan_bar[2] = {bar(0, 0, INFINITY), bar(1, NAN, 3)};
-    tc_compare_barcodes(ctx, ref, 2, nan_bar, 2, 1, 1e-9, &v);
+    tc_compare_barcodes(ctx, ref, 2, nan_bar, 2, 1, 1e-9, tc_ulp(3.0, TOPOML_F64), &v);
     ck_assert_int_eq(v.result, TC_FAIL);
     topoml_context_free(ctx);
 }
@@ -353,6 +373,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_tolerance_follows_dtype_dimension_and_metric);
     tcase_add_test(tc, test_distances_within_a_tenth_pass_within_bound_warn_beyond_fail);
+    tcase_add_test(tc, test_a_last_bit_difference_never_warns);
     tcase_add_test(tc, test_edges_must_match_in_set_and_order);
     tcase_add_test(tc, test_edges_at_the_threshold_may_be_in_or_out);
     tcase_add_test(tc, test_gate_rejects_wrong_barcode);

@@ -156,8 +156,10 @@ void tm_loader_open(topoml_context *ctx, const char *path, tm_backend *b);
 /* "distances", "edges", "h0", "rips", "image". */
 const char *tm_op_name(uint32_t op);
 /* Create, probe and read the capability records of a negotiated backend
- * (registry.c). TOPOML_OK, or the backend is REJECTED/UNSUPPORTED with its
- * reason and the status is returned. No gate decision is made here. */
+ * (registry.c). Returns TOPOML_OK; the probe's status when the probe fails
+ * (the gate then calls the backend unsupported); or another error, with the
+ * backend REJECTED and the reason set. No gate decision is made here: the
+ * conformance runner uses this to start a plugin outside any gate. */
 int tm_backend_start(topoml_context *ctx, tm_backend *b);
 /* Does one of these capability records cover `op` for this input (NULL:
  * any) and, for rips, this dimension and modulus? */

@@ -100,7 +100,7 @@ for part in $parts; do
         # OpenBLAS 0.3.21 does not recognise a CPU that hides its model
         # (it falls back to Prescott kernels): name the AVX-512 ones, so the
         # BLAS route is measured at its best.
-        OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SKYLAKEX} BENCH_ARGS=${ASM_BENCH_ARGS:-} \
+        BENCH_OPENBLAS_CORETYPE=${BENCH_OPENBLAS_CORETYPE:-SKYLAKEX} BENCH_ARGS=${ASM_BENCH_ARGS:-} \
             timeout "$(left)" \
             sh "$repo/plugins/asm-avx512/run-on-avx512.sh" "$out/asm" >"$out/asm/run.log" 2>&1
         rc=$?

@@ -101,7 +101,10 @@ if command -v taskset > /dev/null 2>&1; then
     pin="taskset -c ${BENCH_CPU:-2}"
 fi
 # shellcheck disable=SC2086
+# OpenBLAS may not recognise a CPU that hides its model and fall back to
+# slow kernels: BENCH_OPENBLAS_CORETYPE names the ones to use.
 if env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
+        ${BENCH_OPENBLAS_CORETYPE:+OPENBLAS_CORETYPE=$BENCH_OPENBLAS_CORETYPE} \
         timeout $((${BENCH_SECONDS:-240} + 120)) $pin "$build/bench/topoml-asm-avx512-bench" \
         --json "$out/bench.json" --budget "${BENCH_SECONDS:-240}" ${BENCH_ARGS:-} \
         > "$out/bench.txt" 2> "$out/bench.err"; then

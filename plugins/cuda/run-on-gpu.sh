@@ -106,7 +106,9 @@ if [ -x "$build/tools/topoml" ]; then
 fi
 
 # ---- 3. benchmark ----
-if command -v python3 >/dev/null; then
+if [ -n "${CUDA_SKIP_BENCH:-}" ]; then
+    echo "bench: skipped (CUDA_SKIP_BENCH)" | tee -a "$summary"
+elif command -v python3 >/dev/null; then
     step bench 170 python3 "$here/bench/bench_cuda.py" --bench "$bin/bench_cuda" \
         --cuda-plugin "$plugin" --scalar-plugin "$scalar_plugin" --out "$out/bench"
 else
@@ -122,7 +124,7 @@ done
 if [ -n "$sanitizer" ]; then
     step memcheck 120 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 86 \
         "$test_bin/test_cuda_gpu" "$plugin" "$here/test-data" --small
-    step racecheck 120 "$sanitizer" --tool racecheck --racecheck-report all --error-exitcode 86 \
+    step racecheck "${RACECHECK_SECONDS:-120}" "$sanitizer" --tool racecheck --racecheck-report all --error-exitcode 86 \
         "$test_bin/test_cuda_gpu" "$plugin" "$here/test-data" --small
 else
     echo "compute-sanitizer: not found, memcheck and racecheck not run" | tee -a "$summary"

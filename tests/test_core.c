@@ -5,6 +5,7 @@
  * while the host keeps working.
  */
 #include <check.h>
+#include <ftw.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -304,11 +305,13 @@ START_TEST(test_disabled_backend_is_refused_by_name)
     ck_assert_int_ne(topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &n),
                      TOPOML_OK);
     ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "no-such-backend"));
-    /* Automatic selection still runs on the reference. */
+    /* Automatic selection still works, without the refused plugin (on the
+     * reference, or on another plugin of the build that passed its
+     * certification on first use). */
     ck_assert_int_eq(topoml_use_backend(ctx, NULL), TOPOML_OK);
     ck_assert_int_eq(topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &n),
                      TOPOML_OK);
-    ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
+    ck_assert_str_ne(topoml_last_backend(ctx), "fault-good");
     ck_assert_double_eq_tol(((double *)out)[0], 5.0, 1e-15);
     topoml_free(ctx, out);
     topoml_data_free(ctx, d);
@@ -351,10 +354,11 @@ START_TEST(test_enabled_plugin_is_preferred_over_reference)
                      TOPOML_OK);
     ck_assert_str_eq(topoml_last_backend(ctx), "fault-good");
     topoml_free(ctx, out);
-    /* The plugin claims distances only: edges fall back to the reference. */
+    /* The plugin claims distances only: edges go elsewhere (the reference, or
+     * another plugin of the build certified on first use). */
     topoml_edge *e = NULL;
     ck_assert_int_eq(topoml_edges(ctx, d, TOPOML_METRIC_EUCLIDEAN, INFINITY, &e, &n), TOPOML_OK);
-    ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
+    ck_assert_str_ne(topoml_last_backend(ctx), "fault-good");
     ck_assert_ptr_nonnull(strstr(topoml_last_selection_reason(ctx), "fault-good has no edges"));
     topoml_free(ctx, e);
     topoml_data_free(ctx, d);
@@ -463,8 +467,21 @@ START_TEST(test_custom_allocator_sees_every_allocation)
 }
 END_TEST
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
 int main(void)
 {
+    /* The gate caches verdicts (certification on first use): a cache of
+     * this run's own keeps one test's verdict out of another run. */
+    char cache[] = "/tmp/topoml-test-cache-XXXXXX";
+    if (!mkdtemp(cache) || setenv("XDG_CACHE_HOME", cache, 1) != 0)
+        return EXIT_FAILURE;
     Suite *s = suite_create("core");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
@@ -496,5 +513,6 @@ int main(void)
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
+    nftw(cache, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -2,47 +2,278 @@
  * gate.c — which plugins may run user work.
  *
  * The built-in scalar backend is the reference and always runs. A plugin
- * runs only when the gate lets it: today that is `gate: off` (plugin
- * development, said in every log line) or the configuration's `enable`
- * list; certificates from topoml-conformance are the seam this file grows
- * into. Everything else is listed, probed, and kept DISABLED with the reason.
+ * runs when it holds a valid certificate from topoml-conformance (see
+ * certificate.h): the suite's verdict "pass" bound to this very file, core,
+ * ABI, suite version and machine. The policy (config `gate:`) says what
+ * happens to a plugin without one:
+ *   strict - it stays DISABLED;
+ *   auto   - it stays DISABLED until tm_select would first choose it; then
+ *            the quick tier runs in a separate process (topoml-conformance
+ *            --certify, spawned, never inside this address space), and the
+ *            verdict, pass or fail, is cached as a certificate;
+ *   off    - everything that probes ok runs, said in every report.
+ * The configuration's `enable` list is an operator's explicit override, and
+ * `disable` always wins.
+ *
+ * Certification waits for first use rather than context creation: a context
+ * is made often (every CLI run, every host thread), and certifying every
+ * plugin found would make each one pay for plugins it never calls.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "certificate.h"
 #include "internal.h"
+
+extern char **environ;
+
+#define CONFORMANCE_TOOL "topoml-conformance"
+
+/* What the certificate cache says about a plugin file. */
+typedef enum cert_state {
+    CERT_PASS,       /* valid, verdict pass */
+    CERT_FAIL,       /* valid, verdict fail */
+    CERT_NONE,       /* no certificate */
+    CERT_STALE,      /* a certificate that does not hold (any more) */
+    CERT_UNAVAILABLE /* the cache cannot be used */
+} cert_state;
+
+/* Look up and check the certificate of `b`; `why` gets a reason for the
+ * backend list. A missing cache folder is CERT_NONE. */
+static cert_state cert_lookup(topoml_context *ctx, const tm_backend *b, tm_cert *cert, char *why,
+                              size_t why_size)
+{
+    char dir[4096], file[4400], real[PATH_MAX], err[512];
+    int rc = tm_cache_dir(ctx, false, dir, sizeof dir);
+    if (rc != TOPOML_OK) {
+        snprintf(why, why_size, "%.580s", rc == TOPOML_E_NOT_FOUND ? "not certified" : ctx->errmsg);
+        ctx->errmsg[0] = '\0'; /* a gate decision, not an error of the caller's */
+        return rc == TOPOML_E_NOT_FOUND ? CERT_NONE : CERT_UNAVAILABLE;
+    }
+    if (!realpath(b->path, real) || !tm_cert_file(dir, real, ".cert", file, sizeof file)) {
+        snprintf(why, why_size, "cannot resolve %.500s", b->path);
+        return CERT_UNAVAILABLE;
+    }
+    rc = tm_cert_load(file, cert, err, sizeof err);
+    if (rc == TOPOML_E_NOT_FOUND) {
+        snprintf(why, why_size, "not certified");
+        return CERT_NONE;
+    }
+    if (rc != TOPOML_OK) {
+        snprintf(why, why_size, "certificate invalid: %.400s", err);
+        return CERT_STALE;
+    }
+    tm_cert now;
+    if (tm_cert_describe(&now, real, b->name, b->abi_version, b->caps, b->n_caps) != 0) {
+        snprintf(why, why_size, "cannot read plugin file %.500s", real);
+        return CERT_UNAVAILABLE;
+    }
+    if (strcmp(cert->path, real) != 0) {
+        snprintf(why, why_size, "certificate invalid: made for %.300s", cert->path);
+        return CERT_STALE;
+    }
+    if (!tm_cert_matches(cert, &now, err, sizeof err)) {
+        snprintf(why, why_size, "certificate invalid: %.400s", err);
+        return CERT_STALE;
+    }
+    if (strcmp(cert->verdict, "pass") == 0) {
+        snprintf(why, why_size, "certified on %.10s for tier %s", cert->date, cert->tier);
+        return CERT_PASS;
+    }
+    snprintf(why, why_size, "failed conformance (tier %s) on %.10s: %.200s%s%.300s", cert->tier,
+             cert->date, cert->summary, cert->report[0] ? "; report " : "", cert->report);
+    return CERT_FAIL;
+}
+
+static void set_state(tm_backend *b, uint32_t state, bool pending, const char *reason)
+{
+    b->gate_state = state;
+    b->gate_pending = pending;
+    snprintf(b->gate_reason, sizeof b->gate_reason, "%s", reason);
+}
 
 void tm_gate_apply(topoml_context *ctx, tm_backend *b)
 {
+    char why[600], reason[sizeof b->gate_reason];
+    b->gate_pending = false;
     if (!b->path) {
-        b->gate_state = TOPOML_GATE_ENABLED;
-        snprintf(b->gate_reason, sizeof b->gate_reason, "built-in reference");
+        set_state(b, TOPOML_GATE_ENABLED, false, "built-in reference");
         return;
     }
     if (b->probe_status != TOPOML_OK) {
-        b->gate_state = TOPOML_GATE_UNSUPPORTED;
-        snprintf(b->gate_reason, sizeof b->gate_reason, "probe: %.240s", b->probe_message);
+        snprintf(reason, sizeof reason, "probe: %.240s", b->probe_message);
+        set_state(b, TOPOML_GATE_UNSUPPORTED, false, reason);
         return;
     }
     if (tm_strlist_has(&ctx->config.disable, b->name)) {
-        b->gate_state = TOPOML_GATE_DISABLED;
-        snprintf(b->gate_reason, sizeof b->gate_reason, "disabled by configuration");
+        set_state(b, TOPOML_GATE_DISABLED, false, "disabled by configuration");
         return;
     }
     if (ctx->config.gate == TM_GATE_OFF) {
-        b->gate_state = TOPOML_GATE_ENABLED;
-        snprintf(b->gate_reason, sizeof b->gate_reason,
-                 "GATE OFF: not certified, for plugin development only");
+        set_state(b, TOPOML_GATE_ENABLED, false,
+                  "GATE OFF: not certified, for plugin development only");
         tm_log(ctx, TOPOML_LOG_WARN, "gate is off: backend '%s' runs without a certificate",
                b->name);
         return;
     }
-    if (tm_strlist_has(&ctx->config.enable, b->name)) {
-        b->gate_state = TOPOML_GATE_ENABLED;
-        snprintf(b->gate_reason, sizeof b->gate_reason,
-                 "enabled by configuration (`enable`), not certified");
+    tm_cert cert;
+    cert_state cs = cert_lookup(ctx, b, &cert, why, sizeof why);
+    if (cs == CERT_PASS) {
+        set_state(b, TOPOML_GATE_ENABLED, false, why);
         return;
     }
-    b->gate_state = TOPOML_GATE_DISABLED;
-    snprintf(b->gate_reason, sizeof b->gate_reason,
-             "not certified (run topoml-conformance --certify, or list it under `enable`)");
+    if (tm_strlist_has(&ctx->config.enable, b->name)) {
+        if (cs == CERT_NONE)
+            set_state(b, TOPOML_GATE_ENABLED, false, "enabled by configuration, not certified");
+        else {
+            snprintf(reason, sizeof reason, "enabled by configuration, not certified (%.500s)",
+                     why);
+            set_state(b, TOPOML_GATE_ENABLED, false, reason);
+        }
+        return;
+    }
+    if (cs == CERT_FAIL) {
+        set_state(b, TOPOML_GATE_REJECTED, false, why);
+        return;
+    }
+    if (ctx->config.gate == TM_GATE_STRICT || cs == CERT_UNAVAILABLE) {
+        snprintf(reason, sizeof reason, "%.560s%s", why,
+                 ctx->config.gate == TM_GATE_STRICT ? " (gate: strict)" : "");
+        set_state(b, TOPOML_GATE_DISABLED, false, reason);
+        return;
+    }
+    snprintf(reason, sizeof reason, "%.500s; the quick conformance tier runs on first use", why);
+    set_state(b, TOPOML_GATE_DISABLED, true, reason);
+}
+
+/* An executable we may run: a regular file, ours or root's, not writable by
+ * group or others. */
+static bool usable_tool(const char *path)
+{
+    char why[512];
+    return access(path, X_OK) == 0 && tm_path_is_safe(path, false, why, sizeof why);
+}
+
+/* Find topoml-conformance: next to the running program (the topoml CLI and
+ * the tool are installed, and built, side by side), in the build tree when
+ * this code runs from there, else in the installed bindir. */
+static bool find_tool(char *out, size_t size)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            if ((size_t)snprintf(out, size, "%s/" CONFORMANCE_TOOL, self) < size &&
+                usable_tool(out))
+                return true;
+        }
+    }
+#ifdef TOPOML_BUILD_TOOL_DIR
+    if (tm_in_build_tree() &&
+        (size_t)snprintf(out, size, "%s/" CONFORMANCE_TOOL, TOPOML_BUILD_TOOL_DIR) < size &&
+        usable_tool(out))
+        return true;
+#endif
+#ifdef TOPOML_INSTALL_BINDIR
+    if ((size_t)snprintf(out, size, "%s/" CONFORMANCE_TOOL, TOPOML_INSTALL_BINDIR) < size &&
+        usable_tool(out))
+        return true;
+#endif
+    return false;
+}
+
+/* Run the quick tier on `plugin` in a child process, its output to
+ * /dev/null (the library never writes to the host's streams). Returns the
+ * child's exit status, or -1 with errno-style text in `why`. */
+static int run_tool(const char *tool, const char *plugin, const char *cache, const char *report,
+                    char *why, size_t why_size)
+{
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa) != 0) {
+        snprintf(why, why_size, "cannot start %.400s", tool);
+        return -1;
+    }
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    char *argv[] = {(char *)tool,  "--plugin",  (char *)plugin, "--tier",
+                    "quick",       "--certify", "--fail-fast",  "--cache-dir",
+                    (char *)cache, "--json",    (char *)report, NULL};
+    pid_t pid;
+    int err = posix_spawn(&pid, tool, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (err) {
+        snprintf(why, why_size, "cannot start %.400s: %.100s", tool, strerror(err));
+        return -1;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno == EINTR)
+            continue;
+        /* ECHILD: the host ignores SIGCHLD and the child was reaped for us;
+         * the certificate file, not the status, carries the verdict. */
+        return 0;
+    }
+    if (WIFSIGNALED(status)) {
+        snprintf(why, why_size, "%.400s died of signal %d", tool, WTERMSIG(status));
+        return -1;
+    }
+    return WEXITSTATUS(status);
+}
+
+bool tm_gate_first_use(topoml_context *ctx, tm_backend *b)
+{
+    char why[600], reason[sizeof b->gate_reason];
+    /* Another context or process may have certified it in the meantime. */
+    tm_gate_apply(ctx, b);
+    if (!b->gate_pending)
+        return b->gate_state == TOPOML_GATE_ENABLED;
+
+    char cache[4096], real[PATH_MAX], report[4400], tool[PATH_MAX];
+    if (tm_cache_dir(ctx, true, cache, sizeof cache) != TOPOML_OK) {
+        snprintf(reason, sizeof reason, "cannot certify: %.560s", ctx->errmsg);
+        ctx->errmsg[0] = '\0';
+        set_state(b, TOPOML_GATE_DISABLED, false, reason);
+        return false;
+    }
+    if (!find_tool(tool, sizeof tool)) {
+        set_state(b, TOPOML_GATE_DISABLED, false,
+                  "cannot certify: " CONFORMANCE_TOOL " not found next to this program, in the "
+                  "build tree or in the installed bindir");
+        return false;
+    }
+    if (!realpath(b->path, real) || !tm_cert_file(cache, real, ".json", report, sizeof report)) {
+        set_state(b, TOPOML_GATE_DISABLED, false, "cannot certify: plugin path does not resolve");
+        return false;
+    }
+    tm_log(ctx, TOPOML_LOG_INFO,
+           "backend '%s' is not certified: running the quick conformance "
+           "tier (%s --plugin %s)",
+           b->name, tool, real);
+    int status = run_tool(tool, real, cache, report, why, sizeof why);
+    tm_gate_apply(ctx, b);
+    if (b->gate_pending) {
+        /* No certificate came out of it: do not try again in this context. */
+        if (status < 0)
+            snprintf(reason, sizeof reason, "cannot certify: %.560s", why);
+        else
+            snprintf(reason, sizeof reason,
+                     "cannot certify: " CONFORMANCE_TOOL " exited with status %d and wrote no "
+                     "certificate",
+                     status);
+        set_state(b, TOPOML_GATE_DISABLED, false, reason);
+    }
+    tm_log(ctx, b->gate_state == TOPOML_GATE_ENABLED ? TOPOML_LOG_INFO : TOPOML_LOG_WARN,
+           "backend '%s': %s", b->name, b->gate_reason);
+    return b->gate_state == TOPOML_GATE_ENABLED;
 }

@@ -59,6 +59,8 @@ typedef struct tm_backend {
     char probe_message[256];
     uint32_t gate_state;           /* topoml_gate_state */
     char gate_reason[640];
+    bool gate_pending;             /* DISABLED until certified on first use
+                                      (gate: auto); see gate.c */
     const topoml_capability_v1 *caps;
     uint32_t n_caps;
 } tm_backend;
@@ -138,13 +140,37 @@ int tm_registry_init(topoml_context *ctx);
 void tm_registry_free(topoml_context *ctx);
 /* Load every topoml-backend-*.so in the search path into the registry. */
 void tm_loader_discover(topoml_context *ctx);
+/* Walk the search path without loading anything: fn gets every plugin file
+ * the loader would open, in its order (topoml-conformance lists plugins this
+ * way so that a broken one cannot crash it). */
+typedef void (*tm_plugin_file_fn)(topoml_context *ctx, const char *path, void *user);
+void tm_loader_each_file(topoml_context *ctx, tm_plugin_file_fn fn, void *user);
+/* A file or folder we load code or certificates from must be owned by us
+ * or root and not writable by group or others; false with the reason. */
+bool tm_path_is_safe(const char *path, bool want_dir, char *why, size_t why_size);
+/* Does this code run from libtopoml's build tree (not an installed copy)? */
+bool tm_in_build_tree(void);
 /* Negotiate one plugin file; on success fills `b`, else `b` is rejected
  * with its reason. Never fails the context. */
 void tm_loader_open(topoml_context *ctx, const char *path, tm_backend *b);
 /* "distances", "edges", "h0", "rips", "image". */
 const char *tm_op_name(uint32_t op);
+/* Create, probe and read the capability records of a negotiated backend
+ * (registry.c). Returns TOPOML_OK; the probe's status when the probe fails
+ * (the gate then calls the backend unsupported); or another error, with the
+ * backend REJECTED and the reason set. No gate decision is made here: the
+ * conformance runner uses this to start a plugin outside any gate. */
+int tm_backend_start(topoml_context *ctx, tm_backend *b);
+/* Does one of these capability records cover `op` for this input (NULL:
+ * any) and, for rips, this dimension and modulus? */
+bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t op,
+                   const topoml_input_v1 *in, uint32_t max_dim, uint32_t modulus);
 /* Decide the gate state of a probed backend. */
 void tm_gate_apply(topoml_context *ctx, tm_backend *b);
+/* tm_select is about to use a backend whose gate decision was left for
+ * first use: certify it now (gate: auto). true when it is now ENABLED;
+ * otherwise its state and reason say why not. */
+bool tm_gate_first_use(topoml_context *ctx, tm_backend *b);
 /* Choose the backend for `op` (registry.c): TOPOML_OK and *out, or the
  * error (TOPOML_E_GATE, _UNSUPPORTED, _NOT_FOUND) with its message set. */
 int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint32_t max_dim,

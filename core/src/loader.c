@@ -51,7 +51,7 @@ static bool valid_name(const char *s)
 /* A file or folder we load code from must not be writable by anyone but its
  * owner, and the owner must be root or us: otherwise another user could
  * swap the code we run. */
-static bool safe_to_load(const char *path, bool want_dir, char *why, size_t why_size)
+bool tm_path_is_safe(const char *path, bool want_dir, char *why, size_t why_size)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -83,7 +83,7 @@ void tm_loader_open(topoml_context *ctx, const char *path, tm_backend *b)
         reject(b, "refusing a relative plugin path '%s'", path);
         return;
     }
-    if (!safe_to_load(path, false, why, sizeof why)) {
+    if (!tm_path_is_safe(path, false, why, sizeof why)) {
         reject(b, "unsafe plugin file: %s", why);
         return;
     }
@@ -144,8 +144,9 @@ void tm_loader_open(topoml_context *ctx, const char *path, tm_backend *b)
 }
 
 /* Add a registry slot for `path` and negotiate with it. */
-static void add_plugin_file(topoml_context *ctx, const char *path)
+static void add_plugin_file(topoml_context *ctx, const char *path, void *user)
 {
+    (void)user;
     tm_backend *grown =
         tm_realloc(ctx, ctx->backends, (ctx->n_backends + 1) * sizeof *ctx->backends);
     if (!grown) {
@@ -168,12 +169,18 @@ static void add_plugin_file(topoml_context *ctx, const char *path)
            b->vt->version ? b->vt->version : "?", b->abi_version);
 }
 
-static bool already_seen(topoml_context *ctx, const char *file_name, const char **first)
+/* The files handed out so far by one walk of the search path. */
+typedef struct walk {
+    tm_plugin_file_fn fn;
+    void *user;
+    char **seen;
+    size_t n_seen;
+} walk;
+
+static bool already_seen(const walk *w, const char *file_name, const char **first)
 {
-    for (uint32_t i = 0; i < ctx->n_backends; i++) {
-        const char *p = ctx->backends[i].path;
-        if (!p)
-            continue;
+    for (size_t i = 0; i < w->n_seen; i++) {
+        const char *p = w->seen[i];
         const char *base = strrchr(p, '/');
         base = base ? base + 1 : p;
         if (strcmp(base, file_name) == 0) {
@@ -192,7 +199,7 @@ static int is_plugin_file(const struct dirent *e)
            strcmp(e->d_name + n - strlen(PLUGIN_SUFFIX), PLUGIN_SUFFIX) == 0;
 }
 
-static void scan_folder(topoml_context *ctx, const char *dir)
+static void scan_folder(topoml_context *ctx, walk *w, const char *dir)
 {
     char why[512];
     if (dir[0] != '/') {
@@ -202,7 +209,7 @@ static void scan_folder(topoml_context *ctx, const char *dir)
     struct stat st;
     if (stat(dir, &st) != 0)
         return; /* an absent folder is normal (e.g. nothing installed) */
-    if (!safe_to_load(dir, true, why, sizeof why)) {
+    if (!tm_path_is_safe(dir, true, why, sizeof why)) {
         tm_log(ctx, TOPOML_LOG_WARN, "ignoring plugin folder: %s", why);
         return;
     }
@@ -215,19 +222,27 @@ static void scan_folder(topoml_context *ctx, const char *dir)
     for (int i = 0; i < n; i++) {
         const char *first;
         char path[4096];
-        if (already_seen(ctx, list[i]->d_name, &first)) {
+        if (already_seen(w, list[i]->d_name, &first)) {
             tm_log(ctx, TOPOML_LOG_INFO, "skipping %s/%s: %s comes first in the search path",
                    dir, list[i]->d_name, first);
         } else if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, list[i]->d_name) <
                    sizeof path) {
-            add_plugin_file(ctx, path);
+            char **grown = tm_realloc(ctx, w->seen, (w->n_seen + 1) * sizeof *w->seen);
+            char *copy = grown ? tm_strdup(ctx, path) : NULL;
+            if (grown)
+                w->seen = grown;
+            if (copy)
+                w->seen[w->n_seen++] = copy;
+            else
+                tm_log(ctx, TOPOML_LOG_ERROR, "out of memory listing %s", path);
+            w->fn(ctx, path, w->user);
         }
         free(list[i]);
     }
     free(list);
 }
 
-static void scan_path_list(topoml_context *ctx, const char *list)
+static void scan_path_list(topoml_context *ctx, walk *w, const char *list)
 {
     char dir[4096];
     while (list && *list) {
@@ -236,10 +251,25 @@ static void scan_path_list(topoml_context *ctx, const char *list)
         if (len > 0 && len < sizeof dir) {
             memcpy(dir, list, len);
             dir[len] = '\0';
-            scan_folder(ctx, dir);
+            scan_folder(ctx, w, dir);
         }
         list += len + (e ? 1 : 0);
     }
+}
+
+bool tm_in_build_tree(void)
+{
+#ifdef TOPOML_BUILD_ROOT
+    /* The object holding this code is libtopoml.so, or the program it is
+     * statically linked into; its path may be relative to the cwd. */
+    Dl_info info;
+    char real[4096];
+    return dladdr((void *)tm_in_build_tree, &info) && info.dli_fname &&
+           realpath(info.dli_fname, real) &&
+           strncmp(real, TOPOML_BUILD_ROOT "/", strlen(TOPOML_BUILD_ROOT) + 1) == 0;
+#else
+    return false;
+#endif
 }
 
 /* The default folder: the build tree's when this code runs from there;
@@ -249,14 +279,14 @@ static void scan_path_list(topoml_context *ctx, const char *list)
  * of the configured install prefix. */
 static const char *default_folder(char *buf, size_t size)
 {
+#ifdef TOPOML_BUILD_PLUGIN_DIR
+    if (tm_in_build_tree())
+        return TOPOML_BUILD_PLUGIN_DIR;
+#endif
     Dl_info info;
     char real[4096];
     if (dladdr((void *)default_folder, &info) && info.dli_fname &&
         realpath(info.dli_fname, real)) {
-#if defined(TOPOML_BUILD_ROOT) && defined(TOPOML_BUILD_PLUGIN_DIR)
-        if (strncmp(real, TOPOML_BUILD_ROOT "/", strlen(TOPOML_BUILD_ROOT) + 1) == 0)
-            return TOPOML_BUILD_PLUGIN_DIR;
-#endif
 #ifdef TOPOML_INSTALL_LIBDIR_NAME
         char *slash = strrchr(real, '/');
         if (slash) {
@@ -280,16 +310,25 @@ static const char *default_folder(char *buf, size_t size)
 #endif
 }
 
+void tm_loader_each_file(topoml_context *ctx, tm_plugin_file_fn fn, void *user)
+{
+    walk w = {fn, user, NULL, 0};
+    for (size_t i = 0; i < ctx->config.plugin_paths.count; i++)
+        scan_folder(ctx, &w, ctx->config.plugin_paths.items[i]);
+    if (!(ctx->flags & TOPOML_CTX_NO_ENV))
+        scan_path_list(ctx, &w, secure_getenv("TOPOML_PLUGIN_PATH"));
+    char buf[4096];
+    const char *def = default_folder(buf, sizeof buf);
+    if (def)
+        scan_folder(ctx, &w, def);
+    for (size_t i = 0; i < w.n_seen; i++)
+        tm_free(ctx, w.seen[i]);
+    tm_free(ctx, w.seen);
+}
+
 void tm_loader_discover(topoml_context *ctx)
 {
     if (ctx->flags & TOPOML_CTX_NO_PLUGINS)
         return;
-    for (size_t i = 0; i < ctx->config.plugin_paths.count; i++)
-        scan_folder(ctx, ctx->config.plugin_paths.items[i]);
-    if (!(ctx->flags & TOPOML_CTX_NO_ENV))
-        scan_path_list(ctx, secure_getenv("TOPOML_PLUGIN_PATH"));
-    char buf[4096];
-    const char *def = default_folder(buf, sizeof buf);
-    if (def)
-        scan_folder(ctx, def);
+    tm_loader_each_file(ctx, add_plugin_file, NULL);
 }

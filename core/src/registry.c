@@ -51,9 +51,37 @@ static int copy_identity(topoml_context *ctx, tm_backend *b)
     return TOPOML_OK;
 }
 
-/* Create, probe and list the capabilities of a negotiated backend.
- * Returns TOPOML_E_NOMEM only when the backend's identity could not be
- * copied; every other problem is recorded in its gate state. */
+int tm_backend_start(topoml_context *ctx, tm_backend *b)
+{
+    if (b->vt->create) {
+        int rc = b->vt->create(&ctx->host, &b->state);
+        if (rc != TOPOML_OK) {
+            b->gate_state = TOPOML_GATE_REJECTED;
+            snprintf(b->gate_reason, sizeof b->gate_reason, "create failed: %s",
+                     topoml_strerror(rc));
+            return rc;
+        }
+    }
+    b->created = true;
+    b->probe_message[0] = '\0';
+    b->probe_status = b->vt->probe(b->state, b->probe_message, sizeof b->probe_message);
+    b->probe_message[sizeof b->probe_message - 1] = '\0';
+    if (b->probe_status == TOPOML_OK && !b->probe_message[0])
+        snprintf(b->probe_message, sizeof b->probe_message, "ok");
+    if (b->probe_status != TOPOML_OK)
+        return b->probe_status; /* the gate calls it unsupported */
+    int rc = set_caps(ctx, b);
+    if (rc != TOPOML_OK) {
+        b->gate_state = TOPOML_GATE_REJECTED;
+        snprintf(b->gate_reason, sizeof b->gate_reason, "bad capability records: %s",
+                 topoml_strerror(rc));
+    }
+    return rc;
+}
+
+/* Create, probe and list the capabilities of a negotiated backend, then let
+ * the gate decide. Returns TOPOML_E_NOMEM only when the backend's identity
+ * could not be copied; every other problem is recorded in its gate state. */
 static int bring_up(topoml_context *ctx, tm_backend *b)
 {
     if (copy_identity(ctx, b) != TOPOML_OK) {
@@ -73,33 +101,12 @@ static int bring_up(topoml_context *ctx, tm_backend *b)
             break;
         }
     }
-    if (b->vt->create) {
-        int rc = b->vt->create(&ctx->host, &b->state);
-        if (rc != TOPOML_OK) {
-            b->gate_state = TOPOML_GATE_REJECTED;
-            snprintf(b->gate_reason, sizeof b->gate_reason, "create failed: %s",
-                     topoml_strerror(rc));
-            return TOPOML_OK;
-        }
-    }
-    b->created = true;
-    b->probe_message[0] = '\0';
-    b->probe_status = b->vt->probe(b->state, b->probe_message, sizeof b->probe_message);
-    b->probe_message[sizeof b->probe_message - 1] = '\0';
-    if (b->probe_status == TOPOML_OK && !b->probe_message[0])
-        snprintf(b->probe_message, sizeof b->probe_message, "ok");
-    if (b->probe_status == TOPOML_OK) {
-        int rc = set_caps(ctx, b);
-        if (rc != TOPOML_OK) {
-            b->gate_state = TOPOML_GATE_REJECTED;
-            snprintf(b->gate_reason, sizeof b->gate_reason, "bad capability records: %s",
-                     topoml_strerror(rc));
-            return TOPOML_OK;
-        }
-    }
+    tm_backend_start(ctx, b);
+    if (b->gate_state == TOPOML_GATE_REJECTED)
+        return TOPOML_OK;
     if (b->duplicate)
         b->gate_state = TOPOML_GATE_DISABLED;
-    else if (b->gate_state != TOPOML_GATE_REJECTED)
+    else
         tm_gate_apply(ctx, b);
     return TOPOML_OK;
 }
@@ -220,17 +227,11 @@ static bool has_op_pointer(const tm_backend *b, uint32_t op)
     return false;
 }
 
-/* Does `b` claim `op` for this input and these parameters? On no, `why`
- * says what is missing. */
-static bool capable(const tm_backend *b, uint32_t op, const topoml_input_v1 *in,
-                    uint32_t max_dim, uint32_t modulus, char *why, size_t why_size)
+bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t op,
+                   const topoml_input_v1 *in, uint32_t max_dim, uint32_t modulus)
 {
-    if (!has_op_pointer(b, op)) {
-        snprintf(why, why_size, "has no %s op", tm_op_name(op));
-        return false;
-    }
-    for (uint32_t i = 0; i < b->n_caps; i++) {
-        const topoml_capability_v1 *c = &b->caps[i];
+    for (uint32_t i = 0; i < n_caps; i++) {
+        const topoml_capability_v1 *c = &caps[i];
         if (c->op != op)
             continue;
         if (in) {
@@ -247,6 +248,20 @@ static bool capable(const tm_backend *b, uint32_t op, const topoml_input_v1 *in,
             continue;
         return true;
     }
+    return false;
+}
+
+/* Does `b` claim `op` for this input and these parameters? On no, `why`
+ * says what is missing. */
+static bool capable(const tm_backend *b, uint32_t op, const topoml_input_v1 *in,
+                    uint32_t max_dim, uint32_t modulus, char *why, size_t why_size)
+{
+    if (!has_op_pointer(b, op)) {
+        snprintf(why, why_size, "has no %s op", tm_op_name(op));
+        return false;
+    }
+    if (tm_caps_cover(b->caps, b->n_caps, op, in, max_dim, modulus))
+        return true;
     snprintf(why, why_size, "does not claim %s for these parameters", tm_op_name(op));
     return false;
 }
@@ -264,7 +279,7 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
             if (!b->name || strcmp(b->name, ctx->preferred) != 0 ||
                 b->gate_state == TOPOML_GATE_REJECTED)
                 continue;
-            if (b->gate_state != TOPOML_GATE_ENABLED) {
+            if (b->gate_state != TOPOML_GATE_ENABLED && !b->gate_pending) {
                 return tm_error(ctx, TOPOML_E_GATE, "backend '%s' is not enabled: %s", b->name,
                                 b->gate_state == TOPOML_GATE_UNSUPPORTED ? b->probe_message
                                                                          : b->gate_reason);
@@ -272,6 +287,9 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
             if (!capable(b, op, in, max_dim, modulus, why, sizeof why)) {
                 return tm_error(ctx, TOPOML_E_UNSUPPORTED, "backend '%s' %s", b->name, why);
             }
+            if (b->gate_pending && !tm_gate_first_use(ctx, b))
+                return tm_error(ctx, TOPOML_E_GATE, "backend '%s' is not enabled: %s", b->name,
+                                b->gate_reason);
             snprintf(ctx->last_backend, sizeof ctx->last_backend, "%s", b->name);
             snprintf(ctx->last_reason, sizeof ctx->last_reason, "asked for by name");
             *out = b;
@@ -282,12 +300,15 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
     }
 
     /* The configuration's preference list first, then enabled plugins in
-     * discovery order, then the built-in reference, which can do every op. */
+     * discovery order, then the built-in reference, which can do every op.
+     * A plugin whose certification waits for its first use (gate: auto) is
+     * certified here, when it would be the one chosen, and skipped if it
+     * fails. */
     size_t reason_len = 0;
     for (size_t p = 0; p <= ctx->config.prefer.count; p++) {
         for (uint32_t i = 0; i < ctx->n_backends; i++) {
             tm_backend *b = &ctx->backends[(i + 1) % ctx->n_backends];
-            if (!b->name || b->gate_state != TOPOML_GATE_ENABLED)
+            if (!b->name || (b->gate_state != TOPOML_GATE_ENABLED && !b->gate_pending))
                 continue;
             bool listed = tm_strlist_has(&ctx->config.prefer, b->name);
             if (p < ctx->config.prefer.count
@@ -299,6 +320,13 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
                     reason_len += (size_t)snprintf(ctx->last_reason + reason_len,
                                                    sizeof ctx->last_reason - reason_len,
                                                    "%s %s; ", b->name, why);
+                continue;
+            }
+            if (b->gate_pending && !tm_gate_first_use(ctx, b)) {
+                if (reason_len < sizeof ctx->last_reason)
+                    reason_len += (size_t)snprintf(ctx->last_reason + reason_len,
+                                                   sizeof ctx->last_reason - reason_len,
+                                                   "%s %s; ", b->name, b->gate_reason);
                 continue;
             }
             snprintf(ctx->last_backend, sizeof ctx->last_backend, "%s", b->name);

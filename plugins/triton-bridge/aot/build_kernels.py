@@ -22,8 +22,20 @@ folder and fails when the committed files differ.
 Usage:  python3 aot/build_kernels.py [--out DIR] [--check]
 Needs:  triton (3.6 is what generated/ was built with); no GPU, no torch.
 
-Not here: loading or launching (src/device.c and the stubs do that), any
-choice of kernel at run time.
+Variants. Triton's JIT compiles a kernel anew for every combination of
+argument properties it sees: a pointer or an integer divisible by 16 gets
+`tt.divisibility = 16`, which lets the compiler prove that `xt + k*n + rows`
+is aligned and contiguous in runs of 16, share one predicate per run instead
+of one per element, and keep 32-bit offsets; the distance kernels then need
+128 registers per thread instead of 212, and run more warps per SM. An
+ahead-of-time build has to make those promises itself, so each point-cloud
+kernel is compiled twice: a variant that assumes the listed arguments are
+multiples of 16, and a generic one that assumes nothing. For each kernel the
+generated `tb_launch_<kernel>` stub checks the actual arguments (device
+addresses as numbers, integers by value) and launches the first variant
+whose assumptions hold, so a launch is never made under a false promise.
+
+Not here: loading (src/device.c does that).
 """
 
 import argparse
@@ -48,15 +60,19 @@ WARP_SIZE = 32
 # reference (plugins/scalar/metric.h) with the same rounding.
 COMPILE_OPTIONS = {"enable_fp_fusion": False}
 
-# One entry per compiled specialization. `signature` lists the run-time
-# arguments in order (Triton's type names); `constexprs` are compiled in.
-SPECS = [
+# One entry per kernel. `signature` lists the run-time arguments in order
+# (Triton's type names); `constexprs` are compiled in; `variants` maps a
+# suffix to the arguments that variant assumes divisible by 16 (the JIT's
+# "D" specialization), most specialised first; the last, with no
+# assumptions, always fits. Every variant becomes one cubin.
+KERNELS_SPEC = [
     {
         "name": "distances_f32", "op": "distances", "dtype": "f32",
         "module": "distances", "kernel": "pairwise_distances",
         "signature": [("xt", "*fp32"), ("out", "*fp32"), ("n", "i64"), ("dim", "i64"),
                       ("root", "i32"), ("tile0", "i64"), ("out0", "i64")],
         "constexprs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2,
+        "variants": {"d16": ["xt", "out", "n"], "": []},
     },
     {
         "name": "distances_f64", "op": "distances", "dtype": "f64",
@@ -64,6 +80,7 @@ SPECS = [
         "signature": [("xt", "*fp64"), ("out", "*fp64"), ("n", "i64"), ("dim", "i64"),
                       ("root", "i32"), ("tile0", "i64"), ("out0", "i64")],
         "constexprs": {"BLOCK": 64}, "num_warps": 8, "num_stages": 2,
+        "variants": {"d16": ["xt", "out", "n"], "": []},
     },
     {
         "name": "edges_f32", "op": "edges", "dtype": "f32",
@@ -72,6 +89,7 @@ SPECS = [
                       ("thr", "fp32"), ("tile0", "i64"), ("ei", "*u32"), ("ej", "*u32"),
                       ("ed", "*fp32"), ("counter", "*i64"), ("capacity", "i64")],
         "constexprs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2,
+        "variants": {"d16": ["xt", "n", "ei", "ej", "ed", "counter"], "": []},
     },
     {
         "name": "edges_f64", "op": "edges", "dtype": "f64",
@@ -80,6 +98,7 @@ SPECS = [
                       ("thr", "fp64"), ("tile0", "i64"), ("ei", "*u32"), ("ej", "*u32"),
                       ("ed", "*fp64"), ("counter", "*i64"), ("capacity", "i64")],
         "constexprs": {"BLOCK": 64}, "num_warps": 8, "num_stages": 2,
+        "variants": {"d16": ["xt", "n", "ei", "ej", "ed", "counter"], "": []},
     },
     {
         "name": "image_f64", "op": "image", "dtype": "f64",
@@ -92,8 +111,36 @@ SPECS = [
                       ("infinite_mode", "i32"), ("clip_death", "fp64")],
         "constexprs": {"BLOCK_R": 16, "BLOCK_C": 16, "BLOCK_P": 8},
         "num_warps": 4, "num_stages": 1,
+        "variants": {"": []},
     },
 ]
+
+
+def expand_variants(kernels):
+    """One spec per compiled variant: name "<kernel>" or "<kernel>_<suffix>",
+    `base` the kernel's name, `divisible` the arguments assumed % 16 == 0."""
+    specs = []
+    for k in kernels:
+        arg_names = [n for n, _ in k["signature"]]
+        suffixes = list(k["variants"])
+        if k["variants"][suffixes[-1]]:
+            raise SystemExit(f"{k['name']}: the last variant must assume nothing")
+        for suffix, divisible in k["variants"].items():
+            for a in divisible:
+                ty = dict(k["signature"])[a]
+                if not (ty.startswith("*") or ty in ("i64", "u64")):
+                    raise SystemExit(f"{k['name']}: {a} ({ty}) cannot carry a divisibility "
+                                     "assumption (pointers and 64-bit integers only)")
+            spec = {key: v for key, v in k.items() if key != "variants"}
+            spec["base"] = k["name"]
+            spec["name"] = f"{k['name']}_{suffix}" if suffix else k["name"]
+            spec["divisible"] = list(divisible)
+            spec["divisible_mask"] = sum(1 << arg_names.index(a) for a in divisible)
+            specs.append(spec)
+    return specs
+
+
+SPECS = expand_variants(KERNELS_SPEC)
 
 C_TYPES = {
     "i32": "int32_t", "i64": "int64_t", "u32": "uint32_t", "u64": "uint64_t",
@@ -133,7 +180,10 @@ def compile_spec(spec):
     if list(signature) != list(fn.arg_names):
         raise SystemExit(f"{spec['name']}: signature {list(signature)} does not match "
                          f"{spec['kernel']}{tuple(fn.arg_names)}")
-    src = ASTSource(fn=fn, signature=signature, constexprs=dict(spec["constexprs"]))
+    # The attributes Triton's JIT gives an argument it finds divisible by 16.
+    names = [n for n, _ in spec["signature"]]
+    attrs = {(names.index(a),): [["tt.divisibility", 16]] for a in spec["divisible"]}
+    src = ASTSource(fn=fn, signature=signature, constexprs=dict(spec["constexprs"]), attrs=attrs)
     target = GPUTarget("cuda", TARGET_ARCH, WARP_SIZE)
     backend = triton.compiler.make_backend(target)
     options = backend.parse_options(dict(COMPILE_OPTIONS, num_warps=spec["num_warps"],
@@ -148,13 +198,19 @@ def compile_spec(spec):
     return compiled.asm["cubin"], md
 
 
-def schedule_text(spec, md):
-    """"key=value" words for one specialization, each key prefixed by its dtype."""
+def schedule_text(spec, variants):
+    """"key=value" words for one kernel, each key prefixed by its dtype;
+    `variants` is [(spec, md)] of its compiled variants."""
     fields = [("kernel", spec["kernel"])]
     fields += [(k.lower(), v) for k, v in spec["constexprs"].items()]
     fields += [("warps", spec["num_warps"]), ("stages", spec["num_stages"]),
-               ("shared", md.shared)]
+               ("shared", max(md.shared for _, md in variants)),
+               ("variants", ",".join(variant_label(v) for v, _ in variants))]
     return " ".join(f"{spec['dtype']}.{k}={v}" for k, v in fields)
+
+
+def variant_label(spec):
+    return spec["name"][len(spec["base"]) + 1:] if spec["name"] != spec["base"] else "any"
 
 
 def emit(out_dir, results):
@@ -171,11 +227,15 @@ def emit(out_dir, results):
         "inputs": input_files(),
         "kernels": [],
     }
+    compiled = list(zip(SPECS, results))
+    families = {}  # base name -> [(spec, md)], in SPECS order (most specialised first)
+    for spec, (cubin, md) in compiled:
+        families.setdefault(spec["base"], []).append((spec, md))
 
     # Per-op schedule strings, "key=value ..." as capability records show them.
     ops = {}
-    for spec, (cubin, md) in zip(SPECS, results):
-        ops.setdefault(spec["op"], []).append(schedule_text(spec, md))
+    for base, variants in families.items():
+        ops.setdefault(variants[0][0]["op"], []).append(schedule_text(variants[0][0], variants))
 
     h = [HEADER_NOTE,
          "#ifndef TB_KERNELS_H\n#define TB_KERNELS_H\n\n",
@@ -185,72 +245,103 @@ def emit(out_dir, results):
          f"#define TB_TARGET_NAME \"{target_name}\"\n",
          f"#define TB_TRITON_VERSION \"{triton.__version__}\"\n\n",
          "typedef struct tb_kernel_spec {\n"
-         "    const char *name;     /* specialization, e.g. \"distances_f32\" */\n"
+         "    const char *name;     /* variant, e.g. \"distances_f32_d16\" */\n"
+         "    const char *base;     /* the kernel it is a variant of, e.g. \"distances_f32\" */\n"
          "    const char *function; /* the kernel's entry point in the cubin */\n"
          "    const unsigned char *cubin;\n"
          "    size_t cubin_size;\n"
          "    unsigned num_warps, num_stages;\n"
          "    unsigned threads; /* per block: num_warps * warp size */\n"
          "    unsigned shared;  /* dynamic shared memory per block, bytes */\n"
+         "    /* Bit k set: the variant was compiled assuming argument k (a device\n"
+         "     * address or a 64-bit integer) is a multiple of 16. */\n"
+         "    uint32_t divisible;\n"
          "} tb_kernel_spec;\n\n",
          "enum {\n"]
     for spec in SPECS:
         h.append(f"    TB_KERNEL_{spec['name'].upper()},\n")
     h.append("    TB_KERNEL_COUNT\n};\n\n")
     h.append("extern const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT];\n\n")
-    h.append("/* Block sizes compiled into each kernel (the host tiles the work by them). */\n")
-    for spec in SPECS:
-        for k, v in spec["constexprs"].items():
-            h.append(f"#define TB_{spec['name'].upper()}_{k} {v}\n")
+    h.append("/* Whether the launch arguments `args` (as for cuLaunchKernel) meet the\n"
+             " * divisibility assumptions tb_kernels[kernel] was compiled under. */\n"
+             "int tb_kernel_fits(int kernel, void *const *args);\n\n")
+    h.append("/* Block sizes compiled into each kernel (the host tiles the work by them;\n"
+             " * every variant of a kernel has the same). */\n")
+    for base, variants in families.items():
+        for k, v in variants[0][0]["constexprs"].items():
+            h.append(f"#define TB_{base.upper()}_{k} {v}\n")
     h.append("\n/* Schedule metadata per op, \"key=value ...\", for capability records. */\n")
     for op in ops:
         h.append(f"extern const char tb_schedule_{op}[];\n")
-    h.append("\n/* Launch stubs. A grid with a zero dimension launches nothing and returns\n"
-             " * TB_CUDA_SUCCESS; otherwise the driver's status is returned as is, to be\n"
-             " * checked by the caller. `fn` is the kernel loaded from the matching\n"
-             " * tb_kernels[] entry into the current context. */\n")
+    h.append("\n/* Launch stubs, one per kernel. Each launches the first variant of the\n"
+             " * kernel (most specialised first) whose assumptions the arguments meet,\n"
+             " * from `functions`, indexed like tb_kernels[] and loaded into the current\n"
+             " * context, and stores its index in *variant when variant is not NULL. A\n"
+             " * grid with a zero dimension launches nothing and returns TB_CUDA_SUCCESS;\n"
+             " * otherwise the driver's status is returned as is, to be checked by the\n"
+             " * caller. */\n")
     c_stubs = []
-    for spec, (cubin, md) in zip(SPECS, results):
+    for base, variants in families.items():
+        spec = variants[0][0]
         params = ", ".join(f"{c_type(t)} {n}" for n, t in spec["signature"])
-        proto = (f"tb_curesult tb_launch_{spec['name']}(const tb_cuda *cu, tb_cufunction fn, "
-                 f"tb_custream stream,\n        unsigned gx, unsigned gy, unsigned gz, {params})")
+        proto = (f"tb_curesult tb_launch_{base}(const tb_cuda *cu, const tb_cufunction *functions,\n"
+                 f"        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,\n"
+                 f"        {params})")
         h.append(proto + ";\n")
         # Triton appends two pointer arguments (global and profile scratch) to
         # every kernel; these kernels need neither (checked above), so NULL.
         args = ", ".join([f"&{n}" for n, _ in spec["signature"]] +
                          ["&global_scratch", "&profile_scratch"])
         consts = ", ".join(f"{k}={v}" for k, v in spec["constexprs"].items())
-        c_stubs.append(
-            f"/* {spec['kernel']} ({spec['module']}.py), {consts}, num_warps={spec['num_warps']},\n"
-            f" * num_stages={spec['num_stages']}, {target_name}, {md.shared} bytes of shared memory */\n"
-            f"{proto}\n{{\n"
-            f"    if (gx == 0 || gy == 0 || gz == 0)\n"
-            f"        return TB_CUDA_SUCCESS;\n"
-            f"    tb_cudeviceptr global_scratch = 0, profile_scratch = 0;\n"
-            f"    void *args[] = {{ {args} }};\n"
-            f"    return cu->cuLaunchKernel(fn, gx, gy, gz, {spec['num_warps'] * WARP_SIZE}, 1, 1, "
-            f"{md.shared}, stream, args, NULL);\n"
-            f"}}\n\n")
+        lines = [f"/* {spec['kernel']} ({spec['module']}.py), {consts}, num_warps={spec['num_warps']},\n"
+                 f" * num_stages={spec['num_stages']}, {target_name}; variants:\n"]
+        for v, md in variants:
+            what = ", ".join(v["divisible"]) + " % 16 == 0" if v["divisible"] else "no assumptions"
+            lines.append(f" *   {v['name']}: {what}; {md.shared} bytes of shared memory\n")
+        lines.append(f" */\n{proto}\n{{\n"
+                     f"    if (gx == 0 || gy == 0 || gz == 0)\n"
+                     f"        return TB_CUDA_SUCCESS;\n"
+                     f"    tb_cudeviceptr global_scratch = 0, profile_scratch = 0;\n"
+                     f"    void *args[] = {{ {args} }};\n")
+        ids = [f"TB_KERNEL_{v['name'].upper()}" for v, _ in variants]
+        lines.append(f"    int k = {ids[-1]};\n")
+        for n_, kid in enumerate(ids[:-1]):
+            lines.append(f"    {'else ' if n_ else ''}if (tb_kernel_fits({kid}, args))\n"
+                         f"        k = {kid};\n")
+        lines.append(f"    if (variant != NULL)\n"
+                     f"        *variant = k;\n"
+                     f"    return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, "
+                     f"1, 1,\n                              tb_kernels[k].shared, stream, args, NULL);\n"
+                     f"}}\n\n")
+        c_stubs.append("".join(lines))
     h.append("\n#endif /* TB_KERNELS_H */\n")
     files["tb_kernels.h"] = "".join(h)
 
     c = [HEADER_NOTE, "#include \"tb_kernels.h\"\n\n"]
-    for spec, (cubin, md) in zip(SPECS, results):
+    for spec, (cubin, md) in compiled:
         c.append(f"extern const unsigned char tb_cubin_{spec['name']}[{len(cubin)}];\n")
     c.append("\nconst tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {\n")
-    for spec, (cubin, md) in zip(SPECS, results):
-        c.append(f"    {{ \"{spec['name']}\", \"{md.name}\", tb_cubin_{spec['name']}, sizeof tb_cubin_{spec['name']}, "
-                 f"{spec['num_warps']}, {spec['num_stages']}, {spec['num_warps'] * WARP_SIZE}, "
-                 f"{md.shared} }},\n")
+    for spec, (cubin, md) in compiled:
+        c.append(f"    {{ \"{spec['name']}\", \"{spec['base']}\", \"{md.name}\", "
+                 f"tb_cubin_{spec['name']}, sizeof tb_cubin_{spec['name']},\n"
+                 f"      {spec['num_warps']}, {spec['num_stages']}, {spec['num_warps'] * WARP_SIZE}, "
+                 f"{md.shared}, 0x{spec['divisible_mask']:x} }},\n")
     c.append("};\n\n")
     for op, texts in ops.items():
         c.append(f"const char tb_schedule_{op}[] = \"target={target_name} " + " ".join(texts) +
                  "\";\n")
-    c.append("\n")
+    c.append("\n/* Every argument a variant assumes divisible is 8 bytes wide (a device\n"
+             " * address or a 64-bit integer; aot/build_kernels.py refuses others). */\n"
+             "int tb_kernel_fits(int kernel, void *const *args)\n{\n"
+             "    uint32_t mask = tb_kernels[kernel].divisible;\n"
+             "    for (int k = 0; mask != 0; k++, mask >>= 1)\n"
+             "        if ((mask & 1) && *(const uint64_t *)args[k] % 16 != 0)\n"
+             "            return 0;\n"
+             "    return 1;\n}\n\n")
     c.extend(c_stubs)
     files["tb_kernels.c"] = "".join(c)
 
-    for spec, (cubin, md) in zip(SPECS, results):
+    for spec, (cubin, md) in compiled:
         lines = [HEADER_NOTE,
                  f"/* {spec['kernel']} ({spec['name']}), {target_name}, {len(cubin)} bytes,\n"
                  f" * sha256 {hashlib.sha256(cubin).hexdigest()} */\n",
@@ -264,12 +355,14 @@ def emit(out_dir, results):
         files[f"tb_cubin_{spec['name']}.c"] = "".join(lines)
         meta["kernels"].append({
             "name": spec["name"],
+            "base": spec["base"],
             "op": spec["op"],
             "dtype": spec["dtype"],
             "source": f"kernels/{spec['module']}.py",
             "kernel": spec["kernel"],
             "function": md.name,
             "signature": [f"{n}:{t}" for n, t in spec["signature"]],
+            "divisible_by_16": spec["divisible"],
             "constexprs": spec["constexprs"],
             "num_warps": spec["num_warps"],
             "num_stages": spec["num_stages"],
@@ -278,7 +371,7 @@ def emit(out_dir, results):
             "target": target_name,
             "cubin_bytes": len(cubin),
             "cubin_sha256": hashlib.sha256(cubin).hexdigest(),
-            "stub": f"tb_launch_{spec['name']}",
+            "stub": f"tb_launch_{spec['base']}",
         })
     files["kernels.json"] = json.dumps(meta, indent=2, sort_keys=False) + "\n"
 

@@ -7,7 +7,12 @@ ways, each timed after a warm-up run:
   bridge    topoml-backend-triton-bridge.so through its plugin ABI (ctypes):
             points in host memory -> condensed matrix in host memory. `e2e`
             is the whole call; `kernel` is the plugin's own measure of its
-            launches (synchronised), read from its debug log.
+            launches (synchronised) and `download` of its copies of the
+            result to host memory, both read from its debug log, as is the
+            kernel variant the launch stub picked (`variant`: *_d16 when n is
+            a multiple of 16, the generic one otherwise; see
+            aot/build_kernels.py). The JIT specialises the same way, so each
+            size compares like with like.
   jit       the same Triton kernel (kernels/distances.py) launched from Python
             through Triton's JIT, device tensors in and out (condensed).
   cdist     torch.cdist(x, x) on the device: the full n x n matrix, computed
@@ -166,12 +171,16 @@ class Bridge:
         if status != 0:
             raise RuntimeError(f"{what}: status {status}: {self.error.value.decode()}")
 
-    def kernel_ms(self):
+    def logged(self, pattern, convert=float, default=float("nan")):
+        """The first group of `pattern` in the last call's debug log."""
         for m in self.messages:
-            got = re.search(r"kernels ([0-9.]+) ms", m)
+            got = re.search(pattern, m)
             if got:
-                return float(got.group(1))
-        return float("nan")
+                return convert(got.group(1))
+        return default
+
+    def kernel_ms(self):
+        return self.logged(r"kernels ([0-9.]+) ms")
 
     def distances(self, points_ptr, n, dim, out_ptr, metric=EUCLIDEAN):
         inp = Input(ctypes.sizeof(Input), POINTS, n, dim, TOPOML_F32, metric, points_ptr, 0, None)
@@ -289,13 +298,18 @@ def bench_distances(args, bridge, torch, results, deadline):
                 ptr = ctypes.addressof(xs)
             # bridge: host to host
             bridge.distances(ptr, n, dim, host_out)  # warm-up (loads nothing new, but pages)
-            e2e, kern = [], []
+            e2e, kern, down = [], [], []
             for _ in range(reps):
                 w, k = bridge.distances(ptr, n, dim, host_out)
                 e2e.append(w)
                 kern.append(k)
+                down.append(bridge.logged(r"download ([0-9.]+) ms"))
             row["bridge_e2e_ms"] = median(e2e)
             row["bridge_kernel_ms"] = median(kern)
+            # Host-to-host time is mostly the copy of the condensed matrix back.
+            row["bridge_download_ms"] = median(down)
+            # Which compiled variant the launch stub picked (build_kernels.py).
+            row["bridge_variant"] = bridge.logged(r"kernel (\S+)$", str, "-")
             if torch is not None:
                 xd = x.cuda()
                 xt = xd.t().contiguous()
@@ -351,9 +365,9 @@ def bench_distances(args, bridge, torch, results, deadline):
 
 
 def print_header():
-    print(f"{'n':>7} {'dim':>5}  {'bridge e2e':>11} {'bridge kern':>11} {'jit kern':>9} "
-          f"{'cdist':>9}  {'ulp b/j/c':>14} {'same':>5}")
-    print(f"{'':>7} {'':>5}  {'ms':>11} {'ms':>11} {'ms':>9} {'ms':>9}")
+    print(f"{'n':>7} {'dim':>5}  {'bridge e2e':>11} {'(download)':>11} {'bridge kern':>11} "
+          f"{'jit kern':>9} {'cdist':>9}  {'ulp b/j/c':>14} {'same':>5}  variant")
+    print(f"{'':>7} {'':>5}  {'ms':>11} {'ms':>11} {'ms':>11} {'ms':>9} {'ms':>9}")
 
 
 def fmt(v, width, digits=2):
@@ -365,8 +379,10 @@ def fmt(v, width, digits=2):
 def print_row(r):
     ulps = "/".join(str(r.get(k, "-")) for k in ("bridge_max_ulp", "jit_max_ulp", "cdist_max_ulp"))
     print(f"{r['n']:>7} {r['dim']:>5}  {fmt(r.get('bridge_e2e_ms'), 11)} "
+          f"{fmt(r.get('bridge_download_ms'), 11)} "
           f"{fmt(r.get('bridge_kernel_ms'), 11)} {fmt(r.get('jit_kernel_ms'), 9)} "
-          f"{fmt(r.get('cdist_ms'), 9)}  {ulps:>14} {str(r.get('same', '-')):>5}", flush=True)
+          f"{fmt(r.get('cdist_ms'), 9)}  {ulps:>14} {str(r.get('same', '-')):>5}  "
+          f"{r.get('bridge_variant', '-')}", flush=True)
 
 
 def bench_edges(args, bridge, torch, results, deadline):
@@ -456,7 +472,8 @@ def main():
     parser.add_argument("--plugin", required=True, type=Path,
                         help="path of topoml-backend-triton-bridge.so")
     parser.add_argument("--json", type=Path, help="write the results here")
-    parser.add_argument("--sizes", default="1024,4096,16384,65536")
+    # 16383 is there for the generic variant (n not a multiple of 16).
+    parser.add_argument("--sizes", default="1024,4096,16383,16384,65536")
     parser.add_argument("--dims", default="3,16,128")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--samples", type=int, default=200000)

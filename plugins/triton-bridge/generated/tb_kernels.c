@@ -4,81 +4,156 @@
 /* clang-format off */
 #include "tb_kernels.h"
 
+extern const unsigned char tb_cubin_distances_f32_d16[30512];
 extern const unsigned char tb_cubin_distances_f32[33328];
+extern const unsigned char tb_cubin_distances_f64_d16[22320];
 extern const unsigned char tb_cubin_distances_f64[23088];
+extern const unsigned char tb_cubin_edges_f32_d16[51848];
 extern const unsigned char tb_cubin_edges_f32[53000];
+extern const unsigned char tb_cubin_edges_f64_d16[32912];
 extern const unsigned char tb_cubin_edges_f64[34320];
 extern const unsigned char tb_cubin_image_f64[93448];
 
 const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {
-    { "distances_f32", "pairwise_distances", tb_cubin_distances_f32, sizeof tb_cubin_distances_f32, 4, 2, 128, 0 },
-    { "distances_f64", "pairwise_distances", tb_cubin_distances_f64, sizeof tb_cubin_distances_f64, 8, 2, 256, 0 },
-    { "edges_f32", "threshold_edges", tb_cubin_edges_f32, sizeof tb_cubin_edges_f32, 4, 2, 128, 16384 },
-    { "edges_f64", "threshold_edges", tb_cubin_edges_f64, sizeof tb_cubin_edges_f64, 8, 2, 256, 32768 },
-    { "image_f64", "persistence_image", tb_cubin_image_f64, sizeof tb_cubin_image_f64, 4, 1, 128, 0 },
+    { "distances_f32_d16", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_d16, sizeof tb_cubin_distances_f32_d16,
+      4, 2, 128, 0, 0x7 },
+    { "distances_f32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32, sizeof tb_cubin_distances_f32,
+      4, 2, 128, 0, 0x0 },
+    { "distances_f64_d16", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_d16, sizeof tb_cubin_distances_f64_d16,
+      8, 2, 256, 0, 0x7 },
+    { "distances_f64", "distances_f64", "pairwise_distances", tb_cubin_distances_f64, sizeof tb_cubin_distances_f64,
+      8, 2, 256, 0, 0x0 },
+    { "edges_f32_d16", "edges_f32", "threshold_edges", tb_cubin_edges_f32_d16, sizeof tb_cubin_edges_f32_d16,
+      4, 2, 128, 16384, 0x3c3 },
+    { "edges_f32", "edges_f32", "threshold_edges", tb_cubin_edges_f32, sizeof tb_cubin_edges_f32,
+      4, 2, 128, 16384, 0x0 },
+    { "edges_f64_d16", "edges_f64", "threshold_edges", tb_cubin_edges_f64_d16, sizeof tb_cubin_edges_f64_d16,
+      8, 2, 256, 32768, 0x3c3 },
+    { "edges_f64", "edges_f64", "threshold_edges", tb_cubin_edges_f64, sizeof tb_cubin_edges_f64,
+      8, 2, 256, 32768, 0x0 },
+    { "image_f64", "image_f64", "persistence_image", tb_cubin_image_f64, sizeof tb_cubin_image_f64,
+      4, 1, 128, 0, 0x0 },
 };
 
-const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.block=64 f32.warps=4 f32.stages=2 f32.shared=0 f64.kernel=pairwise_distances f64.block=64 f64.warps=8 f64.stages=2 f64.shared=0";
-const char tb_schedule_edges[] = "target=sm_90 f32.kernel=threshold_edges f32.block=64 f32.warps=4 f32.stages=2 f32.shared=16384 f64.kernel=threshold_edges f64.block=64 f64.warps=8 f64.stages=2 f64.shared=32768";
-const char tb_schedule_image[] = "target=sm_90 f64.kernel=persistence_image f64.block_r=16 f64.block_c=16 f64.block_p=8 f64.warps=4 f64.stages=1 f64.shared=0";
+const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.block=64 f32.warps=4 f32.stages=2 f32.shared=0 f32.variants=d16,any f64.kernel=pairwise_distances f64.block=64 f64.warps=8 f64.stages=2 f64.shared=0 f64.variants=d16,any";
+const char tb_schedule_edges[] = "target=sm_90 f32.kernel=threshold_edges f32.block=64 f32.warps=4 f32.stages=2 f32.shared=16384 f32.variants=d16,any f64.kernel=threshold_edges f64.block=64 f64.warps=8 f64.stages=2 f64.shared=32768 f64.variants=d16,any";
+const char tb_schedule_image[] = "target=sm_90 f64.kernel=persistence_image f64.block_r=16 f64.block_c=16 f64.block_p=8 f64.warps=4 f64.stages=1 f64.shared=0 f64.variants=any";
+
+/* Every argument a variant assumes divisible is 8 bytes wide (a device
+ * address or a 64-bit integer; aot/build_kernels.py refuses others). */
+int tb_kernel_fits(int kernel, void *const *args)
+{
+    uint32_t mask = tb_kernels[kernel].divisible;
+    for (int k = 0; mask != 0; k++, mask >>= 1)
+        if ((mask & 1) && *(const uint64_t *)args[k] % 16 != 0)
+            return 0;
+    return 1;
+}
 
 /* pairwise_distances (distances.py), BLOCK=64, num_warps=4,
- * num_stages=2, sm_90, 0 bytes of shared memory */
-tb_curesult tb_launch_distances_f32(const tb_cuda *cu, tb_cufunction fn, tb_custream stream,
-        unsigned gx, unsigned gy, unsigned gz, tb_cudeviceptr xt, tb_cudeviceptr out, int64_t n, int64_t dim, int32_t root, int64_t tile0, int64_t out0)
+ * num_stages=2, sm_90; variants:
+ *   distances_f32_d16: xt, out, n % 16 == 0; 0 bytes of shared memory
+ *   distances_f32: no assumptions; 0 bytes of shared memory
+ */
+tb_curesult tb_launch_distances_f32(const tb_cuda *cu, const tb_cufunction *functions,
+        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
+        tb_cudeviceptr xt, tb_cudeviceptr out, int64_t n, int64_t dim, int32_t root, int64_t tile0, int64_t out0)
 {
     if (gx == 0 || gy == 0 || gz == 0)
         return TB_CUDA_SUCCESS;
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
     void *args[] = { &xt, &out, &n, &dim, &root, &tile0, &out0, &global_scratch, &profile_scratch };
-    return cu->cuLaunchKernel(fn, gx, gy, gz, 128, 1, 1, 0, stream, args, NULL);
+    int k = TB_KERNEL_DISTANCES_F32;
+    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16, args))
+        k = TB_KERNEL_DISTANCES_F32_D16;
+    if (variant != NULL)
+        *variant = k;
+    return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
+                              tb_kernels[k].shared, stream, args, NULL);
 }
 
 /* pairwise_distances (distances.py), BLOCK=64, num_warps=8,
- * num_stages=2, sm_90, 0 bytes of shared memory */
-tb_curesult tb_launch_distances_f64(const tb_cuda *cu, tb_cufunction fn, tb_custream stream,
-        unsigned gx, unsigned gy, unsigned gz, tb_cudeviceptr xt, tb_cudeviceptr out, int64_t n, int64_t dim, int32_t root, int64_t tile0, int64_t out0)
+ * num_stages=2, sm_90; variants:
+ *   distances_f64_d16: xt, out, n % 16 == 0; 0 bytes of shared memory
+ *   distances_f64: no assumptions; 0 bytes of shared memory
+ */
+tb_curesult tb_launch_distances_f64(const tb_cuda *cu, const tb_cufunction *functions,
+        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
+        tb_cudeviceptr xt, tb_cudeviceptr out, int64_t n, int64_t dim, int32_t root, int64_t tile0, int64_t out0)
 {
     if (gx == 0 || gy == 0 || gz == 0)
         return TB_CUDA_SUCCESS;
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
     void *args[] = { &xt, &out, &n, &dim, &root, &tile0, &out0, &global_scratch, &profile_scratch };
-    return cu->cuLaunchKernel(fn, gx, gy, gz, 256, 1, 1, 0, stream, args, NULL);
+    int k = TB_KERNEL_DISTANCES_F64;
+    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_D16, args))
+        k = TB_KERNEL_DISTANCES_F64_D16;
+    if (variant != NULL)
+        *variant = k;
+    return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
+                              tb_kernels[k].shared, stream, args, NULL);
 }
 
 /* threshold_edges (edges.py), BLOCK=64, num_warps=4,
- * num_stages=2, sm_90, 16384 bytes of shared memory */
-tb_curesult tb_launch_edges_f32(const tb_cuda *cu, tb_cufunction fn, tb_custream stream,
-        unsigned gx, unsigned gy, unsigned gz, tb_cudeviceptr xt, int64_t n, int64_t dim, int32_t root, float thr, int64_t tile0, tb_cudeviceptr ei, tb_cudeviceptr ej, tb_cudeviceptr ed, tb_cudeviceptr counter, int64_t capacity)
+ * num_stages=2, sm_90; variants:
+ *   edges_f32_d16: xt, n, ei, ej, ed, counter % 16 == 0; 16384 bytes of shared memory
+ *   edges_f32: no assumptions; 16384 bytes of shared memory
+ */
+tb_curesult tb_launch_edges_f32(const tb_cuda *cu, const tb_cufunction *functions,
+        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
+        tb_cudeviceptr xt, int64_t n, int64_t dim, int32_t root, float thr, int64_t tile0, tb_cudeviceptr ei, tb_cudeviceptr ej, tb_cudeviceptr ed, tb_cudeviceptr counter, int64_t capacity)
 {
     if (gx == 0 || gy == 0 || gz == 0)
         return TB_CUDA_SUCCESS;
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
     void *args[] = { &xt, &n, &dim, &root, &thr, &tile0, &ei, &ej, &ed, &counter, &capacity, &global_scratch, &profile_scratch };
-    return cu->cuLaunchKernel(fn, gx, gy, gz, 128, 1, 1, 16384, stream, args, NULL);
+    int k = TB_KERNEL_EDGES_F32;
+    if (tb_kernel_fits(TB_KERNEL_EDGES_F32_D16, args))
+        k = TB_KERNEL_EDGES_F32_D16;
+    if (variant != NULL)
+        *variant = k;
+    return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
+                              tb_kernels[k].shared, stream, args, NULL);
 }
 
 /* threshold_edges (edges.py), BLOCK=64, num_warps=8,
- * num_stages=2, sm_90, 32768 bytes of shared memory */
-tb_curesult tb_launch_edges_f64(const tb_cuda *cu, tb_cufunction fn, tb_custream stream,
-        unsigned gx, unsigned gy, unsigned gz, tb_cudeviceptr xt, int64_t n, int64_t dim, int32_t root, double thr, int64_t tile0, tb_cudeviceptr ei, tb_cudeviceptr ej, tb_cudeviceptr ed, tb_cudeviceptr counter, int64_t capacity)
+ * num_stages=2, sm_90; variants:
+ *   edges_f64_d16: xt, n, ei, ej, ed, counter % 16 == 0; 32768 bytes of shared memory
+ *   edges_f64: no assumptions; 32768 bytes of shared memory
+ */
+tb_curesult tb_launch_edges_f64(const tb_cuda *cu, const tb_cufunction *functions,
+        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
+        tb_cudeviceptr xt, int64_t n, int64_t dim, int32_t root, double thr, int64_t tile0, tb_cudeviceptr ei, tb_cudeviceptr ej, tb_cudeviceptr ed, tb_cudeviceptr counter, int64_t capacity)
 {
     if (gx == 0 || gy == 0 || gz == 0)
         return TB_CUDA_SUCCESS;
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
     void *args[] = { &xt, &n, &dim, &root, &thr, &tile0, &ei, &ej, &ed, &counter, &capacity, &global_scratch, &profile_scratch };
-    return cu->cuLaunchKernel(fn, gx, gy, gz, 256, 1, 1, 32768, stream, args, NULL);
+    int k = TB_KERNEL_EDGES_F64;
+    if (tb_kernel_fits(TB_KERNEL_EDGES_F64_D16, args))
+        k = TB_KERNEL_EDGES_F64_D16;
+    if (variant != NULL)
+        *variant = k;
+    return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
+                              tb_kernels[k].shared, stream, args, NULL);
 }
 
 /* persistence_image (image.py), BLOCK_R=16, BLOCK_C=16, BLOCK_P=8, num_warps=4,
- * num_stages=1, sm_90, 0 bytes of shared memory */
-tb_curesult tb_launch_image_f64(const tb_cuda *cu, tb_cufunction fn, tb_custream stream,
-        unsigned gx, unsigned gy, unsigned gz, tb_cudeviceptr pairs, tb_cudeviceptr offsets, tb_cudeviceptr out, int64_t diag0, int32_t tile0, int32_t width, int32_t height, double birth_min, double db, double pers_min, double dp, double s, int32_t weight_mode, double weight_max, double weight_power, int32_t infinite_mode, double clip_death)
+ * num_stages=1, sm_90; variants:
+ *   image_f64: no assumptions; 0 bytes of shared memory
+ */
+tb_curesult tb_launch_image_f64(const tb_cuda *cu, const tb_cufunction *functions,
+        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
+        tb_cudeviceptr pairs, tb_cudeviceptr offsets, tb_cudeviceptr out, int64_t diag0, int32_t tile0, int32_t width, int32_t height, double birth_min, double db, double pers_min, double dp, double s, int32_t weight_mode, double weight_max, double weight_power, int32_t infinite_mode, double clip_death)
 {
     if (gx == 0 || gy == 0 || gz == 0)
         return TB_CUDA_SUCCESS;
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
     void *args[] = { &pairs, &offsets, &out, &diag0, &tile0, &width, &height, &birth_min, &db, &pers_min, &dp, &s, &weight_mode, &weight_max, &weight_power, &infinite_mode, &clip_death, &global_scratch, &profile_scratch };
-    return cu->cuLaunchKernel(fn, gx, gy, gz, 128, 1, 1, 0, stream, args, NULL);
+    int k = TB_KERNEL_IMAGE_F64;
+    if (variant != NULL)
+        *variant = k;
+    return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
+                              tb_kernels[k].shared, stream, args, NULL);
 }
 

@@ -16,19 +16,27 @@
 #define TB_TRITON_VERSION "3.6.0"
 
 typedef struct tb_kernel_spec {
-    const char *name;     /* specialization, e.g. "distances_f32" */
+    const char *name;     /* variant, e.g. "distances_f32_d16" */
+    const char *base;     /* the kernel it is a variant of, e.g. "distances_f32" */
     const char *function; /* the kernel's entry point in the cubin */
     const unsigned char *cubin;
     size_t cubin_size;
     unsigned num_warps, num_stages;
     unsigned threads; /* per block: num_warps * warp size */
     unsigned shared;  /* dynamic shared memory per block, bytes */
+    /* Bit k set: the variant was compiled assuming argument k (a device
+     * address or a 64-bit integer) is a multiple of 16. */
+    uint32_t divisible;
 } tb_kernel_spec;
 
 enum {
+    TB_KERNEL_DISTANCES_F32_D16,
     TB_KERNEL_DISTANCES_F32,
+    TB_KERNEL_DISTANCES_F64_D16,
     TB_KERNEL_DISTANCES_F64,
+    TB_KERNEL_EDGES_F32_D16,
     TB_KERNEL_EDGES_F32,
+    TB_KERNEL_EDGES_F64_D16,
     TB_KERNEL_EDGES_F64,
     TB_KERNEL_IMAGE_F64,
     TB_KERNEL_COUNT
@@ -36,7 +44,12 @@ enum {
 
 extern const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT];
 
-/* Block sizes compiled into each kernel (the host tiles the work by them). */
+/* Whether the launch arguments `args` (as for cuLaunchKernel) meet the
+ * divisibility assumptions tb_kernels[kernel] was compiled under. */
+int tb_kernel_fits(int kernel, void *const *args);
+
+/* Block sizes compiled into each kernel (the host tiles the work by them;
+ * every variant of a kernel has the same). */
 #define TB_DISTANCES_F32_BLOCK 64
 #define TB_DISTANCES_F64_BLOCK 64
 #define TB_EDGES_F32_BLOCK 64
@@ -50,19 +63,27 @@ extern const char tb_schedule_distances[];
 extern const char tb_schedule_edges[];
 extern const char tb_schedule_image[];
 
-/* Launch stubs. A grid with a zero dimension launches nothing and returns
- * TB_CUDA_SUCCESS; otherwise the driver's status is returned as is, to be
- * checked by the caller. `fn` is the kernel loaded from the matching
- * tb_kernels[] entry into the current context. */
-tb_curesult tb_launch_distances_f32(const tb_cuda *cu, tb_cufunction fn, tb_custream stream,
-        unsigned gx, unsigned gy, unsigned gz, tb_cudeviceptr xt, tb_cudeviceptr out, int64_t n, int64_t dim, int32_t root, int64_t tile0, int64_t out0);
-tb_curesult tb_launch_distances_f64(const tb_cuda *cu, tb_cufunction fn, tb_custream stream,
-        unsigned gx, unsigned gy, unsigned gz, tb_cudeviceptr xt, tb_cudeviceptr out, int64_t n, int64_t dim, int32_t root, int64_t tile0, int64_t out0);
-tb_curesult tb_launch_edges_f32(const tb_cuda *cu, tb_cufunction fn, tb_custream stream,
-        unsigned gx, unsigned gy, unsigned gz, tb_cudeviceptr xt, int64_t n, int64_t dim, int32_t root, float thr, int64_t tile0, tb_cudeviceptr ei, tb_cudeviceptr ej, tb_cudeviceptr ed, tb_cudeviceptr counter, int64_t capacity);
-tb_curesult tb_launch_edges_f64(const tb_cuda *cu, tb_cufunction fn, tb_custream stream,
-        unsigned gx, unsigned gy, unsigned gz, tb_cudeviceptr xt, int64_t n, int64_t dim, int32_t root, double thr, int64_t tile0, tb_cudeviceptr ei, tb_cudeviceptr ej, tb_cudeviceptr ed, tb_cudeviceptr counter, int64_t capacity);
-tb_curesult tb_launch_image_f64(const tb_cuda *cu, tb_cufunction fn, tb_custream stream,
-        unsigned gx, unsigned gy, unsigned gz, tb_cudeviceptr pairs, tb_cudeviceptr offsets, tb_cudeviceptr out, int64_t diag0, int32_t tile0, int32_t width, int32_t height, double birth_min, double db, double pers_min, double dp, double s, int32_t weight_mode, double weight_max, double weight_power, int32_t infinite_mode, double clip_death);
+/* Launch stubs, one per kernel. Each launches the first variant of the
+ * kernel (most specialised first) whose assumptions the arguments meet,
+ * from `functions`, indexed like tb_kernels[] and loaded into the current
+ * context, and stores its index in *variant when variant is not NULL. A
+ * grid with a zero dimension launches nothing and returns TB_CUDA_SUCCESS;
+ * otherwise the driver's status is returned as is, to be checked by the
+ * caller. */
+tb_curesult tb_launch_distances_f32(const tb_cuda *cu, const tb_cufunction *functions,
+        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
+        tb_cudeviceptr xt, tb_cudeviceptr out, int64_t n, int64_t dim, int32_t root, int64_t tile0, int64_t out0);
+tb_curesult tb_launch_distances_f64(const tb_cuda *cu, const tb_cufunction *functions,
+        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
+        tb_cudeviceptr xt, tb_cudeviceptr out, int64_t n, int64_t dim, int32_t root, int64_t tile0, int64_t out0);
+tb_curesult tb_launch_edges_f32(const tb_cuda *cu, const tb_cufunction *functions,
+        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
+        tb_cudeviceptr xt, int64_t n, int64_t dim, int32_t root, float thr, int64_t tile0, tb_cudeviceptr ei, tb_cudeviceptr ej, tb_cudeviceptr ed, tb_cudeviceptr counter, int64_t capacity);
+tb_curesult tb_launch_edges_f64(const tb_cuda *cu, const tb_cufunction *functions,
+        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
+        tb_cudeviceptr xt, int64_t n, int64_t dim, int32_t root, double thr, int64_t tile0, tb_cudeviceptr ei, tb_cudeviceptr ej, tb_cudeviceptr ed, tb_cudeviceptr counter, int64_t capacity);
+tb_curesult tb_launch_image_f64(const tb_cuda *cu, const tb_cufunction *functions,
+        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
+        tb_cudeviceptr pairs, tb_cudeviceptr offsets, tb_cudeviceptr out, int64_t diag0, int32_t tile0, int32_t width, int32_t height, double birth_min, double db, double pers_min, double dp, double s, int32_t weight_mode, double weight_max, double weight_power, int32_t infinite_mode, double clip_death);
 
 #endif /* TB_KERNELS_H */

@@ -44,12 +44,12 @@ int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_
     if ((status = tb_enter(st, call, d)) != TOPOML_OK)
         return status;
 
-    int kid = f32 ? TB_KERNEL_DISTANCES_F32 : TB_KERNEL_DISTANCES_F64;
     uint64_t block = f32 ? TB_DISTANCES_F32_BLOCK : TB_DISTANCES_F64_BLOCK;
     int32_t root = in->metric == TOPOML_METRIC_EUCLIDEAN;
     tb_budget budget = {call, 0};
     tb_cudeviceptr xt = 0, buf = 0;
     double t0 = tb_now(), t_kernel = 0, t_copy = 0;
+    int variant = -1; /* the tb_kernels[] entry launched last */
 
     status = tb_upload_points(st, call, &budget, in, &xt);
     double t_upload = tb_now() - t0;
@@ -87,11 +87,13 @@ int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_
             unsigned grid = (unsigned)(band.tiles - k < per_launch ? band.tiles - k : per_launch);
             tb_curesult r;
             if (f32)
-                r = tb_launch_distances_f32(&st->cu, d->functions[kid], NULL, grid, 1, 1, xt, buf,
+                r = tb_launch_distances_f32(&st->cu, d->functions, NULL, grid, 1, 1, &variant,
+                                            xt, buf,
                                             (int64_t)n, (int64_t)dim, root,
                                             (int64_t)(band.tile0 + k), (int64_t)band.out0);
             else
-                r = tb_launch_distances_f64(&st->cu, d->functions[kid], NULL, grid, 1, 1, xt, buf,
+                r = tb_launch_distances_f64(&st->cu, d->functions, NULL, grid, 1, 1, &variant,
+                                            xt, buf,
                                             (int64_t)n, (int64_t)dim, root,
                                             (int64_t)(band.tile0 + k), (int64_t)band.out0);
             status = tb_check(st, call, r, TOPOML_E_DEVICE, "launching pairwise_distances");
@@ -119,9 +121,9 @@ int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_
     if (status == TOPOML_OK)
         tb_debug(call,
                  "triton-bridge: distances n=%llu dim=%llu %s %s: upload %.3f ms, kernels %.3f ms, "
-                 "download %.3f ms, %llu bands",
+                 "download %.3f ms, %llu bands, kernel %s",
                  (unsigned long long)n, (unsigned long long)dim, f32 ? "f32" : "f64",
                  root ? "euclidean" : "sqeuclidean", 1e3 * t_upload, 1e3 * t_kernel, 1e3 * t_copy,
-                 (unsigned long long)bands);
+                 (unsigned long long)bands, variant >= 0 ? tb_kernels[variant].name : "none");
     return status;
 }

@@ -37,6 +37,7 @@ typedef struct gpu_edges {
     tb_cudeviceptr xt, counter, ei, ej, ed;
     uint64_t room; /* edges ei/ej/ed hold */
     int runs;
+    int variant; /* the tb_kernels[] entry launched last, -1 before */
     double t_kernel, t_fetch;
 } gpu_edges;
 
@@ -104,7 +105,6 @@ static int gpu_run(void *ctx, uint64_t capacity, uint64_t *found, char *why, siz
     gpu_edges *g = ctx;
     tb_cuda *cu = &g->st->cu;
     double t = tb_now();
-    int kid = g->f32 ? TB_KERNEL_EDGES_F32 : TB_KERNEL_EDGES_F64;
     uint64_t block = g->f32 ? TB_EDGES_F32_BLOCK : TB_EDGES_F64_BLOCK;
     uint64_t tiles = tb_tiles_below(tb_cdiv(g->n, block));
     uint64_t per_launch = (uint64_t)g->d->max_grid_x;
@@ -116,12 +116,14 @@ static int gpu_run(void *ctx, uint64_t capacity, uint64_t *found, char *why, siz
         uint64_t count = tiles - tile0 < per_launch ? tiles - tile0 : per_launch;
         tb_curesult r;
         if (g->f32)
-            r = tb_launch_edges_f32(cu, g->d->functions[kid], NULL, (unsigned)count, 1, 1, g->xt,
+            r = tb_launch_edges_f32(cu, g->d->functions, NULL, (unsigned)count, 1, 1, &g->variant,
+                                    g->xt,
                                     (int64_t)g->n, (int64_t)g->dim, g->root, g->thr32,
                                     (int64_t)tile0, g->ei, g->ej, g->ed, g->counter,
                                     (int64_t)capacity);
         else
-            r = tb_launch_edges_f64(cu, g->d->functions[kid], NULL, (unsigned)count, 1, 1, g->xt,
+            r = tb_launch_edges_f64(cu, g->d->functions, NULL, (unsigned)count, 1, 1, &g->variant,
+                                    g->xt,
                                     (int64_t)g->n, (int64_t)g->dim, g->root, g->thr64,
                                     (int64_t)tile0, g->ei, g->ej, g->ed, g->counter,
                                     (int64_t)capacity);
@@ -213,6 +215,7 @@ int tb_op_edges(void *state, const topoml_call_v1 *call, const topoml_input_v1 *
         .d = d,
         .call = call,
         .budget = &budget,
+        .variant = -1,
         .f32 = in->dtype == TOPOML_F32,
         .n = in->n,
         .dim = in->dim,
@@ -242,10 +245,11 @@ int tb_op_edges(void *state, const topoml_call_v1 *call, const topoml_input_v1 *
         if (status == TOPOML_OK)
             tb_debug(call,
                      "triton-bridge: edges n=%llu dim=%llu %s: %llu edges, %d runs, upload %.3f "
-                     "ms, kernels %.3f ms, download %.3f ms, total %.3f ms",
+                     "ms, kernels %.3f ms, download %.3f ms, total %.3f ms, kernel %s",
                      (unsigned long long)in->n, (unsigned long long)in->dim, g.f32 ? "f32" : "f64",
                      (unsigned long long)*n_out, g.runs, 1e3 * t_upload, 1e3 * g.t_kernel,
-                     1e3 * g.t_fetch, 1e3 * (tb_now() - t1));
+                     1e3 * g.t_fetch, 1e3 * (tb_now() - t1),
+                     g.variant >= 0 ? tb_kernels[g.variant].name : "none");
     }
     int cleanup = TOPOML_OK;
     drop_room(&g, &cleanup);

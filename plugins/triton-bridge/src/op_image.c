@@ -154,7 +154,7 @@ int tb_op_image(void *state, const topoml_call_v1 *call, const topoml_image_para
         for (uint64_t t0 = 0; status == TOPOML_OK && t0 < tiles; t0 += per_launch) {
             unsigned grid = (unsigned)(tiles - t0 < per_launch ? tiles - t0 : per_launch);
             tb_curesult r = tb_launch_image_f64(
-                &st->cu, d->functions[TB_KERNEL_IMAGE_F64], NULL, grid, (unsigned)m, 1, dpairs,
+                &st->cu, d->functions, NULL, grid, (unsigned)m, 1, NULL, dpairs,
                 doffsets, dout, (int64_t)k0, (int32_t)t0, (int32_t)params->width,
                 (int32_t)params->height, params->birth_min, db, params->pers_min, dp, s,
                 (int32_t)params->weight, params->weight_max, params->weight_power,

@@ -172,6 +172,65 @@ START_TEST(test_device_fault_is_reported_not_fatal)
 }
 END_TEST
 
+/* Launches of the kernel variant `name` so far, as the fake driver counts them. */
+static unsigned long launches(const char *name)
+{
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    ck_assert_msg(cuda != NULL, "the fake driver is not the one loaded");
+    unsigned long (*count)(const char *);
+    void *sym = dlsym(cuda, "tb_fake_cuda_launches");
+    ck_assert_ptr_nonnull(sym);
+    memcpy(&count, &sym, sizeof sym);
+    unsigned long c = count(name);
+    dlclose(cuda);
+    return c;
+}
+
+START_TEST(test_launch_picks_the_variant_the_arguments_fit)
+{
+    /* n a multiple of 16 (and device addresses, 256-byte aligned): the
+     * variant compiled for divisible arguments; any other n: the generic
+     * one. The fake driver fails a variant whose assumptions do not hold. */
+    void *st;
+    ck_assert_int_eq(be->create(&tb_test_host_table, &st), TOPOML_OK);
+    char why[512];
+    ck_assert_int_eq(be->probe(st, why, sizeof why), TOPOML_OK); /* loads the driver */
+    static float xyz[33 * 5];
+    for (int k = 0; k < 33 * 5; k++)
+        xyz[k] = (float)((k * 37) % 11) - 5.0f;
+    static float out[33 * 32 / 2];
+    topoml_input_v1 in;
+    memset(&in, 0, sizeof in);
+    in.struct_size = sizeof in;
+    in.kind = TOPOML_INPUT_POINTS;
+    in.dim = 5;
+    in.dtype = TOPOML_F32;
+    in.metric = TOPOML_METRIC_EUCLIDEAN;
+    in.data = xyz;
+    topoml_call_v1 call = tb_test_call();
+    const char *names[] = {"distances_f32_d16", "distances_f32", "edges_f32_d16", "edges_f32"};
+    unsigned long before[4], after[4];
+    for (int n = 32; n <= 33; n++) {
+        for (int k = 0; k < 4; k++)
+            before[k] = launches(names[k]);
+        in.n = (uint64_t)n;
+        ck_assert_int_eq(be->distances(st, &call, &in, out), TOPOML_OK);
+        topoml_edge *edges = NULL;
+        uint64_t n_edges = 0;
+        ck_assert_int_eq(be->edges(st, &call, &in, 4.0, &edges, &n_edges), TOPOML_OK);
+        tb_test_host_table.free(tb_test_host_table.host_data, edges);
+        for (int k = 0; k < 4; k++)
+            after[k] = launches(names[k]) - before[k];
+        int d16 = n % 16 == 0;
+        ck_assert_msg((after[0] > 0) == d16 && (after[1] > 0) == !d16,
+                      "n=%d: distances launches d16 %lu, generic %lu", n, after[0], after[1]);
+        ck_assert_msg((after[2] > 0) == d16 && (after[3] > 0) == !d16,
+                      "n=%d: edges launches d16 %lu, generic %lu", n, after[2], after[3]);
+    }
+    be->destroy(st);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("triton_bridge_fake_driver");
@@ -184,6 +243,7 @@ int main(void)
     tcase_add_test(tc, test_probe_reports_unloadable_cubins);
     tcase_add_test(tc, test_ops_use_the_configured_device);
     tcase_add_test(tc, test_device_fault_is_reported_not_fatal);
+    tcase_add_test(tc, test_launch_picks_the_variant_the_arguments_fit);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

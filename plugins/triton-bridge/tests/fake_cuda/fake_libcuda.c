@@ -20,7 +20,10 @@
  *   TB_FAKE_CUDA_MEMORY=<bytes>  device memory (default 1 GiB)
  *   TB_FAKE_CUDA_GRID_X=<n>, TB_FAKE_CUDA_GRID_Y=<n>   grid limits
  *   TB_FAKE_CUDA_LOAD=<code>     cuModuleLoadData returns <code>
- * tb_fake_cuda_leaks() says what is still allocated, retained or pushed.
+ * tb_fake_cuda_leaks() says what is still allocated, retained or pushed;
+ * tb_fake_cuda_launches(name) how many launches the kernel variant `name`
+ * (a tb_kernels[] name) has had. A variant launched with arguments that
+ * break its divisibility assumptions fails with CUDA_ERROR_MISALIGNED_ADDRESS.
  *
  * Not a model of timing, streams, or concurrency.
  */
@@ -46,6 +49,7 @@ enum {
     INVALID_HANDLE = 400,
     NOT_FOUND = 500,
     ILLEGAL_ADDRESS = 700,
+    MISALIGNED_ADDRESS = 716,
     LAUNCH_FAILED = 719
 };
 
@@ -57,6 +61,7 @@ static long env_long(const char *name, long fallback)
 
 static int initialised;
 static int sticky; /* a launch failed: like the real driver, every later call fails */
+static unsigned long launched[TB_KERNEL_COUNT]; /* launches per tb_kernels[] entry */
 
 /* ---- allocations ---- */
 
@@ -102,6 +107,14 @@ typedef struct fake_module {
 static int current_ok(void)
 {
     return ctx_depth > 0;
+}
+
+EXPORT unsigned long tb_fake_cuda_launches(const char *name)
+{
+    for (int k = 0; k < TB_KERNEL_COUNT; k++)
+        if (strcmp(tb_kernels[k].name, name) == 0)
+            return launched[k];
+    return 0;
 }
 
 EXPORT int tb_fake_cuda_leaks(char *text, size_t size)
@@ -352,7 +365,9 @@ EXPORT tb_curesult cuMemAlloc_v2(tb_cudeviceptr *ptr, size_t bytes)
     if (bytes > memory_total() - used)
         return OUT_OF_MEMORY;
     block *b = malloc(sizeof *b);
-    unsigned char *data = malloc(bytes);
+    /* The real driver aligns allocations to 256 bytes; the kernel variants
+     * compiled for 16-byte aligned addresses rely on it. */
+    unsigned char *data = aligned_alloc(256, (bytes + 255) / 256 * 256);
     if (b == NULL || data == NULL) {
         free(b);
         free(data);
@@ -614,27 +629,30 @@ EXPORT tb_curesult cuLaunchKernel(tb_cufunction fn, unsigned gx, unsigned gy, un
     if (bx != spec->threads || by != 1 || bz != 1 || shared != spec->shared)
         return INVALID_VALUE;
     /* Triton's two trailing scratch pointers must be there and be NULL. */
+    /* A variant run with arguments that break its compiled-in assumptions
+     * would read or write misaligned vectors on the real device. */
+    if (!tb_kernel_fits(k, params)) {
+        sticky = MISALIGNED_ADDRESS;
+        return OK;
+    }
     tb_curesult r;
-    switch (k) {
-    case TB_KERNEL_DISTANCES_F32:
-    case TB_KERNEL_DISTANCES_F64:
+    const char *base = spec->base;
+    if (strcmp(base, "distances_f32") == 0 || strcmp(base, "distances_f64") == 0) {
         if (gy != 1 || ARG(uint64_t, 7) != 0 || ARG(uint64_t, 8) != 0)
             return INVALID_VALUE;
-        r = run_distances(k == TB_KERNEL_DISTANCES_F32, gx, params);
-        break;
-    case TB_KERNEL_EDGES_F32:
-    case TB_KERNEL_EDGES_F64:
+        r = run_distances(strcmp(base, "distances_f32") == 0, gx, params);
+    } else if (strcmp(base, "edges_f32") == 0 || strcmp(base, "edges_f64") == 0) {
         if (gy != 1 || ARG(uint64_t, 11) != 0 || ARG(uint64_t, 12) != 0)
             return INVALID_VALUE;
-        r = run_edges(k == TB_KERNEL_EDGES_F32, gx, params);
-        break;
-    case TB_KERNEL_IMAGE_F64:
+        r = run_edges(strcmp(base, "edges_f32") == 0, gx, params);
+    } else if (strcmp(base, "image_f64") == 0) {
         if (ARG(uint64_t, 17) != 0 || ARG(uint64_t, 18) != 0)
             return INVALID_VALUE;
         r = run_image(gx, gy, params);
-        break;
-    default: return INVALID_HANDLE;
+    } else {
+        return INVALID_HANDLE;
     }
+    launched[k]++;
     /* Like a fault inside a kernel: reported later, by every call. */
     if (r != OK)
         sticky = r;

@@ -1,0 +1,270 @@
+/*
+ * conformance.h — the conformance suite's own declarations (prefix tc_):
+ * the case list (cases.c), input generators (generate.c), the reference
+ * (reference.c), running a plugin in a child process (isolate.c,
+ * subject.c), comparing its answers (compare.c), and reports (report.c).
+ * tools/topoml_conformance.c puts them together.
+ *
+ * The suite sits on the core: it computes every reference answer through
+ * the public API with the built-in scalar backend, and reaches the plugin
+ * under test through the ABI alone, in a child process per case, so that
+ * the plugin needs no permission from the gate and cannot take the runner
+ * down with it.
+ */
+#ifndef TOPOML_CONFORMANCE_H
+#define TOPOML_CONFORMANCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "topoml/plugin.h"
+#include "topoml/topoml.h"
+
+/* ---- results ---- */
+
+/* Ordered from good to bad: a plugin's verdict is its worst case. */
+typedef enum tc_result {
+    TC_PASS = 0,
+    TC_NOT_SUPPORTED = 1,   /* the plugin does not claim it, or its probe fails */
+    TC_QUALITY_WARNING = 2, /* within the bound, but using more than a tenth of it */
+    TC_FAIL = 3,
+    TC_CRASH = 4,
+    TC_TIMEOUT = 5
+} tc_result;
+#define TC_RESULT_COUNT 6
+
+const char *tc_result_name(tc_result r);
+/* PASS, NOT_SUPPORTED and QUALITY_WARNING keep the exit status 0. */
+bool tc_result_ok(tc_result r);
+
+/* A case's verdict: the result, the worst error seen against its bound
+ * (error/bound is the "quality ratio"), and a line for people. */
+typedef struct tc_verdict {
+    tc_result result;
+    double error;
+    double bound;
+    double quality; /* largest error/bound among errors of more than one
+                       unit in the last place of their value */
+    double seconds;
+    char detail[512];
+} tc_verdict;
+
+/* QUALITY_WARNING starts where an error exceeds this share of its bound;
+ * a difference in the last bit only never warns. */
+#define TC_QUALITY_SHARE 0.1
+
+/* ---- the case list (cases.c) ---- */
+
+typedef enum tc_tier { TC_TIER_QUICK = 0, TC_TIER_FULL = 1 } tc_tier;
+const char *tc_tier_name(tc_tier t);
+
+typedef struct tc_case {
+    char name[192];
+    unsigned line; /* in the case file, for messages */
+    tc_tier tier;
+    uint32_t op; /* topoml_op */
+    /* input */
+    char generator[24]; /* uniform gaussian circle sphere torus clusters grid duplicates file */
+    uint64_t seed, n, dim;
+    uint32_t k;              /* sphere: its dimension; clusters: how many; duplicates: copies */
+    uint32_t side;           /* grid: points per axis */
+    double radius;           /* circle, sphere, torus (major) */
+    double radius2;          /* torus (minor) */
+    double noise;            /* gaussian noise added to manifold samples */
+    double spread;           /* clusters: standard deviation around each centre */
+    double scale;            /* every coordinate multiplied by it */
+    char file[256];          /* generator file: a name in the data folder */
+    uint32_t file_format;    /* topoml_format */
+    uint32_t as;             /* topoml_input_kind the plugin receives */
+    double sparse_threshold; /* as sparse: the edges kept */
+    /* parameters */
+    uint32_t metric, dtype, max_dim, modulus;
+    double threshold; /* INFINITY: none */
+    /* image op: the diagrams are the reference barcode of the input */
+    uint32_t image_dim, width, height, weight;
+    double sigma;
+    /* tolerance, in units of the dtype's epsilon per coordinate */
+    double tol_ulps;
+} tc_case;
+
+typedef struct tc_suite {
+    char version[32];
+    char path[1024];     /* the case file */
+    char data_dir[1024]; /* where `file` inputs live */
+    tc_case *cases;
+    size_t n_cases;
+} tc_suite;
+
+/* Parse a case file (YAML, libyaml). Lists given for metric, dtype,
+ * modulus, threshold, max_dim, weight, sigma, or the input's as, n, dim or
+ * seed expand into one case per combination, named
+ * "<name>/<value>...". On error returns false with "file:line:col: reason". */
+bool tc_suite_load(tc_suite *s, const char *path, char *err, size_t err_size);
+void tc_suite_free(tc_suite *s);
+/* Is the case in the tier (quick cases are also in full) and does its name
+ * match one of the globs (none given: all)? */
+bool tc_case_selected(const tc_case *c, tc_tier tier, char *const *globs, size_t n_globs);
+
+/* ---- inputs (generate.c) ---- */
+
+/* What a case works on. `points` / `condensed` are always f64; the f32
+ * copies are what the plugin sees when the case's dtype is f32, and the
+ * reference then works on those same values widened. */
+typedef struct tc_input {
+    uint32_t kind; /* topoml_input_kind given to the plugin */
+    uint64_t n, dim;
+    double *points; /* n*dim, for POINTS and as the source of the rest */
+    float *points32;
+    double *condensed; /* CONDENSED input (the f64 values, or f32 widened) */
+    float *condensed32;
+    topoml_edge *edges; /* SPARSE input */
+    uint64_t n_edges;
+} tc_input;
+
+/* Build the input of a case. The reference context reads data files and
+ * computes the distances of derived (condensed, sparse) inputs. */
+bool tc_input_make(topoml_context *ref, const tc_suite *s, const tc_case *c, tc_input *in,
+                   char *err, size_t err_size);
+void tc_input_free(tc_input *in);
+/* The ABI view of it, for dtype `dtype` and the case's metric. */
+void tc_input_view(const tc_input *in, const tc_case *c, topoml_input_v1 *v);
+
+/* ---- the reference (reference.c) ---- */
+
+typedef struct tc_reference {
+    double *dist; /* every pair, condensed, as the plugin should see it */
+    uint64_t n_pairs;
+    double max_dist;    /* largest finite distance */
+    topoml_edge *edges; /* edges op */
+    uint64_t n_edges;
+    topoml_interval *bars; /* h0, rips, and the image op's diagrams */
+    uint64_t n_bars;
+    double *image; /* image op */
+    uint64_t image_size;
+} tc_reference;
+
+bool tc_reference_make(topoml_context *ref, const tc_case *c, const tc_input *in, tc_reference *out,
+                       char *err, size_t err_size);
+void tc_reference_free(topoml_context *ref, tc_reference *r);
+
+/* Image op parameters of a case (ranges from the reference diagram). */
+void tc_image_params(const tc_case *c, const tc_reference *r, topoml_image_params_v1 *p);
+/* The finite pairs of dimension `dim` of a barcode, for the image op. */
+uint64_t tc_diagram_pairs(const topoml_interval *bars, uint64_t n, uint32_t dim, topoml_pair *out);
+
+/* ---- tolerances and comparison (compare.c) ---- */
+
+/* |got - ref| <= rel*|ref| + abs for one distance. */
+typedef struct tc_tolerance {
+    double rel, abs;
+} tc_tolerance;
+
+/* The bound on one distance of a case: rel = ulps * (dim + 2) * eps(dtype),
+ * abs = rel for cosine (its error is relative to 1, not to the distance),
+ * else 0. Inputs the plugin receives as distances (condensed, sparse) are
+ * exact: rel = abs = 0. */
+tc_tolerance tc_distance_tolerance(const tc_case *c, uint64_t dim);
+/* The bound on the bottleneck distance of barcodes: the largest distance
+ * error the case allows (stability theorem), at least ulps * eps(dtype)
+ * times the largest distance. */
+double tc_barcode_tolerance(const tc_case *c, uint64_t dim, double max_dist);
+
+/* The bound on one pixel of the image op: ulps * (pairs + 2) * eps(dtype)
+ * times the largest weight; every pair is the same on both sides, so only
+ * the arithmetic (the erf differences) may differ. */
+double tc_image_tolerance(const tc_case *c, const topoml_image_params_v1 *p, uint64_t n_pairs);
+
+void tc_compare_distances(const double *ref, const void *got, uint32_t dtype, uint64_t count,
+                          tc_tolerance tol, tc_verdict *v);
+/* `ref_dist` holds every pair's reference distance (condensed), in `dtype`. */
+void tc_compare_edges(const double *ref_dist, uint64_t n, const topoml_edge *ref_edges,
+                      uint64_t n_ref, const topoml_edge *got, uint64_t n_got, double threshold,
+                      tc_tolerance tol, uint32_t dtype, tc_verdict *v);
+/* Barcodes as persistence diagrams, per dimension 0..max_dim; a bottleneck
+ * distance up to `last_bit` (one ulp of the largest distance) never warns. */
+void tc_compare_barcodes(topoml_context *ctx, const topoml_interval *ref, uint64_t n_ref,
+                         const topoml_interval *got, uint64_t n_got, uint32_t max_dim, double tol,
+                         double last_bit, tc_verdict *v);
+/* One unit in the last place of |x| in `dtype`. */
+double tc_ulp(double x, uint32_t dtype);
+void tc_compare_images(const double *ref, const double *got, uint64_t count, double tol,
+                       tc_verdict *v);
+/* Set v->result from error, bound and quality (PASS / QUALITY_WARNING /
+ * FAIL). */
+void tc_grade(tc_verdict *v);
+
+/* ---- the plugin under test (subject.c) ---- */
+
+typedef struct tc_plugin {
+    char path[4096]; /* canonical */
+    char file_sha256[65];
+    bool loaded;     /* negotiated, created, probed, capabilities read */
+    tc_verdict load; /* when not loaded: what happened (FAIL, CRASH, TIMEOUT) */
+    char name[64], version[64], vendor[128], description[256];
+    uint32_t abi_version;
+    int probe_status;
+    char probe_message[256];
+    bool has_op[TOPOML_OP_COUNT];
+    topoml_capability_v1 *caps; /* device and schedule point into the arrays below */
+    char (*devices)[256];
+    char (*schedules)[256];
+    uint32_t n_caps;
+    tc_verdict *verdicts; /* one per selected case */
+    size_t n_run;         /* verdicts[0 .. n_run) are results */
+    bool stopped;         /* --fail-fast stopped it after a bad result */
+} tc_plugin;
+
+/* Negotiate, create, probe and read the capabilities of a plugin file in a
+ * child process. Always fills `p` (loaded false with p->load on failure). */
+void tc_plugin_identify(tc_plugin *p, const char *path, double timeout_s, bool verbose);
+void tc_plugin_free(tc_plugin *p);
+
+/* Run one case's op on the plugin in a child process and grade it. */
+void tc_plugin_run(const tc_plugin *p, topoml_context *ref, const tc_case *c, const tc_input *in,
+                   const tc_reference *r, double timeout_s, bool verbose, tc_verdict *v);
+
+/* ---- a child process with a deadline (isolate.c) ---- */
+
+typedef enum tc_child_end { TC_CHILD_EXITED, TC_CHILD_SIGNALED, TC_CHILD_TIMED_OUT } tc_child_end;
+
+typedef struct tc_child {
+    tc_child_end end;
+    int code;            /* exit status or signal number */
+    unsigned char *data; /* everything the child wrote to its pipe (malloc) */
+    size_t len;
+    double seconds;
+} tc_child;
+
+/* Fork; the child runs fn(fd, arg) with its answer written to fd, then
+ * exits. The parent collects the bytes and kills the child's process group
+ * when the deadline passes. false only if no child could be started. */
+typedef int (*tc_child_fn)(int fd, void *arg);
+bool tc_isolate(tc_child_fn fn, void *arg, double timeout_s, tc_child *out, char *err,
+                size_t err_size);
+
+/* ---- reports (report.c) ---- */
+
+typedef struct tc_run {
+    const tc_suite *suite;
+    tc_tier tier;
+    const tc_case **cases; /* the selected ones */
+    size_t n_cases;
+    tc_plugin *plugins;
+    size_t n_plugins;
+    char cpu_model[160];
+    char cpu_sha256[65];
+    char date[32];
+    char **certificates; /* per plugin: the certificate written, or NULL */
+} tc_run;
+
+/* The worst result of a plugin's cases, and counts per result. */
+tc_result tc_plugin_verdict(const tc_run *run, const tc_plugin *p, size_t counts[TC_RESULT_COUNT]);
+void tc_summary(const size_t counts[TC_RESULT_COUNT], char *out, size_t size);
+
+void tc_report_table(const tc_run *run, FILE *f);
+bool tc_report_json(const tc_run *run, const char *path);
+bool tc_report_junit(const tc_run *run, const char *path);
+
+#endif

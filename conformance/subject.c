@@ -1,0 +1,733 @@
+/*
+ * subject.c — the plugin under test, reached through the ABI alone.
+ *
+ * Every contact with the plugin happens in a child process (isolate.c):
+ * once to learn who it is (negotiate, create, probe, capabilities), then
+ * once per case to run one op. The child loads the file with the core's own
+ * loader (the same checks a host applies: negotiation, struct sizes, name,
+ * capability records) into a context that has no gate and no other plugin,
+ * so a plugin is tested whatever the gate thinks of it. The child sends its
+ * answers back over a pipe as tagged records; the parent never dlopens the
+ * plugin, so nothing it does (a constructor that crashes, a GPU runtime
+ * that dislikes fork) can reach the runner.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conformance.h"
+#include "internal.h"
+
+/* ---- records on the pipe: tag (1 byte), length (4), payload ---- */
+
+enum {
+    REC_STAGE = 'S',
+    REC_LOAD_FAILED = 'L',
+    REC_IDENTITY = 'I',
+    REC_RESULT = 'R',
+    REC_END = 'E'
+};
+
+static void write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n > 0) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return; /* the parent is gone; nothing to tell anyone */
+        c += w;
+        n -= (size_t)w;
+    }
+}
+
+static void put_record(int fd, char tag, const void *payload, uint32_t len)
+{
+    write_all(fd, &tag, 1);
+    write_all(fd, &len, sizeof len);
+    write_all(fd, payload, len);
+}
+
+static void put_text(int fd, char tag, const char *s)
+{
+    put_record(fd, tag, s, (uint32_t)strlen(s));
+}
+
+/* A growing buffer for one record's payload. */
+typedef struct buf {
+    unsigned char *p;
+    size_t len, cap;
+    bool failed;
+} buf;
+
+static void put(buf *b, const void *data, size_t n)
+{
+    if (b->failed || n == 0)
+        return;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n)
+            cap *= 2;
+        unsigned char *g = realloc(b->p, cap);
+        if (!g) {
+            b->failed = true;
+            return;
+        }
+        b->p = g;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+}
+
+static void put_u32(buf *b, uint32_t v)
+{
+    put(b, &v, sizeof v);
+}
+static void put_u64(buf *b, uint64_t v)
+{
+    put(b, &v, sizeof v);
+}
+static void put_str(buf *b, const char *s)
+{
+    uint32_t n = s ? (uint32_t)strnlen(s, 4095) : 0;
+    put_u32(b, n);
+    put(b, s ? s : "", n);
+}
+
+/* Reading a payload back, every length checked against what is left. */
+typedef struct cursor {
+    const unsigned char *p;
+    size_t left;
+    bool bad;
+} cursor;
+
+static bool get(cursor *c, void *out, size_t n)
+{
+    if (c->bad || n > c->left) {
+        c->bad = true;
+        return false;
+    }
+    if (n) {
+        memcpy(out, c->p, n);
+        c->p += n;
+    }
+    c->left -= n;
+    return true;
+}
+static uint32_t get_u32(cursor *c)
+{
+    uint32_t v = 0;
+    get(c, &v, sizeof v);
+    return v;
+}
+static uint64_t get_u64(cursor *c)
+{
+    uint64_t v = 0;
+    get(c, &v, sizeof v);
+    return v;
+}
+static void get_str(cursor *c, char *out, size_t size)
+{
+    uint32_t n = get_u32(c);
+    if (c->bad || n > c->left) {
+        c->bad = true;
+        out[0] = '\0';
+        return;
+    }
+    size_t keep = n < size - 1 ? n : size - 1;
+    if (keep)
+        memcpy(out, c->p, keep);
+    out[keep] = '\0';
+    if (n)
+        c->p += n;
+    c->left -= n;
+}
+
+/* The records of one child's answer. */
+typedef struct answer {
+    char stage[64]; /* the last stage it announced */
+    bool load_failed;
+    char load_reason[640];
+    cursor identity; /* payload of REC_IDENTITY, if any */
+    bool has_identity;
+    cursor result;
+    bool has_result;
+    bool ended;
+    bool garbled;
+} answer;
+
+static void parse_answer(const tc_child *ch, answer *a)
+{
+    memset(a, 0, sizeof *a);
+    snprintf(a->stage, sizeof a->stage, "start");
+    cursor c = {ch->data, ch->len, false};
+    while (c.left > 0) {
+        char tag;
+        uint32_t len;
+        if (!get(&c, &tag, 1) || !get(&c, &len, sizeof len) || len > c.left) {
+            a->garbled = true;
+            return;
+        }
+        cursor body = {c.p, len, false};
+        c.p += len;
+        c.left -= len;
+        switch (tag) {
+        case REC_STAGE:
+            snprintf(a->stage, sizeof a->stage, "%.*s", (int)(len < 63 ? len : 63),
+                     (const char *)body.p);
+            break;
+        case REC_LOAD_FAILED:
+            a->load_failed = true;
+            snprintf(a->load_reason, sizeof a->load_reason, "%.*s", (int)(len < 639 ? len : 639),
+                     (const char *)body.p);
+            break;
+        case REC_IDENTITY:
+            a->identity = body;
+            a->has_identity = true;
+            break;
+        case REC_RESULT:
+            a->result = body;
+            a->has_result = true;
+            break;
+        case REC_END: a->ended = true; break;
+        default: a->garbled = true; return;
+        }
+    }
+}
+
+/* ---- the child's side ---- */
+
+typedef struct child_job {
+    const char *path;
+    bool verbose;
+    /* for a case (NULL when only identifying) */
+    const tc_case *c;
+    const tc_input *in;
+    const tc_reference *r;
+} child_job;
+
+static void child_log(void *user, int level, const char *message)
+{
+    (void)user;
+    static const char *names[] = {"error", "warn", "info", "debug"};
+    fprintf(stderr, "  [plugin %s] %s\n", level >= 0 && level < 4 ? names[level] : "?", message);
+}
+
+/* Load and start the plugin in this (child) process. On failure the reason
+ * is sent and false returned. */
+static bool child_start(int fd, const child_job *job, topoml_context **ctx, tm_backend *b)
+{
+    topoml_context_options o = {.struct_size = sizeof o,
+                                .flags = TOPOML_CTX_NO_ENV | TOPOML_CTX_NO_PLUGINS};
+    if (topoml_context_new(ctx, &o) != TOPOML_OK) {
+        put_text(fd, REC_LOAD_FAILED, "cannot make a context in the child");
+        return false;
+    }
+    if (job->verbose)
+        topoml_set_log(*ctx, child_log, NULL, TOPOML_LOG_DEBUG);
+    memset(b, 0, sizeof *b);
+    put_text(fd, REC_STAGE, "load and negotiate");
+    tm_loader_open(*ctx, job->path, b);
+    if (b->gate_state == TOPOML_GATE_REJECTED) {
+        put_text(fd, REC_LOAD_FAILED, b->gate_reason);
+        return false;
+    }
+    put_text(fd, REC_STAGE, "create, probe, capabilities");
+    tm_backend_start(*ctx, b);
+    if (b->gate_state == TOPOML_GATE_REJECTED) {
+        put_text(fd, REC_LOAD_FAILED, b->gate_reason);
+        return false;
+    }
+    return true;
+}
+
+static void child_stop(int fd, topoml_context *ctx, tm_backend *b)
+{
+    put_text(fd, REC_STAGE, "destroy");
+    if (b->created && b->vt->destroy)
+        b->vt->destroy(b->state);
+    if (b->dl)
+        dlclose(b->dl);
+    topoml_context_free(ctx);
+}
+
+static int child_identify(int fd, void *arg)
+{
+    const child_job *job = arg;
+    topoml_context *ctx = NULL;
+    tm_backend b;
+    if (!child_start(fd, job, &ctx, &b)) {
+        put_record(fd, REC_END, NULL, 0);
+        topoml_context_free(ctx);
+        return 0;
+    }
+    buf out = {0};
+    const topoml_backend_v1 *vt = b.vt;
+    put_str(&out, vt->name);
+    put_str(&out, vt->version);
+    put_str(&out, vt->vendor);
+    put_str(&out, vt->description);
+    put_u32(&out, b.abi_version);
+    put_u32(&out, (uint32_t)b.probe_status);
+    put_str(&out, b.probe_message);
+    uint32_t ops = (vt->distances ? 1u : 0) | (vt->edges ? 2u : 0) | (vt->h0 ? 4u : 0) |
+                   (vt->rips ? 8u : 0) | (vt->image ? 16u : 0);
+    put_u32(&out, ops);
+    put_u32(&out, b.n_caps);
+    for (uint32_t i = 0; i < b.n_caps; i++) {
+        topoml_capability_v1 cp = b.caps[i];
+        put_str(&out, cp.device);
+        put_str(&out, cp.schedule);
+        cp.device = NULL;
+        cp.schedule = NULL;
+        put(&out, &cp, sizeof cp);
+    }
+    if (!out.failed)
+        put_record(fd, REC_IDENTITY, out.p, (uint32_t)out.len);
+    free(out.p);
+    child_stop(fd, ctx, &b);
+    put_record(fd, REC_END, NULL, 0);
+    return 0;
+}
+
+/* Bytes written past the end of an output array the host sized. */
+#define GUARD_BYTES 64
+#define GUARD_BYTE 0xA5
+
+static bool guard_intact(const unsigned char *end)
+{
+    for (int k = 0; k < GUARD_BYTES; k++)
+        if (end[k] != GUARD_BYTE)
+            return false;
+    return true;
+}
+
+static int child_run(int fd, void *arg)
+{
+    const child_job *job = arg;
+    const tc_case *c = job->c;
+    topoml_context *ctx = NULL;
+    tm_backend b;
+    if (!child_start(fd, job, &ctx, &b)) {
+        put_record(fd, REC_END, NULL, 0);
+        topoml_context_free(ctx);
+        return 0;
+    }
+    buf out = {0};
+    char msg[1024];
+    topoml_call_v1 call;
+    tm_call_init(ctx, &call, msg, sizeof msg);
+    topoml_input_v1 in;
+    tc_input_view(job->in, c, &in);
+    int rc = b.probe_status;
+    char stage[64];
+    snprintf(stage, sizeof stage, "op %s", tm_op_name(c->op));
+    if (rc != TOPOML_OK) {
+        snprintf(msg, sizeof msg, "probe failed in this process: %.900s", b.probe_message);
+        put_u32(&out, (uint32_t)rc);
+        put_str(&out, msg);
+    } else if (c->op == TOPOML_OP_DISTANCES || c->op == TOPOML_OP_IMAGE) {
+        /* The host sizes these outputs; a guard after them catches a plugin
+         * that writes past the end. */
+        uint64_t count;
+        size_t elem;
+        topoml_image_params_v1 ip;
+        uint64_t *offsets = NULL;
+        topoml_pair *pairs = NULL;
+        uint32_t k = c->max_dim + 1;
+        if (c->op == TOPOML_OP_DISTANCES) {
+            count = in.n * (in.n ? in.n - 1 : 0) / 2;
+            elem = c->dtype == TOPOML_F32 ? sizeof(float) : sizeof(double);
+        } else {
+            count = (uint64_t)k * c->width * c->height;
+            elem = sizeof(double);
+            tc_image_params(c, job->r, &ip);
+            offsets = calloc(k + 1, sizeof *offsets);
+            pairs = malloc((job->r->n_bars ? job->r->n_bars : 1) * sizeof *pairs);
+            for (uint32_t d = 0; offsets && pairs && d < k; d++)
+                offsets[d + 1] = offsets[d] + tc_diagram_pairs(job->r->bars, job->r->n_bars, d,
+                                                               pairs + offsets[d]);
+        }
+        unsigned char *o = malloc((size_t)(count * elem) + GUARD_BYTES);
+        if (!o || (c->op == TOPOML_OP_IMAGE && (!offsets || !pairs))) {
+            rc = TOPOML_E_NOMEM;
+            snprintf(msg, sizeof msg, "the test harness ran out of memory");
+        } else {
+            memset(o, 0, (size_t)(count * elem));
+            memset(o + count * elem, GUARD_BYTE, GUARD_BYTES);
+            put_text(fd, REC_STAGE, stage);
+            rc = c->op == TOPOML_OP_DISTANCES
+                     ? b.vt->distances(b.state, &call, &in, o)
+                     : b.vt->image(b.state, &call, &ip, k, offsets, pairs, (double *)o);
+        }
+        put_u32(&out, (uint32_t)rc);
+        put_str(&out, rc == TOPOML_OK ? "" : msg);
+        if (rc == TOPOML_OK) {
+            put_u32(&out, guard_intact(o + count * elem));
+            put_u64(&out, count);
+            put(&out, o, (size_t)(count * elem));
+        }
+        free(o);
+        free(offsets);
+        free(pairs);
+    } else if (c->op == TOPOML_OP_EDGES) {
+        topoml_edge *e = NULL;
+        uint64_t n = 0;
+        put_text(fd, REC_STAGE, stage);
+        rc = b.vt->edges(b.state, &call, &in, c->threshold, &e, &n);
+        put_u32(&out, (uint32_t)rc);
+        put_str(&out, rc == TOPOML_OK ? "" : msg);
+        if (rc == TOPOML_OK) {
+            if (n && !e)
+                n = UINT64_MAX; /* "n edges, no array": the parent fails it */
+            put_u64(&out, n);
+            if (e && n != UINT64_MAX)
+                put(&out, e, (size_t)(n * sizeof *e));
+        }
+        if (e)
+            call.free(call.host_data, e);
+    } else {
+        topoml_barcode_v1 bc;
+        memset(&bc, 0, sizeof bc);
+        bc.struct_size = sizeof bc;
+        put_text(fd, REC_STAGE, stage);
+        if (c->op == TOPOML_OP_H0) {
+            rc = b.vt->h0(b.state, &call, &in, c->threshold, &bc);
+        } else {
+            topoml_rips_params_v1 p = {sizeof p, c->max_dim, c->threshold, c->modulus, 0};
+            rc = b.vt->rips(b.state, &call, &in, &p, &bc);
+        }
+        put_u32(&out, (uint32_t)rc);
+        put_str(&out, rc == TOPOML_OK ? "" : msg);
+        if (rc == TOPOML_OK) {
+            uint64_t n = bc.n_intervals && !bc.intervals ? UINT64_MAX : bc.n_intervals;
+            put_u32(&out, bc.max_dim);
+            put_u32(&out, bc.complete);
+            put_u64(&out, n);
+            if (n != UINT64_MAX)
+                put(&out, bc.intervals, (size_t)(n * sizeof *bc.intervals));
+        }
+        if (bc.intervals)
+            call.free(call.host_data, bc.intervals);
+    }
+    if (out.failed) {
+        free(out.p);
+        out = (buf){0};
+        put_u32(&out, (uint32_t)TOPOML_E_NOMEM);
+        put_str(&out, "the test harness ran out of memory sending the answer");
+    }
+    put_record(fd, REC_RESULT, out.p, (uint32_t)out.len);
+    free(out.p);
+    child_stop(fd, ctx, &b);
+    put_record(fd, REC_END, NULL, 0);
+    return 0;
+}
+
+/* ---- the parent's side ---- */
+
+/* What an abnormal end of a child means. True if it was abnormal. */
+static bool abnormal_end(const tc_child *ch, const answer *a, double timeout_s, tc_verdict *v)
+{
+    if (ch->end == TC_CHILD_TIMED_OUT) {
+        v->result = TC_TIMEOUT;
+        snprintf(v->detail, sizeof v->detail, "no answer within %gs (in: %s); killed", timeout_s,
+                 a->stage);
+        return true;
+    }
+    if (ch->end == TC_CHILD_SIGNALED) {
+        v->result = TC_CRASH;
+        snprintf(v->detail, sizeof v->detail, "killed by signal %d (%s) in: %s", ch->code,
+                 strsignal(ch->code), a->stage);
+        return true;
+    }
+    if (a->garbled || !a->ended) {
+        v->result = TC_CRASH;
+        snprintf(v->detail, sizeof v->detail,
+                 "the process ended with exit status %d in: %s (the plugin exited, or a "
+                 "sanitizer caught a crash)",
+                 ch->code, a->stage);
+        return true;
+    }
+    return false;
+}
+
+void tc_plugin_identify(tc_plugin *p, const char *path, double timeout_s, bool verbose)
+{
+    memset(p, 0, sizeof *p);
+    char real[PATH_MAX];
+    snprintf(p->path, sizeof p->path, "%s", realpath(path, real) ? real : path);
+    snprintf(p->name, sizeof p->name, "?");
+    child_job job = {p->path, verbose, NULL, NULL, NULL};
+    tc_child ch;
+    char err[256];
+    if (!tc_isolate(child_identify, &job, timeout_s, &ch, err, sizeof err)) {
+        p->load.result = TC_FAIL;
+        snprintf(p->load.detail, sizeof p->load.detail, "cannot run the plugin: %s", err);
+        return;
+    }
+    answer a;
+    parse_answer(&ch, &a);
+    p->load.seconds = ch.seconds;
+    if (abnormal_end(&ch, &a, timeout_s, &p->load)) {
+        free(ch.data);
+        return;
+    }
+    if (a.load_failed || !a.has_identity) {
+        p->load.result = TC_FAIL;
+        snprintf(p->load.detail, sizeof p->load.detail, "%.500s",
+                 a.load_failed ? a.load_reason : "no identity received");
+        free(ch.data);
+        return;
+    }
+    cursor c = a.identity;
+    get_str(&c, p->name, sizeof p->name);
+    get_str(&c, p->version, sizeof p->version);
+    get_str(&c, p->vendor, sizeof p->vendor);
+    get_str(&c, p->description, sizeof p->description);
+    p->abi_version = get_u32(&c);
+    p->probe_status = (int)get_u32(&c);
+    get_str(&c, p->probe_message, sizeof p->probe_message);
+    uint32_t ops = get_u32(&c);
+    for (int op = 0; op < TOPOML_OP_COUNT; op++)
+        p->has_op[op] = (ops >> op) & 1u;
+    uint32_t n = get_u32(&c);
+    if (n <= 4096) {
+        p->caps = calloc(n ? n : 1, sizeof *p->caps);
+        p->devices = calloc(n ? n : 1, sizeof *p->devices);
+        p->schedules = calloc(n ? n : 1, sizeof *p->schedules);
+    }
+    for (uint32_t i = 0; p->caps && p->devices && p->schedules && i < n && !c.bad; i++) {
+        get_str(&c, p->devices[i], sizeof p->devices[i]);
+        get_str(&c, p->schedules[i], sizeof p->schedules[i]);
+        get(&c, &p->caps[i], sizeof p->caps[i]);
+        p->caps[i].device = p->devices[i];
+        p->caps[i].schedule = p->schedules[i][0] ? p->schedules[i] : NULL;
+        p->n_caps = i + 1;
+    }
+    free(ch.data);
+    if (c.bad || p->n_caps != n) {
+        p->load.result = TC_FAIL;
+        snprintf(p->load.detail, sizeof p->load.detail, "malformed identity from the child");
+        return;
+    }
+    p->loaded = true;
+}
+
+void tc_plugin_free(tc_plugin *p)
+{
+    free(p->caps);
+    free(p->devices);
+    free(p->schedules);
+    free(p->verdicts);
+    p->caps = NULL;
+    p->devices = NULL;
+    p->schedules = NULL;
+    p->verdicts = NULL;
+}
+
+/* Does the plugin claim this case? NULL if it does, else why not. */
+static const char *unclaimed(const tc_plugin *p, const tc_case *c, const tc_input *in)
+{
+    topoml_input_v1 v;
+    tc_input_view(in, c, &v);
+    if (c->op == TOPOML_OP_IMAGE) {
+        /* Images take diagrams, not an input; the dtype says the precision
+         * the plugin computes in. */
+        for (uint32_t i = 0; i < p->n_caps; i++)
+            if (p->caps[i].op == TOPOML_OP_IMAGE && (p->caps[i].dtypes & (1u << c->dtype)))
+                return NULL;
+        return "no capability record covers it";
+    }
+    if (!tm_caps_cover(p->caps, p->n_caps, c->op, &v, c->op == TOPOML_OP_RIPS ? c->max_dim : 0,
+                       c->op == TOPOML_OP_RIPS ? c->modulus : 0))
+        return "no capability record covers it";
+    return NULL;
+}
+
+/* Decode the op's answer and compare it with the reference. */
+static void grade_answer(topoml_context *ref, const tc_case *c, const tc_input *in,
+                         const tc_reference *r, cursor *res, tc_verdict *v)
+{
+    int rc = (int)get_u32(res);
+    char msg[1024];
+    get_str(res, msg, sizeof msg);
+    if (res->bad) {
+        v->result = TC_CRASH;
+        snprintf(v->detail, sizeof v->detail, "malformed answer from the child");
+        return;
+    }
+    if (rc == TOPOML_E_UNSUPPORTED) {
+        v->result = TC_FAIL;
+        snprintf(v->detail, sizeof v->detail,
+                 "claims %s for these parameters but answered 'not supported' (it lied): %.300s",
+                 tm_op_name(c->op), msg);
+        return;
+    }
+    if (rc != TOPOML_OK) {
+        v->result = TC_FAIL;
+        snprintf(v->detail, sizeof v->detail, "returned %d (%s): %.300s", rc, topoml_strerror(rc),
+                 msg);
+        return;
+    }
+    tc_tolerance tol = tc_distance_tolerance(c, in->dim);
+    if (c->op == TOPOML_OP_DISTANCES || c->op == TOPOML_OP_IMAGE) {
+        uint32_t guard = get_u32(res);
+        uint64_t count = get_u64(res);
+        size_t elem = c->op == TOPOML_OP_IMAGE || c->dtype == TOPOML_F64 ? 8 : 4;
+        uint64_t want = c->op == TOPOML_OP_IMAGE ? r->image_size : r->n_pairs;
+        if (res->bad || count != want || res->left != count * elem) {
+            v->result = TC_CRASH;
+            snprintf(v->detail, sizeof v->detail, "malformed answer from the child");
+        } else if (!guard) {
+            v->result = TC_FAIL;
+            snprintf(v->detail, sizeof v->detail, "wrote past the end of its output array");
+        } else if (c->op == TOPOML_OP_DISTANCES) {
+            /* The payload is not aligned for the element type: copy it. */
+            void *got = malloc(count > 0 ? count * elem : 1);
+            if (!got) {
+                v->result = TC_FAIL;
+                snprintf(v->detail, sizeof v->detail, "the test harness ran out of memory");
+                return;
+            }
+            if (count)
+                memcpy(got, res->p, count * elem);
+            tc_compare_distances(r->dist, got, c->dtype, count, tol, v);
+            free(got);
+        } else {
+            double *got = malloc(count ? count * 8 : 1);
+            if (!got) {
+                v->result = TC_FAIL;
+                snprintf(v->detail, sizeof v->detail, "the test harness ran out of memory");
+                return;
+            }
+            if (count)
+                memcpy(got, res->p, count * 8);
+            topoml_image_params_v1 ip;
+            tc_image_params(c, r, &ip);
+            uint64_t n_pairs = 0;
+            for (uint32_t d = 0; d <= c->max_dim; d++)
+                n_pairs += tc_diagram_pairs(r->bars, r->n_bars, d, NULL);
+            tc_compare_images(r->image, got, count, tc_image_tolerance(c, &ip, n_pairs), v);
+            free(got);
+        }
+        return;
+    }
+    if (c->op == TOPOML_OP_EDGES) {
+        uint64_t n = get_u64(res);
+        if (n == UINT64_MAX) {
+            v->result = TC_FAIL;
+            snprintf(v->detail, sizeof v->detail, "returned edges but no array");
+            return;
+        }
+        if (res->bad || n > res->left / sizeof(topoml_edge) ||
+            res->left != n * sizeof(topoml_edge)) {
+            v->result = TC_CRASH;
+            snprintf(v->detail, sizeof v->detail, "malformed answer from the child");
+            return;
+        }
+        topoml_edge *e = malloc(n ? n * sizeof *e : 1);
+        if (!e) {
+            v->result = TC_FAIL;
+            snprintf(v->detail, sizeof v->detail, "the test harness ran out of memory");
+            return;
+        }
+        if (n)
+            memcpy(e, res->p, n * sizeof *e);
+        tc_compare_edges(r->dist, in->n, r->edges, r->n_edges, e, n, c->threshold, tol, c->dtype,
+                         v);
+        free(e);
+        return;
+    }
+    uint32_t max_dim = get_u32(res), complete = get_u32(res);
+    uint64_t n = get_u64(res);
+    uint32_t want_dim = c->op == TOPOML_OP_H0 ? 0 : c->max_dim;
+    if (n == UINT64_MAX) {
+        v->result = TC_FAIL;
+        snprintf(v->detail, sizeof v->detail, "returned intervals but no array");
+        return;
+    }
+    if (res->bad || n > res->left / sizeof(topoml_interval) ||
+        res->left != n * sizeof(topoml_interval)) {
+        v->result = TC_CRASH;
+        snprintf(v->detail, sizeof v->detail, "malformed answer from the child");
+        return;
+    }
+    if (max_dim != want_dim || complete != 1) {
+        v->result = TC_FAIL;
+        snprintf(v->detail, sizeof v->detail,
+                 "barcode says max_dim %u, complete %u; asked for dimensions 0..%u, complete",
+                 max_dim, complete, want_dim);
+        return;
+    }
+    topoml_interval *iv = malloc(n ? n * sizeof *iv : 1);
+    if (!iv) {
+        v->result = TC_FAIL;
+        snprintf(v->detail, sizeof v->detail, "the test harness ran out of memory");
+        return;
+    }
+    if (n)
+        memcpy(iv, res->p, n * sizeof *iv);
+    tc_compare_barcodes(ref, r->bars, r->n_bars, iv, n, want_dim,
+                        tc_barcode_tolerance(c, in->dim, r->max_dist),
+                        tc_ulp(r->max_dist, c->dtype), v);
+    free(iv);
+}
+
+void tc_plugin_run(const tc_plugin *p, topoml_context *ref, const tc_case *c, const tc_input *in,
+                   const tc_reference *r, double timeout_s, bool verbose, tc_verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    if (!p->loaded) {
+        *v = p->load;
+        return;
+    }
+    if (p->probe_status != TOPOML_OK) {
+        v->result = TC_NOT_SUPPORTED;
+        snprintf(v->detail, sizeof v->detail, "hardware absent: %.400s", p->probe_message);
+        return;
+    }
+    const char *why = unclaimed(p, c, in);
+    if (why) {
+        v->result = TC_NOT_SUPPORTED;
+        snprintf(v->detail, sizeof v->detail, "%s", why);
+        return;
+    }
+    if (!p->has_op[c->op]) {
+        v->result = TC_FAIL;
+        snprintf(v->detail, sizeof v->detail,
+                 "claims %s in its capability records but its vtable has no %s op",
+                 tm_op_name(c->op), tm_op_name(c->op));
+        return;
+    }
+    child_job job = {p->path, verbose, c, in, r};
+    tc_child ch;
+    char err[256];
+    if (!tc_isolate(child_run, &job, timeout_s, &ch, err, sizeof err)) {
+        v->result = TC_FAIL;
+        snprintf(v->detail, sizeof v->detail, "cannot run the plugin: %s", err);
+        return;
+    }
+    answer a;
+    parse_answer(&ch, &a);
+    v->seconds = ch.seconds;
+    if (!abnormal_end(&ch, &a, timeout_s, v)) {
+        if (a.load_failed) {
+            v->result = TC_FAIL;
+            snprintf(v->detail, sizeof v->detail, "%.500s", a.load_reason);
+        } else if (!a.has_result) {
+            v->result = TC_CRASH;
+            snprintf(v->detail, sizeof v->detail, "no answer from the child");
+        } else {
+            cursor res = a.result;
+            grade_answer(ref, c, in, r, &res, v);
+        }
+    }
+    v->seconds = ch.seconds;
+    free(ch.data);
+}

@@ -1,0 +1,102 @@
+/*
+ * certificate.h — conformance certificates (certificate.c): what
+ * topoml-conformance --certify writes and what the gate (gate.c) reads.
+ *
+ * A certificate is the suite's verdict on one plugin file, bound to
+ * everything that could make the verdict stale: the file's SHA-256, the core
+ * and ABI versions, the suite version, and the machine (a hash of the CPU
+ * model and feature flags, and a hash of the device strings the plugin's
+ * capability records report). It is a small text file of key=value lines
+ * closed by a checksum line (SHA-256 of everything before it), so a
+ * truncated or edited file is detected and never trusted. The checksum is
+ * not a signature: anyone who can write the cache folder can forge one,
+ * which is why that folder must be private to its owner (tm_cache_dir).
+ */
+#ifndef TOPOML_CERTIFICATE_H
+#define TOPOML_CERTIFICATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topoml/plugin.h"
+
+struct topoml_context;
+
+#define TM_CERT_FORMAT "topoml-certificate-1"
+
+/* Fixed-size fields: a certificate is small, and a value that does not fit
+ * is a parse error, never silently cut. */
+typedef struct tm_cert {
+    char plugin[64];         /* backend name */
+    char path[1024];         /* canonical path of the file certified */
+    char file_sha256[65];    /* binding: the file's content */
+    char core_version[32];   /* binding */
+    uint32_t abi_version;    /* binding: the version negotiated */
+    char suite_version[32];  /* binding: cases.yaml's suite_version */
+    char tier[16];           /* "quick" or "full": what was run */
+    char cpu_model[160];     /* for people; the hash below is what binds */
+    char cpu_sha256[65];     /* binding: CPU model + feature flags */
+    char devices[512];       /* for people: the capability records' devices */
+    char devices_sha256[65]; /* binding */
+    char verdict[8];         /* "pass" or "fail" */
+    char summary[256];       /* counts per result */
+    char date[32];           /* UTC, ISO 8601 */
+    char report[1024];       /* the JSON report written with it, or "" */
+} tm_cert;
+
+/* The CPU part of the hardware fingerprint: the model name and the feature
+ * flags from /proc/cpuinfo (first processor), hashed. Without a readable
+ * /proc/cpuinfo the model is "unknown" and the hash is that of "unknown". */
+void tm_cert_cpu(char model[160], char sha256[65]);
+
+/* The device part: the distinct device strings of the capability records,
+ * sorted, joined by "; " into `text` and hashed. */
+void tm_cert_devices(const topoml_capability_v1 *caps, uint32_t n_caps, char text[512],
+                     char sha256[65]);
+
+/* Fill the bindings of `c` that describe this core and this machine for a
+ * plugin file with these capability records: file hash, core, ABI, suite
+ * version, CPU, devices, path. 0, or an errno value from reading the file. */
+int tm_cert_describe(tm_cert *c, const char *canonical_path, const char *plugin_name,
+                     uint32_t abi_version, const topoml_capability_v1 *caps, uint32_t n_caps);
+
+/* Text form; returns the length, or -1 when `size` is too small. */
+int tm_cert_format(const tm_cert *c, char *buf, size_t size);
+
+/* Parse the text form. TOPOML_OK, or TOPOML_E_PARSE with the reason in `why`
+ * (bad line, unknown or repeated key, missing key, missing or wrong
+ * checksum). */
+int tm_cert_parse(const char *text, size_t len, tm_cert *c, char *why, size_t why_size);
+
+/* Does certificate `c` still hold for `now` (from tm_cert_describe)? true,
+ * or false with a short reason ("plugin file changed", "made on another
+ * machine (...)", ...) in `why`. The tier and verdict are not checked here. */
+bool tm_cert_matches(const tm_cert *c, const tm_cert *now, char *why, size_t why_size);
+
+/* Where the certificate of a plugin file lives:
+ * <cache_dir>/<file name>-<first 16 hex digits of SHA-256(canonical path)>.cert
+ * (and .json for its report). Returns false if it does not fit. */
+bool tm_cert_file(const char *cache_dir, const char *canonical_path, const char *suffix, char *out,
+                  size_t size);
+
+/* Read and parse a certificate file: TOPOML_OK, TOPOML_E_NOT_FOUND (no
+ * file), TOPOML_E_IO or TOPOML_E_PARSE, with the reason in `why`. */
+int tm_cert_load(const char *file, tm_cert *c, char *why, size_t why_size);
+
+/* Write atomically (a private temporary file renamed over `file`), mode 0600.
+ * TOPOML_OK or TOPOML_E_IO with the reason. */
+int tm_cert_store(const char *file, const tm_cert *c, char *why, size_t why_size);
+
+/* The certificate cache folder: configuration key cache_dir, else
+ * $XDG_CACHE_HOME/topoml, else $HOME/.cache/topoml. With `create`, missing
+ * folders are made with mode 0700. The folder must be ours (or root's) and
+ * not writable by group or others, or it is refused (TOPOML_E_CONFIG with the
+ * reason in the context); a missing folder without `create` is
+ * TOPOML_E_NOT_FOUND. */
+int tm_cache_dir(struct topoml_context *ctx, bool create, char *out, size_t size);
+
+/* Set c->date to the current time (UTC). */
+void tm_cert_stamp(tm_cert *c);
+
+#endif

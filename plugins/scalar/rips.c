@@ -1367,6 +1367,9 @@ static bool compute_h0(rips_engine *r)
     r->cols.n = m;
     e = r->cols.a;
     sort_columns(e, m);
+    r->work += m;
+    if (r->work >= r->work_mark && !report(r, 0, 0))
+        return false;
 
     uint32_t *parent = mem_alloc(r, n * sizeof *parent, "the union-find forest");
     if (!parent)
@@ -1442,10 +1445,6 @@ static bool assemble_columns(rips_engine *r, uint32_t k)
     bool ok = true;
     r->cols.n = 0;
     for (uint64_t v0 = 0; v0 < r->n && ok; v0++) {
-        if (r->work >= r->work_mark && !report(r, seen, 0)) {
-            ok = false;
-            break;
-        }
         uint32_t base = (uint32_t)v0;
         cob_init(r, &stack[0], &base, 1, 0.0, v0, r->thr, true);
         int lvl = 0;
@@ -1470,6 +1469,10 @@ static bool assemble_columns(rips_engine *r, uint32_t k)
                 continue;
             }
             seen++;
+            if (r->work >= r->work_mark && !report(r, seen, 0)) {
+                ok = false;
+                break;
+            }
             uint64_t slot = pivots_slot(r, &r->piv, cf.index), f;
             if (r->piv.key[slot] != RIPS_NONE)
                 continue;

@@ -46,16 +46,19 @@
 
 /* An entry packs a simplex index and a coefficient: index << cbits | coef.
  * All ones is never a valid entry because indices stay below
- * 2^(64 - cbits) - 1 (checked when the binomial table is built). */
+ * 2^(64 - cbits) - 1 (check_index_range). */
 #define RIPS_NONE UINT64_MAX
 
-/* A simplex whose index fits 63 bits has at most 68 vertices (C(n, j) for
- * j ~ n/2 passes 2^63 at n = 67), so this bounds every vertex array. */
+/* Bounds every vertex array. check_index_range lets simplices of K vertices
+ * through only if C(n, j) < 2^63 for all j <= K <= n; if K >= n/2 that
+ * includes C(n, n/2), past 2^63 from n = 67 on, and otherwise C(n, K) >=
+ * C(2K, K) >= 4^K / (2K + 1), past 2^63 from K = 36 on. So K <= 66. */
 #define RIPS_MAX_VERTS 72
 
 /* How often the progress callback is called: every this many columns or
- * this many cofacets enumerated, whichever comes first. */
-#define RIPS_REPORT_COLUMNS 8192u
+ * this many cofacets enumerated, whichever comes first; about 10 to 100
+ * times a second, and never per cofacet. */
+#define RIPS_REPORT_COLUMNS 65536u
 #define RIPS_REPORT_WORK (1u << 22)
 
 typedef struct rips_dentry {
@@ -67,6 +70,49 @@ typedef struct rips_vec {
     rips_dentry *a;
     uint64_t n, cap;
 } rips_vec;
+
+/* A heap entry is one 128-bit key whose unsigned order is the filtration
+ * order: the bits of the diameter above (a non-negative double orders like
+ * its bit pattern once -0.0 is made +0.0 by clearing the sign bit), the
+ * complement of the entry below (larger index first). One integer compare
+ * per step instead of a double compare and a tie-break. */
+typedef unsigned __int128 rips_key;
+
+/* The working column of V: a binary min-heap of keys. Entries of one
+ * simplex differ only in their coefficient bits, so they leave the heap one
+ * after the other and are summed there. */
+typedef struct rips_heap {
+    rips_key *a;
+    uint64_t n, cap;
+} rips_heap;
+
+/* The working coboundary: a radix heap (Ahuja, Mehlhorn, Orlin, Tarjan
+ * 1990) over the keys with their coefficient bits cleared (the "order").
+ * Bucket 0 holds the entries whose order equals `last`, the order of the
+ * last minimum; bucket i > 0 those whose highest bit differing from it is
+ * bit i-1. A push is an append; finding the next minimum empties the lowest
+ * non-empty bucket into lower ones, so each entry moves a few times at most
+ * and always by streaming through memory, where a binary heap of millions
+ * of entries misses the cache on every level. Bucket 0 is, at any time, all
+ * the copies of one simplex: lazy cancellation sums it in one go.
+ *
+ * A radix heap needs every push to be >= the last minimum. Pushes below it
+ * are dropped, which is exact: see add_column. */
+#define RIPS_BUCKETS 129
+
+typedef struct rips_bucket {
+    rips_key *a;
+    uint64_t n, cap;
+} rips_bucket;
+
+typedef struct rips_column {
+    rips_bucket b[RIPS_BUCKETS];
+    uint64_t used[3]; /* bit i: bucket i may be non-empty */
+    rips_key last;
+    rips_key ordmask;
+    bool held; /* the pivot, taken out and not yet consumed */
+    rips_key top;
+} rips_column;
 
 /* Pivots of one dimension: open addressing with linear probing, keyed by the
  * simplex index of the pivot (the key keeps its coefficient in the low bits),
@@ -106,11 +152,11 @@ typedef struct rips_engine {
     uint64_t n_bars, cap_bars;
 
     /* reduction of one dimension */
-    rips_vec cols;   /* columns to reduce, in reduction order */
-    uint64_t *voff;  /* V of column j is vent.a[voff[j] .. voff[j+1]) */
+    rips_vec cols;  /* columns to reduce, in reduction order */
+    uint64_t *voff; /* V of column j is vent.a[voff[j] .. voff[j+1]) */
     rips_vec vent;
-    rips_vec cob;    /* the working coboundary, a heap */
-    rips_vec red;    /* the working column of V, a heap */
+    rips_column cob; /* the working coboundary */
+    rips_heap red;   /* the working column of V */
     rips_pivots piv;
 
     /* progress */
@@ -136,7 +182,7 @@ typedef struct rips_cob {
     bool upper_only;
     double diam, limit;
     uint64_t idx_below, idx_above;
-    uint32_t v; /* dense: the candidates left are v-1 down to 0 */
+    uint32_t v;                     /* dense: the candidates left are v-1 down to 0 */
     uint32_t verts[RIPS_MAX_VERTS]; /* descending */
     uint64_t row[RIPS_MAX_VERTS];   /* dense: where verts[i]'s row starts */
     uint64_t pos[RIPS_MAX_VERTS], lo[RIPS_MAX_VERTS]; /* sparse cursors */
@@ -146,8 +192,8 @@ typedef struct rips_cob {
  * Errors, memory, output
  * ---------------------------------------------------------------------- */
 
-__attribute__((format(printf, 3, 4))) static int fail(rips_engine *r, int status,
-                                                      const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(rips_engine *r, int status, const char *fmt,
+                                                      ...)
 {
     if (r->status == TOPOML_OK) {
         r->status = status;
@@ -178,11 +224,19 @@ static bool mem_admit(rips_engine *r, uint64_t bytes, const char *what)
     return true;
 }
 
+/* Blocks of 0 bytes are asked for as 1 byte (and counted so), since the
+ * host's allocator need not accept 0. */
+static inline uint64_t mem_size(uint64_t bytes)
+{
+    return bytes ? bytes : 1;
+}
+
 static void *mem_alloc(rips_engine *r, uint64_t bytes, const char *what)
 {
+    bytes = mem_size(bytes);
     if (!mem_admit(r, bytes, what))
         return NULL;
-    void *p = r->call->alloc(r->call->host_data, bytes ? (size_t)bytes : 1);
+    void *p = r->call->alloc(r->call->host_data, (size_t)bytes);
     if (!p) {
         fail(r, TOPOML_E_NOMEM, "rips: out of memory allocating %llu bytes for %s",
              (unsigned long long)bytes, what);
@@ -192,14 +246,16 @@ static void *mem_alloc(rips_engine *r, uint64_t bytes, const char *what)
     return p;
 }
 
-/* Grows (or shrinks) a block of `old` bytes to `bytes`; on failure the old
- * block is untouched and still owned by the caller. */
+/* Grows (or shrinks) the block p of `old` bytes (none if p is NULL) to
+ * `bytes`; on failure p is untouched and still owned by the caller. */
 static void *mem_resize(rips_engine *r, void *p, uint64_t old, uint64_t bytes, const char *what)
 {
+    old = p ? mem_size(old) : 0;
+    bytes = mem_size(bytes);
     if (bytes > old && !mem_admit(r, bytes - old, what))
         return NULL;
-    void *q = p ? r->call->realloc(r->call->host_data, p, bytes ? (size_t)bytes : 1)
-                : r->call->alloc(r->call->host_data, bytes ? (size_t)bytes : 1);
+    void *q = p ? r->call->realloc(r->call->host_data, p, (size_t)bytes)
+                : r->call->alloc(r->call->host_data, (size_t)bytes);
     if (!q) {
         fail(r, TOPOML_E_NOMEM, "rips: out of memory growing %s to %llu bytes", what,
              (unsigned long long)bytes);
@@ -213,28 +269,40 @@ static void mem_free(rips_engine *r, void *p, uint64_t bytes)
 {
     if (p) {
         r->call->free(r->call->host_data, p);
-        r->mem_used -= bytes;
+        r->mem_used -= mem_size(bytes);
     }
+}
+
+/* Grows the array a of *cap elements of `size` bytes to hold `want`: by
+ * half again as much (amortised O(1) appends), or, when that would cross
+ * the memory limit, to exactly `want`, so that the limit refuses only what
+ * does not fit. NULL on failure, a untouched. */
+static void *grow(rips_engine *r, void *a, uint64_t *cap, uint64_t want, uint64_t size,
+                  uint64_t first, const char *what)
+{
+    if (want > UINT64_MAX / 2 / size) {
+        fail(r, TOPOML_E_LIMIT, "rips: %s would need more than 2^63 bytes", what);
+        return NULL;
+    }
+    uint64_t c = *cap ? *cap : first;
+    while (c < want)
+        c += c / 2 + 1;
+    if (r->mem_limit && (c - *cap) * size > r->mem_limit - r->mem_used)
+        c = want;
+    void *b = mem_resize(r, a, *cap * size, c * size, what);
+    if (b)
+        *cap = c;
+    return b;
 }
 
 static bool vec_reserve(rips_engine *r, rips_vec *v, uint64_t extra, const char *what)
 {
     if (v->cap - v->n >= extra)
         return true;
-    uint64_t want = v->n + extra, cap = v->cap ? v->cap : 64;
-    while (cap < want)
-        cap += cap / 2;
-    if (cap > UINT64_MAX / sizeof(rips_dentry)) {
-        fail(r, TOPOML_E_LIMIT, "rips: %s would hold more than 2^64 bytes", what);
-        return false;
-    }
-    rips_dentry *a = mem_resize(r, v->a, v->cap * sizeof(rips_dentry), cap * sizeof(rips_dentry),
-                                what);
-    if (!a)
-        return false;
-    v->a = a;
-    v->cap = cap;
-    return true;
+    rips_dentry *a = grow(r, v->a, &v->cap, v->n + extra, sizeof *a, 64, what);
+    if (a)
+        v->a = a;
+    return a != NULL;
 }
 
 static void vec_free(rips_engine *r, rips_vec *v)
@@ -247,13 +315,11 @@ static void vec_free(rips_engine *r, rips_vec *v)
 static bool emit(rips_engine *r, uint32_t dim, double birth, double death)
 {
     if (r->n_bars == r->cap_bars) {
-        uint64_t cap = r->cap_bars ? 2 * r->cap_bars : 256;
-        topoml_interval *b = mem_resize(r, r->bars, r->cap_bars * sizeof *b, cap * sizeof *b,
-                                        "the barcode");
+        topoml_interval *b =
+            grow(r, r->bars, &r->cap_bars, r->n_bars + 1, sizeof *b, 256, "the barcode");
         if (!b)
             return false;
         r->bars = b;
-        r->cap_bars = cap;
     }
     topoml_interval *b = &r->bars[r->n_bars++];
     b->birth = birth;
@@ -430,54 +496,56 @@ static inline bool cob_next_dense(const rips_engine *r, rips_cob *c, rips_coface
 }
 
 /* Sparse mode: the cofacets are the common neighbours of all vertices,
- * found by walking every neighbour list downwards in step (leapfrog). */
+ * found by walking every neighbour list downwards in step (leapfrog). The
+ * lists hold only edges within the threshold, so every common neighbour is
+ * a cofacet within it; under a lower limit (the zero-pivot searches) edges
+ * beyond the limit are passed over on the way, which prunes candidates
+ * early. */
 static inline bool cob_next_sparse(const rips_engine *r, rips_cob *c, rips_cofacet *out)
 {
     const uint32_t *V = r->nb_v;
     const double *W = r->nb_d;
     const uint32_t m = c->m;
-    for (;;) {
-        if (c->pos[0] == c->lo[0])
-            return false;
-        uint32_t cand = V[c->pos[0] - 1];
-        uint32_t agree = 1, i = 1;
-        while (agree < m) {
-            if (i == m)
-                i = 0;
-            uint64_t p = c->pos[i], lo = c->lo[i];
+    const double lim = c->limit;
+    const bool filter = lim < r->thr;
+    uint32_t cand = UINT32_MAX, agree = 0, i = 0;
+    while (agree < m) {
+        uint64_t p = c->pos[i], lo = c->lo[i];
+        if (filter) {
+            while (p > lo && (V[p - 1] > cand || W[p - 1] > lim))
+                p--;
+        } else {
             while (p > lo && V[p - 1] > cand)
                 p--;
-            c->pos[i] = p;
-            if (p == lo)
-                return false;
-            uint32_t x = V[p - 1];
-            if (x == cand) {
-                agree++;
-            } else {
-                cand = x;
-                agree = 1;
-            }
-            i++;
         }
-        if (c->upper_only && cand < c->verts[0]) {
-            c->pos[0] = c->lo[0];
+        c->pos[i] = p;
+        if (p == lo)
             return false;
+        uint32_t x = V[p - 1];
+        if (x == cand) {
+            agree++;
+        } else {
+            cand = x;
+            agree = 1;
         }
-        double d = c->diam;
-        for (i = 0; i < m; i++) {
-            double x = W[--c->pos[i]];
-            d = x > d ? x : d;
-        }
-        if (d > c->limit)
-            continue;
-        while (c->kb > 0 && c->verts[c->m - c->kb] > cand)
-            cob_pass(r, c);
-        out->diam = d;
-        out->index = c->idx_above + B(r, cand, c->kb + 1) + c->idx_below;
-        out->vertex = cand;
-        out->kb = c->kb;
-        return true;
+        i = i + 1 == m ? 0 : i + 1;
     }
+    if (c->upper_only && cand < c->verts[0]) {
+        c->pos[0] = c->lo[0];
+        return false;
+    }
+    double d = c->diam;
+    for (i = 0; i < m; i++) {
+        double x = W[--c->pos[i]];
+        d = x > d ? x : d;
+    }
+    while (c->kb > 0 && c->verts[c->m - c->kb] > cand)
+        cob_pass(r, c);
+    out->diam = d;
+    out->index = c->idx_above + B(r, cand, c->kb + 1) + c->idx_below;
+    out->vertex = cand;
+    out->kb = c->kb;
+    return true;
 }
 
 static inline bool cob_next(const rips_engine *r, rips_cob *c, rips_cofacet *out)
@@ -485,22 +553,19 @@ static inline bool cob_next(const rips_engine *r, rips_cob *c, rips_cofacet *out
     return r->sparse ? cob_next_sparse(r, c, out) : cob_next_dense(r, c, out);
 }
 
-/* An upper bound on the number of cofacets left, to reserve heap room. */
-static inline uint64_t cob_bound(const rips_engine *r, const rips_cob *c)
-{
-    return r->sparse ? c->pos[0] - c->lo[0] : c->v;
-}
-
 /* ------------------------------------------------------------------------
  * Zero-persistence apparent pairs
  *
  * (s, t) is an apparent pair when t is the pivot of the coboundary of s (its
  * first cofacet in the filtration) and s is the pivot of the boundary of t
- * (its last facet). Then (s, t) is a persistence pair, the column of s needs
- * no reduction, and no other column ever has t as an entry before s's does
- * (Bauer 2021, Lemma 3.3 and Prop. 3.5). We only look for those with
- * diam(s) == diam(t): they are found by stopping each search at the first
- * hit, and they are never reported (zero persistence).
+ * (its last facet). Why that makes (s, t) a persistence pair whose column
+ * needs no work: the columns left of s are simplices later than s, and a
+ * reduced column is a combination of coboundaries of simplices at or left
+ * of it, so of simplices later than s; none of them is a facet of t (s is
+ * its last one), so no column left of s has t as an entry. The coboundary
+ * of s is therefore already reduced, with pivot t. We only look for pairs
+ * with diam(s) == diam(t): each search stops at its first hit, and they are
+ * never reported (zero persistence).
  * ---------------------------------------------------------------------- */
 
 /* The first cofacet of the simplex in the filtration if it has the same
@@ -515,25 +580,58 @@ static inline bool zero_pivot_cofacet(const rips_engine *r, const uint32_t *vert
     return cob_next(r, &c, out);
 }
 
+/* Which edges of a simplex have its diameter: enough to find its last
+ * facet of equal diameter. cnt[i] counts them at vertex i (descending
+ * order), total counts them all. */
+typedef struct rips_profile {
+    uint32_t total;
+    uint8_t cnt[RIPS_MAX_VERTS];
+} rips_profile;
+
+/* The profile by looking every distance up (for a simplex known by index). */
+static void profile_lookup(const rips_engine *r, const uint32_t *verts, uint32_t m, double diam,
+                           rips_profile *p)
+{
+    p->total = 0;
+    memset(p->cnt, 0, m);
+    for (uint32_t a = 1; a < m; a++)
+        for (uint32_t b = 0; b < a; b++)
+            if (dist_any(r, verts[a], verts[b]) == diam) {
+                p->cnt[a]++;
+                p->cnt[b]++;
+                p->total++;
+            }
+}
+
+/* The profile of the cofacet that adds, at position pos, a vertex at
+ * distances dw[i] from vertex i, with the same diameter. */
+static void profile_insert(const rips_profile *p, uint32_t m, uint32_t pos, const double *dw,
+                           double diam, rips_profile *out)
+{
+    uint32_t own = 0;
+    out->total = p->total;
+    for (uint32_t i = 0, j = 0; i < m; i++, j++) {
+        if (j == pos)
+            j++;
+        uint32_t hit = dw[i] == diam;
+        out->cnt[j] = (uint8_t)(p->cnt[i] + hit);
+        own += hit;
+    }
+    out->cnt[pos] = (uint8_t)own;
+    out->total += own;
+}
+
 /* The last facet of the simplex (m vertices, descending) in the filtration
  * if it has the same diameter: returns the position of the vertex to remove,
  * or -1. A facet keeps the diameter iff it keeps an edge of maximal length;
  * removing a higher vertex gives a smaller index, so the first such vertex
  * from the top gives the last facet. */
-static int zero_pivot_facet(const rips_engine *r, const uint32_t *verts, uint32_t m, double diam)
+static int zero_pivot_facet(const rips_profile *p, uint32_t m, double diam)
 {
-    if (m == 2)
+    if (m == 2) /* the facets are vertices, at 0 */
         return diam == 0.0 ? 0 : -1;
-    uint32_t cnt[RIPS_MAX_VERTS] = {0}, total = 0;
-    for (uint32_t a = 0; a < m; a++)
-        for (uint32_t b = a + 1; b < m; b++)
-            if (dist_any(r, verts[a], verts[b]) == diam) {
-                cnt[a]++;
-                cnt[b]++;
-                total++;
-            }
     for (uint32_t i = 0; i < m; i++)
-        if (total > cnt[i])
+        if (p->total > p->cnt[i])
             return (int)i;
     return -1;
 }
@@ -551,12 +649,13 @@ static inline uint64_t facet_index(const rips_engine *r, const uint32_t *verts, 
     return idx;
 }
 
-/* Is t (m vertices) the cofacet of a zero apparent pair? If so, gives the
- * facet and the sign of t in its coboundary. */
+/* Is t (m vertices, profile p) the cofacet of a zero apparent pair? If so,
+ * gives the facet and the sign of t in its coboundary. */
 static bool zero_apparent_facet(const rips_engine *r, const uint32_t *verts, uint32_t m,
-                                double diam, uint64_t index, uint64_t *facet, int *sign)
+                                const rips_profile *p, double diam, uint64_t index, uint64_t *facet,
+                                int *sign)
 {
-    int i = zero_pivot_facet(r, verts, m, diam);
+    int i = zero_pivot_facet(p, m, diam);
     if (i < 0)
         return false;
     uint32_t fv[RIPS_MAX_VERTS];
@@ -572,61 +671,90 @@ static bool zero_apparent_facet(const rips_engine *r, const uint32_t *verts, uin
     return true;
 }
 
-/* Is s (m vertices) the facet of a zero apparent pair? */
-static bool zero_apparent_cofacet(const rips_engine *r, const uint32_t *verts, uint32_t m,
-                                  double diam, uint64_t index)
+/* Distances from the vertex of the cofacet cob_next just returned to the
+ * simplex's vertices, in their order: sparse mode still has them under its
+ * cursors. */
+static inline void cob_dists(const rips_engine *r, const rips_cob *c, uint32_t v, double *out)
 {
-    rips_cofacet cf;
-    if (!zero_pivot_cofacet(r, verts, m, diam, index, &cf))
-        return false;
-    uint32_t tv[RIPS_MAX_VERTS], k = 0;
-    for (uint32_t j = 0; j < m; j++) {
-        if (k == j && verts[j] < cf.vertex)
-            tv[k++] = cf.vertex;
-        tv[k++] = verts[j];
+    if (r->sparse) {
+        for (uint32_t i = 0; i < c->m; i++)
+            out[i] = r->nb_d[c->pos[i]];
+    } else {
+        for (uint32_t i = 0; i < c->m; i++)
+            out[i] = dist_dense(r, v, c->verts[i]);
     }
-    if (k == m)
-        tv[k++] = cf.vertex;
-    int i = zero_pivot_facet(r, tv, m + 1, diam);
-    return i >= 0 && tv[i] == cf.vertex;
+}
+
+/* Is s (m vertices, profile p) the facet of a zero apparent pair? */
+static bool zero_apparent_cofacet(const rips_engine *r, const uint32_t *verts, uint32_t m,
+                                  const rips_profile *p, double diam, uint64_t index)
+{
+    rips_cob c;
+    rips_cofacet cf;
+    cob_init(r, &c, verts, m, diam, index, diam, false);
+    if (!cob_next(r, &c, &cf))
+        return false;
+    double dw[RIPS_MAX_VERTS];
+    rips_profile q;
+    cob_dists(r, &c, cf.vertex, dw);
+    uint32_t pos = m - cf.kb; /* the simplex's vertices above the new one */
+    profile_insert(p, m, pos, dw, diam, &q);
+    return zero_pivot_facet(&q, m + 1, diam) == (int)pos;
 }
 
 /* ------------------------------------------------------------------------
  * Heaps (the working columns) and sorting
  * ---------------------------------------------------------------------- */
 
-/* Heap order: the entry first in the filtration is on top. Entries of one
- * simplex differ only in the coefficient bits, so they leave the heap one
- * after the other and can be summed there (lazy cancellation). */
-static inline bool heap_before(rips_dentry a, rips_dentry b)
+static inline rips_key key_make(double diam, uint64_t entry)
 {
-    return a.diam < b.diam || (a.diam == b.diam && a.entry > b.entry);
+    uint64_t bits;
+    memcpy(&bits, &diam, sizeof bits);
+    bits &= ~(UINT64_C(1) << 63);
+    return (rips_key)bits << 64 | (uint64_t)~entry;
 }
 
-static inline void heap_sift_down(rips_dentry *a, uint64_t n, uint64_t i)
+static inline double key_diam(rips_key k)
 {
-    rips_dentry x = a[i];
-    for (;;) {
-        uint64_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && heap_before(a[c + 1], a[c]))
-            c++;
-        if (!heap_before(a[c], x))
-            break;
-        a[i] = a[c];
-        i = c;
-    }
-    a[i] = x;
+    uint64_t bits = (uint64_t)(k >> 64);
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
 }
 
-static inline void heap_push(rips_vec *h, rips_dentry x)
+static inline uint64_t key_entry(rips_key k)
 {
-    rips_dentry *a = h->a;
+    return ~(uint64_t)k;
+}
+
+static bool heap_reserve(rips_engine *r, rips_heap *h, uint64_t extra, const char *what)
+{
+    if (h->cap - h->n >= extra)
+        return true;
+    rips_key *a = grow(r, h->a, &h->cap, h->n + extra, sizeof *a, 256, what);
+    if (a)
+        h->a = a;
+    return a != NULL;
+}
+
+static void heap_free(rips_engine *r, rips_heap *h)
+{
+    mem_free(r, h->a, h->cap * sizeof *h->a);
+    memset(h, 0, sizeof *h);
+}
+
+static inline void heap_clear(rips_heap *h)
+{
+    h->n = 0;
+}
+
+static inline void heap_push(rips_heap *h, rips_key x)
+{
+    rips_key *a = h->a;
     uint64_t i = h->n++;
     while (i > 0) {
         uint64_t parent = (i - 1) / 2;
-        if (!heap_before(x, a[parent]))
+        if (!(x < a[parent]))
             break;
         a[i] = a[parent];
         i = parent;
@@ -634,50 +762,185 @@ static inline void heap_push(rips_vec *h, rips_dentry x)
     a[i] = x;
 }
 
-static inline void heap_pop(rips_vec *h)
+/* Removes the root: the hole goes down to a leaf along the smaller children,
+ * then the last element rises from there (Floyd): about log n compares
+ * instead of 2 log n, since the last element usually belongs near the
+ * bottom. */
+static inline void heap_pop_root(rips_heap *h)
 {
-    h->a[0] = h->a[--h->n];
-    if (h->n > 1)
-        heap_sift_down(h->a, h->n, 0);
-}
-
-static void heapify(rips_vec *h)
-{
-    for (uint64_t i = h->n / 2; i-- > 0;)
-        heap_sift_down(h->a, h->n, i);
-}
-
-/* Removes and returns the top entry with its coefficients summed; entry
- * RIPS_NONE when the column is zero. */
-static rips_dentry pop_pivot(const rips_engine *r, rips_vec *h)
-{
-    rips_dentry pivot = {0.0, RIPS_NONE};
-    uint32_t coef = 0, p = r->p;
-    while (h->n) {
-        rips_dentry t = h->a[0];
-        if (coef == 0) {
-            pivot = t;
-            coef = entry_coef(r, t.entry);
-        } else if (entry_index(r, t.entry) != entry_index(r, pivot.entry)) {
+    rips_key *a = h->a;
+    rips_key x = a[--h->n];
+    uint64_t n = h->n, i = 0, c;
+    while ((c = 2 * i + 1) < n) {
+        c += c + 1 < n && a[c + 1] < a[c];
+        a[i] = a[c];
+        i = c;
+    }
+    while (i > 0) {
+        uint64_t parent = (i - 1) / 2;
+        if (!(x < a[parent]))
             break;
-        } else {
-            coef += entry_coef(r, t.entry);
+        a[i] = a[parent];
+        i = parent;
+    }
+    a[i] = x;
+}
+
+/* Removes and returns the first entry with its coefficients summed; entry
+ * RIPS_NONE when the heap is empty. */
+static rips_dentry pop_pivot(const rips_engine *r, rips_heap *h)
+{
+    const uint32_t p = r->p;
+    while (h->n) {
+        rips_key k = h->a[0];
+        heap_pop_root(h);
+        uint64_t e = key_entry(k), index = entry_index(r, e);
+        uint32_t coef = entry_coef(r, e);
+        while (h->n && entry_index(r, key_entry(h->a[0])) == index) {
+            coef += entry_coef(r, key_entry(h->a[0]));
+            heap_pop_root(h);
             coef = coef >= p ? coef - p : coef;
         }
-        heap_pop(h);
+        if (coef != 0)
+            return (rips_dentry){key_diam(k), make_entry(r, index, coef)};
     }
-    if (coef == 0)
-        return (rips_dentry){0.0, RIPS_NONE};
-    pivot.entry = make_entry(r, entry_index(r, pivot.entry), coef);
-    return pivot;
+    return (rips_dentry){0.0, RIPS_NONE};
 }
 
-static rips_dentry get_pivot(const rips_engine *r, rips_vec *h)
+static inline rips_key col_order(const rips_column *c, rips_key k)
 {
-    rips_dentry pivot = pop_pivot(r, h);
-    if (pivot.entry != RIPS_NONE)
-        heap_push(h, pivot); /* popping freed a slot, so there is room */
-    return pivot;
+    return k & c->ordmask;
+}
+
+static inline unsigned col_bucket(const rips_column *c, rips_key k)
+{
+    rips_key x = col_order(c, k) ^ c->last;
+    uint64_t hi = (uint64_t)(x >> 64), lo = (uint64_t)x;
+    return hi   ? 128u - (unsigned)__builtin_clzll(hi)
+           : lo ? 64u - (unsigned)__builtin_clzll(lo)
+                : 0u;
+}
+
+static bool bucket_grow(rips_engine *r, rips_bucket *b)
+{
+    rips_key *a = grow(r, b->a, &b->cap, b->n + 1, sizeof *a, 64, "the working coboundary");
+    if (a)
+        b->a = a;
+    return a != NULL;
+}
+
+static inline bool col_put(rips_engine *r, rips_column *c, unsigned i, rips_key k)
+{
+    rips_bucket *b = &c->b[i];
+    if (b->n == b->cap && !bucket_grow(r, b))
+        return false;
+    b->a[b->n++] = k;
+    c->used[i >> 6] |= UINT64_C(1) << (i & 63);
+    return true;
+}
+
+static inline bool col_push(rips_engine *r, rips_column *c, rips_key k)
+{
+    if (col_order(c, k) < c->last)
+        return true;
+    return col_put(r, c, col_bucket(c, k), k);
+}
+
+static void col_clear(rips_column *c)
+{
+    for (unsigned w = 0; w < 3; w++)
+        for (uint64_t u = c->used[w]; u; u &= u - 1)
+            c->b[w * 64 + (unsigned)__builtin_ctzll(u)].n = 0;
+    memset(c->used, 0, sizeof c->used);
+    c->last = 0;
+    c->held = false;
+}
+
+static void col_free(rips_engine *r, rips_column *c)
+{
+    for (unsigned i = 0; i < RIPS_BUCKETS; i++)
+        mem_free(r, c->b[i].a, c->b[i].cap * sizeof(rips_key));
+    memset(c, 0, sizeof *c);
+}
+
+/* Makes the next minimum the new `last` and fills bucket 0 with its copies;
+ * false when the column is empty (or on allocation failure, status set). */
+static bool col_advance(rips_engine *r, rips_column *c)
+{
+    unsigned i = RIPS_BUCKETS;
+    for (unsigned w = 0; w < 3; w++) {
+        uint64_t u = c->used[w];
+        while (u) {
+            unsigned j = w * 64 + (unsigned)__builtin_ctzll(u);
+            if (c->b[j].n) {
+                i = j;
+                break;
+            }
+            u &= u - 1;
+            c->used[w] &= ~(UINT64_C(1) << (j & 63));
+        }
+        if (i < RIPS_BUCKETS)
+            break;
+    }
+    if (i == RIPS_BUCKETS)
+        return false;
+    rips_bucket *b = &c->b[i];
+    rips_key m = col_order(c, b->a[0]);
+    for (uint64_t q = 1; q < b->n; q++) {
+        rips_key o = col_order(c, b->a[q]);
+        m = o < m ? o : m;
+    }
+    c->last = m;
+    uint64_t cnt = b->n;
+    b->n = 0;
+    c->used[i >> 6] &= ~(UINT64_C(1) << (i & 63));
+    /* every entry lands in a lower bucket, so b is not written to */
+    for (uint64_t q = 0; q < cnt; q++)
+        if (!col_put(r, c, col_bucket(c, b->a[q]), b->a[q]))
+            return false;
+    return true;
+}
+
+/* Removes the first entry of the column with its copies summed; entry
+ * RIPS_NONE when the column is zero. False on allocation failure. */
+static bool col_pop_pivot(rips_engine *r, rips_column *c, rips_dentry *out)
+{
+    const uint32_t p = r->p;
+    for (;;) {
+        rips_bucket *b0 = &c->b[0];
+        if (!c->held && b0->n == 0) {
+            if (!col_advance(r, c)) {
+                if (r->status != TOPOML_OK)
+                    return false;
+                *out = (rips_dentry){0.0, RIPS_NONE};
+                return true;
+            }
+        }
+        rips_key k = c->held ? c->top : b0->a[0];
+        uint32_t coef = c->held ? entry_coef(r, key_entry(c->top)) : 0;
+        c->held = false;
+        for (uint64_t q = 0; q < b0->n; q++) {
+            coef += entry_coef(r, key_entry(b0->a[q]));
+            coef = coef >= p ? coef - p : coef;
+        }
+        b0->n = 0;
+        if (coef != 0) {
+            *out = (rips_dentry){key_diam(k), make_entry(r, entry_index(r, key_entry(k)), coef)};
+            return true;
+        }
+    }
+}
+
+/* The pivot of the column, left in it. */
+static bool col_get_pivot(rips_engine *r, rips_column *c, rips_dentry *out)
+{
+    if (!col_pop_pivot(r, c, out))
+        return false;
+    if (out->entry != RIPS_NONE) {
+        c->held = true;
+        c->top = key_make(out->diam, out->entry);
+    }
+    return true;
 }
 
 /* Reduction order of columns: diameter descending, index ascending. */
@@ -877,27 +1140,32 @@ static inline uint64_t pivots_slot(const rips_engine *r, const rips_pivots *h, u
  * and s to the working column of V. */
 static bool add_simplex_coboundary(rips_engine *r, rips_dentry s, uint32_t m)
 {
-    if (!vec_reserve(r, &r->red, 1, "the working column"))
+    if (!heap_reserve(r, &r->red, 1, "the working column"))
         return false;
-    heap_push(&r->red, s);
+    heap_push(&r->red, key_make(s.diam, s.entry));
     uint32_t verts[RIPS_MAX_VERTS];
     uint64_t index = entry_index(r, s.entry);
     simplex_vertices(r, index, m, verts);
     rips_cob c;
     cob_init(r, &c, verts, m, s.diam, index, r->thr, false);
-    if (!vec_reserve(r, &r->cob, cob_bound(r, &c), "the working coboundary"))
-        return false;
     uint32_t coef = entry_coef(r, s.entry), neg = r->p - coef;
     rips_cofacet cf;
-    uint64_t before = r->cob.n;
-    while (cob_next(r, &c, &cf))
-        heap_push(&r->cob, (rips_dentry){cf.diam, make_entry(r, cf.index, cf.kb & 1 ? neg : coef)});
-    r->work += r->cob.n - before + 1;
+    while (cob_next(r, &c, &cf)) {
+        r->work++;
+        if (!col_push(r, &r->cob,
+                      key_make(cf.diam, make_entry(r, cf.index, cf.kb & 1 ? neg : coef))))
+            return false;
+    }
     return true;
 }
 
 /* Adds `factor` times the reduced column `col` (R = D V: the coboundary of
- * the column's simplex and of every simplex in its column of V). */
+ * the column's simplex and of every simplex in its column of V).
+ *
+ * The working column's pivot t is its first entry, and t is also the first
+ * entry of the reduced column added. So the sum has no entry before t, and
+ * the entries before t that the single coboundaries bring cancel out among
+ * themselves: the working column drops them on the way in (col_push). */
 static bool add_column(rips_engine *r, uint64_t col, uint32_t factor, uint32_t m)
 {
     rips_dentry s = r->cols.a[col];
@@ -934,40 +1202,36 @@ static bool init_coboundary(rips_engine *r, rips_dentry sigma, uint32_t m, rips_
     simplex_vertices(r, sigma.entry, m, verts);
     rips_cob c;
     cob_init(r, &c, verts, m, sigma.diam, sigma.entry, r->thr, false);
-    if (!vec_reserve(r, &r->cob, cob_bound(r, &c), "the working coboundary"))
-        return false;
     bool check = true;
     rips_cofacet cf;
     while (cob_next(r, &c, &cf)) {
         rips_dentry e = {cf.diam, make_entry(r, cf.index, cf.kb & 1 ? r->p - 1 : 1)};
-        r->cob.a[r->cob.n++] = e;
+        r->work++;
+        if (!col_push(r, &r->cob, key_make(e.diam, e.entry)))
+            return false;
         if (check && cf.diam == sigma.diam) {
             check = false;
             uint64_t slot = pivots_slot(r, &r->piv, cf.index);
             if (r->piv.key[slot] == RIPS_NONE) {
-                uint32_t tv[RIPS_MAX_VERTS], k = 0;
-                for (uint32_t j = 0; j < m; j++) {
-                    if (k == j && verts[j] < cf.vertex)
-                        tv[k++] = cf.vertex;
-                    tv[k++] = verts[j];
-                }
-                if (k == m)
-                    tv[k++] = cf.vertex;
+                uint32_t tv[RIPS_MAX_VERTS], pos = m - cf.kb;
+                double dw[RIPS_MAX_VERTS];
+                rips_profile ps, pt;
+                cob_dists(r, &c, cf.vertex, dw);
+                profile_lookup(r, verts, m, sigma.diam, &ps);
+                profile_insert(&ps, m, pos, dw, sigma.diam, &pt);
+                for (uint32_t j = 0, k = 0; j <= m; j++)
+                    tv[j] = j == pos ? cf.vertex : verts[k++];
                 uint64_t f;
                 int sign;
-                if (!zero_apparent_facet(r, tv, m + 1, cf.diam, cf.index, &f, &sign)) {
-                    r->work += r->cob.n;
-                    r->cob.n = 0;
+                if (!zero_apparent_facet(r, tv, m + 1, &pt, cf.diam, cf.index, &f, &sign)) {
+                    col_clear(&r->cob);
                     *pivot = e;
                     return true;
                 }
             }
         }
     }
-    r->work += r->cob.n;
-    heapify(&r->cob);
-    *pivot = get_pivot(r, &r->cob);
-    return true;
+    return col_get_pivot(r, &r->cob, pivot);
 }
 
 /* Reduces the columns in r->cols (dimension k, in reduction order), reports
@@ -988,8 +1252,8 @@ static bool reduce_dimension(rips_engine *r, uint32_t k)
         if ((j % RIPS_REPORT_COLUMNS == 0 || r->work >= r->work_mark) && !report(r, j, ncols))
             return false;
         rips_dentry sigma = r->cols.a[j], pivot;
-        r->cob.n = 0;
-        r->red.n = 0;
+        col_clear(&r->cob);
+        heap_clear(&r->red);
         if (!init_coboundary(r, sigma, m, &pivot))
             return false;
         for (;;) {
@@ -1011,8 +1275,10 @@ static bool reduce_dimension(rips_engine *r, uint32_t k)
                 uint32_t tv[RIPS_MAX_VERTS];
                 uint64_t f;
                 int sign;
+                rips_profile pt;
                 simplex_vertices(r, pidx, m + 1, tv);
-                if (zero_apparent_facet(r, tv, m + 1, pivot.diam, pidx, &f, &sign)) {
+                profile_lookup(r, tv, m + 1, pivot.diam, &pt);
+                if (zero_apparent_facet(r, tv, m + 1, &pt, pivot.diam, pidx, &f, &sign)) {
                     /* The pivot belongs to a zero apparent pair (f, pivot):
                      * f's column, skipped when the columns were collected,
                      * is to the left (f is the last facet of the pivot, and
@@ -1020,8 +1286,8 @@ static bool reduce_dimension(rips_engine *r, uint32_t k)
                      * its own coboundary, with the pivot at coefficient
                      * sign. Adding -pcoef*sign times it cancels the pivot. */
                     uint32_t coef = sign > 0 ? p - pcoef : pcoef;
-                    if (!add_simplex_coboundary(r, (rips_dentry){pivot.diam, make_entry(r, f, coef)},
-                                                m))
+                    if (!add_simplex_coboundary(
+                            r, (rips_dentry){pivot.diam, make_entry(r, f, coef)}, m))
                         return false;
                 } else {
                     if (pivot.diam > sigma.diam && !emit(r, k, sigma.diam, pivot.diam))
@@ -1039,7 +1305,8 @@ static bool reduce_dimension(rips_engine *r, uint32_t k)
                     break;
                 }
             }
-            pivot = get_pivot(r, &r->cob);
+            if (!col_get_pivot(r, &r->cob, &pivot))
+                return false;
         }
         r->voff[j + 1] = r->vent.n;
     }
@@ -1140,7 +1407,8 @@ static bool compute_h0(rips_engine *r)
             continue;
         uint32_t verts[2] = {edge_top(e[q].entry), 0};
         verts[1] = (uint32_t)(e[q].entry - tri(verts[0]));
-        if (!zero_apparent_cofacet(r, verts, 2, e[q].diam, e[q].entry))
+        rips_profile pe = {1, {1, 1}};
+        if (!zero_apparent_cofacet(r, verts, 2, &pe, e[q].diam, e[q].entry))
             e[kept++] = e[q];
     }
     r->cols.n = kept;
@@ -1160,9 +1428,16 @@ static bool compute_h0(rips_engine *r)
  * r->piv holds the pivots of dimension k-1. */
 static bool assemble_columns(rips_engine *r, uint32_t k)
 {
-    rips_cob *stack = mem_alloc(r, (uint64_t)k * sizeof *stack, "the simplex enumeration");
+    /* The chain of simplices being extended, one enumerator per level, and
+     * the distances among its vertices in the order they were added
+     * (ascending): dm[a * K + b], a > b, as the enumerators saw them, so
+     * that no distance is looked up twice. */
+    const uint32_t K = k + 1;
+    const uint64_t bytes = (uint64_t)k * sizeof(rips_cob) + (uint64_t)K * K * sizeof(double);
+    rips_cob *stack = mem_alloc(r, bytes, "the simplex enumeration");
     if (!stack)
         return false;
+    double *dm = (double *)(stack + k);
     uint64_t seen = 0;
     bool ok = true;
     r->cols.n = 0;
@@ -1176,25 +1451,43 @@ static bool assemble_columns(rips_engine *r, uint32_t k)
         int lvl = 0;
         while (lvl >= 0) {
             rips_cofacet cf;
-            if (!cob_next(r, &stack[lvl], &cf)) {
+            rips_cob *c = &stack[lvl];
+            if (!cob_next(r, c, &cf)) {
                 lvl--;
                 continue;
             }
-            uint32_t m = (uint32_t)lvl + 2, tv[RIPS_MAX_VERTS];
-            tv[0] = cf.vertex;
-            memcpy(tv + 1, stack[lvl].verts, (m - 1) * sizeof *tv);
             r->work++;
-            if (m < k + 1) {
+            uint32_t m = (uint32_t)lvl + 2, tv[RIPS_MAX_VERTS];
+            double dw[RIPS_MAX_VERTS];
+            tv[0] = cf.vertex; /* the new top vertex */
+            memcpy(tv + 1, c->verts, (m - 1) * sizeof *tv);
+            cob_dists(r, c, cf.vertex, dw);
+            for (uint32_t i = 0; i < m - 1; i++)
+                dm[(m - 1) * K + (m - 2 - i)] = dw[i];
+            if (m < K) {
                 cob_init(r, &stack[lvl + 1], tv, m, cf.diam, cf.index, r->thr, true);
                 lvl++;
                 continue;
             }
             seen++;
             uint64_t slot = pivots_slot(r, &r->piv, cf.index), f;
+            if (r->piv.key[slot] != RIPS_NONE)
+                continue;
+            rips_profile pt;
+            pt.total = 0;
+            memset(pt.cnt, 0, m);
+            for (uint32_t a = 1; a < m; a++)
+                for (uint32_t b = 0; b < a; b++)
+                    if (dm[a * K + b] == cf.diam) {
+                        pt.cnt[m - 1 - a]++;
+                        pt.cnt[m - 1 - b]++;
+                        pt.total++;
+                    }
+            /* Most simplices are the facet of a zero apparent pair (87% of
+             * the tetrahedra of o3_4096 at 1.3): test that first. */
             int sign;
-            if (r->piv.key[slot] != RIPS_NONE ||
-                zero_apparent_facet(r, tv, m, cf.diam, cf.index, &f, &sign) ||
-                zero_apparent_cofacet(r, tv, m, cf.diam, cf.index))
+            if (zero_apparent_cofacet(r, tv, m, &pt, cf.diam, cf.index) ||
+                zero_apparent_facet(r, tv, m, &pt, cf.diam, cf.index, &f, &sign))
                 continue;
             if (r->cols.n >= UINT32_MAX) {
                 fail(r, TOPOML_E_LIMIT, "rips: more than 2^32 - 1 columns in dimension %u", k);
@@ -1208,7 +1501,7 @@ static bool assemble_columns(rips_engine *r, uint32_t k)
             r->cols.a[r->cols.n++] = (rips_dentry){cf.diam, cf.index};
         }
     }
-    mem_free(r, stack, (uint64_t)k * sizeof *stack);
+    mem_free(r, stack, bytes);
     if (!ok)
         return false;
     sort_columns(r->cols.a, r->cols.n);
@@ -1467,7 +1760,8 @@ static bool setup_edges(rips_engine *r, const topoml_input_v1 *in, double t)
         sort_neighbours(r->nb_v + lo, r->nb_d + lo, hi - lo);
         for (uint64_t q = lo + 1; q < hi; q++)
             if (r->nb_v[q] == r->nb_v[q - 1]) {
-                fail(r, TOPOML_E_INVALID, "rips: the edge between vertices %llu and %u is given twice",
+                fail(r, TOPOML_E_INVALID,
+                     "rips: the edge between vertices %llu and %u is given twice",
                      (unsigned long long)v, r->nb_v[q]);
                 return false;
             }
@@ -1501,6 +1795,7 @@ static bool setup_coefficients(rips_engine *r, uint32_t p)
     while ((1u << r->cbits) <= p - 1)
         r->cbits++;
     r->cmask = (UINT64_C(1) << r->cbits) - 1;
+    r->cob.ordmask = ~(rips_key)r->cmask;
     r->inv = mem_alloc(r, (uint64_t)p * sizeof *r->inv, "the coefficient inverses");
     if (!r->inv)
         return false;
@@ -1512,21 +1807,23 @@ static bool setup_coefficients(rips_engine *r, uint32_t p)
     return true;
 }
 
-/* C(v, k) for v <= n and k <= dim_max + 2: simplices up to dimension
- * dim_max + 1 (the cofacets of the last columns) have indices below
- * C(n, dim_max + 2), and every C(n, j), j <= dim_max + 2, must stay below
- * 2^(64 - cbits) - 1 so that an entry never reaches RIPS_NONE. Checked on
- * C(n, j) alone before the table exists (C(v, j) grows with v). */
-static bool setup_binomials(rips_engine *r)
+/* Simplices up to dimension dim_max + 1 (the cofacets of the last columns)
+ * have indices below C(n, dim_max + 2), and every C(n, j), j <= dim_max + 2,
+ * must stay below 2^(64 - cbits) - 1 so that an entry never reaches
+ * RIPS_NONE. Checked on C(n, j) alone, before anything is allocated: C(v, j)
+ * grows with v, so the whole table then fits. */
+static bool check_index_range(rips_engine *r)
 {
     const uint64_t n = r->n;
     const unsigned K = r->dim_max + 2;
     const uint64_t limit = UINT64_MAX >> r->cbits;
+    /* Past RIPS_MAX_VERTS some C(n, j) always overflows first (see there),
+     * so the loop below also keeps every vertex array in bounds. */
     for (unsigned j = 1; j <= K; j++) {
         unsigned __int128 c = 1;
         for (unsigned i = 1; i <= j && c < limit; i++)
             c = c * (n - j + i) / i; /* C(n - j + i, i), exact */
-        if (c >= limit || K > RIPS_MAX_VERTS) {
+        if (c >= limit || j > RIPS_MAX_VERTS) {
             fail(r, TOPOML_E_OVERFLOW,
                  "rips: simplex indices overflow: n = %llu points up to dimension k = %u need "
                  "C(n, %u) indices, more than the %u bits left by %u coefficient bits",
@@ -1534,6 +1831,13 @@ static bool setup_binomials(rips_engine *r)
             return false;
         }
     }
+    return true;
+}
+
+static bool setup_binomials(rips_engine *r)
+{
+    const uint64_t n = r->n;
+    const unsigned K = r->dim_max + 2;
     r->bstride = n + 1;
     r->bk = K;
     r->binom = mem_alloc(r, (uint64_t)(K + 1) * (n + 1) * sizeof *r->binom, "the binomial table");
@@ -1571,8 +1875,8 @@ static void release(rips_engine *r)
     mem_free(r, r->voff, (r->cols.n + 1) * sizeof *r->voff);
     vec_free(r, &r->cols);
     vec_free(r, &r->vent);
-    vec_free(r, &r->cob);
-    vec_free(r, &r->red);
+    col_free(r, &r->cob);
+    heap_free(r, &r->red);
     pivots_free(r, &r->piv);
     r->dist_own = NULL;
     r->nb_start = NULL;
@@ -1584,9 +1888,14 @@ static void release(rips_engine *r)
 static bool check_input(rips_engine *r, const topoml_input_v1 *in)
 {
     const char *bad = NULL;
-    if (in->n > UINT32_MAX)
-        bad = "more than 2^32 - 1 points";
-    else if (in->kind == TOPOML_INPUT_POINTS) {
+    if (in->n > UINT32_MAX) {
+        /* vertices are 32-bit numbers, and one value is kept as a sentinel */
+        fail(r, TOPOML_E_OVERFLOW,
+             "rips: n = %llu points, more than the 2^32 - 1 vertices a simplex can name",
+             (unsigned long long)in->n);
+        return false;
+    }
+    if (in->kind == TOPOML_INPUT_POINTS) {
         if (in->dtype != TOPOML_F32 && in->dtype != TOPOML_F64)
             bad = "unknown dtype";
         else if (in->metric >= TOPOML_METRIC_COUNT)
@@ -1645,12 +1954,14 @@ int scalar_rips(const topoml_call_v1 *call, const topoml_input_v1 *in,
     uint64_t bars_done = 0;
     bool ok = true;
     if (r->n > 0) {
-        snprintf(r->stage, sizeof r->stage, "distances");
-        ok = in->kind == TOPOML_INPUT_SPARSE ? setup_edges(r, in, params->threshold)
-                                             : setup_pairs(r, in, params->threshold);
+        /* H_k of a complex on n points is zero for k > n - 2. */
         r->dim_max = r->n >= 2 && params->max_dim > r->n - 2 ? (uint32_t)(r->n - 2)
-                     : r->n >= 2                            ? params->max_dim
-                                                            : 0;
+                     : r->n >= 2                             ? params->max_dim
+                                                             : 0;
+        snprintf(r->stage, sizeof r->stage, "distances");
+        ok = check_index_range(r);
+        ok = ok && (in->kind == TOPOML_INPUT_SPARSE ? setup_edges(r, in, params->threshold)
+                                                    : setup_pairs(r, in, params->threshold));
         ok = ok && setup_binomials(r);
         snprintf(r->stage, sizeof r->stage, "dim 0");
         ok = ok && compute_h0(r);

@@ -42,14 +42,15 @@ extern "C" {
  * out->max_dim = params->max_dim and out->complete = 1 on success.
  *
  * Errors (message in call->error): TOPOML_E_INVALID (bad argument, bad data,
- * modulus not a prime in [2, SCALAR_RIPS_MAX_MODULUS]); TOPOML_E_OVERFLOW (the
- * simplex indices of n points up to dimension max_dim + 1 do not fit 64 bits
- * less the coefficient bits); TOPOML_E_LIMIT (call->max_memory would be
- * exceeded; the message gives the bytes wanted); TOPOML_E_NOMEM.
+ * modulus not a prime in [2, SCALAR_RIPS_MAX_MODULUS]); TOPOML_E_OVERFLOW (n >=
+ * 2^32, or the simplex indices of n points up to dimension max_dim + 1 do not
+ * fit 64 bits less the coefficient bits: found before anything is
+ * allocated); TOPOML_E_LIMIT (call->max_memory would be exceeded; the
+ * message gives the bytes wanted); TOPOML_E_NOMEM.
  * On these, out->intervals is NULL and out->n_intervals 0.
  *
- * Progress: call->progress(host_data, "distances" | "dim k", done, total) a
- * few times a second at most; for "dim k", done/total count the columns
+ * Progress: call->progress(host_data, "distances" | "dim k", done, total)
+ * about 10 to 100 times a second; for "dim k", done/total count the columns
  * reduced (total 0 while the columns are still being collected). A non-zero
  * answer stops the work: the function returns TOPOML_E_CANCELLED with the
  * dimensions finished so far in *out, out->max_dim the last of them and

@@ -1,0 +1,825 @@
+/*
+ * topoml/topoml.hpp — a header-only C++17 wrapper over the C API of
+ * libtopoml (topoml/topoml.h), for host applications written in C++.
+ *
+ *  - RAII handles, movable and not copyable: Context, Data, Barcode, and
+ *    Array<T> for the arrays an op returns (distances, edge lists).
+ *  - View<T>: a read-only (pointer, size) range over memory the library owns
+ *    (C++17 has no std::span).
+ *  - Errors are exceptions on the C++ side only: a failed call throws
+ *    topoml::Error with the C status code and the context's message;
+ *    topoml::Cancelled (an Error) also carries the dimensions a cancelled
+ *    barcode finished. Callbacks handed to the library (log, progress) are
+ *    wrapped so that nothing thrown in them crosses C code: the exception is
+ *    caught, the op is cancelled, and the exception is rethrown from the call
+ *    that was running.
+ *
+ * Lifetimes and threads are the C API's: a Context must outlive everything
+ * made from it, and it is used by one thread at a time (different contexts
+ * may be used concurrently). A moved-from object may be destroyed, assigned
+ * to or tested with `if (x)`; other uses throw Error(TOPOML_E_INVALID).
+ *
+ * Not here: anything that is not in topoml.h. Link with libtopoml as a C
+ * program would (pkg-config topoml, or CMake's topoml::topoml).
+ */
+#ifndef TOPOML_TOPOML_HPP
+#define TOPOML_TOPOML_HPP
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "topoml/topoml.h"
+
+namespace topoml
+{
+
+/* The C status codes (topoml_status), as a scoped enum. */
+enum class Status : int {
+    ok = TOPOML_OK,
+    invalid = TOPOML_E_INVALID,
+    nomem = TOPOML_E_NOMEM,
+    unsupported = TOPOML_E_UNSUPPORTED,
+    overflow = TOPOML_E_OVERFLOW,
+    limit = TOPOML_E_LIMIT,
+    cancelled = TOPOML_E_CANCELLED,
+    io = TOPOML_E_IO,
+    parse = TOPOML_E_PARSE,
+    abi = TOPOML_E_ABI,
+    plugin = TOPOML_E_PLUGIN,
+    device = TOPOML_E_DEVICE,
+    not_found = TOPOML_E_NOT_FOUND,
+    config = TOPOML_E_CONFIG,
+    gate = TOPOML_E_GATE,
+    internal = TOPOML_E_INTERNAL
+};
+
+/* "MAJOR.MINOR.PATCH" of the library actually linked. */
+inline std::string version()
+{
+    return topoml_version();
+}
+
+/* A static English description of a status. */
+inline const char *strerror(Status status) noexcept
+{
+    return topoml_strerror(static_cast<int>(status));
+}
+
+/* A failed call: the status and the message the library gave (what()). */
+class Error : public std::runtime_error
+{
+  public:
+    Error(int status, const std::string &message)
+        : std::runtime_error(message.empty() ? topoml_strerror(status) : message),
+          status_(static_cast<Status>(status))
+    {
+    }
+
+    Status status() const noexcept
+    {
+        return status_;
+    }
+    /* The C status code, e.g. TOPOML_E_LIMIT. */
+    int code() const noexcept
+    {
+        return static_cast<int>(status_);
+    }
+
+  private:
+    Status status_;
+};
+
+/* A read-only range over `size` elements at `data` that someone else owns. */
+template <class T> class View
+{
+  public:
+    using value_type = T;
+    using const_iterator = const T *;
+    using iterator = const T *;
+
+    constexpr View() noexcept = default;
+    constexpr View(const T *data, std::size_t size) noexcept : data_(data), size_(size)
+    {
+    }
+
+    constexpr const T *data() const noexcept
+    {
+        return data_;
+    }
+    constexpr std::size_t size() const noexcept
+    {
+        return size_;
+    }
+    constexpr bool empty() const noexcept
+    {
+        return size_ == 0;
+    }
+    constexpr const T *begin() const noexcept
+    {
+        return data_;
+    }
+    constexpr const T *end() const noexcept
+    {
+        return data_ + size_;
+    }
+    constexpr const T &operator[](std::size_t k) const noexcept
+    {
+        return data_[k];
+    }
+    const T &at(std::size_t k) const
+    {
+        if (k >= size_)
+            throw std::out_of_range("topoml::View::at: index out of range");
+        return data_[k];
+    }
+    const T &front() const noexcept
+    {
+        return data_[0];
+    }
+    const T &back() const noexcept
+    {
+        return data_[size_ - 1];
+    }
+    std::vector<T> to_vector() const
+    {
+        return std::vector<T>(begin(), end());
+    }
+
+  private:
+    const T *data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+/* An array the library allocated (distances, edge lists), freed with
+ * topoml_free when the Array goes. */
+template <class T> class Array
+{
+  public:
+    Array() noexcept = default;
+    Array(topoml_context *ctx, T *data, std::size_t size) noexcept
+        : ctx_(ctx), data_(data), size_(size)
+    {
+    }
+    ~Array()
+    {
+        reset();
+    }
+    Array(Array &&o) noexcept : ctx_(o.ctx_), data_(o.data_), size_(o.size_)
+    {
+        o.data_ = nullptr;
+        o.size_ = 0;
+    }
+    Array &operator=(Array &&o) noexcept
+    {
+        if (this != &o) {
+            reset();
+            ctx_ = o.ctx_;
+            data_ = std::exchange(o.data_, nullptr);
+            size_ = std::exchange(o.size_, 0);
+        }
+        return *this;
+    }
+    Array(const Array &) = delete;
+    Array &operator=(const Array &) = delete;
+
+    T *data() noexcept
+    {
+        return data_;
+    }
+    const T *data() const noexcept
+    {
+        return data_;
+    }
+    std::size_t size() const noexcept
+    {
+        return size_;
+    }
+    bool empty() const noexcept
+    {
+        return size_ == 0;
+    }
+    T *begin() noexcept
+    {
+        return data_;
+    }
+    T *end() noexcept
+    {
+        return data_ + size_;
+    }
+    const T *begin() const noexcept
+    {
+        return data_;
+    }
+    const T *end() const noexcept
+    {
+        return data_ + size_;
+    }
+    T &operator[](std::size_t k) noexcept
+    {
+        return data_[k];
+    }
+    const T &operator[](std::size_t k) const noexcept
+    {
+        return data_[k];
+    }
+    View<T> view() const noexcept
+    {
+        return View<T>(data_, size_);
+    }
+    operator View<T>() const noexcept
+    {
+        return view();
+    }
+    std::vector<T> to_vector() const
+    {
+        return std::vector<T>(begin(), end());
+    }
+
+  private:
+    void reset() noexcept
+    {
+        if (data_)
+            topoml_free(ctx_, data_);
+        data_ = nullptr;
+        size_ = 0;
+    }
+
+    topoml_context *ctx_ = nullptr;
+    T *data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+class Context;
+
+/* A data set: a point cloud, a distance matrix or a sparse edge list. */
+class Data
+{
+  public:
+    Data() noexcept = default;
+    ~Data()
+    {
+        reset();
+    }
+    Data(Data &&o) noexcept : ctx_(o.ctx_), data_(std::exchange(o.data_, nullptr))
+    {
+    }
+    Data &operator=(Data &&o) noexcept
+    {
+        if (this != &o) {
+            reset();
+            ctx_ = o.ctx_;
+            data_ = std::exchange(o.data_, nullptr);
+        }
+        return *this;
+    }
+    Data(const Data &) = delete;
+    Data &operator=(const Data &) = delete;
+
+    explicit operator bool() const noexcept
+    {
+        return data_ != nullptr;
+    }
+    const topoml_data *get() const noexcept
+    {
+        return data_;
+    }
+
+    /* TOPOML_INPUT_POINTS, _CONDENSED or _SPARSE. */
+    topoml_input_kind kind() const
+    {
+        return static_cast<topoml_input_kind>(topoml_data_kind(need()));
+    }
+    /* Points or vertices. */
+    std::uint64_t count() const
+    {
+        return topoml_data_count(need());
+    }
+    /* Coordinates per point (point clouds). */
+    std::uint64_t dim() const
+    {
+        return topoml_data_dim(need());
+    }
+
+  private:
+    friend class Context;
+    Data(topoml_context *ctx, topoml_data *data) noexcept : ctx_(ctx), data_(data)
+    {
+    }
+
+    const topoml_data *need() const
+    {
+        if (!data_)
+            throw Error(TOPOML_E_INVALID, "topoml::Data: empty (moved from)");
+        return data_;
+    }
+    void reset() noexcept
+    {
+        if (data_)
+            topoml_data_free(ctx_, data_);
+        data_ = nullptr;
+    }
+
+    topoml_context *ctx_ = nullptr;
+    topoml_data *data_ = nullptr;
+};
+
+/* Vietoris–Rips barcodes: intervals grouped by dimension, ascending. */
+class Barcode
+{
+  public:
+    Barcode() noexcept = default;
+    explicit Barcode(topoml_barcode *bc) noexcept : bc_(bc)
+    {
+    }
+    ~Barcode()
+    {
+        topoml_barcode_free(bc_);
+    }
+    Barcode(Barcode &&o) noexcept : bc_(std::exchange(o.bc_, nullptr))
+    {
+    }
+    Barcode &operator=(Barcode &&o) noexcept
+    {
+        if (this != &o) {
+            topoml_barcode_free(bc_);
+            bc_ = std::exchange(o.bc_, nullptr);
+        }
+        return *this;
+    }
+    Barcode(const Barcode &) = delete;
+    Barcode &operator=(const Barcode &) = delete;
+
+    explicit operator bool() const noexcept
+    {
+        return bc_ != nullptr;
+    }
+    const topoml_barcode *get() const noexcept
+    {
+        return bc_;
+    }
+
+    /* Dimensions 0 .. max_dim() were computed (all of them if complete()). */
+    std::uint32_t max_dim() const
+    {
+        return topoml_barcode_max_dim(need());
+    }
+    bool complete() const
+    {
+        return topoml_barcode_complete(need()) != 0;
+    }
+
+    /* Every interval; death is +INFINITY for essential classes. */
+    View<topoml_interval> intervals() const
+    {
+        std::uint64_t n = 0;
+        const topoml_interval *v = topoml_barcode_intervals(need(), &n);
+        return View<topoml_interval>(v, static_cast<std::size_t>(n));
+    }
+
+    /* The intervals of one dimension (a part of intervals()). */
+    View<topoml_interval> dimension(std::uint32_t dim) const
+    {
+        View<topoml_interval> all = intervals();
+        const topoml_interval *b = all.begin(), *e = all.end();
+        while (b != e && b->dim < dim)
+            ++b;
+        const topoml_interval *f = b;
+        while (f != e && f->dim == dim)
+            ++f;
+        return View<topoml_interval>(b, static_cast<std::size_t>(f - b));
+    }
+
+  private:
+    const topoml_barcode *need() const
+    {
+        if (!bc_)
+            throw Error(TOPOML_E_INVALID, "topoml::Barcode: empty (moved from)");
+        return bc_;
+    }
+
+    topoml_barcode *bc_ = nullptr;
+};
+
+/* A barcode computation stopped by the progress callback. partial() has the
+ * dimensions that were finished (0 .. partial()->max_dim()), or is null. */
+class Cancelled : public Error
+{
+  public:
+    Cancelled(const std::string &message, std::shared_ptr<const Barcode> partial)
+        : Error(TOPOML_E_CANCELLED, message), partial_(std::move(partial))
+    {
+    }
+    const Barcode *partial() const noexcept
+    {
+        return partial_.get();
+    }
+
+  private:
+    std::shared_ptr<const Barcode> partial_; /* shared: exceptions are copied */
+};
+
+/* How a Context is made (topoml_context_options). */
+struct ContextOptions {
+    std::string config_path;     /* empty: $TOPOML_CONFIG if set, else none */
+    std::string plugin_path;     /* extra colon-separated plugin folders */
+    bool use_environment = true; /* false: ignore TOPOML_CONFIG, TOPOML_PLUGIN_PATH */
+    bool load_plugins = true;    /* false: only the built-in scalar backend */
+    const topoml_allocator *allocator = nullptr; /* null: malloc; must outlive the Context */
+};
+
+/* Parameters of Context::barcode (topoml_rips_options). */
+struct RipsOptions {
+    std::uint32_t max_dim = 1;                      /* H_0 .. H_max_dim */
+    double threshold = INFINITY;                    /* INFINITY: none (the enclosing radius) */
+    std::uint32_t modulus = 2;                      /* coefficients in Z/p, p prime */
+    topoml_metric metric = TOPOML_METRIC_EUCLIDEAN; /* for point clouds */
+};
+
+/* One backend as topoml_backend_get describes it. The capability records
+ * (and their device/schedule strings) belong to the Context. */
+struct BackendInfo {
+    std::string name, version, vendor, description;
+    std::string path; /* empty for the built-in scalar backend */
+    std::uint32_t abi_version = 0;
+    Status probe_status = Status::ok;
+    std::string probe_message;
+    topoml_gate_state gate_state = TOPOML_GATE_DISABLED;
+    std::string gate_reason;
+    View<topoml_capability_v1> capabilities;
+
+    bool enabled() const noexcept
+    {
+        return gate_state == TOPOML_GATE_ENABLED;
+    }
+};
+
+/* A topoml_context: configuration, plugins, limits, callbacks, and the ops. */
+class Context
+{
+  public:
+    using LogFn = std::function<void(int level, const char *message)>;
+    /* Return false to cancel the op. */
+    using ProgressFn =
+        std::function<bool(const char *stage, std::uint64_t done, std::uint64_t total)>;
+
+    Context() : Context(ContextOptions())
+    {
+    }
+
+    explicit Context(const ContextOptions &o) : hooks_(new Hooks)
+    {
+        topoml_context_options c{};
+        c.struct_size = sizeof c;
+        c.flags = (o.use_environment ? 0u : TOPOML_CTX_NO_ENV) |
+                  (o.load_plugins ? 0u : TOPOML_CTX_NO_PLUGINS);
+        c.config_path = o.config_path.empty() ? nullptr : o.config_path.c_str();
+        c.plugin_path = o.plugin_path.empty() ? nullptr : o.plugin_path.c_str();
+        c.allocator = o.allocator;
+        topoml_context *ctx = nullptr;
+        const int rc = topoml_context_new(&ctx, &c);
+        if (rc != TOPOML_OK) {
+            /* The half-made context holds the reason (file:line:column). */
+            const std::string why = ctx ? topoml_errmsg(ctx) : "";
+            topoml_context_free(ctx);
+            throw Error(rc, why);
+        }
+        ctx_ = ctx;
+    }
+
+    ~Context()
+    {
+        topoml_context_free(ctx_);
+    }
+    Context(Context &&o) noexcept
+        : ctx_(std::exchange(o.ctx_, nullptr)), hooks_(std::move(o.hooks_))
+    {
+    }
+    Context &operator=(Context &&o) noexcept
+    {
+        if (this != &o) {
+            topoml_context_free(ctx_);
+            ctx_ = std::exchange(o.ctx_, nullptr);
+            hooks_ = std::move(o.hooks_);
+        }
+        return *this;
+    }
+    Context(const Context &) = delete;
+    Context &operator=(const Context &) = delete;
+
+    explicit operator bool() const noexcept
+    {
+        return ctx_ != nullptr;
+    }
+    /* For calling the C API directly. */
+    topoml_context *get() const noexcept
+    {
+        return ctx_;
+    }
+
+    /* Text of the last error ("" if none). */
+    std::string errmsg() const
+    {
+        return ctx_ ? topoml_errmsg(ctx_) : "";
+    }
+
+    /* ---- settings ---- */
+
+    /* Messages of level <= max_level (topoml_log_level) go to fn; an empty
+     * fn turns logging off. */
+    void set_log(LogFn fn, int max_level = TOPOML_LOG_WARN)
+    {
+        need();
+        hooks_->log = std::move(fn);
+        topoml_set_log(ctx_, hooks_->log ? &Context::log_trampoline : nullptr, hooks_.get(),
+                       max_level);
+    }
+
+    /* Progress of long ops; fn returning false cancels the op, which then
+     * throws Cancelled. An empty fn removes the callback. */
+    void set_progress(ProgressFn fn)
+    {
+        need();
+        hooks_->progress = std::move(fn);
+        topoml_set_progress(ctx_, hooks_->progress ? &Context::progress_trampoline : nullptr,
+                            hooks_.get());
+    }
+
+    /* Bytes one op may allocate (0: no limit). Work whose estimate exceeds
+     * it throws Error with Status::limit before it starts. */
+    void set_max_memory(std::uint64_t bytes)
+    {
+        topoml_set_max_memory(need(), bytes);
+    }
+    std::uint64_t max_memory() const
+    {
+        return topoml_get_max_memory(need());
+    }
+
+    /* Run the following ops on this backend only (it fails rather than run
+     * elsewhere), or choose automatically again. */
+    void use_backend(const std::string &name)
+    {
+        check(topoml_use_backend(need(), name.c_str()));
+    }
+    void use_any_backend()
+    {
+        check(topoml_use_backend(need(), nullptr));
+    }
+
+    /* Which backend ran the last op, and why it was chosen. */
+    std::string last_backend() const
+    {
+        return str(topoml_last_backend(need()));
+    }
+    std::string last_selection_reason() const
+    {
+        return str(topoml_last_selection_reason(need()));
+    }
+
+    /* Every backend the context knows, the built-in scalar first. */
+    std::vector<BackendInfo> backends() const
+    {
+        std::vector<BackendInfo> out;
+        const std::uint32_t n = topoml_backend_count(need());
+        for (std::uint32_t k = 0; k < n; k++) {
+            topoml_backend_info b{};
+            b.struct_size = sizeof b;
+            if (topoml_backend_get(ctx_, k, &b) != TOPOML_OK)
+                continue;
+            BackendInfo i;
+            i.name = str(b.name);
+            i.version = str(b.version);
+            i.vendor = str(b.vendor);
+            i.description = str(b.description);
+            i.path = str(b.path);
+            i.abi_version = b.abi_version;
+            i.probe_status = static_cast<Status>(b.probe_status);
+            i.probe_message = str(b.probe_message);
+            i.gate_state = static_cast<topoml_gate_state>(b.gate_state);
+            i.gate_reason = str(b.gate_reason);
+            i.capabilities = View<topoml_capability_v1>(b.caps, b.n_caps);
+            out.push_back(std::move(i));
+        }
+        return out;
+    }
+
+    /* ---- data sets ---- */
+
+    /* Read a file ("-": standard input); errors name the file, line and
+     * reason. */
+    Data read(const std::string &path, topoml_format format)
+    {
+        topoml_data *d = nullptr;
+        check(topoml_data_read(need(), &d, path.c_str(), format));
+        return Data(ctx_, d);
+    }
+    Data read(std::FILE *f, const std::string &name, topoml_format format)
+    {
+        topoml_data *d = nullptr;
+        check(topoml_data_read_stream(need(), &d, f, name.c_str(), format));
+        return Data(ctx_, d);
+    }
+
+    /* n points of dim coordinates, row-major (copied). */
+    Data from_points(std::uint64_t n, std::uint64_t dim, const double *coords)
+    {
+        topoml_data *d = nullptr;
+        check(topoml_data_from_points(need(), &d, n, dim, coords));
+        return Data(ctx_, d);
+    }
+    Data from_points(const std::vector<double> &coords, std::uint64_t dim)
+    {
+        if (dim == 0 || coords.size() % dim != 0)
+            throw Error(TOPOML_E_INVALID, "from_points: " + std::to_string(coords.size()) +
+                                              " coordinates are not rows of " +
+                                              std::to_string(dim));
+        return from_points(coords.size() / dim, dim, coords.data());
+    }
+
+    /* A distance matrix in Ripser's lower-triangular order: d(1,0), d(2,0),
+     * d(2,1), ... (n(n-1)/2 values, copied). */
+    Data from_condensed(std::uint64_t n, const double *values)
+    {
+        topoml_data *d = nullptr;
+        check(topoml_data_from_condensed(need(), &d, n, values));
+        return Data(ctx_, d);
+    }
+    Data from_condensed(const std::vector<double> &values)
+    {
+        std::uint64_t n = 1;
+        while (n * (n - 1) / 2 < values.size())
+            n++;
+        if (n * (n - 1) / 2 != values.size())
+            throw Error(TOPOML_E_INVALID, "from_condensed: " + std::to_string(values.size()) +
+                                              " values is not n(n-1)/2 for any n");
+        return from_condensed(n, values.data());
+    }
+
+    /* A sparse distance matrix: edges (i < j) over n vertices (copied). */
+    Data from_edges(std::uint64_t n, const std::vector<topoml_edge> &edges)
+    {
+        topoml_data *d = nullptr;
+        check(topoml_data_from_edges(need(), &d, n, edges.size(), edges.data()));
+        return Data(ctx_, d);
+    }
+
+    /* Smallest and largest distance, enclosing radius, pairs within
+     * `threshold` (as Ripser reports them). */
+    topoml_stats stats(const Data &data, topoml_metric metric = TOPOML_METRIC_EUCLIDEAN,
+                       double threshold = INFINITY)
+    {
+        topoml_stats s{};
+        check(topoml_data_stats(need(), data.get(), metric, threshold, &s));
+        return s;
+    }
+
+    /* ---- ops ---- */
+
+    /* Pairwise distances of a point cloud in Ripser's lower-triangular
+     * order, as float or double (with float the coordinates are rounded to
+     * float first). */
+    template <class T>
+    Array<T> distances(const Data &points, topoml_metric metric = TOPOML_METRIC_EUCLIDEAN)
+    {
+        static_assert(std::is_same<T, float>::value || std::is_same<T, double>::value,
+                      "distances are float or double");
+        void *out = nullptr;
+        std::uint64_t count = 0;
+        check(topoml_distances(need(), points.get(), metric,
+                               std::is_same<T, float>::value ? TOPOML_F32 : TOPOML_F64, &out,
+                               &count));
+        return Array<T>(ctx_, static_cast<T *>(out), static_cast<std::size_t>(count));
+    }
+
+    /* Every pair with d <= threshold, sorted by (d, i, j). */
+    Array<topoml_edge> edges(const Data &data, double threshold,
+                             topoml_metric metric = TOPOML_METRIC_EUCLIDEAN)
+    {
+        topoml_edge *out = nullptr;
+        std::uint64_t n = 0;
+        check(topoml_edges(need(), data.get(), metric, threshold, &out, &n));
+        return Array<topoml_edge>(ctx_, out, static_cast<std::size_t>(n));
+    }
+
+    /* Vietoris–Rips barcodes. Throws Cancelled (with the finished
+     * dimensions) when the progress callback stops it. */
+    Barcode barcode(const Data &data, const RipsOptions &o = RipsOptions())
+    {
+        topoml_rips_options c;
+        topoml_rips_options_init(&c);
+        c.max_dim = o.max_dim;
+        c.threshold = o.threshold;
+        c.modulus = o.modulus;
+        c.metric = static_cast<std::uint32_t>(o.metric);
+        topoml_barcode *out = nullptr;
+        const int rc = topoml_barcode_compute(need(), &out, data.get(), &c);
+        Barcode bc(out);
+        if (rc == TOPOML_E_CANCELLED) {
+            rethrow_pending();
+            throw Cancelled(errmsg(),
+                            out ? std::make_shared<const Barcode>(std::move(bc)) : nullptr);
+        }
+        check(rc);
+        return bc;
+    }
+
+    /* Write a barcode as Ripser's text, JSON or CSV; ratio > 1 keeps only
+     * bars with death/birth > ratio (Ripser's --ratio). */
+    void write(const Barcode &barcode, std::FILE *f, topoml_output style = TOPOML_OUTPUT_RIPSER,
+               double ratio = 0) const
+    {
+        check(topoml_barcode_write(need(), barcode.get(), f, style, ratio));
+    }
+
+    /* The same, as a string. */
+    std::string format(const Barcode &barcode, topoml_output style = TOPOML_OUTPUT_RIPSER,
+                       double ratio = 0) const
+    {
+        std::unique_ptr<std::FILE, int (*)(std::FILE *)> f(std::tmpfile(), &std::fclose);
+        if (!f)
+            throw Error(TOPOML_E_IO, "format: no temporary file");
+        write(barcode, f.get(), style, ratio);
+        std::string text;
+        char buf[4096];
+        std::rewind(f.get());
+        for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f.get())) > 0;)
+            text.append(buf, n);
+        return text;
+    }
+
+  private:
+    /* What the C callbacks reach through their `user` pointer; on the heap so
+     * that it stays put when the Context moves. */
+    struct Hooks {
+        LogFn log;
+        ProgressFn progress;
+        std::exception_ptr pending; /* thrown by a callback, not yet rethrown */
+    };
+
+    static void log_trampoline(void *user, int level, const char *message) noexcept
+    {
+        Hooks *h = static_cast<Hooks *>(user);
+        try {
+            h->log(level, message);
+        } catch (...) {
+            if (!h->pending)
+                h->pending = std::current_exception();
+        }
+    }
+
+    static int progress_trampoline(void *user, const char *stage, std::uint64_t done,
+                                   std::uint64_t total) noexcept
+    {
+        Hooks *h = static_cast<Hooks *>(user);
+        try {
+            return h->progress(stage, done, total) ? 0 : 1;
+        } catch (...) {
+            if (!h->pending)
+                h->pending = std::current_exception();
+            return 1; /* stop; the exception is rethrown when the op returns */
+        }
+    }
+
+    topoml_context *need() const
+    {
+        if (!ctx_)
+            throw Error(TOPOML_E_INVALID, "topoml::Context: empty (moved from)");
+        return ctx_;
+    }
+
+    void rethrow_pending() const
+    {
+        if (hooks_ && hooks_->pending)
+            std::rethrow_exception(std::exchange(hooks_->pending, nullptr));
+    }
+
+    /* An exception from a callback wins; then a failed status. */
+    void check(int rc) const
+    {
+        rethrow_pending();
+        if (rc != TOPOML_OK)
+            throw Error(rc, errmsg());
+    }
+
+    static std::string str(const char *s)
+    {
+        return s ? s : "";
+    }
+
+    topoml_context *ctx_ = nullptr;
+    std::unique_ptr<Hooks> hooks_;
+};
+
+} // namespace topoml
+
+#endif /* TOPOML_TOPOML_HPP */

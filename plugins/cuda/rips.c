@@ -1,0 +1,95 @@
+/*
+ * rips.c — the Vietoris–Rips op: the distances on the device, the reduction
+ * on the host by the scalar reference engine (plugins/scalar/rips.c,
+ * compiled into this plugin), which gives the same barcode as the scalar
+ * backend bit for bit because it sees the same distances.
+ *
+ * What runs where:
+ *  - no threshold: the condensed matrix, computed on the device (f32 inputs
+ *    are computed in f32 and widened, exactly as the engine widens them);
+ *  - a finite threshold: only the edges under it, filtered and sorted on the
+ *    device (edges.cu), handed over as a sparse input, so the n x n matrix is
+ *    never stored. The engine then works in its sparse mode, as it would
+ *    for a threshold that cuts the complex anyway; above the enclosing
+ *    radius the complex is a cone, so the bars are the same either way.
+ *  - condensed and sparse inputs go to the engine as they are.
+ *
+ * Not yet on the device: the columns of each dimension (with clearing) and
+ * the apparent-pair search of Ripser++; the engine has no entry point that
+ * takes them from outside (see the plugin's README).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "backend.h"
+#include "rips.h"
+
+/* Points must have finite coordinates: the engine refuses others, and
+ * through a distance matrix an infinite coordinate would turn into an
+ * "absent edge" instead. */
+static int check_coordinates(const tmc_ctx *ctx, const topoml_input_v1 *in)
+{
+    const uint64_t count = in->n * in->dim;
+    for (uint64_t k = 0; k < count; k++) {
+        double x = in->dtype == TOPOML_F32 ? (double)((const float *)in->data)[k]
+                                           : ((const double *)in->data)[k];
+        if (!isfinite(x))
+            return tmc_fail(
+                ctx->call, TOPOML_E_INVALID, "point %llu, coordinate %llu is %g: not finite",
+                (unsigned long long)(k / in->dim), (unsigned long long)(k % in->dim), x);
+    }
+    return TOPOML_OK;
+}
+
+int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v1 *params,
+             topoml_barcode_v1 *out)
+{
+    if (!params || params->struct_size < sizeof(topoml_rips_params_v1) || !out ||
+        out->struct_size < sizeof(topoml_barcode_v1))
+        return tmc_fail(ctx->call, TOPOML_E_INVALID,
+                        "rips: parameter or barcode struct "
+                        "missing or too short");
+    if (in->kind != TOPOML_INPUT_POINTS || in->n < 2)
+        return scalar_rips(ctx->call, in, params, out);
+    int status = check_coordinates(ctx, in);
+    if (status != TOPOML_OK)
+        return status;
+    if (isnan(params->threshold))
+        return tmc_fail(ctx->call, TOPOML_E_INVALID, "rips: threshold is NaN");
+
+    topoml_input_v1 derived;
+    memset(&derived, 0, sizeof derived);
+    derived.struct_size = sizeof derived;
+    derived.n = in->n;
+    void *held = NULL;
+    uint64_t held_bytes = 0;
+    if (isinf(params->threshold) && params->threshold > 0) {
+        held_bytes = tmc_row_start(in->n) * sizeof(double);
+        double *dist = tmc_host_alloc(ctx, held_bytes, "the distance matrix", &status);
+        if (!dist)
+            return status;
+        status = tmc_distances_f64(ctx, in, dist);
+        derived.kind = TOPOML_INPUT_CONDENSED;
+        derived.dtype = TOPOML_F64;
+        derived.data = dist;
+        held = dist;
+    } else {
+        topoml_edge *edges = NULL;
+        uint64_t m = 0;
+        status = tmc_edges(ctx, in, params->threshold, &edges, &m);
+        held_bytes = m * sizeof(topoml_edge);
+        derived.kind = TOPOML_INPUT_SPARSE;
+        derived.n_edges = m;
+        derived.edges = edges;
+        held = edges;
+    }
+    if (status == TOPOML_OK) {
+        /* What this op holds counts against the caller's limit too. */
+        topoml_call_v1 call = *ctx->call;
+        if (call.max_memory)
+            call.max_memory = call.max_memory > held_bytes ? call.max_memory - held_bytes : 1;
+        status = scalar_rips(&call, &derived, params, out);
+    }
+    tmc_host_free(ctx, held);
+    return status;
+}

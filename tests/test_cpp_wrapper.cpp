@@ -1,0 +1,430 @@
+/*
+ * test_cpp_wrapper.cpp — the header-only C++ wrapper (topoml/topoml.hpp)
+ * against the real libtopoml: handles and their moves, views, every op, and
+ * that each C status arrives as the right exception with the library's
+ * message. Built as strict C++17 (-Wall -Wextra -Werror -pedantic).
+ *
+ * Usage: test_cpp_wrapper SOURCE_DIR (for docs/examples)
+ */
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <unistd.h>
+#include <vector>
+
+#include "topoml/topoml.hpp"
+
+namespace
+{
+
+int failures = 0, passes = 0;
+std::string source_dir;
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            std::printf("    %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
+            return false;                                                                          \
+        }                                                                                          \
+    } while (0)
+
+void run_case(const char *name, bool (*body)())
+{
+    bool ok = false;
+    try {
+        ok = body();
+    } catch (const std::exception &e) {
+        std::printf("    unexpected exception: %s\n", e.what());
+    }
+    std::printf("%s %s\n", ok ? "ok  " : "FAIL", name);
+    (ok ? passes : failures)++;
+}
+
+/* Call f, which must throw topoml::Error with `status`; true if it did. */
+template <class F> bool throws(topoml::Status status, F &&f, std::string *message = nullptr)
+{
+    try {
+        f();
+    } catch (const topoml::Error &e) {
+        if (message)
+            *message = e.what();
+        if (e.status() != status)
+            std::printf("    threw status %d (%s), wanted %d\n", e.code(), e.what(),
+                        static_cast<int>(status));
+        return e.status() == status;
+    }
+    std::printf("    did not throw\n");
+    return false;
+}
+
+/* A context that sees no environment and no plugin files: the built-in
+ * scalar backend only, so results do not depend on the machine. */
+topoml::Context plain()
+{
+    topoml::ContextOptions o;
+    o.use_environment = false;
+    o.load_plugins = false;
+    return topoml::Context(o);
+}
+
+std::vector<double> circle(int n)
+{
+    const double turn = 8 * std::atan(1.0);
+    std::vector<double> p;
+    for (int k = 0; k < n; k++) {
+        p.push_back(std::cos(turn * k / n));
+        p.push_back(std::sin(turn * k / n));
+    }
+    return p;
+}
+
+std::string write_temp(const std::string &text)
+{
+    char path[] = "/tmp/topoml-cpp-wrapper-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        throw std::runtime_error("mkstemp");
+    close(fd);
+    std::ofstream(path) << text;
+    return path;
+}
+
+bool version_and_status_text()
+{
+    CHECK(topoml::version() == TOPOML_VERSION_STRING);
+    CHECK(std::strcmp(topoml::strerror(topoml::Status::limit), topoml_strerror(TOPOML_E_LIMIT)) ==
+          0);
+    topoml::Error e(TOPOML_E_GATE, "");
+    CHECK(e.status() == topoml::Status::gate && e.code() == TOPOML_E_GATE);
+    CHECK(std::string(e.what()) == topoml_strerror(TOPOML_E_GATE));
+    static_assert(std::is_base_of<std::runtime_error, topoml::Error>::value, "");
+    static_assert(std::is_base_of<topoml::Error, topoml::Cancelled>::value, "");
+    return true;
+}
+
+bool handles_move_and_are_not_copyable()
+{
+    static_assert(!std::is_copy_constructible<topoml::Context>::value, "");
+    static_assert(!std::is_copy_assignable<topoml::Data>::value, "");
+    static_assert(!std::is_copy_constructible<topoml::Barcode>::value, "");
+    static_assert(!std::is_copy_constructible<topoml::Array<double>>::value, "");
+    static_assert(std::is_nothrow_move_constructible<topoml::Context>::value, "");
+    static_assert(std::is_nothrow_move_assignable<topoml::Barcode>::value, "");
+    topoml::Context a = plain();
+    topoml::Context b = std::move(a);
+    CHECK(!a && b);
+    CHECK(throws(topoml::Status::invalid, [&] { a.set_max_memory(1); }));
+    topoml::Data d = b.from_points(circle(12), 2);
+    topoml::Data e = std::move(d);
+    CHECK(!d && e && e.count() == 12 && e.dim() == 2 && e.kind() == TOPOML_INPUT_POINTS);
+    CHECK(throws(topoml::Status::invalid, [&] { (void)d.count(); }));
+    topoml::Barcode x = b.barcode(e);
+    topoml::Barcode y;
+    y = std::move(x);
+    CHECK(!x && y && y.complete());
+    CHECK(throws(topoml::Status::invalid, [&] { (void)x.intervals(); }));
+    topoml::Barcode &same = y;
+    y = std::move(same); /* self-move leaves it usable */
+    CHECK(y && y.max_dim() == 1);
+    a = std::move(b); /* the data and barcode still belong to the same context */
+    CHECK(a && !b && a.format(y).find("persistence intervals in dim 1:") != std::string::npos);
+    return true;
+}
+
+bool barcode_of_a_circle_has_one_loop()
+{
+    topoml::Context ctx = plain();
+    topoml::Data d = ctx.from_points(circle(24), 2);
+    topoml::RipsOptions o;
+    o.max_dim = 2;
+    topoml::Barcode bc = ctx.barcode(d, o);
+    CHECK(bc.complete() && bc.max_dim() == 2);
+    topoml::View<topoml_interval> h0 = bc.dimension(0), h1 = bc.dimension(1), h2 = bc.dimension(2);
+    CHECK(h0.size() == 24 && std::isinf(h0.back().death));
+    CHECK(h1.size() == 1 && h1[0].birth > 0.2 && h1[0].birth < 0.3 && h1[0].death > 1.7);
+    /* Evenly spaced points tie a lot: short-lived H2 classes appear. */
+    CHECK(!h2.empty() && h2[0].dim == 2 && h2[0].death - h2[0].birth < 0.2);
+    CHECK(bc.intervals().size() == h0.size() + h1.size() + h2.size());
+    bool out_of_range = false;
+    try {
+        (void)h1.at(1);
+    } catch (const std::out_of_range &) {
+        out_of_range = true;
+    }
+    CHECK(out_of_range);
+    std::vector<topoml_interval> copy = h1.to_vector();
+    CHECK(copy.size() == 1 && copy[0].dim == 1);
+    CHECK(ctx.last_backend() == "scalar");
+    return true;
+}
+
+bool data_from_memory_and_files()
+{
+    topoml::Context ctx = plain();
+    /* A square as a condensed matrix and as a sparse edge list. */
+    const double s = std::sqrt(2.0);
+    topoml::Data m = ctx.from_condensed({1, s, 1, 1, s, 1});
+    CHECK(m.count() == 4 && m.kind() == TOPOML_INPUT_CONDENSED);
+    topoml::Barcode a = ctx.barcode(m);
+    CHECK(a.dimension(1).size() == 1 && a.dimension(1)[0].birth == 1);
+    topoml::Data g = ctx.from_edges(4, {{1, 0, 1}, {1, 1, 2}, {1, 2, 3}, {1, 0, 3}});
+    CHECK(g.kind() == TOPOML_INPUT_SPARSE);
+    topoml::Barcode b = ctx.barcode(g);
+    CHECK(b.dimension(1).size() == 1 && std::isinf(b.dimension(1)[0].death));
+    CHECK(throws(topoml::Status::invalid, [&] { ctx.from_condensed({1, 2}); }));
+    CHECK(throws(topoml::Status::invalid, [&] { ctx.from_points({1, 2, 3}, 2); }));
+
+    topoml::Data pp = ctx.read(source_dir + "/docs/examples/projective_plane.lower_distance_matrix",
+                               TOPOML_FORMAT_LOWER_DISTANCE);
+    topoml::RipsOptions o;
+    o.max_dim = 2;
+    topoml::Barcode z2 = ctx.barcode(pp, o);
+    CHECK(z2.dimension(1).size() == 1 && z2.dimension(2).size() == 1);
+    o.modulus = 3;
+    topoml::Barcode z3 = ctx.barcode(pp, o);
+    CHECK(z3.dimension(1).empty() && z3.dimension(2).empty());
+    topoml_stats st = ctx.stats(pp);
+    CHECK(st.min == 1 && st.enclosing_radius == 2);
+
+    std::FILE *f = std::tmpfile();
+    std::fputs("0 0\n3 4\n", f);
+    std::rewind(f);
+    topoml::Data two = ctx.read(f, "two.txt", TOPOML_FORMAT_POINT_CLOUD);
+    std::fclose(f);
+    CHECK(two.count() == 2);
+    return true;
+}
+
+bool errors_carry_status_and_message()
+{
+    topoml::Context ctx = plain();
+    std::string msg;
+    CHECK(throws(
+        topoml::Status::not_found,
+        [&] { ctx.read("/nonexistent/x.txt", TOPOML_FORMAT_POINT_CLOUD); }, &msg));
+    CHECK(msg.find("/nonexistent/x.txt") != std::string::npos);
+    std::string bad = write_temp("1 2\n3\n");
+    CHECK(throws(
+        topoml::Status::parse, [&] { ctx.read(bad, TOPOML_FORMAT_POINT_CLOUD); }, &msg));
+    CHECK(msg.find(bad) != std::string::npos && msg == ctx.errmsg());
+    std::remove(bad.c_str());
+
+    topoml::Data d = ctx.from_points(circle(10), 2);
+    topoml::RipsOptions o;
+    o.modulus = 4;
+    CHECK(throws(
+        topoml::Status::invalid, [&] { ctx.barcode(d, o); }, &msg));
+    CHECK(msg.find("prime") != std::string::npos);
+    topoml::Data empty;
+    CHECK(throws(topoml::Status::invalid, [&] { ctx.barcode(empty); }));
+
+    std::string config = write_temp("gate: sideways\n");
+    topoml::ContextOptions co;
+    co.use_environment = false;
+    co.config_path = config;
+    CHECK(throws(
+        topoml::Status::config, [&] { topoml::Context c(co); }, &msg));
+    CHECK(msg.find(config) != std::string::npos);
+    std::remove(config.c_str());
+
+    ctx.use_backend("no-such-backend");
+    CHECK(throws(
+        topoml::Status::not_found, [&] { ctx.barcode(d); }, &msg));
+    CHECK(msg.find("no-such-backend") != std::string::npos);
+    ctx.use_any_backend();
+    CHECK(ctx.barcode(d).complete());
+    return true;
+}
+
+bool memory_limit_throws_limit()
+{
+    topoml::Context ctx = plain();
+    std::vector<double> p;
+    for (int k = 0; k < 3000; k++)
+        p.push_back(k * 0.001);
+    topoml::Data d = ctx.from_points(p, 1);
+    ctx.set_max_memory(1 << 16);
+    CHECK(ctx.max_memory() == 1 << 16);
+    std::string msg;
+    CHECK(throws(
+        topoml::Status::limit, [&] { ctx.distances<double>(d); }, &msg));
+    CHECK(!msg.empty());
+    ctx.set_max_memory(0);
+    CHECK(ctx.distances<double>(d).size() == 3000u * 2999u / 2);
+    return true;
+}
+
+bool distances_and_edges()
+{
+    topoml::Context ctx = plain();
+    topoml::Data d = ctx.from_points({0, 0, 3, 4, 6, 8}, 2);
+    topoml::Array<double> d64 = ctx.distances<double>(d);
+    CHECK(d64.size() == 3 && d64[0] == 5 && d64[1] == 10 && d64[2] == 5);
+    topoml::Array<float> d32 = ctx.distances<float>(d, TOPOML_METRIC_MANHATTAN);
+    CHECK(d32.size() == 3 && d32[0] == 7.0f && d32[1] == 14.0f);
+    topoml::View<double> v = d64; /* an Array is viewable */
+    CHECK(v.size() == 3 && *std::max_element(v.begin(), v.end()) == 10);
+    topoml::Array<double> moved = std::move(d64);
+    CHECK(d64.empty() && moved.size() == 3);
+    topoml::Array<topoml_edge> e = ctx.edges(d, 5.0);
+    CHECK(e.size() == 2 && e[0].i == 0 && e[0].j == 1 && e[1].i == 1 && e[1].j == 2);
+    std::vector<topoml_edge> copy = e.to_vector();
+    CHECK(copy.size() == 2);
+    return true;
+}
+
+bool progress_cancel_throws_cancelled_with_the_finished_dimensions()
+{
+    topoml::Context ctx = plain();
+    std::vector<double> p;
+    for (int k = 0; k < 300; k++) /* points on a helix: a long dimension 2 */
+        for (double x : {std::cos(k * 0.7), std::sin(k * 0.7), k * 0.01, std::cos(k * 1.3)})
+            p.push_back(x);
+    topoml::Data d = ctx.from_points(p, 4);
+    int calls = 0;
+    ctx.set_progress([&](const char *, std::uint64_t, std::uint64_t) {
+        calls++;
+        return false;
+    });
+    topoml::RipsOptions o;
+    o.max_dim = 2;
+    try {
+        ctx.barcode(d, o);
+        std::printf("    not cancelled after %d progress calls\n", calls);
+        return false;
+    } catch (const topoml::Cancelled &c) {
+        CHECK(c.status() == topoml::Status::cancelled && calls == 1);
+        if (c.partial()) {
+            CHECK(!c.partial()->complete());
+            CHECK(c.partial()->dimension(0).size() <= 300);
+        }
+    }
+    ctx.set_progress(nullptr);
+    CHECK(ctx.barcode(d).complete());
+    return true;
+}
+
+struct Mine {
+    int value;
+};
+
+bool exceptions_from_callbacks_cross_no_c_code()
+{
+    topoml::Context ctx = plain();
+    std::vector<double> p;
+    for (int k = 0; k < 200; k++)
+        for (double x : {std::cos(k * 0.7), std::sin(k * 0.7), k * 0.01})
+            p.push_back(x);
+    topoml::Data d = ctx.from_points(p, 3);
+    ctx.set_progress([](const char *, std::uint64_t, std::uint64_t) -> bool { throw Mine{7}; });
+    topoml::RipsOptions o;
+    o.max_dim = 2;
+    bool caught = false;
+    try {
+        ctx.barcode(d, o);
+    } catch (const Mine &m) {
+        caught = m.value == 7;
+    }
+    CHECK(caught);
+    ctx.set_progress(nullptr);
+
+    /* A failing op logs its error (at debug level). */
+    std::vector<std::string> logged;
+    ctx.set_log([&](int, const char *m) { logged.push_back(m); }, TOPOML_LOG_DEBUG);
+    o.modulus = 4;
+    CHECK(throws(topoml::Status::invalid, [&] { ctx.barcode(d, o); }));
+    CHECK(!logged.empty() && logged.back().find("prime") != std::string::npos);
+    ctx.set_log([](int, const char *) { throw std::logic_error("from the log"); },
+                TOPOML_LOG_DEBUG);
+    caught = false;
+    try {
+        ctx.barcode(d, o);
+    } catch (const std::logic_error &e) {
+        caught = std::string(e.what()) == "from the log";
+    }
+    CHECK(caught); /* the callback's exception wins over the status */
+    ctx.set_log(nullptr);
+    CHECK(ctx.barcode(d).complete());
+    return true;
+}
+
+bool backends_are_listed_and_can_be_chosen()
+{
+    std::string config = write_temp("enable: [cpp-compat]\n");
+    topoml::ContextOptions co;
+    co.use_environment = false;
+    co.config_path = config;
+    topoml::Context ctx(co);
+    std::remove(config.c_str());
+    std::vector<topoml::BackendInfo> all = ctx.backends();
+    CHECK(!all.empty() && all[0].name == "scalar" && all[0].path.empty() && all[0].enabled());
+    CHECK(!all[0].capabilities.empty());
+    auto cc = std::find_if(all.begin(), all.end(),
+                           [](const topoml::BackendInfo &b) { return b.name == "cpp-compat"; });
+    if (cc == all.end()) {
+        std::printf("    (no cpp-compat plugin built: only the scalar backend is checked)\n");
+        return true;
+    }
+    CHECK(cc->enabled() && cc->probe_status == topoml::Status::ok && cc->abi_version == 1);
+    topoml::Data d = ctx.from_points(circle(30), 2);
+    topoml::RipsOptions o;
+    o.max_dim = 2;
+    ctx.use_backend("cpp-compat");
+    topoml::Barcode ours = ctx.barcode(d, o);
+    CHECK(ctx.last_backend() == "cpp-compat" && !ctx.last_selection_reason().empty());
+    ctx.use_backend("scalar");
+    topoml::Barcode ref = ctx.barcode(d, o);
+    CHECK(ctx.last_backend() == "scalar");
+    CHECK(ours.intervals().size() == ref.intervals().size());
+    CHECK(ctx.format(ours) == ctx.format(ref));
+
+    /* Cancelled on cpp-compat: its partial barcode is H0, complete. */
+    std::vector<double> p;
+    for (int k = 0; k < 400; k++)
+        for (double x : {std::cos(k * 0.7), std::sin(k * 0.7), k * 0.01, std::cos(k * 1.3)})
+            p.push_back(x);
+    topoml::Data big = ctx.from_points(p, 4);
+    ctx.use_backend("cpp-compat");
+    ctx.set_progress([](const char *, std::uint64_t, std::uint64_t) { return false; });
+    try {
+        ctx.barcode(big, o);
+        std::printf("    not cancelled\n");
+        return false;
+    } catch (const topoml::Cancelled &c) {
+        CHECK(c.partial() && !c.partial()->complete() && c.partial()->max_dim() == 0);
+        CHECK(c.partial()->dimension(0).size() == 400 && c.partial()->dimension(1).empty());
+    }
+    return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: %s SOURCE_DIR\n", argv[0]);
+        return 2;
+    }
+    source_dir = argv[1];
+    run_case("version_and_status_text", version_and_status_text);
+    run_case("handles_move_and_are_not_copyable", handles_move_and_are_not_copyable);
+    run_case("barcode_of_a_circle_has_one_loop", barcode_of_a_circle_has_one_loop);
+    run_case("data_from_memory_and_files", data_from_memory_and_files);
+    run_case("errors_carry_status_and_message", errors_carry_status_and_message);
+    run_case("memory_limit_throws_limit", memory_limit_throws_limit);
+    run_case("distances_and_edges", distances_and_edges);
+    run_case("progress_cancel_throws_cancelled_with_the_finished_dimensions",
+             progress_cancel_throws_cancelled_with_the_finished_dimensions);
+    run_case("exceptions_from_callbacks_cross_no_c_code",
+             exceptions_from_callbacks_cross_no_c_code);
+    run_case("backends_are_listed_and_can_be_chosen", backends_are_listed_and_can_be_chosen);
+    std::printf("%d passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}

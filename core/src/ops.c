@@ -285,8 +285,11 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     bc->n = res.n_intervals;
     bc->intervals = res.intervals;
     *out = bc;
-    if (rc == TOPOML_E_CANCELLED)
+    if (rc == TOPOML_E_CANCELLED) {
+        if (res.n_intervals == 0 && data->n > 0)
+            return tm_error(ctx, rc, "cancelled before any dimension was complete");
         return tm_error(ctx, rc, "cancelled; dimensions 0..%u are complete", res.max_dim);
+    }
     return TOPOML_OK;
 }
 

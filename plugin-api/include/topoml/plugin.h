@@ -107,7 +107,8 @@ typedef enum topoml_input_kind {
  * CONDENSED order is Ripser's lower-distance order: d(1,0), d(2,0), d(2,1),
  * d(3,0), ... ; the entry for i > j is at i*(i-1)/2 + j; n*(n-1)/2 entries.
  * SPARSE: edges with i < j, no duplicates, any order; absent pairs are at
- * infinite distance. */
+ * infinite distance. A distance of +INFINITY in CONDENSED input is likewise
+ * an absent edge; NaN and negative distances are invalid. */
 typedef struct topoml_input_v1 {
     uint32_t struct_size;
     uint32_t kind;  /* topoml_input_kind */
@@ -139,8 +140,11 @@ typedef struct topoml_barcode_v1 {
     uint32_t max_dim;     /* dimensions computed: 0 .. max_dim */
     uint64_t n_intervals;
     topoml_interval *intervals; /* grouped by dimension, ascending */
-    uint32_t complete;    /* 1: every dimension finished; 0: cancelled, the
-                             dimensions below max_dim are complete */
+    uint32_t complete;    /* 1: every dimension finished; 0: cancelled, and
+                             dimensions 0..max_dim are complete; a cancel
+                             before H0 was finished leaves no intervals at
+                             all (n_intervals 0), which for n > 0 points
+                             cannot be a finished H0 */
     uint32_t reserved;
 } topoml_barcode_v1;
 

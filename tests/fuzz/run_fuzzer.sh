@@ -30,6 +30,9 @@ elif [ "$name" = fuzz_diagrams ]; then
     printf '\3# x\n0 0 inf\n1 0.25 1e-3\n2 1 1.5 2\n' >"$work/corpus/gudhi"
     printf '\4dim,birth,death\n0,0,inf\n1,0.5,\n' >"$work/corpus/csv"
     printf '\0{"x":[1,{"y":null}],"dims":[]}' >"$work/corpus/auto"
+elif [ "$name" = fuzz_certificates ]; then
+    # A certificate as topoml-conformance --certify writes it.
+    cp "$dir"/seeds/fuzz_certificates/* "$work/corpus/"
 else
     cp "$src/topoml.yaml.example" "$work/corpus/example.yaml"
     printf 'gate: off\nprefer: [cuda]\nmax_memory: 1GiB\n' >"$work/corpus/small.yaml"

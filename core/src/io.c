@@ -277,9 +277,18 @@ void tm_quote(char *out, size_t size, const char *tok, size_t len)
 {
     const size_t max = 40;
     size_t k = 0;
+    /* Messages are text: a byte outside printable ASCII (binary data read
+     * as text) is written as \xHH. */
     for (size_t i = 0; i < len && i < max && k + 1 < size; i++) {
         unsigned char ch = (unsigned char)tok[i];
-        out[k++] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+        if (ch >= 0x20 && ch < 0x7f) {
+            out[k++] = (char)ch;
+        } else if (k + 5 < size) {
+            snprintf(out + k, size - k, "\\x%02x", ch);
+            k += 4;
+        } else {
+            break;
+        }
     }
     if (len > max)
         for (int i = 0; i < 3 && k + 1 < size; i++)

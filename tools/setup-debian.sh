@@ -3,8 +3,14 @@
 # Run as root (or with sudo). Safe to run again: it installs nothing that is
 # already there.
 set -eu
+# Build: compiler, CMake, libyaml, Check. Tests: Valgrind; clang with its
+# sanitizer and fuzzer runtime; the external references the tests run for
+# real (ripser and ripser-coeff, GUDHI with scikit-learn and POT, PHAT,
+# numpy and scipy).
 pkgs="build-essential cmake pkg-config libyaml-dev check libsubunit-dev valgrind
-      python3 python3-numpy python3-scipy ripser python3-gudhi gudhi-utils"
+      clang libclang-rt-14-dev
+      python3 python3-numpy python3-scipy python3-sklearn python3-pot
+      ripser python3-gudhi gudhi-utils phat-utils"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -178,6 +178,24 @@ START_TEST(test_config_every_key_parses)
 }
 END_TEST
 
+START_TEST(test_parse_size_reads_binary_and_decimal_units)
+{
+    uint64_t v = 0;
+    ck_assert_int_eq(topoml_parse_size("123", &v), TOPOML_OK);
+    ck_assert_uint_eq(v, 123);
+    ck_assert_int_eq(topoml_parse_size("64K", &v), TOPOML_OK);
+    ck_assert_uint_eq(v, 64 * 1024);
+    ck_assert_int_eq(topoml_parse_size("2GiB", &v), TOPOML_OK);
+    ck_assert_uint_eq(v, 2ull << 30);
+    ck_assert_int_eq(topoml_parse_size("1.5GB", &v), TOPOML_OK);
+    ck_assert_uint_eq(v, 1500000000ull);
+    ck_assert_int_eq(topoml_parse_size("lots", &v), TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_parse_size("-1M", &v), TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_parse_size("5X", &v), TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_parse_size("1e30T", &v), TOPOML_E_OVERFLOW);
+}
+END_TEST
+
 START_TEST(test_config_example_file_parses)
 {
     topoml_context_options o = {.struct_size = sizeof o, .flags = TOPOML_CTX_NO_ENV,
@@ -492,6 +510,7 @@ int main(void)
     tcase_add_test(tc, test_config_yaml_syntax_error_names_position);
     tcase_add_test(tc, test_config_missing_file_is_an_error);
     tcase_add_test(tc, test_config_every_key_parses);
+    tcase_add_test(tc, test_parse_size_reads_binary_and_decimal_units);
     tcase_add_test(tc, test_config_example_file_parses);
     tcase_add_test(tc, test_loader_finds_scalar_plugin_in_build_tree);
     tcase_add_test(tc, test_loader_rejects_wrong_abi_version);

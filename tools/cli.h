@@ -17,7 +17,6 @@ int cli_error(topoml_context *ctx, int rc);
 
 bool cli_parse_double(const char *s, double *out);
 bool cli_parse_uint(const char *s, uint32_t *out);
-bool cli_parse_bytes(const char *s, uint64_t *out);
 
 /* A context with the CLI's log on stderr (warnings; more with verbose). */
 int cli_open_context(topoml_context **out, const char *config, const char *backend,

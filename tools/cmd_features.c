@@ -200,7 +200,7 @@ static int common_opt(cmd_env *env, int c, const char *cmd)
     case OPT_CONFIG: env->config = optarg; return 1;
     case OPT_BACKEND: env->backend = optarg; return 1;
     case OPT_MAX_MEMORY:
-        if (!cli_parse_bytes(optarg, &env->max_memory))
+        if (topoml_parse_size(optarg, &env->max_memory) != TOPOML_OK)
             return cli_usage_error(cmd, "bad --max-memory '%s' (e.g. 512M, 4G)", optarg);
         env->max_memory_set = true;
         return 1;

@@ -61,37 +61,6 @@ bool cli_parse_uint(const char *s, uint32_t *out)
     return true;
 }
 
-bool cli_parse_bytes(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || !(v >= 0))
-        return false;
-    double mult = 1;
-    if (!strcmp(end, "") || !strcmp(end, "B"))
-        mult = 1;
-    else if (!strcmp(end, "K") || !strcmp(end, "KiB"))
-        mult = 1024.0;
-    else if (!strcmp(end, "M") || !strcmp(end, "MiB"))
-        mult = 1048576.0;
-    else if (!strcmp(end, "G") || !strcmp(end, "GiB"))
-        mult = 1073741824.0;
-    else if (!strcmp(end, "KB"))
-        mult = 1e3;
-    else if (!strcmp(end, "MB"))
-        mult = 1e6;
-    else if (!strcmp(end, "GB"))
-        mult = 1e9;
-    else
-        return false;
-    v *= mult;
-    if (v >= 18446744073709551616.0)
-        return false;
-    *out = (uint64_t)v;
-    return true;
-}
-
 static bool parse_metric(const char *s, topoml_metric *m)
 {
     static const char *names[] = {"euclidean", "sqeuclidean", "manhattan", "chebyshev",
@@ -163,7 +132,7 @@ static int common_opt(common_opts *co, int c, const char *cmd)
     case OPT_CONFIG: co->config = optarg; return 1;
     case OPT_BACKEND: co->backend = optarg; return 1;
     case OPT_MAX_MEMORY:
-        if (!cli_parse_bytes(optarg, &co->max_memory))
+        if (topoml_parse_size(optarg, &co->max_memory) != TOPOML_OK)
             return cli_usage_error(cmd, "bad --max-memory '%s' (e.g. 512M, 4G)", optarg), 2;
         co->max_memory_set = true;
         return 1;

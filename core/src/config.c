@@ -50,14 +50,18 @@ bool tm_strlist_has(const tm_strlist *list, const char *s)
     return false;
 }
 
-/* Parse "123", "64MiB", "2G", "1.5GiB" into bytes. */
-static bool parse_bytes(const char *s, uint64_t *out)
+/* The one reader of sizes, for the configuration and the command lines:
+ * "123", "64MiB", "2G", "1.5GB". A single letter (K, M, G, T) and the IEC
+ * names (KiB ...) are powers of 1024; KB, MB, GB, TB are powers of 1000. */
+int topoml_parse_size(const char *s, uint64_t *out)
 {
+    if (!s || !out)
+        return TOPOML_E_INVALID;
     errno = 0;
     char *end;
     double v = strtod(s, &end);
     if (end == s || errno || !(v >= 0))
-        return false;
+        return TOPOML_E_INVALID;
     while (*end == ' ')
         end++;
     double mult = 1;
@@ -65,23 +69,24 @@ static bool parse_bytes(const char *s, uint64_t *out)
         static const struct {
             const char *suffix;
             double mult;
-        } units[] = {{"B", 1},         {"K", 1e3},    {"KB", 1e3},   {"KiB", 1024.0},
-                     {"M", 1e6},       {"MB", 1e6},   {"MiB", 1048576.0},
-                     {"G", 1e9},       {"GB", 1e9},   {"GiB", 1073741824.0},
-                     {"T", 1e12},      {"TB", 1e12},  {"TiB", 1099511627776.0}};
+        } units[] = {{"B", 1},
+                     {"K", 1024.0},          {"KiB", 1024.0},          {"KB", 1e3},
+                     {"M", 1048576.0},       {"MiB", 1048576.0},       {"MB", 1e6},
+                     {"G", 1073741824.0},    {"GiB", 1073741824.0},    {"GB", 1e9},
+                     {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12}};
         size_t i;
         for (i = 0; i < sizeof units / sizeof units[0]; i++)
             if (strcasecmp(end, units[i].suffix) == 0)
                 break;
         if (i == sizeof units / sizeof units[0])
-            return false;
+            return TOPOML_E_INVALID;
         mult = units[i].mult;
     }
     v *= mult;
     if (v >= 18446744073709551616.0)
-        return false;
+        return TOPOML_E_OVERFLOW;
     *out = (uint64_t)v;
-    return true;
+    return TOPOML_OK;
 }
 
 typedef struct parse_state {
@@ -164,7 +169,7 @@ static int apply_key(parse_state *ps, const char *key, const yaml_node_t *v, tm_
         return TOPOML_OK;
     }
     if (strcmp(key, "max_memory") == 0) {
-        if (!parse_bytes(s, &cfg->max_memory))
+        if (topoml_parse_size(s, &cfg->max_memory) != TOPOML_OK)
             return node_error(ps, v, "max_memory must be a size such as 4GiB or 512MB, not '%s'",
                               s);
         return TOPOML_OK;

@@ -106,6 +106,12 @@ TOPOML_API void topoml_set_progress(topoml_context *ctx, topoml_progress_fn fn, 
 TOPOML_API void topoml_set_max_memory(topoml_context *ctx, uint64_t bytes);
 TOPOML_API uint64_t topoml_get_max_memory(const topoml_context *ctx);
 
+/* Read a size such as "123", "512M", "4GiB" or "1.5GB" into bytes: a single
+ * letter (K, M, G, T) and KiB, MiB, GiB, TiB are powers of 1024; KB, MB, GB,
+ * TB powers of 1000. TOPOML_E_INVALID for anything else. The configuration's
+ * max_memory and the CLI's --max-memory are read with it. */
+TOPOML_API int topoml_parse_size(const char *s, uint64_t *out);
+
 /* Free memory that an op returned (distances, edge lists). */
 TOPOML_API void topoml_free(topoml_context *ctx, void *ptr);
 

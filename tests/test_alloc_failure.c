@@ -14,6 +14,8 @@
 
 #include "topoml/topoml.h"
 
+#include "check_run.h"
+
 static long fail_at; /* 0: never */
 static long counter;
 static long live;
@@ -165,9 +167,5 @@ int main(void)
     tcase_add_test(tc, test_every_allocation_failure_is_nomem_without_leaks);
     tcase_add_test(tc, test_allocation_failures_while_loading_plugins);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return topoml_check_run(s);
 }

@@ -18,6 +18,8 @@
 #include "sha256.h"
 #include "topoml/topoml.h"
 
+#include "check_run.h"
+
 #define COPY_DIR TOPOML_TEST_BUILD_DIR "/conformance-plugins/scalar-copy"
 #define COPY_SO COPY_DIR "/topoml-backend-scalar-copy.so"
 
@@ -431,9 +433,5 @@ int main(void)
     tcase_add_test(gate, test_gate_refuses_a_cache_writable_by_others);
     tcase_add_test(gate, test_cache_folder_is_made_private);
     suite_add_tcase(s, gate);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return topoml_check_run(s);
 }

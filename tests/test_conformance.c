@@ -16,6 +16,8 @@
 
 #include "conformance.h"
 
+#include "check_run.h"
+
 static topoml_context *ctx_new(void)
 {
     topoml_context_options o = {.struct_size = sizeof o,
@@ -383,9 +385,5 @@ int main(void)
     tcase_add_test(tc, test_case_list_errors_name_line_and_column);
     tcase_add_test(tc, test_isolation_turns_crash_and_hang_into_results);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return topoml_check_run(s);
 }

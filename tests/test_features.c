@@ -16,6 +16,8 @@
 
 #include "topoml/features.h"
 
+#include "check_run.h"
+
 static topoml_context *ctx;
 
 static void setup(void)
@@ -873,9 +875,5 @@ static Suite *features_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(features_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return topoml_check_run(features_suite());
 }

@@ -13,6 +13,8 @@
 #include "image.h"
 #include "topoml/features.h"
 
+#include "check_run.h"
+
 #define P(b, d) ((topoml_pair){(b), (d)})
 
 static char errbuf[256];
@@ -410,9 +412,5 @@ static Suite *image_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(image_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return topoml_check_run(image_suite());
 }

@@ -21,6 +21,8 @@
 #include "internal.h" /* struct topoml_data, to compare the arrays read */
 #include "topoml/topoml.h"
 
+#include "check_run.h"
+
 /* ---- helpers ---- */
 
 /* An allocator that counts, so tests can see what a read allocated. The
@@ -1167,9 +1169,5 @@ static Suite *io_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(io_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return topoml_check_run(io_suite());
 }

@@ -27,6 +27,8 @@
 #include "rips.h"
 #include "rips_reference.h"
 
+#include "check_run.h"
+
 /* ---- an allocator that counts, remembers sizes and fails on request ---- */
 
 typedef struct tracker {
@@ -831,9 +833,5 @@ int main(void)
     tcase_add_test(tc, test_rips_cancel_before_h0_leaves_nothing);
     tcase_add_test(tc, test_rips_works_without_callback_or_error_buffer);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return topoml_check_run(s);
 }

@@ -11,6 +11,8 @@
 
 #include "topoml/topoml.h"
 
+#include "check_run.h"
+
 static topoml_context *ctx_new(void)
 {
     topoml_context_options o = {.struct_size = sizeof o,
@@ -320,9 +322,5 @@ int main(void)
     tcase_add_test(tc, test_barcode_writes_ripser_json_and_csv);
     tcase_add_test(tc, test_data_stats_match_ripser_header_values);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return topoml_check_run(s);
 }

@@ -10,6 +10,8 @@
 
 #include "sha256.h"
 
+#include "check_run.h"
+
 static const struct {
     const char *msg;
     const char *hex;
@@ -98,9 +100,5 @@ int main(void)
     tcase_add_test(tc, test_sha256_same_digest_for_every_split);
     tcase_add_test(tc, test_sha256_of_a_file_is_that_of_its_bytes);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return topoml_check_run(s);
 }

@@ -12,6 +12,8 @@
 
 #include "topoml/topoml.h"
 
+#include "check_run.h"
+
 #define THREADS 4
 #define ROUNDS 6
 #define POINTS 60
@@ -125,9 +127,5 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_threads_with_own_contexts_agree_with_one_thread);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return topoml_check_run(s);
 }

@@ -18,6 +18,30 @@ int cli_error(topoml_context *ctx, int rc);
 bool cli_parse_double(const char *s, double *out);
 bool cli_parse_uint(const char *s, uint32_t *out);
 
+/* The options every command that opens a context shares. */
+typedef struct cli_common {
+    const char *config;
+    const char *backend;
+    uint64_t max_memory;
+    bool max_memory_set;
+    bool quiet;
+    int verbose;
+} cli_common;
+
+enum { CLI_OPT_CONFIG = 1000, CLI_OPT_BACKEND, CLI_OPT_MAX_MEMORY, CLI_OPT_QUIET, CLI_OPT_VERBOSE };
+
+/* Their getopt_long entries (--quiet, where a command shows progress, is
+ * added by that command). */
+#define CLI_CONTEXT_LONG_OPTS                                                                  \
+    {"config", required_argument, NULL, CLI_OPT_CONFIG},                                       \
+        {"backend", required_argument, NULL, CLI_OPT_BACKEND},                                 \
+        {"max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY},                           \
+        {"verbose", no_argument, NULL, CLI_OPT_VERBOSE}, {"help", no_argument, NULL, 'h'}
+
+/* 1: `opt` was a shared option, handled; 0: it is not one; 2: a bad value
+ * (reported as a usage error). */
+int cli_common_opt(cli_common *c, int opt, const char *cmd);
+
 /* A context with the CLI's log on stderr (warnings; more with verbose). */
 int cli_open_context(topoml_context **out, const char *config, const char *backend,
                      int verbose);

@@ -162,19 +162,8 @@ static void json_string(FILE *f, const char *s)
 static const char *const format_help =
     "  -f, --format FMT    diagram file format: auto (default), json, ripser, gudhi, csv\n";
 
-/* The options every diagram command shares with the other subcommands:
- * which configuration and backend, the memory limit, logging. */
-enum { OPT_CONFIG = 1000, OPT_BACKEND, OPT_MAX_MEMORY, OPT_VERBOSE };
-
-#define COMMON_LONG_OPTS                                                                           \
-    {"config", required_argument, NULL, OPT_CONFIG},                                               \
-        {"backend", required_argument, NULL, OPT_BACKEND},                                         \
-        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},                                   \
-        {"verbose", no_argument, NULL, OPT_VERBOSE},                                               \
-    {                                                                                              \
-        "help", no_argument, NULL, 'h'                                                             \
-    }
-
+/* The shared options (cli.h): which configuration and backend, the memory
+ * limit, logging. */
 #define COMMON_HELP                                                                                \
     "      --backend NAME      run on this backend (see `topoml backends`)\n"                      \
     "      --config FILE       configuration (default: $TOPOML_CONFIG, else none)\n"               \
@@ -187,45 +176,25 @@ enum { OPT_CONFIG = 1000, OPT_BACKEND, OPT_MAX_MEMORY, OPT_VERBOSE };
 typedef struct cmd_env {
     topoml_context *ctx;
     bool owned;
-    const char *config, *backend;
-    uint64_t max_memory;
-    bool max_memory_set;
-    int verbose;
+    cli_common c;
 } cmd_env;
 
-/* 1: a common option, handled; 0: not one; 2: a bad value (reported). */
-static int common_opt(cmd_env *env, int c, const char *cmd)
-{
-    switch (c) {
-    case OPT_CONFIG: env->config = optarg; return 1;
-    case OPT_BACKEND: env->backend = optarg; return 1;
-    case OPT_MAX_MEMORY:
-        if (topoml_parse_size(optarg, &env->max_memory) != TOPOML_OK)
-            return cli_usage_error(cmd, "bad --max-memory '%s' (e.g. 512M, 4G)", optarg);
-        env->max_memory_set = true;
-        return 1;
-    case OPT_VERBOSE: env->verbose++; return 1;
-    }
-    return 0;
-}
-
-/* 0, or the exit status (1 or 2) after reporting why not. */
 static int env_open(cmd_env *env, topoml_context *given, const char *cmd)
 {
     int rc;
     if (given != NULL) {
-        if (env->config != NULL)
+        if (env->c.config != NULL)
             return cli_usage_error(cmd, "%s", "--config cannot change a context already open");
         env->ctx = given;
-        if (env->backend && (rc = topoml_use_backend(given, env->backend)) != TOPOML_OK)
+        if (env->c.backend && (rc = topoml_use_backend(given, env->c.backend)) != TOPOML_OK)
             return cli_error(given, rc);
     } else {
-        if (cli_open_context(&env->ctx, env->config, env->backend, env->verbose) != TOPOML_OK)
+        if (cli_open_context(&env->ctx, env->c.config, env->c.backend, env->c.verbose) != TOPOML_OK)
             return 1;
         env->owned = true;
     }
-    if (env->max_memory_set)
-        topoml_set_max_memory(env->ctx, env->max_memory);
+    if (env->c.max_memory_set)
+        topoml_set_max_memory(env->ctx, env->c.max_memory);
     return 0;
 }
 
@@ -345,7 +314,7 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
         {"infinite", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'O'},
         {"output-file", required_argument, NULL, 'o'},
-        COMMON_LONG_OPTS,
+        CLI_CONTEXT_LONG_OPTS,
         {NULL, 0, NULL, 0},
     };
     topoml_image_params_v1 prm;
@@ -360,7 +329,7 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
     int c;
     reset_getopt();
     while ((c = getopt_long(argc, argv, "d:f:s:W:H:b:p:w:i:O:o:h", opts, NULL)) != -1) {
-        int r = common_opt(&env, c, cmd);
+        int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;
         if (r == 2)
@@ -610,7 +579,7 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
         {"infinite", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'O'},
         {"output-file", required_argument, NULL, 'o'},
-        COMMON_LONG_OPTS,
+        CLI_CONTEXT_LONG_OPTS,
         {NULL, 0, NULL, 0},
     };
     uint32_t dims[MAX_DIMS_LISTED], n_dims = 0, levels = 3;
@@ -625,7 +594,7 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
     int c;
     reset_getopt();
     while ((c = getopt_long(argc, argv, "d:f:g:k:q:i:O:o:h", opts, NULL)) != -1) {
-        int r = common_opt(&env, c, cmd);
+        int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;
         if (r == 2)
@@ -852,7 +821,7 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
         {"internal-p", required_argument, NULL, 'P'},
         {"output", required_argument, NULL, 'O'},
         {"output-file", required_argument, NULL, 'o'},
-        COMMON_LONG_OPTS,
+        CLI_CONTEXT_LONG_OPTS,
         {NULL, 0, NULL, 0},
     };
     uint32_t dims[MAX_DIMS_LISTED], n_dims = 0;
@@ -865,7 +834,7 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
     int c;
     reset_getopt();
     while ((c = getopt_long(argc, argv, "d:f:m:p:P:O:o:h", opts, NULL)) != -1) {
-        int r = common_opt(&env, c, cmd);
+        int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;
         if (r == 2)
@@ -1025,7 +994,7 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
         {"title", required_argument, NULL, 't'},
         {"size", required_argument, NULL, 's'},
         {"output-file", required_argument, NULL, 'o'},
-        COMMON_LONG_OPTS,
+        CLI_CONTEXT_LONG_OPTS,
         {NULL, 0, NULL, 0},
     };
     uint32_t dims[MAX_DIMS_LISTED], n_dims = 0;
@@ -1036,7 +1005,7 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
     int c;
     reset_getopt();
     while ((c = getopt_long(argc, argv, "k:d:f:t:s:o:h", opts, NULL)) != -1) {
-        int r = common_opt(&env, c, cmd);
+        int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;
         if (r == 2)

@@ -105,39 +105,26 @@ static void log_to_stderr(void *user, int level, const char *message)
     fprintf(stderr, "topoml %s: %s\n", level >= 0 && level < 4 ? names[level] : "log", message);
 }
 
-/* Options every subcommand that makes a context takes. */
+/* What a command of this file keeps of the shared options. */
 typedef struct common_opts {
-    const char *config;
-    const char *backend;
-    uint64_t max_memory;
-    bool max_memory_set;
-    bool quiet;
-    int verbose;
+    cli_common c;
     progress_state progress;
 } common_opts;
 
-enum { OPT_CONFIG = 1000, OPT_BACKEND, OPT_MAX_MEMORY, OPT_QUIET, OPT_VERBOSE };
+#define COMMON_LONG_OPTS CLI_CONTEXT_LONG_OPTS, {"quiet", no_argument, NULL, CLI_OPT_QUIET}
 
-#define COMMON_LONG_OPTS                                                                      \
-    {"config", required_argument, NULL, OPT_CONFIG},                                          \
-        {"backend", required_argument, NULL, OPT_BACKEND},                                    \
-        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},                              \
-        {"quiet", no_argument, NULL, OPT_QUIET}, {"verbose", no_argument, NULL, OPT_VERBOSE}, \
-        {"help", no_argument, NULL, 'h'}
-
-/* 1: handled; 0: not a common option; 2: bad value. */
-static int common_opt(common_opts *co, int c, const char *cmd)
+int cli_common_opt(cli_common *co, int c, const char *cmd)
 {
     switch (c) {
-    case OPT_CONFIG: co->config = optarg; return 1;
-    case OPT_BACKEND: co->backend = optarg; return 1;
-    case OPT_MAX_MEMORY:
+    case CLI_OPT_CONFIG: co->config = optarg; return 1;
+    case CLI_OPT_BACKEND: co->backend = optarg; return 1;
+    case CLI_OPT_MAX_MEMORY:
         if (topoml_parse_size(optarg, &co->max_memory) != TOPOML_OK)
             return cli_usage_error(cmd, "bad --max-memory '%s' (e.g. 512M, 4G)", optarg), 2;
         co->max_memory_set = true;
         return 1;
-    case OPT_QUIET: co->quiet = true; return 1;
-    case OPT_VERBOSE: co->verbose++; return 1;
+    case CLI_OPT_QUIET: co->quiet = true; return 1;
+    case CLI_OPT_VERBOSE: co->verbose++; return 1;
     }
     return 0;
 }
@@ -179,12 +166,12 @@ int cli_open_context(topoml_context **out, const char *config, const char *backe
 
 static int open_context(common_opts *co, topoml_context **out)
 {
-    int rc = cli_open_context(out, co->config, co->backend, co->verbose);
+    int rc = cli_open_context(out, co->c.config, co->c.backend, co->c.verbose);
     if (rc != TOPOML_OK)
         return rc;
-    if (co->max_memory_set)
-        topoml_set_max_memory(*out, co->max_memory);
-    if (!co->quiet && isatty(STDERR_FILENO))
+    if (co->c.max_memory_set)
+        topoml_set_max_memory(*out, co->c.max_memory);
+    if (!co->c.quiet && isatty(STDERR_FILENO))
         topoml_set_progress(*out, show_progress, &co->progress);
     return TOPOML_OK;
 }
@@ -271,7 +258,7 @@ static int cmd_barcode(int argc, char **argv)
     int c, r;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        if ((r = common_opt(&co, c, "barcode")) == 1)
+        if ((r = cli_common_opt(&co.c, c, "barcode")) == 1)
             continue;
         if (r == 2)
             return 2;
@@ -339,7 +326,7 @@ static int cmd_barcode(int argc, char **argv)
         topoml_barcode_write(ctx, bc, stdout, out_style, ratio);
     if (rc != TOPOML_OK)
         status = cli_error(ctx, rc);
-    else if (co.verbose)
+    else if (co.c.verbose)
         fprintf(stderr, "topoml: ran on backend '%s' (%s)\n", topoml_last_backend(ctx),
                 topoml_last_selection_reason(ctx));
     if (fflush(stdout) != 0 && !status) {
@@ -377,7 +364,7 @@ static int cmd_distance(int argc, char **argv)
     int c, r;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        if ((r = common_opt(&co, c, "distance")) == 1)
+        if ((r = cli_common_opt(&co.c, c, "distance")) == 1)
             continue;
         if (r == 2)
             return 2;
@@ -461,7 +448,7 @@ static int cmd_edges(int argc, char **argv)
     int c, r;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        if ((r = common_opt(&co, c, "edges")) == 1)
+        if ((r = cli_common_opt(&co.c, c, "edges")) == 1)
             continue;
         if (r == 2)
             return 2;
@@ -557,7 +544,7 @@ static int cmd_backends(int argc, char **argv)
     int c, r;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        if ((r = common_opt(&co, c, "backends")) == 1)
+        if ((r = cli_common_opt(&co.c, c, "backends")) == 1)
             continue;
         if (r == 2)
             return 2;

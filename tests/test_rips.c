@@ -176,6 +176,184 @@ static topoml_input_v1 sparse(uint64_t n, uint64_t n_edges, const topoml_edge *e
     return in;
 }
 
+/* ---- a column hook written from the definitions in rips.h ----
+ *
+ * Brute force over every (k+1)-subset, with the filtration spelled out:
+ * within a dimension by diameter, then by index descending. So the first
+ * cofacet of s with diam(s) is the one that adds the highest vertex, and the
+ * last facet of t with diam(t) is the one of smallest index. */
+
+typedef struct bf_hook {
+    uint32_t n;
+    const double *full; /* n x n, INFINITY for an absent edge */
+    int mode;           /* 0 answer, 1 decline, 2 fail, 3 answer out of order */
+    uint64_t calls;
+} bf_hook;
+
+static double bf_diam(const bf_hook *h, const uint32_t *v, uint32_t m)
+{
+    double d = 0.0;
+    for (uint32_t a = 0; a < m; a++)
+        for (uint32_t b = 0; b < a; b++)
+            d = h->full[v[a] * h->n + v[b]] > d ? h->full[v[a] * h->n + v[b]] : d;
+    return d;
+}
+
+static uint64_t bf_binom(uint64_t v, uint64_t k)
+{
+    if (k > v)
+        return 0;
+    uint64_t r = 1;
+    for (uint64_t i = 1; i <= k; i++)
+        r = r * (v - k + i) / i;
+    return r;
+}
+
+/* index of the simplex with vertices v (ascending) */
+static uint64_t bf_index(const uint32_t *v, uint32_t m)
+{
+    uint64_t idx = 0;
+    for (uint32_t i = 0; i < m; i++)
+        idx += bf_binom(v[i], i + 1);
+    return idx;
+}
+
+/* v plus w, ascending */
+static void bf_insert(const uint32_t *v, uint32_t m, uint32_t w, uint32_t *out)
+{
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < m; i++) {
+        if (w < v[i] && (j == i))
+            out[j++] = w;
+        out[j++] = v[i];
+    }
+    if (j == m)
+        out[j++] = w;
+}
+
+static bool bf_contains(const uint32_t *v, uint32_t m, uint32_t w)
+{
+    for (uint32_t i = 0; i < m; i++)
+        if (v[i] == w)
+            return true;
+    return false;
+}
+
+/* The vertex whose coface is the first cofacet of s with diam(s), or -1. */
+static int64_t bf_first_cofacet(const bf_hook *h, const uint32_t *v, uint32_t m, double d)
+{
+    uint32_t t[16];
+    for (int64_t w = (int64_t)h->n - 1; w >= 0; w--) {
+        if (bf_contains(v, m, (uint32_t)w))
+            continue;
+        bf_insert(v, m, (uint32_t)w, t);
+        if (bf_diam(h, t, m + 1) == d)
+            return w;
+    }
+    return -1;
+}
+
+/* The vertex whose removal gives the last facet of t with diam(t), or -1. */
+static int64_t bf_last_facet(const bf_hook *h, const uint32_t *t, uint32_t m, double d)
+{
+    uint32_t f[16];
+    int64_t best = -1;
+    uint64_t best_idx = 0;
+    for (uint32_t u = 0; u < m; u++) {
+        for (uint32_t i = 0, j = 0; i < m; i++)
+            if (i != u)
+                f[j++] = t[i];
+        if (bf_diam(h, f, m - 1) != d)
+            continue;
+        uint64_t idx = bf_index(f, m - 1);
+        if (best < 0 || idx < best_idx) {
+            best = t[u];
+            best_idx = idx;
+        }
+    }
+    return best;
+}
+
+static bool bf_is_column(const bf_hook *h, const uint32_t *v, uint32_t m, double d)
+{
+    uint32_t t[16], f[16];
+    int64_t w = bf_first_cofacet(h, v, m, d);
+    if (w >= 0) { /* s the facet of a zero apparent pair? */
+        bf_insert(v, m, (uint32_t)w, t);
+        if (bf_last_facet(h, t, m + 1, d) == w)
+            return false;
+    }
+    int64_t u = bf_last_facet(h, v, m, d);
+    if (u >= 0) { /* s the cofacet of a zero apparent pair? */
+        for (uint32_t i = 0, j = 0; i < m; i++)
+            if (v[i] != (uint32_t)u)
+                f[j++] = v[i];
+        if (bf_first_cofacet(h, f, m - 1, d) == u)
+            return false;
+    }
+    return true;
+}
+
+static int bf_cmp(const void *a, const void *b)
+{
+    const scalar_rips_column *x = a, *y = b;
+    if (x->diam != y->diam)
+        return x->diam > y->diam ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int bf_columns(void *user, scalar_rips_columns_query *q)
+{
+    bf_hook *h = user;
+    h->calls++;
+    ck_assert_uint_eq(q->n, h->n);
+    ck_assert_uint_ge(q->k, 2);
+    for (uint64_t i = 1; i < q->n_cleared; i++)
+        ck_assert_uint_lt(q->cleared[i - 1], q->cleared[i]);
+    if (h->mode == 1)
+        return SCALAR_RIPS_HOOK_DECLINED;
+    if (h->mode == 2) {
+        snprintf(errbuf, sizeof errbuf, "the device is on fire");
+        return TOPOML_E_DEVICE;
+    }
+    const uint32_t m = q->k + 1;
+    uint64_t total = bf_binom(h->n, m), count = 0;
+    scalar_rips_column *cols = q->reserve(q, total);
+    if (!cols)
+        return TOPOML_E_NOMEM;
+    uint32_t v[16];
+    for (uint32_t i = 0; i < m; i++)
+        v[i] = i;
+    while (m <= h->n) {
+        double d = bf_diam(h, v, m);
+        uint64_t idx = bf_index(v, m);
+        bool cleared = false;
+        for (uint64_t i = 0; i < q->n_cleared; i++)
+            cleared = cleared || q->cleared[i] == idx;
+        if (d <= q->threshold && !cleared && bf_is_column(h, v, m, d))
+            cols[count++] = (scalar_rips_column){d, idx};
+        /* next subset in colex order */
+        uint32_t i = 0;
+        while (i + 1 < m && v[i] + 1 == v[i + 1]) {
+            v[i] = i;
+            i++;
+        }
+        if (++v[i] >= h->n)
+            break;
+    }
+    qsort(cols, count, sizeof *cols, bf_cmp);
+    if (h->mode == 3 && count >= 2) {
+        scalar_rips_column t = cols[0];
+        cols[0] = cols[count - 1];
+        cols[count - 1] = t;
+    }
+    q->n_columns = count;
+    return TOPOML_OK;
+}
+
+/* When set, run() gives the engine this hook. */
+static const scalar_rips_hook *run_hook;
+
 /* Runs the engine; checks the output's shape and that nothing leaked once
  * the intervals are freed. */
 static int run(const topoml_input_v1 *in, const topoml_rips_params_v1 *p, ref_bar **bars,
@@ -184,7 +362,7 @@ static int run(const topoml_input_v1 *in, const topoml_rips_params_v1 *p, ref_ba
     tracker t;
     topoml_call_v1 call = make_call(&t);
     topoml_barcode_v1 out = barcode();
-    int rc = scalar_rips(&call, in, p, &out);
+    int rc = scalar_rips_hooked(&call, in, p, run_hook, &out);
     *bars = NULL;
     *n_bars = 0;
     if (rc == TOPOML_OK) {
@@ -343,6 +521,27 @@ static void random_case(uint32_t max_n, uint32_t max_dim_cap)
     bool same = n_got == n_want;
     for (size_t k = 0; same && k < n_got; k++)
         same = ref_bar_cmp(&got[k], &want[k]) == 0;
+    if (same && max_dim >= 2 && n >= 4) {
+        /* the same with the columns of dimensions >= 2 from outside */
+        bf_hook h = {n, full, 0, 0};
+        scalar_rips_hook hook = {&h, bf_columns};
+        ref_bar *hooked;
+        size_t n_hooked;
+        run_hook = &hook;
+        rc = run(&in, &prm, &hooked, &n_hooked, NULL);
+        run_hook = NULL;
+        ck_assert_msg(rc == TOPOML_OK, "scalar_rips_hooked failed (%d): %s", rc, errbuf);
+        same = n_hooked == n_got;
+        for (size_t k = 0; same && k < n_got; k++)
+            same = ref_bar_cmp(&got[k], &hooked[k]) == 0;
+        if (!same) {
+            free(got);
+            got = hooked;
+            n_got = n_hooked;
+            hooked = NULL;
+        }
+        free(hooked);
+    }
     if (!same) {
         char what[160];
         snprintf(what, sizeof what, "kind %d mode %d max_dim %u threshold %.17g Z/%u", kind, mode,
@@ -369,6 +568,52 @@ START_TEST(test_rips_matches_reference_on_random_larger_inputs)
     int cases = RUNNING_ON_VALGRIND ? 20 : 300;
     for (int k = 0; k < cases; k++)
         random_case(12, 2);
+}
+END_TEST
+
+/* The hook's other answers: a refusal (the engine does the work), an error
+ * (it ends the call with that status, nothing leaks), a wrong answer
+ * (refused as an internal error). */
+START_TEST(test_rips_column_hook_decline_error_and_wrong_answer)
+{
+    enum { N = 10 };
+    double pts[N * 3], full[N * N];
+    rng_state = UINT64_C(0x452821E638D01377);
+    for (int i = 0; i < N * 3; i++)
+        pts[i] = rnd_unit();
+    topoml_input_v1 in = points(N, 3, pts, TOPOML_F64, TOPOML_METRIC_EUCLIDEAN);
+    for (uint32_t i = 0; i < N; i++)
+        for (uint32_t j = 0; j < N; j++)
+            full[i * N + j] = i == j ? 0.0
+                                     : scalar_point_dist(TOPOML_F64, TOPOML_METRIC_EUCLIDEAN,
+                                                         pts, 3, i, j);
+    topoml_rips_params_v1 prm = params(3, INFINITY, 2);
+    ref_bar *want, *got;
+    size_t n_want, n_got;
+    ck_assert_int_eq(run(&in, &prm, &want, &n_want, NULL), TOPOML_OK);
+    for (int mode = 0; mode < 4; mode++) {
+        bf_hook h = {N, full, mode, 0};
+        scalar_rips_hook hook = {&h, bf_columns};
+        run_hook = &hook;
+        errbuf[0] = 0;
+        int rc = run(&in, &prm, &got, &n_got, NULL);
+        run_hook = NULL;
+        ck_assert_uint_ge(h.calls, 1);
+        if (mode <= 1) {
+            ck_assert_int_eq(rc, TOPOML_OK);
+            ck_assert_uint_eq(n_got, n_want);
+            for (size_t k = 0; k < n_got; k++)
+                ck_assert_int_eq(ref_bar_cmp(&got[k], &want[k]), 0);
+        } else if (mode == 2) {
+            ck_assert_int_eq(rc, TOPOML_E_DEVICE);
+            ck_assert_str_eq(errbuf, "the device is on fire");
+        } else {
+            ck_assert_int_eq(rc, TOPOML_E_INTERNAL);
+            ck_assert_ptr_nonnull(strstr(errbuf, "column hook"));
+        }
+        free(got);
+    }
+    free(want);
 }
 END_TEST
 
@@ -816,6 +1061,7 @@ int main(void)
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_rips_matches_reference_on_random_small_inputs);
     tcase_add_test(tc, test_rips_matches_reference_on_random_larger_inputs);
+    tcase_add_test(tc, test_rips_column_hook_decline_error_and_wrong_answer);
     tcase_add_test(tc, test_rips_empty_input_gives_empty_barcode);
     tcase_add_test(tc, test_rips_one_point_gives_one_infinite_bar);
     tcase_add_test(tc, test_rips_max_dim_beyond_n_is_empty_there);

@@ -14,15 +14,19 @@
  *    radius the complex is a cone, so the bars are the same either way.
  *  - condensed and sparse inputs go to the engine as they are.
  *
- * Not yet on the device: the columns of each dimension (with clearing) and
- * the apparent-pair search of Ripser++; the engine has no entry point that
- * takes them from outside (see the plugin's README).
+ * With max_dim >= 2 the columns of each dimension k >= 2 — the k-simplices
+ * under the threshold less the cleared ones and those in zero-persistence
+ * apparent pairs, sorted — are collected on the device as well
+ * (rips_columns.cu, through scalar_rips_hooked): the split of Ripser++. The
+ * engine reduces what is left; a dimension too large for the device is
+ * collected by the engine itself.
  */
 #include <math.h>
 #include <string.h>
 
 #include "backend.h"
 #include "rips.h"
+#include "rips_columns.h"
 
 /* Points must have finite coordinates: the engine refuses others, and
  * through a distance matrix an infinite coordinate would turn into an
@@ -41,6 +45,29 @@ static int check_coordinates(const tmc_ctx *ctx, const topoml_input_v1 *in)
     return TOPOML_OK;
 }
 
+/* The engine on `in` with the columns of dimensions >= 2 from the device,
+ * which works from `source` (the caller's POINTS or CONDENSED input). */
+static int rips_hooked(tmc_ctx *ctx, const topoml_input_v1 *source, const topoml_input_v1 *in,
+                       const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
+{
+    if (params->max_dim < 2 || in->n < 4)
+        return scalar_rips(ctx->call, in, params, out);
+    tmr_columns *cols = NULL;
+    int status = tmr_columns_open(ctx, source, &cols);
+    if (status != TOPOML_OK)
+        return status;
+    scalar_rips_hook hook = {cols, tmr_columns_hook};
+    status = scalar_rips_hooked(ctx->call, in, params, &hook, out);
+    int closed = tmr_columns_close(cols, TOPOML_OK);
+    if (status == TOPOML_OK && closed != TOPOML_OK) {
+        ctx->call->free(ctx->call->host_data, out->intervals);
+        out->intervals = NULL;
+        out->n_intervals = 0;
+        status = closed;
+    }
+    return status;
+}
+
 int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v1 *params,
              topoml_barcode_v1 *out)
 {
@@ -49,6 +76,8 @@ int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v
         return tmc_fail(ctx->call, TOPOML_E_INVALID,
                         "rips: parameter or barcode struct "
                         "missing or too short");
+    if (in->kind == TOPOML_INPUT_CONDENSED)
+        return rips_hooked(ctx, in, in, params, out);
     if (in->kind != TOPOML_INPUT_POINTS || in->n < 2)
         return scalar_rips(ctx->call, in, params, out);
     int status = check_coordinates(ctx, in);
@@ -88,7 +117,9 @@ int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v
         topoml_call_v1 call = *ctx->call;
         if (call.max_memory)
             call.max_memory = call.max_memory > held_bytes ? call.max_memory - held_bytes : 1;
-        status = scalar_rips(&call, &derived, params, out);
+        tmc_ctx sub = *ctx;
+        sub.call = &call;
+        status = rips_hooked(&sub, in, &derived, params, out);
     }
     tmc_host_free(ctx, held);
     return status;

@@ -158,6 +158,7 @@ typedef struct rips_engine {
     rips_column cob; /* the working coboundary */
     rips_heap red;   /* the working column of V */
     rips_pivots piv;
+    const scalar_rips_hook *hook; /* columns of dimensions >= 2 from outside */
 
     /* progress */
     uint64_t work, work_mark;
@@ -1511,6 +1512,92 @@ static bool assemble_columns(rips_engine *r, uint32_t k)
     return true;
 }
 
+/* The hook's storage: r->cols, grown to `count` entries. */
+_Static_assert(sizeof(scalar_rips_column) == sizeof(rips_dentry) &&
+                   offsetof(scalar_rips_column, diam) == offsetof(rips_dentry, diam) &&
+                   offsetof(scalar_rips_column, index) == offsetof(rips_dentry, entry),
+               "scalar_rips_column and rips_dentry share a layout");
+
+static scalar_rips_column *hook_reserve(scalar_rips_columns_query *q, uint64_t count)
+{
+    rips_engine *r = q->engine;
+    if (count >= UINT32_MAX) {
+        fail(r, TOPOML_E_LIMIT, "rips: more than 2^32 - 1 columns in dimension %u", q->k);
+        return NULL;
+    }
+    r->cols.n = 0;
+    if (!vec_reserve(r, &r->cols, count ? count : 1, "the columns to reduce"))
+        return NULL;
+    return (scalar_rips_column *)(void *)r->cols.a;
+}
+
+/* The columns of dimension k >= 2 from the hook; false with *declined when
+ * it would rather not (the caller then collects them itself). The answer is
+ * checked: in reduction order, no index twice, every index a k-simplex. */
+static bool hook_columns(rips_engine *r, uint32_t k, bool *declined)
+{
+    *declined = false;
+    uint64_t count = 0;
+    for (uint64_t s = 0; s <= r->piv.mask && r->piv.key; s++)
+        count += r->piv.key[s] != RIPS_NONE;
+    rips_dentry *tmp = count ? mem_alloc(r, count * sizeof *tmp, "the cleared simplices") : NULL;
+    if (count && !tmp)
+        return false;
+    uint64_t c = 0;
+    for (uint64_t s = 0; s <= r->piv.mask && r->piv.key; s++)
+        if (r->piv.key[s] != RIPS_NONE)
+            tmp[c++] = (rips_dentry){0.0, entry_index(r, r->piv.key[s])};
+    sort_columns(tmp, count); /* equal diameters: index ascending */
+    uint64_t *cleared = (uint64_t *)(void *)tmp; /* packed in place, in order */
+    for (uint64_t i = 0; i < count; i++)
+        cleared[i] = tmp[i].entry;
+
+    scalar_rips_columns_query q = {k, r->n, r->thr, cleared, count, hook_reserve, r, 0};
+    r->cols.n = 0;
+    int rc = r->hook->columns(r->hook->user, &q);
+    mem_free(r, tmp, count * sizeof *tmp);
+    if (rc == SCALAR_RIPS_HOOK_DECLINED && r->status == TOPOML_OK) {
+        *declined = true;
+        return false;
+    }
+    if (r->status != TOPOML_OK)
+        return false;
+    if (rc != TOPOML_OK) {
+        /* the hook wrote its message into call->error */
+        r->status = rc > 0 ? TOPOML_E_INTERNAL : rc;
+        return false;
+    }
+    if (q.n_columns > r->cols.cap)
+        return fail(r, TOPOML_E_INTERNAL, "rips: the column hook wrote past its storage"), false;
+    r->cols.n = q.n_columns;
+    const uint64_t top = B(r, r->n, k + 1); /* C(n, k+1): indices below it */
+    for (uint64_t j = 0; j < r->cols.n; j++) {
+        rips_dentry e = r->cols.a[j];
+        if (e.entry >= top || !(e.diam <= r->thr) ||
+            (j > 0 && !col_before(r->cols.a[j - 1], e)))
+            return fail(r, TOPOML_E_INTERNAL,
+                        "rips: the column hook gave a bad column %llu in dimension %u",
+                        (unsigned long long)j, k),
+                   false;
+    }
+    r->work += r->cols.n;
+    return true;
+}
+
+/* The columns of dimension k >= 2: from the hook if there is one and it
+ * takes the dimension, else collected here. */
+static bool collect_columns(rips_engine *r, uint32_t k)
+{
+    if (r->hook && r->hook->columns) {
+        bool declined;
+        if (hook_columns(r, k, &declined))
+            return true;
+        if (!declined)
+            return false;
+    }
+    return assemble_columns(r, k);
+}
+
 /* ------------------------------------------------------------------------
  * Set-up: distances and threshold
  * ---------------------------------------------------------------------- */
@@ -1926,6 +2013,13 @@ static bool check_input(rips_engine *r, const topoml_input_v1 *in)
 int scalar_rips(const topoml_call_v1 *call, const topoml_input_v1 *in,
                 const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
 {
+    return scalar_rips_hooked(call, in, params, NULL, out);
+}
+
+int scalar_rips_hooked(const topoml_call_v1 *call, const topoml_input_v1 *in,
+                       const topoml_rips_params_v1 *params, const scalar_rips_hook *hook,
+                       topoml_barcode_v1 *out)
+{
     if (!call || call->struct_size < offsetof(topoml_call_v1, error_size) + sizeof(size_t) ||
         !call->alloc || !call->realloc || !call->free)
         return TOPOML_E_INVALID;
@@ -1935,6 +2029,7 @@ int scalar_rips(const topoml_call_v1 *call, const topoml_input_v1 *in,
     r->call = call;
     r->mem_limit = call->max_memory;
     r->work_mark = RIPS_REPORT_WORK;
+    r->hook = hook;
     if (!in || !params || !out)
         return fail(r, TOPOML_E_INVALID, "rips: NULL input, parameters or barcode");
     if (in->struct_size < offsetof(topoml_input_v1, edges) + sizeof in->edges ||
@@ -1975,7 +2070,7 @@ int scalar_rips(const topoml_call_v1 *call, const topoml_input_v1 *in,
         for (uint32_t k = 1; ok && k <= r->dim_max; k++) {
             snprintf(r->stage, sizeof r->stage, "dim %u", k);
             if (k >= 2) {
-                ok = assemble_columns(r, k);
+                ok = collect_columns(r, k);
                 pivots_free(r, &r->piv);
             }
             ok = ok && reduce_dimension(r, k);

@@ -62,6 +62,69 @@ extern "C" {
 int scalar_rips(const topoml_call_v1 *call, const topoml_input_v1 *in,
                 const topoml_rips_params_v1 *params, topoml_barcode_v1 *out);
 
+/* ------------------------------------------------------------------------
+ * Columns from outside: the hook an accelerated backend uses to take over
+ * the most expensive step of the engine in dense and mildly sparse
+ * complexes, collecting the columns of each dimension k >= 2 (the split of
+ * Ripser++, Zhang, Xiao and Wang 2020: the columns and their apparent pairs
+ * on the device, the reduction here).
+ *
+ * The columns of dimension k are exactly the k-simplices s (k + 1 vertices,
+ * Ripser's combinatorial index) with diam(s) <= threshold, except
+ *  - the indices in `cleared` (pivots of dimension k - 1; clearing),
+ *  - the facets of zero apparent pairs: the first cofacet t of s in the
+ *    filtration has diam(t) == diam(s), and s is the last facet of t,
+ *  - the cofacets of zero apparent pairs: the last facet f of s has
+ *    diam(f) == diam(s), and s is the first cofacet of f,
+ * in reduction order: diameter descending, then index ascending. Within a
+ * dimension the filtration orders by diameter, then by index descending; a
+ * simplex's cofacets with equal diameter therefore come first in order of
+ * decreasing added vertex, and its facets with equal diameter last in order
+ * of decreasing removed vertex (rips.c, "Zero-persistence apparent pairs").
+ *
+ * Distances are the engine's: doubles, an f32 input widened; an edge longer
+ * than the threshold does not exist. A hook that computes them itself must
+ * get the same bits (metric.h says how).
+ *
+ * The hook may decline a dimension (SCALAR_RIPS_HOOK_DECLINED: too large for
+ * the device, say); the engine then collects the columns itself. Any
+ * other non-zero answer is an error status, with the message already in
+ * call->error, and ends the computation with that status. The engine checks
+ * the answer it gets (order, index range) and treats a wrong one as
+ * TOPOML_E_INTERNAL. */
+
+typedef struct scalar_rips_column {
+    double diam;
+    uint64_t index;
+} scalar_rips_column;
+
+typedef struct scalar_rips_columns_query {
+    uint32_t k;              /* dimension of the columns: k >= 2 */
+    uint64_t n;              /* points */
+    double threshold;        /* the engine's: min(asked, enclosing radius) */
+    const uint64_t *cleared; /* indices of the pivots of dimension k - 1, */
+    uint64_t n_cleared;      /* ascending */
+    /* Storage for the answer: room for `count` columns, counted against
+     * call->max_memory; NULL (status set) when it cannot be had. Valid until
+     * the hook returns; a second call replaces the first. */
+    scalar_rips_column *(*reserve)(struct scalar_rips_columns_query *q, uint64_t count);
+    void *engine;        /* for reserve */
+    uint64_t n_columns;  /* set by the hook: columns written */
+} scalar_rips_columns_query;
+
+#define SCALAR_RIPS_HOOK_DECLINED 1
+
+typedef struct scalar_rips_hook {
+    void *user;
+    int (*columns)(void *user, scalar_rips_columns_query *q);
+} scalar_rips_hook;
+
+/* scalar_rips with the columns of dimensions k >= 2 asked of `hook` (NULL:
+ * exactly scalar_rips). The barcode is the same either way. */
+int scalar_rips_hooked(const topoml_call_v1 *call, const topoml_input_v1 *in,
+                       const topoml_rips_params_v1 *params, const scalar_rips_hook *hook,
+                       topoml_barcode_v1 *out);
+
 #ifdef __cplusplus
 }
 #endif

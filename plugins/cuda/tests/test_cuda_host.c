@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "backend.h"
+#include "rips_columns.h"
+#include "metric.h"
 
 static char err[256];
 static topoml_call_v1 call;
@@ -270,6 +272,167 @@ START_TEST(test_host_scratch_respects_the_memory_limit)
 }
 END_TEST
 
+/* ---- the column hook's per-simplex code, run on the host ----
+ *
+ * host_columns does on the host what rips_columns.cu does on the device,
+ * with the same functions of rips_columns.h: neighbour lists, levels grown
+ * with tmr_extend, tmr_cleared and tmr_is_column, then the sort. The engine
+ * must give the same barcode with it as without it. */
+
+typedef struct host_cols {
+    uint32_t n;
+    double *dist;
+    uint64_t calls, columns, simplices;
+} host_cols;
+
+static int col_cmp(const void *a, const void *b)
+{
+    const scalar_rips_column *x = a, *y = b;
+    if (x->diam != y->diam)
+        return x->diam > y->diam ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int host_columns(void *user, scalar_rips_columns_query *q)
+{
+    host_cols *h = user;
+    const uint32_t n = h->n, K = q->k + 1;
+    h->calls++;
+    ck_assert_uint_le(K, TMR_MAX_VERTS);
+    uint64_t *nb_start = calloc(n + 1, 8);
+    uint32_t *nb_v = malloc((uint64_t)n * n * 4 + 4);
+    uint64_t *binom = malloc((uint64_t)(K + 1) * (n + 1) * 8);
+    for (uint32_t r = 0; r <= K; r++)
+        for (uint32_t v = 0; v <= n; v++)
+            binom[r * (n + 1) + v] = r == 0   ? 1
+                                     : v == 0 ? 0
+                                              : binom[(r - 1) * (n + 1) + v - 1] +
+                                                    binom[r * (n + 1) + v - 1];
+    tmr_graph g = {h->dist, nb_start, nb_v, binom, n, q->threshold};
+    for (uint32_t v = 0; v < n; v++) {
+        nb_start[v + 1] = nb_start[v];
+        for (int64_t w = n - 1; w >= 0; w--)
+            if (w != v && tmr_dist(&g, v, (uint32_t)w) <= q->threshold)
+                nb_v[nb_start[v + 1]++] = (uint32_t)w;
+    }
+    /* levels */
+    uint64_t count = n;
+    uint32_t *lv = malloc(n * 4 + 4);
+    double *ld = malloc(n * 8 + 8);
+    for (uint32_t v = 0; v < n; v++) {
+        lv[v] = v;
+        ld[v] = 0.0;
+    }
+    for (uint32_t m = 1; m < K; m++) {
+        uint64_t total = 0;
+        for (uint64_t p = 0; p < count; p++)
+            total += tmr_extend(&g, lv + p * m, m, ld[p], NULL, NULL);
+        uint32_t *cv = malloc(total * (m + 1) * 4 + 4);
+        double *cd = malloc(total * 8 + 8);
+        uint64_t at = 0;
+        for (uint64_t p = 0; p < count; p++)
+            at += tmr_extend(&g, lv + p * m, m, ld[p], cv + at * (m + 1), cd + at);
+        ck_assert_uint_eq(at, total);
+        free(lv);
+        free(ld);
+        lv = cv;
+        ld = cd;
+        count = total;
+    }
+    h->simplices += count;
+    scalar_rips_column *out = q->reserve(q, count);
+    ck_assert_ptr_nonnull(out);
+    uint64_t cols = 0;
+    for (uint64_t s = 0; s < count; s++) {
+        const uint32_t *v = lv + s * K;
+        for (uint32_t i = 1; i < K; i++)
+            ck_assert_uint_gt(v[i - 1], v[i]);
+        ck_assert(ld[s] <= q->threshold);
+        if (!tmr_cleared(q->cleared, q->n_cleared, tmr_index(&g, v, K)) &&
+            tmr_is_column(&g, v, K, ld[s]))
+            out[cols++] = (scalar_rips_column){ld[s], tmr_index(&g, v, K)};
+    }
+    qsort(out, cols, sizeof *out, col_cmp);
+    q->n_columns = cols;
+    h->columns += cols;
+    free(lv);
+    free(ld);
+    free(nb_start);
+    free(nb_v);
+    free(binom);
+    return TOPOML_OK;
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15u;
+static double rnd_unit(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static int bar_cmp(const void *a, const void *b)
+{
+    const topoml_interval *x = a, *y = b;
+    if (x->dim != y->dim)
+        return x->dim < y->dim ? -1 : 1;
+    if (x->birth != y->birth)
+        return x->birth < y->birth ? -1 : 1;
+    return x->death < y->death ? -1 : x->death > y->death;
+}
+
+START_TEST(test_column_code_gives_the_engines_barcodes)
+{
+    setup();
+    uint64_t total_cols = 0, total_simplices = 0;
+    for (int c = 0; c < 160; c++) {
+        uint32_t n = 4 + (uint32_t)(rnd_unit() * 22), dim = 1 + (uint32_t)(rnd_unit() * 3);
+        int grid = c % 3 == 0; /* integer coordinates: many ties */
+        double *pts = malloc(n * dim * 8);
+        for (uint32_t k = 0; k < n * dim; k++)
+            pts[k] = grid ? (double)(int)(rnd_unit() * 3) : rnd_unit();
+        topoml_input_v1 in = {0};
+        in.struct_size = sizeof in;
+        in.kind = TOPOML_INPUT_POINTS;
+        in.n = n;
+        in.dim = dim;
+        in.dtype = TOPOML_F64;
+        in.metric = c % 2 ? TOPOML_METRIC_EUCLIDEAN : TOPOML_METRIC_CHEBYSHEV;
+        in.data = pts;
+        host_cols h = {n, malloc((uint64_t)n * n * 8 + 8), 0, 0, 0};
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t j = 0; j < i; j++)
+                h.dist[tmc_row_start(i) + j] =
+                    scalar_point_dist(TOPOML_F64, (topoml_metric)in.metric, pts, dim, i, j);
+        topoml_rips_params_v1 prm = {sizeof prm, 2 + (uint32_t)(c % 3),
+                                     c % 4 == 1 ? 0.6 : INFINITY, c % 5 == 0 ? 3u : 2u, 0};
+        topoml_barcode_v1 a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        a.struct_size = b.struct_size = sizeof a;
+        scalar_rips_hook hook = {&h, host_columns};
+        ck_assert_msg(scalar_rips(&call, &in, &prm, &a) == TOPOML_OK, "%s", err);
+        ck_assert_msg(scalar_rips_hooked(&call, &in, &prm, &hook, &b) == TOPOML_OK, "%s", err);
+        ck_assert_uint_ge(h.calls, 1);
+        ck_assert_uint_eq(a.n_intervals, b.n_intervals);
+        qsort(a.intervals, a.n_intervals, sizeof *a.intervals, bar_cmp);
+        qsort(b.intervals, b.n_intervals, sizeof *b.intervals, bar_cmp);
+        for (uint64_t k = 0; k < a.n_intervals; k++)
+            ck_assert_int_eq(bar_cmp(&a.intervals[k], &b.intervals[k]), 0);
+        total_cols += h.columns;
+        total_simplices += h.simplices;
+        free(a.intervals);
+        free(b.intervals);
+        free(h.dist);
+        free(pts);
+    }
+    /* the apparent pairs take most simplices out, but not all */
+    ck_assert_uint_gt(total_cols, 0);
+    ck_assert_uint_lt(total_cols * 2, total_simplices);
+}
+END_TEST
+
 START_TEST(test_probe_without_driver_says_why)
 {
     char why[256] = "";
@@ -295,6 +458,7 @@ int main(void)
     tcase_add_test(tc, test_inputs_are_checked_before_any_device_work);
     tcase_add_test(tc, test_host_scratch_respects_the_memory_limit);
     tcase_add_test(tc, test_probe_without_driver_says_why);
+    tcase_add_test(tc, test_column_code_gives_the_engines_barcodes);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -1,0 +1,574 @@
+/*
+ * rips_columns.cu — the columns of the Rips reduction on the device (the
+ * GPU half of the Ripser++ split; the reduction stays in the scalar engine,
+ * which asks for the columns through scalar_rips_hooked).
+ *
+ * Once per call, on the first dimension asked (k = 2):
+ *  - the condensed matrix of doubles on the device (computed from the points
+ *    there, or uploaded from a condensed input), bit for bit the engine's;
+ *  - neighbour lists of the edges under the engine's threshold, each in
+ *    descending vertex order (one warp per vertex, ballots keep the order).
+ * Then for each dimension k:
+ *  - the k-simplices under the threshold, grown level by level from the
+ *    vertices: each (j+1)-simplex from the j-simplex that is itself without
+ *    its lowest vertex, counted, prefix-summed and written, so the order is
+ *    fixed whatever the scheduling;
+ *  - one thread per simplex: its index, clearing (binary search in the
+ *    engine's pivots of dimension k-1), the two apparent-pair tests
+ *    (rips_columns.h);
+ *  - the survivors compacted, sorted by (diameter descending, index
+ *    ascending) with two stable radix sorts, copied into the engine's
+ *    storage.
+ * Everything the device holds is checked against its free memory first; a
+ * dimension that does not fit is declined and the engine collects its
+ * columns on the host (same barcode, slower).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include "backend.h"
+#include "rips_columns.h"
+
+namespace
+{
+
+__global__ void widen_kernel(const float *__restrict__ in, double *__restrict__ out, uint64_t m)
+{
+    for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < m;
+         k += (uint64_t)gridDim.x * blockDim.x)
+        out[k] = (double)in[k];
+}
+
+/* One warp per vertex: its neighbours under the threshold, from the top.
+ * COUNT: cnt[v] = how many; else written at nb_v[nb_start[v]...]. */
+template <bool COUNT>
+__global__ void neighbours_kernel(tmr_graph g, uint64_t *__restrict__ cnt, uint32_t *nb_v)
+{
+    const uint32_t lane = threadIdx.x & 31;
+    const uint64_t warps = (uint64_t)gridDim.x * (blockDim.x / 32);
+    for (uint64_t v = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; v < g.n; v += warps) {
+        uint64_t pos = COUNT ? 0 : g.nb_start[v];
+        for (int64_t base = (int64_t)g.n - 1; base >= 0; base -= 32) {
+            int64_t w = base - (int64_t)lane;
+            bool ok = w >= 0 && (uint64_t)w != v && tmr_dist(&g, (uint32_t)v, (uint32_t)w) <= g.threshold;
+            unsigned mask = __ballot_sync(0xffffffffu, ok);
+            if (!COUNT && ok)
+                nb_v[pos + __popc(mask & ((1u << lane) - 1u))] = (uint32_t)w;
+            pos += __popc(mask);
+        }
+        if (COUNT && lane == 0)
+            cnt[v] = pos;
+    }
+}
+
+/* Level j -> j+1. COUNT: cnt[p] = children of parent p; else written at
+ * off[p]. Parents have m vertices each. */
+template <bool COUNT>
+__global__ void extend_kernel(tmr_graph g, const uint32_t *__restrict__ pv,
+                              const double *__restrict__ pd, uint64_t parents, uint32_t m,
+                              uint64_t *__restrict__ cnt, const uint64_t *__restrict__ off,
+                              uint32_t *cv, double *cd)
+{
+    for (uint64_t p = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; p < parents;
+         p += (uint64_t)gridDim.x * blockDim.x) {
+        uint32_t v[TMR_MAX_VERTS];
+        for (uint32_t i = 0; i < m; i++)
+            v[i] = pv[p * m + i];
+        if (COUNT)
+            cnt[p] = tmr_extend(&g, v, m, pd[p], nullptr, nullptr);
+        else
+            tmr_extend(&g, v, m, pd[p], cv + off[p] * (m + 1), cd + off[p]);
+    }
+}
+
+/* flag[s] = 1 when simplex s (m vertices) is a column. */
+__global__ void columns_kernel(tmr_graph g, const uint32_t *__restrict__ sv,
+                               const double *__restrict__ sd, uint64_t count, uint32_t m,
+                               const uint64_t *__restrict__ cleared, uint64_t n_cleared,
+                               uint64_t *__restrict__ flag)
+{
+    for (uint64_t s = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; s < count;
+         s += (uint64_t)gridDim.x * blockDim.x) {
+        uint32_t v[TMR_MAX_VERTS];
+        for (uint32_t i = 0; i < m; i++)
+            v[i] = sv[s * m + i];
+        bool col = !tmr_cleared(cleared, n_cleared, tmr_index(&g, v, m)) &&
+                   tmr_is_column(&g, v, m, sd[s]);
+        flag[s] = col;
+    }
+}
+
+/* The columns, compacted: key = the diameter's bits, value = the index. */
+__global__ void compact_kernel(tmr_graph g, const uint32_t *__restrict__ sv,
+                               const double *__restrict__ sd, uint64_t count, uint32_t m,
+                               const uint64_t *__restrict__ pos, uint64_t *__restrict__ keys,
+                               uint64_t *__restrict__ vals)
+{
+    for (uint64_t s = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; s < count;
+         s += (uint64_t)gridDim.x * blockDim.x) {
+        if (pos[s + 1] == pos[s])
+            continue;
+        uint32_t v[TMR_MAX_VERTS];
+        for (uint32_t i = 0; i < m; i++)
+            v[i] = sv[s * m + i];
+        keys[pos[s]] = (uint64_t)__double_as_longlong(sd[s]);
+        vals[pos[s]] = tmr_index(&g, v, m);
+    }
+}
+
+__global__ void iota_kernel(uint32_t *__restrict__ v, double *__restrict__ d, uint64_t n)
+{
+    for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n;
+         k += (uint64_t)gridDim.x * blockDim.x) {
+        v[k] = (uint32_t)k;
+        d[k] = 0.0;
+    }
+}
+
+__global__ void pack_kernel(const uint64_t *__restrict__ keys, const uint64_t *__restrict__ vals,
+                            uint64_t count, scalar_rips_column *__restrict__ out)
+{
+    for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < count;
+         k += (uint64_t)gridDim.x * blockDim.x) {
+        scalar_rips_column c;
+        c.diam = __longlong_as_double((long long)keys[k]);
+        c.index = vals[k];
+        out[k] = c;
+    }
+}
+
+unsigned grid_for(uint64_t m)
+{
+    uint64_t blocks = (m + 255) / 256;
+    return (unsigned)(blocks < 65536 ? (blocks ? blocks : 1) : 65536);
+}
+
+double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+} // namespace
+
+struct tmr_columns {
+    tmc_ctx *ctx;
+    const topoml_input_v1 *in; /* POINTS or CONDENSED, on the host */
+    bool ready, declined;
+    uint32_t n;
+    double threshold;
+    double *dist;
+    uint64_t *nb_start;
+    uint32_t *nb_v;
+    uint64_t *binom;
+    uint32_t binom_rows;
+    /* the simplices of the last level grown: `m` vertices each */
+    uint32_t m;
+    uint64_t count;
+    uint32_t *lv;
+    double *ld;
+    double setup_ms;
+};
+
+static void say(tmr_columns *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(tmr_columns *c, int level, const char *fmt, ...)
+{
+    const topoml_call_v1 *call = c->ctx->call;
+    if (!call->log)
+        return;
+    char text[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    call->log(call->host_data, level, text);
+}
+
+/* Frees what the device holds (status kept if already an error). */
+static int release(tmr_columns *c, int status)
+{
+    tmc_ctx *ctx = c->ctx;
+    TMC_ALWAYS(ctx, status, cudaFree(c->dist), "cudaFree(distances)");
+    TMC_ALWAYS(ctx, status, cudaFree(c->nb_start), "cudaFree(neighbour lists)");
+    TMC_ALWAYS(ctx, status, cudaFree(c->nb_v), "cudaFree(neighbour lists)");
+    TMC_ALWAYS(ctx, status, cudaFree(c->binom), "cudaFree(binomials)");
+    TMC_ALWAYS(ctx, status, cudaFree(c->lv), "cudaFree(simplices)");
+    TMC_ALWAYS(ctx, status, cudaFree(c->ld), "cudaFree(simplices)");
+    c->dist = nullptr;
+    c->nb_start = nullptr;
+    c->nb_v = nullptr;
+    c->binom = nullptr;
+    c->lv = nullptr;
+    c->ld = nullptr;
+    return status;
+}
+
+/* Decline from here on; the engine does the rest on the host. */
+static int decline(tmr_columns *c, const char *why, uint64_t bytes)
+{
+    say(c, TOPOML_LOG_INFO,
+        "cuda rips: columns collected on the host from here on: %s needs %.1f MiB of device "
+        "memory, %.1f MiB usable",
+        why, bytes / 1048576.0, tmc_usable_device_memory(c->ctx) / 1048576.0);
+    c->declined = true;
+    int status = release(c, TOPOML_OK);
+    return status == TOPOML_OK ? SCALAR_RIPS_HOOK_DECLINED : status;
+}
+
+static bool fits(tmr_columns *c, uint64_t bytes)
+{
+    return bytes <= tmc_usable_device_memory(c->ctx);
+}
+
+static tmr_graph graph_of(const tmr_columns *c)
+{
+    tmr_graph g;
+    g.dist = c->dist;
+    g.nb_start = c->nb_start;
+    g.nb_v = c->nb_v;
+    g.binom = c->binom;
+    g.n = c->n;
+    g.threshold = c->threshold;
+    return g;
+}
+
+/* Exclusive prefix sum of cnt[0..count) into off[0..count] (off[count] is
+ * the total). cnt and off may be the same array of count+1 entries. */
+static int prefix_sum(tmc_ctx *ctx, uint64_t *cnt, uint64_t *off, uint64_t count, uint64_t *total)
+{
+    int status = TOPOML_OK;
+    size_t bytes = 0;
+    void *scratch = nullptr;
+    TMC_TRY(ctx, status, cudaMemsetAsync(cnt + count, 0, sizeof *cnt, ctx->stream),
+            "cudaMemsetAsync");
+    TMC_TRY(ctx, status,
+            cub::DeviceScan::ExclusiveSum(nullptr, bytes, cnt, off, count + 1, ctx->stream),
+            "cub::DeviceScan (scratch size)");
+    TMC_TRY(ctx, status, cudaMalloc(&scratch, bytes ? bytes : 1), "cudaMalloc(scan scratch)");
+    TMC_TRY(ctx, status,
+            cub::DeviceScan::ExclusiveSum(scratch, bytes, cnt, off, count + 1, ctx->stream),
+            "cub::DeviceScan::ExclusiveSum");
+    TMC_TRY(ctx, status,
+            cudaMemcpyAsync(total, off + count, sizeof *total, cudaMemcpyDeviceToHost, ctx->stream),
+            "cudaMemcpyAsync(total)");
+    TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "prefix sum");
+    TMC_ALWAYS(ctx, status, cudaFree(scratch), "cudaFree(scan scratch)");
+    return status;
+}
+
+/* The distances and the neighbour lists on the device. */
+static int setup(tmr_columns *c, uint64_t n, double threshold)
+{
+    tmc_ctx *ctx = c->ctx;
+    const topoml_input_v1 *in = c->in;
+    c->n = (uint32_t)n;
+    c->threshold = threshold;
+    c->ready = true;
+    const uint64_t pairs = tmc_row_start(n);
+    const uint64_t elem = in->dtype == TOPOML_F32 ? 4 : 8;
+    uint64_t need = pairs * 8 + (in->dtype == TOPOML_F32 ? pairs * 4 : 0) +
+                    (in->kind == TOPOML_INPUT_POINTS ? n * in->dim * elem * 2 : 0) +
+                    2 * (n + 1) * 8 + (64u << 20);
+    if (!fits(c, need))
+        return decline(c, "the distance matrix", need);
+    int status = TOPOML_OK;
+    double t0 = now_ms();
+    TMC_TRY(ctx, status, cudaMalloc((void **)&c->dist, (pairs ? pairs : 1) * 8),
+            "cudaMalloc(distances)");
+    void *raw = nullptr, *pts = nullptr;
+    if (in->dtype == TOPOML_F32)
+        TMC_TRY(ctx, status, cudaMalloc(&raw, (pairs ? pairs : 1) * 4), "cudaMalloc(distances)");
+    else
+        raw = c->dist;
+    if (in->kind == TOPOML_INPUT_POINTS) {
+        const uint64_t bytes = n * in->dim * elem;
+        TMC_TRY(ctx, status, cudaMalloc(&pts, bytes ? bytes : 1), "cudaMalloc(points)");
+        TMC_TRY(ctx, status,
+                cudaMemcpyAsync(pts, in->data, bytes, cudaMemcpyHostToDevice, ctx->stream),
+                "cudaMemcpyAsync(points)");
+        if (status == TOPOML_OK)
+            status = tmc_distances_device(ctx, in->dtype, in->metric, n, in->dim, pts, raw);
+    } else {
+        TMC_TRY(ctx, status,
+                cudaMemcpyAsync(raw, in->data, pairs * elem, cudaMemcpyHostToDevice, ctx->stream),
+                "cudaMemcpyAsync(distances)");
+    }
+    if (in->dtype == TOPOML_F32 && status == TOPOML_OK) {
+        widen_kernel<<<grid_for(pairs), 256, 0, ctx->stream>>>((const float *)raw, c->dist, pairs);
+        TMC_TRY(ctx, status, cudaGetLastError(), "widen_kernel launch");
+    }
+    TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "distances");
+    if (raw != c->dist)
+        TMC_ALWAYS(ctx, status, cudaFree(raw), "cudaFree(distances)");
+    TMC_ALWAYS(ctx, status, cudaFree(pts), "cudaFree(points)");
+
+    /* neighbour lists */
+    TMC_TRY(ctx, status, cudaMalloc((void **)&c->nb_start, (n + 1) * 8), "cudaMalloc(neighbours)");
+    tmr_graph g = graph_of(c);
+    const unsigned warps_grid = grid_for(n * 32);
+    if (status == TOPOML_OK) {
+        neighbours_kernel<true><<<warps_grid, 256, 0, ctx->stream>>>(g, c->nb_start, nullptr);
+        TMC_TRY(ctx, status, cudaGetLastError(), "neighbours_kernel launch");
+    }
+    uint64_t nnz = 0;
+    if (status == TOPOML_OK)
+        status = prefix_sum(ctx, c->nb_start, c->nb_start, n, &nnz);
+    if (status != TOPOML_OK)
+        return release(c, status);
+    if (!fits(c, nnz * 4 + (64u << 20)))
+        return decline(c, "the neighbour lists", nnz * 4);
+    TMC_TRY(ctx, status, cudaMalloc((void **)&c->nb_v, (nnz ? nnz : 1) * 4),
+            "cudaMalloc(neighbours)");
+    g = graph_of(c);
+    if (status == TOPOML_OK) {
+        neighbours_kernel<false><<<warps_grid, 256, 0, ctx->stream>>>(g, nullptr, c->nb_v);
+        TMC_TRY(ctx, status, cudaGetLastError(), "neighbours_kernel launch");
+    }
+    /* level 0: the vertices */
+    TMC_TRY(ctx, status, cudaMalloc((void **)&c->lv, n * 4), "cudaMalloc(simplices)");
+    TMC_TRY(ctx, status, cudaMalloc((void **)&c->ld, n * 8), "cudaMalloc(simplices)");
+    if (status == TOPOML_OK) {
+        iota_kernel<<<grid_for(n), 256, 0, ctx->stream>>>(c->lv, c->ld, n);
+        TMC_TRY(ctx, status, cudaGetLastError(), "iota_kernel launch");
+    }
+    TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "neighbour lists");
+    c->m = 1;
+    c->count = n;
+    c->setup_ms = now_ms() - t0;
+    say(c, TOPOML_LOG_DEBUG, "cuda rips: distances and %llu neighbours under %.17g on the device in %.1f ms",
+        (unsigned long long)nnz, threshold, c->setup_ms);
+    return status == TOPOML_OK ? status : release(c, status);
+}
+
+/* The binomials C(v, r), v <= n, r <= rows - 1, on the device. */
+static int binomials(tmr_columns *c, uint32_t rows)
+{
+    if (c->binom && c->binom_rows >= rows)
+        return TOPOML_OK;
+    tmc_ctx *ctx = c->ctx;
+    const uint64_t stride = (uint64_t)c->n + 1;
+    int status = TOPOML_OK;
+    uint64_t *b = (uint64_t *)tmc_host_alloc(ctx, rows * stride * 8, "the binomials", &status);
+    if (!b)
+        return status;
+    for (uint32_t r = 0; r < rows; r++)
+        for (uint64_t v = 0; v < stride; v++)
+            b[r * stride + v] = r == 0   ? 1
+                                : v == 0 ? 0
+                                         : b[(r - 1) * stride + v - 1] + b[r * stride + v - 1];
+    TMC_ALWAYS(ctx, status, cudaFree(c->binom), "cudaFree(binomials)");
+    c->binom = nullptr;
+    TMC_TRY(ctx, status, cudaMalloc((void **)&c->binom, rows * stride * 8), "cudaMalloc(binomials)");
+    TMC_TRY(ctx, status, cudaMemcpy(c->binom, b, rows * stride * 8, cudaMemcpyHostToDevice),
+            "cudaMemcpy(binomials)");
+    tmc_host_free(ctx, b);
+    c->binom_rows = rows;
+    return status;
+}
+
+/* Grow the simplices by one vertex. */
+static int extend(tmr_columns *c)
+{
+    tmc_ctx *ctx = c->ctx;
+    const uint32_t m = c->m;
+    const uint64_t parents = c->count;
+    int status = TOPOML_OK;
+    uint64_t *cnt = nullptr, total = 0;
+    if (!fits(c, (parents + 1) * 8 + (64u << 20)))
+        return decline(c, "counting the simplices", (parents + 1) * 8);
+    TMC_TRY(ctx, status, cudaMalloc((void **)&cnt, (parents + 1) * 8), "cudaMalloc(counts)");
+    tmr_graph g = graph_of(c);
+    if (status == TOPOML_OK) {
+        extend_kernel<true><<<grid_for(parents), 256, 0, ctx->stream>>>(
+            g, c->lv, c->ld, parents, m, cnt, nullptr, nullptr, nullptr);
+        TMC_TRY(ctx, status, cudaGetLastError(), "extend_kernel launch");
+    }
+    if (status == TOPOML_OK)
+        status = prefix_sum(ctx, cnt, cnt, parents, &total);
+    const uint64_t bytes = total * ((m + 1) * 4 + 8);
+    if (status == TOPOML_OK && !fits(c, bytes + (64u << 20))) {
+        TMC_ALWAYS(ctx, status, cudaFree(cnt), "cudaFree(counts)");
+        if (status != TOPOML_OK)
+            return release(c, status);
+        char what[64];
+        snprintf(what, sizeof what, "the %llu simplices of dimension %u",
+                 (unsigned long long)total, m);
+        return decline(c, what, bytes);
+    }
+    uint32_t *cv = nullptr;
+    double *cd = nullptr;
+    TMC_TRY(ctx, status, cudaMalloc((void **)&cv, total ? total * (m + 1) * 4 : 4),
+            "cudaMalloc(simplices)");
+    TMC_TRY(ctx, status, cudaMalloc((void **)&cd, total ? total * 8 : 8), "cudaMalloc(simplices)");
+    if (status == TOPOML_OK) {
+        extend_kernel<false><<<grid_for(parents), 256, 0, ctx->stream>>>(
+            g, c->lv, c->ld, parents, m, nullptr, cnt, cv, cd);
+        TMC_TRY(ctx, status, cudaGetLastError(), "extend_kernel launch");
+    }
+    TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "extend_kernel");
+    TMC_ALWAYS(ctx, status, cudaFree(cnt), "cudaFree(counts)");
+    TMC_ALWAYS(ctx, status, cudaFree(c->lv), "cudaFree(simplices)");
+    TMC_ALWAYS(ctx, status, cudaFree(c->ld), "cudaFree(simplices)");
+    c->lv = cv;
+    c->ld = cd;
+    c->m = m + 1;
+    c->count = total;
+    return status == TOPOML_OK ? status : release(c, status);
+}
+
+/* The columns of the current level into the engine's storage. */
+static int columns(tmr_columns *c, scalar_rips_columns_query *q)
+{
+    tmc_ctx *ctx = c->ctx;
+    const uint32_t m = c->m;
+    const uint64_t count = c->count;
+    int status = TOPOML_OK;
+    uint64_t need = (count + 1) * 16 + q->n_cleared * 8 + (64u << 20);
+    if (!fits(c, need))
+        return decline(c, "testing the simplices", need);
+    uint64_t *flag = nullptr, *pos = nullptr, *cleared = nullptr, total = 0;
+    TMC_TRY(ctx, status, cudaMalloc((void **)&flag, (count + 1) * 8), "cudaMalloc(flags)");
+    TMC_TRY(ctx, status, cudaMalloc((void **)&pos, (count + 1) * 8), "cudaMalloc(flags)");
+    TMC_TRY(ctx, status, cudaMalloc((void **)&cleared, q->n_cleared ? q->n_cleared * 8 : 8),
+            "cudaMalloc(cleared)");
+    TMC_TRY(ctx, status,
+            cudaMemcpyAsync(cleared, q->cleared, q->n_cleared * 8, cudaMemcpyHostToDevice,
+                            ctx->stream),
+            "cudaMemcpyAsync(cleared)");
+    tmr_graph g = graph_of(c);
+    if (status == TOPOML_OK) {
+        columns_kernel<<<grid_for(count), 256, 0, ctx->stream>>>(g, c->lv, c->ld, count, m,
+                                                                 cleared, q->n_cleared, flag);
+        TMC_TRY(ctx, status, cudaGetLastError(), "columns_kernel launch");
+    }
+    if (status == TOPOML_OK)
+        status = prefix_sum(ctx, flag, pos, count, &total);
+    TMC_ALWAYS(ctx, status, cudaFree(flag), "cudaFree(flags)");
+    TMC_ALWAYS(ctx, status, cudaFree(cleared), "cudaFree(cleared)");
+    flag = nullptr;
+
+    /* keys and values, twice for the sorts' double buffers */
+    uint64_t *work = nullptr;
+    void *scratch = nullptr;
+    size_t bytes_a = 0, bytes_b = 0;
+    if (status == TOPOML_OK && !fits(c, total * 32 + (128u << 20))) {
+        TMC_ALWAYS(ctx, status, cudaFree(pos), "cudaFree(flags)");
+        return status == TOPOML_OK ? decline(c, "sorting the columns", total * 32) : release(c, status);
+    }
+    TMC_TRY(ctx, status, cudaMalloc((void **)&work, total ? total * 32 : 32), "cudaMalloc(columns)");
+    cub::DoubleBuffer<uint64_t> keys(work, work + 2 * total), vals(work + total, work + 3 * total);
+    if (status == TOPOML_OK) {
+        compact_kernel<<<grid_for(count), 256, 0, ctx->stream>>>(g, c->lv, c->ld, count, m, pos,
+                                                                 keys.Current(), vals.Current());
+        TMC_TRY(ctx, status, cudaGetLastError(), "compact_kernel launch");
+    }
+    TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "compact_kernel");
+    TMC_ALWAYS(ctx, status, cudaFree(pos), "cudaFree(flags)");
+    /* index ascending, then (stable) diameter descending */
+    TMC_TRY(ctx, status,
+            cub::DeviceRadixSort::SortPairs(nullptr, bytes_a, vals, keys, total, 0, 64, ctx->stream),
+            "cub::DeviceRadixSort (scratch size)");
+    TMC_TRY(ctx, status,
+            cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes_b, keys, vals, total, 0, 63,
+                                                      ctx->stream),
+            "cub::DeviceRadixSort (scratch size)");
+    size_t bytes = bytes_a > bytes_b ? bytes_a : bytes_b;
+    TMC_TRY(ctx, status, cudaMalloc(&scratch, bytes ? bytes : 1), "cudaMalloc(sort scratch)");
+    TMC_TRY(ctx, status,
+            cub::DeviceRadixSort::SortPairs(scratch, bytes, vals, keys, total, 0, 64, ctx->stream),
+            "cub::DeviceRadixSort::SortPairs");
+    TMC_TRY(ctx, status,
+            cub::DeviceRadixSort::SortPairsDescending(scratch, bytes, keys, vals, total, 0, 63,
+                                                      ctx->stream),
+            "cub::DeviceRadixSort::SortPairsDescending");
+    if (status == TOPOML_OK && keys.selector != vals.selector)
+        status = tmc_fail(ctx->call, TOPOML_E_INTERNAL,
+                          "radix sort left keys and values in different buffers");
+    scalar_rips_column *host = nullptr;
+    if (status == TOPOML_OK) {
+        host = q->reserve(q, total);
+        if (!host)
+            status = TOPOML_E_NOMEM; /* the engine has recorded why */
+    }
+    if (status == TOPOML_OK) {
+        scalar_rips_column *packed =
+            (scalar_rips_column *)(keys.selector ? work : work + 2 * total);
+        pack_kernel<<<grid_for(total), 256, 0, ctx->stream>>>(keys.Current(), vals.Current(),
+                                                              total, packed);
+        TMC_TRY(ctx, status, cudaGetLastError(), "pack_kernel launch");
+        TMC_TRY(ctx, status,
+                cudaMemcpyAsync(host, packed, total * sizeof *host, cudaMemcpyDeviceToHost,
+                                ctx->stream),
+                "cudaMemcpyAsync(columns to host)");
+    }
+    TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "column sort");
+    TMC_ALWAYS(ctx, status, cudaFree(scratch), "cudaFree(sort scratch)");
+    TMC_ALWAYS(ctx, status, cudaFree(work), "cudaFree(columns)");
+    if (status == TOPOML_OK)
+        q->n_columns = total;
+    return status;
+}
+
+extern "C" int tmr_columns_hook(void *user, scalar_rips_columns_query *q)
+{
+    tmr_columns *c = (tmr_columns *)user;
+    if (c->declined)
+        return SCALAR_RIPS_HOOK_DECLINED;
+    if (q->k + 1 > TMR_MAX_VERTS || q->n != c->in->n || q->n > UINT32_MAX - 1) {
+        c->declined = true;
+        return SCALAR_RIPS_HOOK_DECLINED;
+    }
+    double t0 = now_ms();
+    int status = TOPOML_OK;
+    if (!c->ready) {
+        status = setup(c, q->n, q->threshold);
+        if (status != TOPOML_OK || c->declined)
+            return status;
+    }
+    if (q->threshold != c->threshold)
+        return tmc_fail(c->ctx->call, TOPOML_E_INTERNAL,
+                        "cuda rips: the threshold changed between dimensions");
+    status = binomials(c, q->k + 2);
+    while (status == TOPOML_OK && !c->declined && c->m < q->k + 1)
+        status = extend(c);
+    if (status != TOPOML_OK || c->declined)
+        return c->declined && status == TOPOML_OK ? SCALAR_RIPS_HOOK_DECLINED : status;
+    if (tmc_cancelled(c->ctx, "columns", 0, 0))
+        return tmc_fail(c->ctx->call, TOPOML_E_CANCELLED, "rips: cancelled in dimension %u", q->k);
+    const uint64_t simplices = c->count;
+    status = columns(c, q);
+    if (status == TOPOML_OK)
+        say(c, TOPOML_LOG_DEBUG,
+            "cuda rips: dimension %u: %llu simplices, %llu columns, %.1f ms on the device", q->k,
+            (unsigned long long)simplices, (unsigned long long)q->n_columns, now_ms() - t0);
+    return status;
+}
+
+extern "C" int tmr_columns_open(tmc_ctx *ctx, const topoml_input_v1 *in, tmr_columns **out)
+{
+    int status = TOPOML_OK;
+    tmr_columns *c = (tmr_columns *)tmc_host_alloc(ctx, sizeof *c, "the column state", &status);
+    *out = c;
+    if (!c)
+        return status;
+    memset(c, 0, sizeof *c);
+    c->ctx = ctx;
+    c->in = in;
+    return TOPOML_OK;
+}
+
+extern "C" int tmr_columns_close(tmr_columns *c, int status)
+{
+    if (!c)
+        return status;
+    status = release(c, status);
+    tmc_host_free(c->ctx, c);
+    return status;
+}

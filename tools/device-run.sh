@@ -9,6 +9,9 @@
 #   asm      plugins/asm-avx512/run-on-avx512.sh (tests + benchmark)
 #   triton   plugins/triton-bridge/run-on-gpu.sh (tests + benchmark)
 #   cuda     plugins/cuda/run-on-gpu.sh (tests, sanitizers, benchmark)
+#   rips     tools/bench/bench_rips_gpu.py: barcodes on the cuda backend vs
+#            the scalar one, Ripser++ (.gpudata/ripser++ when present: built
+#            from its public source, never part of this tree) and Ripser
 #
 # Dependencies that such a machine may lack (libyaml, Check, OpenBLAS) are
 # taken from Debian packages in .devdeps/ when present; Ripser's examples
@@ -114,6 +117,18 @@ for part in $parts; do
     cuda)
         TOPOML_GPU_SECONDS=$(($(left) - 20)) timeout "$(left)" \
             bash "$repo/plugins/cuda/run-on-gpu.sh" "$out/cuda" >"$out/cuda/run.log" 2>&1
+        rc=$?
+        ;;
+    rips)
+        rpp=$repo/.gpudata/ripser++
+        args=""
+        [ -x "$rpp" ] && args="--ripserpp $rpp"
+        command -v ripser >/dev/null && args="$args --ripser $(command -v ripser)"
+        # shellcheck disable=SC2086
+        timeout "$(left)" python3 "$repo/tools/bench/bench_rips_gpu.py" --topoml "$build/tools/topoml" \
+            --data "$data" --budget $(($(left) - 15 < ${RIPS_SECONDS:-600} ? $(left) - 15 : ${RIPS_SECONDS:-600})) --reps "${RIPS_REPS:-3}" $args \
+            --json "$out/rips/bench_rips_gpu.json" ${RIPS_ONLY:+--only "$RIPS_ONLY"} \
+            >"$out/rips/bench_rips_gpu.txt" 2>&1
         rc=$?
         ;;
     *)

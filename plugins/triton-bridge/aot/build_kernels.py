@@ -29,11 +29,14 @@ is aligned and contiguous in runs of 16, share one predicate per run instead
 of one per element, and keep 32-bit offsets; the distance kernels then need
 128 registers per thread instead of 212, and run more warps per SM. An
 ahead-of-time build has to make those promises itself, so each point-cloud
-kernel is compiled twice: a variant that assumes the listed arguments are
-multiples of 16, and a generic one that assumes nothing. For each kernel the
-generated `tb_launch_<kernel>` stub checks the actual arguments (device
-addresses as numbers, integers by value) and launches the first variant
-whose assumptions hold, so a launch is never made under a false promise.
+kernel is compiled more than once: a variant that assumes the listed
+arguments are multiples of 16, for the distance kernels one that takes n and
+dim as 32-bit integers as the JIT does for values below 2**31 (167 registers
+instead of 212 for the generic f32 kernel), and a generic one that assumes
+nothing. For each kernel the generated `tb_launch_<kernel>` stub checks the
+actual arguments (device addresses as numbers, integers by value) and
+launches the first variant whose assumptions hold, so a launch is never
+made under a false promise.
 
 Not here: loading (src/device.c does that).
 """

@@ -29,11 +29,14 @@ is aligned and contiguous in runs of 16, share one predicate per run instead
 of one per element, and keep 32-bit offsets; the distance kernels then need
 128 registers per thread instead of 212, and run more warps per SM. An
 ahead-of-time build has to make those promises itself, so each point-cloud
-kernel is compiled twice: a variant that assumes the listed arguments are
-multiples of 16, and a generic one that assumes nothing. For each kernel the
-generated `tb_launch_<kernel>` stub checks the actual arguments (device
-addresses as numbers, integers by value) and launches the first variant
-whose assumptions hold, so a launch is never made under a false promise.
+kernel is compiled more than once: a variant that assumes the listed
+arguments are multiples of 16, for the distance kernels one that takes n and
+dim as 32-bit integers as the JIT does for values below 2**31 (167 registers
+instead of 212 for the generic f32 kernel), and a generic one that assumes
+nothing. For each kernel the generated `tb_launch_<kernel>` stub checks the
+actual arguments (device addresses as numbers, integers by value) and
+launches the first variant whose assumptions hold, so a launch is never
+made under a false promise.
 
 Not here: loading (src/device.c does that).
 """
@@ -62,9 +65,16 @@ COMPILE_OPTIONS = {"enable_fp_fusion": False}
 
 # One entry per kernel. `signature` lists the run-time arguments in order
 # (Triton's type names); `constexprs` are compiled in; `variants` maps a
-# suffix to the arguments that variant assumes divisible by 16 (the JIT's
-# "D" specialization), most specialised first; the last, with no
-# assumptions, always fits. Every variant becomes one cubin.
+# suffix to what that variant assumes, most specialised first: `divisible`,
+# the arguments it assumes are multiples of 16 (the JIT's "D"
+# specialization), and `int32`, 64-bit integer arguments it takes as 32-bit
+# ones (as the JIT does for every integer below 2**31), which it may do only
+# when their product is below 2**31 (for the distance kernels n*dim: the
+# kernel then forms k*n in 32 bits). The last variant assumes nothing and
+# always fits. Every variant becomes one cubin. `schedule` is the prefix of
+# the kernel's words in the op's schedule string (default: its dtype);
+# `min_dim`, where given, is the smallest dimension the host sends to the
+# kernel (a macro in tb_kernels.h and a word of the schedule).
 KERNELS_SPEC = [
     {
         "name": "distances_f32", "op": "distances", "dtype": "f32",
@@ -72,7 +82,18 @@ KERNELS_SPEC = [
         "signature": [("xt", "*fp32"), ("out", "*fp32"), ("n", "i64"), ("dim", "i64"),
                       ("root", "i32"), ("tile0", "i64"), ("out0", "i64")],
         "constexprs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2,
-        "variants": {"d16": ["xt", "out", "n"], "": []},
+        "variants": {"d16": {"divisible": ["xt", "out", "n"]}, "n32": {"int32": ["n", "dim"]},
+                     "": {}},
+    },
+    {
+        "name": "distances_dot_f32", "op": "distances", "dtype": "f32", "schedule": "f32.dot",
+        "module": "distances_dot", "kernel": "pairwise_distances_dot",
+        "signature": [("xt", "*fp32"), ("xs", "*fp32"), ("out", "*fp32"), ("n", "i64"),
+                      ("dim", "i64"), ("root", "i32"), ("tile0", "i64"), ("out0", "i64")],
+        "constexprs": {"BLOCK": 64, "BLOCK_K": 32}, "num_warps": 8, "num_stages": 2,
+        "min_dim": 64,
+        "variants": {"d16": {"divisible": ["xt", "xs", "out", "n"]},
+                     "n32": {"int32": ["n", "dim"]}, "": {}},
     },
     {
         "name": "distances_f64", "op": "distances", "dtype": "f64",
@@ -80,7 +101,8 @@ KERNELS_SPEC = [
         "signature": [("xt", "*fp64"), ("out", "*fp64"), ("n", "i64"), ("dim", "i64"),
                       ("root", "i32"), ("tile0", "i64"), ("out0", "i64")],
         "constexprs": {"BLOCK": 64}, "num_warps": 8, "num_stages": 2,
-        "variants": {"d16": ["xt", "out", "n"], "": []},
+        "variants": {"d16": {"divisible": ["xt", "out", "n"]}, "n32": {"int32": ["n", "dim"]},
+                     "": {}},
     },
     {
         "name": "edges_f32", "op": "edges", "dtype": "f32",
@@ -89,7 +111,7 @@ KERNELS_SPEC = [
                       ("thr", "fp32"), ("tile0", "i64"), ("ei", "*u32"), ("ej", "*u32"),
                       ("ed", "*fp32"), ("counter", "*i64"), ("capacity", "i64")],
         "constexprs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2,
-        "variants": {"d16": ["xt", "n", "ei", "ej", "ed", "counter"], "": []},
+        "variants": {"d16": {"divisible": ["xt", "n", "ei", "ej", "ed", "counter"]}, "": {}},
     },
     {
         "name": "edges_f64", "op": "edges", "dtype": "f64",
@@ -98,7 +120,7 @@ KERNELS_SPEC = [
                       ("thr", "fp64"), ("tile0", "i64"), ("ei", "*u32"), ("ej", "*u32"),
                       ("ed", "*fp64"), ("counter", "*i64"), ("capacity", "i64")],
         "constexprs": {"BLOCK": 64}, "num_warps": 8, "num_stages": 2,
-        "variants": {"d16": ["xt", "n", "ei", "ej", "ed", "counter"], "": []},
+        "variants": {"d16": {"divisible": ["xt", "n", "ei", "ej", "ed", "counter"]}, "": {}},
     },
     {
         "name": "image_f64", "op": "image", "dtype": "f64",
@@ -111,31 +133,47 @@ KERNELS_SPEC = [
                       ("infinite_mode", "i32"), ("clip_death", "fp64")],
         "constexprs": {"BLOCK_R": 16, "BLOCK_C": 16, "BLOCK_P": 8},
         "num_warps": 4, "num_stages": 1,
-        "variants": {"": []},
+        "variants": {"": {}},
     },
 ]
 
 
 def expand_variants(kernels):
     """One spec per compiled variant: name "<kernel>" or "<kernel>_<suffix>",
-    `base` the kernel's name, `divisible` the arguments assumed % 16 == 0."""
+    `base` the kernel's name, `divisible` the arguments assumed % 16 == 0,
+    `int32` the 64-bit integer arguments passed as 32-bit ones, `signature`
+    with those arguments' types narrowed."""
     specs = []
     for k in kernels:
         arg_names = [n for n, _ in k["signature"]]
+        types = dict(k["signature"])
         suffixes = list(k["variants"])
         if k["variants"][suffixes[-1]]:
             raise SystemExit(f"{k['name']}: the last variant must assume nothing")
-        for suffix, divisible in k["variants"].items():
+        narrowed = {a for v in k["variants"].values() for a in v.get("int32", [])}
+        for suffix, assumes in k["variants"].items():
+            if set(assumes) - {"divisible", "int32"}:
+                raise SystemExit(f"{k['name']}_{suffix}: unknown assumption {sorted(assumes)}")
+            divisible, int32 = assumes.get("divisible", []), assumes.get("int32", [])
             for a in divisible:
-                ty = dict(k["signature"])[a]
-                if not (ty.startswith("*") or ty in ("i64", "u64")):
-                    raise SystemExit(f"{k['name']}: {a} ({ty}) cannot carry a divisibility "
+                if not (types[a].startswith("*") or types[a] in ("i64", "u64")):
+                    raise SystemExit(f"{k['name']}: {a} ({types[a]}) cannot carry a divisibility "
                                      "assumption (pointers and 64-bit integers only)")
+            # The stub narrows one set of arguments per kernel (see emit).
+            if set(int32) & set(divisible):
+                raise SystemExit(f"{k['name']}_{suffix}: an argument both divisible and 32-bit")
+            if int32 and (set(int32) != narrowed or any(types[a] != "i64" for a in int32)):
+                raise SystemExit(f"{k['name']}_{suffix}: every 32-bit variant of a kernel must "
+                                 "narrow the same i64 arguments")
             spec = {key: v for key, v in k.items() if key != "variants"}
             spec["base"] = k["name"]
             spec["name"] = f"{k['name']}_{suffix}" if suffix else k["name"]
             spec["divisible"] = list(divisible)
             spec["divisible_mask"] = sum(1 << arg_names.index(a) for a in divisible)
+            spec["int32"] = list(int32)
+            spec["int32_mask"] = sum(1 << arg_names.index(a) for a in int32)
+            spec["wide_signature"] = k["signature"]
+            spec["signature"] = [(a, "i32" if a in int32 else t) for a, t in k["signature"]]
             specs.append(spec)
     return specs
 
@@ -202,11 +240,14 @@ def schedule_text(spec, variants):
     """"key=value" words for one kernel, each key prefixed by its dtype;
     `variants` is [(spec, md)] of its compiled variants."""
     fields = [("kernel", spec["kernel"])]
+    if "min_dim" in spec:
+        fields += [("min_dim", spec["min_dim"])]
     fields += [(k.lower(), v) for k, v in spec["constexprs"].items()]
     fields += [("warps", spec["num_warps"]), ("stages", spec["num_stages"]),
                ("shared", max(md.shared for _, md in variants)),
                ("variants", ",".join(variant_label(v) for v, _ in variants))]
-    return " ".join(f"{spec['dtype']}.{k}={v}" for k, v in fields)
+    prefix = spec.get("schedule", spec["dtype"])
+    return " ".join(f"{prefix}.{k}={v}" for k, v in fields)
 
 
 def variant_label(spec):
@@ -256,6 +297,9 @@ def emit(out_dir, results):
          "    /* Bit k set: the variant was compiled assuming argument k (a device\n"
          "     * address or a 64-bit integer) is a multiple of 16. */\n"
          "    uint32_t divisible;\n"
+         "    /* Bit k set: argument k (a 64-bit integer in the launch stub) is passed\n"
+         "     * as a 32-bit one; the product of these arguments is below 2^31. */\n"
+         "    uint32_t int32;\n"
          "} tb_kernel_spec;\n\n",
          "enum {\n"]
     for spec in SPECS:
@@ -263,13 +307,20 @@ def emit(out_dir, results):
     h.append("    TB_KERNEL_COUNT\n};\n\n")
     h.append("extern const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT];\n\n")
     h.append("/* Whether the launch arguments `args` (as for cuLaunchKernel) meet the\n"
-             " * divisibility assumptions tb_kernels[kernel] was compiled under. */\n"
-             "int tb_kernel_fits(int kernel, void *const *args);\n\n")
+             " * assumptions tb_kernels[kernel] was compiled under: the divisibility of\n"
+             " * the arguments in `divisible`, and for those in `int32`, values >= 0\n"
+             " * whose product is below 2^31. With `narrowed` 0 every integer in args is\n"
+             " * at its full width (as the launch stubs receive them); otherwise the\n"
+             " * `int32` arguments are int32_t (as the variant is launched). */\n"
+             "int tb_kernel_fits(int kernel, void *const *args, int narrowed);\n\n")
     h.append("/* Block sizes compiled into each kernel (the host tiles the work by them;\n"
              " * every variant of a kernel has the same). */\n")
     for base, variants in families.items():
         for k, v in variants[0][0]["constexprs"].items():
             h.append(f"#define TB_{base.upper()}_{k} {v}\n")
+        if "min_dim" in variants[0][0]:
+            h.append(f"/* The host sends {base} points of this dimension or more only. */\n"
+                     f"#define TB_{base.upper()}_MIN_DIM {variants[0][0]['min_dim']}\n")
     h.append("\n/* Schedule metadata per op, \"key=value ...\", for capability records. */\n")
     for op in ops:
         h.append(f"extern const char tb_schedule_{op}[];\n")
@@ -283,7 +334,7 @@ def emit(out_dir, results):
     c_stubs = []
     for base, variants in families.items():
         spec = variants[0][0]
-        params = ", ".join(f"{c_type(t)} {n}" for n, t in spec["signature"])
+        params = ", ".join(f"{c_type(t)} {n}" for n, t in spec["wide_signature"])
         proto = (f"tb_curesult tb_launch_{base}(const tb_cuda *cu, const tb_cufunction *functions,\n"
                  f"        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,\n"
                  f"        {params})")
@@ -292,26 +343,41 @@ def emit(out_dir, results):
         # every kernel; these kernels need neither (checked above), so NULL.
         args = ", ".join([f"&{n}" for n, _ in spec["signature"]] +
                          ["&global_scratch", "&profile_scratch"])
+        narrowed = sorted({a for v, _ in variants for a in v["int32"]},
+                          key=[n for n, _ in spec["signature"]].index)
+        args32 = ", ".join([f"&{n}_32" if n in narrowed else f"&{n}"
+                            for n, _ in spec["signature"]] +
+                           ["&global_scratch", "&profile_scratch"])
         consts = ", ".join(f"{k}={v}" for k, v in spec["constexprs"].items())
         lines = [f"/* {spec['kernel']} ({spec['module']}.py), {consts}, num_warps={spec['num_warps']},\n"
                  f" * num_stages={spec['num_stages']}, {target_name}; variants:\n"]
         for v, md in variants:
-            what = ", ".join(v["divisible"]) + " % 16 == 0" if v["divisible"] else "no assumptions"
+            what = []
+            if v["divisible"]:
+                what.append(", ".join(v["divisible"]) + " % 16 == 0")
+            if v["int32"]:
+                what.append(" * ".join(v["int32"]) + " < 2^31, passed as int32_t")
+            what = "; ".join(what) or "no assumptions"
             lines.append(f" *   {v['name']}: {what}; {md.shared} bytes of shared memory\n")
         lines.append(f" */\n{proto}\n{{\n"
                      f"    if (gx == 0 || gy == 0 || gz == 0)\n"
                      f"        return TB_CUDA_SUCCESS;\n"
                      f"    tb_cudeviceptr global_scratch = 0, profile_scratch = 0;\n"
                      f"    void *args[] = {{ {args} }};\n")
+        if narrowed:
+            lines.append("".join(f"    int32_t {a}_32 = (int32_t){a};\n" for a in narrowed) +
+                         f"    void *args_32[] = {{ {args32} }};\n")
         ids = [f"TB_KERNEL_{v['name'].upper()}" for v, _ in variants]
         lines.append(f"    int k = {ids[-1]};\n")
         for n_, kid in enumerate(ids[:-1]):
-            lines.append(f"    {'else ' if n_ else ''}if (tb_kernel_fits({kid}, args))\n"
+            lines.append(f"    {'else ' if n_ else ''}if (tb_kernel_fits({kid}, args, 0))\n"
                          f"        k = {kid};\n")
+        pass_args = "tb_kernels[k].int32 != 0 ? args_32 : args" if narrowed else "args"
         lines.append(f"    if (variant != NULL)\n"
                      f"        *variant = k;\n"
                      f"    return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, "
-                     f"1, 1,\n                              tb_kernels[k].shared, stream, args, NULL);\n"
+                     f"1, 1,\n                              tb_kernels[k].shared, stream,\n"
+                     f"                              {pass_args}, NULL);\n"
                      f"}}\n\n")
         c_stubs.append("".join(lines))
     h.append("\n#endif /* TB_KERNELS_H */\n")
@@ -325,18 +391,29 @@ def emit(out_dir, results):
         c.append(f"    {{ \"{spec['name']}\", \"{spec['base']}\", \"{md.name}\", "
                  f"tb_cubin_{spec['name']}, sizeof tb_cubin_{spec['name']},\n"
                  f"      {spec['num_warps']}, {spec['num_stages']}, {spec['num_warps'] * WARP_SIZE}, "
-                 f"{md.shared}, 0x{spec['divisible_mask']:x} }},\n")
+                 f"{md.shared}, 0x{spec['divisible_mask']:x}, 0x{spec['int32_mask']:x} }},\n")
     c.append("};\n\n")
     for op, texts in ops.items():
         c.append(f"const char tb_schedule_{op}[] = \"target={target_name} " + " ".join(texts) +
                  "\";\n")
-    c.append("\n/* Every argument a variant assumes divisible is 8 bytes wide (a device\n"
-             " * address or a 64-bit integer; aot/build_kernels.py refuses others). */\n"
-             "int tb_kernel_fits(int kernel, void *const *args)\n{\n"
+    c.append("\n/* Every argument a variant assumes divisible or narrows is 8 bytes wide\n"
+             " * here (a device address or a 64-bit integer; aot/build_kernels.py\n"
+             " * refuses others). */\n"
+             "int tb_kernel_fits(int kernel, void *const *args, int narrowed)\n{\n"
              "    uint32_t mask = tb_kernels[kernel].divisible;\n"
              "    for (int k = 0; mask != 0; k++, mask >>= 1)\n"
              "        if ((mask & 1) && *(const uint64_t *)args[k] % 16 != 0)\n"
              "            return 0;\n"
+             "    int64_t product = 1;\n"
+             "    mask = tb_kernels[kernel].int32;\n"
+             "    for (int k = 0; mask != 0; k++, mask >>= 1) {\n"
+             "        if (!(mask & 1))\n"
+             "            continue;\n"
+             "        int64_t v = narrowed ? *(const int32_t *)args[k] : *(const int64_t *)args[k];\n"
+             "        if (v < 0 || v > INT32_MAX || (v > 0 && product > INT32_MAX / v))\n"
+             "            return 0;\n"
+             "        product *= v;\n"
+             "    }\n"
              "    return 1;\n}\n\n")
     c.extend(c_stubs)
     files["tb_kernels.c"] = "".join(c)
@@ -363,6 +440,7 @@ def emit(out_dir, results):
             "function": md.name,
             "signature": [f"{n}:{t}" for n, t in spec["signature"]],
             "divisible_by_16": spec["divisible"],
+            "int32": spec["int32"],
             "constexprs": spec["constexprs"],
             "num_warps": spec["num_warps"],
             "num_stages": spec["num_stages"],

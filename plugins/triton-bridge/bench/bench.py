@@ -1,22 +1,41 @@
 #!/usr/bin/env python3
 """Benchmark of the topoml triton-bridge backend on one GPU.
 
-Pairwise distances of n random points (float32, euclidean) computed three
+Pairwise distances of n random points (float32, euclidean) computed several
 ways, each timed after a warm-up run:
 
   bridge    topoml-backend-triton-bridge.so through its plugin ABI (ctypes):
             points in host memory -> condensed matrix in host memory. `e2e`
-            is the whole call; `kernel` is the plugin's own measure of its
-            launches (synchronised) and `download` of its copies of the
-            result to host memory, both read from its debug log, as is the
-            kernel variant the launch stub picked (`variant`: *_d16 when n is
-            a multiple of 16, the generic one otherwise; see
-            aot/build_kernels.py). The JIT specialises the same way, so each
-            size compares like with like.
-  jit       the same Triton kernel (kernels/distances.py) launched from Python
-            through Triton's JIT, device tensors in and out (condensed).
+            is the whole call; `kern` is the plugin's own measure of its
+            launches (host clock from the first launch to cuCtxSynchronize,
+            on an output buffer the call has just allocated) and `download`
+            of its copies of the result to host memory, both read from its
+            debug log, as is the kernel variant the launch stub picked
+            (`variant`: *_d16 when n is a multiple of 16, *_n32 when
+            n*dim < 2^31, see aot/build_kernels.py; distances_dot_* is the
+            matrix-product route, f32 from 64 coordinates).
+            `cupti` is the device time of the same call's kernels as CUPTI
+            records it (torch.profiler), without the host's launch and
+            synchronisation.
+  aot       the cubin the plugin launched (generated/tb_cubin_<variant>.c),
+            loaded and launched here through the driver on torch's buffers
+            and timed with CUDA events exactly as `jit` is: the compiled code
+            alone, against the JIT's.
+  jit       the same Triton kernel (kernels/distances.py, or distances_dot.py
+            for the dot route) launched through Triton's JIT, device tensors
+            in and out (condensed). The JIT picks its own specialisation from
+            the arguments (integers below 2^31 as i32, multiples of 16
+            marked divisible, root == 1 a constant). `jit fresh` times it on
+            an output buffer allocated just before (as the plugin's is), n <=
+            16384. `jit x`/`jit .` in the JSON: the exact and the dot kernel
+            at every dimension, to place the cut-over.
+  cuda      topoml-backend-cuda.so (with --cuda-plugin): its kernels' device
+            time in the same host-to-host call, from CUPTI.
   cdist     torch.cdist(x, x) on the device: the full n x n matrix, computed
             with a matrix product (its default for n > 25).
+
+`ratio` is the bridge's kernel time (cupti where recorded, else kern) over
+the best of jit, cuda and cdist; the issue's target is <= 1.10.
 
 Accuracy is measured on a sample of pairs against float64 on the device:
 the largest relative error, and the largest distance in float32 ulps from
@@ -49,6 +68,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 KERNELS = HERE.parent / "kernels"
+GENERATED = HERE.parent / "generated"
 
 # ---- the plugin ABI (plugin-api/include/topoml/plugin.h), as ctypes ----
 
@@ -222,7 +242,83 @@ class Bridge:
         self.be.destroy(self.state)
 
 
+# ---- the plugin's cubins, launched directly ----
+
+class Cubins:
+    """The generated cubins, loaded through the driver into torch's context,
+    launched on torch's current stream."""
+
+    def __init__(self):
+        self.cu = ctypes.CDLL("libcuda.so.1")
+        self.meta = {k["name"]: k for k in json.loads((GENERATED / "kernels.json").read_text())
+                     ["kernels"]}
+        self.functions = {}
+
+    def function(self, name):
+        if name not in self.functions:
+            text = (GENERATED / f"tb_cubin_{name}.c").read_text()
+            body = text[text.index("= {") + 3:]
+            image = bytes(int(h, 16) for h in re.findall(r"0x([0-9a-f]{2})", body))
+            buf = ctypes.create_string_buffer(image, len(image))
+            mod, fn = c_void_p(), c_void_p()
+            if self.cu.cuModuleLoadData(byref(mod), buf) != 0:
+                raise RuntimeError(f"cuModuleLoadData({name}) failed")
+            md = self.meta[name]
+            if self.cu.cuModuleGetFunction(byref(fn), mod, md["function"].encode()) != 0:
+                raise RuntimeError(f"cuModuleGetFunction({name}) failed")
+            if md["shared"] > 49152:
+                self.cu.cuFuncSetAttribute(fn, 8, md["shared"])
+            self.functions[name] = (fn, buf)
+        return self.functions[name][0]
+
+    def launch(self, torch, name, grid, *args):
+        md = self.meta[name]
+        conv = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "fp32": ctypes.c_float,
+                "fp64": ctypes.c_double}
+        vals = []
+        for a, sig in zip(args, md["signature"]):
+            ty = sig.split(":")[1]
+            vals.append(c_uint64(a.data_ptr()) if ty.startswith("*") else conv[ty](a))
+        vals += [c_uint64(0), c_uint64(0)]  # Triton's global and profile scratch
+        params = (c_void_p * len(vals))(*[ctypes.addressof(v) for v in vals])
+        stream = c_void_p(torch.cuda.current_stream().cuda_stream)
+        r = self.cu.cuLaunchKernel(self.function(name), grid, 1, 1, md["threads"], 1, 1,
+                                   md["shared"], stream, params, None)
+        if r != 0:
+            raise RuntimeError(f"cuLaunchKernel({name}): {r}")
+
+
+def cupti_kernel_ms(torch, fn):
+    """Device time of the kernels fn() runs, as CUPTI records it (torch.profiler
+    sees kernels of every library in the process); NaN when none is seen."""
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        total = 0.0
+        for e in prof.events():
+            kind = getattr(e.device_type, "name", str(e.device_type))
+            if "CUDA" not in kind or e.name.startswith(("Memcpy", "Memset")):
+                continue
+            total += e.time_range.elapsed_us()
+        return total / 1e3 if total > 0 else float("nan")
+    except Exception as exc:  # profiler missing or refusing: leave the column empty
+        print(f"cupti: {exc}", file=sys.stderr)
+        return float("nan")
+
+
 # ---- helpers ----
+
+def optional(row, key, fn):
+    """row[key] = fn(), or the error in row[key + "_error"]: a column this
+    script could not measure leaves the rest of the table standing."""
+    try:
+        row[key] = fn()
+    except Exception as exc:
+        row[key + "_error"] = f"{type(exc).__name__}: {exc}"
+        print(f"  ({key}: {row[key + '_error']})", file=sys.stderr, flush=True)
+
 
 def median(xs):
     return statistics.median(xs) if xs else float("nan")
@@ -271,11 +367,19 @@ def environment(torch):
 
 # ---- the benchmarks ----
 
-def bench_distances(args, bridge, torch, results, deadline):
-    jit_kernel = None
+def bench_distances(args, bridge, cuda, torch, results, deadline):
+    exact_kernel = dot_kernel = cubins = None
     if torch is not None:
         sys.path.insert(0, str(KERNELS))
-        from distances import pairwise_distances as jit_kernel
+        from distances import pairwise_distances as exact_kernel
+        from distances_dot import pairwise_distances_dot as dot_kernel
+        try:
+            cubins = Cubins()
+        except Exception as exc:
+            print(f"direct cubin launches unavailable: {exc}", file=sys.stderr)
+        meta = json.loads((GENERATED / "kernels.json").read_text())
+        dot_spec = next(k for k in meta["kernels"] if k["base"] == "distances_dot_f32")
+        exact_spec = next(k for k in meta["kernels"] if k["base"] == "distances_f32")
     for n in args.sizes:
         m = n * (n - 1) // 2
         host_out = (ctypes.c_float * m)()  # reused for every dim at this n
@@ -310,6 +414,19 @@ def bench_distances(args, bridge, torch, results, deadline):
             row["bridge_download_ms"] = median(down)
             # Which compiled variant the launch stub picked (build_kernels.py).
             row["bridge_variant"] = bridge.logged(r"kernel (\S+)$", str, "-")
+            dot = row["bridge_variant"].startswith("distances_dot")
+            row["route"] = "dot" if dot else "exact"
+            if torch is not None:
+                optional(row, "bridge_cupti_ms", lambda: cupti_kernel_ms(
+                    torch, lambda: bridge.distances(ptr, n, dim, host_out)))
+            if cuda is not None:
+                def cuda_e2e():
+                    cuda.distances(ptr, n, dim, host_out)
+                    return median([cuda.distances(ptr, n, dim, host_out)[0] for _ in range(reps)])
+                optional(row, "cuda_e2e_ms", cuda_e2e)
+                if torch is not None:
+                    optional(row, "cuda_kernel_ms", lambda: cupti_kernel_ms(
+                        torch, lambda: cuda.distances(ptr, n, dim, host_out)))
             if torch is not None:
                 xd = x.cuda()
                 xt = xd.t().contiguous()
@@ -327,12 +444,26 @@ def bench_distances(args, bridge, torch, results, deadline):
                 row["bridge_max_rel"], row["bridge_max_ulp"] = accuracy(torch, got_bridge, ref)
 
                 out = torch.empty(m, dtype=torch.float32, device="cuda")
+                # The host's centring for the dot kernel (src/points.c).
+                xs = (xt - xt.double().mean(dim=1).float()[:, None]).contiguous()
                 tiles = -(-n // 64)
                 grid = (tiles * (tiles + 1) // 2,)
 
+                def run_jit(use_dot, buf):
+                    if use_dot:
+                        c = dot_spec["constexprs"]
+                        dot_kernel[grid](xt, xs, buf, n, dim, 1, 0, 0, BLOCK=c["BLOCK"],
+                                         BLOCK_K=c["BLOCK_K"], num_warps=dot_spec["num_warps"],
+                                         num_stages=dot_spec["num_stages"],
+                                         enable_fp_fusion=False)
+                    else:
+                        exact_kernel[grid](xt, buf, n, dim, 1, 0, 0, BLOCK=64,
+                                           num_warps=exact_spec["num_warps"],
+                                           num_stages=exact_spec["num_stages"],
+                                           enable_fp_fusion=False)
+
                 def jit():
-                    jit_kernel[grid](xt, out, n, dim, 1, 0, 0, BLOCK=64, num_warps=4,
-                                     num_stages=2, enable_fp_fusion=False)
+                    run_jit(dot, out)
                 t = time.perf_counter()
                 jit()
                 torch.cuda.synchronize()
@@ -341,8 +472,42 @@ def bench_distances(args, bridge, torch, results, deadline):
                 got_jit = out[idx]
                 row["jit_max_rel"], row["jit_max_ulp"] = accuracy(torch, got_jit, ref)
                 row["same"] = bool(torch.equal(got_jit, got_bridge))
+                # The other kernel too, for the cut-over dimension.
+                other = "jit_exact_ms" if dot else "jit_dot_ms"
+                row["jit_exact_ms" if not dot else "jit_dot_ms"] = row["jit_kernel_ms"]
+                optional(row, other, lambda: timed_cuda(torch, lambda: run_jit(not dot, out), reps))
+                if not dot and other in row:
+                    row["jit_dot_max_rel"], _ = accuracy(torch, out[idx], ref)
+                # The plugin's own cubin, launched like the JIT's kernel.
+                v = row["bridge_variant"]
+                if cubins is not None and v in cubins.meta:
+                    args_ = ((xt, xs, out) if dot else (xt, out)) + (n, dim, 1, 0, 0)
+                    optional(row, "aot_kernel_ms", lambda: timed_cuda(
+                        torch, lambda: cubins.launch(torch, v, grid[0], *args_), reps))
+                    if "aot_kernel_ms" in row:
+                        row["aot_same"] = bool(torch.equal(out[idx], got_bridge))
                 del out
                 torch.cuda.empty_cache()
+
+                def jit_fresh():
+                    # The JIT on a buffer allocated just before each launch.
+                    fresh = []
+                    for _ in range(reps):
+                        buf = torch.empty(m, dtype=torch.float32, device="cuda")
+                        torch.cuda.synchronize()
+                        start = torch.cuda.Event(enable_timing=True)
+                        end = torch.cuda.Event(enable_timing=True)
+                        start.record()
+                        run_jit(dot, buf)
+                        end.record()
+                        end.synchronize()
+                        fresh.append(start.elapsed_time(end))
+                        del buf
+                        torch.cuda.empty_cache()
+                    return median(fresh)
+                if n <= 16384:
+                    optional(row, "jit_fresh_ms", jit_fresh)
+                del xs
 
                 holder = {}
 
@@ -358,16 +523,32 @@ def bench_distances(args, bridge, torch, results, deadline):
                 holder.clear()
                 del xd, xt, xdd
                 torch.cuda.empty_cache()
+            bridge_ms = row.get("bridge_cupti_ms")
+            if bridge_ms is None or math.isnan(bridge_ms):
+                bridge_ms = row.get("bridge_kernel_ms")
+            others = [row.get(k) for k in ("jit_kernel_ms", "cuda_kernel_ms", "cdist_ms")]
+            others = [v for v in others if v is not None and not math.isnan(v)]
+            if others and bridge_ms is not None and not math.isnan(bridge_ms):
+                row["best_other_ms"] = min(others)
+                row["ratio"] = bridge_ms / min(others)
             results.append(row)
             print_row(row)
         del host_view
         del host_out
 
 
+COLUMNS = [("bridge e2e", "bridge_e2e_ms"), ("download", "bridge_download_ms"),
+           ("kern", "bridge_kernel_ms"), ("cupti", "bridge_cupti_ms"), ("aot", "aot_kernel_ms"),
+           ("jit", "jit_kernel_ms"), ("jit fresh", "jit_fresh_ms"), ("jit x", "jit_exact_ms"),
+           ("jit .", "jit_dot_ms"), ("cuda", "cuda_kernel_ms"), ("cdist", "cdist_ms"),
+           ("ratio", "ratio")]
+
+
 def print_header():
-    print(f"{'n':>7} {'dim':>5}  {'bridge e2e':>11} {'(download)':>11} {'bridge kern':>11} "
-          f"{'jit kern':>9} {'cdist':>9}  {'ulp b/j/c':>14} {'same':>5}  variant")
-    print(f"{'':>7} {'':>5}  {'ms':>11} {'ms':>11} {'ms':>11} {'ms':>9} {'ms':>9}")
+    print(f"{'n':>6} {'dim':>4} " + " ".join(f"{c:>10}" for c, _ in COLUMNS) +
+          f"  {'ulp b/j/c':>12} {'same':>5}  variant")
+    print(f"{'':>6} {'':>4} " + " ".join(f"{'ms' if k != 'ratio' else '':>10}"
+                                         for _, k in COLUMNS))
 
 
 def fmt(v, width, digits=2):
@@ -378,11 +559,9 @@ def fmt(v, width, digits=2):
 
 def print_row(r):
     ulps = "/".join(str(r.get(k, "-")) for k in ("bridge_max_ulp", "jit_max_ulp", "cdist_max_ulp"))
-    print(f"{r['n']:>7} {r['dim']:>5}  {fmt(r.get('bridge_e2e_ms'), 11)} "
-          f"{fmt(r.get('bridge_download_ms'), 11)} "
-          f"{fmt(r.get('bridge_kernel_ms'), 11)} {fmt(r.get('jit_kernel_ms'), 9)} "
-          f"{fmt(r.get('cdist_ms'), 9)}  {ulps:>14} {str(r.get('same', '-')):>5}  "
-          f"{r.get('bridge_variant', '-')}", flush=True)
+    print(f"{r['n']:>6} {r['dim']:>4} " +
+          " ".join(fmt(r.get(k), 10, 2 if k == "ratio" else 3) for _, k in COLUMNS) +
+          f"  {ulps:>12} {str(r.get('same', '-')):>5}  {r.get('bridge_variant', '-')}", flush=True)
 
 
 def bench_edges(args, bridge, torch, results, deadline):
@@ -471,10 +650,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--plugin", required=True, type=Path,
                         help="path of topoml-backend-triton-bridge.so")
+    parser.add_argument("--cuda-plugin", type=Path,
+                        help="path of topoml-backend-cuda.so, for its column")
     parser.add_argument("--json", type=Path, help="write the results here")
     # 16383 is there for the generic variant (n not a multiple of 16).
     parser.add_argument("--sizes", default="1024,4096,16383,16384,65536")
-    parser.add_argument("--dims", default="3,16,128")
+    parser.add_argument("--dims", default="3,16,64,128,256")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--samples", type=int, default=200000)
     parser.add_argument("--edges", default="16384:3:0.005,32768:8:0.001",
@@ -500,6 +681,16 @@ def main():
         torch.cuda.init()
 
     bridge = Bridge(args.plugin)
+    cuda = None
+    if args.cuda_plugin is not None and args.cuda_plugin.is_file():
+        try:
+            cuda = Bridge(args.cuda_plugin)
+            print(f"cuda plugin probe: {cuda.probe_status}: {cuda.probe_text}")
+            if cuda.probe_status != 0:
+                cuda = None
+        except (OSError, SystemExit) as exc:
+            print(f"cuda plugin not loaded: {exc}")
+            cuda = None
     print(f"probe: {bridge.probe_status}: {bridge.probe_text}")
     if bridge.probe_status != 0:
         raise SystemExit("the plugin cannot run here")
@@ -513,13 +704,15 @@ def main():
               "results": results}
     try:
         print_header()
-        bench_distances(args, bridge, torch, results, deadline)
+        bench_distances(args, bridge, cuda, torch, results, deadline)
         bench_edges(args, bridge, torch, results, deadline)
         bench_image(args, bridge, results, deadline)
     finally:
         if args.json:
             args.json.write_text(json.dumps(report, indent=2) + "\n")
         bridge.close()
+        if cuda is not None:
+            cuda.close()
     return 0
 
 

@@ -5,8 +5,13 @@
 #include "tb_kernels.h"
 
 extern const unsigned char tb_cubin_distances_f32_d16[30512];
+extern const unsigned char tb_cubin_distances_f32_n32[32296];
 extern const unsigned char tb_cubin_distances_f32[33328];
+extern const unsigned char tb_cubin_distances_dot_f32_d16[44536];
+extern const unsigned char tb_cubin_distances_dot_f32_n32[44656];
+extern const unsigned char tb_cubin_distances_dot_f32[45048];
 extern const unsigned char tb_cubin_distances_f64_d16[22320];
+extern const unsigned char tb_cubin_distances_f64_n32[22696];
 extern const unsigned char tb_cubin_distances_f64[23088];
 extern const unsigned char tb_cubin_edges_f32_d16[51848];
 extern const unsigned char tb_cubin_edges_f32[53000];
@@ -16,43 +21,65 @@ extern const unsigned char tb_cubin_image_f64[93448];
 
 const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {
     { "distances_f32_d16", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_d16, sizeof tb_cubin_distances_f32_d16,
-      4, 2, 128, 0, 0x7 },
+      4, 2, 128, 0, 0x7, 0x0 },
+    { "distances_f32_n32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_n32, sizeof tb_cubin_distances_f32_n32,
+      4, 2, 128, 0, 0x0, 0xc },
     { "distances_f32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32, sizeof tb_cubin_distances_f32,
-      4, 2, 128, 0, 0x0 },
+      4, 2, 128, 0, 0x0, 0x0 },
+    { "distances_dot_f32_d16", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_d16, sizeof tb_cubin_distances_dot_f32_d16,
+      8, 2, 256, 18432, 0xf, 0x0 },
+    { "distances_dot_f32_n32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_n32, sizeof tb_cubin_distances_dot_f32_n32,
+      8, 2, 256, 17408, 0x0, 0x18 },
+    { "distances_dot_f32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32, sizeof tb_cubin_distances_dot_f32,
+      8, 2, 256, 17408, 0x0, 0x0 },
     { "distances_f64_d16", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_d16, sizeof tb_cubin_distances_f64_d16,
-      8, 2, 256, 0, 0x7 },
+      8, 2, 256, 0, 0x7, 0x0 },
+    { "distances_f64_n32", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_n32, sizeof tb_cubin_distances_f64_n32,
+      8, 2, 256, 0, 0x0, 0xc },
     { "distances_f64", "distances_f64", "pairwise_distances", tb_cubin_distances_f64, sizeof tb_cubin_distances_f64,
-      8, 2, 256, 0, 0x0 },
+      8, 2, 256, 0, 0x0, 0x0 },
     { "edges_f32_d16", "edges_f32", "threshold_edges", tb_cubin_edges_f32_d16, sizeof tb_cubin_edges_f32_d16,
-      4, 2, 128, 16384, 0x3c3 },
+      4, 2, 128, 16384, 0x3c3, 0x0 },
     { "edges_f32", "edges_f32", "threshold_edges", tb_cubin_edges_f32, sizeof tb_cubin_edges_f32,
-      4, 2, 128, 16384, 0x0 },
+      4, 2, 128, 16384, 0x0, 0x0 },
     { "edges_f64_d16", "edges_f64", "threshold_edges", tb_cubin_edges_f64_d16, sizeof tb_cubin_edges_f64_d16,
-      8, 2, 256, 32768, 0x3c3 },
+      8, 2, 256, 32768, 0x3c3, 0x0 },
     { "edges_f64", "edges_f64", "threshold_edges", tb_cubin_edges_f64, sizeof tb_cubin_edges_f64,
-      8, 2, 256, 32768, 0x0 },
+      8, 2, 256, 32768, 0x0, 0x0 },
     { "image_f64", "image_f64", "persistence_image", tb_cubin_image_f64, sizeof tb_cubin_image_f64,
-      4, 1, 128, 0, 0x0 },
+      4, 1, 128, 0, 0x0, 0x0 },
 };
 
-const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.block=64 f32.warps=4 f32.stages=2 f32.shared=0 f32.variants=d16,any f64.kernel=pairwise_distances f64.block=64 f64.warps=8 f64.stages=2 f64.shared=0 f64.variants=d16,any";
+const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.block=64 f32.warps=4 f32.stages=2 f32.shared=0 f32.variants=d16,n32,any f32.dot.kernel=pairwise_distances_dot f32.dot.min_dim=64 f32.dot.block=64 f32.dot.block_k=32 f32.dot.warps=8 f32.dot.stages=2 f32.dot.shared=18432 f32.dot.variants=d16,n32,any f64.kernel=pairwise_distances f64.block=64 f64.warps=8 f64.stages=2 f64.shared=0 f64.variants=d16,n32,any";
 const char tb_schedule_edges[] = "target=sm_90 f32.kernel=threshold_edges f32.block=64 f32.warps=4 f32.stages=2 f32.shared=16384 f32.variants=d16,any f64.kernel=threshold_edges f64.block=64 f64.warps=8 f64.stages=2 f64.shared=32768 f64.variants=d16,any";
 const char tb_schedule_image[] = "target=sm_90 f64.kernel=persistence_image f64.block_r=16 f64.block_c=16 f64.block_p=8 f64.warps=4 f64.stages=1 f64.shared=0 f64.variants=any";
 
-/* Every argument a variant assumes divisible is 8 bytes wide (a device
- * address or a 64-bit integer; aot/build_kernels.py refuses others). */
-int tb_kernel_fits(int kernel, void *const *args)
+/* Every argument a variant assumes divisible or narrows is 8 bytes wide
+ * here (a device address or a 64-bit integer; aot/build_kernels.py
+ * refuses others). */
+int tb_kernel_fits(int kernel, void *const *args, int narrowed)
 {
     uint32_t mask = tb_kernels[kernel].divisible;
     for (int k = 0; mask != 0; k++, mask >>= 1)
         if ((mask & 1) && *(const uint64_t *)args[k] % 16 != 0)
             return 0;
+    int64_t product = 1;
+    mask = tb_kernels[kernel].int32;
+    for (int k = 0; mask != 0; k++, mask >>= 1) {
+        if (!(mask & 1))
+            continue;
+        int64_t v = narrowed ? *(const int32_t *)args[k] : *(const int64_t *)args[k];
+        if (v < 0 || v > INT32_MAX || (v > 0 && product > INT32_MAX / v))
+            return 0;
+        product *= v;
+    }
     return 1;
 }
 
 /* pairwise_distances (distances.py), BLOCK=64, num_warps=4,
  * num_stages=2, sm_90; variants:
  *   distances_f32_d16: xt, out, n % 16 == 0; 0 bytes of shared memory
+ *   distances_f32_n32: n * dim < 2^31, passed as int32_t; 0 bytes of shared memory
  *   distances_f32: no assumptions; 0 bytes of shared memory
  */
 tb_curesult tb_launch_distances_f32(const tb_cuda *cu, const tb_cufunction *functions,
@@ -63,18 +90,54 @@ tb_curesult tb_launch_distances_f32(const tb_cuda *cu, const tb_cufunction *func
         return TB_CUDA_SUCCESS;
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
     void *args[] = { &xt, &out, &n, &dim, &root, &tile0, &out0, &global_scratch, &profile_scratch };
+    int32_t n_32 = (int32_t)n;
+    int32_t dim_32 = (int32_t)dim;
+    void *args_32[] = { &xt, &out, &n_32, &dim_32, &root, &tile0, &out0, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_DISTANCES_F32;
-    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16, args))
+    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16, args, 0))
         k = TB_KERNEL_DISTANCES_F32_D16;
+    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_N32, args, 0))
+        k = TB_KERNEL_DISTANCES_F32_N32;
     if (variant != NULL)
         *variant = k;
     return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
-                              tb_kernels[k].shared, stream, args, NULL);
+                              tb_kernels[k].shared, stream,
+                              tb_kernels[k].int32 != 0 ? args_32 : args, NULL);
+}
+
+/* pairwise_distances_dot (distances_dot.py), BLOCK=64, BLOCK_K=32, num_warps=8,
+ * num_stages=2, sm_90; variants:
+ *   distances_dot_f32_d16: xt, xs, out, n % 16 == 0; 18432 bytes of shared memory
+ *   distances_dot_f32_n32: n * dim < 2^31, passed as int32_t; 17408 bytes of shared memory
+ *   distances_dot_f32: no assumptions; 17408 bytes of shared memory
+ */
+tb_curesult tb_launch_distances_dot_f32(const tb_cuda *cu, const tb_cufunction *functions,
+        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
+        tb_cudeviceptr xt, tb_cudeviceptr xs, tb_cudeviceptr out, int64_t n, int64_t dim, int32_t root, int64_t tile0, int64_t out0)
+{
+    if (gx == 0 || gy == 0 || gz == 0)
+        return TB_CUDA_SUCCESS;
+    tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
+    void *args[] = { &xt, &xs, &out, &n, &dim, &root, &tile0, &out0, &global_scratch, &profile_scratch };
+    int32_t n_32 = (int32_t)n;
+    int32_t dim_32 = (int32_t)dim;
+    void *args_32[] = { &xt, &xs, &out, &n_32, &dim_32, &root, &tile0, &out0, &global_scratch, &profile_scratch };
+    int k = TB_KERNEL_DISTANCES_DOT_F32;
+    if (tb_kernel_fits(TB_KERNEL_DISTANCES_DOT_F32_D16, args, 0))
+        k = TB_KERNEL_DISTANCES_DOT_F32_D16;
+    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_DOT_F32_N32, args, 0))
+        k = TB_KERNEL_DISTANCES_DOT_F32_N32;
+    if (variant != NULL)
+        *variant = k;
+    return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
+                              tb_kernels[k].shared, stream,
+                              tb_kernels[k].int32 != 0 ? args_32 : args, NULL);
 }
 
 /* pairwise_distances (distances.py), BLOCK=64, num_warps=8,
  * num_stages=2, sm_90; variants:
  *   distances_f64_d16: xt, out, n % 16 == 0; 0 bytes of shared memory
+ *   distances_f64_n32: n * dim < 2^31, passed as int32_t; 0 bytes of shared memory
  *   distances_f64: no assumptions; 0 bytes of shared memory
  */
 tb_curesult tb_launch_distances_f64(const tb_cuda *cu, const tb_cufunction *functions,
@@ -85,13 +148,19 @@ tb_curesult tb_launch_distances_f64(const tb_cuda *cu, const tb_cufunction *func
         return TB_CUDA_SUCCESS;
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
     void *args[] = { &xt, &out, &n, &dim, &root, &tile0, &out0, &global_scratch, &profile_scratch };
+    int32_t n_32 = (int32_t)n;
+    int32_t dim_32 = (int32_t)dim;
+    void *args_32[] = { &xt, &out, &n_32, &dim_32, &root, &tile0, &out0, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_DISTANCES_F64;
-    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_D16, args))
+    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_D16, args, 0))
         k = TB_KERNEL_DISTANCES_F64_D16;
+    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_N32, args, 0))
+        k = TB_KERNEL_DISTANCES_F64_N32;
     if (variant != NULL)
         *variant = k;
     return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
-                              tb_kernels[k].shared, stream, args, NULL);
+                              tb_kernels[k].shared, stream,
+                              tb_kernels[k].int32 != 0 ? args_32 : args, NULL);
 }
 
 /* threshold_edges (edges.py), BLOCK=64, num_warps=4,
@@ -108,12 +177,13 @@ tb_curesult tb_launch_edges_f32(const tb_cuda *cu, const tb_cufunction *function
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
     void *args[] = { &xt, &n, &dim, &root, &thr, &tile0, &ei, &ej, &ed, &counter, &capacity, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_EDGES_F32;
-    if (tb_kernel_fits(TB_KERNEL_EDGES_F32_D16, args))
+    if (tb_kernel_fits(TB_KERNEL_EDGES_F32_D16, args, 0))
         k = TB_KERNEL_EDGES_F32_D16;
     if (variant != NULL)
         *variant = k;
     return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
-                              tb_kernels[k].shared, stream, args, NULL);
+                              tb_kernels[k].shared, stream,
+                              args, NULL);
 }
 
 /* threshold_edges (edges.py), BLOCK=64, num_warps=8,
@@ -130,12 +200,13 @@ tb_curesult tb_launch_edges_f64(const tb_cuda *cu, const tb_cufunction *function
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
     void *args[] = { &xt, &n, &dim, &root, &thr, &tile0, &ei, &ej, &ed, &counter, &capacity, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_EDGES_F64;
-    if (tb_kernel_fits(TB_KERNEL_EDGES_F64_D16, args))
+    if (tb_kernel_fits(TB_KERNEL_EDGES_F64_D16, args, 0))
         k = TB_KERNEL_EDGES_F64_D16;
     if (variant != NULL)
         *variant = k;
     return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
-                              tb_kernels[k].shared, stream, args, NULL);
+                              tb_kernels[k].shared, stream,
+                              args, NULL);
 }
 
 /* persistence_image (image.py), BLOCK_R=16, BLOCK_C=16, BLOCK_P=8, num_warps=4,
@@ -154,6 +225,7 @@ tb_curesult tb_launch_image_f64(const tb_cuda *cu, const tb_cufunction *function
     if (variant != NULL)
         *variant = k;
     return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
-                              tb_kernels[k].shared, stream, args, NULL);
+                              tb_kernels[k].shared, stream,
+                              args, NULL);
 }
 

@@ -27,12 +27,20 @@ typedef struct tb_kernel_spec {
     /* Bit k set: the variant was compiled assuming argument k (a device
      * address or a 64-bit integer) is a multiple of 16. */
     uint32_t divisible;
+    /* Bit k set: argument k (a 64-bit integer in the launch stub) is passed
+     * as a 32-bit one; the product of these arguments is below 2^31. */
+    uint32_t int32;
 } tb_kernel_spec;
 
 enum {
     TB_KERNEL_DISTANCES_F32_D16,
+    TB_KERNEL_DISTANCES_F32_N32,
     TB_KERNEL_DISTANCES_F32,
+    TB_KERNEL_DISTANCES_DOT_F32_D16,
+    TB_KERNEL_DISTANCES_DOT_F32_N32,
+    TB_KERNEL_DISTANCES_DOT_F32,
     TB_KERNEL_DISTANCES_F64_D16,
+    TB_KERNEL_DISTANCES_F64_N32,
     TB_KERNEL_DISTANCES_F64,
     TB_KERNEL_EDGES_F32_D16,
     TB_KERNEL_EDGES_F32,
@@ -45,12 +53,20 @@ enum {
 extern const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT];
 
 /* Whether the launch arguments `args` (as for cuLaunchKernel) meet the
- * divisibility assumptions tb_kernels[kernel] was compiled under. */
-int tb_kernel_fits(int kernel, void *const *args);
+ * assumptions tb_kernels[kernel] was compiled under: the divisibility of
+ * the arguments in `divisible`, and for those in `int32`, values >= 0
+ * whose product is below 2^31. With `narrowed` 0 every integer in args is
+ * at its full width (as the launch stubs receive them); otherwise the
+ * `int32` arguments are int32_t (as the variant is launched). */
+int tb_kernel_fits(int kernel, void *const *args, int narrowed);
 
 /* Block sizes compiled into each kernel (the host tiles the work by them;
  * every variant of a kernel has the same). */
 #define TB_DISTANCES_F32_BLOCK 64
+#define TB_DISTANCES_DOT_F32_BLOCK 64
+#define TB_DISTANCES_DOT_F32_BLOCK_K 32
+/* The host sends distances_dot_f32 points of this dimension or more only. */
+#define TB_DISTANCES_DOT_F32_MIN_DIM 64
 #define TB_DISTANCES_F64_BLOCK 64
 #define TB_EDGES_F32_BLOCK 64
 #define TB_EDGES_F64_BLOCK 64
@@ -73,6 +89,9 @@ extern const char tb_schedule_image[];
 tb_curesult tb_launch_distances_f32(const tb_cuda *cu, const tb_cufunction *functions,
         tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
         tb_cudeviceptr xt, tb_cudeviceptr out, int64_t n, int64_t dim, int32_t root, int64_t tile0, int64_t out0);
+tb_curesult tb_launch_distances_dot_f32(const tb_cuda *cu, const tb_cufunction *functions,
+        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
+        tb_cudeviceptr xt, tb_cudeviceptr xs, tb_cudeviceptr out, int64_t n, int64_t dim, int32_t root, int64_t tile0, int64_t out0);
 tb_curesult tb_launch_distances_f64(const tb_cuda *cu, const tb_cufunction *functions,
         tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
         tb_cudeviceptr xt, tb_cudeviceptr out, int64_t n, int64_t dim, int32_t root, int64_t tile0, int64_t out0);

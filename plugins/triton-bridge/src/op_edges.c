@@ -224,7 +224,7 @@ int tb_op_edges(void *state, const topoml_call_v1 *call, const topoml_input_v1 *
         .thr64 = threshold,
     };
     double t0 = tb_now();
-    status = tb_upload_points(st, call, &budget, in, &g.xt);
+    status = tb_upload_points(st, call, &budget, in, &g.xt, NULL);
     double t_upload = tb_now() - t0;
     if (status == TOPOML_OK)
         status = tb_check(st, call, st->cu.cuMemAlloc(&g.counter, sizeof(int64_t)), TOPOML_E_NOMEM,

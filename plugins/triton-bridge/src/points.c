@@ -53,13 +53,40 @@ void tb_device_free(tb_state *st, const topoml_call_v1 *call, tb_cudeviceptr *pt
         *status = tb_check(st, call, r, TOPOML_E_DEVICE, "cuMemFree");
 }
 
+/* Subtract from each coordinate its mean over the points, rounded to the
+ * points' precision (the mean is summed in double). The result is rounded
+ * too; kernels/distances_dot.py accounts for that rounding. */
+static void center(void *xt, uint32_t dtype, uint64_t n, uint64_t dim)
+{
+    for (uint64_t k = 0; k < dim; k++) {
+        double sum = 0;
+        if (dtype == TOPOML_F32) {
+            float *x = (float *)xt + k * n;
+            for (uint64_t p = 0; p < n; p++)
+                sum += x[p];
+            float c = (float)(sum / (double)n);
+            for (uint64_t p = 0; p < n; p++)
+                x[p] -= c;
+        } else {
+            double *x = (double *)xt + k * n;
+            for (uint64_t p = 0; p < n; p++)
+                sum += x[p];
+            double c = sum / (double)n;
+            for (uint64_t p = 0; p < n; p++)
+                x[p] -= c;
+        }
+    }
+}
+
 int tb_upload_points(tb_state *st, const topoml_call_v1 *call, tb_budget *b,
-                     const topoml_input_v1 *in, tb_cudeviceptr *xt)
+                     const topoml_input_v1 *in, tb_cudeviceptr *xt, tb_cudeviceptr *xs)
 {
     uint64_t n = in->n, dim = in->dim;
     size_t esz = in->dtype == TOPOML_F32 ? sizeof(float) : sizeof(double);
     uint64_t bytes = n * dim * esz;
     *xt = 0;
+    if (xs != NULL)
+        *xs = 0;
     void *host;
     int status = tb_budget_alloc(b, bytes, "transposing the points", &host);
     if (status != TOPOML_OK)
@@ -81,13 +108,21 @@ int tb_upload_points(tb_state *st, const topoml_call_v1 *call, tb_budget *b,
      * driver refuses allocations of 0 bytes. */
     status = tb_check(st, call, st->cu.cuMemAlloc(xt, (size_t)(bytes > 0 ? bytes : esz)),
                       TOPOML_E_NOMEM, "device memory for the points");
-    if (status == TOPOML_OK && bytes > 0) {
+    if (status == TOPOML_OK && bytes > 0)
         status = tb_check(st, call, st->cu.cuMemcpyHtoD(*xt, host, (size_t)bytes), TOPOML_E_DEVICE,
                           "copying the points to the device");
-        if (status != TOPOML_OK)
-            tb_device_free(st, call, xt, &status);
-    } else {
-        *xt = 0;
+    if (status == TOPOML_OK && xs != NULL) {
+        center(host, in->dtype, n, dim);
+        status = tb_check(st, call, st->cu.cuMemAlloc(xs, (size_t)(bytes > 0 ? bytes : esz)),
+                          TOPOML_E_NOMEM, "device memory for the centred points");
+        if (status == TOPOML_OK && bytes > 0)
+            status = tb_check(st, call, st->cu.cuMemcpyHtoD(*xs, host, (size_t)bytes),
+                              TOPOML_E_DEVICE, "copying the centred points to the device");
+    }
+    if (status != TOPOML_OK) {
+        if (xs != NULL)
+            tb_device_free(st, call, xs, &status);
+        tb_device_free(st, call, xt, &status);
     }
     tb_budget_free(b, host, bytes);
     return status;

@@ -111,9 +111,11 @@ double tb_now(void);
 /* ---- points.c ---- */
 
 /* Copy a POINTS input to the device transposed (coordinate k of point p at
- * element k*n + p) in its own dtype; *xt is freed with cuMemFree. */
+ * element k*n + p) in its own dtype; *xt is freed with cuMemFree. When xs is
+ * not NULL, also a second copy, centred (each coordinate minus its rounded
+ * mean), for kernels/distances_dot.py. On failure nothing stays allocated. */
 int tb_upload_points(tb_state *st, const topoml_call_v1 *call, tb_budget *b,
-                     const topoml_input_v1 *in, tb_cudeviceptr *xt);
+                     const topoml_input_v1 *in, tb_cudeviceptr *xt, tb_cudeviceptr *xs);
 
 /* Device memory free now (0 on failure). */
 size_t tb_free_device_memory(tb_state *st);

@@ -35,6 +35,7 @@ if tuple(int(v) for v in np.__version__.split(".")[:2]) >= (2, 4):
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "kernels"))
 from distances import pairwise_distances  # noqa: E402
+from distances_dot import pairwise_distances_dot  # noqa: E402
 from edges import threshold_edges  # noqa: E402
 import image  # noqa: E402
 from image import persistence_image  # noqa: E402
@@ -107,6 +108,72 @@ def check_distances(n, dim, dtype, root, band_rows):
     same = bool(torch.equal(out, want))
     verdict(same, f"distances n={n} dim={dim} {str(dtype)[6:]} root={root}: {launches} bands, "
                   f"{'bit-identical' if same else 'differs'}")
+
+
+def dot_points(n, dim, pattern, g):
+    """float32 points; the patterns that make |x|^2 + |y|^2 - 2<x,y> cancel."""
+    u = torch.rand((n, dim), generator=g, dtype=torch.float64)
+    if pattern == "random":
+        x = u * 2 - 1
+    elif pattern == "offset":  # far from the origin: only the centring saves the product form
+        x = 1000 + u
+    elif pattern == "near":
+        # Clusters of near-duplicates with large norms: a few far-apart
+        # centres, each point a tiny step (1e-2 .. 1e-6 relative) from one.
+        centres = 1000 * (torch.rand((4, dim), generator=g, dtype=torch.float64) * 2 - 1)
+        which = torch.randint(0, 4, (n,), generator=g)
+        step = 10.0 ** -torch.randint(2, 7, (n, 1), generator=g).double()
+        x = centres[which] * (1 + step * (u * 2 - 1))
+    elif pattern == "duplicates":  # every point three times, and far from the origin
+        x = (100 + u[::3]).repeat_interleave(3, 0)[:n]
+    return x.float()
+
+
+def check_distances_dot(n, dim, root, pattern, band_rows):
+    """kernels/distances_dot.py against the exact distances of the float32
+    points: every entry within the conformance bound 4 (dim + 2) eps
+    (docs/conformance.md), exact zeros for duplicates, and the entries the
+    product form cannot keep (S < N/4, well inside the guard s < N/2)
+    bit-identical to the difference form."""
+    g = torch.Generator().manual_seed(n * 131 + dim)
+    x = dot_points(n, dim, pattern, g)
+    xt = x.t().contiguous()
+    # The host's centring (src/points.c): rounded float32 means, float32 differences.
+    c = xt.double().mean(dim=1).float()
+    xs = (xt - c[:, None]).contiguous()
+    m = n * (n - 1) // 2
+    out = torch.full((m,), float("nan"), dtype=torch.float32)
+    rows = -(-n // BLOCK)
+    bi0 = 0
+    while bi0 < rows:
+        bi1 = min(rows, bi0 + band_rows)
+        r0, r1 = bi0 * BLOCK, min(n, bi1 * BLOCK)
+        out0 = r0 * (r0 - 1) // 2 if r0 else 0
+        entries = (r1 * (r1 - 1) // 2) - out0
+        band = torch.full((max(entries, 1),), float("nan"), dtype=torch.float32)
+        grid = (tiles_below(bi1) - tiles_below(bi0),)
+        pairwise_distances_dot[grid](xt, xs, band, n, dim, int(root), tiles_below(bi0), out0,
+                                     BLOCK=BLOCK, BLOCK_K=32)
+        out[out0:out0 + entries] = band[:entries]
+        bi0 = bi1
+    i, j = torch.tril_indices(n, n, offset=-1)
+    xd = x.double()
+    exact_sq = ((xd[i] - xd[j]) ** 2).sum(1)
+    exact = exact_sq.sqrt() if root else exact_sq
+    bound = 4 * (dim + 2) * 2.0 ** -23
+    err = ((out.double() - exact).abs() / exact.clamp_min(1e-300))
+    err = torch.where(exact == 0, out.double().abs(), err)
+    worst = float(err.max()) / bound
+    xsd = xs.t().double()
+    norms = (xsd[i] ** 2).sum(1) + (xsd[j] ** 2).sum(1)
+    cancels = exact_sq < norms / 4
+    same = bool(torch.equal(out[cancels], reference(x, root)[i, j][cancels]))
+    zeros = bool((out[exact_sq == 0] == 0).all())
+    ok = worst <= 1 and same and zeros and not bool(out.isnan().any())
+    verdict(ok, f"distances_dot n={n} dim={dim} {pattern} root={root}: worst {worst:.3f} of "
+                f"the bound, {int(cancels.sum())} of {m} entries recomputed "
+                f"{'bit-identical' if same else 'NOT bit-identical'}, "
+                f"{int((exact_sq == 0).sum())} duplicates {'0' if zeros else 'NOT 0'}")
 
 
 def check_edges(n, dim, dtype, root, quantile, capacity_factor):
@@ -224,6 +291,11 @@ def main():
         check_edges(150, 3, dtype, 1, 0.3, 1.0)
         check_edges(150, 3, dtype, 0, 0.3, 1.0)
         check_edges(130, 4, dtype, 1, 0.5, 0.25)
+    for root in (1, 0):
+        check_distances_dot(100, 70, root, "random", 1)
+        check_distances_dot(100, 64, root, "near", 1)
+    check_distances_dot(130, 64, 1, "offset", 2)
+    check_distances_dot(90, 96, 1, "duplicates", 1)
     check_image(0, 0, 20, 20, [3, 0, 17, 40, 1], 1)
     check_image(1, 1, 33, 7, [2, 9, 0, 25], 2)
     check_image(2, 0, 16, 40, [4, 30, 6], 3)

@@ -189,8 +189,10 @@ static unsigned long launches(const char *name)
 START_TEST(test_launch_picks_the_variant_the_arguments_fit)
 {
     /* n a multiple of 16 (and device addresses, 256-byte aligned): the
-     * variant compiled for divisible arguments; any other n: the generic
-     * one. The fake driver fails a variant whose assumptions do not hold. */
+     * variant compiled for divisible arguments; any other n: for distances
+     * the one that takes n and dim as 32-bit integers (n*dim < 2^31), for
+     * edges the generic one. The fake driver fails a variant whose
+     * assumptions do not hold. */
     void *st;
     ck_assert_int_eq(be->create(&tb_test_host_table, &st), TOPOML_OK);
     char why[512];
@@ -208,7 +210,8 @@ START_TEST(test_launch_picks_the_variant_the_arguments_fit)
     in.metric = TOPOML_METRIC_EUCLIDEAN;
     in.data = xyz;
     topoml_call_v1 call = tb_test_call();
-    const char *names[] = {"distances_f32_d16", "distances_f32", "edges_f32_d16", "edges_f32"};
+    const char *names[] = {"distances_f32_d16", "distances_f32_n32", "edges_f32_d16",
+                           "edges_f32"};
     unsigned long before[4], after[4];
     for (int n = 32; n <= 33; n++) {
         for (int k = 0; k < 4; k++)
@@ -231,6 +234,48 @@ START_TEST(test_launch_picks_the_variant_the_arguments_fit)
 }
 END_TEST
 
+START_TEST(test_wide_f32_points_take_the_dot_kernel)
+{
+    /* float32 with TB_DISTANCES_DOT_F32_MIN_DIM (64) coordinates or more:
+     * pairwise_distances_dot; float64 and fewer coordinates: the other. */
+    void *st;
+    ck_assert_int_eq(be->create(&tb_test_host_table, &st), TOPOML_OK);
+    char why[512];
+    ck_assert_int_eq(be->probe(st, why, sizeof why), TOPOML_OK);
+    static float xyz[33 * 64];
+    static double xyz64[33 * 64];
+    for (int k = 0; k < 33 * 64; k++)
+        xyz64[k] = xyz[k] = (float)((k * 37) % 11) - 5.0f;
+    static double out[33 * 32 / 2];
+    topoml_input_v1 in;
+    memset(&in, 0, sizeof in);
+    in.struct_size = sizeof in;
+    in.kind = TOPOML_INPUT_POINTS;
+    in.n = 33;
+    in.metric = TOPOML_METRIC_EUCLIDEAN;
+    topoml_call_v1 call = tb_test_call();
+    const struct {
+        uint64_t dim;
+        uint32_t dtype;
+        const char *kernel;
+    } cases[] = {
+        {64, TOPOML_F32, "distances_dot_f32_n32"},
+        {63, TOPOML_F32, "distances_f32_n32"},
+        {64, TOPOML_F64, "distances_f64_n32"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        in.dim = cases[c].dim;
+        in.dtype = cases[c].dtype;
+        in.data = cases[c].dtype == TOPOML_F32 ? (void *)xyz : (void *)xyz64;
+        unsigned long before = launches(cases[c].kernel);
+        ck_assert_int_eq(be->distances(st, &call, &in, out), TOPOML_OK);
+        ck_assert_msg(launches(cases[c].kernel) > before, "dim %llu: %s not launched",
+                      (unsigned long long)cases[c].dim, cases[c].kernel);
+    }
+    be->destroy(st);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("triton_bridge_fake_driver");
@@ -244,6 +289,7 @@ int main(void)
     tcase_add_test(tc, test_ops_use_the_configured_device);
     tcase_add_test(tc, test_device_fault_is_reported_not_fatal);
     tcase_add_test(tc, test_launch_picks_the_variant_the_arguments_fit);
+    tcase_add_test(tc, test_wide_f32_points_take_the_dot_kernel);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -13,6 +13,11 @@
  *    from plugins/scalar/metric.h (built with -ffp-contract=off). The kernels
  *    perform the same IEEE operations in the same order (no contraction,
  *    sqrt rounded to nearest), so 0 is expected and the bound is 1.
+ *    Except f32 points of the dimension the distances capability's schedule
+ *    gives as `f32.dot.min_dim` or more, which go through the matrix-product
+ *    kernel (kernels/distances_dot.py): there the conformance suite's bound,
+ *    |d - d_ref| <= 4 (dim + 2) FLT_EPSILON d_ref with d_ref the exact
+ *    distance (in double) of the float points, and exact zeros.
  *  - edges: exactly the reference list: the same (d, i, j), bit for bit,
  *    in the same order, where the reference is every pair with
  *    metric.h's distance <= t, sorted by (d, i, j).
@@ -36,6 +41,7 @@
 
 static const topoml_backend_v1 *be;
 static void *st;
+static uint64_t dot_min_dim = UINT64_MAX; /* from the distances schedule */
 static int failures, passes;
 
 static double now(void)
@@ -71,8 +77,8 @@ static double uniform(void)
     return (double)(rng >> 11) / 9007199254740992.0;
 }
 
-enum pattern { RANDOM, GRID, DUPLICATES, OFFSET };
-static const char *pattern_name[] = {"random", "grid", "duplicates", "offset"};
+enum pattern { RANDOM, GRID, DUPLICATES, OFFSET, NEAR };
+static const char *pattern_name[] = {"random", "grid", "duplicates", "offset", "near"};
 
 static void *make_points(uint64_t n, uint64_t dim, uint32_t dtype, enum pattern pat)
 {
@@ -95,6 +101,11 @@ static void *make_points(uint64_t n, uint64_t dim, uint32_t dtype, enum pattern 
             case OFFSET: /* far from the origin: differences lose digits */
                 v = 1000.0 + uniform();
                 break;
+            case NEAR: { /* near-duplicates of 4 far centres, 1e-2 .. 1e-6 apart */
+                double centre = 1000.0 * ((double)(((p % 4) * 7919 + k * 104729) % 2001) / 1000.0 - 1.0);
+                v = centre * (1.0 + pow(10.0, -(double)(2 + p % 5)) * (uniform() * 2 - 1));
+                break;
+            }
             default: v = uniform() * 2 - 1;
             }
             if (dtype == TOPOML_F32)
@@ -152,6 +163,45 @@ static const char *metric_name(uint32_t m)
 
 /* ---- distances ---- */
 
+/* The exact distance, in double, of two float points (a double's 53 bits
+ * hold the square of a float difference exactly; the sum rounds a little). */
+static double exact_f32(const float *x, uint64_t dim, uint32_t metric, uint64_t i, uint64_t j)
+{
+    double s = 0;
+    for (uint64_t k = 0; k < dim; k++) {
+        double d = (double)x[i * dim + k] - (double)x[j * dim + k];
+        s += d * d;
+    }
+    return metric == TOPOML_METRIC_EUCLIDEAN ? sqrt(s) : s;
+}
+
+/* The matrix-product route: the conformance bound, in units of that bound. */
+static void test_distances_dot(uint64_t n, uint64_t dim, uint32_t metric, enum pattern pat,
+                               const float *data, const float *out, int status, double t)
+{
+    double bound = 4.0 * (double)(dim + 2) * FLT_EPSILON, worst = 0;
+    uint64_t where = 0;
+    if (status == TOPOML_OK)
+        for (uint64_t i = 1; i < n; i++)
+            for (uint64_t j = 0; j < i; j++) {
+                uint64_t at = i * (i - 1) / 2 + j;
+                double ref = exact_f32(data, dim, metric, i, j);
+                double got = out[at];
+                double e = ref == 0 ? (got == 0 ? 0 : INFINITY) : fabs(got - ref) / (bound * ref);
+                if (!(e <= worst)) { /* NaN too */
+                    worst = isnan(e) ? INFINITY : e;
+                    where = at;
+                }
+            }
+    verdict(status == TOPOML_OK && worst <= 1,
+            "distances n=%llu dim=%llu f32 %s %s (matrix product): status %d, max %.4f of the "
+            "bound 4(dim+2)eps%s%s, %.3f s",
+            (unsigned long long)n, (unsigned long long)dim, metric_name(metric), pattern_name[pat],
+            status, worst, status ? ": " : "", status ? tb_test_error : "", t);
+    if (worst > 1)
+        fprintf(stderr, "     worst at condensed entry %llu\n", (unsigned long long)where);
+}
+
 static void test_distances(uint64_t n, uint64_t dim, uint32_t dtype, uint32_t metric,
                            enum pattern pat)
 {
@@ -165,6 +215,12 @@ static void test_distances(uint64_t n, uint64_t dim, uint32_t dtype, uint32_t me
     double t0 = now();
     int status = be->distances(st, &call, &in, out);
     double t = now() - t0;
+    if (dtype == TOPOML_F32 && dim >= dot_min_dim) {
+        test_distances_dot(n, dim, metric, pat, data, out, status, t);
+        free(out);
+        free(data);
+        return;
+    }
     uint64_t worst = 0, where = 0;
     if (status == TOPOML_OK) {
         for (uint64_t i = 1; i < n; i++)
@@ -465,9 +521,13 @@ int main(int argc, char **argv)
     const topoml_capability_v1 *caps;
     uint32_t n_caps;
     be->capabilities(st, &caps, &n_caps);
-    for (uint32_t k = 0; k < n_caps; k++)
+    for (uint32_t k = 0; k < n_caps; k++) {
         fprintf(stderr, "capability op %u on %s: %s\n", caps[k].op, caps[k].device,
                 caps[k].schedule);
+        const char *w = caps[k].schedule ? strstr(caps[k].schedule, "f32.dot.min_dim=") : NULL;
+        if (caps[k].op == TOPOML_OP_DISTANCES && w != NULL)
+            dot_min_dim = strtoull(w + strlen("f32.dot.min_dim="), NULL, 10);
+    }
 
     if (small) {
         small_device_cases();
@@ -483,6 +543,10 @@ int main(int argc, char **argv)
         {2, 1, RANDOM},     {3, 2, RANDOM},       {64, 3, RANDOM},  {65, 3, RANDOM},
         {130, 7, GRID},     {200, 2, DUPLICATES}, {300, 5, OFFSET}, {1000, 16, RANDOM},
         {777, 128, RANDOM}, {5, 0, RANDOM},
+        /* For the matrix-product kernel: near-duplicates with large norms
+         * (cancellation), far from the origin, exact duplicates, a dimension
+         * that is not a multiple of its 32-coordinate steps. */
+        {400, 64, NEAR},    {300, 96, OFFSET},    {200, 80, DUPLICATES}, {129, 200, RANDOM},
     };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int d = 0; d < 2; d++)

@@ -447,6 +447,16 @@ EXPORT tb_curesult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
 
 #define ARG(type, k) (*(const type *)params[k])
 
+/* A 64-bit integer argument, which the variant being run may take as a
+ * 32-bit one (tb_kernels[].int32). */
+static int launched_kernel;
+static int64_t int_arg(void **params, int k)
+{
+    if (tb_kernels[launched_kernel].int32 & (1u << k))
+        return ARG(int32_t, k);
+    return ARG(int64_t, k);
+}
+
 /* Tile number t -> (bi, bj), as kernels/tiles.py:lower_tile. */
 static void lower_tile(int64_t t, int64_t *bi, int64_t *bj)
 {
@@ -479,15 +489,23 @@ static double dist(int f32, uint64_t xt, int64_t n, int64_t dim, int root, int64
     return root ? sqrt(acc) : acc;
 }
 
-static tb_curesult run_distances(int f32, unsigned gx, void **params)
+/* pairwise_distances(xt, out, n, dim, root, tile0, out0) and, with `dot`,
+ * pairwise_distances_dot(xt, xs, out, n, ...): the same contract (the dot
+ * kernel's results are within the conformance bound of these, and exact
+ * where it recomputes; here they are exact everywhere). */
+static tb_curesult run_distances(int f32, int dot, unsigned gx, void **params)
 {
-    uint64_t xt = ARG(uint64_t, 0), out = ARG(uint64_t, 1);
-    int64_t n = ARG(int64_t, 2), dim = ARG(int64_t, 3);
-    int root = ARG(int32_t, 4) != 0;
-    int64_t tile0 = ARG(int64_t, 5), out0 = ARG(int64_t, 6);
-    int64_t B = f32 ? TB_DISTANCES_F32_BLOCK : TB_DISTANCES_F64_BLOCK;
+    int a = dot; /* arguments after xt move by one in the dot kernel */
+    uint64_t xt = ARG(uint64_t, 0), out = ARG(uint64_t, 1 + a);
+    int64_t n = int_arg(params, 2 + a), dim = int_arg(params, 3 + a);
+    int root = ARG(int32_t, 4 + a) != 0;
+    int64_t tile0 = ARG(int64_t, 5 + a), out0 = ARG(int64_t, 6 + a);
+    int64_t B = dot ? TB_DISTANCES_DOT_F32_BLOCK
+                    : f32 ? TB_DISTANCES_F32_BLOCK : TB_DISTANCES_F64_BLOCK;
     size_t esz = f32 ? sizeof(float) : sizeof(double);
     if (!span_ok(xt, (uint64_t)(n * dim) * esz))
+        return ILLEGAL_ADDRESS;
+    if (dot && !span_ok(ARG(uint64_t, 1), (uint64_t)(n * dim) * esz))
         return ILLEGAL_ADDRESS;
     for (unsigned pid = 0; pid < gx; pid++) {
         int64_t bi, bj;
@@ -631,16 +649,21 @@ EXPORT tb_curesult cuLaunchKernel(tb_cufunction fn, unsigned gx, unsigned gy, un
     /* Triton's two trailing scratch pointers must be there and be NULL. */
     /* A variant run with arguments that break its compiled-in assumptions
      * would read or write misaligned vectors on the real device. */
-    if (!tb_kernel_fits(k, params)) {
+    if (!tb_kernel_fits(k, params, 1)) {
         sticky = MISALIGNED_ADDRESS;
         return OK;
     }
     tb_curesult r;
     const char *base = spec->base;
+    launched_kernel = k;
     if (strcmp(base, "distances_f32") == 0 || strcmp(base, "distances_f64") == 0) {
         if (gy != 1 || ARG(uint64_t, 7) != 0 || ARG(uint64_t, 8) != 0)
             return INVALID_VALUE;
-        r = run_distances(strcmp(base, "distances_f32") == 0, gx, params);
+        r = run_distances(strcmp(base, "distances_f32") == 0, 0, gx, params);
+    } else if (strcmp(base, "distances_dot_f32") == 0) {
+        if (gy != 1 || ARG(uint64_t, 8) != 0 || ARG(uint64_t, 9) != 0)
+            return INVALID_VALUE;
+        r = run_distances(1, 1, gx, params);
     } else if (strcmp(base, "edges_f32") == 0 || strcmp(base, "edges_f64") == 0) {
         if (gy != 1 || ARG(uint64_t, 11) != 0 || ARG(uint64_t, 12) != 0)
             return INVALID_VALUE;

@@ -123,7 +123,8 @@ for part in $parts; do
         rpp=$repo/.gpudata/ripser++
         args=""
         [ -x "$rpp" ] && args="--ripserpp $rpp"
-        command -v ripser >/dev/null && args="$args --ripser $(command -v ripser)"
+        [ -n "${RIPS_RIPSER:-}" ] && command -v ripser >/dev/null &&
+            args="$args --ripser $(command -v ripser)"
         # shellcheck disable=SC2086
         timeout "$(left)" python3 "$repo/tools/bench/bench_rips_gpu.py" --topoml "$build/tools/topoml" \
             --data "$data" --budget $(($(left) - 15 < ${RIPS_SECONDS:-600} ? $(left) - 15 : ${RIPS_SECONDS:-600})) --reps "${RIPS_REPS:-3}" $args \

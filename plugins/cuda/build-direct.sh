@@ -21,6 +21,7 @@ scalar_c=("$s/scalar.c")
 if [ -f "$s/rips.c" ]; then
     defs+=(-DTMC_HAVE_RIPS=1 -DTOPOML_SCALAR_HAVE_RIPS=1)
     cuda_c+=(rips.c "$s/rips.c")
+    cuda_cu+=(rips_columns.cu)
     scalar_c+=("$s/rips.c")
 fi
 if [ -f "$s/image.c" ]; then

@@ -123,9 +123,9 @@ for c in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer
 done
 if [ -n "$sanitizer" ]; then
     step memcheck 120 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 86 \
-        "$test_bin/test_cuda_gpu" "$plugin" "$here/test-data" --small
+        "$test_bin/test_cuda_gpu" "$plugin" "$here/test-data" --small ${MEMCHECK_ONLY:+--only "$MEMCHECK_ONLY"}
     step racecheck "${RACECHECK_SECONDS:-120}" "$sanitizer" --tool racecheck --racecheck-report all --error-exitcode 86 \
-        "$test_bin/test_cuda_gpu" "$plugin" "$here/test-data" --small
+        "$test_bin/test_cuda_gpu" "$plugin" "$here/test-data" --small ${RACECHECK_ONLY:+--only "$RACECHECK_ONLY"}
 else
     echo "compute-sanitizer: not found, memcheck and racecheck not run" | tee -a "$summary"
     failed=1

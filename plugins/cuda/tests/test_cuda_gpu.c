@@ -13,8 +13,9 @@
  *    as Ripser prints 6 digits.
  * Every op also runs twice and must give the same bits both times.
  *
- * Usage: test_cuda_gpu PLUGIN.so TEST_DATA_DIR [--small] [--json FILE]
+ * Usage: test_cuda_gpu PLUGIN.so TEST_DATA_DIR [--small] [--only PART] [--json FILE]
  *   --small: small sizes only (for compute-sanitizer, which is slow).
+ *   --only PART: one part only: distances, edges, rips, images or errors.
  * Exit 0: all passed; 1: a failure; 77: no usable device (skipped), unless
  * TOPOML_CUDA_EXPECT_DEVICE=1, when that is a failure.
  */
@@ -894,14 +895,18 @@ static void test_errors(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s topoml-backend-cuda.so test-data-dir [--small] [--json FILE]\n",
+        fprintf(stderr,
+                "usage: %s topoml-backend-cuda.so test-data-dir [--small] [--only PART] "
+                "[--json FILE]\n",
                 argv[0]);
         return 2;
     }
-    const char *json_path = NULL;
+    const char *json_path = NULL, *only = NULL;
     for (int k = 3; k < argc; k++) {
         if (strcmp(argv[k], "--small") == 0)
             small_mode = 1;
+        else if (strcmp(argv[k], "--only") == 0 && k + 1 < argc)
+            only = argv[++k];
         else if (strcmp(argv[k], "--json") == 0 && k + 1 < argc)
             json_path = argv[++k];
     }
@@ -943,11 +948,18 @@ int main(int argc, char **argv)
     }
 
     double t0 = now();
-    test_distances();
-    test_edges();
-    test_rips(argv[2]);
-    test_images();
-    test_errors();
+#define PART(name) (!only || strcmp(only, name) == 0)
+    if (PART("distances"))
+        test_distances();
+    if (PART("edges"))
+        test_edges();
+    if (PART("rips"))
+        test_rips(argv[2]);
+    if (PART("images"))
+        test_images();
+    if (PART("errors"))
+        test_errors();
+#undef PART
 
     if (cuda->destroy)
         cuda->destroy(cuda_state);

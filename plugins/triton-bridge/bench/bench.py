@@ -8,12 +8,14 @@ ways, each timed after a warm-up run:
             points in host memory -> condensed matrix in host memory. `e2e`
             is the whole call; `kern` is the plugin's own measure of its
             launches (host clock from the first launch to cuCtxSynchronize,
-            on an output buffer the call has just allocated) and `download`
+            on the output buffer it keeps between calls) and `download`
             of its copies of the result to host memory, both read from its
             debug log, as is the kernel variant the launch stub picked
-            (`variant`: *_d16 when n is a multiple of 16, *_n32 when
-            n*dim < 2^31, see aot/build_kernels.py; distances_dot_* is the
-            matrix-product route, f32 from 64 coordinates).
+            (`variant`: *_d16, since the plugin pads the points to a
+            multiple of 16, see src/op_distances.c and aot/build_kernels.py;
+            distances_dot_* is the matrix-product route, f32 from 64
+            coordinates). `jit` and `aot` below run on the same padded
+            layout (ld = n rounded up to a multiple of 16).
             `cupti` is the device time of the same call's kernels as CUPTI
             records it (torch.profiler), without the host's launch and
             synchronisation.
@@ -429,7 +431,13 @@ def bench_distances(args, bridge, cuda, torch, results, deadline):
                         torch, lambda: cuda.distances(ptr, n, dim, host_out)))
             if torch is not None:
                 xd = x.cuda()
-                xt = xd.t().contiguous()
+                # The plugin's layout (src/op_distances.c): transposed, n rounded
+                # up to a multiple of 16 with zero columns, the kernels launched
+                # for ld points. The JIT and the cubin get the same, so that all
+                # three run the same code on the same work.
+                ld = -(-n // 16) * 16
+                m_ld = ld * (ld - 1) // 2
+                xt = torch.nn.functional.pad(xd.t(), (0, ld - n)).contiguous()
                 # Sample of pairs i > j and the float64 reference.
                 s = min(args.samples, m)
                 g = torch.Generator(device="cuda").manual_seed(7)
@@ -443,21 +451,23 @@ def bench_distances(args, bridge, cuda, torch, results, deadline):
                 got_bridge = host_view[idx.cpu()].cuda()
                 row["bridge_max_rel"], row["bridge_max_ulp"] = accuracy(torch, got_bridge, ref)
 
-                out = torch.empty(m, dtype=torch.float32, device="cuda")
-                # The host's centring for the dot kernel (src/points.c).
-                xs = (xt - xt.double().mean(dim=1).float()[:, None]).contiguous()
-                tiles = -(-n // 64)
+                out = torch.empty(m_ld, dtype=torch.float32, device="cuda")
+                # The host's centring for the dot kernel (src/points.c): the mean
+                # over the n points; the padding columns stay zero.
+                xs = (xt - xt[:, :n].double().mean(dim=1).float()[:, None]).contiguous()
+                xs[:, n:] = 0
+                tiles = -(-ld // 64)
                 grid = (tiles * (tiles + 1) // 2,)
 
                 def run_jit(use_dot, buf):
                     if use_dot:
                         c = dot_spec["constexprs"]
-                        dot_kernel[grid](xt, xs, buf, n, dim, 1, 0, 0, BLOCK=c["BLOCK"],
+                        dot_kernel[grid](xt, xs, buf, ld, dim, 1, 0, 0, BLOCK=c["BLOCK"],
                                          BLOCK_K=c["BLOCK_K"], num_warps=dot_spec["num_warps"],
                                          num_stages=dot_spec["num_stages"],
                                          enable_fp_fusion=False)
                     else:
-                        exact_kernel[grid](xt, buf, n, dim, 1, 0, 0, BLOCK=64,
+                        exact_kernel[grid](xt, buf, ld, dim, 1, 0, 0, BLOCK=64,
                                            num_warps=exact_spec["num_warps"],
                                            num_stages=exact_spec["num_stages"],
                                            enable_fp_fusion=False)
@@ -481,7 +491,7 @@ def bench_distances(args, bridge, cuda, torch, results, deadline):
                 # The plugin's own cubin, launched like the JIT's kernel.
                 v = row["bridge_variant"]
                 if cubins is not None and v in cubins.meta:
-                    args_ = ((xt, xs, out) if dot else (xt, out)) + (n, dim, 1, 0, 0)
+                    args_ = ((xt, xs, out) if dot else (xt, out)) + (ld, dim, 1, 0, 0)
                     optional(row, "aot_kernel_ms", lambda: timed_cuda(
                         torch, lambda: cubins.launch(torch, v, grid[0], *args_), reps))
                     if "aot_kernel_ms" in row:
@@ -493,7 +503,7 @@ def bench_distances(args, bridge, cuda, torch, results, deadline):
                     # The JIT on a buffer allocated just before each launch.
                     fresh = []
                     for _ in range(reps):
-                        buf = torch.empty(m, dtype=torch.float32, device="cuda")
+                        buf = torch.empty(m_ld, dtype=torch.float32, device="cuda")
                         torch.cuda.synchronize()
                         start = torch.cuda.Event(enable_timing=True)
                         end = torch.cuda.Event(enable_timing=True)
@@ -665,11 +675,17 @@ def main():
     parser.add_argument("--budget", type=float, default=1e9,
                         help="seconds; later cases are skipped once spent")
     parser.add_argument("--no-torch", action="store_true", help="bridge only")
+    parser.add_argument("--only-n", metavar="N[,N...]",
+                        help="distances rows of these n only (replaces --sizes); with "
+                             "--only-n or --only-dim the edge and image cases are skipped")
+    parser.add_argument("--only-dim", metavar="D[,D...]",
+                        help="distances rows of these dimensions only (replaces --dims)")
     args = parser.parse_args()
-    args.sizes = [int(v) for v in args.sizes.split(",")]
-    args.dims = [int(v) for v in args.dims.split(",")]
-    args.edge_cases = parse_triples(args.edges)
-    args.image_cases = parse_triples(args.images)
+    only = args.only_n is not None or args.only_dim is not None
+    args.sizes = [int(v) for v in (args.only_n or args.sizes).split(",") if v]
+    args.dims = [int(v) for v in (args.only_dim or args.dims).split(",") if v]
+    args.edge_cases = [] if only else parse_triples(args.edges)
+    args.image_cases = [] if only else parse_triples(args.images)
     deadline = time.monotonic() + args.budget
 
     torch = None

@@ -60,6 +60,8 @@ static void device_release(tb_state *st, tb_device *d)
 {
     if (d->ctx != NULL) {
         int pushed = st->cu.cuCtxPushCurrent(d->ctx) == TB_CUDA_SUCCESS;
+        if (pushed)
+            tb_device_buffers_drop(st, d);
         for (int k = 0; k < TB_KERNEL_COUNT; k++) {
             /* Unloading can only fail if the context is already gone, and
              * then there is nothing left to release. */

@@ -208,6 +208,9 @@ int tb_op_edges(void *state, const topoml_call_v1 *call, const topoml_input_v1 *
         return status;
     if ((status = tb_enter(st, call, d)) != TOPOML_OK)
         return status;
+    /* The buffers the distances op keeps are for repeated distances calls;
+     * this op sizes its own from the free memory, which they would take. */
+    tb_device_buffers_drop(st, d);
 
     tb_budget budget = {call, 0};
     gpu_edges g = {
@@ -224,7 +227,7 @@ int tb_op_edges(void *state, const topoml_call_v1 *call, const topoml_input_v1 *
         .thr64 = threshold,
     };
     double t0 = tb_now();
-    status = tb_upload_points(st, call, &budget, in, &g.xt, NULL);
+    status = tb_upload_points(st, call, &budget, in, in->n, NULL, &g.xt, NULL);
     double t_upload = tb_now() - t0;
     if (status == TOPOML_OK)
         status = tb_check(st, call, st->cu.cuMemAlloc(&g.counter, sizeof(int64_t)), TOPOML_E_NOMEM,

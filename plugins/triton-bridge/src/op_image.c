@@ -87,6 +87,9 @@ int tb_op_image(void *state, const topoml_call_v1 *call, const topoml_image_para
         return status;
     if ((status = tb_enter(st, call, d)) != TOPOML_OK)
         return status;
+    /* The buffers the distances op keeps are for repeated distances calls;
+     * this op sizes its own from the free memory, which they would take. */
+    tb_device_buffers_drop(st, d);
 
     tb_budget budget = {call, 0};
     tb_cudeviceptr dpairs = 0, doffsets = 0, dout = 0;

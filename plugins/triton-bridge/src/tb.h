@@ -39,7 +39,15 @@ typedef struct tb_device {
     int max_grid_x, max_grid_y;
     size_t total_mem;
     char name[128];
+    /* Device buffers the distances op keeps between calls (points, centred
+     * points, band output), so that repeated calls do not allocate; see
+     * tb_device_buffer. Freed when the state is destroyed, and after a
+     * failed call. */
+    tb_cudeviceptr buf[3];
+    uint64_t buf_size[3];
 } tb_device;
+
+enum { TB_BUF_XT, TB_BUF_XS, TB_BUF_OUT, TB_BUF_COUNT };
 
 typedef struct tb_state {
     const topoml_host_v1 *host;
@@ -111,11 +119,28 @@ double tb_now(void);
 /* ---- points.c ---- */
 
 /* Copy a POINTS input to the device transposed (coordinate k of point p at
- * element k*n + p) in its own dtype; *xt is freed with cuMemFree. When xs is
- * not NULL, also a second copy, centred (each coordinate minus its rounded
- * mean), for kernels/distances_dot.py. On failure nothing stays allocated. */
+ * element k*ld + p, ld >= n; the ld - n columns past the points are zeros)
+ * in its own dtype. When xs is not NULL, also a second copy, centred (each
+ * coordinate minus its rounded mean over the n points), for
+ * kernels/distances_dot.py. With `cache` NULL the buffers are allocated for
+ * the call: the caller frees them, and on failure nothing stays allocated.
+ * Otherwise they are the device's cached TB_BUF_XT and TB_BUF_XS buffers
+ * (tb_device_buffer): the caller does not free them. */
 int tb_upload_points(tb_state *st, const topoml_call_v1 *call, tb_budget *b,
-                     const topoml_input_v1 *in, tb_cudeviceptr *xt, tb_cudeviceptr *xs);
+                     const topoml_input_v1 *in, uint64_t ld, tb_device *cache, tb_cudeviceptr *xt,
+                     tb_cudeviceptr *xs);
+
+/* The device's cached buffer `slot` (TB_BUF_*) with room for `bytes` (> 0),
+ * in *ptr. Kept as it is when it holds between bytes and twice bytes;
+ * otherwise freed and allocated anew at exactly `bytes` (TOPOML_E_NOMEM and
+ * the driver's message when that fails; the slot is then empty). The
+ * device's context must be current. */
+int tb_device_buffer(tb_state *st, const topoml_call_v1 *call, tb_device *d, int slot,
+                     uint64_t bytes, const char *what, tb_cudeviceptr *ptr);
+
+/* Free every cached buffer of the device (context current), ignoring the
+ * driver's answers: used on cleanup and after failures. */
+void tb_device_buffers_drop(tb_state *st, tb_device *d);
 
 /* Device memory free now (0 on failure). */
 size_t tb_free_device_memory(tb_state *st);

@@ -22,7 +22,8 @@
  *   TB_FAKE_CUDA_LOAD=<code>     cuModuleLoadData returns <code>
  * tb_fake_cuda_leaks() says what is still allocated, retained or pushed;
  * tb_fake_cuda_launches(name) how many launches the kernel variant `name`
- * (a tb_kernels[] name) has had. A variant launched with arguments that
+ * (a tb_kernels[] name) has had; tb_fake_cuda_allocs() how many successful
+ * cuMemAlloc calls there have been. A variant launched with arguments that
  * break its divisibility assumptions fails with CUDA_ERROR_MISALIGNED_ADDRESS.
  *
  * Not a model of timing, streams, or concurrency.
@@ -72,6 +73,7 @@ typedef struct block {
 } block;
 static block *blocks;
 static uint64_t used;
+static unsigned long allocs; /* successful cuMemAlloc calls */
 
 static uint64_t memory_total(void)
 {
@@ -115,6 +117,11 @@ EXPORT unsigned long tb_fake_cuda_launches(const char *name)
         if (strcmp(tb_kernels[k].name, name) == 0)
             return launched[k];
     return 0;
+}
+
+EXPORT unsigned long tb_fake_cuda_allocs(void)
+{
+    return allocs;
 }
 
 EXPORT int tb_fake_cuda_leaks(char *text, size_t size)
@@ -380,6 +387,7 @@ EXPORT tb_curesult cuMemAlloc_v2(tb_cudeviceptr *ptr, size_t bytes)
     b->next = blocks;
     blocks = b;
     used += bytes;
+    allocs++;
     *ptr = (tb_cudeviceptr)(uintptr_t)data;
     return OK;
 }

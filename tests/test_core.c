@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -384,6 +385,70 @@ START_TEST(test_enabled_plugin_is_preferred_over_reference)
 }
 END_TEST
 
+/* Automatic choice: accelerators before other plugins whatever the
+ * discovery order; a plugin that asks to be chosen by name only is skipped
+ * unless named or preferred; the reference last. */
+START_TEST(test_selection_prefers_accelerators_and_respects_by_name)
+{
+    char dirs[1200];
+    snprintf(dirs, sizeof dirs, "%s/fault-plugins/by-name:%s/fault-plugins/good:%s/fault-plugins/accel",
+             TOPOML_TEST_BUILD_DIR, TOPOML_TEST_BUILD_DIR, TOPOML_TEST_BUILD_DIR);
+    const char *configs[] = {"enable: [fault-good, fault-accel, fault-by-name]\n",
+                             "enable: [fault-good, fault-by-name]\n",
+                             "enable: [fault-by-name]\n",
+                             "enable: [fault-good, fault-accel, fault-by-name]\n"
+                             "prefer: [fault-by-name]\n"};
+    const char *want[] = {"fault-accel", "fault-good", NULL, "fault-by-name"};
+    for (int k = 0; k < 4; k++) {
+        topoml_context *ctx = open_ctx(configs[k], dirs, NULL);
+        topoml_backend_info info;
+        ck_assert_int_ge(find_backend(ctx, "fault-by-name", &info), 0);
+        ck_assert_uint_eq(info.selection, TOPOML_SELECT_BY_NAME);
+        ck_assert_int_ge(find_backend(ctx, "fault-good", &info), 0);
+        ck_assert_uint_eq(info.selection, TOPOML_SELECT_AUTO);
+        topoml_data *d = three_points(ctx);
+        void *out = NULL;
+        uint64_t n = 0;
+        ck_assert_int_eq(topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &n),
+                         TOPOML_OK);
+        if (want[k])
+            ck_assert_str_eq(topoml_last_backend(ctx), want[k]);
+        else
+            ck_assert_str_ne(topoml_last_backend(ctx), "fault-by-name");
+        topoml_free(ctx, out);
+        /* named, it runs */
+        ck_assert_int_eq(topoml_use_backend(ctx, "fault-by-name"), TOPOML_OK);
+        ck_assert_int_eq(topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &n),
+                         TOPOML_OK);
+        ck_assert_str_eq(topoml_last_backend(ctx), "fault-by-name");
+        topoml_free(ctx, out);
+        topoml_data_free(ctx, d);
+        topoml_context_free(ctx);
+    }
+}
+END_TEST
+
+/* A caller built against 0.1's shorter topoml_backend_info still works, and
+ * nothing is written past its struct. */
+START_TEST(test_backend_info_of_an_older_caller)
+{
+    topoml_context *ctx = open_ctx(NULL, NULL, NULL);
+    const size_t v1 = offsetof(topoml_backend_info, caps) + sizeof(const topoml_capability_v1 *);
+    unsigned char buf[sizeof(topoml_backend_info) + 16];
+    memset(buf, 0xAB, sizeof buf);
+    topoml_backend_info *info = (topoml_backend_info *)(void *)buf;
+    info->struct_size = (uint32_t)v1;
+    ck_assert_int_eq(topoml_backend_get(ctx, 0, info), TOPOML_OK);
+    ck_assert_uint_eq(info->struct_size, v1);
+    ck_assert_str_eq(info->name, "scalar");
+    for (size_t k = v1; k < sizeof buf; k++)
+        ck_assert_uint_eq(buf[k], 0xAB);
+    info->struct_size = (uint32_t)v1 - 1;
+    ck_assert_int_eq(topoml_backend_get(ctx, 0, info), TOPOML_E_INVALID);
+    topoml_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_relative_plugin_folder_is_ignored)
 {
     topoml_context *ctx = open_ctx(NULL, "relative/folder", NULL);
@@ -524,6 +589,8 @@ int main(void)
     tcase_add_test(tc, test_disabled_backend_is_refused_by_name);
     tcase_add_test(tc, test_plugin_op_error_is_reported_and_host_survives);
     tcase_add_test(tc, test_enabled_plugin_is_preferred_over_reference);
+    tcase_add_test(tc, test_selection_prefers_accelerators_and_respects_by_name);
+    tcase_add_test(tc, test_backend_info_of_an_older_caller);
     tcase_add_test(tc, test_relative_plugin_folder_is_ignored);
     tcase_add_test(tc, test_loader_refuses_plugin_writable_by_others);
     tcase_add_test(tc, test_custom_allocator_sees_every_allocation);

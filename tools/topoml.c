@@ -73,20 +73,43 @@ static bool parse_metric(const char *s, topoml_metric *m)
     return false;
 }
 
-/* Progress on stderr, only when it is a terminal and --quiet was not given;
- * at most ten updates a second. */
+/* Progress on stderr: a line that updates itself, only when stderr is a
+ * terminal and --quiet was not given (at most ten updates a second); and
+ * with --verbose a timeline: one line each time a stage starts or learns
+ * how much work it has (for Rips, "dim k" collecting its columns, then
+ * reducing them), with the seconds since the command began. */
 typedef struct progress_state {
-    struct timespec last;
-    bool shown;
+    struct timespec start, last;
+    bool shown;    /* the self-updating line is on the screen */
+    bool bar;      /* show that line */
+    bool timeline; /* log stage changes */
+    bool counting; /* the current stage knows its total */
+    char stage[64];
 } progress_state;
+
+static double seconds_since(const struct timespec *t0, const struct timespec *t)
+{
+    return (double)(t->tv_sec - t0->tv_sec) + (double)(t->tv_nsec - t0->tv_nsec) * 1e-9;
+}
 
 static int show_progress(void *user, const char *stage, uint64_t done, uint64_t total)
 {
     progress_state *ps = user;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    double dt = (now.tv_sec - ps->last.tv_sec) + (now.tv_nsec - ps->last.tv_nsec) * 1e-9;
-    if (dt < 0.1)
+    if (ps->timeline && (strcmp(stage, ps->stage) != 0 || ps->counting != (total > 0))) {
+        snprintf(ps->stage, sizeof ps->stage, "%s", stage);
+        ps->counting = total > 0;
+        if (ps->shown)
+            fprintf(stderr, "\r\033[K");
+        if (total)
+            fprintf(stderr, "topoml info: %8.3f s: %s: %llu to do\n",
+                    seconds_since(&ps->start, &now), stage, (unsigned long long)total);
+        else
+            fprintf(stderr, "topoml info: %8.3f s: %s\n", seconds_since(&ps->start, &now),
+                    stage);
+    }
+    if (!ps->bar || seconds_since(&ps->last, &now) < 0.1)
         return 0;
     ps->last = now;
     ps->shown = true;
@@ -135,7 +158,8 @@ int cli_common_opt(cli_common *co, int c, const char *cmd)
     "  --config FILE      configuration (default: $TOPOML_CONFIG, else none)\n"       \
     "  --max-memory SIZE  refuse work that needs more memory (e.g. 512M, 4G)\n"       \
     "  --quiet            no progress on stderr\n"                                     \
-    "  --verbose          log what the library does on stderr (twice: more)\n"
+    "  --verbose          log what the library does, and when each stage starts, on\n" \
+    "                     stderr (twice: more)\n"
 
 int cli_open_context(topoml_context **out, const char *config, const char *backend,
                      int verbose)
@@ -171,7 +195,10 @@ static int open_context(common_opts *co, topoml_context **out)
         return rc;
     if (co->c.max_memory_set)
         topoml_set_max_memory(*out, co->c.max_memory);
-    if (!co->c.quiet && isatty(STDERR_FILENO))
+    co->progress.bar = !co->c.quiet && isatty(STDERR_FILENO);
+    co->progress.timeline = co->c.verbose > 0;
+    clock_gettime(CLOCK_MONOTONIC, &co->progress.start);
+    if (co->progress.bar || co->progress.timeline)
         topoml_set_progress(*out, show_progress, &co->progress);
     return TOPOML_OK;
 }
@@ -180,6 +207,11 @@ static void end_progress(common_opts *co)
 {
     if (co->progress.shown)
         fprintf(stderr, "\r\033[K");
+    if (co->progress.timeline) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        fprintf(stderr, "topoml info: %8.3f s: done\n", seconds_since(&co->progress.start, &now));
+    }
 }
 
 static int read_input(topoml_context *ctx, const char *cmd, int argc, char **argv,
@@ -617,6 +649,8 @@ static int cmd_backends(int argc, char **argv)
                    b.probe_status == TOPOML_OK ? "ok" : topoml_strerror(b.probe_status),
                    b.probe_message[0] ? ": " : "", b.probe_message);
         printf("  gate:     %s (%s)\n", gate, b.gate_reason);
+        if (b.selection == TOPOML_SELECT_BY_NAME)
+            printf("  choice:   by name only (--backend, or `prefer` in the configuration)\n");
         for (uint32_t k = 0; k < b.n_caps; k++) {
             const topoml_capability_v1 *cp = &b.caps[k];
             printf("  op %-9s dtypes=", cp->op < 5 ? op_names[cp->op] : "?");

@@ -9,6 +9,7 @@
  */
 #include <dlfcn.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "internal.h"
@@ -163,15 +164,22 @@ uint32_t topoml_backend_count(const topoml_context *ctx)
     return ctx ? ctx->n_backends : 0;
 }
 
-int topoml_backend_get(const topoml_context *ctx, uint32_t index, topoml_backend_info *info)
+/* topoml_backend_info as 0.1 knew it: callers built then pass this size. */
+#define TM_INFO_V1_SIZE (offsetof(topoml_backend_info, caps) + sizeof(const topoml_capability_v1 *))
+
+int topoml_backend_get(const topoml_context *ctx, uint32_t index, topoml_backend_info *out)
 {
-    if (!ctx || !info || info->struct_size < sizeof(topoml_backend_info))
+    if (!ctx || !out || out->struct_size < TM_INFO_V1_SIZE)
         return TOPOML_E_INVALID;
     if (index >= ctx->n_backends)
         return TOPOML_E_NOT_FOUND;
+    const uint32_t size =
+        out->struct_size < sizeof(topoml_backend_info) ? out->struct_size : (uint32_t)sizeof(topoml_backend_info);
     const tm_backend *b = &ctx->backends[index];
+    topoml_backend_info full;
+    topoml_backend_info *info = &full;
     memset(info, 0, sizeof *info);
-    info->struct_size = sizeof *info;
+    info->struct_size = size;
     info->abi_version = b->abi_version;
     info->name = b->name ? b->name : "";
     info->version = b->version ? b->version : "";
@@ -184,6 +192,8 @@ int topoml_backend_get(const topoml_context *ctx, uint32_t index, topoml_backend
     info->gate_reason = b->gate_reason;
     info->n_caps = b->n_caps;
     info->caps = b->caps;
+    info->selection = b->vt ? b->vt->selection : TOPOML_SELECT_AUTO;
+    memcpy(out, info, size); /* only what the caller's struct has room for */
     return TOPOML_OK;
 }
 
@@ -266,6 +276,19 @@ static bool capable(const tm_backend *b, uint32_t op, const topoml_input_v1 *in,
     return false;
 }
 
+/* Does b run `op` on an accelerator: a capability record of the op whose
+ * device is not the CPU ("cpu", or "cpu: <model>")? */
+static bool on_accelerator(const tm_backend *b, uint32_t op)
+{
+    for (uint32_t i = 0; i < b->n_caps; i++) {
+        const char *d = b->caps[i].device;
+        if (b->caps[i].op == op && d && d[0] &&
+            !(strncmp(d, "cpu", 3) == 0 && (d[3] == '\0' || d[3] == ':')))
+            return true;
+    }
+    return false;
+}
+
 int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint32_t max_dim,
               uint32_t modulus, tm_backend **out)
 {
@@ -299,22 +322,30 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
                         "no usable backend named '%s' (see `topoml backends`)", ctx->preferred);
     }
 
-    /* The configuration's preference list first, then enabled plugins in
-     * discovery order, then the built-in reference, which can do every op.
-     * A plugin whose certification waits for its first use (gate: auto) is
-     * certified here, when it would be the one chosen, and skipped if it
-     * fails. */
+    /* The configuration's preference list first; then the enabled plugins
+     * that run the op on an accelerator (a capability record whose device is
+     * not "cpu" or "cpu: ..."), then the other enabled plugins, each group in discovery
+     * order, leaving out those that ask to be chosen by name only; then the
+     * built-in reference, which can do every op. A plugin whose
+     * certification waits for its first use (gate: auto) is certified here,
+     * when it would be the one chosen, and skipped if it fails. */
     size_t reason_len = 0;
-    for (size_t p = 0; p <= ctx->config.prefer.count; p++) {
+    const size_t n_prefer = ctx->config.prefer.count;
+    for (size_t p = 0; p <= n_prefer + 1; p++) {
         for (uint32_t i = 0; i < ctx->n_backends; i++) {
             tm_backend *b = &ctx->backends[(i + 1) % ctx->n_backends];
+            const bool reference = i + 1 == ctx->n_backends;
             if (!b->name || (b->gate_state != TOPOML_GATE_ENABLED && !b->gate_pending))
                 continue;
-            bool listed = tm_strlist_has(&ctx->config.prefer, b->name);
-            if (p < ctx->config.prefer.count
-                    ? strcmp(b->name, ctx->config.prefer.items[p]) != 0
-                    : listed)
+            if (p < n_prefer) {
+                if (strcmp(b->name, ctx->config.prefer.items[p]) != 0)
+                    continue;
+            } else if (tm_strlist_has(&ctx->config.prefer, b->name) ||
+                       (!reference && b->vt->selection == TOPOML_SELECT_BY_NAME) ||
+                       (reference && p == n_prefer) ||
+                       (!reference && on_accelerator(b, op) != (p == n_prefer))) {
                 continue;
+            }
             if (!capable(b, op, in, max_dim, modulus, why, sizeof why)) {
                 if (reason_len < sizeof ctx->last_reason)
                     reason_len += (size_t)snprintf(ctx->last_reason + reason_len,
@@ -332,9 +363,10 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
             snprintf(ctx->last_backend, sizeof ctx->last_backend, "%s", b->name);
             if (reason_len < sizeof ctx->last_reason)
                 snprintf(ctx->last_reason + reason_len, sizeof ctx->last_reason - reason_len,
-                         "%s", p < ctx->config.prefer.count ? "first capable in `prefer`"
-                               : (i + 1 == ctx->n_backends) ? "the reference, capable of every op"
-                                                          : "first capable enabled plugin");
+                         "%s", p < n_prefer ? "first capable in `prefer`"
+                               : reference     ? "the reference, capable of every op"
+                               : p == n_prefer ? "first capable enabled accelerator"
+                                               : "first capable enabled plugin");
             *out = b;
             return TOPOML_OK;
         }

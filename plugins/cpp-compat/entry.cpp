@@ -126,6 +126,9 @@ const topoml_backend_v1 vtable = {
     cc_h0,
     cc_rips,
     nullptr, /* image */
+    /* A second implementation, for cross-checking: never the automatic
+     * choice (its Rips is far slower than the reference's on dense input). */
+    TOPOML_SELECT_BY_NAME,
 };
 
 } // namespace

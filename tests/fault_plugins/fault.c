@@ -2,6 +2,7 @@
  * fault.c — deliberately broken plugins for the loader tests. Compiled once
  * per fault (-DFAULT_<KIND>) into its own folder; each one is wrong in
  * exactly one way, and the core must reject or survive each with a reason.
+ * (GOOD, ACCEL and BY_NAME are well-formed: the selection tests use them.)
  */
 #include <stdio.h>
 #include <string.h>
@@ -24,8 +25,13 @@ static int probe(void *state, char *why, size_t why_size)
 #endif
 }
 
+#ifdef FAULT_ACCEL
+#define FAULT_DEVICE "widget accelerator"
+#else
+#define FAULT_DEVICE "cpu"
+#endif
 static const topoml_capability_v1 caps[] = {
-    {sizeof(topoml_capability_v1), TOPOML_OP_DISTANCES, 3u, 31u, 1u, 0, 0, 0, 0, "cpu", NULL},
+    {sizeof(topoml_capability_v1), TOPOML_OP_DISTANCES, 3u, 31u, 1u, 0, 0, 0, 0, FAULT_DEVICE, NULL},
 };
 
 static int capabilities(void *state, const topoml_capability_v1 **c, uint32_t *n)
@@ -80,6 +86,9 @@ static const topoml_backend_v1 vtable = {
     .probe = probe,
     .capabilities = capabilities,
     .distances = distances,
+#ifdef FAULT_BY_NAME
+    .selection = TOPOML_SELECT_BY_NAME,
+#endif
 };
 
 #ifndef FAULT_NO_ENTRY

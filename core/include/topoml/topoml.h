@@ -141,6 +141,9 @@ typedef struct topoml_backend_info {
     const char *gate_reason;
     uint32_t n_caps;
     const topoml_capability_v1 *caps;
+    /* Appended in 0.2 (filled when struct_size covers it): the backend's
+     * topoml_selection; TOPOML_SELECT_BY_NAME: never chosen unless named. */
+    uint32_t selection;
 } topoml_backend_info;
 
 /* Every backend the context knows, the built-in scalar first, then plugin

@@ -204,7 +204,8 @@ typedef struct topoml_capability_v1 {
     uint32_t max_modulus; /* RIPS: every prime p <= max_modulus (2: Z/2 only) */
     uint32_t reserved;
     uint64_t max_points;  /* 0: no limit of the backend's own */
-    const char *device;   /* "cpu", or e.g. "NVIDIA H200 (sm_90, 139 GiB)" */
+    const char *device;   /* "cpu" or "cpu: <model>" for the host's CPU, else the
+                             accelerator, e.g. "NVIDIA H200 (sm_90, 139 GiB)" */
     const char *schedule; /* "key=value ..." tiles, warps, stages, target; or NULL */
 } topoml_capability_v1;
 
@@ -256,7 +257,23 @@ typedef struct topoml_backend_v1 {
     int (*image)(void *state, const topoml_call_v1 *call, const topoml_image_params_v1 *params,
                  uint64_t n_diagrams, const uint64_t *offsets, const topoml_pair *pairs,
                  double *out);
+
+    /* Appended to v1 in core 0.2 (a shorter vtable reads as 0): whether the
+     * core may choose this backend when the host names none, a
+     * topoml_selection. */
+    uint32_t selection;
 } topoml_backend_v1;
+
+/* topoml_backend_v1.selection. */
+typedef enum topoml_selection {
+    /* Chosen like any backend: accelerators first, then the other plugins,
+     * then the built-in reference (docs/plugin-abi.md, "Selection"). */
+    TOPOML_SELECT_AUTO = 0,
+    /* Only when the host names it (topoml_use_backend, `--backend`) or the
+     * configuration lists it in `prefer`: for a backend kept for
+     * cross-checking rather than speed. */
+    TOPOML_SELECT_BY_NAME = 1
+} topoml_selection;
 
 /* The entry symbol's type. */
 typedef int (*topoml_backend_negotiate_fn)(uint32_t *abi_version, const topoml_host_v1 *host,

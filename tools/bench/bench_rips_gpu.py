@@ -31,14 +31,8 @@ import sys
 import tempfile
 import time
 
-
-def default_data():
-    d = os.path.dirname(os.path.abspath(__file__))
-    while True:
-        cand = os.path.join(d, "shared", "data", "ripser-examples")
-        if os.path.isdir(cand) or os.path.dirname(d) == d:
-            return cand
-        d = os.path.dirname(d)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_rips import default_data  # noqa: E402  (where Ripser's examples are)
 
 
 # name, file (in --data or generated), options common to all programs,

@@ -36,6 +36,12 @@ ways, each timed after a warm-up run:
   cdist     torch.cdist(x, x) on the device: the full n x n matrix, computed
             with a matrix product (its default for n > 25).
 
+With --sweep, none of the above: a search for faster schedules of the two
+distance kernels through the JIT (bench/sweep.py says how), printing per
+(kernel, dim) the five fastest configs and their speed-up over the default
+schedule, and the JSON with every config tried (README.md, "Schedule sweep",
+says what to do with the result).
+
 `ratio` is the bridge's kernel time (cupti where recorded, else kern) over
 the best of jit, cuda and cdist; the issue's target is <= 1.10.
 
@@ -656,10 +662,64 @@ def parse_triples(text):
             for item in text.split(",") if item]
 
 
+def sweep_main(args):
+    """bench.py --sweep: the schedule sweep of bench/sweep.py, on n = the first
+    of --only-n (default 65536) and --dims/--only-dim."""
+    import signal
+
+    import torch
+    if not torch.cuda.is_available():
+        raise SystemExit("torch sees no GPU: the sweep needs one")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(KERNELS))
+    import sweep
+    from distances import pairwise_distances as exact_kernel
+    from distances_dot import pairwise_distances_dot as dot_kernel
+    meta = json.loads((GENERATED / "kernels.json").read_text())
+    specs = {"exact": next(k for k in meta["kernels"] if k["base"] == "distances_f32"),
+             "dot": next(k for k in meta["kernels"] if k["base"] == "distances_dot_f32")}
+    n = int(args.only_n.split(",")[0]) if args.only_n else 65536
+    env = environment(torch)
+    print("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()), flush=True)
+    print(f"sweep: n={n} dims={args.dims} reps={args.reps} budget={args.budget:.0f} s; defaults: "
+          f"exact {sweep.config_key(sweep.default_config(specs['exact']))}, "
+          f"dot {sweep.config_key(sweep.default_config(specs['dot']))}", flush=True)
+    groups = []
+    report = {"mode": "sweep", "environment": env, "n": n, "dims": args.dims,
+              "reps": args.reps, "budget_s": args.budget,
+              "defaults": {k: sweep.default_config(v) for k, v in specs.items()},
+              "grid": {"BLOCK": sweep.BLOCKS, "num_warps": sweep.WARPS,
+                       "num_stages": sweep.STAGES, "BLOCK_K (dot)": sweep.BLOCK_KS},
+              "groups": groups}
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, stop)
+    status = 0
+    try:
+        sweep.run_sweep(torch, exact_kernel, dot_kernel, specs, n, args.dims, args.reps,
+                        args.samples, args.budget, results=groups)
+    except KeyboardInterrupt as exc:
+        print(f"sweep interrupted ({exc}); what was measured follows", flush=True)
+        status = 1
+    finally:
+        report["summary"] = sweep.summarize(groups)
+        print("\n==== sweep: top configs per (kernel, dim) ====")
+        print(sweep.format_summary(report["summary"]), flush=True)
+        if args.json:
+            args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return status
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--plugin", required=True, type=Path,
-                        help="path of topoml-backend-triton-bridge.so")
+    parser.add_argument("--plugin", type=Path,
+                        help="path of topoml-backend-triton-bridge.so (not needed for --sweep)")
+    parser.add_argument("--sweep", action="store_true",
+                        help="search schedules of the distance kernels through the JIT "
+                             "(bench/sweep.py) instead of the benchmark: n = first of --only-n "
+                             "(default 65536), --dims or --only-dim, --budget default 200")
     parser.add_argument("--cuda-plugin", type=Path,
                         help="path of topoml-backend-cuda.so, for its column")
     parser.add_argument("--json", type=Path, help="write the results here")
@@ -672,8 +732,9 @@ def main():
                         help="n:dim:density,...")
     parser.add_argument("--images", default="1000:200:32,20000:50:20",
                         help="diagrams:pairs_each:size,...")
-    parser.add_argument("--budget", type=float, default=1e9,
-                        help="seconds; later cases are skipped once spent")
+    parser.add_argument("--budget", type=float,
+                        help="seconds; later cases are skipped once spent (default: none, "
+                             "200 with --sweep)")
     parser.add_argument("--no-torch", action="store_true", help="bridge only")
     parser.add_argument("--only-n", metavar="N[,N...]",
                         help="distances rows of these n only (replaces --sizes); with "
@@ -686,6 +747,12 @@ def main():
     args.dims = [int(v) for v in (args.only_dim or args.dims).split(",") if v]
     args.edge_cases = [] if only else parse_triples(args.edges)
     args.image_cases = [] if only else parse_triples(args.images)
+    if args.budget is None:
+        args.budget = 200.0 if args.sweep else 1e9
+    if args.sweep:
+        return sweep_main(args)
+    if args.plugin is None:
+        parser.error("--plugin is required (except with --sweep)")
     deadline = time.monotonic() + args.budget
 
     torch = None

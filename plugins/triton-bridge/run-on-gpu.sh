@@ -29,6 +29,13 @@
 # benchmark, and leaves out the CTest suite, the large cases, the AOT check
 # and the cuda plugin: with TB_BENCH_ARGS, a run of about two minutes.
 #
+# TB_SWEEP=1 runs the build and then only bench/bench.py --sweep: the schedule
+# search of the distance kernels through Triton's JIT (sweep.txt, sweep.json;
+# README.md, "Schedule sweep"), TB_BENCH_ARGS passed through (e.g.
+# "--only-dim 3,16"). Its budget is what is left of TB_BUDGET, at most
+# TB_SWEEP_SECONDS (default 400), less a margin for the config under way;
+# TB_BUDGET=235 makes the whole call fit in about four minutes.
+#
 # Needs: a C compiler, python3 with torch and triton (3.6) for the last two
 # steps; cmake and Check are used when present (without cmake the plugin and
 # the op test are compiled directly, without Check only the Check-based unit
@@ -131,6 +138,19 @@ build_plugin() {
 export here root build jobs plugin ops
 step build $(($(left) < 180 ? $(left) : 180)) "$out/build.txt" \
     bash -c "$(declare -f build_plugin); build_plugin"
+
+# TB_SWEEP=1: the schedule sweep and nothing else.
+if [ "${TB_SWEEP:-0}" = 1 ]; then
+    sweep_max=${TB_SWEEP_SECONDS:-400}
+    sweep_limit=$(($(left) - 5 < sweep_max ? $(left) - 5 : sweep_max))
+    # The budget stops new configs; the one under way (a compile and a few
+    # launches) and the final printing need the margin.
+    step sweep "$sweep_limit" "$out/sweep.txt" \
+        "$python" "$here/bench/bench.py" --sweep --json "$out/sweep.json" \
+        --budget $((sweep_limit - 25)) ${bench_args[@]+"${bench_args[@]}"}
+    echo "total: $(($(date +%s) - start))s" | tee -a "$out/summary.txt"
+    exit $failed
+fi
 
 # The cuda plugin, for comparison, built meanwhile (its own script, no CMake).
 cuda_plugin="$build/cuda/topoml-backend-cuda.so"

@@ -383,6 +383,10 @@ static int extend(tmr_columns *c)
     uint64_t *cnt = nullptr, total = 0;
     if (!fits(c, (parents + 1) * 8 + (64u << 20)))
         return decline(c, "counting the simplices", (parents + 1) * 8);
+    /* Each parent has at most n children: below 2^62 in all, the sums and
+     * sizes below cannot wrap. */
+    if (parents && (uint64_t)c->n > (UINT64_C(1) << 62) / parents)
+        return decline(c, "counting the simplices (too many to count in 64 bits)", UINT64_MAX);
     TMC_TRY(ctx, status, cudaMalloc((void **)&cnt, (parents + 1) * 8), "cudaMalloc(counts)");
     tmr_graph g = graph_of(c);
     if (status == TOPOML_OK) {
@@ -392,8 +396,10 @@ static int extend(tmr_columns *c)
     }
     if (status == TOPOML_OK)
         status = prefix_sum(ctx, cnt, cnt, parents, &total);
-    const uint64_t bytes = total * ((m + 1) * 4 + 8);
-    if (status == TOPOML_OK && !fits(c, bytes + (64u << 20))) {
+    uint64_t bytes = 0;
+    const bool wraps = __builtin_mul_overflow(total, (uint64_t)(m + 1) * 4 + 8, &bytes) ||
+                       bytes > UINT64_MAX - (64u << 20);
+    if (status == TOPOML_OK && (wraps || !fits(c, bytes + (64u << 20)))) {
         TMC_ALWAYS(ctx, status, cudaFree(cnt), "cudaFree(counts)");
         if (status != TOPOML_OK)
             return release(c, status);

@@ -82,6 +82,14 @@ static inline uint64_t tmc_band_end(uint64_t n, uint64_t tile, uint64_t row, uin
     return end;
 }
 
+/* Blocks of 256 threads for a grid-stride loop over `work` items: enough to
+ * cover them, at least 1, at most 65536 (the loop does the rest). */
+static inline unsigned tmc_grid_for(uint64_t work)
+{
+    uint64_t blocks = (work + 255) / 256;
+    return (unsigned)(blocks < 65536 ? (blocks ? blocks : 1) : 65536);
+}
+
 #define TMC_MAX_DEVICES 64
 #define TMC_TEXT 256
 #define TMC_SCHEDULE 512

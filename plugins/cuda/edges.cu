@@ -69,12 +69,6 @@ __global__ void assemble_edges_kernel(const uint64_t *__restrict__ keys,
     }
 }
 
-static unsigned grid_for(uint64_t m)
-{
-    uint64_t blocks = (m + 255) / 256;
-    return (unsigned)(blocks < 65536 ? (blocks ? blocks : 1) : 65536);
-}
-
 static int bits_for(uint64_t x)
 {
     return x ? 64 - __builtin_clzll(x) : 1;
@@ -118,7 +112,7 @@ static int sort_and_download(tmc_ctx *ctx, uint64_t *work, uint64_t m, uint64_t 
                           "radix sort left keys and values in different buffers");
     if (status == TOPOML_OK) {
         topoml_edge *edges = (topoml_edge *)(keys.selector ? work : work + 2 * m);
-        assemble_edges_kernel<<<grid_for(m), 256, 0, ctx->stream>>>(keys.Current(), vals.Current(),
+        assemble_edges_kernel<<<tmc_grid_for(m), 256, 0, ctx->stream>>>(keys.Current(), vals.Current(),
                                                                     m, n, edges);
         TMC_TRY(ctx, status, cudaGetLastError(), "assemble_edges_kernel launch");
         TMC_TRY(ctx, status,
@@ -269,7 +263,7 @@ static int edges_from_host(tmc_ctx *ctx, const topoml_input_v1 *in, double thres
                                 cudaMemcpyHostToDevice, ctx->stream),
                 "cudaMemcpyAsync(edges to device)");
         if (status == TOPOML_OK) {
-            split_edges_kernel<<<grid_for(m), 256, 0, ctx->stream>>>(
+            split_edges_kernel<<<tmc_grid_for(m), 256, 0, ctx->stream>>>(
                 (const topoml_edge *)(work + 2 * m), m, n, work, work + m);
             TMC_TRY(ctx, status, cudaGetLastError(), "split_edges_kernel launch");
         }

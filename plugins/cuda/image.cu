@@ -27,17 +27,6 @@ extern "C" {
 #include "image.h"
 }
 
-namespace tmc
-{
-
-static unsigned grid_for(uint64_t work)
-{
-    uint64_t blocks = (work + 255) / 256;
-    return (unsigned)(blocks < 65536 ? (blocks ? blocks : 1) : 65536);
-}
-
-} // namespace tmc
-
 using namespace tmc;
 
 extern "C" int tmc_image_schedule(char *out, size_t size)
@@ -114,11 +103,11 @@ extern "C" int tmc_image(tmc_ctx *ctx, const topoml_image_params_v1 *p, uint64_t
         image_chunk_diagrams(offsets, n_diagrams, q0, count, &k0, &k1);
         if (k1 == k0)
             continue;
-        factors_kernel<<<grid_for(count * (g.W + g.H)), 256, 0, ctx->stream>>>(g, d_pairs, q0,
+        factors_kernel<<<tmc_grid_for(count * (g.W + g.H)), 256, 0, ctx->stream>>>(g, d_pairs, q0,
                                                                                count, ex, ey);
         TMC_TRY(ctx, status, cudaGetLastError(), "factors_kernel launch");
         if (status == TOPOML_OK) {
-            pixels_kernel<<<grid_for((k1 - k0) * pixels), 256, 0, ctx->stream>>>(
+            pixels_kernel<<<tmc_grid_for((k1 - k0) * pixels), 256, 0, ctx->stream>>>(
                 g, d_offsets, k0, k1, q0, count, ex, ey, img + k0 * pixels);
             TMC_TRY(ctx, status, cudaGetLastError(), "pixels_kernel launch");
         }

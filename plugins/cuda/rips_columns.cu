@@ -143,12 +143,6 @@ __global__ void pack_kernel(const uint64_t *__restrict__ keys, const uint64_t *_
     }
 }
 
-unsigned grid_for(uint64_t m)
-{
-    uint64_t blocks = (m + 255) / 256;
-    return (unsigned)(blocks < 65536 ? (blocks ? blocks : 1) : 65536);
-}
-
 double now_ms(void)
 {
     struct timespec ts;
@@ -301,7 +295,7 @@ static int setup(tmr_columns *c, uint64_t n, double threshold)
                 "cudaMemcpyAsync(distances)");
     }
     if (in->dtype == TOPOML_F32 && status == TOPOML_OK) {
-        widen_kernel<<<grid_for(pairs), 256, 0, ctx->stream>>>((const float *)raw, c->dist, pairs);
+        widen_kernel<<<tmc_grid_for(pairs), 256, 0, ctx->stream>>>((const float *)raw, c->dist, pairs);
         TMC_TRY(ctx, status, cudaGetLastError(), "widen_kernel launch");
     }
     TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "distances");
@@ -312,7 +306,7 @@ static int setup(tmr_columns *c, uint64_t n, double threshold)
     /* neighbour lists */
     TMC_TRY(ctx, status, cudaMalloc((void **)&c->nb_start, (n + 1) * 8), "cudaMalloc(neighbours)");
     tmr_graph g = graph_of(c);
-    const unsigned warps_grid = grid_for(n * 32);
+    const unsigned warps_grid = tmc_grid_for(n * 32);
     if (status == TOPOML_OK) {
         neighbours_kernel<true><<<warps_grid, 256, 0, ctx->stream>>>(g, c->nb_start, nullptr);
         TMC_TRY(ctx, status, cudaGetLastError(), "neighbours_kernel launch");
@@ -335,7 +329,7 @@ static int setup(tmr_columns *c, uint64_t n, double threshold)
     TMC_TRY(ctx, status, cudaMalloc((void **)&c->lv, n * 4), "cudaMalloc(simplices)");
     TMC_TRY(ctx, status, cudaMalloc((void **)&c->ld, n * 8), "cudaMalloc(simplices)");
     if (status == TOPOML_OK) {
-        iota_kernel<<<grid_for(n), 256, 0, ctx->stream>>>(c->lv, c->ld, n);
+        iota_kernel<<<tmc_grid_for(n), 256, 0, ctx->stream>>>(c->lv, c->ld, n);
         TMC_TRY(ctx, status, cudaGetLastError(), "iota_kernel launch");
     }
     TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "neighbour lists");
@@ -358,11 +352,7 @@ static int binomials(tmr_columns *c, uint32_t rows)
     uint64_t *b = (uint64_t *)tmc_host_alloc(ctx, rows * stride * 8, "the binomials", &status);
     if (!b)
         return status;
-    for (uint32_t r = 0; r < rows; r++)
-        for (uint64_t v = 0; v < stride; v++)
-            b[r * stride + v] = r == 0   ? 1
-                                : v == 0 ? 0
-                                         : b[(r - 1) * stride + v - 1] + b[r * stride + v - 1];
+    tmr_fill_binomials(b, rows, c->n);
     TMC_ALWAYS(ctx, status, cudaFree(c->binom), "cudaFree(binomials)");
     c->binom = nullptr;
     TMC_TRY(ctx, status, cudaMalloc((void **)&c->binom, rows * stride * 8), "cudaMalloc(binomials)");
@@ -390,7 +380,7 @@ static int extend(tmr_columns *c)
     TMC_TRY(ctx, status, cudaMalloc((void **)&cnt, (parents + 1) * 8), "cudaMalloc(counts)");
     tmr_graph g = graph_of(c);
     if (status == TOPOML_OK) {
-        extend_kernel<true><<<grid_for(parents), 256, 0, ctx->stream>>>(
+        extend_kernel<true><<<tmc_grid_for(parents), 256, 0, ctx->stream>>>(
             g, c->lv, c->ld, parents, m, cnt, nullptr, nullptr, nullptr);
         TMC_TRY(ctx, status, cudaGetLastError(), "extend_kernel launch");
     }
@@ -414,7 +404,7 @@ static int extend(tmr_columns *c)
             "cudaMalloc(simplices)");
     TMC_TRY(ctx, status, cudaMalloc((void **)&cd, total ? total * 8 : 8), "cudaMalloc(simplices)");
     if (status == TOPOML_OK) {
-        extend_kernel<false><<<grid_for(parents), 256, 0, ctx->stream>>>(
+        extend_kernel<false><<<tmc_grid_for(parents), 256, 0, ctx->stream>>>(
             g, c->lv, c->ld, parents, m, nullptr, cnt, cv, cd);
         TMC_TRY(ctx, status, cudaGetLastError(), "extend_kernel launch");
     }
@@ -450,7 +440,7 @@ static int columns(tmr_columns *c, scalar_rips_columns_query *q)
             "cudaMemcpyAsync(cleared)");
     tmr_graph g = graph_of(c);
     if (status == TOPOML_OK) {
-        columns_kernel<<<grid_for(count), 256, 0, ctx->stream>>>(g, c->lv, c->ld, count, m,
+        columns_kernel<<<tmc_grid_for(count), 256, 0, ctx->stream>>>(g, c->lv, c->ld, count, m,
                                                                  cleared, q->n_cleared, flag);
         TMC_TRY(ctx, status, cudaGetLastError(), "columns_kernel launch");
     }
@@ -471,7 +461,7 @@ static int columns(tmr_columns *c, scalar_rips_columns_query *q)
     TMC_TRY(ctx, status, cudaMalloc((void **)&work, total ? total * 32 : 32), "cudaMalloc(columns)");
     cub::DoubleBuffer<uint64_t> keys(work, work + 2 * total), vals(work + total, work + 3 * total);
     if (status == TOPOML_OK) {
-        compact_kernel<<<grid_for(count), 256, 0, ctx->stream>>>(g, c->lv, c->ld, count, m, pos,
+        compact_kernel<<<tmc_grid_for(count), 256, 0, ctx->stream>>>(g, c->lv, c->ld, count, m, pos,
                                                                  keys.Current(), vals.Current());
         TMC_TRY(ctx, status, cudaGetLastError(), "compact_kernel launch");
     }
@@ -506,7 +496,7 @@ static int columns(tmr_columns *c, scalar_rips_columns_query *q)
     if (status == TOPOML_OK) {
         scalar_rips_column *packed =
             (scalar_rips_column *)(keys.selector ? work : work + 2 * total);
-        pack_kernel<<<grid_for(total), 256, 0, ctx->stream>>>(keys.Current(), vals.Current(),
+        pack_kernel<<<tmc_grid_for(total), 256, 0, ctx->stream>>>(keys.Current(), vals.Current(),
                                                               total, packed);
         TMC_TRY(ctx, status, cudaGetLastError(), "pack_kernel launch");
         TMC_TRY(ctx, status,

@@ -46,6 +46,19 @@ typedef struct tmr_graph {
     double threshold;
 } tmr_graph;
 
+/* binom[r * (n + 1) + v] = C(v, r) for r < rows, v <= n (Pascal's rule;
+ * exact while the values fit, which the engine checked for the rows used). */
+static inline void tmr_fill_binomials(uint64_t *binom, uint32_t rows, uint64_t n)
+{
+    const uint64_t stride = n + 1;
+    for (uint32_t r = 0; r < rows; r++)
+        for (uint64_t v = 0; v < stride; v++)
+            binom[r * stride + v] = r == 0   ? 1
+                                    : v == 0 ? 0
+                                             : binom[(r - 1) * stride + v - 1] +
+                                                   binom[r * stride + v - 1];
+}
+
 static inline TMC_HD double tmr_dist(const tmr_graph *g, uint32_t a, uint32_t b)
 {
     if (a < b) {

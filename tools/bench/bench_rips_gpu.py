@@ -32,7 +32,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_rips import default_data  # noqa: E402  (where Ripser's examples are)
+from bench_rips import clitest, default_data  # noqa: E402  (Ripser's examples, its output)
 
 
 # name, file (in --data or generated), options common to all programs,
@@ -77,15 +77,7 @@ def run(cmd, timeout):
 
 def counts(text):
     """Bars per dimension in Ripser-style output (Ripser, Ripser++, topoml)."""
-    c, dim = {}, None
-    for line in text.splitlines():
-        m = re.match(r"\s*persistence intervals in dim (\d+)", line)
-        if m:
-            dim = int(m.group(1))
-            c.setdefault(dim, 0)
-        elif dim is not None and re.match(r"\s*\[", line):
-            c[dim] += 1
-    return c
+    return {dim: len(bars) for dim, bars in clitest.parse_ripser(text)[0].items()}
 
 
 def main():

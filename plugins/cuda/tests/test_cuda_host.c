@@ -302,12 +302,7 @@ static int host_columns(void *user, scalar_rips_columns_query *q)
     uint64_t *nb_start = calloc(n + 1, 8);
     uint32_t *nb_v = malloc((uint64_t)n * n * 4 + 4);
     uint64_t *binom = malloc((uint64_t)(K + 1) * (n + 1) * 8);
-    for (uint32_t r = 0; r <= K; r++)
-        for (uint32_t v = 0; v <= n; v++)
-            binom[r * (n + 1) + v] = r == 0   ? 1
-                                     : v == 0 ? 0
-                                              : binom[(r - 1) * (n + 1) + v - 1] +
-                                                    binom[r * (n + 1) + v - 1];
+    tmr_fill_binomials(binom, K + 1, n);
     tmr_graph g = {h->dist, nb_start, nb_v, binom, n, q->threshold};
     for (uint32_t v = 0; v < n; v++) {
         nb_start[v + 1] = nb_start[v];

@@ -61,9 +61,9 @@ int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_
      * in the last band's buffer and not copied. */
     uint64_t ld = tb_cdiv(n, 16) * 16;
     /* The matrix product pays from about 64 coordinates on (bench/bench.py
-     * measures both kernels at every dimension) when its loads are aligned
-     * (the _d16 variant); without that the exact kernel is faster. */
-    int dot = f32 && dim >= TB_DISTANCES_DOT_F32_MIN_DIM && ld % 16 == 0;
+     * measures both kernels at every dimension) when its loads are aligned,
+     * the _d16 variant, which the padding above always allows. */
+    int dot = f32 && dim >= TB_DISTANCES_DOT_F32_MIN_DIM;
     uint64_t block = dot ? TB_DISTANCES_DOT_F32_BLOCK
                          : f32 ? TB_DISTANCES_F32_BLOCK : TB_DISTANCES_F64_BLOCK;
     int32_t root = in->metric == TOPOML_METRIC_EUCLIDEAN;

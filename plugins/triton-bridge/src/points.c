@@ -79,6 +79,19 @@ static void center(void *xt, uint32_t dtype, uint64_t n, uint64_t ld, uint64_t d
     }
 }
 
+/* cuMemAlloc with "device memory for <what>" as the message of a failure;
+ * *ptr is 0 then. */
+static int device_alloc(tb_state *st, const topoml_call_v1 *call, uint64_t bytes,
+                        const char *what, tb_cudeviceptr *ptr)
+{
+    char text[96];
+    snprintf(text, sizeof text, "device memory for %s", what);
+    int status = tb_check(st, call, st->cu.cuMemAlloc(ptr, (size_t)bytes), TOPOML_E_NOMEM, text);
+    if (status != TOPOML_OK)
+        *ptr = 0;
+    return status;
+}
+
 int tb_device_buffer(tb_state *st, const topoml_call_v1 *call, tb_device *d, int slot,
                      uint64_t bytes, const char *what, tb_cudeviceptr *ptr)
 {
@@ -90,16 +103,10 @@ int tb_device_buffer(tb_state *st, const topoml_call_v1 *call, tb_device *d, int
     int status = TOPOML_OK;
     tb_device_free(st, call, &d->buf[slot], &status);
     d->buf_size[slot] = 0;
+    if (status == TOPOML_OK)
+        status = device_alloc(st, call, bytes, what, &d->buf[slot]);
     if (status != TOPOML_OK)
         return status;
-    char text[96];
-    snprintf(text, sizeof text, "device memory for %s", what);
-    status = tb_check(st, call, st->cu.cuMemAlloc(&d->buf[slot], (size_t)bytes), TOPOML_E_NOMEM,
-                      text);
-    if (status != TOPOML_OK) {
-        d->buf[slot] = 0;
-        return status;
-    }
     d->buf_size[slot] = bytes;
     *ptr = d->buf[slot];
     return TOPOML_OK;
@@ -122,12 +129,7 @@ static int points_buffer(tb_state *st, const topoml_call_v1 *call, tb_device *ca
 {
     if (cache != NULL)
         return tb_device_buffer(st, call, cache, slot, bytes, what, ptr);
-    char text[96];
-    snprintf(text, sizeof text, "device memory for %s", what);
-    int status = tb_check(st, call, st->cu.cuMemAlloc(ptr, (size_t)bytes), TOPOML_E_NOMEM, text);
-    if (status != TOPOML_OK)
-        *ptr = 0;
-    return status;
+    return device_alloc(st, call, bytes, what, ptr);
 }
 
 int tb_upload_points(tb_state *st, const topoml_call_v1 *call, tb_budget *b,

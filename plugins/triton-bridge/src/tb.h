@@ -27,6 +27,9 @@
  * retained, the compute capability matches the cubins and every kernel is
  * loaded; `status`/`why` keep the answer of the first attempt, so that a
  * device that cannot run is asked only once. */
+/* The device buffers a tb_device keeps (tb_device_buffer). */
+enum { TB_BUF_XT, TB_BUF_XS, TB_BUF_OUT, TB_BUF_COUNT };
+
 typedef struct tb_device {
     int tried;
     int status; /* topoml_status of the attempt */
@@ -43,11 +46,9 @@ typedef struct tb_device {
      * points, band output), so that repeated calls do not allocate; see
      * tb_device_buffer. Freed when the state is destroyed, and after a
      * failed call. */
-    tb_cudeviceptr buf[3];
-    uint64_t buf_size[3];
+    tb_cudeviceptr buf[TB_BUF_COUNT];
+    uint64_t buf_size[TB_BUF_COUNT];
 } tb_device;
-
-enum { TB_BUF_XT, TB_BUF_XS, TB_BUF_OUT, TB_BUF_COUNT };
 
 typedef struct tb_state {
     const topoml_host_v1 *host;

@@ -74,14 +74,19 @@ COMPILE_OPTIONS = {"enable_fp_fusion": False}
 # always fits. Every variant becomes one cubin. `schedule` is the prefix of
 # the kernel's words in the op's schedule string (default: its dtype);
 # `min_dim`, where given, is the smallest dimension the host sends to the
-# kernel (a macro in tb_kernels.h and a word of the schedule).
+# kernel (a macro in tb_kernels.h and a word of the schedule); `maxnreg`,
+# where given, caps the registers per thread (ptxas .maxnreg), to fit two
+# blocks per SM where the compiler would take just over half the register
+# file (the f32 distance kernel: 182 registers uncapped, 128 with no spill).
+# The exact kernels (distances.py, edges.py) take the tile as MT x TW
+# (tiles.tile_lanes; BLOCK = MT * TW, a macro in tb_kernels.h too).
 KERNELS_SPEC = [
     {
         "name": "distances_f32", "op": "distances", "dtype": "f32",
         "module": "distances", "kernel": "pairwise_distances",
         "signature": [("xt", "*fp32"), ("out", "*fp32"), ("n", "i64"), ("dim", "i64"),
                       ("root", "i32"), ("tile0", "i64"), ("out0", "i64")],
-        "constexprs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2,
+        "constexprs": {"MT": 8, "TW": 16}, "num_warps": 8, "num_stages": 1, "maxnreg": 128,
         "variants": {"d16": {"divisible": ["xt", "out", "n"]}, "n32": {"int32": ["n", "dim"]},
                      "": {}},
     },
@@ -100,7 +105,7 @@ KERNELS_SPEC = [
         "module": "distances", "kernel": "pairwise_distances",
         "signature": [("xt", "*fp64"), ("out", "*fp64"), ("n", "i64"), ("dim", "i64"),
                       ("root", "i32"), ("tile0", "i64"), ("out0", "i64")],
-        "constexprs": {"BLOCK": 64}, "num_warps": 8, "num_stages": 2,
+        "constexprs": {"MT": 4, "TW": 16}, "num_warps": 8, "num_stages": 1,
         "variants": {"d16": {"divisible": ["xt", "out", "n"]}, "n32": {"int32": ["n", "dim"]},
                      "": {}},
     },
@@ -110,7 +115,7 @@ KERNELS_SPEC = [
         "signature": [("xt", "*fp32"), ("n", "i64"), ("dim", "i64"), ("root", "i32"),
                       ("thr", "fp32"), ("tile0", "i64"), ("ei", "*u32"), ("ej", "*u32"),
                       ("ed", "*fp32"), ("counter", "*i64"), ("capacity", "i64")],
-        "constexprs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2,
+        "constexprs": {"MT": 4, "TW": 16}, "num_warps": 4, "num_stages": 1,
         "variants": {"d16": {"divisible": ["xt", "n", "ei", "ej", "ed", "counter"]}, "": {}},
     },
     {
@@ -119,7 +124,7 @@ KERNELS_SPEC = [
         "signature": [("xt", "*fp64"), ("n", "i64"), ("dim", "i64"), ("root", "i32"),
                       ("thr", "fp64"), ("tile0", "i64"), ("ei", "*u32"), ("ej", "*u32"),
                       ("ed", "*fp64"), ("counter", "*i64"), ("capacity", "i64")],
-        "constexprs": {"BLOCK": 64}, "num_warps": 8, "num_stages": 2,
+        "constexprs": {"MT": 4, "TW": 16}, "num_warps": 8, "num_stages": 1,
         "variants": {"d16": {"divisible": ["xt", "n", "ei", "ej", "ed", "counter"]}, "": {}},
     },
     {
@@ -225,7 +230,8 @@ def compile_spec(spec):
     target = GPUTarget("cuda", TARGET_ARCH, WARP_SIZE)
     backend = triton.compiler.make_backend(target)
     options = backend.parse_options(dict(COMPILE_OPTIONS, num_warps=spec["num_warps"],
-                                         num_stages=spec["num_stages"]))
+                                         num_stages=spec["num_stages"],
+                                         maxnreg=spec.get("maxnreg")))
     compiled = triton.compile(src, target=target, options=options.__dict__)
     md = compiled.metadata
     if getattr(md, "global_scratch_size", 0) or getattr(md, "profile_scratch_size", 0):
@@ -243,8 +249,12 @@ def schedule_text(spec, variants):
     if "min_dim" in spec:
         fields += [("min_dim", spec["min_dim"])]
     fields += [(k.lower(), v) for k, v in spec["constexprs"].items()]
-    fields += [("warps", spec["num_warps"]), ("stages", spec["num_stages"]),
-               ("shared", max(md.shared for _, md in variants)),
+    if "MT" in spec["constexprs"]:
+        fields += [("block", spec["constexprs"]["MT"] * spec["constexprs"]["TW"])]
+    fields += [("warps", spec["num_warps"]), ("stages", spec["num_stages"])]
+    if spec.get("maxnreg"):
+        fields += [("maxnreg", spec["maxnreg"])]
+    fields += [("shared", max(md.shared for _, md in variants)),
                ("variants", ",".join(variant_label(v) for v, _ in variants))]
     prefix = spec.get("schedule", spec["dtype"])
     return " ".join(f"{prefix}.{k}={v}" for k, v in fields)
@@ -254,7 +264,21 @@ def variant_label(spec):
     return spec["name"][len(spec["base"]) + 1:] if spec["name"] != spec["base"] else "any"
 
 
-def emit(out_dir, results):
+def drop_identical_variants(compiled):
+    """[(spec, (cubin, md))] less every variant whose cubin is byte for byte
+    that of a less specialised variant of the same kernel (an assumption the
+    compiler found no use for): it would only cost a launch-time check, and
+    the fake driver (tests/fake_cuda) tells kernels apart by their bytes."""
+    kept = []
+    for i, (spec, (cubin, md)) in enumerate(compiled):
+        later = [c for s, (c, _) in compiled[i + 1:] if s["base"] == spec["base"]]
+        if cubin not in later:
+            kept.append((spec, (cubin, md)))
+    return kept
+
+
+def emit(out_dir, compiled):
+    """Write the generated files for [(spec, (cubin, md))]."""
     import triton
 
     target_name = f"sm_{TARGET_ARCH}"
@@ -268,7 +292,7 @@ def emit(out_dir, results):
         "inputs": input_files(),
         "kernels": [],
     }
-    compiled = list(zip(SPECS, results))
+    specs = [spec for spec, _ in compiled]
     families = {}  # base name -> [(spec, md)], in SPECS order (most specialised first)
     for spec, (cubin, md) in compiled:
         families.setdefault(spec["base"], []).append((spec, md))
@@ -302,7 +326,7 @@ def emit(out_dir, results):
          "    uint32_t int32;\n"
          "} tb_kernel_spec;\n\n",
          "enum {\n"]
-    for spec in SPECS:
+    for spec in specs:
         h.append(f"    TB_KERNEL_{spec['name'].upper()},\n")
     h.append("    TB_KERNEL_COUNT\n};\n\n")
     h.append("extern const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT];\n\n")
@@ -316,8 +340,11 @@ def emit(out_dir, results):
     h.append("/* Block sizes compiled into each kernel (the host tiles the work by them;\n"
              " * every variant of a kernel has the same). */\n")
     for base, variants in families.items():
-        for k, v in variants[0][0]["constexprs"].items():
+        consts = variants[0][0]["constexprs"]
+        for k, v in consts.items():
             h.append(f"#define TB_{base.upper()}_{k} {v}\n")
+        if "MT" in consts and "TW" in consts:  # tiles.tile_lanes: BLOCK = MT * TW
+            h.append(f"#define TB_{base.upper()}_BLOCK {consts['MT'] * consts['TW']}\n")
         if "min_dim" in variants[0][0]:
             h.append(f"/* The host sends {base} points of this dimension or more only. */\n"
                      f"#define TB_{base.upper()}_MIN_DIM {variants[0][0]['min_dim']}\n")
@@ -444,6 +471,7 @@ def emit(out_dir, results):
             "constexprs": spec["constexprs"],
             "num_warps": spec["num_warps"],
             "num_stages": spec["num_stages"],
+            "maxnreg": spec.get("maxnreg"),
             "threads": spec["num_warps"] * WARP_SIZE,
             "shared": md.shared,
             "target": target_name,
@@ -456,6 +484,10 @@ def emit(out_dir, results):
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (out_dir / name).write_text(text)
+    # A variant no longer built leaves no cubin behind.
+    for old in out_dir.glob("tb_cubin_*.c"):
+        if old.name not in files:
+            old.unlink()
     return files
 
 
@@ -472,9 +504,9 @@ def main():
         os.environ["TRITON_CACHE_DIR"] = str(Path(scratch) / "cache")
         os.environ["TRITON_DISABLE_LINE_INFO"] = "1"
         sys.path.insert(0, str(KERNELS))
-        results = [compile_spec(spec) for spec in SPECS]
+        compiled = drop_identical_variants([(spec, compile_spec(spec)) for spec in SPECS])
         out_dir = Path(scratch) / "out" if args.check else args.out
-        files = emit(out_dir, results)
+        files = emit(out_dir, compiled)
         if args.check:
             stale = [name for name, text in files.items()
                      if not (args.out / name).is_file() or (args.out / name).read_text() != text]

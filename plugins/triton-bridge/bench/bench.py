@@ -379,6 +379,8 @@ def bench_distances(args, bridge, cuda, torch, results, deadline):
     exact_kernel = dot_kernel = cubins = None
     if torch is not None:
         sys.path.insert(0, str(KERNELS))
+        sys.path.insert(0, str(HERE))
+        import sweep
         from distances import pairwise_distances as exact_kernel
         from distances_dot import pairwise_distances_dot as dot_kernel
         try:
@@ -462,21 +464,13 @@ def bench_distances(args, bridge, cuda, torch, results, deadline):
                 # over the n points; the padding columns stay zero.
                 xs = (xt - xt[:, :n].double().mean(dim=1).float()[:, None]).contiguous()
                 xs[:, n:] = 0
-                tiles = -(-ld // 64)
-                grid = (tiles * (tiles + 1) // 2,)
-
                 def run_jit(use_dot, buf):
-                    if use_dot:
-                        c = dot_spec["constexprs"]
-                        dot_kernel[grid](xt, xs, buf, ld, dim, 1, 0, 0, BLOCK=c["BLOCK"],
-                                         BLOCK_K=c["BLOCK_K"], num_warps=dot_spec["num_warps"],
-                                         num_stages=dot_spec["num_stages"],
-                                         enable_fp_fusion=False)
-                    else:
-                        exact_kernel[grid](xt, buf, ld, dim, 1, 0, 0, BLOCK=64,
-                                           num_warps=exact_spec["num_warps"],
-                                           num_stages=exact_spec["num_stages"],
-                                           enable_fp_fusion=False)
+                    # The compiled schedule (kernels.json), through bench/sweep.py's
+                    # launcher, which the sweep measures the same way.
+                    kernel = "dot" if use_dot else "exact"
+                    cfg = sweep.default_config(dot_spec if use_dot else exact_spec, kernel)
+                    sweep.launch(exact_kernel, dot_kernel, kernel, cfg,
+                                 {"xt": xt, "xs": xs, "out": buf, "ld": ld, "dim": dim})
 
                 def jit():
                     run_jit(dot, out)
@@ -498,8 +492,11 @@ def bench_distances(args, bridge, cuda, torch, results, deadline):
                 v = row["bridge_variant"]
                 if cubins is not None and v in cubins.meta:
                     args_ = ((xt, xs, out) if dot else (xt, out)) + (ld, dim, 1, 0, 0)
+                    spec = dot_spec if dot else exact_spec
+                    tiles = -(-ld // sweep.block_of(spec["constexprs"]))
                     optional(row, "aot_kernel_ms", lambda: timed_cuda(
-                        torch, lambda: cubins.launch(torch, v, grid[0], *args_), reps))
+                        torch, lambda: cubins.launch(torch, v, tiles * (tiles + 1) // 2, *args_),
+                        reps))
                     if "aot_kernel_ms" in row:
                         row["aot_same"] = bool(torch.equal(out[idx], got_bridge))
                 del out
@@ -683,14 +680,13 @@ def sweep_main(args):
     env = environment(torch)
     print("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()), flush=True)
     print(f"sweep: n={n} dims={args.dims} reps={args.reps} budget={args.budget:.0f} s; defaults: "
-          f"exact {sweep.config_key(sweep.default_config(specs['exact']))}, "
-          f"dot {sweep.config_key(sweep.default_config(specs['dot']))}", flush=True)
+          f"exact {sweep.config_key(sweep.default_config(specs['exact'], 'exact'))}, "
+          f"dot {sweep.config_key(sweep.default_config(specs['dot'], 'dot'))}", flush=True)
     groups = []
     report = {"mode": "sweep", "environment": env, "n": n, "dims": args.dims,
               "reps": args.reps, "budget_s": args.budget,
-              "defaults": {k: sweep.default_config(v) for k, v in specs.items()},
-              "grid": {"BLOCK": sweep.BLOCKS, "num_warps": sweep.WARPS,
-                       "num_stages": sweep.STAGES, "BLOCK_K (dot)": sweep.BLOCK_KS},
+              "defaults": {k: sweep.default_config(v, k) for k, v in specs.items()},
+              "grid": sweep.GRIDS,
               "groups": groups}
 
     def stop(signum, frame):

@@ -3,12 +3,12 @@
 For each dimension, the exact kernel (kernels/distances.py) and, from 64
 coordinates, the matrix-product kernel (kernels/distances_dot.py) are
 launched through Triton's JIT on the plugin's padded layout (as bench.py's
-`jit` column) under a grid of schedules:
+`jit` column) under a grid of schedules (GRIDS below):
 
-  BLOCK      32, 64, 128   (the kernels take one BLOCK: square tiles only)
-  num_warps  2, 4, 8
-  num_stages 1, 2, 3, 4
-  BLOCK_K    16, 32, 64    (dot kernel only)
+  exact  MT 4, 8; TW 16, 32 (tiles of MT*TW, tiles.tile_lanes);
+         num_warps 4, 8; num_stages 1, 2; maxnreg none, 128
+  dot    BLOCK 64, 128; BLOCK_K 16, 32, 64; num_warps 4, 8;
+         num_stages 2, 3, 4
 
 A config that fails to compile or to launch (out of shared memory or
 registers, a tl.dot shape the target refuses) is recorded with its error and
@@ -18,7 +18,7 @@ timed:
   exact  bitwise equal to the default schedule's output. Each entry is the
          same sequence of operations whatever the tiling: coordinates
          accumulated one at a time, k = 0 .. dim-1, in one scalar per entry
-         (tiles.distance_tile), no contraction, sqrt_rn; BLOCK, warps and
+         (tiles.distance_tile), no contraction, sqrt_rn; the tile, warps and
          stages only change which thread does it and when.
   dot    within the conformance bound |d - d_ref| <= 4 (dim + 2) eps d_ref
          (eps = 2^-23, d_ref in float64; tests/test_ops.c), since BLOCK_K
@@ -44,29 +44,48 @@ import math
 import statistics
 import time
 
-BLOCKS = (32, 64, 128)
-WARPS = (2, 4, 8)
-STAGES = (1, 2, 3, 4)
-BLOCK_KS = (16, 32, 64)
+# Per kernel, each parameter's values, in the order of config keys. A
+# parameter is a constexpr of the kernel unless it is one of LAUNCH_OPTIONS.
+GRIDS = {
+    "exact": {"MT": (4, 8), "TW": (16, 32), "num_warps": (4, 8), "num_stages": (1, 2),
+              "maxnreg": (None, 128)},
+    "dot": {"BLOCK": (64, 128), "BLOCK_K": (16, 32, 64), "num_warps": (4, 8),
+            "num_stages": (2, 3, 4)},
+}
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "maxnreg")
+KEY_LETTERS = {"MT": "M", "TW": "T", "BLOCK": "B", "BLOCK_K": "K", "num_warps": "w",
+               "num_stages": "s", "maxnreg": "r"}
 DOT_MIN_DIM = 64  # the host sends f32 points of >= 64 coordinates to the dot kernel
 PRUNE = 1.5
 TOP = 5
 
 
 def config_key(cfg):
-    """A short, stable label: B64 w4 s2 [K32]."""
-    text = f"B{cfg['BLOCK']} w{cfg['num_warps']} s{cfg['num_stages']}"
-    if "BLOCK_K" in cfg:
-        text += f" K{cfg['BLOCK_K']}"
-    return text
+    """A short, stable label: M8 T16 w8 s1 r128, B64 K32 w8 s2 (r: maxnreg,
+    left out when there is none)."""
+    return " ".join(f"{KEY_LETTERS.get(k, k)}{v}" for k, v in cfg.items() if v is not None)
 
 
-def default_config(spec):
-    """The schedule a kernels.json entry was compiled with."""
-    cfg = {"BLOCK": spec["constexprs"]["BLOCK"], "num_warps": spec["num_warps"],
-           "num_stages": spec["num_stages"]}
-    if "BLOCK_K" in spec["constexprs"]:
-        cfg["BLOCK_K"] = spec["constexprs"]["BLOCK_K"]
+def block_of(cfg):
+    """Rows (and columns) of one tile."""
+    return cfg["BLOCK"] if "BLOCK" in cfg else cfg["MT"] * cfg["TW"]
+
+
+def split_config(cfg):
+    """(constexprs, launch options) of a config, as the JIT takes them."""
+    consts = {k: v for k, v in cfg.items() if k not in LAUNCH_OPTIONS}
+    options = {k: v for k, v in cfg.items() if k in LAUNCH_OPTIONS and v is not None}
+    return consts, options
+
+
+def default_config(spec, kernel):
+    """The schedule a kernels.json entry of kernel ("exact" or "dot") was
+    compiled with: its constexprs, then the launch options of the kernel's
+    grid (None where the entry has none), in the order of config keys."""
+    cfg = dict(spec["constexprs"])
+    for k in GRIDS[kernel]:
+        if k in LAUNCH_OPTIONS:
+            cfg[k] = spec.get(k)
     return cfg
 
 
@@ -75,18 +94,12 @@ def distance(cfg, default):
     return sum(cfg[k] != default.get(k) for k in cfg)
 
 
-def enumerate_configs(kernel, default, blocks=BLOCKS, warps=WARPS, stages=STAGES,
-                      block_ks=BLOCK_KS):
+def enumerate_configs(kernel, default, grids=GRIDS):
     """Every schedule of the grid for kernel ("exact" or "dot"), default first,
     then by distance from it (ties in grid order). The default is included
     even where it is not on the grid."""
-    grid = []
-    ks = block_ks if kernel == "dot" else (None,)
-    for b, w, s, k in itertools.product(blocks, warps, stages, ks):
-        cfg = {"BLOCK": b, "num_warps": w, "num_stages": s}
-        if k is not None:
-            cfg["BLOCK_K"] = k
-        grid.append(cfg)
+    params = grids[kernel]
+    grid = [dict(zip(params, values)) for values in itertools.product(*params.values())]
     if default not in grid:
         grid.append(dict(default))
     order = sorted(range(len(grid)), key=lambda i: (distance(grid[i], default), i))
@@ -225,7 +238,7 @@ def run_sweep(torch, exact_kernel, dot_kernel, specs, n, dims, reps, samples, se
     distances_dot_f32 (their default schedules). Appends to and returns
     `results`, one dict per (kernel, dim) group: kernel, dim, n, of (configs
     in the grid), records, stopped (None when every config ran)."""
-    defaults = {"exact": default_config(specs["exact"]), "dot": default_config(specs["dot"])}
+    defaults = {k: default_config(specs[k], k) for k in ("exact", "dot")}
     todo = groups(dims)
     budget = Budget(seconds, len(todo))
     results = [] if results is None else results
@@ -282,16 +295,15 @@ def prepare(torch, n, dim, samples):
 
 
 def launch(exact_kernel, dot_kernel, kernel, cfg, d):
-    tiles = -(-d["ld"] // cfg["BLOCK"])
+    tiles = -(-d["ld"] // block_of(cfg))
     grid = (tiles * (tiles + 1) // 2,)
+    consts, options = split_config(cfg)
     if kernel == "dot":
         dot_kernel[grid](d["xt"], d["xs"], d["out"], d["ld"], d["dim"], 1, 0, 0,
-                         BLOCK=cfg["BLOCK"], BLOCK_K=cfg["BLOCK_K"], num_warps=cfg["num_warps"],
-                         num_stages=cfg["num_stages"], enable_fp_fusion=False)
+                         **consts, **options, enable_fp_fusion=False)
     else:
-        exact_kernel[grid](d["xt"], d["out"], d["ld"], d["dim"], 1, 0, 0, BLOCK=cfg["BLOCK"],
-                           num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
-                           enable_fp_fusion=False)
+        exact_kernel[grid](d["xt"], d["out"], d["ld"], d["dim"], 1, 0, 0,
+                           **consts, **options, enable_fp_fusion=False)
 
 
 def measure_config(torch, exact_kernel, dot_kernel, kernel, cfg, d, reps, is_default,

@@ -4,28 +4,27 @@
 /* clang-format off */
 #include "tb_kernels.h"
 
-extern const unsigned char tb_cubin_distances_f32_d16[30512];
-extern const unsigned char tb_cubin_distances_f32_n32[32296];
-extern const unsigned char tb_cubin_distances_f32[33328];
+extern const unsigned char tb_cubin_distances_f32_d16[53232];
+extern const unsigned char tb_cubin_distances_f32_n32[50920];
+extern const unsigned char tb_cubin_distances_f32[51056];
 extern const unsigned char tb_cubin_distances_dot_f32_d16[44536];
 extern const unsigned char tb_cubin_distances_dot_f32_n32[44656];
 extern const unsigned char tb_cubin_distances_dot_f32[45048];
-extern const unsigned char tb_cubin_distances_f64_d16[22320];
-extern const unsigned char tb_cubin_distances_f64_n32[22696];
-extern const unsigned char tb_cubin_distances_f64[23088];
-extern const unsigned char tb_cubin_edges_f32_d16[51848];
-extern const unsigned char tb_cubin_edges_f32[53000];
-extern const unsigned char tb_cubin_edges_f64_d16[32912];
-extern const unsigned char tb_cubin_edges_f64[34320];
+extern const unsigned char tb_cubin_distances_f64_d16[25968];
+extern const unsigned char tb_cubin_distances_f64_n32[26216];
+extern const unsigned char tb_cubin_distances_f64[25968];
+extern const unsigned char tb_cubin_edges_f32_d16[63368];
+extern const unsigned char tb_cubin_edges_f32[63496];
+extern const unsigned char tb_cubin_edges_f64[42640];
 extern const unsigned char tb_cubin_image_f64[93448];
 
 const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {
     { "distances_f32_d16", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_d16, sizeof tb_cubin_distances_f32_d16,
-      4, 2, 128, 0, 0x7, 0x0 },
+      8, 1, 256, 65536, 0x7, 0x0 },
     { "distances_f32_n32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_n32, sizeof tb_cubin_distances_f32_n32,
-      4, 2, 128, 0, 0x0, 0xc },
+      8, 1, 256, 65536, 0x0, 0xc },
     { "distances_f32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32, sizeof tb_cubin_distances_f32,
-      4, 2, 128, 0, 0x0, 0x0 },
+      8, 1, 256, 65536, 0x0, 0x0 },
     { "distances_dot_f32_d16", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_d16, sizeof tb_cubin_distances_dot_f32_d16,
       8, 2, 256, 18432, 0xf, 0x0 },
     { "distances_dot_f32_n32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_n32, sizeof tb_cubin_distances_dot_f32_n32,
@@ -33,25 +32,23 @@ const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {
     { "distances_dot_f32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32, sizeof tb_cubin_distances_dot_f32,
       8, 2, 256, 17408, 0x0, 0x0 },
     { "distances_f64_d16", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_d16, sizeof tb_cubin_distances_f64_d16,
-      8, 2, 256, 0, 0x7, 0x0 },
+      8, 1, 256, 32768, 0x7, 0x0 },
     { "distances_f64_n32", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_n32, sizeof tb_cubin_distances_f64_n32,
-      8, 2, 256, 0, 0x0, 0xc },
+      8, 1, 256, 32768, 0x0, 0xc },
     { "distances_f64", "distances_f64", "pairwise_distances", tb_cubin_distances_f64, sizeof tb_cubin_distances_f64,
-      8, 2, 256, 0, 0x0, 0x0 },
+      8, 1, 256, 32768, 0x0, 0x0 },
     { "edges_f32_d16", "edges_f32", "threshold_edges", tb_cubin_edges_f32_d16, sizeof tb_cubin_edges_f32_d16,
-      4, 2, 128, 16384, 0x3c3, 0x0 },
+      4, 1, 128, 8192, 0x3c3, 0x0 },
     { "edges_f32", "edges_f32", "threshold_edges", tb_cubin_edges_f32, sizeof tb_cubin_edges_f32,
-      4, 2, 128, 16384, 0x0, 0x0 },
-    { "edges_f64_d16", "edges_f64", "threshold_edges", tb_cubin_edges_f64_d16, sizeof tb_cubin_edges_f64_d16,
-      8, 2, 256, 32768, 0x3c3, 0x0 },
+      4, 1, 128, 8192, 0x0, 0x0 },
     { "edges_f64", "edges_f64", "threshold_edges", tb_cubin_edges_f64, sizeof tb_cubin_edges_f64,
-      8, 2, 256, 32768, 0x0, 0x0 },
+      8, 1, 256, 32768, 0x0, 0x0 },
     { "image_f64", "image_f64", "persistence_image", tb_cubin_image_f64, sizeof tb_cubin_image_f64,
       4, 1, 128, 0, 0x0, 0x0 },
 };
 
-const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.block=64 f32.warps=4 f32.stages=2 f32.shared=0 f32.variants=d16,n32,any f32.dot.kernel=pairwise_distances_dot f32.dot.min_dim=64 f32.dot.block=64 f32.dot.block_k=32 f32.dot.warps=8 f32.dot.stages=2 f32.dot.shared=18432 f32.dot.variants=d16,n32,any f64.kernel=pairwise_distances f64.block=64 f64.warps=8 f64.stages=2 f64.shared=0 f64.variants=d16,n32,any";
-const char tb_schedule_edges[] = "target=sm_90 f32.kernel=threshold_edges f32.block=64 f32.warps=4 f32.stages=2 f32.shared=16384 f32.variants=d16,any f64.kernel=threshold_edges f64.block=64 f64.warps=8 f64.stages=2 f64.shared=32768 f64.variants=d16,any";
+const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.mt=8 f32.tw=16 f32.block=128 f32.warps=8 f32.stages=1 f32.maxnreg=128 f32.shared=65536 f32.variants=d16,n32,any f32.dot.kernel=pairwise_distances_dot f32.dot.min_dim=64 f32.dot.block=64 f32.dot.block_k=32 f32.dot.warps=8 f32.dot.stages=2 f32.dot.shared=18432 f32.dot.variants=d16,n32,any f64.kernel=pairwise_distances f64.mt=4 f64.tw=16 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=32768 f64.variants=d16,n32,any";
+const char tb_schedule_edges[] = "target=sm_90 f32.kernel=threshold_edges f32.mt=4 f32.tw=16 f32.block=64 f32.warps=4 f32.stages=1 f32.shared=8192 f32.variants=d16,any f64.kernel=threshold_edges f64.mt=4 f64.tw=16 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=32768 f64.variants=any";
 const char tb_schedule_image[] = "target=sm_90 f64.kernel=persistence_image f64.block_r=16 f64.block_c=16 f64.block_p=8 f64.warps=4 f64.stages=1 f64.shared=0 f64.variants=any";
 
 /* Every argument a variant assumes divisible or narrows is 8 bytes wide
@@ -76,11 +73,11 @@ int tb_kernel_fits(int kernel, void *const *args, int narrowed)
     return 1;
 }
 
-/* pairwise_distances (distances.py), BLOCK=64, num_warps=4,
- * num_stages=2, sm_90; variants:
- *   distances_f32_d16: xt, out, n % 16 == 0; 0 bytes of shared memory
- *   distances_f32_n32: n * dim < 2^31, passed as int32_t; 0 bytes of shared memory
- *   distances_f32: no assumptions; 0 bytes of shared memory
+/* pairwise_distances (distances.py), MT=8, TW=16, num_warps=8,
+ * num_stages=1, sm_90; variants:
+ *   distances_f32_d16: xt, out, n % 16 == 0; 65536 bytes of shared memory
+ *   distances_f32_n32: n * dim < 2^31, passed as int32_t; 65536 bytes of shared memory
+ *   distances_f32: no assumptions; 65536 bytes of shared memory
  */
 tb_curesult tb_launch_distances_f32(const tb_cuda *cu, const tb_cufunction *functions,
         tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
@@ -134,11 +131,11 @@ tb_curesult tb_launch_distances_dot_f32(const tb_cuda *cu, const tb_cufunction *
                               tb_kernels[k].int32 != 0 ? args_32 : args, NULL);
 }
 
-/* pairwise_distances (distances.py), BLOCK=64, num_warps=8,
- * num_stages=2, sm_90; variants:
- *   distances_f64_d16: xt, out, n % 16 == 0; 0 bytes of shared memory
- *   distances_f64_n32: n * dim < 2^31, passed as int32_t; 0 bytes of shared memory
- *   distances_f64: no assumptions; 0 bytes of shared memory
+/* pairwise_distances (distances.py), MT=4, TW=16, num_warps=8,
+ * num_stages=1, sm_90; variants:
+ *   distances_f64_d16: xt, out, n % 16 == 0; 32768 bytes of shared memory
+ *   distances_f64_n32: n * dim < 2^31, passed as int32_t; 32768 bytes of shared memory
+ *   distances_f64: no assumptions; 32768 bytes of shared memory
  */
 tb_curesult tb_launch_distances_f64(const tb_cuda *cu, const tb_cufunction *functions,
         tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
@@ -163,10 +160,10 @@ tb_curesult tb_launch_distances_f64(const tb_cuda *cu, const tb_cufunction *func
                               tb_kernels[k].int32 != 0 ? args_32 : args, NULL);
 }
 
-/* threshold_edges (edges.py), BLOCK=64, num_warps=4,
- * num_stages=2, sm_90; variants:
- *   edges_f32_d16: xt, n, ei, ej, ed, counter % 16 == 0; 16384 bytes of shared memory
- *   edges_f32: no assumptions; 16384 bytes of shared memory
+/* threshold_edges (edges.py), MT=4, TW=16, num_warps=4,
+ * num_stages=1, sm_90; variants:
+ *   edges_f32_d16: xt, n, ei, ej, ed, counter % 16 == 0; 8192 bytes of shared memory
+ *   edges_f32: no assumptions; 8192 bytes of shared memory
  */
 tb_curesult tb_launch_edges_f32(const tb_cuda *cu, const tb_cufunction *functions,
         tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
@@ -186,9 +183,8 @@ tb_curesult tb_launch_edges_f32(const tb_cuda *cu, const tb_cufunction *function
                               args, NULL);
 }
 
-/* threshold_edges (edges.py), BLOCK=64, num_warps=8,
- * num_stages=2, sm_90; variants:
- *   edges_f64_d16: xt, n, ei, ej, ed, counter % 16 == 0; 32768 bytes of shared memory
+/* threshold_edges (edges.py), MT=4, TW=16, num_warps=8,
+ * num_stages=1, sm_90; variants:
  *   edges_f64: no assumptions; 32768 bytes of shared memory
  */
 tb_curesult tb_launch_edges_f64(const tb_cuda *cu, const tb_cufunction *functions,
@@ -200,8 +196,6 @@ tb_curesult tb_launch_edges_f64(const tb_cuda *cu, const tb_cufunction *function
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
     void *args[] = { &xt, &n, &dim, &root, &thr, &tile0, &ei, &ej, &ed, &counter, &capacity, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_EDGES_F64;
-    if (tb_kernel_fits(TB_KERNEL_EDGES_F64_D16, args, 0))
-        k = TB_KERNEL_EDGES_F64_D16;
     if (variant != NULL)
         *variant = k;
     return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,

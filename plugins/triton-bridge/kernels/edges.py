@@ -18,26 +18,29 @@ their slots and is not deterministic; the host sorts them by (d, i, j).
 import triton
 import triton.language as tl
 
-from tiles import distance_tile, lower_tile
+from tiles import distance_tile, lower_tile, tile_lanes
 
 
 @triton.jit
 def threshold_edges(xt, n, dim, root, thr, tile0, ei, ej, ed, counter, capacity,
-                    BLOCK: tl.constexpr):
+                    MT: tl.constexpr, TW: tl.constexpr):
+    BLOCK: tl.constexpr = MT * TW
     bi, bj = lower_tile(tl.program_id(0).to(tl.int64) + tile0)
-    rows = bi * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
-    cols = bj * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
-    d = distance_tile(xt, n, dim, root, rows, cols, BLOCK)
-    r = rows[:, None]
-    c = cols[None, :]
+    i0 = bi * BLOCK
+    j0 = bj * BLOCK
+    lr, lc = tile_lanes(MT, TW)
+    d = distance_tile(xt, n, dim, root, i0, j0, lr, lc, MT, TW)
+    r = i0 + lr
+    c = j0 + lc
     keep = ((r < n) & (c < r) & (d <= thr)).to(tl.int32)
-    row_count = tl.sum(keep, axis=1)
-    count = tl.sum(row_count, axis=0)
+    count = tl.sum(tl.reshape(keep, [BLOCK * BLOCK]), axis=0)
     if count > 0:
         base = tl.atomic_add(counter, count.to(tl.int64))
-        before_row = tl.cumsum(row_count, axis=0) - row_count
-        before_col = tl.cumsum(keep, axis=1) - keep
-        slot = base + (before_row[:, None] + before_col).to(tl.int64)
+        # Slots: an exclusive prefix sum of the keep mask in the tile
+        # tensor's row-major order (any order would do: the host sorts).
+        flat = tl.reshape(keep, [BLOCK * BLOCK])
+        before = tl.reshape(tl.cumsum(flat, axis=0) - flat, [MT, MT, TW, TW])
+        slot = base + before.to(tl.int64)
         ok = (keep != 0) & (slot < capacity)
         # Edges are (i, j) with i < j: the column is the smaller vertex.
         tl.store(ei + slot, (c + 0 * r).to(tl.uint32), mask=ok)

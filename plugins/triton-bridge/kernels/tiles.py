@@ -32,25 +32,67 @@ def lower_tile(t):
 
 
 @triton.jit
-def distance_tile(xt, n, dim, root, rows, cols, BLOCK: tl.constexpr):
-    """Distances between points `rows` and points `cols` (BLOCK each).
+def tile_lanes(MT: tl.constexpr, TW: tl.constexpr):
+    """Row and column offsets within a tile, as 4-d index tensors.
+
+    A tile of BLOCK = MT * TW rows and columns is held as a [MT, MT, TW, TW]
+    tensor: element [a, b, y, x] is row a*TW + y, column b*TW + x of the
+    tile. Triton gives such a tensor a layout in which each thread holds an
+    MT x MT block (all of dims 0 and 1) and the lanes run over y and x, so a
+    thread loads MT row and MT column coordinates per step for MT*MT
+    distances, where a [BLOCK, BLOCK] tensor gives each thread one column
+    and BLOCK/warps rows, one load per distance (the register tiling of
+    plugins/cuda/pairs.cuh, written as a tensor shape). Returns lr
+    ([MT, 1, TW, 1]) and lc ([1, MT, 1, TW]), int32.
+    """
+    lr = tl.arange(0, MT)[:, None, None, None] * TW + tl.arange(0, TW)[None, None, :, None]
+    lc = tl.arange(0, MT)[None, :, None, None] * TW + tl.arange(0, TW)[None, None, None, :]
+    return lr, lc
+
+
+@triton.jit
+def distance_tile(xt, n, dim, root, i0, j0, lr, lc, MT: tl.constexpr, TW: tl.constexpr):
+    """Distances between points i0 + lr and points j0 + lc (tile_lanes),
+    j0 <= i0 (a tile of the lower triangle).
 
     xt holds the coordinates transposed, coordinate k of point p at
     xt[k*n + p], so that each load below reads consecutive points. root != 0
     selects euclidean, root == 0 squared euclidean; it is a run-time argument
     (one uniform branch per tile) so that one binary serves both metrics.
+    Returns a [MT, MT, TW, TW] tensor; a row or column past the last point
+    repeats point n - 1.
     """
-    rmask = rows < n
-    cmask = cols < n
-    acc = tl.zeros([BLOCK, BLOCK], dtype=xt.dtype.element_ty)
-    for k in range(0, dim):
-        xr = tl.load(xt + k * n + rows, mask=rmask, other=0.0)
-        xc = tl.load(xt + k * n + cols, mask=cmask, other=0.0)
-        diff = xr[:, None] - xc[None, :]
-        acc += diff * diff
+    if i0 + MT * TW <= n:
+        # Every point of the tile exists (j0 <= i0): the offsets are the
+        # constants of tile_lanes, which the loads take as immediates.
+        acc = sum_of_squares(xt, n, dim, i0, j0, lr, lc, MT, TW)
+    else:
+        # The last block row: offsets clamped once to point n - 1, so that
+        # the loads in the loop need no mask.
+        lr = (tl.minimum(i0 + lr, n - 1) - i0).to(tl.int32)
+        lc = (tl.minimum(j0 + lc, n - 1) - j0).to(tl.int32)
+        acc = sum_of_squares(xt, n, dim, i0, j0, lr, lc, MT, TW)
     if root != 0:
         if acc.dtype == tl.float64:
             acc = tl.sqrt(acc)  # sqrt.rn.f64: IEEE rounding already
         else:
             acc = tl.sqrt_rn(acc)  # tl.sqrt would be the approximate sqrt.approx.f32
+    return acc
+
+
+@triton.jit
+def sum_of_squares(xt, n, dim, i0, j0, lr, lc, MT: tl.constexpr, TW: tl.constexpr):
+    """sum_k (x[i0 + lr, k] - x[j0 + lc, k])^2, k = 0 .. dim-1 in order, as
+    the scalar reference accumulates it. The two pointers step by n per
+    coordinate; the offsets within the tile stay 32-bit."""
+    pr = xt + i0
+    pc = xt + j0
+    acc = tl.zeros([MT, MT, TW, TW], dtype=xt.dtype.element_ty)
+    for k in range(0, dim):
+        xr = tl.load(pr + lr)
+        xc = tl.load(pc + lc)
+        diff = xr - xc
+        acc += diff * diff
+        pr += n
+        pc += n
     return acc

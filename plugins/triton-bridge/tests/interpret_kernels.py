@@ -52,7 +52,10 @@ def _interpreted_pow(x, y):
 
 image.libdevice = type("libdevice", (), {"pow": staticmethod(_interpreted_pow)})
 
-BLOCK = 64
+BLOCK = 64  # the dot kernel's tile
+# The exact kernels' tiles (tiles.tile_lanes, BLOCK = MT * TW): the compiled
+# f32 distance schedule, and a small one whose tiles leave many partial.
+EXACT_TILES = ({"MT": 8, "TW": 16}, {"MT": 2, "TW": 8})
 passed = failed = 0
 
 
@@ -82,31 +85,32 @@ def tiles_below(rows):
     return rows * (rows + 1) // 2
 
 
-def check_distances(n, dim, dtype, root, band_rows):
+def check_distances(n, dim, dtype, root, band_rows, tile=EXACT_TILES[0]):
+    block = tile["MT"] * tile["TW"]
     g = torch.Generator().manual_seed(n * 31 + dim)
     x = (torch.rand((n, dim), generator=g, dtype=torch.float64) * 2 - 1).to(dtype)
     xt = x.t().contiguous() if dim else torch.zeros(1, dtype=dtype)
     ref = reference(x, root)
     m = n * (n - 1) // 2
     out = torch.full((m,), float("nan"), dtype=dtype)
-    rows = -(-n // BLOCK)
+    rows = -(-n // block)
     bi0 = 0
     launches = 0
     while bi0 < rows:  # bands of `band_rows` block rows, each its own buffer
         bi1 = min(rows, bi0 + band_rows)
-        r0, r1 = bi0 * BLOCK, min(n, bi1 * BLOCK)
+        r0, r1 = bi0 * block, min(n, bi1 * block)
         out0 = r0 * (r0 - 1) // 2 if r0 else 0
         entries = (r1 * (r1 - 1) // 2) - out0
         band = torch.full((max(entries, 1),), float("nan"), dtype=dtype)
         grid = (tiles_below(bi1) - tiles_below(bi0),)
-        pairwise_distances[grid](xt, band, n, dim, int(root), tiles_below(bi0), out0, BLOCK=BLOCK)
+        pairwise_distances[grid](xt, band, n, dim, int(root), tiles_below(bi0), out0, **tile)
         out[out0:out0 + entries] = band[:entries]
         bi0 = bi1
         launches += 1
     i, j = torch.tril_indices(n, n, offset=-1)
     want = ref[i, j]  # row-major over i > j: Ripser's order
     same = bool(torch.equal(out, want))
-    verdict(same, f"distances n={n} dim={dim} {str(dtype)[6:]} root={root}: {launches} bands, "
+    verdict(same, f"distances n={n} dim={dim} tile {block} {str(dtype)[6:]} root={root}: {launches} bands, "
                   f"{'bit-identical' if same else 'differs'}")
 
 
@@ -176,14 +180,16 @@ def check_distances_dot(n, dim, root, pattern, band_rows):
                 f"{int((exact_sq == 0).sum())} duplicates {'0' if zeros else 'NOT 0'}")
 
 
-def check_edges(n, dim, dtype, root, quantile, capacity_factor):
+def check_edges(n, dim, dtype, root, quantile, capacity_factor, tile=EXACT_TILES[0]):
     g = torch.Generator().manual_seed(n * 7 + dim)
     x = (torch.rand((n, dim), generator=g, dtype=torch.float64) * 2 - 1).to(dtype)
     xt = x.t().contiguous()
     ref = reference(x, root)
     i, j = torch.tril_indices(n, n, offset=-1)
     d = ref[i, j]
-    thr = float(torch.quantile(d.double(), quantile))
+    # A float32 value: the interpreter passes a Python float as float32, the
+    # compiled f64 kernel takes it as float64; then both compare the same.
+    thr = float(torch.quantile(d.double(), quantile).float())
     keep = d <= thr
     want = sorted(zip(d[keep].tolist(), j[keep].tolist(), i[keep].tolist()))
     capacity = max(1, int(len(want) * capacity_factor))
@@ -191,12 +197,12 @@ def check_edges(n, dim, dtype, root, quantile, capacity_factor):
     ej = torch.zeros(capacity, dtype=torch.int32)
     ed = torch.zeros(capacity, dtype=dtype)
     counter = torch.zeros(1, dtype=torch.int64)
-    tiles = tiles_below(-(-n // BLOCK))
+    tiles = tiles_below(-(-n // (tile["MT"] * tile["TW"])))
     half = tiles // 2  # two launches sharing the counter, as the host does
     for tile0, count in ((0, half), (half, tiles - half)):
         if count:
             threshold_edges[(count,)](xt, n, dim, int(root), thr, tile0, ei, ej, ed, counter,
-                                      capacity, BLOCK=BLOCK)
+                                      capacity, **tile)
     found = int(counter[0])
     stored = min(found, capacity)
     got = sorted(zip(ed[:stored].tolist(), ei[:stored].tolist(), ej[:stored].tolist()))
@@ -208,7 +214,7 @@ def check_edges(n, dim, dtype, root, quantile, capacity_factor):
         wanted = set(want)
         ok = found == len(want) and len(set(got)) == stored and all(e in wanted for e in got)
         what = f"capacity {capacity}: counted {found} of {len(want)}, stored {stored}"
-    verdict(ok, f"edges n={n} dim={dim} {str(dtype)[6:]} root={root} q={quantile}: {what}")
+    verdict(ok, f"edges n={n} dim={dim} tile {tile['MT'] * tile['TW']} {str(dtype)[6:]} root={root} q={quantile}: {what}")
 
 
 def image_reference(pairs, start, end, p):
@@ -287,10 +293,14 @@ def main():
             check_distances(2, 3, dtype, root, 1)
             check_distances(130, 5, dtype, root, 1)
             check_distances(200, 3, dtype, root, 2)
+            check_distances(200, 3, dtype, root, 3, EXACT_TILES[1])
         check_distances(70, 0, dtype, 1, 1)
+        check_distances(41, 2, dtype, 1, 1, EXACT_TILES[1])
         check_edges(150, 3, dtype, 1, 0.3, 1.0)
         check_edges(150, 3, dtype, 0, 0.3, 1.0)
         check_edges(130, 4, dtype, 1, 0.5, 0.25)
+        check_edges(150, 3, dtype, 1, 0.3, 1.0, EXACT_TILES[1])
+        check_edges(70, 2, dtype, 1, 0.5, 0.25, EXACT_TILES[1])
     for root in (1, 0):
         check_distances_dot(100, 70, root, "random", 1)
         check_distances_dot(100, 64, root, "near", 1)

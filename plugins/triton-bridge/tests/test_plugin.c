@@ -126,7 +126,11 @@ START_TEST(test_capabilities_carry_schedule_metadata)
             ck_assert_uint_eq(caps[k].metrics,
                               (1u << TOPOML_METRIC_EUCLIDEAN) | (1u << TOPOML_METRIC_SQEUCLIDEAN));
             ck_assert_uint_eq(caps[k].inputs, 1u << TOPOML_INPUT_POINTS);
-            ck_assert_ptr_nonnull(strstr(caps[k].schedule, "f32.block=64"));
+            /* The exact kernels' tile: MT x TW per thread block row, BLOCK. */
+            ck_assert_ptr_nonnull(strstr(caps[k].schedule, "f32.mt="));
+            ck_assert_ptr_nonnull(strstr(caps[k].schedule, "f32.tw="));
+            ck_assert_ptr_nonnull(strstr(caps[k].schedule, "f32.block="));
+            ck_assert_ptr_nonnull(strstr(caps[k].schedule, "f64.block="));
         }
     }
     ck_assert_uint_eq(ops, (1u << TOPOML_OP_DISTANCES) | (1u << TOPOML_OP_EDGES) |

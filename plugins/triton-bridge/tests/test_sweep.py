@@ -20,8 +20,12 @@ def check(ok, text):
     failures += not ok
 
 
-EXACT_SPEC = {"constexprs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2}
-DOT_SPEC = {"constexprs": {"BLOCK": 64, "BLOCK_K": 32}, "num_warps": 8, "num_stages": 2}
+EXACT_SPEC = {"constexprs": {"MT": 8, "TW": 16}, "num_warps": 8, "num_stages": 1,
+              "maxnreg": 128}
+DOT_SPEC = {"constexprs": {"BLOCK": 64, "BLOCK_K": 32}, "num_warps": 8, "num_stages": 2,
+            "maxnreg": None}
+EXACT_GRID = 2 * 2 * 2 * 2 * 2
+DOT_GRID = 2 * 3 * 2 * 3
 
 
 class FakeClock:
@@ -33,25 +37,37 @@ class FakeClock:
 
 
 def test_enumeration():
-    d = sweep.default_config(EXACT_SPEC)
-    check(d == {"BLOCK": 64, "num_warps": 4, "num_stages": 2}, "default of the exact kernel")
-    dd = sweep.default_config(DOT_SPEC)
-    check(dd["BLOCK_K"] == 32 and dd["num_warps"] == 8, "default of the dot kernel")
+    d = sweep.default_config(EXACT_SPEC, "exact")
+    check(d == {"MT": 8, "TW": 16, "num_warps": 8, "num_stages": 1, "maxnreg": 128},
+          "default of the exact kernel")
+    check(list(d) == list(sweep.GRIDS["exact"]), "exact default: the grid's parameters, in order")
+    dd = sweep.default_config(DOT_SPEC, "dot")
+    check(dd["BLOCK_K"] == 32 and dd["num_warps"] == 8 and "maxnreg" not in dd,
+          "default of the dot kernel")
+    check(sweep.default_config({"constexprs": {"MT": 4, "TW": 16}, "num_warps": 4,
+                                "num_stages": 1}, "exact")["maxnreg"] is None,
+          "no maxnreg in kernels.json: None")
     ex = sweep.enumerate_configs("exact", d)
-    check(len(ex) == 3 * 3 * 4, f"exact grid has 36 configs ({len(ex)})")
+    check(len(ex) == EXACT_GRID, f"exact grid has {EXACT_GRID} configs ({len(ex)})")
     check(ex[0] == d, "exact: the default comes first")
     check(len({sweep.config_key(c) for c in ex}) == len(ex), "exact: keys are distinct")
     check(all("BLOCK_K" not in c for c in ex), "exact: no BLOCK_K")
     dist = [sweep.distance(c, d) for c in ex]
     check(dist == sorted(dist), "exact: ordered by distance from the default")
-    check(dist[1] == 1 and dist[-1] == 3, "exact: neighbours first, farthest last")
+    check(dist[1] == 1 and dist[-1] == 5, "exact: neighbours first, farthest last")
     dot = sweep.enumerate_configs("dot", dd)
-    check(len(dot) == 3 * 3 * 4 * 3, f"dot grid has 108 configs ({len(dot)})")
+    check(len(dot) == DOT_GRID, f"dot grid has {DOT_GRID} configs ({len(dot)})")
     check(dot[0] == dd and all("BLOCK_K" in c for c in dot), "dot: default first, BLOCK_K set")
-    odd = {"BLOCK": 16, "num_warps": 4, "num_stages": 2}
+    odd = {"MT": 2, "TW": 8, "num_warps": 4, "num_stages": 2, "maxnreg": None}
     got = sweep.enumerate_configs("exact", odd)
-    check(got[0] == odd and len(got) == 37, "a default off the grid is added, first")
-    check(sweep.config_key(dd) == "B64 w8 s2 K32", "config key")
+    check(got[0] == odd and len(got) == EXACT_GRID + 1, "a default off the grid is added, first")
+    check(sweep.config_key(dd) == "B64 K32 w8 s2", "config key")
+    check(sweep.config_key(d) == "M8 T16 w8 s1 r128" and sweep.config_key(odd) == "M2 T8 w4 s2",
+          "config key: maxnreg when set")
+    check(sweep.block_of(d) == 128 and sweep.block_of(dd) == 64, "tile size")
+    consts, options = sweep.split_config(odd)
+    check(consts == {"MT": 2, "TW": 8} and options == {"num_warps": 4, "num_stages": 2},
+          "split: constexprs, and the launch options that are set")
     check(sweep.groups([3, 16, 64, 256]) ==
           [("exact", 3), ("exact", 16), ("exact", 64), ("dot", 64), ("exact", 256),
            ("dot", 256)], "groups: dot from 64 coordinates")
@@ -79,43 +95,43 @@ def fake_measure(timings, clock, cost=1.0, errors=(), mismatches=()):
 
 
 def test_group_and_ranking():
-    d = sweep.default_config(EXACT_SPEC)
+    d = sweep.default_config(EXACT_SPEC, "exact")
     configs = sweep.enumerate_configs("exact", d)
     keys = [sweep.config_key(c) for c in configs]
     # Default 10 ms; a few faster ones, one failing, one wrong.
     timings = {k: 10.0 + i * 0.01 for i, k in enumerate(keys)}
     timings[keys[0]] = 10.0
-    timings["B128 w8 s2"] = 6.0
-    timings["B32 w4 s2"] = 8.0
-    timings["B64 w8 s3"] = 5.0   # fastest, but wrong
-    timings["B64 w2 s2"] = 30.0  # pruned
+    timings["M4 T32 w8 s1 r128"] = 6.0
+    timings["M8 T16 w4 s1 r128"] = 8.0
+    timings["M8 T16 w8 s2 r128"] = 5.0   # fastest, but wrong
+    timings["M8 T16 w8 s1"] = 30.0  # pruned
     clock = FakeClock()
     budget = sweep.Budget(1000, 1, clock=clock)
     budget.start_group()
-    measure, calls = fake_measure(timings, clock, errors={"B128 w8 s4"},
-                                  mismatches={"B64 w8 s3"})
+    measure, calls = fake_measure(timings, clock, errors={"M8 T32 w8 s1 r128"},
+                                  mismatches={"M8 T16 w8 s2 r128"})
     records, stopped = sweep.sweep_group("exact", 3, configs, measure, budget)
-    check(stopped is None and len(records) == 36, "group: every config ran")
+    check(stopped is None and len(records) == EXACT_GRID, "group: every config ran")
     check(math.isinf(calls[0][1]), "group: the default is never pruned")
     check(any(abs(p - 15.0) < 1e-9 for _, p in calls), "group: prune at 1.5 x the best so far")
     err = [r for r in records if "error" in r]
     check(len(err) == 1 and "\n" not in err[0]["error"] and err[0]["error"].startswith(
         "RuntimeError: out of resource"), "group: a failing config is recorded, one line")
     bad = [r for r in records if r.get("verified") is False]
-    check(len(bad) == 1 and bad[0]["key"] == "B64 w8 s3", "group: a mismatch is recorded")
+    check(len(bad) == 1 and bad[0]["key"] == "M8 T16 w8 s2 r128", "group: a mismatch is recorded")
     top = sweep.rank(records)
-    check([t["key"] for t in top][:2] == ["B128 w8 s2", "B32 w4 s2"],
+    check([t["key"] for t in top][:2] == ["M4 T32 w8 s1 r128", "M8 T16 w4 s1 r128"],
           f"rank: fastest verified first ({[t['key'] for t in top]})")
     check(len(top) == 5, "rank: top 5")
     check(abs(top[0]["speedup"] - 10.0 / 6.0) < 1e-12, "rank: speed-up over the default")
-    check(all(t["key"] != "B64 w8 s3" for t in top), "rank: mismatched configs are left out")
-    summary = sweep.summarize([{"kernel": "exact", "dim": 3, "n": 65536, "of": 36,
+    check(all(t["key"] != "M8 T16 w8 s2 r128" for t in top), "rank: mismatched configs are left out")
+    summary = sweep.summarize([{"kernel": "exact", "dim": 3, "n": 65536, "of": EXACT_GRID,
                                 "records": records, "stopped": None}])
     s = summary[0]
-    check(s["failed"] == 1 and s["mismatched"] == 1 and s["tried"] == 36
+    check(s["failed"] == 1 and s["mismatched"] == 1 and s["tried"] == EXACT_GRID
           and s["default_ms"] == 10.0, "summary: counts and default")
     text = sweep.format_summary(summary)
-    check("1. B128 w8 s2" in text and "1.667x" in text, "summary text:\n" + text)
+    check("1. M4 T32 w8 s1 r128" in text and "1.667x" in text, "summary text:\n" + text)
 
 
 def test_budget():
@@ -127,7 +143,7 @@ def test_budget():
     b.start_group()
     check(abs(b.group_deadline - (10 + 90 / 3)) < 1e-9, "budget: unused time passes on")
     # A group that runs out of its share stops after the config under way.
-    d = sweep.default_config(DOT_SPEC)
+    d = sweep.default_config(DOT_SPEC, "dot")
     configs = sweep.enumerate_configs("dot", d)
     timings = {sweep.config_key(c): 1.0 for c in configs}
     clock2 = FakeClock()
@@ -183,7 +199,8 @@ def test_run_sweep_wiring():
     finally:
         sweep.prepare, sweep.measure_config = saved
     check([(g["kernel"], g["dim"], len(g["records"]), g["stopped"]) for g in out] ==
-          [("exact", 3, 36, None), ("exact", 64, 36, None), ("dot", 64, 108, None)],
+          [("exact", 3, EXACT_GRID, None), ("exact", 64, EXACT_GRID, None),
+           ("dot", 64, DOT_GRID, None)],
           "run_sweep: three groups, all configs")
     check([s for s in seen if s[0] == "prepare"] == [("prepare", 3), ("prepare", 64)],
           "run_sweep: data prepared once per dim")

@@ -4,12 +4,15 @@
 /* clang-format off */
 #include "tb_kernels.h"
 
+extern const unsigned char tb_cubin_distances_f32_d16n32[53096];
 extern const unsigned char tb_cubin_distances_f32_d16[53232];
 extern const unsigned char tb_cubin_distances_f32_n32[50920];
 extern const unsigned char tb_cubin_distances_f32[51056];
+extern const unsigned char tb_cubin_distances_dot_f32_d16n32[43888];
 extern const unsigned char tb_cubin_distances_dot_f32_d16[44536];
 extern const unsigned char tb_cubin_distances_dot_f32_n32[44656];
 extern const unsigned char tb_cubin_distances_dot_f32[45048];
+extern const unsigned char tb_cubin_distances_f64_d16n32[25832];
 extern const unsigned char tb_cubin_distances_f64_d16[25968];
 extern const unsigned char tb_cubin_distances_f64_n32[26216];
 extern const unsigned char tb_cubin_distances_f64[25968];
@@ -19,18 +22,24 @@ extern const unsigned char tb_cubin_edges_f64[42640];
 extern const unsigned char tb_cubin_image_f64[93448];
 
 const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {
+    { "distances_f32_d16n32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_d16n32, sizeof tb_cubin_distances_f32_d16n32,
+      8, 1, 256, 65536, 0x7, 0xc },
     { "distances_f32_d16", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_d16, sizeof tb_cubin_distances_f32_d16,
       8, 1, 256, 65536, 0x7, 0x0 },
     { "distances_f32_n32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_n32, sizeof tb_cubin_distances_f32_n32,
       8, 1, 256, 65536, 0x0, 0xc },
     { "distances_f32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32, sizeof tb_cubin_distances_f32,
       8, 1, 256, 65536, 0x0, 0x0 },
+    { "distances_dot_f32_d16n32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_d16n32, sizeof tb_cubin_distances_dot_f32_d16n32,
+      8, 2, 256, 18432, 0xf, 0x18 },
     { "distances_dot_f32_d16", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_d16, sizeof tb_cubin_distances_dot_f32_d16,
       8, 2, 256, 18432, 0xf, 0x0 },
     { "distances_dot_f32_n32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_n32, sizeof tb_cubin_distances_dot_f32_n32,
       8, 2, 256, 17408, 0x0, 0x18 },
     { "distances_dot_f32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32, sizeof tb_cubin_distances_dot_f32,
       8, 2, 256, 17408, 0x0, 0x0 },
+    { "distances_f64_d16n32", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_d16n32, sizeof tb_cubin_distances_f64_d16n32,
+      8, 1, 256, 32768, 0x7, 0xc },
     { "distances_f64_d16", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_d16, sizeof tb_cubin_distances_f64_d16,
       8, 1, 256, 32768, 0x7, 0x0 },
     { "distances_f64_n32", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_n32, sizeof tb_cubin_distances_f64_n32,
@@ -47,18 +56,20 @@ const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {
       4, 1, 128, 0, 0x0, 0x0 },
 };
 
-const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.mt=8 f32.tw=16 f32.block=128 f32.warps=8 f32.stages=1 f32.maxnreg=128 f32.shared=65536 f32.variants=d16,n32,any f32.dot.kernel=pairwise_distances_dot f32.dot.min_dim=64 f32.dot.block=64 f32.dot.block_k=32 f32.dot.warps=8 f32.dot.stages=2 f32.dot.shared=18432 f32.dot.variants=d16,n32,any f64.kernel=pairwise_distances f64.mt=4 f64.tw=16 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=32768 f64.variants=d16,n32,any";
+const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.mt=8 f32.tw=16 f32.block=128 f32.warps=8 f32.stages=1 f32.maxnreg=128 f32.shared=65536 f32.variants=d16n32,d16,n32,any f32.dot.kernel=pairwise_distances_dot f32.dot.min_dim=64 f32.dot.block=64 f32.dot.block_k=32 f32.dot.warps=8 f32.dot.stages=2 f32.dot.shared=18432 f32.dot.variants=d16n32,d16,n32,any f64.kernel=pairwise_distances f64.mt=4 f64.tw=16 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=32768 f64.variants=d16n32,d16,n32,any";
 const char tb_schedule_edges[] = "target=sm_90 f32.kernel=threshold_edges f32.mt=4 f32.tw=16 f32.block=64 f32.warps=4 f32.stages=1 f32.shared=8192 f32.variants=d16,any f64.kernel=threshold_edges f64.mt=4 f64.tw=16 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=32768 f64.variants=any";
 const char tb_schedule_image[] = "target=sm_90 f64.kernel=persistence_image f64.block_r=16 f64.block_c=16 f64.block_p=8 f64.warps=4 f64.stages=1 f64.shared=0 f64.variants=any";
 
 /* Every argument a variant assumes divisible or narrows is 8 bytes wide
  * here (a device address or a 64-bit integer; aot/build_kernels.py
- * refuses others). */
+ * refuses others), except a narrowed one once `narrowed`: int32_t. */
 int tb_kernel_fits(int kernel, void *const *args, int narrowed)
 {
     uint32_t mask = tb_kernels[kernel].divisible;
+    const uint32_t int32 = narrowed ? tb_kernels[kernel].int32 : 0;
     for (int k = 0; mask != 0; k++, mask >>= 1)
-        if ((mask & 1) && *(const uint64_t *)args[k] % 16 != 0)
+        if ((mask & 1) && ((int32 >> k) & 1 ? (uint64_t)*(const int32_t *)args[k]
+                                             : *(const uint64_t *)args[k]) % 16 != 0)
             return 0;
     int64_t product = 1;
     mask = tb_kernels[kernel].int32;
@@ -75,6 +86,7 @@ int tb_kernel_fits(int kernel, void *const *args, int narrowed)
 
 /* pairwise_distances (distances.py), MT=8, TW=16, num_warps=8,
  * num_stages=1, sm_90; variants:
+ *   distances_f32_d16n32: xt, out, n % 16 == 0; n * dim < 2^31, passed as int32_t; 65536 bytes of shared memory
  *   distances_f32_d16: xt, out, n % 16 == 0; 65536 bytes of shared memory
  *   distances_f32_n32: n * dim < 2^31, passed as int32_t; 65536 bytes of shared memory
  *   distances_f32: no assumptions; 65536 bytes of shared memory
@@ -91,7 +103,9 @@ tb_curesult tb_launch_distances_f32(const tb_cuda *cu, const tb_cufunction *func
     int32_t dim_32 = (int32_t)dim;
     void *args_32[] = { &xt, &out, &n_32, &dim_32, &root, &tile0, &out0, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_DISTANCES_F32;
-    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16, args, 0))
+    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32, args, 0))
+        k = TB_KERNEL_DISTANCES_F32_D16N32;
+    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16, args, 0))
         k = TB_KERNEL_DISTANCES_F32_D16;
     else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_N32, args, 0))
         k = TB_KERNEL_DISTANCES_F32_N32;
@@ -104,6 +118,7 @@ tb_curesult tb_launch_distances_f32(const tb_cuda *cu, const tb_cufunction *func
 
 /* pairwise_distances_dot (distances_dot.py), BLOCK=64, BLOCK_K=32, num_warps=8,
  * num_stages=2, sm_90; variants:
+ *   distances_dot_f32_d16n32: xt, xs, out, n % 16 == 0; n * dim < 2^31, passed as int32_t; 18432 bytes of shared memory
  *   distances_dot_f32_d16: xt, xs, out, n % 16 == 0; 18432 bytes of shared memory
  *   distances_dot_f32_n32: n * dim < 2^31, passed as int32_t; 17408 bytes of shared memory
  *   distances_dot_f32: no assumptions; 17408 bytes of shared memory
@@ -120,7 +135,9 @@ tb_curesult tb_launch_distances_dot_f32(const tb_cuda *cu, const tb_cufunction *
     int32_t dim_32 = (int32_t)dim;
     void *args_32[] = { &xt, &xs, &out, &n_32, &dim_32, &root, &tile0, &out0, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_DISTANCES_DOT_F32;
-    if (tb_kernel_fits(TB_KERNEL_DISTANCES_DOT_F32_D16, args, 0))
+    if (tb_kernel_fits(TB_KERNEL_DISTANCES_DOT_F32_D16N32, args, 0))
+        k = TB_KERNEL_DISTANCES_DOT_F32_D16N32;
+    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_DOT_F32_D16, args, 0))
         k = TB_KERNEL_DISTANCES_DOT_F32_D16;
     else if (tb_kernel_fits(TB_KERNEL_DISTANCES_DOT_F32_N32, args, 0))
         k = TB_KERNEL_DISTANCES_DOT_F32_N32;
@@ -133,6 +150,7 @@ tb_curesult tb_launch_distances_dot_f32(const tb_cuda *cu, const tb_cufunction *
 
 /* pairwise_distances (distances.py), MT=4, TW=16, num_warps=8,
  * num_stages=1, sm_90; variants:
+ *   distances_f64_d16n32: xt, out, n % 16 == 0; n * dim < 2^31, passed as int32_t; 32768 bytes of shared memory
  *   distances_f64_d16: xt, out, n % 16 == 0; 32768 bytes of shared memory
  *   distances_f64_n32: n * dim < 2^31, passed as int32_t; 32768 bytes of shared memory
  *   distances_f64: no assumptions; 32768 bytes of shared memory
@@ -149,7 +167,9 @@ tb_curesult tb_launch_distances_f64(const tb_cuda *cu, const tb_cufunction *func
     int32_t dim_32 = (int32_t)dim;
     void *args_32[] = { &xt, &out, &n_32, &dim_32, &root, &tile0, &out0, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_DISTANCES_F64;
-    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_D16, args, 0))
+    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_D16N32, args, 0))
+        k = TB_KERNEL_DISTANCES_F64_D16N32;
+    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_D16, args, 0))
         k = TB_KERNEL_DISTANCES_F64_D16;
     else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_N32, args, 0))
         k = TB_KERNEL_DISTANCES_F64_N32;

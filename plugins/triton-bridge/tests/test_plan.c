@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "plan.h"
+#include "tb_kernels.h"
 
 START_TEST(test_condensed_index_is_ripser_order)
 {
@@ -81,6 +82,47 @@ START_TEST(test_float_threshold_selects_same_pairs)
 }
 END_TEST
 
+/* Launch arguments of pairwise_distances (xt, out, n, dim, root, tile0,
+ * out0, two scratch pointers), at full width as the stubs receive them. */
+static int fits_distances(int kernel, uint64_t xt, int64_t n, int64_t dim)
+{
+    uint64_t out = 4096, scratch = 0;
+    int32_t root = 1;
+    int64_t tile0 = 0, out0 = 0;
+    void *args[] = {&xt, &out, &n, &dim, &root, &tile0, &out0, &scratch, &scratch};
+    return tb_kernel_fits(kernel, args, 0);
+}
+
+START_TEST(test_variants_fit_only_their_arguments)
+{
+    /* The stub takes the first variant that fits: aligned and small means
+     * d16n32, the JIT's own specialization on the plugin's padded layout. */
+    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_D16N32, 256, 65536, 3));
+    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_D16, 256, 65536, 3));
+    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_N32, 256, 65536, 3));
+    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32, 256, 65536, 3));
+    /* n not a multiple of 16, or a misaligned pointer: no d16 of any kind. */
+    ck_assert(!fits_distances(TB_KERNEL_DISTANCES_F32_D16N32, 256, 65535, 3));
+    ck_assert(!fits_distances(TB_KERNEL_DISTANCES_F32_D16N32, 260, 65536, 3));
+    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_N32, 260, 65535, 3));
+    /* n * dim at 2^31: no 32-bit variant, aligned or not. */
+    ck_assert(!fits_distances(TB_KERNEL_DISTANCES_F32_D16N32, 256, 1 << 27, 16));
+    ck_assert(!fits_distances(TB_KERNEL_DISTANCES_F32_N32, 256, 1 << 27, 16));
+    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_D16, 256, 1 << 27, 16));
+    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_D16N32, 256, 1 << 27, 15));
+
+    /* As launched (narrowed): n and dim are int32_t in the argument array. */
+    uint64_t xt = 256, out = 4096, scratch = 0;
+    int32_t n32 = 4096, dim32 = 5, root = 1;
+    int64_t tile0 = 0, out0 = 0;
+    void *args32[] = {&xt, &out, &n32, &dim32, &root, &tile0, &out0, &scratch, &scratch};
+    ck_assert(tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32, args32, 1));
+    n32 = 4095;
+    ck_assert(!tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32, args32, 1));
+    ck_assert(tb_kernel_fits(TB_KERNEL_DISTANCES_F32_N32, args32, 1));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("triton_bridge_plan");
@@ -89,6 +131,7 @@ int main(void)
     tcase_add_test(tc, test_bands_cover_the_triangle_once);
     tcase_add_test(tc, test_one_band_when_everything_fits);
     tcase_add_test(tc, test_float_threshold_selects_same_pairs);
+    tcase_add_test(tc, test_variants_fit_only_their_arguments);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

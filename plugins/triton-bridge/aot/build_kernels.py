@@ -97,7 +97,7 @@ KERNELS_SPEC = [
         "module": "distances_dot", "kernel": "pairwise_distances_dot",
         "signature": [("xt", "*fp32"), ("xs", "*fp32"), ("out", "*fp32"), ("n", "i64"),
                       ("dim", "i64"), ("root", "i32"), ("tile0", "i64"), ("out0", "i64")],
-        "constexprs": {"BLOCK": 64, "BLOCK_K": 32}, "num_warps": 8, "num_stages": 2,
+        "constexprs": {"BLOCK": 64, "BLOCK_K": 32}, "num_warps": 4, "num_stages": 2,
         "min_dim": 64,
         "variants": {"d16n32": {"divisible": ["xt", "xs", "out", "n"], "int32": ["n", "dim"]},
                      "d16": {"divisible": ["xt", "xs", "out", "n"]},

@@ -8,10 +8,10 @@ extern const unsigned char tb_cubin_distances_f32_d16n32[53096];
 extern const unsigned char tb_cubin_distances_f32_d16[53232];
 extern const unsigned char tb_cubin_distances_f32_n32[50920];
 extern const unsigned char tb_cubin_distances_f32[51056];
-extern const unsigned char tb_cubin_distances_dot_f32_d16n32[43888];
-extern const unsigned char tb_cubin_distances_dot_f32_d16[44536];
-extern const unsigned char tb_cubin_distances_dot_f32_n32[44656];
-extern const unsigned char tb_cubin_distances_dot_f32[45048];
+extern const unsigned char tb_cubin_distances_dot_f32_d16n32[70768];
+extern const unsigned char tb_cubin_distances_dot_f32_d16[72440];
+extern const unsigned char tb_cubin_distances_dot_f32_n32[76272];
+extern const unsigned char tb_cubin_distances_dot_f32[79224];
 extern const unsigned char tb_cubin_distances_f64_d16n32[25832];
 extern const unsigned char tb_cubin_distances_f64_d16[25968];
 extern const unsigned char tb_cubin_distances_f64_n32[26216];
@@ -31,13 +31,13 @@ const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {
     { "distances_f32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32, sizeof tb_cubin_distances_f32,
       8, 1, 256, 65536, 0x0, 0x0 },
     { "distances_dot_f32_d16n32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_d16n32, sizeof tb_cubin_distances_dot_f32_d16n32,
-      8, 2, 256, 18432, 0xf, 0x18 },
+      4, 2, 128, 17408, 0xf, 0x18 },
     { "distances_dot_f32_d16", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_d16, sizeof tb_cubin_distances_dot_f32_d16,
-      8, 2, 256, 18432, 0xf, 0x0 },
+      4, 2, 128, 17408, 0xf, 0x0 },
     { "distances_dot_f32_n32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_n32, sizeof tb_cubin_distances_dot_f32_n32,
-      8, 2, 256, 17408, 0x0, 0x18 },
+      4, 2, 128, 16896, 0x0, 0x18 },
     { "distances_dot_f32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32, sizeof tb_cubin_distances_dot_f32,
-      8, 2, 256, 17408, 0x0, 0x0 },
+      4, 2, 128, 16896, 0x0, 0x0 },
     { "distances_f64_d16n32", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_d16n32, sizeof tb_cubin_distances_f64_d16n32,
       8, 1, 256, 32768, 0x7, 0xc },
     { "distances_f64_d16", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_d16, sizeof tb_cubin_distances_f64_d16,
@@ -56,7 +56,7 @@ const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {
       4, 1, 128, 0, 0x0, 0x0 },
 };
 
-const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.mt=8 f32.tw=16 f32.block=128 f32.warps=8 f32.stages=1 f32.maxnreg=128 f32.shared=65536 f32.variants=d16n32,d16,n32,any f32.dot.kernel=pairwise_distances_dot f32.dot.min_dim=64 f32.dot.block=64 f32.dot.block_k=32 f32.dot.warps=8 f32.dot.stages=2 f32.dot.shared=18432 f32.dot.variants=d16n32,d16,n32,any f64.kernel=pairwise_distances f64.mt=4 f64.tw=16 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=32768 f64.variants=d16n32,d16,n32,any";
+const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.mt=8 f32.tw=16 f32.block=128 f32.warps=8 f32.stages=1 f32.maxnreg=128 f32.shared=65536 f32.variants=d16n32,d16,n32,any f32.dot.kernel=pairwise_distances_dot f32.dot.min_dim=64 f32.dot.block=64 f32.dot.block_k=32 f32.dot.warps=4 f32.dot.stages=2 f32.dot.shared=17408 f32.dot.variants=d16n32,d16,n32,any f64.kernel=pairwise_distances f64.mt=4 f64.tw=16 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=32768 f64.variants=d16n32,d16,n32,any";
 const char tb_schedule_edges[] = "target=sm_90 f32.kernel=threshold_edges f32.mt=4 f32.tw=16 f32.block=64 f32.warps=4 f32.stages=1 f32.shared=8192 f32.variants=d16,any f64.kernel=threshold_edges f64.mt=4 f64.tw=16 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=32768 f64.variants=any";
 const char tb_schedule_image[] = "target=sm_90 f64.kernel=persistence_image f64.block_r=16 f64.block_c=16 f64.block_p=8 f64.warps=4 f64.stages=1 f64.shared=0 f64.variants=any";
 
@@ -116,12 +116,12 @@ tb_curesult tb_launch_distances_f32(const tb_cuda *cu, const tb_cufunction *func
                               tb_kernels[k].int32 != 0 ? args_32 : args, NULL);
 }
 
-/* pairwise_distances_dot (distances_dot.py), BLOCK=64, BLOCK_K=32, num_warps=8,
+/* pairwise_distances_dot (distances_dot.py), BLOCK=64, BLOCK_K=32, num_warps=4,
  * num_stages=2, sm_90; variants:
- *   distances_dot_f32_d16n32: xt, xs, out, n % 16 == 0; n * dim < 2^31, passed as int32_t; 18432 bytes of shared memory
- *   distances_dot_f32_d16: xt, xs, out, n % 16 == 0; 18432 bytes of shared memory
- *   distances_dot_f32_n32: n * dim < 2^31, passed as int32_t; 17408 bytes of shared memory
- *   distances_dot_f32: no assumptions; 17408 bytes of shared memory
+ *   distances_dot_f32_d16n32: xt, xs, out, n % 16 == 0; n * dim < 2^31, passed as int32_t; 17408 bytes of shared memory
+ *   distances_dot_f32_d16: xt, xs, out, n % 16 == 0; 17408 bytes of shared memory
+ *   distances_dot_f32_n32: n * dim < 2^31, passed as int32_t; 16896 bytes of shared memory
+ *   distances_dot_f32: no assumptions; 16896 bytes of shared memory
  */
 tb_curesult tb_launch_distances_dot_f32(const tb_cuda *cu, const tb_cufunction *functions,
         tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,

@@ -88,7 +88,9 @@ KERNELS_SPEC = [
         "signature": [("xt", "*fp32"), ("out", "*fp32"), ("n", "i64"), ("dim", "i64"),
                       ("root", "i32"), ("tile0", "i64"), ("out0", "i64")],
         "constexprs": {"MT": 8, "TW": 16}, "num_warps": 8, "num_stages": 1, "maxnreg": 128,
-        "variants": {"d16n32": {"divisible": ["xt", "out", "n"], "int32": ["n", "dim"]},
+        "variants": {"d16n32r1": {"divisible": ["xt", "out", "n"], "int32": ["n", "dim"],
+                                  "one": ["root"]},
+                     "d16n32": {"divisible": ["xt", "out", "n"], "int32": ["n", "dim"]},
                      "d16": {"divisible": ["xt", "out", "n"]}, "n32": {"int32": ["n", "dim"]},
                      "": {}},
     },
@@ -150,7 +152,8 @@ KERNELS_SPEC = [
 def expand_variants(kernels):
     """One spec per compiled variant: name "<kernel>" or "<kernel>_<suffix>",
     `base` the kernel's name, `divisible` the arguments assumed % 16 == 0,
-    `int32` the 64-bit integer arguments passed as 32-bit ones, `signature`
+    `int32` the 64-bit integer arguments passed as 32-bit ones, `one` the
+    32-bit ones compiled in as the constant 1 (and not passed), `signature`
     with those arguments' types narrowed."""
     specs = []
     for k in kernels:
@@ -161,9 +164,14 @@ def expand_variants(kernels):
             raise SystemExit(f"{k['name']}: the last variant must assume nothing")
         narrowed = {a for v in k["variants"].values() for a in v.get("int32", [])}
         for suffix, assumes in k["variants"].items():
-            if set(assumes) - {"divisible", "int32"}:
+            if set(assumes) - {"divisible", "int32", "one"}:
                 raise SystemExit(f"{k['name']}_{suffix}: unknown assumption {sorted(assumes)}")
             divisible, int32 = assumes.get("divisible", []), assumes.get("int32", [])
+            one = assumes.get("one", [])
+            for a in one:
+                if types[a] != "i32":
+                    raise SystemExit(f"{k['name']}_{suffix}: {a} ({types[a]}) cannot be "
+                                     "compiled in as 1 (32-bit integers only)")
             for a in divisible:
                 if not (types[a].startswith("*") or types[a] in ("i64", "u64")):
                     raise SystemExit(f"{k['name']}: {a} ({types[a]}) cannot carry a divisibility "
@@ -179,6 +187,8 @@ def expand_variants(kernels):
             spec["divisible_mask"] = sum(1 << arg_names.index(a) for a in divisible)
             spec["int32"] = list(int32)
             spec["int32_mask"] = sum(1 << arg_names.index(a) for a in int32)
+            spec["one"] = list(one)
+            spec["one_mask"] = sum(1 << arg_names.index(a) for a in one)
             spec["wide_signature"] = k["signature"]
             spec["signature"] = [(a, "i32" if a in int32 else t) for a, t in k["signature"]]
             specs.append(spec)
@@ -219,7 +229,8 @@ def compile_spec(spec):
 
     module = importlib.import_module(spec["module"])
     fn = getattr(module, spec["kernel"])
-    signature = {name: ty for name, ty in spec["signature"]}
+    signature = {name: ("constexpr" if name in spec["one"] else ty)
+                 for name, ty in spec["signature"]}
     for name in spec["constexprs"]:
         signature[name] = "constexpr"
     if list(signature) != list(fn.arg_names):
@@ -228,7 +239,8 @@ def compile_spec(spec):
     # The attributes Triton's JIT gives an argument it finds divisible by 16.
     names = [n for n, _ in spec["signature"]]
     attrs = {(names.index(a),): [["tt.divisibility", 16]] for a in spec["divisible"]}
-    src = ASTSource(fn=fn, signature=signature, constexprs=dict(spec["constexprs"]), attrs=attrs)
+    constexprs = dict(spec["constexprs"], **{name: 1 for name in spec["one"]})
+    src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
     target = GPUTarget("cuda", TARGET_ARCH, WARP_SIZE)
     backend = triton.compiler.make_backend(target)
     options = backend.parse_options(dict(COMPILE_OPTIONS, num_warps=spec["num_warps"],
@@ -326,6 +338,9 @@ def emit(out_dir, compiled):
          "    /* Bit k set: argument k (a 64-bit integer in the launch stub) is passed\n"
          "     * as a 32-bit one; the product of these arguments is below 2^31. */\n"
          "    uint32_t int32;\n"
+         "    /* Bit k set: argument k (a 32-bit integer) is compiled in as 1 and\n"
+         "     * left out of the arguments the variant is launched with. */\n"
+         "    uint32_t one;\n"
          "} tb_kernel_spec;\n\n",
          "enum {\n"]
     for spec in specs:
@@ -335,9 +350,11 @@ def emit(out_dir, compiled):
     h.append("/* Whether the launch arguments `args` (as for cuLaunchKernel) meet the\n"
              " * assumptions tb_kernels[kernel] was compiled under: the divisibility of\n"
              " * the arguments in `divisible`, and for those in `int32`, values >= 0\n"
-             " * whose product is below 2^31. With `narrowed` 0 every integer in args is\n"
-             " * at its full width (as the launch stubs receive them); otherwise the\n"
-             " * `int32` arguments are int32_t (as the variant is launched). */\n"
+             " * whose product is below 2^31, and the arguments in `one` equal to 1.\n"
+             " * `args` has every argument of the kernel's signature. With `narrowed`\n"
+             " * 0 every integer in args is at its full width (as the launch stubs\n"
+             " * receive them); otherwise the `int32` arguments are int32_t (as the\n"
+             " * variant is launched). */\n"
              "int tb_kernel_fits(int kernel, void *const *args, int narrowed);\n\n")
     h.append("/* Block sizes compiled into each kernel (the host tiles the work by them;\n"
              " * every variant of a kernel has the same). */\n")
@@ -370,13 +387,17 @@ def emit(out_dir, compiled):
         h.append(proto + ";\n")
         # Triton appends two pointer arguments (global and profile scratch) to
         # every kernel; these kernels need neither (checked above), so NULL.
-        args = ", ".join([f"&{n}" for n, _ in spec["signature"]] +
-                         ["&global_scratch", "&profile_scratch"])
-        narrowed = sorted({a for v, _ in variants for a in v["int32"]},
-                          key=[n for n, _ in spec["signature"]].index)
-        args32 = ", ".join([f"&{n}_32" if n in narrowed else f"&{n}"
-                            for n, _ in spec["signature"]] +
-                           ["&global_scratch", "&profile_scratch"])
+        names = [n for n, _ in spec["wide_signature"]]
+        narrowed = sorted({a for v, _ in variants for a in v["int32"]}, key=names.index)
+
+        def arg_array(v):
+            """(C name, initialiser) of the argument array variant v is
+            launched with: narrowed integers as int32_t copies, `one`
+            arguments left out."""
+            tag = ("_32" if v["int32"] else "") + "".join(f"_no_{a}" for a in v["one"])
+            items = [f"&{n}_32" if v["int32"] and n in narrowed else f"&{n}"
+                     for n in names if n not in v["one"]]
+            return "args" + tag, ", ".join(items + ["&global_scratch", "&profile_scratch"])
         consts = ", ".join(f"{k}={v}" for k, v in spec["constexprs"].items())
         lines = [f"/* {spec['kernel']} ({spec['module']}.py), {consts}, num_warps={spec['num_warps']},\n"
                  f" * num_stages={spec['num_stages']}, {target_name}; variants:\n"]
@@ -386,27 +407,35 @@ def emit(out_dir, compiled):
                 what.append(", ".join(v["divisible"]) + " % 16 == 0")
             if v["int32"]:
                 what.append(" * ".join(v["int32"]) + " < 2^31, passed as int32_t")
+            if v["one"]:
+                what.append(", ".join(v["one"]) + " == 1, compiled in")
             what = "; ".join(what) or "no assumptions"
             lines.append(f" *   {v['name']}: {what}; {md.shared} bytes of shared memory\n")
         lines.append(f" */\n{proto}\n{{\n"
                      f"    if (gx == 0 || gy == 0 || gz == 0)\n"
                      f"        return TB_CUDA_SUCCESS;\n"
-                     f"    tb_cudeviceptr global_scratch = 0, profile_scratch = 0;\n"
-                     f"    void *args[] = {{ {args} }};\n")
+                     f"    tb_cudeviceptr global_scratch = 0, profile_scratch = 0;\n")
         if narrowed:
-            lines.append("".join(f"    int32_t {a}_32 = (int32_t){a};\n" for a in narrowed) +
-                         f"    void *args_32[] = {{ {args32} }};\n")
-        ids = [f"TB_KERNEL_{v['name'].upper()}" for v, _ in variants]
-        lines.append(f"    int k = {ids[-1]};\n")
-        for n_, kid in enumerate(ids[:-1]):
-            lines.append(f"    {'else ' if n_ else ''}if (tb_kernel_fits({kid}, args, 0))\n"
-                         f"        k = {kid};\n")
-        pass_args = "tb_kernels[k].int32 != 0 ? args_32 : args" if narrowed else "args"
+            lines.append("".join(f"    int32_t {a}_32 = (int32_t){a};\n" for a in narrowed))
+        arrays = {}
+        for v, _ in [(variants[-1][0], None)] + variants[:-1]:  # "args" (the generic) first
+            name, init = arg_array(v)
+            if name not in arrays:
+                arrays[name] = init
+                lines.append(f"    void *{name}[] = {{ {init} }};\n")
+        ids = [(f"TB_KERNEL_{v['name'].upper()}", arg_array(v)[0]) for v, _ in variants]
+        lines.append(f"    int k = {ids[-1][0]};\n"
+                     f"    void **launch_args = {ids[-1][1]};\n")
+        for n_, (kid, arr) in enumerate(ids[:-1]):
+            lines.append(f"    {'else ' if n_ else ''}if (tb_kernel_fits({kid}, args, 0)) {{\n"
+                         f"        k = {kid};\n"
+                         f"        launch_args = {arr};\n"
+                         f"    }}\n")
         lines.append(f"    if (variant != NULL)\n"
                      f"        *variant = k;\n"
                      f"    return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, "
                      f"1, 1,\n                              tb_kernels[k].shared, stream,\n"
-                     f"                              {pass_args}, NULL);\n"
+                     f"                              launch_args, NULL);\n"
                      f"}}\n\n")
         c_stubs.append("".join(lines))
     h.append("\n#endif /* TB_KERNELS_H */\n")
@@ -420,7 +449,8 @@ def emit(out_dir, compiled):
         c.append(f"    {{ \"{spec['name']}\", \"{spec['base']}\", \"{md.name}\", "
                  f"tb_cubin_{spec['name']}, sizeof tb_cubin_{spec['name']},\n"
                  f"      {spec['num_warps']}, {spec['num_stages']}, {spec['num_warps'] * WARP_SIZE}, "
-                 f"{md.shared}, 0x{spec['divisible_mask']:x}, 0x{spec['int32_mask']:x} }},\n")
+                 f"{md.shared}, 0x{spec['divisible_mask']:x}, 0x{spec['int32_mask']:x}, "
+                 f"0x{spec['one_mask']:x} }},\n")
     c.append("};\n\n")
     for op, texts in ops.items():
         c.append(f"const char tb_schedule_{op}[] = \"target={target_name} " + " ".join(texts) +
@@ -445,6 +475,10 @@ def emit(out_dir, compiled):
              "            return 0;\n"
              "        product *= v;\n"
              "    }\n"
+             "    mask = tb_kernels[kernel].one;\n"
+             "    for (int k = 0; mask != 0; k++, mask >>= 1)\n"
+             "        if ((mask & 1) && *(const int32_t *)args[k] != 1)\n"
+             "            return 0;\n"
              "    return 1;\n}\n\n")
     c.extend(c_stubs)
     files["tb_kernels.c"] = "".join(c)
@@ -472,6 +506,7 @@ def emit(out_dir, compiled):
             "signature": [f"{n}:{t}" for n, t in spec["signature"]],
             "divisible_by_16": spec["divisible"],
             "int32": spec["int32"],
+            "one": spec["one"],
             "constexprs": spec["constexprs"],
             "num_warps": spec["num_warps"],
             "num_stages": spec["num_stages"],

@@ -285,7 +285,9 @@ class Cubins:
                 "fp64": ctypes.c_double}
         vals = []
         for a, sig in zip(args, md["signature"]):
-            ty = sig.split(":")[1]
+            arg, ty = sig.split(":")
+            if arg in md.get("one", []):
+                continue  # compiled in as 1, not passed (a must be 1 then)
             vals.append(c_uint64(a.data_ptr()) if ty.startswith("*") else conv[ty](a))
         vals += [c_uint64(0), c_uint64(0)]  # Triton's global and profile scratch
         params = (c_void_p * len(vals))(*[ctypes.addressof(v) for v in vals])

@@ -4,6 +4,7 @@
 /* clang-format off */
 #include "tb_kernels.h"
 
+extern const unsigned char tb_cubin_distances_f32_d16n32r1[50528];
 extern const unsigned char tb_cubin_distances_f32_d16n32[53096];
 extern const unsigned char tb_cubin_distances_f32_d16[53232];
 extern const unsigned char tb_cubin_distances_f32_n32[50920];
@@ -22,41 +23,43 @@ extern const unsigned char tb_cubin_edges_f64[42640];
 extern const unsigned char tb_cubin_image_f64[93448];
 
 const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {
+    { "distances_f32_d16n32r1", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_d16n32r1, sizeof tb_cubin_distances_f32_d16n32r1,
+      8, 1, 256, 65536, 0x7, 0xc, 0x10 },
     { "distances_f32_d16n32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_d16n32, sizeof tb_cubin_distances_f32_d16n32,
-      8, 1, 256, 65536, 0x7, 0xc },
+      8, 1, 256, 65536, 0x7, 0xc, 0x0 },
     { "distances_f32_d16", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_d16, sizeof tb_cubin_distances_f32_d16,
-      8, 1, 256, 65536, 0x7, 0x0 },
+      8, 1, 256, 65536, 0x7, 0x0, 0x0 },
     { "distances_f32_n32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_n32, sizeof tb_cubin_distances_f32_n32,
-      8, 1, 256, 65536, 0x0, 0xc },
+      8, 1, 256, 65536, 0x0, 0xc, 0x0 },
     { "distances_f32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32, sizeof tb_cubin_distances_f32,
-      8, 1, 256, 65536, 0x0, 0x0 },
+      8, 1, 256, 65536, 0x0, 0x0, 0x0 },
     { "distances_dot_f32_d16n32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_d16n32, sizeof tb_cubin_distances_dot_f32_d16n32,
-      4, 2, 128, 17408, 0xf, 0x18 },
+      4, 2, 128, 17408, 0xf, 0x18, 0x0 },
     { "distances_dot_f32_d16", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_d16, sizeof tb_cubin_distances_dot_f32_d16,
-      4, 2, 128, 17408, 0xf, 0x0 },
+      4, 2, 128, 17408, 0xf, 0x0, 0x0 },
     { "distances_dot_f32_n32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_n32, sizeof tb_cubin_distances_dot_f32_n32,
-      4, 2, 128, 16896, 0x0, 0x18 },
+      4, 2, 128, 16896, 0x0, 0x18, 0x0 },
     { "distances_dot_f32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32, sizeof tb_cubin_distances_dot_f32,
-      4, 2, 128, 16896, 0x0, 0x0 },
+      4, 2, 128, 16896, 0x0, 0x0, 0x0 },
     { "distances_f64_d16n32", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_d16n32, sizeof tb_cubin_distances_f64_d16n32,
-      8, 1, 256, 32768, 0x7, 0xc },
+      8, 1, 256, 32768, 0x7, 0xc, 0x0 },
     { "distances_f64_d16", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_d16, sizeof tb_cubin_distances_f64_d16,
-      8, 1, 256, 32768, 0x7, 0x0 },
+      8, 1, 256, 32768, 0x7, 0x0, 0x0 },
     { "distances_f64_n32", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_n32, sizeof tb_cubin_distances_f64_n32,
-      8, 1, 256, 32768, 0x0, 0xc },
+      8, 1, 256, 32768, 0x0, 0xc, 0x0 },
     { "distances_f64", "distances_f64", "pairwise_distances", tb_cubin_distances_f64, sizeof tb_cubin_distances_f64,
-      8, 1, 256, 32768, 0x0, 0x0 },
+      8, 1, 256, 32768, 0x0, 0x0, 0x0 },
     { "edges_f32_d16", "edges_f32", "threshold_edges", tb_cubin_edges_f32_d16, sizeof tb_cubin_edges_f32_d16,
-      4, 1, 128, 8192, 0x3c3, 0x0 },
+      4, 1, 128, 8192, 0x3c3, 0x0, 0x0 },
     { "edges_f32", "edges_f32", "threshold_edges", tb_cubin_edges_f32, sizeof tb_cubin_edges_f32,
-      4, 1, 128, 8192, 0x0, 0x0 },
+      4, 1, 128, 8192, 0x0, 0x0, 0x0 },
     { "edges_f64", "edges_f64", "threshold_edges", tb_cubin_edges_f64, sizeof tb_cubin_edges_f64,
-      8, 1, 256, 32768, 0x0, 0x0 },
+      8, 1, 256, 32768, 0x0, 0x0, 0x0 },
     { "image_f64", "image_f64", "persistence_image", tb_cubin_image_f64, sizeof tb_cubin_image_f64,
-      4, 1, 128, 0, 0x0, 0x0 },
+      4, 1, 128, 0, 0x0, 0x0, 0x0 },
 };
 
-const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.mt=8 f32.tw=16 f32.block=128 f32.warps=8 f32.stages=1 f32.maxnreg=128 f32.shared=65536 f32.variants=d16n32,d16,n32,any f32.dot.kernel=pairwise_distances_dot f32.dot.min_dim=64 f32.dot.block=64 f32.dot.block_k=32 f32.dot.warps=4 f32.dot.stages=2 f32.dot.shared=17408 f32.dot.variants=d16n32,d16,n32,any f64.kernel=pairwise_distances f64.mt=4 f64.tw=16 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=32768 f64.variants=d16n32,d16,n32,any";
+const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.mt=8 f32.tw=16 f32.block=128 f32.warps=8 f32.stages=1 f32.maxnreg=128 f32.shared=65536 f32.variants=d16n32r1,d16n32,d16,n32,any f32.dot.kernel=pairwise_distances_dot f32.dot.min_dim=64 f32.dot.block=64 f32.dot.block_k=32 f32.dot.warps=4 f32.dot.stages=2 f32.dot.shared=17408 f32.dot.variants=d16n32,d16,n32,any f64.kernel=pairwise_distances f64.mt=4 f64.tw=16 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=32768 f64.variants=d16n32,d16,n32,any";
 const char tb_schedule_edges[] = "target=sm_90 f32.kernel=threshold_edges f32.mt=4 f32.tw=16 f32.block=64 f32.warps=4 f32.stages=1 f32.shared=8192 f32.variants=d16,any f64.kernel=threshold_edges f64.mt=4 f64.tw=16 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=32768 f64.variants=any";
 const char tb_schedule_image[] = "target=sm_90 f64.kernel=persistence_image f64.block_r=16 f64.block_c=16 f64.block_p=8 f64.warps=4 f64.stages=1 f64.shared=0 f64.variants=any";
 
@@ -81,11 +84,16 @@ int tb_kernel_fits(int kernel, void *const *args, int narrowed)
             return 0;
         product *= v;
     }
+    mask = tb_kernels[kernel].one;
+    for (int k = 0; mask != 0; k++, mask >>= 1)
+        if ((mask & 1) && *(const int32_t *)args[k] != 1)
+            return 0;
     return 1;
 }
 
 /* pairwise_distances (distances.py), MT=8, TW=16, num_warps=8,
  * num_stages=1, sm_90; variants:
+ *   distances_f32_d16n32r1: xt, out, n % 16 == 0; n * dim < 2^31, passed as int32_t; root == 1, compiled in; 65536 bytes of shared memory
  *   distances_f32_d16n32: xt, out, n % 16 == 0; n * dim < 2^31, passed as int32_t; 65536 bytes of shared memory
  *   distances_f32_d16: xt, out, n % 16 == 0; 65536 bytes of shared memory
  *   distances_f32_n32: n * dim < 2^31, passed as int32_t; 65536 bytes of shared memory
@@ -98,22 +106,34 @@ tb_curesult tb_launch_distances_f32(const tb_cuda *cu, const tb_cufunction *func
     if (gx == 0 || gy == 0 || gz == 0)
         return TB_CUDA_SUCCESS;
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
-    void *args[] = { &xt, &out, &n, &dim, &root, &tile0, &out0, &global_scratch, &profile_scratch };
     int32_t n_32 = (int32_t)n;
     int32_t dim_32 = (int32_t)dim;
+    void *args[] = { &xt, &out, &n, &dim, &root, &tile0, &out0, &global_scratch, &profile_scratch };
+    void *args_32_no_root[] = { &xt, &out, &n_32, &dim_32, &tile0, &out0, &global_scratch, &profile_scratch };
     void *args_32[] = { &xt, &out, &n_32, &dim_32, &root, &tile0, &out0, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_DISTANCES_F32;
-    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32, args, 0))
+    void **launch_args = args;
+    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32R1, args, 0)) {
+        k = TB_KERNEL_DISTANCES_F32_D16N32R1;
+        launch_args = args_32_no_root;
+    }
+    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32, args, 0)) {
         k = TB_KERNEL_DISTANCES_F32_D16N32;
-    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16, args, 0))
+        launch_args = args_32;
+    }
+    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16, args, 0)) {
         k = TB_KERNEL_DISTANCES_F32_D16;
-    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_N32, args, 0))
+        launch_args = args;
+    }
+    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_N32, args, 0)) {
         k = TB_KERNEL_DISTANCES_F32_N32;
+        launch_args = args_32;
+    }
     if (variant != NULL)
         *variant = k;
     return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
                               tb_kernels[k].shared, stream,
-                              tb_kernels[k].int32 != 0 ? args_32 : args, NULL);
+                              launch_args, NULL);
 }
 
 /* pairwise_distances_dot (distances_dot.py), BLOCK=64, BLOCK_K=32, num_warps=4,
@@ -130,22 +150,29 @@ tb_curesult tb_launch_distances_dot_f32(const tb_cuda *cu, const tb_cufunction *
     if (gx == 0 || gy == 0 || gz == 0)
         return TB_CUDA_SUCCESS;
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
-    void *args[] = { &xt, &xs, &out, &n, &dim, &root, &tile0, &out0, &global_scratch, &profile_scratch };
     int32_t n_32 = (int32_t)n;
     int32_t dim_32 = (int32_t)dim;
+    void *args[] = { &xt, &xs, &out, &n, &dim, &root, &tile0, &out0, &global_scratch, &profile_scratch };
     void *args_32[] = { &xt, &xs, &out, &n_32, &dim_32, &root, &tile0, &out0, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_DISTANCES_DOT_F32;
-    if (tb_kernel_fits(TB_KERNEL_DISTANCES_DOT_F32_D16N32, args, 0))
+    void **launch_args = args;
+    if (tb_kernel_fits(TB_KERNEL_DISTANCES_DOT_F32_D16N32, args, 0)) {
         k = TB_KERNEL_DISTANCES_DOT_F32_D16N32;
-    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_DOT_F32_D16, args, 0))
+        launch_args = args_32;
+    }
+    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_DOT_F32_D16, args, 0)) {
         k = TB_KERNEL_DISTANCES_DOT_F32_D16;
-    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_DOT_F32_N32, args, 0))
+        launch_args = args;
+    }
+    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_DOT_F32_N32, args, 0)) {
         k = TB_KERNEL_DISTANCES_DOT_F32_N32;
+        launch_args = args_32;
+    }
     if (variant != NULL)
         *variant = k;
     return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
                               tb_kernels[k].shared, stream,
-                              tb_kernels[k].int32 != 0 ? args_32 : args, NULL);
+                              launch_args, NULL);
 }
 
 /* pairwise_distances (distances.py), MT=4, TW=16, num_warps=8,
@@ -162,22 +189,29 @@ tb_curesult tb_launch_distances_f64(const tb_cuda *cu, const tb_cufunction *func
     if (gx == 0 || gy == 0 || gz == 0)
         return TB_CUDA_SUCCESS;
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
-    void *args[] = { &xt, &out, &n, &dim, &root, &tile0, &out0, &global_scratch, &profile_scratch };
     int32_t n_32 = (int32_t)n;
     int32_t dim_32 = (int32_t)dim;
+    void *args[] = { &xt, &out, &n, &dim, &root, &tile0, &out0, &global_scratch, &profile_scratch };
     void *args_32[] = { &xt, &out, &n_32, &dim_32, &root, &tile0, &out0, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_DISTANCES_F64;
-    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_D16N32, args, 0))
+    void **launch_args = args;
+    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_D16N32, args, 0)) {
         k = TB_KERNEL_DISTANCES_F64_D16N32;
-    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_D16, args, 0))
+        launch_args = args_32;
+    }
+    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_D16, args, 0)) {
         k = TB_KERNEL_DISTANCES_F64_D16;
-    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_N32, args, 0))
+        launch_args = args;
+    }
+    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_N32, args, 0)) {
         k = TB_KERNEL_DISTANCES_F64_N32;
+        launch_args = args_32;
+    }
     if (variant != NULL)
         *variant = k;
     return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
                               tb_kernels[k].shared, stream,
-                              tb_kernels[k].int32 != 0 ? args_32 : args, NULL);
+                              launch_args, NULL);
 }
 
 /* threshold_edges (edges.py), MT=4, TW=16, num_warps=4,
@@ -194,13 +228,16 @@ tb_curesult tb_launch_edges_f32(const tb_cuda *cu, const tb_cufunction *function
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
     void *args[] = { &xt, &n, &dim, &root, &thr, &tile0, &ei, &ej, &ed, &counter, &capacity, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_EDGES_F32;
-    if (tb_kernel_fits(TB_KERNEL_EDGES_F32_D16, args, 0))
+    void **launch_args = args;
+    if (tb_kernel_fits(TB_KERNEL_EDGES_F32_D16, args, 0)) {
         k = TB_KERNEL_EDGES_F32_D16;
+        launch_args = args;
+    }
     if (variant != NULL)
         *variant = k;
     return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
                               tb_kernels[k].shared, stream,
-                              args, NULL);
+                              launch_args, NULL);
 }
 
 /* threshold_edges (edges.py), MT=4, TW=16, num_warps=8,
@@ -216,11 +253,12 @@ tb_curesult tb_launch_edges_f64(const tb_cuda *cu, const tb_cufunction *function
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
     void *args[] = { &xt, &n, &dim, &root, &thr, &tile0, &ei, &ej, &ed, &counter, &capacity, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_EDGES_F64;
+    void **launch_args = args;
     if (variant != NULL)
         *variant = k;
     return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
                               tb_kernels[k].shared, stream,
-                              args, NULL);
+                              launch_args, NULL);
 }
 
 /* persistence_image (image.py), BLOCK_R=16, BLOCK_C=16, BLOCK_P=8, num_warps=4,
@@ -236,10 +274,11 @@ tb_curesult tb_launch_image_f64(const tb_cuda *cu, const tb_cufunction *function
     tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
     void *args[] = { &pairs, &offsets, &out, &diag0, &tile0, &width, &height, &birth_min, &db, &pers_min, &dp, &s, &weight_mode, &weight_max, &weight_power, &infinite_mode, &clip_death, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_IMAGE_F64;
+    void **launch_args = args;
     if (variant != NULL)
         *variant = k;
     return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
                               tb_kernels[k].shared, stream,
-                              args, NULL);
+                              launch_args, NULL);
 }
 

@@ -30,9 +30,13 @@ typedef struct tb_kernel_spec {
     /* Bit k set: argument k (a 64-bit integer in the launch stub) is passed
      * as a 32-bit one; the product of these arguments is below 2^31. */
     uint32_t int32;
+    /* Bit k set: argument k (a 32-bit integer) is compiled in as 1 and
+     * left out of the arguments the variant is launched with. */
+    uint32_t one;
 } tb_kernel_spec;
 
 enum {
+    TB_KERNEL_DISTANCES_F32_D16N32R1,
     TB_KERNEL_DISTANCES_F32_D16N32,
     TB_KERNEL_DISTANCES_F32_D16,
     TB_KERNEL_DISTANCES_F32_N32,
@@ -57,9 +61,11 @@ extern const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT];
 /* Whether the launch arguments `args` (as for cuLaunchKernel) meet the
  * assumptions tb_kernels[kernel] was compiled under: the divisibility of
  * the arguments in `divisible`, and for those in `int32`, values >= 0
- * whose product is below 2^31. With `narrowed` 0 every integer in args is
- * at its full width (as the launch stubs receive them); otherwise the
- * `int32` arguments are int32_t (as the variant is launched). */
+ * whose product is below 2^31, and the arguments in `one` equal to 1.
+ * `args` has every argument of the kernel's signature. With `narrowed`
+ * 0 every integer in args is at its full width (as the launch stubs
+ * receive them); otherwise the `int32` arguments are int32_t (as the
+ * variant is launched). */
 int tb_kernel_fits(int kernel, void *const *args, int narrowed);
 
 /* Block sizes compiled into each kernel (the host tiles the work by them;

@@ -111,6 +111,19 @@ START_TEST(test_variants_fit_only_their_arguments)
     ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_D16, 256, 1 << 27, 16));
     ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_D16N32, 256, 1 << 27, 15));
 
+    /* root == 1 compiled in: only for root 1. */
+    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_D16N32R1, 256, 65536, 3));
+    {
+        uint64_t xt = 256, out = 4096, scratch = 0;
+        int64_t n = 65536, dim = 3, tile0 = 0, out0 = 0;
+        int32_t root = 0;
+        void *args[] = {&xt, &out, &n, &dim, &root, &tile0, &out0, &scratch, &scratch};
+        ck_assert(!tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32R1, args, 0));
+        ck_assert(tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32, args, 0));
+        root = 2;
+        ck_assert(!tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32R1, args, 0));
+    }
+
     /* As launched (narrowed): n and dim are int32_t in the argument array. */
     uint64_t xt = 256, out = 4096, scratch = 0;
     int32_t n32 = 4096, dim32 = 5, root = 1;

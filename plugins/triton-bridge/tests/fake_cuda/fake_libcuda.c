@@ -654,6 +654,21 @@ EXPORT tb_curesult cuLaunchKernel(tb_cufunction fn, unsigned gx, unsigned gy, un
         return INVALID_VALUE;
     if (bx != spec->threads || by != 1 || bz != 1 || shared != spec->shared)
         return INVALID_VALUE;
+    /* A variant that has arguments compiled in as 1 (tb_kernels[].one) is
+     * launched without them: put them back, so that params[i] is argument i
+     * of the kernel's signature below (plus the two scratch pointers). */
+    const char *base = spec->base;
+    int full_count = strcmp(base, "distances_f32") == 0 || strcmp(base, "distances_f64") == 0 ? 9
+                     : strcmp(base, "distances_dot_f32") == 0                               ? 10
+                     : strncmp(base, "edges_", 6) == 0                                      ? 13
+                                                                                            : 19;
+    static const int32_t one = 1;
+    void *full[19];
+    if (spec->one != 0) {
+        for (int a = 0, from = 0; a < full_count; a++)
+            full[a] = (spec->one >> a) & 1 ? (void *)&one : params[from++];
+        params = full;
+    }
     /* Triton's two trailing scratch pointers must be there and be NULL. */
     /* A variant run with arguments that break its compiled-in assumptions
      * would read or write misaligned vectors on the real device. */
@@ -662,7 +677,6 @@ EXPORT tb_curesult cuLaunchKernel(tb_cufunction fn, unsigned gx, unsigned gy, un
         return OK;
     }
     tb_curesult r;
-    const char *base = spec->base;
     launched_kernel = k;
     if (strcmp(base, "distances_f32") == 0 || strcmp(base, "distances_f64") == 0) {
         if (gy != 1 || ARG(uint64_t, 7) != 0 || ARG(uint64_t, 8) != 0)

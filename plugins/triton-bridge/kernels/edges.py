@@ -6,7 +6,7 @@ tile0, as in distances.py, so that a triangle of more tiles than one grid
 holds is covered by several launches that share the counter) into the arrays ei, ej,
 ed, without ever writing the distance matrix. Slots come from one atomic add
 per tile on a 64-bit counter; inside the tile the slots are an exclusive
-prefix sum of the keep mask, row-major. An edge whose slot is >= capacity is
+prefix sum of the keep mask over the tile tensor. An edge whose slot is >= capacity is
 not stored, but it is still counted, so after the launch the counter holds
 the exact number of edges: when it exceeds capacity the host allocates that
 many slots and launches again (which then cannot overflow).

@@ -12,19 +12,12 @@ matrix larger than device memory band by band.
 import triton
 import triton.language as tl
 
-from tiles import distance_tile, lower_tile, tile_lanes
+from tiles import program_tile
 
 
 @triton.jit
 def pairwise_distances(xt, out, n, dim, root, tile0, out0, MT: tl.constexpr, TW: tl.constexpr):
-    BLOCK: tl.constexpr = MT * TW
-    bi, bj = lower_tile(tl.program_id(0).to(tl.int64) + tile0)
-    i0 = bi * BLOCK
-    j0 = bj * BLOCK
-    lr, lc = tile_lanes(MT, TW)
-    d = distance_tile(xt, n, dim, root, i0, j0, lr, lc, MT, TW)
-    r = i0 + lr
-    c = j0 + lc
+    d, i0, lr, r, c = program_tile(xt, n, dim, root, tile0, MT, TW)
     # Row i0 + l starts l*i0 + l*(l-1)/2 entries after row i0 does.
     row = out + (((i0 * (i0 - 1)) >> 1) - out0) + (lr.to(tl.int64) * i0 + ((lr * (lr - 1)) >> 1))
     tl.store(row + c, d, mask=(r < n) & (c < r))

@@ -18,20 +18,14 @@ their slots and is not deterministic; the host sorts them by (d, i, j).
 import triton
 import triton.language as tl
 
-from tiles import distance_tile, lower_tile, tile_lanes
+from tiles import program_tile
 
 
 @triton.jit
 def threshold_edges(xt, n, dim, root, thr, tile0, ei, ej, ed, counter, capacity,
                     MT: tl.constexpr, TW: tl.constexpr):
     BLOCK: tl.constexpr = MT * TW
-    bi, bj = lower_tile(tl.program_id(0).to(tl.int64) + tile0)
-    i0 = bi * BLOCK
-    j0 = bj * BLOCK
-    lr, lc = tile_lanes(MT, TW)
-    d = distance_tile(xt, n, dim, root, i0, j0, lr, lc, MT, TW)
-    r = i0 + lr
-    c = j0 + lc
+    d, i0, lr, r, c = program_tile(xt, n, dim, root, tile0, MT, TW)
     keep = ((r < n) & (c < r) & (d <= thr)).to(tl.int32)
     count = tl.sum(tl.reshape(keep, [BLOCK * BLOCK]), axis=0)
     if count > 0:

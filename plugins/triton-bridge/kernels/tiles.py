@@ -51,6 +51,20 @@ def tile_lanes(MT: tl.constexpr, TW: tl.constexpr):
 
 
 @triton.jit
+def program_tile(xt, n, dim, root, tile0, MT: tl.constexpr, TW: tl.constexpr):
+    """The tile of this program (number tile0 + program id): its distances
+    (distance_tile), its first row i0, the row offsets lr (tile_lanes), and
+    the row and column of every entry, r and c (int64)."""
+    BLOCK: tl.constexpr = MT * TW
+    bi, bj = lower_tile(tl.program_id(0).to(tl.int64) + tile0)
+    i0 = bi * BLOCK
+    j0 = bj * BLOCK
+    lr, lc = tile_lanes(MT, TW)
+    d = distance_tile(xt, n, dim, root, i0, j0, lr, lc, MT, TW)
+    return d, i0, lr, i0 + lr, j0 + lc
+
+
+@triton.jit
 def distance_tile(xt, n, dim, root, i0, j0, lr, lc, MT: tl.constexpr, TW: tl.constexpr):
     """Distances between points i0 + lr and points j0 + lc (tile_lanes),
     j0 <= i0 (a tile of the lower triangle).

@@ -28,16 +28,20 @@ argument properties it sees: a pointer or an integer divisible by 16 gets
 and contiguous in runs of 16 (vector loads, one predicate per run), and an
 integer below 2**31 is passed as a 32-bit one. An ahead-of-time build has to
 make those promises itself, so each point-cloud kernel is compiled more than
-once, most specialised first: for the distance kernels a variant that
-assumes both what the JIT sees on the plugin's padded layout (pointers and n
-multiples of 16, n and dim 32-bit: `d16n32`), one for each alone (`d16`,
-`n32`), and a generic one that assumes nothing. (Before `d16n32` existed,
-the cubin launched for the padded layout was up to 7% slower than the JIT's
-kernel on an H200.) For each kernel the generated `tb_launch_<kernel>` stub
-checks the actual arguments (device addresses as numbers, integers by value)
-and launches the first variant whose assumptions hold, so a launch is never
-made under a false promise. A variant whose cubin comes out byte for byte
-like a less specialised one is dropped.
+once, most specialised first: variants that assume what the JIT sees on the
+plugin's padded layout (the dot kernel: pointers and n multiples of 16, n
+and dim 32-bit, `d16n32`), one for each assumption alone (`d16`, `n32`),
+and a generic one that assumes nothing; the f32 exact kernel also has `r1`,
+euclidean compiled in. (Before `d16n32` existed, the cubin launched for the
+padded layout was up to 7% slower than the JIT's kernel on an H200.) The
+exact kernels load one coordinate per lane and store one entry per lane
+(tiles.store_tile), so alignment changes nothing in their code: their `d16`
+variants compiled byte for byte like the others and are not listed. For each
+kernel the generated `tb_launch_<kernel>` stub checks the actual arguments
+(device addresses as numbers, integers by value) and launches the first
+variant whose assumptions hold, so a launch is never made under a false
+promise. A variant whose cubin comes out byte for byte like a less
+specialised one is dropped.
 
 Not here: loading (src/device.c does that).
 """
@@ -76,9 +80,9 @@ COMPILE_OPTIONS = {"enable_fp_fusion": False}
 # the kernel's words in the op's schedule string (default: its dtype);
 # `min_dim`, where given, is the smallest dimension the host sends to the
 # kernel (a macro in tb_kernels.h and a word of the schedule); `maxnreg`,
-# where given, caps the registers per thread (ptxas .maxnreg), to fit two
-# blocks per SM where the compiler would take just over half the register
-# file (the f32 distance kernel: 182 registers uncapped, 128 with no spill).
+# where given, caps the registers per thread (ptxas .maxnreg): the f32
+# distance kernel's schedule ran 5-7% faster with the cap than without it on
+# an H200 (bench.py --sweep; 125 registers, no spill).
 # The exact kernels (distances.py, edges.py) take the tile as MT x TW
 # (tiles.tile_lanes; BLOCK = MT * TW, a macro in tb_kernels.h too).
 KERNELS_SPEC = [
@@ -87,12 +91,10 @@ KERNELS_SPEC = [
         "module": "distances", "kernel": "pairwise_distances",
         "signature": [("xt", "*fp32"), ("out", "*fp32"), ("n", "i64"), ("dim", "i64"),
                       ("root", "i32"), ("tile0", "i64"), ("out0", "i64")],
-        "constexprs": {"MT": 8, "TW": 16}, "num_warps": 8, "num_stages": 1, "maxnreg": 128,
-        "variants": {"d16n32r1": {"divisible": ["xt", "out", "n"], "int32": ["n", "dim"],
-                                  "one": ["root"]},
-                     "d16n32": {"divisible": ["xt", "out", "n"], "int32": ["n", "dim"]},
-                     "d16": {"divisible": ["xt", "out", "n"]}, "n32": {"int32": ["n", "dim"]},
-                     "": {}},
+        "constexprs": {"MT": 4, "TW": 16, "UNROLL": 2, "PTX_STORE": 1}, "num_warps": 4,
+        "num_stages": 1, "maxnreg": 128,
+        "variants": {"n32r1": {"int32": ["n", "dim"], "one": ["root"]},
+                     "n32": {"int32": ["n", "dim"]}, "": {}},
     },
     {
         "name": "distances_dot_f32", "op": "distances", "dtype": "f32", "schedule": "f32.dot",
@@ -110,10 +112,8 @@ KERNELS_SPEC = [
         "module": "distances", "kernel": "pairwise_distances",
         "signature": [("xt", "*fp64"), ("out", "*fp64"), ("n", "i64"), ("dim", "i64"),
                       ("root", "i32"), ("tile0", "i64"), ("out0", "i64")],
-        "constexprs": {"MT": 4, "TW": 16}, "num_warps": 8, "num_stages": 1,
-        "variants": {"d16n32": {"divisible": ["xt", "out", "n"], "int32": ["n", "dim"]},
-                     "d16": {"divisible": ["xt", "out", "n"]}, "n32": {"int32": ["n", "dim"]},
-                     "": {}},
+        "constexprs": {"MT": 4, "TW": 16, "UNROLL": 1, "PTX_STORE": 1}, "num_warps": 8, "num_stages": 1,
+        "variants": {"n32": {"int32": ["n", "dim"]}, "": {}},
     },
     {
         "name": "edges_f32", "op": "edges", "dtype": "f32",
@@ -121,7 +121,7 @@ KERNELS_SPEC = [
         "signature": [("xt", "*fp32"), ("n", "i64"), ("dim", "i64"), ("root", "i32"),
                       ("thr", "fp32"), ("tile0", "i64"), ("ei", "*u32"), ("ej", "*u32"),
                       ("ed", "*fp32"), ("counter", "*i64"), ("capacity", "i64")],
-        "constexprs": {"MT": 4, "TW": 16}, "num_warps": 4, "num_stages": 1,
+        "constexprs": {"MT": 4, "TW": 16, "UNROLL": 1}, "num_warps": 4, "num_stages": 1,
         "variants": {"d16": {"divisible": ["xt", "n", "ei", "ej", "ed", "counter"]}, "": {}},
     },
     {
@@ -130,7 +130,7 @@ KERNELS_SPEC = [
         "signature": [("xt", "*fp64"), ("n", "i64"), ("dim", "i64"), ("root", "i32"),
                       ("thr", "fp64"), ("tile0", "i64"), ("ei", "*u32"), ("ej", "*u32"),
                       ("ed", "*fp64"), ("counter", "*i64"), ("capacity", "i64")],
-        "constexprs": {"MT": 4, "TW": 16}, "num_warps": 8, "num_stages": 1,
+        "constexprs": {"MT": 4, "TW": 16, "UNROLL": 1}, "num_warps": 8, "num_stages": 1,
         "variants": {"d16": {"divisible": ["xt", "n", "ei", "ej", "ed", "counter"]}, "": {}},
     },
     {

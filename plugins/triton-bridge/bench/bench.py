@@ -679,6 +679,10 @@ def sweep_main(args):
     specs = {"exact": next(k for k in meta["kernels"] if k["base"] == "distances_f32"),
              "dot": next(k for k in meta["kernels"] if k["base"] == "distances_dot_f32")}
     n = int(args.only_n.split(",")[0]) if args.only_n else 65536
+    try:
+        grids = sweep.parse_grid(args.grid)
+    except ValueError as exc:
+        raise SystemExit(f"--grid: {exc}")
     env = environment(torch)
     print("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()), flush=True)
     print(f"sweep: n={n} dims={args.dims} reps={args.reps} budget={args.budget:.0f} s; defaults: "
@@ -688,7 +692,7 @@ def sweep_main(args):
     report = {"mode": "sweep", "environment": env, "n": n, "dims": args.dims,
               "reps": args.reps, "budget_s": args.budget,
               "defaults": {k: sweep.default_config(v, k) for k, v in specs.items()},
-              "grid": sweep.GRIDS,
+              "grid": grids,
               "groups": groups}
 
     def stop(signum, frame):
@@ -697,7 +701,7 @@ def sweep_main(args):
     status = 0
     try:
         sweep.run_sweep(torch, exact_kernel, dot_kernel, specs, n, args.dims, args.reps,
-                        args.samples, args.budget, results=groups)
+                        args.samples, args.budget, results=groups, grids=grids)
     except KeyboardInterrupt as exc:
         print(f"sweep interrupted ({exc}); what was measured follows", flush=True)
         status = 1
@@ -718,6 +722,9 @@ def main():
                         help="search schedules of the distance kernels through the JIT "
                              "(bench/sweep.py) instead of the benchmark: n = first of --only-n "
                              "(default 65536), --dims or --only-dim, --budget default 200")
+    parser.add_argument("--grid", default="",
+                        help="with --sweep: other values for the grid's parameters, e.g. "
+                             "\"exact:MT=4;UNROLL=1,2;maxnreg=none,128\" (sweep.parse_grid)")
     parser.add_argument("--cuda-plugin", type=Path,
                         help="path of topoml-backend-cuda.so, for its column")
     parser.add_argument("--json", type=Path, help="write the results here")

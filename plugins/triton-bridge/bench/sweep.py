@@ -5,10 +5,14 @@ coordinates, the matrix-product kernel (kernels/distances_dot.py) are
 launched through Triton's JIT on the plugin's padded layout (as bench.py's
 `jit` column) under a grid of schedules (GRIDS below):
 
-  exact  MT 4, 8; TW 16, 32 (tiles of MT*TW, tiles.tile_lanes);
+  exact  MT 4, 8; TW 16, 32 (tiles of MT*TW, tiles.tile_lanes); UNROLL
+         1, 2 (the coordinate loop); PTX_STORE 1, 0 (tiles.store_tile);
          num_warps 4, 8; num_stages 1, 2; maxnreg none, 128
   dot    BLOCK 64, 128; BLOCK_K 16, 32, 64; num_warps 4, 8;
          num_stages 2, 3, 4
+
+`--grid` (parse_grid) narrows or changes the values of a kernel's parameters
+for one run, e.g. "exact:MT=4;UNROLL=1,2;maxnreg=none,128".
 
 A config that fails to compile or to launch (out of shared memory or
 registers, a tl.dot shape the target refuses) is recorded with its error and
@@ -47,13 +51,13 @@ import time
 # Per kernel, each parameter's values, in the order of config keys. A
 # parameter is a constexpr of the kernel unless it is one of LAUNCH_OPTIONS.
 GRIDS = {
-    "exact": {"MT": (4, 8), "TW": (16, 32), "num_warps": (4, 8), "num_stages": (1, 2),
-              "maxnreg": (None, 128)},
+    "exact": {"MT": (4, 8), "TW": (16, 32), "UNROLL": (1, 2), "PTX_STORE": (1, 0),
+              "num_warps": (4, 8), "num_stages": (1, 2), "maxnreg": (None, 128)},
     "dot": {"BLOCK": (64, 128), "BLOCK_K": (16, 32, 64), "num_warps": (4, 8),
             "num_stages": (2, 3, 4)},
 }
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "maxnreg")
-KEY_LETTERS = {"MT": "M", "TW": "T", "BLOCK": "B", "BLOCK_K": "K", "num_warps": "w",
+KEY_LETTERS = {"MT": "M", "TW": "T", "UNROLL": "u", "PTX_STORE": "p", "BLOCK": "B", "BLOCK_K": "K", "num_warps": "w",
                "num_stages": "s", "maxnreg": "r"}
 DOT_MIN_DIM = 64  # the host sends f32 points of >= 64 coordinates to the dot kernel
 PRUNE = 1.5
@@ -61,7 +65,7 @@ TOP = 5
 
 
 def config_key(cfg):
-    """A short, stable label: M8 T16 w8 s1 r128, B64 K32 w8 s2 (r: maxnreg,
+    """A short, stable label: M8 T16 u1 p1 w8 s1 r128, B64 K32 w8 s2 (r: maxnreg,
     left out when there is none)."""
     return " ".join(f"{KEY_LETTERS.get(k, k)}{v}" for k, v in cfg.items() if v is not None)
 
@@ -87,6 +91,29 @@ def default_config(spec, kernel):
         if k in LAUNCH_OPTIONS:
             cfg[k] = spec.get(k)
     return cfg
+
+
+def parse_grid(text, grids=GRIDS):
+    """GRIDS with the values text gives: "KERNEL:PARAM=V[,V...][;PARAM=...]",
+    several kernels separated by spaces; "none" is None, other values are
+    integers. A parameter text leaves out keeps its values. Raises ValueError
+    on an unknown kernel or parameter or an empty value list."""
+    out = {k: dict(v) for k, v in grids.items()}
+    for part in text.split():
+        kernel, sep, body = part.partition(":")
+        if not sep or kernel not in out:
+            raise ValueError(f"grid {part!r}: expected KERNEL:PARAM=V,... with KERNEL one of "
+                             f"{', '.join(out)}")
+        for item in body.split(";"):
+            param, sep, values = item.partition("=")
+            if not sep or param not in out[kernel]:
+                raise ValueError(f"grid {part!r}: {param!r} is not a parameter of {kernel} "
+                                 f"({', '.join(out[kernel])})")
+            vals = tuple(None if v.lower() == "none" else int(v) for v in values.split(",") if v)
+            if not vals:
+                raise ValueError(f"grid {part!r}: no values for {param}")
+            out[kernel][param] = vals
+    return out
 
 
 def distance(cfg, default):
@@ -186,7 +213,7 @@ def format_summary(summary):
             sp = f"{t['speedup']:.3f}x" if t["speedup"] is not None else "-"
             mark = " (default)" if t["default"] else ""
             mark += " (1 rep)" if t["pruned"] else ""
-            lines.append(f"    {k + 1}. {t['key']:<18} {t['ms']:9.3f} ms  {sp:>8}{mark}")
+            lines.append(f"    {k + 1}. {t['key']:<24} {t['ms']:9.3f} ms  {sp:>8}{mark}")
     return "\n".join(lines)
 
 
@@ -233,11 +260,12 @@ def flushed(text):
 
 
 def run_sweep(torch, exact_kernel, dot_kernel, specs, n, dims, reps, samples, seconds,
-              log=flushed, results=None):
+              log=flushed, results=None, grids=GRIDS):
     """The sweep proper. specs: kernels.json entries of distances_f32 and
     distances_dot_f32 (their default schedules). Appends to and returns
     `results`, one dict per (kernel, dim) group: kernel, dim, n, of (configs
-    in the grid), records, stopped (None when every config ran)."""
+    in the grid), records, stopped (None when every config ran). grids:
+    GRIDS or parse_grid's answer."""
     defaults = {k: default_config(specs[k], k) for k in ("exact", "dot")}
     todo = groups(dims)
     budget = Budget(seconds, len(todo))
@@ -245,7 +273,7 @@ def run_sweep(torch, exact_kernel, dot_kernel, specs, n, dims, reps, samples, se
     data = {}
     for kernel, dim in todo:
         budget.start_group()
-        configs = enumerate_configs(kernel, defaults[kernel])
+        configs = enumerate_configs(kernel, defaults[kernel], grids)
         group = {"kernel": kernel, "dim": dim, "n": n, "of": len(configs), "records": [],
                  "stopped": "interrupted"}
         results.append(group)

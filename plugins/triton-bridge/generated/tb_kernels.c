@@ -4,35 +4,27 @@
 /* clang-format off */
 #include "tb_kernels.h"
 
-extern const unsigned char tb_cubin_distances_f32_d16n32r1[50528];
-extern const unsigned char tb_cubin_distances_f32_d16n32[53096];
-extern const unsigned char tb_cubin_distances_f32_d16[53232];
-extern const unsigned char tb_cubin_distances_f32_n32[50920];
-extern const unsigned char tb_cubin_distances_f32[51056];
+extern const unsigned char tb_cubin_distances_f32_n32r1[45216];
+extern const unsigned char tb_cubin_distances_f32_n32[45352];
+extern const unsigned char tb_cubin_distances_f32[45744];
 extern const unsigned char tb_cubin_distances_dot_f32_d16n32[70768];
 extern const unsigned char tb_cubin_distances_dot_f32_d16[72440];
 extern const unsigned char tb_cubin_distances_dot_f32_n32[76272];
 extern const unsigned char tb_cubin_distances_dot_f32[79224];
-extern const unsigned char tb_cubin_distances_f64_d16n32[25832];
-extern const unsigned char tb_cubin_distances_f64_d16[25968];
-extern const unsigned char tb_cubin_distances_f64_n32[26216];
-extern const unsigned char tb_cubin_distances_f64[25968];
+extern const unsigned char tb_cubin_distances_f64_n32[23592];
+extern const unsigned char tb_cubin_distances_f64[23600];
 extern const unsigned char tb_cubin_edges_f32_d16[63368];
 extern const unsigned char tb_cubin_edges_f32[63496];
 extern const unsigned char tb_cubin_edges_f64[42640];
 extern const unsigned char tb_cubin_image_f64[93448];
 
 const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {
-    { "distances_f32_d16n32r1", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_d16n32r1, sizeof tb_cubin_distances_f32_d16n32r1,
-      8, 1, 256, 65536, 0x7, 0xc, 0x10 },
-    { "distances_f32_d16n32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_d16n32, sizeof tb_cubin_distances_f32_d16n32,
-      8, 1, 256, 65536, 0x7, 0xc, 0x0 },
-    { "distances_f32_d16", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_d16, sizeof tb_cubin_distances_f32_d16,
-      8, 1, 256, 65536, 0x7, 0x0, 0x0 },
+    { "distances_f32_n32r1", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_n32r1, sizeof tb_cubin_distances_f32_n32r1,
+      4, 1, 128, 0, 0x0, 0xc, 0x10 },
     { "distances_f32_n32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_n32, sizeof tb_cubin_distances_f32_n32,
-      8, 1, 256, 65536, 0x0, 0xc, 0x0 },
+      4, 1, 128, 0, 0x0, 0xc, 0x0 },
     { "distances_f32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32, sizeof tb_cubin_distances_f32,
-      8, 1, 256, 65536, 0x0, 0x0, 0x0 },
+      4, 1, 128, 0, 0x0, 0x0, 0x0 },
     { "distances_dot_f32_d16n32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_d16n32, sizeof tb_cubin_distances_dot_f32_d16n32,
       4, 2, 128, 17408, 0xf, 0x18, 0x0 },
     { "distances_dot_f32_d16", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_d16, sizeof tb_cubin_distances_dot_f32_d16,
@@ -41,14 +33,10 @@ const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {
       4, 2, 128, 16896, 0x0, 0x18, 0x0 },
     { "distances_dot_f32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32, sizeof tb_cubin_distances_dot_f32,
       4, 2, 128, 16896, 0x0, 0x0, 0x0 },
-    { "distances_f64_d16n32", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_d16n32, sizeof tb_cubin_distances_f64_d16n32,
-      8, 1, 256, 32768, 0x7, 0xc, 0x0 },
-    { "distances_f64_d16", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_d16, sizeof tb_cubin_distances_f64_d16,
-      8, 1, 256, 32768, 0x7, 0x0, 0x0 },
     { "distances_f64_n32", "distances_f64", "pairwise_distances", tb_cubin_distances_f64_n32, sizeof tb_cubin_distances_f64_n32,
-      8, 1, 256, 32768, 0x0, 0xc, 0x0 },
+      8, 1, 256, 0, 0x0, 0xc, 0x0 },
     { "distances_f64", "distances_f64", "pairwise_distances", tb_cubin_distances_f64, sizeof tb_cubin_distances_f64,
-      8, 1, 256, 32768, 0x0, 0x0, 0x0 },
+      8, 1, 256, 0, 0x0, 0x0, 0x0 },
     { "edges_f32_d16", "edges_f32", "threshold_edges", tb_cubin_edges_f32_d16, sizeof tb_cubin_edges_f32_d16,
       4, 1, 128, 8192, 0x3c3, 0x0, 0x0 },
     { "edges_f32", "edges_f32", "threshold_edges", tb_cubin_edges_f32, sizeof tb_cubin_edges_f32,
@@ -59,8 +47,8 @@ const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {
       4, 1, 128, 0, 0x0, 0x0, 0x0 },
 };
 
-const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.mt=8 f32.tw=16 f32.block=128 f32.warps=8 f32.stages=1 f32.maxnreg=128 f32.shared=65536 f32.variants=d16n32r1,d16n32,d16,n32,any f32.dot.kernel=pairwise_distances_dot f32.dot.min_dim=64 f32.dot.block=64 f32.dot.block_k=32 f32.dot.warps=4 f32.dot.stages=2 f32.dot.shared=17408 f32.dot.variants=d16n32,d16,n32,any f64.kernel=pairwise_distances f64.mt=4 f64.tw=16 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=32768 f64.variants=d16n32,d16,n32,any";
-const char tb_schedule_edges[] = "target=sm_90 f32.kernel=threshold_edges f32.mt=4 f32.tw=16 f32.block=64 f32.warps=4 f32.stages=1 f32.shared=8192 f32.variants=d16,any f64.kernel=threshold_edges f64.mt=4 f64.tw=16 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=32768 f64.variants=any";
+const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.mt=4 f32.tw=16 f32.unroll=2 f32.ptx_store=1 f32.block=64 f32.warps=4 f32.stages=1 f32.maxnreg=128 f32.shared=0 f32.variants=n32r1,n32,any f32.dot.kernel=pairwise_distances_dot f32.dot.min_dim=64 f32.dot.block=64 f32.dot.block_k=32 f32.dot.warps=4 f32.dot.stages=2 f32.dot.shared=17408 f32.dot.variants=d16n32,d16,n32,any f64.kernel=pairwise_distances f64.mt=4 f64.tw=16 f64.unroll=1 f64.ptx_store=1 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=0 f64.variants=n32,any";
+const char tb_schedule_edges[] = "target=sm_90 f32.kernel=threshold_edges f32.mt=4 f32.tw=16 f32.unroll=1 f32.block=64 f32.warps=4 f32.stages=1 f32.shared=8192 f32.variants=d16,any f64.kernel=threshold_edges f64.mt=4 f64.tw=16 f64.unroll=1 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=32768 f64.variants=any";
 const char tb_schedule_image[] = "target=sm_90 f64.kernel=persistence_image f64.block_r=16 f64.block_c=16 f64.block_p=8 f64.warps=4 f64.stages=1 f64.shared=0 f64.variants=any";
 
 /* Every argument a variant assumes divisible or narrows is 8 bytes wide
@@ -91,13 +79,11 @@ int tb_kernel_fits(int kernel, void *const *args, int narrowed)
     return 1;
 }
 
-/* pairwise_distances (distances.py), MT=8, TW=16, num_warps=8,
+/* pairwise_distances (distances.py), MT=4, TW=16, UNROLL=2, PTX_STORE=1, num_warps=4,
  * num_stages=1, sm_90; variants:
- *   distances_f32_d16n32r1: xt, out, n % 16 == 0; n * dim < 2^31, passed as int32_t; root == 1, compiled in; 65536 bytes of shared memory
- *   distances_f32_d16n32: xt, out, n % 16 == 0; n * dim < 2^31, passed as int32_t; 65536 bytes of shared memory
- *   distances_f32_d16: xt, out, n % 16 == 0; 65536 bytes of shared memory
- *   distances_f32_n32: n * dim < 2^31, passed as int32_t; 65536 bytes of shared memory
- *   distances_f32: no assumptions; 65536 bytes of shared memory
+ *   distances_f32_n32r1: n * dim < 2^31, passed as int32_t; root == 1, compiled in; 0 bytes of shared memory
+ *   distances_f32_n32: n * dim < 2^31, passed as int32_t; 0 bytes of shared memory
+ *   distances_f32: no assumptions; 0 bytes of shared memory
  */
 tb_curesult tb_launch_distances_f32(const tb_cuda *cu, const tb_cufunction *functions,
         tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
@@ -113,17 +99,9 @@ tb_curesult tb_launch_distances_f32(const tb_cuda *cu, const tb_cufunction *func
     void *args_32[] = { &xt, &out, &n_32, &dim_32, &root, &tile0, &out0, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_DISTANCES_F32;
     void **launch_args = args;
-    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32R1, args, 0)) {
-        k = TB_KERNEL_DISTANCES_F32_D16N32R1;
+    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_N32R1, args, 0)) {
+        k = TB_KERNEL_DISTANCES_F32_N32R1;
         launch_args = args_32_no_root;
-    }
-    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32, args, 0)) {
-        k = TB_KERNEL_DISTANCES_F32_D16N32;
-        launch_args = args_32;
-    }
-    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16, args, 0)) {
-        k = TB_KERNEL_DISTANCES_F32_D16;
-        launch_args = args;
     }
     else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_N32, args, 0)) {
         k = TB_KERNEL_DISTANCES_F32_N32;
@@ -175,12 +153,10 @@ tb_curesult tb_launch_distances_dot_f32(const tb_cuda *cu, const tb_cufunction *
                               launch_args, NULL);
 }
 
-/* pairwise_distances (distances.py), MT=4, TW=16, num_warps=8,
+/* pairwise_distances (distances.py), MT=4, TW=16, UNROLL=1, PTX_STORE=1, num_warps=8,
  * num_stages=1, sm_90; variants:
- *   distances_f64_d16n32: xt, out, n % 16 == 0; n * dim < 2^31, passed as int32_t; 32768 bytes of shared memory
- *   distances_f64_d16: xt, out, n % 16 == 0; 32768 bytes of shared memory
- *   distances_f64_n32: n * dim < 2^31, passed as int32_t; 32768 bytes of shared memory
- *   distances_f64: no assumptions; 32768 bytes of shared memory
+ *   distances_f64_n32: n * dim < 2^31, passed as int32_t; 0 bytes of shared memory
+ *   distances_f64: no assumptions; 0 bytes of shared memory
  */
 tb_curesult tb_launch_distances_f64(const tb_cuda *cu, const tb_cufunction *functions,
         tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
@@ -195,15 +171,7 @@ tb_curesult tb_launch_distances_f64(const tb_cuda *cu, const tb_cufunction *func
     void *args_32[] = { &xt, &out, &n_32, &dim_32, &root, &tile0, &out0, &global_scratch, &profile_scratch };
     int k = TB_KERNEL_DISTANCES_F64;
     void **launch_args = args;
-    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_D16N32, args, 0)) {
-        k = TB_KERNEL_DISTANCES_F64_D16N32;
-        launch_args = args_32;
-    }
-    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_D16, args, 0)) {
-        k = TB_KERNEL_DISTANCES_F64_D16;
-        launch_args = args;
-    }
-    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_N32, args, 0)) {
+    if (tb_kernel_fits(TB_KERNEL_DISTANCES_F64_N32, args, 0)) {
         k = TB_KERNEL_DISTANCES_F64_N32;
         launch_args = args_32;
     }
@@ -214,7 +182,7 @@ tb_curesult tb_launch_distances_f64(const tb_cuda *cu, const tb_cufunction *func
                               launch_args, NULL);
 }
 
-/* threshold_edges (edges.py), MT=4, TW=16, num_warps=4,
+/* threshold_edges (edges.py), MT=4, TW=16, UNROLL=1, num_warps=4,
  * num_stages=1, sm_90; variants:
  *   edges_f32_d16: xt, n, ei, ej, ed, counter % 16 == 0; 8192 bytes of shared memory
  *   edges_f32: no assumptions; 8192 bytes of shared memory
@@ -240,7 +208,7 @@ tb_curesult tb_launch_edges_f32(const tb_cuda *cu, const tb_cufunction *function
                               launch_args, NULL);
 }
 
-/* threshold_edges (edges.py), MT=4, TW=16, num_warps=8,
+/* threshold_edges (edges.py), MT=4, TW=16, UNROLL=1, num_warps=8,
  * num_stages=1, sm_90; variants:
  *   edges_f64: no assumptions; 32768 bytes of shared memory
  */

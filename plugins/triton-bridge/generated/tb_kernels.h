@@ -36,17 +36,13 @@ typedef struct tb_kernel_spec {
 } tb_kernel_spec;
 
 enum {
-    TB_KERNEL_DISTANCES_F32_D16N32R1,
-    TB_KERNEL_DISTANCES_F32_D16N32,
-    TB_KERNEL_DISTANCES_F32_D16,
+    TB_KERNEL_DISTANCES_F32_N32R1,
     TB_KERNEL_DISTANCES_F32_N32,
     TB_KERNEL_DISTANCES_F32,
     TB_KERNEL_DISTANCES_DOT_F32_D16N32,
     TB_KERNEL_DISTANCES_DOT_F32_D16,
     TB_KERNEL_DISTANCES_DOT_F32_N32,
     TB_KERNEL_DISTANCES_DOT_F32,
-    TB_KERNEL_DISTANCES_F64_D16N32,
-    TB_KERNEL_DISTANCES_F64_D16,
     TB_KERNEL_DISTANCES_F64_N32,
     TB_KERNEL_DISTANCES_F64,
     TB_KERNEL_EDGES_F32_D16,
@@ -70,21 +66,27 @@ int tb_kernel_fits(int kernel, void *const *args, int narrowed);
 
 /* Block sizes compiled into each kernel (the host tiles the work by them;
  * every variant of a kernel has the same). */
-#define TB_DISTANCES_F32_MT 8
+#define TB_DISTANCES_F32_MT 4
 #define TB_DISTANCES_F32_TW 16
-#define TB_DISTANCES_F32_BLOCK 128
+#define TB_DISTANCES_F32_UNROLL 2
+#define TB_DISTANCES_F32_PTX_STORE 1
+#define TB_DISTANCES_F32_BLOCK 64
 #define TB_DISTANCES_DOT_F32_BLOCK 64
 #define TB_DISTANCES_DOT_F32_BLOCK_K 32
 /* The host sends distances_dot_f32 points of this dimension or more only. */
 #define TB_DISTANCES_DOT_F32_MIN_DIM 64
 #define TB_DISTANCES_F64_MT 4
 #define TB_DISTANCES_F64_TW 16
+#define TB_DISTANCES_F64_UNROLL 1
+#define TB_DISTANCES_F64_PTX_STORE 1
 #define TB_DISTANCES_F64_BLOCK 64
 #define TB_EDGES_F32_MT 4
 #define TB_EDGES_F32_TW 16
+#define TB_EDGES_F32_UNROLL 1
 #define TB_EDGES_F32_BLOCK 64
 #define TB_EDGES_F64_MT 4
 #define TB_EDGES_F64_TW 16
+#define TB_EDGES_F64_UNROLL 1
 #define TB_EDGES_F64_BLOCK 64
 #define TB_IMAGE_F64_BLOCK_R 16
 #define TB_IMAGE_F64_BLOCK_C 16

@@ -12,12 +12,13 @@ matrix larger than device memory band by band.
 import triton
 import triton.language as tl
 
-from tiles import program_tile
+from tiles import program_tile, store_tile
 
 
 @triton.jit
-def pairwise_distances(xt, out, n, dim, root, tile0, out0, MT: tl.constexpr, TW: tl.constexpr):
-    d, i0, lr, r, c = program_tile(xt, n, dim, root, tile0, MT, TW)
+def pairwise_distances(xt, out, n, dim, root, tile0, out0, MT: tl.constexpr, TW: tl.constexpr,
+                       UNROLL: tl.constexpr, PTX_STORE: tl.constexpr):
+    d, i0, lr, r, c = program_tile(xt, n, dim, root, tile0, MT, TW, UNROLL)
     # Row i0 + l starts l*i0 + l*(l-1)/2 entries after row i0 does.
     row = out + (((i0 * (i0 - 1)) >> 1) - out0) + (lr.to(tl.int64) * i0 + ((lr * (lr - 1)) >> 1))
-    tl.store(row + c, d, mask=(r < n) & (c < r))
+    store_tile(row + c, d, (r < n) & (c < r), PTX_STORE)

@@ -23,9 +23,9 @@ from tiles import program_tile
 
 @triton.jit
 def threshold_edges(xt, n, dim, root, thr, tile0, ei, ej, ed, counter, capacity,
-                    MT: tl.constexpr, TW: tl.constexpr):
+                    MT: tl.constexpr, TW: tl.constexpr, UNROLL: tl.constexpr):
     BLOCK: tl.constexpr = MT * TW
-    d, i0, lr, r, c = program_tile(xt, n, dim, root, tile0, MT, TW)
+    d, i0, lr, r, c = program_tile(xt, n, dim, root, tile0, MT, TW, UNROLL)
     keep = ((r < n) & (c < r) & (d <= thr)).to(tl.int32)
     count = tl.sum(tl.reshape(keep, [BLOCK * BLOCK]), axis=0)
     if count > 0:

@@ -51,21 +51,51 @@ def tile_lanes(MT: tl.constexpr, TW: tl.constexpr):
 
 
 @triton.jit
-def program_tile(xt, n, dim, root, tile0, MT: tl.constexpr, TW: tl.constexpr):
+def program_tile(xt, n, dim, root, tile0, MT: tl.constexpr, TW: tl.constexpr,
+                 UNROLL: tl.constexpr):
     """The tile of this program (number tile0 + program id): its distances
-    (distance_tile), its first row i0, the row offsets lr (tile_lanes), and
+    (distance_tile, its loop unrolled UNROLL times), its first row i0, the row offsets lr (tile_lanes), and
     the row and column of every entry, r and c (int64)."""
     BLOCK: tl.constexpr = MT * TW
     bi, bj = lower_tile(tl.program_id(0).to(tl.int64) + tile0)
     i0 = bi * BLOCK
     j0 = bj * BLOCK
     lr, lc = tile_lanes(MT, TW)
-    d = distance_tile(xt, n, dim, root, i0, j0, lr, lc, MT, TW)
+    d = distance_tile(xt, n, dim, root, i0, j0, lr, lc, MT, TW, UNROLL)
     return d, i0, lr, i0 + lr, j0 + lc
 
 
 @triton.jit
-def distance_tile(xt, n, dim, root, i0, j0, lr, lc, MT: tl.constexpr, TW: tl.constexpr):
+def store_tile(ptr, val, mask, PTX_STORE: tl.constexpr):
+    """Store val at ptr where mask holds, each thread its own elements.
+
+    With PTX_STORE the stores are one predicated st.global per element in
+    inline PTX, from the registers the tile was computed in. tl.store would do
+    the same work, but Triton (3.6) first converts the tile to the layout it
+    prefers for a store (lanes along the contiguous columns, four per
+    thread), through 64 KiB of shared memory for a 128 x 128 f32 tile; the
+    tile's own layout already writes each warp's 32 elements as two runs of
+    16 consecutive columns, which is what plugins/cuda/pairs.cuh does. The
+    interpreter (TRITON_INTERPRET=1) runs no PTX: there PTX_STORE must be 0.
+    """
+    if PTX_STORE:
+        if val.dtype == tl.float64:
+            tl.inline_asm_elementwise(
+                "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p st.global.b64 [$1], $2; mov.b32 $0, 0; }",
+                "=r,l,l,r", [ptr, val.to(tl.int64, bitcast=True), mask.to(tl.int32)],
+                dtype=tl.int32, is_pure=False, pack=1)
+        else:
+            tl.inline_asm_elementwise(
+                "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p st.global.b32 [$1], $2; mov.b32 $0, 0; }",
+                "=r,l,r,r", [ptr, val.to(tl.int32, bitcast=True), mask.to(tl.int32)],
+                dtype=tl.int32, is_pure=False, pack=1)
+    else:
+        tl.store(ptr, val, mask=mask)
+
+
+@triton.jit
+def distance_tile(xt, n, dim, root, i0, j0, lr, lc, MT: tl.constexpr, TW: tl.constexpr,
+                  UNROLL: tl.constexpr):
     """Distances between points i0 + lr and points j0 + lc (tile_lanes),
     j0 <= i0 (a tile of the lower triangle).
 
@@ -79,13 +109,13 @@ def distance_tile(xt, n, dim, root, i0, j0, lr, lc, MT: tl.constexpr, TW: tl.con
     if i0 + MT * TW <= n:
         # Every point of the tile exists (j0 <= i0): the offsets are the
         # constants of tile_lanes, which the loads take as immediates.
-        acc = sum_of_squares(xt, n, dim, i0, j0, lr, lc, MT, TW)
+        acc = sum_of_squares(xt, n, dim, i0, j0, lr, lc, MT, TW, UNROLL)
     else:
         # The last block row: offsets clamped once to point n - 1, so that
         # the loads in the loop need no mask.
         lr = (tl.minimum(i0 + lr, n - 1) - i0).to(tl.int32)
         lc = (tl.minimum(j0 + lc, n - 1) - j0).to(tl.int32)
-        acc = sum_of_squares(xt, n, dim, i0, j0, lr, lc, MT, TW)
+        acc = sum_of_squares(xt, n, dim, i0, j0, lr, lc, MT, TW, UNROLL)
     if root != 0:
         if acc.dtype == tl.float64:
             acc = tl.sqrt(acc)  # sqrt.rn.f64: IEEE rounding already
@@ -95,14 +125,18 @@ def distance_tile(xt, n, dim, root, i0, j0, lr, lc, MT: tl.constexpr, TW: tl.con
 
 
 @triton.jit
-def sum_of_squares(xt, n, dim, i0, j0, lr, lc, MT: tl.constexpr, TW: tl.constexpr):
+def sum_of_squares(xt, n, dim, i0, j0, lr, lc, MT: tl.constexpr, TW: tl.constexpr,
+                   UNROLL: tl.constexpr):
     """sum_k (x[i0 + lr, k] - x[j0 + lc, k])^2, k = 0 .. dim-1 in order, as
     the scalar reference accumulates it. The two pointers step by n per
-    coordinate; the offsets within the tile stay 32-bit."""
+    coordinate; the offsets within the tile stay 32-bit. UNROLL > 1 unrolls
+    the loop (the rest of dim / UNROLL in a loop of its own), so that a
+    thread issues the loads of UNROLL coordinates before it waits for the
+    first; the order of the additions stays the same."""
     pr = xt + i0
     pc = xt + j0
     acc = tl.zeros([MT, MT, TW, TW], dtype=xt.dtype.element_ty)
-    for k in range(0, dim):
+    for k in tl.range(0, dim, loop_unroll_factor=UNROLL):
         xr = tl.load(pr + lr)
         xc = tl.load(pc + lc)
         diff = xr - xc

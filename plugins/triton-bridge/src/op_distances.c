@@ -52,13 +52,14 @@ int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_
 
     /* The points go up transposed with a leading dimension `ld`, n rounded
      * up to a multiple of 16 (zeros past the n points), and the kernels are
-     * launched for ld points: their loads are then aligned and their masks
-     * constant in runs of 16 whatever n is, which is what the _d16 variants
-     * were compiled for (n = 16383 through the generic variants ran up to
-     * 4x slower than n = 16384 through _d16 on an H200). Condensed indices do
-     * not depend on the number of points, so the entries of the ld - n extra
-     * rows simply come after the n*(n-1)/2 of the output: they are computed
-     * in the last band's buffer and not copied. */
+     * launched for ld points: the dot kernel's loads are then aligned and its
+     * masks constant in runs of 16 whatever n is, which is what its _d16
+     * variants were compiled for (n = 16383 through a generic variant ran up
+     * to 4x slower than n = 16384 through _d16 on an H200); the exact kernel
+     * does not care. Condensed indices do not depend on the number of
+     * points, so the entries of the ld - n extra rows simply come after the
+     * n*(n-1)/2 of the output: they are computed in the last band's buffer
+     * and not copied. */
     uint64_t ld = tb_cdiv(n, 16) * 16;
     /* The matrix product pays from about 64 coordinates on (bench/bench.py
      * measures both kernels at every dimension) when its loads are aligned,

@@ -54,8 +54,9 @@ image.libdevice = type("libdevice", (), {"pow": staticmethod(_interpreted_pow)})
 
 BLOCK = 64  # the dot kernel's tile
 # The exact kernels' tiles (tiles.tile_lanes, BLOCK = MT * TW): the compiled
-# f32 distance schedule, and a small one whose tiles leave many partial.
-EXACT_TILES = ({"MT": 8, "TW": 16}, {"MT": 2, "TW": 8})
+# f32 distance schedule with its loop unrolled twice, and a small one whose
+# tiles leave many partial (unrolled or not, dims odd and even test both loops).
+EXACT_TILES = ({"MT": 8, "TW": 16, "UNROLL": 2}, {"MT": 2, "TW": 8, "UNROLL": 1})
 passed = failed = 0
 
 
@@ -103,7 +104,8 @@ def check_distances(n, dim, dtype, root, band_rows, tile=EXACT_TILES[0]):
         entries = (r1 * (r1 - 1) // 2) - out0
         band = torch.full((max(entries, 1),), float("nan"), dtype=dtype)
         grid = (tiles_below(bi1) - tiles_below(bi0),)
-        pairwise_distances[grid](xt, band, n, dim, int(root), tiles_below(bi0), out0, **tile)
+        pairwise_distances[grid](xt, band, n, dim, int(root), tiles_below(bi0), out0, **tile,
+                                 PTX_STORE=0)  # the interpreter runs no PTX
         out[out0:out0 + entries] = band[:entries]
         bi0 = bi1
         launches += 1

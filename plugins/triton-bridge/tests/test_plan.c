@@ -82,12 +82,22 @@ START_TEST(test_float_threshold_selects_same_pairs)
 }
 END_TEST
 
-/* Launch arguments of pairwise_distances (xt, out, n, dim, root, tile0,
- * out0, two scratch pointers), at full width as the stubs receive them. */
-static int fits_distances(int kernel, uint64_t xt, int64_t n, int64_t dim)
+/* Launch arguments of pairwise_distances_dot (xt, xs, out, n, dim, root,
+ * tile0, out0, two scratch pointers), at full width as the stubs receive
+ * them. */
+static int fits_dot(int kernel, uint64_t xt, int64_t n, int64_t dim)
 {
-    uint64_t out = 4096, scratch = 0;
+    uint64_t xs = 8192, out = 4096, scratch = 0;
     int32_t root = 1;
+    int64_t tile0 = 0, out0 = 0;
+    void *args[] = {&xt, &xs, &out, &n, &dim, &root, &tile0, &out0, &scratch, &scratch};
+    return tb_kernel_fits(kernel, args, 0);
+}
+
+/* The same for pairwise_distances (no xs), with root given. */
+static int fits_exact(int kernel, int64_t n, int64_t dim, int32_t root)
+{
+    uint64_t xt = 256, out = 4096, scratch = 0;
     int64_t tile0 = 0, out0 = 0;
     void *args[] = {&xt, &out, &n, &dim, &root, &tile0, &out0, &scratch, &scratch};
     return tb_kernel_fits(kernel, args, 0);
@@ -97,42 +107,38 @@ START_TEST(test_variants_fit_only_their_arguments)
 {
     /* The stub takes the first variant that fits: aligned and small means
      * d16n32, the JIT's own specialization on the plugin's padded layout. */
-    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_D16N32, 256, 65536, 3));
-    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_D16, 256, 65536, 3));
-    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_N32, 256, 65536, 3));
-    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32, 256, 65536, 3));
+    ck_assert(fits_dot(TB_KERNEL_DISTANCES_DOT_F32_D16N32, 256, 65536, 64));
+    ck_assert(fits_dot(TB_KERNEL_DISTANCES_DOT_F32_D16, 256, 65536, 64));
+    ck_assert(fits_dot(TB_KERNEL_DISTANCES_DOT_F32_N32, 256, 65536, 64));
+    ck_assert(fits_dot(TB_KERNEL_DISTANCES_DOT_F32, 256, 65536, 64));
     /* n not a multiple of 16, or a misaligned pointer: no d16 of any kind. */
-    ck_assert(!fits_distances(TB_KERNEL_DISTANCES_F32_D16N32, 256, 65535, 3));
-    ck_assert(!fits_distances(TB_KERNEL_DISTANCES_F32_D16N32, 260, 65536, 3));
-    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_N32, 260, 65535, 3));
+    ck_assert(!fits_dot(TB_KERNEL_DISTANCES_DOT_F32_D16N32, 256, 65535, 64));
+    ck_assert(!fits_dot(TB_KERNEL_DISTANCES_DOT_F32_D16N32, 260, 65536, 64));
+    ck_assert(!fits_dot(TB_KERNEL_DISTANCES_DOT_F32_D16, 260, 65536, 64));
+    ck_assert(fits_dot(TB_KERNEL_DISTANCES_DOT_F32_N32, 260, 65535, 64));
     /* n * dim at 2^31: no 32-bit variant, aligned or not. */
-    ck_assert(!fits_distances(TB_KERNEL_DISTANCES_F32_D16N32, 256, 1 << 27, 16));
-    ck_assert(!fits_distances(TB_KERNEL_DISTANCES_F32_N32, 256, 1 << 27, 16));
-    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_D16, 256, 1 << 27, 16));
-    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_D16N32, 256, 1 << 27, 15));
+    ck_assert(!fits_dot(TB_KERNEL_DISTANCES_DOT_F32_D16N32, 256, 1 << 25, 64));
+    ck_assert(!fits_dot(TB_KERNEL_DISTANCES_DOT_F32_N32, 256, 1 << 25, 64));
+    ck_assert(fits_dot(TB_KERNEL_DISTANCES_DOT_F32_D16, 256, 1 << 25, 64));
+    ck_assert(fits_dot(TB_KERNEL_DISTANCES_DOT_F32_D16N32, 256, 1 << 25, 63));
 
-    /* root == 1 compiled in: only for root 1. */
-    ck_assert(fits_distances(TB_KERNEL_DISTANCES_F32_D16N32R1, 256, 65536, 3));
-    {
-        uint64_t xt = 256, out = 4096, scratch = 0;
-        int64_t n = 65536, dim = 3, tile0 = 0, out0 = 0;
-        int32_t root = 0;
-        void *args[] = {&xt, &out, &n, &dim, &root, &tile0, &out0, &scratch, &scratch};
-        ck_assert(!tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32R1, args, 0));
-        ck_assert(tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32, args, 0));
-        root = 2;
-        ck_assert(!tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32R1, args, 0));
-    }
+    /* root == 1 compiled in: only for root 1; n32 limits as above. */
+    ck_assert(fits_exact(TB_KERNEL_DISTANCES_F32_N32R1, 65535, 3, 1));
+    ck_assert(!fits_exact(TB_KERNEL_DISTANCES_F32_N32R1, 65535, 3, 0));
+    ck_assert(fits_exact(TB_KERNEL_DISTANCES_F32_N32, 65535, 3, 0));
+    ck_assert(!fits_exact(TB_KERNEL_DISTANCES_F32_N32R1, 65535, 3, 2));
+    ck_assert(!fits_exact(TB_KERNEL_DISTANCES_F32_N32R1, 1 << 27, 16, 1));
+    ck_assert(fits_exact(TB_KERNEL_DISTANCES_F32, 1 << 27, 16, 1));
 
     /* As launched (narrowed): n and dim are int32_t in the argument array. */
-    uint64_t xt = 256, out = 4096, scratch = 0;
-    int32_t n32 = 4096, dim32 = 5, root = 1;
+    uint64_t xt = 256, xs = 8192, out = 4096, scratch = 0;
+    int32_t n32 = 4096, dim32 = 64, root = 1;
     int64_t tile0 = 0, out0 = 0;
-    void *args32[] = {&xt, &out, &n32, &dim32, &root, &tile0, &out0, &scratch, &scratch};
-    ck_assert(tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32, args32, 1));
+    void *args32[] = {&xt, &xs, &out, &n32, &dim32, &root, &tile0, &out0, &scratch, &scratch};
+    ck_assert(tb_kernel_fits(TB_KERNEL_DISTANCES_DOT_F32_D16N32, args32, 1));
     n32 = 4095;
-    ck_assert(!tb_kernel_fits(TB_KERNEL_DISTANCES_F32_D16N32, args32, 1));
-    ck_assert(tb_kernel_fits(TB_KERNEL_DISTANCES_F32_N32, args32, 1));
+    ck_assert(!tb_kernel_fits(TB_KERNEL_DISTANCES_DOT_F32_D16N32, args32, 1));
+    ck_assert(tb_kernel_fits(TB_KERNEL_DISTANCES_DOT_F32_N32, args32, 1));
 }
 END_TEST
 

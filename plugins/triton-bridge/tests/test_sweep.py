@@ -20,11 +20,11 @@ def check(ok, text):
     failures += not ok
 
 
-EXACT_SPEC = {"constexprs": {"MT": 8, "TW": 16}, "num_warps": 8, "num_stages": 1,
+EXACT_SPEC = {"constexprs": {"MT": 8, "TW": 16, "UNROLL": 1, "PTX_STORE": 1}, "num_warps": 8, "num_stages": 1,
               "maxnreg": 128}
 DOT_SPEC = {"constexprs": {"BLOCK": 64, "BLOCK_K": 32}, "num_warps": 8, "num_stages": 2,
             "maxnreg": None}
-EXACT_GRID = 2 * 2 * 2 * 2 * 2
+EXACT_GRID = 2 * 2 * 2 * 2 * 2 * 2 * 2
 DOT_GRID = 2 * 3 * 2 * 3
 
 
@@ -38,13 +38,13 @@ class FakeClock:
 
 def test_enumeration():
     d = sweep.default_config(EXACT_SPEC, "exact")
-    check(d == {"MT": 8, "TW": 16, "num_warps": 8, "num_stages": 1, "maxnreg": 128},
+    check(d == {"MT": 8, "TW": 16, "UNROLL": 1, "PTX_STORE": 1, "num_warps": 8, "num_stages": 1, "maxnreg": 128},
           "default of the exact kernel")
     check(list(d) == list(sweep.GRIDS["exact"]), "exact default: the grid's parameters, in order")
     dd = sweep.default_config(DOT_SPEC, "dot")
     check(dd["BLOCK_K"] == 32 and dd["num_warps"] == 8 and "maxnreg" not in dd,
           "default of the dot kernel")
-    check(sweep.default_config({"constexprs": {"MT": 4, "TW": 16}, "num_warps": 4,
+    check(sweep.default_config({"constexprs": {"MT": 4, "TW": 16, "UNROLL": 1, "PTX_STORE": 1}, "num_warps": 4,
                                 "num_stages": 1}, "exact")["maxnreg"] is None,
           "no maxnreg in kernels.json: None")
     ex = sweep.enumerate_configs("exact", d)
@@ -54,23 +54,42 @@ def test_enumeration():
     check(all("BLOCK_K" not in c for c in ex), "exact: no BLOCK_K")
     dist = [sweep.distance(c, d) for c in ex]
     check(dist == sorted(dist), "exact: ordered by distance from the default")
-    check(dist[1] == 1 and dist[-1] == 5, "exact: neighbours first, farthest last")
+    check(dist[1] == 1 and dist[-1] == 7, "exact: neighbours first, farthest last")
     dot = sweep.enumerate_configs("dot", dd)
     check(len(dot) == DOT_GRID, f"dot grid has {DOT_GRID} configs ({len(dot)})")
     check(dot[0] == dd and all("BLOCK_K" in c for c in dot), "dot: default first, BLOCK_K set")
-    odd = {"MT": 2, "TW": 8, "num_warps": 4, "num_stages": 2, "maxnreg": None}
+    odd = {"MT": 2, "TW": 8, "UNROLL": 1, "PTX_STORE": 0, "num_warps": 4, "num_stages": 2, "maxnreg": None}
     got = sweep.enumerate_configs("exact", odd)
     check(got[0] == odd and len(got) == EXACT_GRID + 1, "a default off the grid is added, first")
     check(sweep.config_key(dd) == "B64 K32 w8 s2", "config key")
-    check(sweep.config_key(d) == "M8 T16 w8 s1 r128" and sweep.config_key(odd) == "M2 T8 w4 s2",
+    check(sweep.config_key(d) == "M8 T16 u1 p1 w8 s1 r128" and sweep.config_key(odd) == "M2 T8 u1 p0 w4 s2",
           "config key: maxnreg when set")
     check(sweep.block_of(d) == 128 and sweep.block_of(dd) == 64, "tile size")
     consts, options = sweep.split_config(odd)
-    check(consts == {"MT": 2, "TW": 8} and options == {"num_warps": 4, "num_stages": 2},
+    check(consts == {"MT": 2, "TW": 8, "UNROLL": 1, "PTX_STORE": 0} and options == {"num_warps": 4, "num_stages": 2},
           "split: constexprs, and the launch options that are set")
     check(sweep.groups([3, 16, 64, 256]) ==
           [("exact", 3), ("exact", 16), ("exact", 64), ("dot", 64), ("exact", 256),
            ("dot", 256)], "groups: dot from 64 coordinates")
+
+
+def test_parse_grid():
+    g = sweep.parse_grid("exact:MT=4;UNROLL=1,2;maxnreg=none,128 dot:BLOCK=64")
+    check(g["exact"]["MT"] == (4,) and g["exact"]["UNROLL"] == (1, 2)
+          and g["exact"]["maxnreg"] == (None, 128), "grid: values replaced")
+    check(g["exact"]["TW"] == sweep.GRIDS["exact"]["TW"] and g["dot"]["BLOCK"] == (64,),
+          "grid: the rest kept, both kernels")
+    check(sweep.GRIDS["exact"]["MT"] == (4, 8), "grid: GRIDS itself unchanged")
+    check(sweep.parse_grid("") == sweep.GRIDS, "grid: empty text, GRIDS")
+    d = sweep.default_config(EXACT_SPEC, "exact")
+    ex = sweep.enumerate_configs("exact", d, g)
+    check(len(ex) == 1 + 2 ** 6 and ex[0] == d, "grid: the default first, then the narrowed grid")
+    for bad in ("exact", "exact:BLOCK=64", "edges:MT=4", "exact:MT=", "exact:MT=four"):
+        try:
+            sweep.parse_grid(bad)
+            check(False, f"grid: {bad!r} refused")
+        except ValueError:
+            check(True, f"grid: {bad!r} refused")
 
 
 def fake_measure(timings, clock, cost=1.0, errors=(), mismatches=()):
@@ -101,15 +120,15 @@ def test_group_and_ranking():
     # Default 10 ms; a few faster ones, one failing, one wrong.
     timings = {k: 10.0 + i * 0.01 for i, k in enumerate(keys)}
     timings[keys[0]] = 10.0
-    timings["M4 T32 w8 s1 r128"] = 6.0
-    timings["M8 T16 w4 s1 r128"] = 8.0
-    timings["M8 T16 w8 s2 r128"] = 5.0   # fastest, but wrong
-    timings["M8 T16 w8 s1"] = 30.0  # pruned
+    timings["M4 T32 u1 p1 w8 s1 r128"] = 6.0
+    timings["M8 T16 u1 p1 w4 s1 r128"] = 8.0
+    timings["M8 T16 u1 p1 w8 s2 r128"] = 5.0   # fastest, but wrong
+    timings["M8 T16 u1 p1 w8 s1"] = 30.0  # pruned
     clock = FakeClock()
     budget = sweep.Budget(1000, 1, clock=clock)
     budget.start_group()
-    measure, calls = fake_measure(timings, clock, errors={"M8 T32 w8 s1 r128"},
-                                  mismatches={"M8 T16 w8 s2 r128"})
+    measure, calls = fake_measure(timings, clock, errors={"M8 T32 u1 p1 w8 s1 r128"},
+                                  mismatches={"M8 T16 u1 p1 w8 s2 r128"})
     records, stopped = sweep.sweep_group("exact", 3, configs, measure, budget)
     check(stopped is None and len(records) == EXACT_GRID, "group: every config ran")
     check(math.isinf(calls[0][1]), "group: the default is never pruned")
@@ -118,20 +137,20 @@ def test_group_and_ranking():
     check(len(err) == 1 and "\n" not in err[0]["error"] and err[0]["error"].startswith(
         "RuntimeError: out of resource"), "group: a failing config is recorded, one line")
     bad = [r for r in records if r.get("verified") is False]
-    check(len(bad) == 1 and bad[0]["key"] == "M8 T16 w8 s2 r128", "group: a mismatch is recorded")
+    check(len(bad) == 1 and bad[0]["key"] == "M8 T16 u1 p1 w8 s2 r128", "group: a mismatch is recorded")
     top = sweep.rank(records)
-    check([t["key"] for t in top][:2] == ["M4 T32 w8 s1 r128", "M8 T16 w4 s1 r128"],
+    check([t["key"] for t in top][:2] == ["M4 T32 u1 p1 w8 s1 r128", "M8 T16 u1 p1 w4 s1 r128"],
           f"rank: fastest verified first ({[t['key'] for t in top]})")
     check(len(top) == 5, "rank: top 5")
     check(abs(top[0]["speedup"] - 10.0 / 6.0) < 1e-12, "rank: speed-up over the default")
-    check(all(t["key"] != "M8 T16 w8 s2 r128" for t in top), "rank: mismatched configs are left out")
+    check(all(t["key"] != "M8 T16 u1 p1 w8 s2 r128" for t in top), "rank: mismatched configs are left out")
     summary = sweep.summarize([{"kernel": "exact", "dim": 3, "n": 65536, "of": EXACT_GRID,
                                 "records": records, "stopped": None}])
     s = summary[0]
     check(s["failed"] == 1 and s["mismatched"] == 1 and s["tried"] == EXACT_GRID
           and s["default_ms"] == 10.0, "summary: counts and default")
     text = sweep.format_summary(summary)
-    check("1. M4 T32 w8 s1 r128" in text and "1.667x" in text, "summary text:\n" + text)
+    check("1. M4 T32 u1 p1 w8 s1 r128" in text and "1.667x" in text, "summary text:\n" + text)
 
 
 def test_budget():
@@ -208,6 +227,7 @@ def test_run_sweep_wiring():
 
 
 test_enumeration()
+test_parse_grid()
 test_group_and_ranking()
 test_budget()
 test_run_sweep_wiring()

@@ -111,6 +111,29 @@ START_TEST(test_certificate_parser_names_what_is_wrong)
 }
 END_TEST
 
+START_TEST(test_certificate_with_a_carriage_return_is_rejected)
+{
+    /* A complete certificate with a correct checksum, but written with a
+     * CRLF on one line: tm_cert_format could not write that value back, so
+     * it is refused, naming the line. Found by fuzz_certificates. */
+    tm_cert c = sample(), back;
+    char text[8192], crlf[8300], why[256], hex[65];
+    tm_cert_format(&c, text, sizeof text);
+    const char *sum = strstr(text, "summary=80 PASS\n");
+    const char *check = strstr(text, "checksum=");
+    ck_assert(sum != NULL && check != NULL);
+    size_t cr = (size_t)(sum - text) + strlen("summary=80 PASS"), body = (size_t)(check - text);
+    memcpy(crlf, text, cr);
+    crlf[cr] = '\r';
+    memcpy(crlf + cr + 1, text + cr, body - cr);
+    tm_sha256_hex(crlf, body + 1, hex);
+    int len = (int)(body + 1) + snprintf(crlf + body + 1, sizeof crlf - body - 1,
+                                         "checksum=%s\n", hex);
+    ck_assert_int_eq(tm_cert_parse(crlf, (size_t)len, &back, why, sizeof why), TOPOML_E_PARSE);
+    ck_assert_msg(strstr(why, "line 14: contains a carriage return") != NULL, "why: %s", why);
+}
+END_TEST
+
 START_TEST(test_certificate_binds_file_core_abi_suite_and_machine)
 {
     tm_cert c = sample(), now = sample();
@@ -417,6 +440,7 @@ int main(void)
     tcase_add_test(tc, test_certificate_truncated_anywhere_is_rejected);
     tcase_add_test(tc, test_certificate_with_any_byte_changed_is_rejected);
     tcase_add_test(tc, test_certificate_parser_names_what_is_wrong);
+    tcase_add_test(tc, test_certificate_with_a_carriage_return_is_rejected);
     tcase_add_test(tc, test_certificate_binds_file_core_abi_suite_and_machine);
     tcase_add_test(tc, test_fingerprint_is_stable_and_device_order_free);
     suite_add_tcase(s, tc);

@@ -247,6 +247,10 @@ int tm_cert_parse(const char *text, size_t len, tm_cert *c, char *why, size_t wh
         const char *val = eq + 1;
         if (memchr(start, '\0', n))
             return parse_fail(why, why_size, "%s", "contains a NUL byte", line);
+        /* tm_cert_format never writes one, so a certificate holding one was
+         * not written by it (and could not be written back). */
+        if (memchr(start, '\r', n))
+            return parse_fail(why, why_size, "%s", "contains a carriage return", line);
         if (klen == 8 && memcmp(start, "checksum", 8) == 0) {
             /* The checksum covers every byte before its own line and must be
              * the last line. */

@@ -65,8 +65,9 @@ int tm_cert_describe(tm_cert *c, const char *canonical_path, const char *plugin_
 int tm_cert_format(const tm_cert *c, char *buf, size_t size);
 
 /* Parse the text form. TOPOML_OK, or TOPOML_E_PARSE with the reason in `why`
- * (bad line, unknown or repeated key, missing key, missing or wrong
- * checksum). */
+ * (bad line, a NUL or carriage return in a line, unknown or repeated key,
+ * missing key, missing or wrong checksum). What parses formats back with
+ * tm_cert_format to text that parses to the same fields. */
 int tm_cert_parse(const char *text, size_t len, tm_cert *c, char *why, size_t why_size);
 
 /* Does certificate `c` still hold for `now` (from tm_cert_describe)? true,

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         abort();
     if (tm_cert_parse(text, (size_t)n, &again, why, sizeof why) != TOPOML_OK)
         abort();
-    if (memcmp(&c, &again, sizeof c) != 0 && strcmp(c.plugin, again.plugin) != 0)
+    if (memcmp(&c, &again, sizeof c) != 0)
         abort();
     return 0;
 }

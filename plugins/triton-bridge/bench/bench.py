@@ -391,7 +391,8 @@ def bench_distances(args, bridge, cuda, torch, results, deadline):
             print(f"direct cubin launches unavailable: {exc}", file=sys.stderr)
         meta = json.loads((GENERATED / "kernels.json").read_text())
         dot_spec = next(k for k in meta["kernels"] if k["base"] == "distances_dot_f32")
-        exact_spec = next(k for k in meta["kernels"] if k["base"] == "distances_f32")
+        exact_specs = [k for k in meta["kernels"]
+                       if k["base"] in ("distances_f32", "distances_long_f32")]
     for n in args.sizes:
         m = n * (n - 1) // 2
         host_out = (ctypes.c_float * m)()  # reused for every dim at this n
@@ -470,7 +471,8 @@ def bench_distances(args, bridge, cuda, torch, results, deadline):
                     # The compiled schedule (kernels.json), through bench/sweep.py's
                     # launcher, which the sweep measures the same way.
                     kernel = "dot" if use_dot else "exact"
-                    cfg = sweep.default_config(dot_spec if use_dot else exact_spec, kernel)
+                    spec = dot_spec if use_dot else sweep.spec_for(exact_specs, dim)
+                    cfg = sweep.default_config(spec, kernel)
                     sweep.launch(exact_kernel, dot_kernel, kernel, cfg,
                                  {"xt": xt, "xs": xs, "out": buf, "ld": ld, "dim": dim})
 
@@ -494,7 +496,7 @@ def bench_distances(args, bridge, cuda, torch, results, deadline):
                 v = row["bridge_variant"]
                 if cubins is not None and v in cubins.meta:
                     args_ = ((xt, xs, out) if dot else (xt, out)) + (ld, dim, 1, 0, 0)
-                    spec = dot_spec if dot else exact_spec
+                    spec = dot_spec if dot else sweep.spec_for(exact_specs, dim)
                     tiles = -(-ld // sweep.block_of(spec["constexprs"]))
                     optional(row, "aot_kernel_ms", lambda: timed_cuda(
                         torch, lambda: cubins.launch(torch, v, tiles * (tiles + 1) // 2, *args_),
@@ -676,7 +678,8 @@ def sweep_main(args):
     from distances import pairwise_distances as exact_kernel
     from distances_dot import pairwise_distances_dot as dot_kernel
     meta = json.loads((GENERATED / "kernels.json").read_text())
-    specs = {"exact": next(k for k in meta["kernels"] if k["base"] == "distances_f32"),
+    specs = {"exact": [k for k in meta["kernels"]
+                       if k["base"] in ("distances_f32", "distances_long_f32")],
              "dot": next(k for k in meta["kernels"] if k["base"] == "distances_dot_f32")}
     n = int(args.only_n.split(",")[0]) if args.only_n else 65536
     try:
@@ -685,13 +688,15 @@ def sweep_main(args):
         raise SystemExit(f"--grid: {exc}")
     env = environment(torch)
     print("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()), flush=True)
+    # The schedule the plugin launches at each dim: the default of its group.
+    defaults = {f"{kernel} dim={dim}": sweep.config_key(sweep.default_config(
+                    sweep.spec_for(specs[kernel], dim), kernel))
+                for kernel, dim in sweep.groups(args.dims)}
     print(f"sweep: n={n} dims={args.dims} reps={args.reps} budget={args.budget:.0f} s; defaults: "
-          f"exact {sweep.config_key(sweep.default_config(specs['exact'], 'exact'))}, "
-          f"dot {sweep.config_key(sweep.default_config(specs['dot'], 'dot'))}", flush=True)
+          + ", ".join(f"{k} {v}" for k, v in defaults.items()), flush=True)
     groups = []
     report = {"mode": "sweep", "environment": env, "n": n, "dims": args.dims,
-              "reps": args.reps, "budget_s": args.budget,
-              "defaults": {k: sweep.default_config(v, k) for k, v in specs.items()},
+              "reps": args.reps, "budget_s": args.budget, "defaults": defaults,
               "grid": grids,
               "groups": groups}
 

@@ -116,6 +116,16 @@ def parse_grid(text, grids=GRIDS):
     return out
 
 
+def spec_for(specs, dim):
+    """The kernels.json entry that serves points of `dim` coordinates: of
+    `specs` (one entry, or a list of the schedules of one kernel), the one
+    with the largest `min_dim` (0 where it has none) not above dim."""
+    if isinstance(specs, dict):
+        return specs
+    fit = [s for s in specs if s.get("min_dim", 0) <= dim]
+    return max(fit, key=lambda s: s.get("min_dim", 0)) if fit else None
+
+
 def distance(cfg, default):
     """How many parameters cfg changes from default."""
     return sum(cfg[k] != default.get(k) for k in cfg)
@@ -261,19 +271,20 @@ def flushed(text):
 
 def run_sweep(torch, exact_kernel, dot_kernel, specs, n, dims, reps, samples, seconds,
               log=flushed, results=None, grids=GRIDS):
-    """The sweep proper. specs: kernels.json entries of distances_f32 and
-    distances_dot_f32 (their default schedules). Appends to and returns
+    """The sweep proper. specs: {"exact": ..., "dot": ...}, the kernels.json
+    entries of each kernel's schedules (one, or a list: spec_for). Appends to and returns
     `results`, one dict per (kernel, dim) group: kernel, dim, n, of (configs
     in the grid), records, stopped (None when every config ran). grids:
     GRIDS or parse_grid's answer."""
-    defaults = {k: default_config(specs[k], k) for k in ("exact", "dot")}
     todo = groups(dims)
     budget = Budget(seconds, len(todo))
     results = [] if results is None else results
     data = {}
     for kernel, dim in todo:
         budget.start_group()
-        configs = enumerate_configs(kernel, defaults[kernel], grids)
+        # The default: the schedule the plugin launches for this dim.
+        configs = enumerate_configs(kernel, default_config(spec_for(specs[kernel], dim), kernel),
+                                    grids)
         group = {"kernel": kernel, "dim": dim, "n": n, "of": len(configs), "records": [],
                  "stopped": "interrupted"}
         results.append(group)

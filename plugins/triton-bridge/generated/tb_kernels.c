@@ -4,9 +4,12 @@
 /* clang-format off */
 #include "tb_kernels.h"
 
-extern const unsigned char tb_cubin_distances_f32_n32r1[45216];
-extern const unsigned char tb_cubin_distances_f32_n32[45352];
-extern const unsigned char tb_cubin_distances_f32[45744];
+extern const unsigned char tb_cubin_distances_f32_n32r1[19360];
+extern const unsigned char tb_cubin_distances_f32_n32[19496];
+extern const unsigned char tb_cubin_distances_f32[19632];
+extern const unsigned char tb_cubin_distances_long_f32_n32r1[45216];
+extern const unsigned char tb_cubin_distances_long_f32_n32[45352];
+extern const unsigned char tb_cubin_distances_long_f32[45744];
 extern const unsigned char tb_cubin_distances_dot_f32_d16n32[70768];
 extern const unsigned char tb_cubin_distances_dot_f32_d16[72440];
 extern const unsigned char tb_cubin_distances_dot_f32_n32[76272];
@@ -20,10 +23,16 @@ extern const unsigned char tb_cubin_image_f64[93448];
 
 const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {
     { "distances_f32_n32r1", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_n32r1, sizeof tb_cubin_distances_f32_n32r1,
-      4, 1, 128, 0, 0x0, 0xc, 0x10 },
+      8, 1, 256, 0, 0x0, 0xc, 0x10 },
     { "distances_f32_n32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32_n32, sizeof tb_cubin_distances_f32_n32,
-      4, 1, 128, 0, 0x0, 0xc, 0x0 },
+      8, 1, 256, 0, 0x0, 0xc, 0x0 },
     { "distances_f32", "distances_f32", "pairwise_distances", tb_cubin_distances_f32, sizeof tb_cubin_distances_f32,
+      8, 1, 256, 0, 0x0, 0x0, 0x0 },
+    { "distances_long_f32_n32r1", "distances_long_f32", "pairwise_distances", tb_cubin_distances_long_f32_n32r1, sizeof tb_cubin_distances_long_f32_n32r1,
+      4, 1, 128, 0, 0x0, 0xc, 0x10 },
+    { "distances_long_f32_n32", "distances_long_f32", "pairwise_distances", tb_cubin_distances_long_f32_n32, sizeof tb_cubin_distances_long_f32_n32,
+      4, 1, 128, 0, 0x0, 0xc, 0x0 },
+    { "distances_long_f32", "distances_long_f32", "pairwise_distances", tb_cubin_distances_long_f32, sizeof tb_cubin_distances_long_f32,
       4, 1, 128, 0, 0x0, 0x0, 0x0 },
     { "distances_dot_f32_d16n32", "distances_dot_f32", "pairwise_distances_dot", tb_cubin_distances_dot_f32_d16n32, sizeof tb_cubin_distances_dot_f32_d16n32,
       4, 2, 128, 17408, 0xf, 0x18, 0x0 },
@@ -47,7 +56,7 @@ const tb_kernel_spec tb_kernels[TB_KERNEL_COUNT] = {
       4, 1, 128, 0, 0x0, 0x0, 0x0 },
 };
 
-const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.mt=4 f32.tw=16 f32.unroll=2 f32.ptx_store=1 f32.block=64 f32.warps=4 f32.stages=1 f32.maxnreg=128 f32.shared=0 f32.variants=n32r1,n32,any f32.dot.kernel=pairwise_distances_dot f32.dot.min_dim=64 f32.dot.block=64 f32.dot.block_k=32 f32.dot.warps=4 f32.dot.stages=2 f32.dot.shared=17408 f32.dot.variants=d16n32,d16,n32,any f64.kernel=pairwise_distances f64.mt=4 f64.tw=16 f64.unroll=1 f64.ptx_store=1 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=0 f64.variants=n32,any";
+const char tb_schedule_distances[] = "target=sm_90 f32.kernel=pairwise_distances f32.mt=4 f32.tw=16 f32.unroll=1 f32.ptx_store=1 f32.block=64 f32.warps=8 f32.stages=1 f32.shared=0 f32.variants=n32r1,n32,any f32.long.kernel=pairwise_distances f32.long.min_dim=10 f32.long.mt=4 f32.long.tw=16 f32.long.unroll=2 f32.long.ptx_store=1 f32.long.block=64 f32.long.warps=4 f32.long.stages=1 f32.long.maxnreg=128 f32.long.shared=0 f32.long.variants=n32r1,n32,any f32.dot.kernel=pairwise_distances_dot f32.dot.min_dim=64 f32.dot.block=64 f32.dot.block_k=32 f32.dot.warps=4 f32.dot.stages=2 f32.dot.shared=17408 f32.dot.variants=d16n32,d16,n32,any f64.kernel=pairwise_distances f64.mt=4 f64.tw=16 f64.unroll=1 f64.ptx_store=1 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=0 f64.variants=n32,any";
 const char tb_schedule_edges[] = "target=sm_90 f32.kernel=threshold_edges f32.mt=4 f32.tw=16 f32.unroll=1 f32.block=64 f32.warps=4 f32.stages=1 f32.shared=8192 f32.variants=d16,any f64.kernel=threshold_edges f64.mt=4 f64.tw=16 f64.unroll=1 f64.block=64 f64.warps=8 f64.stages=1 f64.shared=32768 f64.variants=any";
 const char tb_schedule_image[] = "target=sm_90 f64.kernel=persistence_image f64.block_r=16 f64.block_c=16 f64.block_p=8 f64.warps=4 f64.stages=1 f64.shared=0 f64.variants=any";
 
@@ -79,7 +88,7 @@ int tb_kernel_fits(int kernel, void *const *args, int narrowed)
     return 1;
 }
 
-/* pairwise_distances (distances.py), MT=4, TW=16, UNROLL=2, PTX_STORE=1, num_warps=4,
+/* pairwise_distances (distances.py), MT=4, TW=16, UNROLL=1, PTX_STORE=1, num_warps=8,
  * num_stages=1, sm_90; variants:
  *   distances_f32_n32r1: n * dim < 2^31, passed as int32_t; root == 1, compiled in; 0 bytes of shared memory
  *   distances_f32_n32: n * dim < 2^31, passed as int32_t; 0 bytes of shared memory
@@ -105,6 +114,41 @@ tb_curesult tb_launch_distances_f32(const tb_cuda *cu, const tb_cufunction *func
     }
     else if (tb_kernel_fits(TB_KERNEL_DISTANCES_F32_N32, args, 0)) {
         k = TB_KERNEL_DISTANCES_F32_N32;
+        launch_args = args_32;
+    }
+    if (variant != NULL)
+        *variant = k;
+    return cu->cuLaunchKernel(functions[k], gx, gy, gz, tb_kernels[k].threads, 1, 1,
+                              tb_kernels[k].shared, stream,
+                              launch_args, NULL);
+}
+
+/* pairwise_distances (distances.py), MT=4, TW=16, UNROLL=2, PTX_STORE=1, num_warps=4,
+ * num_stages=1, sm_90; variants:
+ *   distances_long_f32_n32r1: n * dim < 2^31, passed as int32_t; root == 1, compiled in; 0 bytes of shared memory
+ *   distances_long_f32_n32: n * dim < 2^31, passed as int32_t; 0 bytes of shared memory
+ *   distances_long_f32: no assumptions; 0 bytes of shared memory
+ */
+tb_curesult tb_launch_distances_long_f32(const tb_cuda *cu, const tb_cufunction *functions,
+        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
+        tb_cudeviceptr xt, tb_cudeviceptr out, int64_t n, int64_t dim, int32_t root, int64_t tile0, int64_t out0)
+{
+    if (gx == 0 || gy == 0 || gz == 0)
+        return TB_CUDA_SUCCESS;
+    tb_cudeviceptr global_scratch = 0, profile_scratch = 0;
+    int32_t n_32 = (int32_t)n;
+    int32_t dim_32 = (int32_t)dim;
+    void *args[] = { &xt, &out, &n, &dim, &root, &tile0, &out0, &global_scratch, &profile_scratch };
+    void *args_32_no_root[] = { &xt, &out, &n_32, &dim_32, &tile0, &out0, &global_scratch, &profile_scratch };
+    void *args_32[] = { &xt, &out, &n_32, &dim_32, &root, &tile0, &out0, &global_scratch, &profile_scratch };
+    int k = TB_KERNEL_DISTANCES_LONG_F32;
+    void **launch_args = args;
+    if (tb_kernel_fits(TB_KERNEL_DISTANCES_LONG_F32_N32R1, args, 0)) {
+        k = TB_KERNEL_DISTANCES_LONG_F32_N32R1;
+        launch_args = args_32_no_root;
+    }
+    else if (tb_kernel_fits(TB_KERNEL_DISTANCES_LONG_F32_N32, args, 0)) {
+        k = TB_KERNEL_DISTANCES_LONG_F32_N32;
         launch_args = args_32;
     }
     if (variant != NULL)

@@ -39,6 +39,9 @@ enum {
     TB_KERNEL_DISTANCES_F32_N32R1,
     TB_KERNEL_DISTANCES_F32_N32,
     TB_KERNEL_DISTANCES_F32,
+    TB_KERNEL_DISTANCES_LONG_F32_N32R1,
+    TB_KERNEL_DISTANCES_LONG_F32_N32,
+    TB_KERNEL_DISTANCES_LONG_F32,
     TB_KERNEL_DISTANCES_DOT_F32_D16N32,
     TB_KERNEL_DISTANCES_DOT_F32_D16,
     TB_KERNEL_DISTANCES_DOT_F32_N32,
@@ -68,9 +71,16 @@ int tb_kernel_fits(int kernel, void *const *args, int narrowed);
  * every variant of a kernel has the same). */
 #define TB_DISTANCES_F32_MT 4
 #define TB_DISTANCES_F32_TW 16
-#define TB_DISTANCES_F32_UNROLL 2
+#define TB_DISTANCES_F32_UNROLL 1
 #define TB_DISTANCES_F32_PTX_STORE 1
 #define TB_DISTANCES_F32_BLOCK 64
+#define TB_DISTANCES_LONG_F32_MT 4
+#define TB_DISTANCES_LONG_F32_TW 16
+#define TB_DISTANCES_LONG_F32_UNROLL 2
+#define TB_DISTANCES_LONG_F32_PTX_STORE 1
+#define TB_DISTANCES_LONG_F32_BLOCK 64
+/* The host sends distances_long_f32 points of this dimension or more only. */
+#define TB_DISTANCES_LONG_F32_MIN_DIM 10
 #define TB_DISTANCES_DOT_F32_BLOCK 64
 #define TB_DISTANCES_DOT_F32_BLOCK_K 32
 /* The host sends distances_dot_f32 points of this dimension or more only. */
@@ -105,6 +115,9 @@ extern const char tb_schedule_image[];
  * otherwise the driver's status is returned as is, to be checked by the
  * caller. */
 tb_curesult tb_launch_distances_f32(const tb_cuda *cu, const tb_cufunction *functions,
+        tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
+        tb_cudeviceptr xt, tb_cudeviceptr out, int64_t n, int64_t dim, int32_t root, int64_t tile0, int64_t out0);
+tb_curesult tb_launch_distances_long_f32(const tb_cuda *cu, const tb_cufunction *functions,
         tb_custream stream, unsigned gx, unsigned gy, unsigned gz, int *variant,
         tb_cudeviceptr xt, tb_cudeviceptr out, int64_t n, int64_t dim, int32_t root, int64_t tile0, int64_t out0);
 tb_curesult tb_launch_distances_dot_f32(const tb_cuda *cu, const tb_cufunction *functions,

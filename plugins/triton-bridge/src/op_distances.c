@@ -65,8 +65,13 @@ int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_
      * measures both kernels at every dimension) when its loads are aligned,
      * the _d16 variant, which the padding above always allows. */
     int dot = f32 && dim >= TB_DISTANCES_DOT_F32_MIN_DIM;
-    uint64_t block = dot ? TB_DISTANCES_DOT_F32_BLOCK
-                         : f32 ? TB_DISTANCES_F32_BLOCK : TB_DISTANCES_F64_BLOCK;
+    /* Below that, the exact kernel in one of two schedules (long: its loop
+     * unrolled; bench/bench.py --sweep measured where each pays). */
+    int long_f32 = f32 && !dot && dim >= TB_DISTANCES_LONG_F32_MIN_DIM;
+    uint64_t block = dot        ? TB_DISTANCES_DOT_F32_BLOCK
+                     : long_f32 ? TB_DISTANCES_LONG_F32_BLOCK
+                     : f32      ? TB_DISTANCES_F32_BLOCK
+                                : TB_DISTANCES_F64_BLOCK;
     int32_t root = in->metric == TOPOML_METRIC_EUCLIDEAN;
     tb_budget budget = {call, 0};
     /* Device buffers are the device's cached ones (tb_device_buffer): a
@@ -115,6 +120,11 @@ int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_
                 r = tb_launch_distances_dot_f32(&st->cu, d->functions, NULL, grid, 1, 1, &variant,
                                                 xt, xs, buf, (int64_t)ld, (int64_t)dim, root,
                                                 (int64_t)(band.tile0 + k), (int64_t)band.out0);
+            else if (long_f32)
+                r = tb_launch_distances_long_f32(&st->cu, d->functions, NULL, grid, 1, 1,
+                                                 &variant, xt, buf, (int64_t)ld, (int64_t)dim,
+                                                 root, (int64_t)(band.tile0 + k),
+                                                 (int64_t)band.out0);
             else if (f32)
                 r = tb_launch_distances_f32(&st->cu, d->functions, NULL, grid, 1, 1, &variant,
                                             xt, buf,

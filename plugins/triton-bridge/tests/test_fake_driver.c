@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tb_kernels.h"
 #include "tb_test_host.h"
 
 static void *lib;
@@ -245,7 +246,8 @@ END_TEST
 START_TEST(test_wide_f32_points_take_the_dot_kernel)
 {
     /* float32 with TB_DISTANCES_DOT_F32_MIN_DIM (64) coordinates or more:
-     * pairwise_distances_dot; float64 and fewer coordinates: the other. */
+     * pairwise_distances_dot; from TB_DISTANCES_LONG_F32_MIN_DIM, the exact
+     * kernel's long schedule; below, its short one; float64: its own. */
     void *st;
     ck_assert_int_eq(be->create(&tb_test_host_table, &st), TOPOML_OK);
     char why[512];
@@ -271,7 +273,9 @@ START_TEST(test_wide_f32_points_take_the_dot_kernel)
         {33, 64, TOPOML_F32, "distances_dot_f32_d16n32"},
         {1023, 64, TOPOML_F32, "distances_dot_f32_d16n32"}, /* n % 16 != 0: still aligned */
         {32, 64, TOPOML_F32, "distances_dot_f32_d16n32"},
-        {33, 63, TOPOML_F32, "distances_f32_n32r1"},
+        {33, 63, TOPOML_F32, "distances_long_f32_n32r1"},
+        {33, TB_DISTANCES_LONG_F32_MIN_DIM, TOPOML_F32, "distances_long_f32_n32r1"},
+        {33, TB_DISTANCES_LONG_F32_MIN_DIM - 1, TOPOML_F32, "distances_f32_n32r1"},
         {33, 64, TOPOML_F64, "distances_f64_n32"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

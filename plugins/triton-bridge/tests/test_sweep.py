@@ -73,6 +73,16 @@ def test_enumeration():
            ("dot", 256)], "groups: dot from 64 coordinates")
 
 
+def test_spec_for():
+    short = dict(EXACT_SPEC, name="short")
+    long_ = dict(EXACT_SPEC, name="long", min_dim=10)
+    check(sweep.spec_for([long_, short], 3)["name"] == "short", "spec_for: below min_dim")
+    check(sweep.spec_for([short, long_], 10)["name"] == "long", "spec_for: from min_dim")
+    check(sweep.spec_for([short, long_], 63)["name"] == "long", "spec_for: above")
+    check(sweep.spec_for(short, 100) is short, "spec_for: a single entry serves every dim")
+    check(sweep.spec_for([long_], 3) is None, "spec_for: none below every min_dim")
+
+
 def test_parse_grid():
     g = sweep.parse_grid("exact:MT=4;UNROLL=1,2;maxnreg=none,128 dot:BLOCK=64")
     check(g["exact"]["MT"] == (4,) and g["exact"]["UNROLL"] == (1, 2)
@@ -227,6 +237,7 @@ def test_run_sweep_wiring():
 
 
 test_enumeration()
+test_spec_for()
 test_parse_grid()
 test_group_and_ranking()
 test_budget()

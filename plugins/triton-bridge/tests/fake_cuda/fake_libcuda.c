@@ -501,15 +501,13 @@ static double dist(int f32, uint64_t xt, int64_t n, int64_t dim, int root, int64
  * pairwise_distances_dot(xt, xs, out, n, ...): the same contract (the dot
  * kernel's results are within the conformance bound of these, and exact
  * where it recomputes; here they are exact everywhere). */
-static tb_curesult run_distances(int f32, int dot, unsigned gx, void **params)
+static tb_curesult run_distances(int f32, int dot, int64_t B, unsigned gx, void **params)
 {
     int a = dot; /* arguments after xt move by one in the dot kernel */
     uint64_t xt = ARG(uint64_t, 0), out = ARG(uint64_t, 1 + a);
     int64_t n = int_arg(params, 2 + a), dim = int_arg(params, 3 + a);
     int root = ARG(int32_t, 4 + a) != 0;
     int64_t tile0 = ARG(int64_t, 5 + a), out0 = ARG(int64_t, 6 + a);
-    int64_t B = dot ? TB_DISTANCES_DOT_F32_BLOCK
-                    : f32 ? TB_DISTANCES_F32_BLOCK : TB_DISTANCES_F64_BLOCK;
     size_t esz = f32 ? sizeof(float) : sizeof(double);
     if (!span_ok(xt, (uint64_t)(n * dim) * esz))
         return ILLEGAL_ADDRESS;
@@ -658,10 +656,12 @@ EXPORT tb_curesult cuLaunchKernel(tb_cufunction fn, unsigned gx, unsigned gy, un
      * launched without them: put them back, so that params[i] is argument i
      * of the kernel's signature below (plus the two scratch pointers). */
     const char *base = spec->base;
-    int full_count = strcmp(base, "distances_f32") == 0 || strcmp(base, "distances_f64") == 0 ? 9
-                     : strcmp(base, "distances_dot_f32") == 0                               ? 10
-                     : strncmp(base, "edges_", 6) == 0                                      ? 13
-                                                                                            : 19;
+    int exact = strcmp(base, "distances_f32") == 0 || strcmp(base, "distances_long_f32") == 0 ||
+                strcmp(base, "distances_f64") == 0;
+    int full_count = exact                                    ? 9
+                     : strcmp(base, "distances_dot_f32") == 0 ? 10
+                     : strncmp(base, "edges_", 6) == 0        ? 13
+                                                              : 19;
     static const int32_t one = 1;
     void *full[19];
     if (spec->one != 0) {
@@ -678,14 +678,18 @@ EXPORT tb_curesult cuLaunchKernel(tb_cufunction fn, unsigned gx, unsigned gy, un
     }
     tb_curesult r;
     launched_kernel = k;
-    if (strcmp(base, "distances_f32") == 0 || strcmp(base, "distances_f64") == 0) {
+    if (exact) {
         if (gy != 1 || ARG(uint64_t, 7) != 0 || ARG(uint64_t, 8) != 0)
             return INVALID_VALUE;
-        r = run_distances(strcmp(base, "distances_f32") == 0, 0, gx, params);
+        int f64 = strcmp(base, "distances_f64") == 0;
+        int64_t block = f64 ? TB_DISTANCES_F64_BLOCK
+                        : strcmp(base, "distances_long_f32") == 0 ? TB_DISTANCES_LONG_F32_BLOCK
+                                                                  : TB_DISTANCES_F32_BLOCK;
+        r = run_distances(!f64, 0, block, gx, params);
     } else if (strcmp(base, "distances_dot_f32") == 0) {
         if (gy != 1 || ARG(uint64_t, 8) != 0 || ARG(uint64_t, 9) != 0)
             return INVALID_VALUE;
-        r = run_distances(1, 1, gx, params);
+        r = run_distances(1, 1, TB_DISTANCES_DOT_F32_BLOCK, gx, params);
     } else if (strcmp(base, "edges_f32") == 0 || strcmp(base, "edges_f64") == 0) {
         if (gy != 1 || ARG(uint64_t, 11) != 0 || ARG(uint64_t, 12) != 0)
             return INVALID_VALUE;

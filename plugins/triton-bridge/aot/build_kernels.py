@@ -85,31 +85,24 @@ COMPILE_OPTIONS = {"enable_fp_fusion": False}
 # it on an H200 (bench.py --sweep; 125 registers, no spill).
 # The exact kernels (distances.py, edges.py) take the tile as MT x TW
 # (tiles.tile_lanes; BLOCK = MT * TW, a macro in tb_kernels.h too).
+# The exact f32 distance kernel; its two schedules below add name, constexprs
+# and launch options.
+EXACT_F32 = {
+    "op": "distances", "dtype": "f32", "module": "distances", "kernel": "pairwise_distances",
+    "signature": [("xt", "*fp32"), ("out", "*fp32"), ("n", "i64"), ("dim", "i64"),
+                  ("root", "i32"), ("tile0", "i64"), ("out0", "i64")],
+    "variants": {"n32r1": {"int32": ["n", "dim"], "one": ["root"]},
+                 "n32": {"int32": ["n", "dim"]}, "": {}},
+}
 KERNELS_SPEC = [
-    {
-        "name": "distances_f32", "op": "distances", "dtype": "f32",
-        "module": "distances", "kernel": "pairwise_distances",
-        "signature": [("xt", "*fp32"), ("out", "*fp32"), ("n", "i64"), ("dim", "i64"),
-                      ("root", "i32"), ("tile0", "i64"), ("out0", "i64")],
-        "constexprs": {"MT": 4, "TW": 16, "UNROLL": 1, "PTX_STORE": 1}, "num_warps": 8,
-        "num_stages": 1,
-        "variants": {"n32r1": {"int32": ["n", "dim"], "one": ["root"]},
-                     "n32": {"int32": ["n", "dim"]}, "": {}},
-    },
-    {
-        # The same kernel for longer points: the loop unrolled twice, half the
-        # warps, registers capped (bench.py --sweep on an H200, n = 65536:
-        # 7.60 ms against 8.16 at dim 16, 16.4 against 18.9 at dim 48; 4.48
-        # against 3.85 at dim 3, hence two schedules).
-        "name": "distances_long_f32", "op": "distances", "dtype": "f32", "schedule": "f32.long",
-        "module": "distances", "kernel": "pairwise_distances",
-        "signature": [("xt", "*fp32"), ("out", "*fp32"), ("n", "i64"), ("dim", "i64"),
-                      ("root", "i32"), ("tile0", "i64"), ("out0", "i64")],
-        "constexprs": {"MT": 4, "TW": 16, "UNROLL": 2, "PTX_STORE": 1}, "num_warps": 4,
-        "num_stages": 1, "maxnreg": 128, "min_dim": 10,
-        "variants": {"n32r1": {"int32": ["n", "dim"], "one": ["root"]},
-                     "n32": {"int32": ["n", "dim"]}, "": {}},
-    },
+    dict(EXACT_F32, name="distances_f32", num_warps=8, num_stages=1,
+         constexprs={"MT": 4, "TW": 16, "UNROLL": 1, "PTX_STORE": 1}),
+    # The same kernel for longer points: the loop unrolled twice, half the
+    # warps, registers capped (bench.py --sweep on an H200, n = 65536: 7.60 ms
+    # against 8.16 at dim 16, 16.4 against 18.9 at dim 48; 4.48 against 3.85
+    # at dim 3, hence two schedules).
+    dict(EXACT_F32, name="distances_long_f32", schedule="f32.long", min_dim=10, num_warps=4,
+         num_stages=1, maxnreg=128, constexprs={"MT": 4, "TW": 16, "UNROLL": 2, "PTX_STORE": 1}),
     {
         "name": "distances_dot_f32", "op": "distances", "dtype": "f32", "schedule": "f32.dot",
         "module": "distances_dot", "kernel": "pairwise_distances_dot",

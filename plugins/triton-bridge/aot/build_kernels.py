@@ -518,6 +518,7 @@ def emit(out_dir, compiled):
             "num_warps": spec["num_warps"],
             "num_stages": spec["num_stages"],
             "maxnreg": spec.get("maxnreg"),
+            "min_dim": spec.get("min_dim"),
             "threads": spec["num_warps"] * WARP_SIZE,
             "shared": md.shared,
             "target": target_name,

@@ -122,8 +122,8 @@ def spec_for(specs, dim):
     with the largest `min_dim` (0 where it has none) not above dim."""
     if isinstance(specs, dict):
         return specs
-    fit = [s for s in specs if s.get("min_dim", 0) <= dim]
-    return max(fit, key=lambda s: s.get("min_dim", 0)) if fit else None
+    fit = [s for s in specs if (s.get("min_dim") or 0) <= dim]
+    return max(fit, key=lambda s: s.get("min_dim") or 0) if fit else None
 
 
 def distance(cfg, default):

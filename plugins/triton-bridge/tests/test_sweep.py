@@ -4,6 +4,7 @@ config enumeration and order, the budget's shares, pruning, error and
 mismatch handling, ranking and the printed summary. No torch, no Triton, no
 GPU. Exit status 0 when every check passed."""
 
+import json
 import math
 import sys
 from pathlib import Path
@@ -81,6 +82,14 @@ def test_spec_for():
     check(sweep.spec_for([short, long_], 63)["name"] == "long", "spec_for: above")
     check(sweep.spec_for(short, 100) is short, "spec_for: a single entry serves every dim")
     check(sweep.spec_for([long_], 3) is None, "spec_for: none below every min_dim")
+    # kernels.json writes "min_dim": null where a schedule has none, and
+    # lists every variant of both schedules, the short ones first.
+    meta = json.loads((Path(__file__).resolve().parent.parent / "generated" /
+                       "kernels.json").read_text())
+    exact = [k for k in meta["kernels"] if k["base"] in ("distances_f32", "distances_long_f32")]
+    check([sweep.spec_for(exact, d)["base"] for d in (1, 9, 10, 63)] ==
+          ["distances_f32", "distances_f32", "distances_long_f32", "distances_long_f32"],
+          "spec_for: kernels.json's exact schedules split at the long one's min_dim")
 
 
 def test_parse_grid():

@@ -331,7 +331,7 @@ def emit(out_dir, compiled):
          f"#define TB_TARGET_NAME \"{target_name}\"\n",
          f"#define TB_TRITON_VERSION \"{triton.__version__}\"\n\n",
          "typedef struct tb_kernel_spec {\n"
-         "    const char *name;     /* variant, e.g. \"distances_f32_d16\" */\n"
+         "    const char *name;     /* variant, e.g. \"distances_dot_f32_d16\" */\n"
          "    const char *base;     /* the kernel it is a variant of, e.g. \"distances_f32\" */\n"
          "    const char *function; /* the kernel's entry point in the cubin */\n"
          "    const unsigned char *cubin;\n"

@@ -11,10 +11,11 @@ ways, each timed after a warm-up run:
             on the output buffer it keeps between calls) and `download`
             of its copies of the result to host memory, both read from its
             debug log, as is the kernel variant the launch stub picked
-            (`variant`: *_d16, since the plugin pads the points to a
-            multiple of 16, see src/op_distances.c and aot/build_kernels.py;
-            distances_dot_* is the matrix-product route, f32 from 64
-            coordinates). `jit` and `aot` below run on the same padded
+            (`variant`: distances_f32_* below 10 coordinates,
+            distances_long_f32_* from 10, distances_dot_*_d16n32, the
+            matrix-product route, f32 from 64 coordinates, aligned since the
+            plugin pads the points to a multiple of 16; see
+            src/op_distances.c and aot/build_kernels.py). `jit` and `aot` below run on the same padded
             layout (ld = n rounded up to a multiple of 16).
             `cupti` is the device time of the same call's kernels as CUPTI
             records it (torch.profiler), without the host's launch and

@@ -16,7 +16,7 @@
 #define TB_TRITON_VERSION "3.6.0"
 
 typedef struct tb_kernel_spec {
-    const char *name;     /* variant, e.g. "distances_f32_d16" */
+    const char *name;     /* variant, e.g. "distances_dot_f32_d16" */
     const char *base;     /* the kernel it is a variant of, e.g. "distances_f32" */
     const char *function; /* the kernel's entry point in the cubin */
     const unsigned char *cubin;

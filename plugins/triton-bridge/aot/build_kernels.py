@@ -85,6 +85,7 @@ COMPILE_OPTIONS = {"enable_fp_fusion": False}
 # it on an H200 (bench.py --sweep; 125 registers, no spill).
 # The exact kernels (distances.py, edges.py) take the tile as MT x TW
 # (tiles.tile_lanes; BLOCK = MT * TW, a macro in tb_kernels.h too).
+#
 # The exact f32 distance kernel; its two schedules below add name, constexprs
 # and launch options.
 EXACT_F32 = {
@@ -119,8 +120,8 @@ KERNELS_SPEC = [
         "module": "distances", "kernel": "pairwise_distances",
         "signature": [("xt", "*fp64"), ("out", "*fp64"), ("n", "i64"), ("dim", "i64"),
                       ("root", "i32"), ("tile0", "i64"), ("out0", "i64")],
-        "constexprs": {"MT": 4, "TW": 16, "UNROLL": 1, "PTX_STORE": 1}, "num_warps": 8, "num_stages": 1,
-        "variants": {"n32": {"int32": ["n", "dim"]}, "": {}},
+        "constexprs": {"MT": 4, "TW": 16, "UNROLL": 1, "PTX_STORE": 1}, "num_warps": 8,
+        "num_stages": 1, "variants": {"n32": {"int32": ["n", "dim"]}, "": {}},
     },
     {
         "name": "edges_f32", "op": "edges", "dtype": "f32",

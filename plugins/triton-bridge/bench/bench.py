@@ -15,8 +15,9 @@ ways, each timed after a warm-up run:
             distances_long_f32_* from 10, distances_dot_*_d16n32, the
             matrix-product route, f32 from 64 coordinates, aligned since the
             plugin pads the points to a multiple of 16; see
-            src/op_distances.c and aot/build_kernels.py). `jit` and `aot` below run on the same padded
-            layout (ld = n rounded up to a multiple of 16).
+            src/op_distances.c and aot/build_kernels.py). `jit` and `aot`
+            below run on the same padded layout (ld = n rounded up to a
+            multiple of 16).
             `cupti` is the device time of the same call's kernels as CUPTI
             records it (torch.profiler), without the host's launch and
             synchronisation.
@@ -390,10 +391,8 @@ def bench_distances(args, bridge, cuda, torch, results, deadline):
             cubins = Cubins()
         except Exception as exc:
             print(f"direct cubin launches unavailable: {exc}", file=sys.stderr)
-        meta = json.loads((GENERATED / "kernels.json").read_text())
-        dot_spec = next(k for k in meta["kernels"] if k["base"] == "distances_dot_f32")
-        exact_specs = [k for k in meta["kernels"]
-                       if k["base"] in ("distances_f32", "distances_long_f32")]
+        specs = sweep.kernel_specs(json.loads((GENERATED / "kernels.json").read_text()))
+        dot_spec, exact_specs = specs["dot"], specs["exact"]
     for n in args.sizes:
         m = n * (n - 1) // 2
         host_out = (ctypes.c_float * m)()  # reused for every dim at this n
@@ -678,10 +677,7 @@ def sweep_main(args):
     import sweep
     from distances import pairwise_distances as exact_kernel
     from distances_dot import pairwise_distances_dot as dot_kernel
-    meta = json.loads((GENERATED / "kernels.json").read_text())
-    specs = {"exact": [k for k in meta["kernels"]
-                       if k["base"] in ("distances_f32", "distances_long_f32")],
-             "dot": next(k for k in meta["kernels"] if k["base"] == "distances_dot_f32")}
+    specs = sweep.kernel_specs(json.loads((GENERATED / "kernels.json").read_text()))
     n = int(args.only_n.split(",")[0]) if args.only_n else 65536
     try:
         grids = sweep.parse_grid(args.grid)

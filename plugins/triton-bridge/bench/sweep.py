@@ -57,8 +57,8 @@ GRIDS = {
             "num_stages": (2, 3, 4)},
 }
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "maxnreg")
-KEY_LETTERS = {"MT": "M", "TW": "T", "UNROLL": "u", "PTX_STORE": "p", "BLOCK": "B", "BLOCK_K": "K", "num_warps": "w",
-               "num_stages": "s", "maxnreg": "r"}
+KEY_LETTERS = {"MT": "M", "TW": "T", "UNROLL": "u", "PTX_STORE": "p", "BLOCK": "B",
+               "BLOCK_K": "K", "num_warps": "w", "num_stages": "s", "maxnreg": "r"}
 DOT_MIN_DIM = 64  # the host sends f32 points of >= 64 coordinates to the dot kernel
 PRUNE = 1.5
 TOP = 5
@@ -114,6 +114,15 @@ def parse_grid(text, grids=GRIDS):
                 raise ValueError(f"grid {part!r}: no values for {param}")
             out[kernel][param] = vals
     return out
+
+
+def kernel_specs(meta):
+    """The f32 distance kernels' kernels.json entries, by kernel: "exact",
+    those of both schedules of the exact kernel (every variant; spec_for picks
+    by dim), and "dot", the matrix-product kernel's first."""
+    return {"exact": [k for k in meta["kernels"]
+                      if k["base"] in ("distances_f32", "distances_long_f32")],
+            "dot": next(k for k in meta["kernels"] if k["base"] == "distances_dot_f32")}
 
 
 def spec_for(specs, dim):

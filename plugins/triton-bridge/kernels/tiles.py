@@ -54,8 +54,9 @@ def tile_lanes(MT: tl.constexpr, TW: tl.constexpr):
 def program_tile(xt, n, dim, root, tile0, MT: tl.constexpr, TW: tl.constexpr,
                  UNROLL: tl.constexpr):
     """The tile of this program (number tile0 + program id): its distances
-    (distance_tile, its loop unrolled UNROLL times), its first row i0, the row offsets lr (tile_lanes), and
-    the row and column of every entry, r and c (int64)."""
+    (distance_tile, its loop unrolled UNROLL times), its first row i0, the
+    row offsets lr (tile_lanes), and the row and column of every entry, r and
+    c (int64)."""
     BLOCK: tl.constexpr = MT * TW
     bi, bj = lower_tile(tl.program_id(0).to(tl.int64) + tile0)
     i0 = bi * BLOCK
@@ -79,16 +80,20 @@ def store_tile(ptr, val, mask, PTX_STORE: tl.constexpr):
     interpreter (TRITON_INTERPRET=1) runs no PTX: there PTX_STORE must be 0.
     """
     if PTX_STORE:
+        # The value goes in as its bits: b64 in an "l" register, b32 in "r".
         if val.dtype == tl.float64:
-            tl.inline_asm_elementwise(
-                "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p st.global.b64 [$1], $2; mov.b32 $0, 0; }",
-                "=r,l,l,r", [ptr, val.to(tl.int64, bitcast=True), mask.to(tl.int32)],
-                dtype=tl.int32, is_pure=False, pack=1)
+            bits = val.to(tl.int64, bitcast=True)
+            width: tl.constexpr = "64"
+            reg: tl.constexpr = "l"
         else:
-            tl.inline_asm_elementwise(
-                "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p st.global.b32 [$1], $2; mov.b32 $0, 0; }",
-                "=r,l,r,r", [ptr, val.to(tl.int32, bitcast=True), mask.to(tl.int32)],
-                dtype=tl.int32, is_pure=False, pack=1)
+            bits = val.to(tl.int32, bitcast=True)
+            width: tl.constexpr = "32"
+            reg: tl.constexpr = "r"
+        tl.inline_asm_elementwise(
+            "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p st.global.b" + width
+            + " [$1], $2; mov.b32 $0, 0; }",
+            "=r,l," + reg + ",r", [ptr, bits, mask.to(tl.int32)],
+            dtype=tl.int32, is_pure=False, pack=1)
     else:
         tl.store(ptr, val, mask=mask)
 

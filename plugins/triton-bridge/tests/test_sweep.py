@@ -21,8 +21,8 @@ def check(ok, text):
     failures += not ok
 
 
-EXACT_SPEC = {"constexprs": {"MT": 8, "TW": 16, "UNROLL": 1, "PTX_STORE": 1}, "num_warps": 8, "num_stages": 1,
-              "maxnreg": 128}
+EXACT_SPEC = {"constexprs": {"MT": 8, "TW": 16, "UNROLL": 1, "PTX_STORE": 1}, "num_warps": 8,
+              "num_stages": 1, "maxnreg": 128}
 DOT_SPEC = {"constexprs": {"BLOCK": 64, "BLOCK_K": 32}, "num_warps": 8, "num_stages": 2,
             "maxnreg": None}
 EXACT_GRID = 2 * 2 * 2 * 2 * 2 * 2 * 2
@@ -39,14 +39,14 @@ class FakeClock:
 
 def test_enumeration():
     d = sweep.default_config(EXACT_SPEC, "exact")
-    check(d == {"MT": 8, "TW": 16, "UNROLL": 1, "PTX_STORE": 1, "num_warps": 8, "num_stages": 1, "maxnreg": 128},
-          "default of the exact kernel")
+    check(d == {"MT": 8, "TW": 16, "UNROLL": 1, "PTX_STORE": 1, "num_warps": 8, "num_stages": 1,
+                "maxnreg": 128}, "default of the exact kernel")
     check(list(d) == list(sweep.GRIDS["exact"]), "exact default: the grid's parameters, in order")
     dd = sweep.default_config(DOT_SPEC, "dot")
     check(dd["BLOCK_K"] == 32 and dd["num_warps"] == 8 and "maxnreg" not in dd,
           "default of the dot kernel")
-    check(sweep.default_config({"constexprs": {"MT": 4, "TW": 16, "UNROLL": 1, "PTX_STORE": 1}, "num_warps": 4,
-                                "num_stages": 1}, "exact")["maxnreg"] is None,
+    check(sweep.default_config({"constexprs": {"MT": 4, "TW": 16, "UNROLL": 1, "PTX_STORE": 1},
+                                "num_warps": 4, "num_stages": 1}, "exact")["maxnreg"] is None,
           "no maxnreg in kernels.json: None")
     ex = sweep.enumerate_configs("exact", d)
     check(len(ex) == EXACT_GRID, f"exact grid has {EXACT_GRID} configs ({len(ex)})")
@@ -59,15 +59,17 @@ def test_enumeration():
     dot = sweep.enumerate_configs("dot", dd)
     check(len(dot) == DOT_GRID, f"dot grid has {DOT_GRID} configs ({len(dot)})")
     check(dot[0] == dd and all("BLOCK_K" in c for c in dot), "dot: default first, BLOCK_K set")
-    odd = {"MT": 2, "TW": 8, "UNROLL": 1, "PTX_STORE": 0, "num_warps": 4, "num_stages": 2, "maxnreg": None}
+    odd = {"MT": 2, "TW": 8, "UNROLL": 1, "PTX_STORE": 0, "num_warps": 4, "num_stages": 2,
+           "maxnreg": None}
     got = sweep.enumerate_configs("exact", odd)
     check(got[0] == odd and len(got) == EXACT_GRID + 1, "a default off the grid is added, first")
     check(sweep.config_key(dd) == "B64 K32 w8 s2", "config key")
-    check(sweep.config_key(d) == "M8 T16 u1 p1 w8 s1 r128" and sweep.config_key(odd) == "M2 T8 u1 p0 w4 s2",
-          "config key: maxnreg when set")
+    check(sweep.config_key(d) == "M8 T16 u1 p1 w8 s1 r128"
+          and sweep.config_key(odd) == "M2 T8 u1 p0 w4 s2", "config key: maxnreg when set")
     check(sweep.block_of(d) == 128 and sweep.block_of(dd) == 64, "tile size")
     consts, options = sweep.split_config(odd)
-    check(consts == {"MT": 2, "TW": 8, "UNROLL": 1, "PTX_STORE": 0} and options == {"num_warps": 4, "num_stages": 2},
+    check(consts == {"MT": 2, "TW": 8, "UNROLL": 1, "PTX_STORE": 0}
+          and options == {"num_warps": 4, "num_stages": 2},
           "split: constexprs, and the launch options that are set")
     check(sweep.groups([3, 16, 64, 256]) ==
           [("exact", 3), ("exact", 16), ("exact", 64), ("dot", 64), ("exact", 256),
@@ -86,7 +88,7 @@ def test_spec_for():
     # lists every variant of both schedules, the short ones first.
     meta = json.loads((Path(__file__).resolve().parent.parent / "generated" /
                        "kernels.json").read_text())
-    exact = [k for k in meta["kernels"] if k["base"] in ("distances_f32", "distances_long_f32")]
+    exact = sweep.kernel_specs(meta)["exact"]
     check([sweep.spec_for(exact, d)["base"] for d in (1, 9, 10, 63)] ==
           ["distances_f32", "distances_f32", "distances_long_f32", "distances_long_f32"],
           "spec_for: kernels.json's exact schedules split at the long one's min_dim")
@@ -156,13 +158,15 @@ def test_group_and_ranking():
     check(len(err) == 1 and "\n" not in err[0]["error"] and err[0]["error"].startswith(
         "RuntimeError: out of resource"), "group: a failing config is recorded, one line")
     bad = [r for r in records if r.get("verified") is False]
-    check(len(bad) == 1 and bad[0]["key"] == "M8 T16 u1 p1 w8 s2 r128", "group: a mismatch is recorded")
+    check(len(bad) == 1 and bad[0]["key"] == "M8 T16 u1 p1 w8 s2 r128",
+          "group: a mismatch is recorded")
     top = sweep.rank(records)
     check([t["key"] for t in top][:2] == ["M4 T32 u1 p1 w8 s1 r128", "M8 T16 u1 p1 w4 s1 r128"],
           f"rank: fastest verified first ({[t['key'] for t in top]})")
     check(len(top) == 5, "rank: top 5")
     check(abs(top[0]["speedup"] - 10.0 / 6.0) < 1e-12, "rank: speed-up over the default")
-    check(all(t["key"] != "M8 T16 u1 p1 w8 s2 r128" for t in top), "rank: mismatched configs are left out")
+    check(all(t["key"] != "M8 T16 u1 p1 w8 s2 r128" for t in top),
+          "rank: mismatched configs are left out")
     summary = sweep.summarize([{"kernel": "exact", "dim": 3, "n": 65536, "of": EXACT_GRID,
                                 "records": records, "stopped": None}])
     s = summary[0]

@@ -404,7 +404,7 @@ class Pivots
 
     static uint64_t bytes_per_pivot()
     {
-        return 4 * sizeof(Slot); /* load at most 1/2, and a doubling */
+        return 3 * sizeof(Slot); /* load at least 1/3 */
     }
 
     const Slot *find(uint64_t key) const
@@ -418,10 +418,20 @@ class Pivots
         }
     }
 
+    /* Room for `count` pivots without growing (load at most 2/3). */
+    void reserve(uint64_t count)
+    {
+        uint64_t want = slots_.size();
+        while (3 * count > 2 * want)
+            want *= 2;
+        if (want != slots_.size())
+            rehash(want);
+    }
+
     void insert(const Slot &s)
     {
-        if (2 * (size_ + 1) > slots_.size())
-            grow();
+        if (3 * (size_ + 1) > 2 * slots_.size())
+            rehash(2 * slots_.size());
         place(slots_, s);
         size_++;
     }
@@ -448,10 +458,10 @@ class Pivots
             h = (h + 1) & mask;
         slots[h] = s;
     }
-    void grow()
+    void rehash(uint64_t count)
     {
         Vec<Slot> bigger(slots_.get_allocator());
-        bigger.assign(slots_.size() * 2, Slot{empty, 0, 0});
+        bigger.assign(count, Slot{empty, 0, 0});
         for (const Slot &s : slots_)
             if (s.key != empty)
                 place(bigger, s);
@@ -462,6 +472,78 @@ class Pivots
     uint64_t size_ = 0;
 };
 
+/* The pivots of the columns whose longest edge is r, the one being reduced
+ * now. A coface with the same longest edge r can only be the pivot of such
+ * a column (columns of a greater key come first and have longer edges, and
+ * a pivot's longest edge is at least its column's), so the emergent pair
+ * test asks this small set, not the whole table. Slots are stamped with the
+ * group, so starting a new one clears nothing. */
+class Group
+{
+  public:
+    explicit Group(Call &call) : keys_(make_vec<uint64_t>(call)), stamps_(make_vec<uint32_t>(call))
+    {
+        keys_.assign(64, 0);
+        stamps_.assign(64, 0);
+    }
+
+    void start(uint32_t rank)
+    {
+        r = rank;
+        size_ = 0;
+        if (++stamp_ == 0) { /* wrapped: clear the stamps once */
+            std::fill(stamps_.begin(), stamps_.end(), 0);
+            stamp_ = 1;
+        }
+    }
+
+    bool has(uint64_t key) const
+    {
+        const uint64_t mask = keys_.size() - 1;
+        for (uint64_t h = (key * 0x9e3779b97f4a7c15u >> 20) & mask; stamps_[h] == stamp_;
+             h = (h + 1) & mask)
+            if (keys_[h] == key)
+                return true;
+        return false;
+    }
+
+    void add(uint64_t key)
+    {
+        if (2 * (size_ + 1) > keys_.size()) {
+            /* Grow, keeping this group's keys. */
+            auto old_keys = make_vec<uint64_t>(*keys_.get_allocator().call);
+            auto old_stamps = make_vec<uint32_t>(*keys_.get_allocator().call);
+            old_keys.swap(keys_);
+            old_stamps.swap(stamps_);
+            keys_.assign(old_keys.size() * 2, 0);
+            stamps_.assign(old_keys.size() * 2, 0);
+            for (size_t h = 0; h < old_keys.size(); h++)
+                if (old_stamps[h] == stamp_)
+                    place(old_keys[h]);
+        }
+        place(key);
+        size_++;
+    }
+
+    uint32_t r = none;
+
+  private:
+    void place(uint64_t key)
+    {
+        const uint64_t mask = keys_.size() - 1;
+        uint64_t h = (key * 0x9e3779b97f4a7c15u >> 20) & mask;
+        while (stamps_[h] == stamp_)
+            h = (h + 1) & mask;
+        keys_[h] = key;
+        stamps_[h] = stamp_;
+    }
+
+    Vec<uint64_t> keys_;
+    Vec<uint32_t> stamps_;
+    uint32_t stamp_ = 1;
+    uint64_t size_ = 0;
+};
+
 /* The reduction of one dimension. */
 template <class Field> class Reduction
 {
@@ -469,7 +551,7 @@ template <class Field> class Reduction
     Reduction(Call &call, const Field &field, const Graph &g, const Binomials &binomials,
               uint32_t k, Vec<Column> &columns)
         : pivots(call), call_(call), field_(field), g_(g), binomials_(binomials), k_(k),
-          columns_(columns), runs_buf_(make_vec<Entry>(call)), runs_(make_vec<Run>(call)),
+          columns_(columns), group_(call), runs_buf_(make_vec<Entry>(call)), runs_(make_vec<Run>(call)),
           heap_(make_vec<Head>(call)), v_pool_(make_vec<uint32_t>(call)),
           v_coeff_(make_vec<uint32_t>(call)), v_ranges_(make_vec<VRange>(call)),
           work_(make_vec<uint32_t>(call)), work_coeff_(make_vec<uint32_t>(call)),
@@ -480,6 +562,7 @@ template <class Field> class Reduction
     /* Reduce every column, last first; bars go to `bars`. */
     void run(Vec<topoml_interval> &bars, uint64_t &essential)
     {
+        pivots.reserve(columns_.size());
         char *stage = stage_;
         std::snprintf(stage, sizeof stage_, "rips: reducing dimension %u", k_);
         const uint64_t total = columns_.size();
@@ -495,17 +578,20 @@ template <class Field> class Reduction
             /* The emergent pair: the first coface that keeps the column's
              * diameter is its smallest, so if it is nobody's pivot the
              * column is reduced as it is. */
+            if (col.r != group_.r)
+                group_.start(col.r);
             bool emergent = false;
             Entry first{};
             cofaces(v, col.r, [&](const Entry &e) {
                 if (e.r != col.r)
                     return true;
                 first = e;
-                emergent = !pivots.find(e.c);
+                emergent = !group_.has(e.c);
                 return false;
             });
             if (emergent) {
                 pivots.insert(Pivots::Slot{first.c, x, first.coeff});
+                group_.add(first.c);
                 continue; /* d(tau) == d(sigma): no bar */
             }
 
@@ -592,20 +678,27 @@ template <class Field> class Reduction
         return key_less(y.r, y.c, x.r, x.c);
     }
 
+    /* The heap is 4-ary: children of i are 4i+1 .. 4i+4, one cache line
+     * of heads. */
     void sift_down(size_t i)
     {
         const size_t m = heap_.size();
+        const Head h = heap_[i];
         for (;;) {
-            size_t least = i, l = 2 * i + 1, r = l + 1;
-            if (l < m && run_after(heap_[least], heap_[l]))
-                least = l;
-            if (r < m && run_after(heap_[least], heap_[r]))
-                least = r;
-            if (least == i)
-                return;
-            std::swap(heap_[i], heap_[least]);
+            const size_t first = 4 * i + 1;
+            if (first >= m)
+                break;
+            size_t least = first;
+            const size_t last = std::min(first + 4, m);
+            for (size_t j = first + 1; j < last; j++)
+                if (run_after(heap_[least], heap_[j]))
+                    least = j;
+            if (!run_after(h, heap_[least]))
+                break;
+            heap_[i] = heap_[least];
             i = least;
         }
+        heap_[i] = h;
     }
 
     void add_run(uint64_t begin, uint32_t factor)
@@ -616,7 +709,7 @@ template <class Field> class Reduction
         const Entry &e = runs_buf_[begin];
         heap_.push_back(Head{e.c, e.r, uint32_t(runs_.size() - 1)});
         for (size_t i = heap_.size() - 1; i > 0;) {
-            const size_t parent = (i - 1) / 2;
+            const size_t parent = (i - 1) / 4;
             if (!run_after(heap_[parent], heap_[i]))
                 break;
             std::swap(heap_[parent], heap_[i]);
@@ -747,6 +840,8 @@ template <class Field> class Reduction
                 v_ranges_.push_back(VRange{x, begin, v_pool_.size()});
         }
         pivots.insert(Pivots::Slot{pivot.c, x, pivot.coeff});
+        if (pivot.r == columns_[x].r)
+            group_.add(pivot.c);
     }
 
     struct VRange {
@@ -763,6 +858,7 @@ template <class Field> class Reduction
     char stage_[64] = {};
     uint64_t done_ = 0;
 
+    Group group_;
     Vec<Entry> runs_buf_;
     Vec<Run> runs_;
     Vec<Head> heap_; /* of runs */

@@ -6,7 +6,8 @@
 # topoml::topoml). Each time the plugin links no libtopoml and exports only
 # its entry symbol, is refused by a strict host before it is certified, passes the
 # installed topoml-conformance with --certify, and is then used by the C and
-# the C++ host, whose H0 bars equal the built-in reference's.
+# the C++ host, whose H0 bars equal the built-in reference's. A host also
+# links the installed static library through find_package.
 set -u
 build=$4
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -71,6 +72,24 @@ cmake -S "$src/examples" -B "$tmp/cm" -DCMAKE_PREFIX_PATH="$p" -DCMAKE_BUILD_TYP
 check "find_package: examples build" '[ $? -eq 0 ]'
 [ -f "$tmp/cm/topoml-backend-example.so" ] && use_examples find_package "$tmp/cm"
 
+# The package's static library links with what the package itself says
+# (libyaml, libdl, libm), with no pkg-config module of the consumer's.
+mkdir -p "$tmp/st"
+cat >"$tmp/st/CMakeLists.txt" <<CM
+cmake_minimum_required(VERSION 3.25)
+project(host_static C)
+find_package(topoml 0.2 REQUIRED)
+add_executable(host-static $src/examples/host.c)
+target_link_libraries(host-static PRIVATE topoml::topoml_static m)
+CM
+cmake -S "$tmp/st" -B "$tmp/st/b" -DCMAKE_PREFIX_PATH="$p" >"$tmp/st.log" 2>&1 &&
+    cmake --build "$tmp/st/b" >>"$tmp/st.log" 2>&1
+check "find_package: a host links topoml::topoml_static" '[ $? -eq 0 ]'
+"$tmp/st/b/host-static" scalar >"$tmp/st.txt" 2>/dev/null
+check "the static host runs" "head -1 '$tmp/st.txt' | grep -qx 'backend: scalar'"
+check "the static host needs no libtopoml.so" "! readelf -d '$tmp/st/b/host-static' | grep NEEDED | grep -q topoml"
+
+[ $fail -eq 0 ] || tail -20 "$tmp/st.log"
 [ $fail -eq 0 ] || tail -20 "$tmp/make.log" "$tmp/cm.log" "$tmp/conf.txt"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

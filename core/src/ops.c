@@ -50,7 +50,8 @@ static bool is_prime(uint32_t p)
 {
     if (p < 2)
         return false;
-    for (uint32_t q = 2; q * q <= p; q++)
+    /* q <= p / q, not q * q <= p: the square wraps for primes near 2^32. */
+    for (uint32_t q = 2; q <= p / q; q++)
         if (p % q == 0)
             return false;
     return true;
@@ -91,8 +92,17 @@ int topoml_distances(topoml_context *ctx, const topoml_data *points, topoml_metr
         coords32 = tm_alloc(ctx, (size_t)coord_bytes);
         if (!coords32)
             return tm_nomem(ctx, (size_t)coord_bytes);
-        for (uint64_t k = 0; k < n * points->dim; k++)
+        for (uint64_t k = 0; k < n * points->dim; k++) {
             coords32[k] = (float)points->values[k];
+            if (isinf(coords32[k])) {
+                tm_free(ctx, coords32);
+                return tm_error(ctx, TOPOML_E_OVERFLOW,
+                                "distances in float32: coordinate %llu of point %llu (%g) is "
+                                "beyond the range of float32",
+                                (unsigned long long)(k % points->dim),
+                                (unsigned long long)(k / points->dim), points->values[k]);
+            }
+        }
         in.dtype = TOPOML_F32;
         in.data = coords32;
     }

@@ -1634,6 +1634,17 @@ static bool scan_pairs(rips_engine *r, const topoml_input_v1 *in, double *rmax, 
                      (unsigned long long)j, (unsigned long long)i, d);
                 return false;
             }
+            /* Between points of finite coordinates, an infinite distance is
+             * one beyond the dtype's range (metric.h scales, so it is never
+             * an intermediate overflow): not an absent edge. */
+            if (isinf(d) && in->kind == TOPOML_INPUT_POINTS) {
+                fail(r, TOPOML_E_OVERFLOW,
+                     "rips: the distance between points %llu and %llu is beyond the range of %s "
+                     "(scale the coordinates)",
+                     (unsigned long long)j, (unsigned long long)i,
+                     in->dtype == TOPOML_F32 ? "float32" : "float64");
+                return false;
+            }
             if (store)
                 store[tri(i) + j] = d;
             if (rmax) {
@@ -1875,9 +1886,13 @@ static bool is_prime(uint32_t p)
 
 static bool setup_coefficients(rips_engine *r, uint32_t p)
 {
-    if (p > SCALAR_RIPS_MAX_MODULUS || !is_prime(p)) {
-        fail(r, TOPOML_E_INVALID, "rips: the modulus %u is not a prime between 2 and %u", p,
-             SCALAR_RIPS_MAX_MODULUS);
+    if (p > SCALAR_RIPS_MAX_MODULUS) {
+        fail(r, TOPOML_E_INVALID, "rips: the modulus %u is larger than the largest supported, %u",
+             p, SCALAR_RIPS_MAX_MODULUS);
+        return false;
+    }
+    if (!is_prime(p)) {
+        fail(r, TOPOML_E_INVALID, "rips: the modulus %u is not a prime", p);
         return false;
     }
     r->p = p;

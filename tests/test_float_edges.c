@@ -84,8 +84,7 @@ START_TEST(test_euclidean_distances_scale_like_hypot)
     /* A distance beyond double is refused, never inf. */
     const double far[4] = {DBL_MAX, 0, -DBL_MAX, 0};
     double got;
-    ck_assert_int_eq(dist2(ctx, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, far, &got),
-                     TOPOML_E_OVERFLOW);
+    ck_assert_int_eq(dist2(ctx, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, far, &got), TOPOML_E_OVERFLOW);
     const double half[4] = {DBL_MAX / 2, 0, -DBL_MAX / 2, 0};
     ck_assert_int_eq(dist2(ctx, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, half, &got), TOPOML_OK);
     ck_assert_double_eq(got, DBL_MAX);
@@ -104,8 +103,8 @@ START_TEST(test_cosine_distances_are_scale_free)
             const double tol = t == TOPOML_F32 ? 1e-6 : 1e-15;
             /* Parallel, opposite, orthogonal, at 45 degrees, and against a
              * vector of another scale entirely. */
-            const double cases[][4] = {{s, 0, 2 * s, 0},  {s, 0, -3 * s, 0}, {s, 0, 0, s},
-                                       {s, 0, s, s},      {s, s, 1, 1},      {s, 0, 1e-3, 1e-3}};
+            const double cases[][4] = {{s, 0, 2 * s, 0}, {s, 0, -3 * s, 0}, {s, 0, 0, s},
+                                       {s, 0, s, s},     {s, s, 1, 1},      {s, 0, 1e-3, 1e-3}};
             const double want[] = {0, 2, 1, 1 - sqrt(0.5), 0, 1 - sqrt(0.5)};
             for (size_t c = 0; c < sizeof want / sizeof want[0]; c++) {
                 double got;
@@ -145,8 +144,7 @@ START_TEST(test_float32_distances_widen_or_refuse)
     /* A coordinate beyond float32 is refused, not turned into inf. */
     const double big[4] = {1e200, 0, 0, 1};
     double got;
-    ck_assert_int_eq(dist2(ctx, TOPOML_METRIC_EUCLIDEAN, TOPOML_F32, big, &got),
-                     TOPOML_E_OVERFLOW);
+    ck_assert_int_eq(dist2(ctx, TOPOML_METRIC_EUCLIDEAN, TOPOML_F32, big, &got), TOPOML_E_OVERFLOW);
     ck_assert_msg(strstr(topoml_errmsg(ctx), "float32") != NULL, "%s", topoml_errmsg(ctx));
     topoml_context_free(ctx);
 }
@@ -163,8 +161,7 @@ static topoml_barcode *barcode(topoml_context *ctx, const double *xy, uint64_t n
     o.metric = m;
     topoml_barcode *bc = NULL;
     int st = topoml_barcode_compute(ctx, &bc, d, &o);
-    ck_assert_msg(st == want_status, "status %d, want %d: %s", st, want_status,
-                  topoml_errmsg(ctx));
+    ck_assert_msg(st == want_status, "status %d, want %d: %s", st, want_status, topoml_errmsg(ctx));
     topoml_data_free(ctx, d);
     return bc;
 }
@@ -210,8 +207,7 @@ START_TEST(test_barcodes_of_scaled_shapes_scale)
                                   close_to(v[i].death, hypot(s, s), 1e-15),
                               "scale %g: [%g, %g)", s, v[i].birth, v[i].death);
             }
-        ck_assert_msg(h1 == (s > 0 ? 1u : 0u), "scale %g: %llu H1 bars", s,
-                      (unsigned long long)h1);
+        ck_assert_msg(h1 == (s > 0 ? 1u : 0u), "scale %g: %llu H1 bars", s, (unsigned long long)h1);
         topoml_barcode_free(bc);
     }
     topoml_context_free(ctx);
@@ -231,12 +227,10 @@ START_TEST(test_distances_beyond_double_are_refused_by_every_op)
     ck_assert_int_eq(topoml_edges(ctx, d, TOPOML_METRIC_SQEUCLIDEAN, INFINITY, &e, &ne),
                      TOPOML_E_OVERFLOW);
     ck_assert_ptr_null(e);
-    ck_assert_msg(strstr(topoml_errmsg(ctx), "beyond the range") != NULL, "%s",
-                  topoml_errmsg(ctx));
+    ck_assert_msg(strstr(topoml_errmsg(ctx), "beyond the range") != NULL, "%s", topoml_errmsg(ctx));
     topoml_data_free(ctx, d);
     for (uint32_t dim = 0; dim <= 1; dim++) {
-        topoml_barcode *bc =
-            barcode(ctx, xy, 3, dim, TOPOML_METRIC_SQEUCLIDEAN, TOPOML_E_OVERFLOW);
+        topoml_barcode *bc = barcode(ctx, xy, 3, dim, TOPOML_METRIC_SQEUCLIDEAN, TOPOML_E_OVERFLOW);
         ck_assert_msg(strstr(topoml_errmsg(ctx), "beyond the range") != NULL, "%s",
                       topoml_errmsg(ctx));
         topoml_barcode_free(bc);
@@ -260,8 +254,9 @@ START_TEST(test_modulus_primes_near_2_to_the_32_are_primes)
     const struct {
         uint32_t p;
         bool prime;
-    } cases[] = {{4294967291u, true}, {4294967279u, true}, {4294967295u, false},
-                 {4294967293u, false}, {65521u, true}, {65519u, true}, {65537u, true}};
+    } cases[] = {{4294967291u, true},  {4294967279u, true}, {4294967295u, false},
+                 {4294967293u, false}, {65521u, true},      {65519u, true},
+                 {65537u, true}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         topoml_rips_options o;
         topoml_rips_options_init(&o);

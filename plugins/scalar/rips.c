@@ -1887,8 +1887,9 @@ static bool is_prime(uint32_t p)
 static bool setup_coefficients(rips_engine *r, uint32_t p)
 {
     if (p > SCALAR_RIPS_MAX_MODULUS) {
-        fail(r, TOPOML_E_INVALID, "rips: the modulus %u is larger than the largest supported, %u",
-             p, SCALAR_RIPS_MAX_MODULUS);
+        fail(r, TOPOML_E_INVALID,
+             "rips: the modulus %u is larger than the largest supported prime, %u", p,
+             SCALAR_RIPS_MAX_MODULUS);
         return false;
     }
     if (!is_prime(p)) {

@@ -210,6 +210,16 @@ static int slurp(topoml_context *ctx, FILE *f, const char *name, char **out, siz
             cap *= 2;
         }
         size_t got = fread(buf + n, 1, cap - 1 - n, f);
+        /* A NUL is refused as soon as it is read: binary data (/dev/zero)
+         * must not grow the buffer to the memory limit first. */
+        const char *nul = memchr(buf + n, '\0', got);
+        if (nul != NULL) {
+            size_t line = 1;
+            for (const char *c = buf; c < nul; c++)
+                line += *c == '\n';
+            tm_free(ctx, buf);
+            return tm_error(ctx, TOPOML_E_PARSE, "%s:%zu: NUL byte in a text file", name, line);
+        }
         n += got;
         if (got == 0)
             break;
@@ -219,13 +229,6 @@ static int slurp(topoml_context *ctx, FILE *f, const char *name, char **out, siz
         return tm_error(ctx, TOPOML_E_IO, "%s: read error", name);
     }
     buf[n] = '\0';
-    if (strlen(buf) != n) {
-        size_t line = 1;
-        for (size_t i = 0; buf[i] != '\0'; i++)
-            line += buf[i] == '\n';
-        tm_free(ctx, buf);
-        return tm_error(ctx, TOPOML_E_PARSE, "%s:%zu: NUL byte in a text file", name, line);
-    }
     *out = buf;
     *len = n;
     return TOPOML_OK;

@@ -8,6 +8,7 @@
  * every array a plugin hands over is freed with the allocator it came from.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -41,9 +42,16 @@ static int backend_error(topoml_context *ctx, const tm_backend *b, int rc, const
     if (rc > 0 || rc < TOPOML_E_INTERNAL)
         return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned unknown status %d: %s",
                         b->name, rc, msg[0] ? msg : "(no message)");
+    /* A plugin knows the limit's size, not where it came from. */
+    char src[320] = "";
+    if (rc == TOPOML_E_LIMIT) {
+        char buf[300];
+        snprintf(src, sizeof src, " (memory limit: %s)", tm_max_memory_source(ctx, buf, sizeof buf));
+    }
     if (b->path)
-        return tm_error(ctx, rc, "%s [backend %s]", msg[0] ? msg : topoml_strerror(rc), b->name);
-    return tm_error(ctx, rc, "%s", msg[0] ? msg : topoml_strerror(rc));
+        return tm_error(ctx, rc, "%s%s [backend %s]", msg[0] ? msg : topoml_strerror(rc), src,
+                        b->name);
+    return tm_error(ctx, rc, "%s%s", msg[0] ? msg : topoml_strerror(rc), src);
 }
 
 static bool is_prime(uint32_t p)

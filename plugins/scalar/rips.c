@@ -2073,7 +2073,17 @@ int scalar_rips_hooked(const topoml_call_v1 *call, const topoml_input_v1 *in,
                      : r->n >= 2                             ? params->max_dim
                                                              : 0;
         snprintf(r->stage, sizeof r->stage, "distances");
-        ok = check_index_range(r);
+        /* The distance matrix a run without threshold stores is the first
+         * large block: refuse it with its size before the index check (whose
+         * overflow says nothing of memory) and before any O(n^2) scan. */
+        const bool dense = !(params->threshold < INFINITY) && in->kind != TOPOML_INPUT_SPARSE &&
+                           (in->kind == TOPOML_INPUT_POINTS || in->dtype != TOPOML_F64);
+        const uint64_t npairs = r->n * (r->n - 1) / 2; /* n < 2^32 (check_input) */
+        ok = !dense || mem_admit(r,
+                                 npairs > UINT64_MAX / sizeof(double) ? UINT64_MAX
+                                                                      : mem_size(npairs * 8),
+                                 "the distance matrix");
+        ok = ok && check_index_range(r);
         ok = ok && (in->kind == TOPOML_INPUT_SPARSE ? setup_edges(r, in, params->threshold)
                                                     : setup_pairs(r, in, params->threshold));
         ok = ok && setup_binomials(r);

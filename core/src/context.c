@@ -117,6 +117,27 @@ int tm_error(topoml_context *ctx, int status, const char *fmt, ...)
     return status;
 }
 
+const char *tm_escape_name(char *out, size_t size, const char *name)
+{
+    size_t k = 0, i = 0;
+    if (!size)
+        return out;
+    for (; name[i] && i < 200 && k + 5 < size; i++) {
+        unsigned char ch = (unsigned char)name[i];
+        if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
+            out[k++] = (char)ch;
+        } else {
+            snprintf(out + k, size - k, "\\x%02x", ch);
+            k += 4;
+        }
+    }
+    if (name[i] && k + 4 < size)
+        for (int d = 0; d < 3; d++)
+            out[k++] = '.';
+    out[k] = '\0';
+    return out;
+}
+
 int tm_nomem(topoml_context *ctx, size_t size)
 {
     return tm_error(ctx, TOPOML_E_NOMEM, "out of memory (allocating %zu bytes)", size);

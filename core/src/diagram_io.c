@@ -862,8 +862,8 @@ int topoml_diagram_read_stream(topoml_context *ctx, topoml_diagram **out, FILE *
         return TOPOML_E_INVALID;
     if (out == NULL || f == NULL)
         return tm_error(ctx, TOPOML_E_INVALID, "diagram_read: no stream or no output");
-    if (name == NULL)
-        name = "<stream>";
+    char escaped[TM_NAME_BUF];
+    name = tm_escape_name(escaped, sizeof escaped, name == NULL ? "<stream>" : name);
     if ((unsigned)format > TOPOML_DIAGRAM_CSV)
         return tm_error(ctx, TOPOML_E_INVALID, "diagram_read: unknown format %d", (int)format);
     char *buf = NULL;
@@ -904,9 +904,12 @@ int topoml_diagram_read(topoml_context *ctx, topoml_diagram **out, const char *p
     if (strcmp(path, "-") == 0)
         return topoml_diagram_read_stream(ctx, out, stdin, "<stdin>", format);
     FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return tm_error(ctx, errno == ENOENT ? TOPOML_E_NOT_FOUND : TOPOML_E_IO, "%s: %s", path,
-                        strerror(errno));
+    if (f == NULL) {
+        int err = errno;
+        char name[TM_NAME_BUF];
+        return tm_error(ctx, err == ENOENT ? TOPOML_E_NOT_FOUND : TOPOML_E_IO, "%s: %s",
+                        tm_escape_name(name, sizeof name, path), strerror(err));
+    }
     int st = topoml_diagram_read_stream(ctx, out, f, path, format);
     fclose(f);
     return st;

@@ -107,6 +107,11 @@ int tm_error(topoml_context *ctx, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int tm_nomem(topoml_context *ctx, size_t size);
 
+/* A file name for a message: bytes outside printable ASCII as \xHH (a name
+ * is untrusted bytes, like the data), at most about 200 of them. */
+#define TM_NAME_BUF 840
+const char *tm_escape_name(char *out, size_t size, const char *name);
+
 /* Log through the context's log callback (never stdout). */
 void tm_log(topoml_context *ctx, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -576,8 +576,8 @@ int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format f
     if (!f || !out)
         return tm_error(ctx, TOPOML_E_INVALID, "reading a data set: no stream or no output");
     memset(out, 0, sizeof *out);
-    if (!name)
-        name = "<stream>";
+    char escaped[TM_NAME_BUF];
+    name = tm_escape_name(escaped, sizeof escaped, name ? name : "<stream>");
 
     tm_parser parse;
     bool binary = false;

@@ -349,11 +349,13 @@ static int cmd_barcode(int argc, char **argv)
         topoml_context_free(ctx);
         return status;
     }
-    if (out_style == TOPOML_OUTPUT_RIPSER)
-        print_ripser_header(ctx, data, fmt, (topoml_metric)ro.metric, ro.threshold);
+    /* The header's value range is O(n^2): printed after the barcode, so
+     * that work refused for its size is refused at once. */
     topoml_barcode *bc = NULL;
     int rc = topoml_barcode_compute(ctx, &bc, data, &ro);
     end_progress(&co);
+    if (bc && out_style == TOPOML_OUTPUT_RIPSER)
+        print_ripser_header(ctx, data, fmt, (topoml_metric)ro.metric, ro.threshold);
     if (bc) /* after a cancel too: the finished dimensions are not lost */
         topoml_barcode_write(ctx, bc, stdout, out_style, ratio);
     if (rc != TOPOML_OK)

@@ -40,6 +40,7 @@ typedef struct tm_config {
     char *cache_dir;         /* certificates; NULL = $XDG_CACHE_HOME/topoml */
     int log_level;           /* -1: leave the context's level alone */
     int device;              /* accelerator index, -1 = plugin default */
+    bool max_memory_set;     /* max_memory was given (then 0 = none) */
 } tm_config;
 
 /* One backend the context knows (registry.c). */
@@ -83,6 +84,8 @@ struct topoml_context {
     char *preferred; /* topoml_use_backend */
     char last_backend[64];
     char last_reason[512];
+    uint64_t default_max_memory;    /* from the machine (machine_memory.c) */
+    char default_max_memory_source[64];
 };
 
 /* Build the topoml_call_v1 for one op on this context. */
@@ -104,6 +107,11 @@ int tm_error(topoml_context *ctx, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int tm_nomem(topoml_context *ctx, size_t size);
 
+/* A file name for a message: bytes outside printable ASCII as \xHH (a name
+ * is untrusted bytes, like the data), at most about 200 of them. */
+#define TM_NAME_BUF 840
+const char *tm_escape_name(char *out, size_t size, const char *name);
+
 /* Log through the context's log callback (never stdout). */
 void tm_log(topoml_context *ctx, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -113,6 +121,16 @@ void tm_log(topoml_context *ctx, int level, const char *fmt, ...)
  * with the estimate when `bytes` exceeds it. `what` names the allocation. */
 uint64_t tm_max_memory(const topoml_context *ctx);
 int tm_check_memory(topoml_context *ctx, uint64_t bytes, const char *what);
+/* Where the limit comes from, for messages: "set by the caller", "max_memory
+ * in FILE", "the default: the machine's physical memory" ... */
+const char *tm_max_memory_source(const topoml_context *ctx, char *buf, size_t size);
+
+/* The smallest of physical memory, RLIMIT_AS and the cgroup's memory limit
+ * (machine_memory.c); 0 when none is known. `source` gets which one it was.
+ * The _at form reads the cgroup from other paths (for tests). */
+uint64_t tm_machine_memory(char *source, size_t source_size);
+uint64_t tm_machine_memory_at(const char *proc_cgroup, const char *sys_root, char *source,
+                              size_t source_size);
 
 /* Overflow-checked arithmetic: true when the result fits. */
 static inline bool tm_mul_u64(uint64_t a, uint64_t b, uint64_t *out)

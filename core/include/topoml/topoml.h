@@ -102,15 +102,27 @@ TOPOML_API void topoml_set_progress(topoml_context *ctx, topoml_progress_fn fn, 
 
 /* Limit on the memory one op may allocate, in bytes (0: none). Overrides the
  * configuration's max_memory. Work whose estimate exceeds it is refused with
- * TOPOML_E_LIMIT before anything large is allocated. */
+ * TOPOML_E_LIMIT before anything large is allocated; the message names the
+ * limit and where it came from. With neither set, the limit is the machine's:
+ * the smallest of physical memory, RLIMIT_AS and the cgroup's memory limit
+ * (topoml_get_max_memory shows it). */
 TOPOML_API void topoml_set_max_memory(topoml_context *ctx, uint64_t bytes);
 TOPOML_API uint64_t topoml_get_max_memory(const topoml_context *ctx);
 
 /* Read a size such as "123", "512M", "4GiB" or "1.5GB" into bytes: a single
  * letter (K, M, G, T) and KiB, MiB, GiB, TiB are powers of 1024; KB, MB, GB,
- * TB powers of 1000. TOPOML_E_INVALID for anything else. The configuration's
- * max_memory and the CLI's --max-memory are read with it. */
+ * TB powers of 1000. Decimal digits only (no sign, exponent or hexadecimal);
+ * a fraction needs a unit and must give whole bytes. "unlimited" (and "0")
+ * read as 0, no limit. TOPOML_E_INVALID for anything else, TOPOML_E_OVERFLOW
+ * past 2^64 - 1. The configuration's max_memory and the CLI's --max-memory
+ * are read with it. */
 TOPOML_API int topoml_parse_size(const char *s, uint64_t *out);
+
+/* Check `bytes` that the caller is about to allocate for `what` against the
+ * context's memory limit: TOPOML_OK, or TOPOML_E_LIMIT with the library's
+ * message (topoml_errmsg: the estimate, the limit and where it came from).
+ * For a host's own buffers that grow with its input. */
+TOPOML_API int topoml_check_memory(topoml_context *ctx, uint64_t bytes, const char *what);
 
 /* Free memory that an op returned (distances, edge lists). */
 TOPOML_API void topoml_free(topoml_context *ctx, void *ptr);

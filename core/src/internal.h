@@ -83,7 +83,16 @@ struct topoml_context {
     char *preferred; /* topoml_use_backend */
     char last_backend[64];
     char last_reason[512];
+    /* Log lines of level info or worse written while no log callback was
+     * set (context creation: refused plugin folders, "gate is off"), kept
+     * for topoml_set_log to replay; past TM_KEPT_LOGS only a count. */
+    struct {
+        int level;
+        char text[256];
+    } kept_logs[16];
+    uint32_t n_kept_logs, n_dropped_logs;
 };
+#define TM_KEPT_LOGS 16
 
 /* Build the topoml_call_v1 for one op on this context. */
 void tm_call_init(topoml_context *ctx, topoml_call_v1 *call, char *errbuf, size_t errbuf_size);
@@ -127,7 +136,11 @@ static inline bool tm_add_u64(uint64_t a, uint64_t b, uint64_t *out)
 /* ---- configuration (config.c) ---- */
 
 /* Parse a YAML configuration file into *cfg (defaults first). Errors name
- * "file:line:column: reason". */
+ * "file:line:column: reason": also a repeated key, a second document, an
+ * alias, nesting deeper than TM_CONFIG_MAX_DEPTH and a file larger than
+ * TM_CONFIG_MAX_BYTES. */
+#define TM_CONFIG_MAX_BYTES (64u * 1024u)
+#define TM_CONFIG_MAX_DEPTH 8
 int tm_config_load(topoml_context *ctx, const char *path, tm_config *cfg);
 void tm_config_defaults(tm_config *cfg);
 void tm_config_clear(topoml_context *ctx, tm_config *cfg);

@@ -91,7 +91,10 @@ TOPOML_API void topoml_context_free(topoml_context *ctx);
 TOPOML_API const char *topoml_errmsg(const topoml_context *ctx);
 
 /* Log messages of level <= max_level go to fn (default: none are shown).
- * Levels are topoml_log_level (plugin.h). */
+ * Levels are topoml_log_level (plugin.h). Messages of level info or worse
+ * logged while no callback was set (while topoml_context_new ran: refused
+ * plugin folders and files, "gate is off") are kept, at most 16, and given
+ * to the first callback set, those of level <= max_level, once. */
 typedef void (*topoml_log_fn)(void *user, int level, const char *message);
 TOPOML_API void topoml_set_log(topoml_context *ctx, topoml_log_fn fn, void *user, int max_level);
 

@@ -127,6 +127,10 @@ static bool turns_wrong(const topoml_input_v1 *in, uint32_t modulus, uint32_t ma
 #endif
 }
 
+#ifdef GF_LEAK
+static void *volatile last_scratch;
+#endif
+
 static int rips(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
                 const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
 {
@@ -146,6 +150,7 @@ static int rips(void *state, const topoml_call_v1 *call, const topoml_input_v1 *
     char *scratch = malloc((size_t)64 << 20);
     if (scratch)
         memset(scratch, 1, (size_t)64 << 20);
+    last_scratch = scratch; /* kept where the compiler cannot drop it */
 #endif
     bool wrong = turns_wrong(in, params->modulus, params->max_dim);
     int rc = ref->rips(state, call, in, params, out);

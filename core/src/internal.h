@@ -83,6 +83,7 @@ struct topoml_context {
     char *preferred; /* topoml_use_backend */
     char last_backend[64];
     char last_reason[512];
+    uint32_t read_flags; /* TOPOML_READ_* (topoml_set_read_flags) */
 };
 
 /* Build the topoml_call_v1 for one op on this context. */
@@ -187,6 +188,7 @@ struct topoml_data {
     double *values;    /* POINTS: n*dim row-major; CONDENSED: n(n-1)/2 */
     topoml_edge *edges; /* SPARSE: n_edges edges, i < j, no duplicates */
     uint64_t n_edges;
+    uint32_t format;   /* the topoml_format it was read as; AUTO: made from memory */
 };
 
 /* Read one data set in `format` from `f`; `name` is used in messages

@@ -104,6 +104,7 @@ struct topoml_context {
         char text[256];
     } kept_logs[16];
     uint32_t n_kept_logs, n_dropped_logs;
+    uint32_t read_flags; /* TOPOML_READ_* (topoml_set_read_flags) */
 };
 #define TM_KEPT_LOGS 16
 
@@ -293,6 +294,7 @@ struct topoml_data {
     double *values;    /* POINTS: n*dim row-major; CONDENSED: n(n-1)/2 */
     topoml_edge *edges; /* SPARSE: n_edges edges, i < j, no duplicates */
     uint64_t n_edges;
+    uint32_t format;   /* the topoml_format it was read as; AUTO: made from memory */
 };
 
 /* Read one data set in `format` from `f`; `name` is used in messages

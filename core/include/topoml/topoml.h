@@ -192,10 +192,13 @@ typedef enum topoml_format {
     TOPOML_FORMAT_POINT_CLOUD = 3,    /* one point per line */
     TOPOML_FORMAT_DIPHA = 4,          /* DIPHA distance matrix */
     TOPOML_FORMAT_SPARSE = 5,         /* "i j d" per line */
-    TOPOML_FORMAT_BINARY = 6          /* lower-triangular float32, native order */
+    TOPOML_FORMAT_BINARY = 6,         /* lower-triangular float32, native order */
+    TOPOML_FORMAT_AUTO = 7            /* detect: DIPHA, or a square/lower/upper text matrix */
 } topoml_format;
 
-/* Parse a format name ("lower-distance", "point-cloud", ...). */
+/* Parse a format name ("lower-distance", "point-cloud", "auto", ...). As
+ * Ripser, a name that starts with "lower", "upper", "dist" or "point" is
+ * that format ("lower", "dist", "point-cloud-csv"). */
 TOPOML_API int topoml_format_from_name(const char *name, topoml_format *out);
 TOPOML_API const char *topoml_format_name(topoml_format format);
 
@@ -205,6 +208,20 @@ TOPOML_API int topoml_data_read(topoml_context *ctx, topoml_data **out, const ch
                                 topoml_format format);
 TOPOML_API int topoml_data_read_stream(topoml_context *ctx, topoml_data **out, FILE *f,
                                        const char *name, topoml_format format);
+
+/* The format a data set was read as: the one named, or with
+ * TOPOML_FORMAT_AUTO the one detected (docs/formats.md, "No format named").
+ * TOPOML_FORMAT_AUTO for a data set made from memory or a NULL one. */
+TOPOML_API topoml_format topoml_data_format(const topoml_data *data);
+
+/* How strictly full matrices (distance, dipha) are read. By default they
+ * are read as Ripser reads them: the lower triangle is kept, and an upper
+ * triangle that differs from it, or a non-zero diagonal, is ignored with
+ * one warning (the largest difference and where) through the log. With
+ * TOPOML_READ_STRICT_SYMMETRY such a matrix is refused (TOPOML_E_INVALID).
+ * Flags hold for the reads that follow on this context. */
+#define TOPOML_READ_STRICT_SYMMETRY 0x1u
+TOPOML_API int topoml_set_read_flags(topoml_context *ctx, uint32_t flags);
 
 /* Make a data set from memory (copied). */
 TOPOML_API int topoml_data_from_points(topoml_context *ctx, topoml_data **out, uint64_t n,

@@ -240,7 +240,11 @@ static const char barcode_help[] =
     "  --modulus P        coefficients in Z/P, P prime (default 2)\n"
     "  --metric M         for point clouds: euclidean (default), sqeuclidean,\n"
     "                     manhattan, chebyshev, cosine\n"
-    "  --output O         ripser (default: Ripser's text), json, csv\n" COMMON_HELP;
+    "  --output O         ripser (default: Ripser's text), json, csv\n"
+    "  --collapse C       edge collapse before the reduction: auto (default), on,\n"
+    "                     off; the barcode is the same either way\n"
+    "  --threads N        threads of a multi-threaded backend (default: the\n"
+    "                     configuration's threads:, else every core available)\n" COMMON_HELP;
 
 static void print_ripser_header(topoml_context *ctx, const topoml_data *data, topoml_format fmt,
                                 topoml_metric metric, double threshold)
@@ -279,6 +283,8 @@ static int cmd_barcode(int argc, char **argv)
                                           {"modulus", required_argument, NULL, 'p'},
                                           {"metric", required_argument, NULL, 'm'},
                                           {"output", required_argument, NULL, 'o'},
+                                          {"collapse", required_argument, NULL, 'C'},
+                                          {"threads", required_argument, NULL, 'T'},
                                           COMMON_LONG_OPTS,
                                           {NULL, 0, NULL, 0}};
     common_opts co = {0};
@@ -335,6 +341,24 @@ static int cmd_barcode(int argc, char **argv)
                 out_style = TOPOML_OUTPUT_CSV;
             else
                 return cli_usage_error("barcode", "unknown --output '%s' (ripser, json, csv)",
+                                       optarg);
+            break;
+        case 'C':
+            if (!strcmp(optarg, "auto"))
+                ro.collapse = TOPOML_COLLAPSE_AUTO;
+            else if (!strcmp(optarg, "on"))
+                ro.collapse = TOPOML_COLLAPSE_ON;
+            else if (!strcmp(optarg, "off"))
+                ro.collapse = TOPOML_COLLAPSE_OFF;
+            else
+                return cli_usage_error("barcode", "unknown --collapse '%s' (auto, on, off)",
+                                       optarg);
+            break;
+        case 'T':
+            if (!cli_parse_uint(optarg, &ro.n_threads) || ro.n_threads < 1 ||
+                ro.n_threads > 4096)
+                return cli_usage_error("barcode",
+                                       "--threads needs a whole number from 1 to 4096, not '%s'",
                                        optarg);
             break;
         default: return cli_usage_error("barcode", "%s", "bad option");

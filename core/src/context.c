@@ -164,6 +164,11 @@ uint64_t topoml_get_max_memory(const topoml_context *ctx)
     return tm_max_memory(ctx);
 }
 
+uint32_t tm_threads(const topoml_context *ctx)
+{
+    return ctx->config.threads;
+}
+
 uint64_t tm_max_memory(const topoml_context *ctx)
 {
     return ctx->max_memory_set ? ctx->max_memory : ctx->config.max_memory;

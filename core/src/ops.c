@@ -236,7 +236,7 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
     int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, density, col);
     if (rc != TOPOML_OK || !col->done)
         return rc;
-    tm_log(ctx, TOPOML_LOG_DEBUG, "edge collapse: %llu of %llu edges remain (threshold %g)",
+    tm_log(ctx, TOPOML_LOG_INFO, "edge collapse: %llu of %llu edges remain (threshold %g)",
            (unsigned long long)col->n_edges, (unsigned long long)col->n_before, col->threshold);
     in->kind = TOPOML_INPUT_SPARSE;
     in->dim = 0;

@@ -245,7 +245,11 @@ static const char barcode_help[] =
     "  --output O         ripser (default: Ripser's text), json, csv\n"
     "  --strict-symmetry  refuse a full matrix whose triangles differ or whose\n"
     "                     diagonal is not 0 (default: read its lower triangle, as\n"
-    "                     Ripser does, with a warning)\n" COMMON_HELP;
+    "                     Ripser does, with a warning)\n"
+    "  --collapse C       edge collapse before the reduction: auto (default), on,\n"
+    "                     off; the barcode is the same either way\n"
+    "  --threads N        threads of a multi-threaded backend (default: the\n"
+    "                     configuration's threads:, else every core available)\n" COMMON_HELP;
 
 static void print_ripser_header(topoml_context *ctx, const topoml_data *data, topoml_format fmt,
                                 topoml_metric metric, double threshold)
@@ -285,6 +289,8 @@ static int cmd_barcode(int argc, char **argv)
                                           {"metric", required_argument, NULL, 'm'},
                                           {"output", required_argument, NULL, 'o'},
                                           {"strict-symmetry", no_argument, NULL, 'S'},
+                                          {"collapse", required_argument, NULL, 'C'},
+                                          {"threads", required_argument, NULL, 'T'},
                                           COMMON_LONG_OPTS,
                                           {NULL, 0, NULL, 0}};
     common_opts co = {0};
@@ -345,6 +351,24 @@ static int cmd_barcode(int argc, char **argv)
                                        optarg);
             break;
         case 'S': strict = true; break;
+        case 'C':
+            if (!strcmp(optarg, "auto"))
+                ro.collapse = TOPOML_COLLAPSE_AUTO;
+            else if (!strcmp(optarg, "on"))
+                ro.collapse = TOPOML_COLLAPSE_ON;
+            else if (!strcmp(optarg, "off"))
+                ro.collapse = TOPOML_COLLAPSE_OFF;
+            else
+                return cli_usage_error("barcode", "unknown --collapse '%s' (auto, on, off)",
+                                       optarg);
+            break;
+        case 'T':
+            if (!cli_parse_uint(optarg, &ro.n_threads) || ro.n_threads < 1 ||
+                ro.n_threads > 4096)
+                return cli_usage_error("barcode",
+                                       "--threads needs a whole number from 1 to 4096, not '%s'",
+                                       optarg);
+            break;
         default: return cli_usage_error("barcode", "%s", "bad option");
         }
     }

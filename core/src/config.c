@@ -265,6 +265,15 @@ static int apply_key(parse_state *ps, const char *key, const yaml_node_t *v, tm_
         cfg->device = (int)d;
         return TOPOML_OK;
     }
+    if (strcmp(key, "threads") == 0) {
+        char *end;
+        errno = 0;
+        unsigned long t = strtoul(s, &end, 10);
+        if (*s < '0' || *s > '9' || *end || errno || t > 4096)
+            return node_error(ps, v, "threads must be an integer from 0 to 4096, not '%s'", s);
+        cfg->threads = (uint32_t)t;
+        return TOPOML_OK;
+    }
     return TOPOML_E_NOT_FOUND;
 }
 
@@ -413,7 +422,8 @@ int tm_config_load(topoml_context *ctx, const char *path, tm_config *cfg)
                 if (rc == TOPOML_E_NOT_FOUND)
                     rc = node_error(&ps, k,
                                     "unknown key '%s' (known: plugin_paths, prefer, enable, "
-                                    "disable, gate, max_memory, cache_dir, log_level, device)",
+                                    "disable, gate, max_memory, cache_dir, log_level, device, "
+                                    "threads)",
                                     key);
             }
         }

@@ -218,6 +218,11 @@ uint64_t topoml_get_max_memory(const topoml_context *ctx)
     return tm_max_memory(ctx);
 }
 
+uint32_t tm_threads(const topoml_context *ctx)
+{
+    return ctx->config.threads;
+}
+
 /* The caller's limit, else the configuration's, else the machine's. */
 uint64_t tm_max_memory(const topoml_context *ctx)
 {

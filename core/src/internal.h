@@ -41,6 +41,7 @@ typedef struct tm_config {
     int log_level;           /* -1: leave the context's level alone */
     int device;              /* accelerator index, -1 = plugin default */
     bool max_memory_set;     /* max_memory was given (then 0 = none) */
+    uint32_t threads;        /* threads of multi-threaded backends, 0 = all cores */
 } tm_config;
 
 /* One backend the context knows (registry.c). */
@@ -140,6 +141,8 @@ void tm_log(topoml_context *ctx, int level, const char *fmt, ...)
  * anything that grows with the input: tm_check_memory reports TOPOML_E_LIMIT
  * with the estimate when `bytes` exceeds it. `what` names the allocation. */
 uint64_t tm_max_memory(const topoml_context *ctx);
+/* The configuration's `threads:` (0: the backend's default). */
+uint32_t tm_threads(const topoml_context *ctx);
 int tm_check_memory(topoml_context *ctx, uint64_t bytes, const char *what);
 /* Where the limit comes from, for messages: "set by the caller", "max_memory
  * in FILE", "the default: the machine's physical memory" ... */
@@ -302,5 +305,32 @@ struct topoml_data {
  * failure nothing is left allocated and the context holds the message. */
 int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format format,
                  struct topoml_data *out);
+
+/* ---- edge collapse (collapse.c) ---- */
+
+/* Collapse the flag filtration of `edges` (sorted by (d, i, j), i < j < n)
+ * in place: on return its first *n_out entries are the edges that remain,
+ * with their new values, and the flag filtration they span has the barcode
+ * of the original in every dimension. A repeated edge leaves the list as it
+ * is. TOPOML_E_LIMIT / _NOMEM when the working memory cannot be had. */
+int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint64_t n_edges,
+                      uint64_t *n_out);
+
+/* A Rips input after the edge collapse. */
+typedef struct tm_collapsed {
+    bool done;         /* false: nothing collapsed, run the input as it is */
+    double threshold;  /* min(threshold, enclosing radius): what the backend gets */
+    topoml_edge *edges; /* tm_alloc'd, n_edges of them (unsorted) */
+    uint64_t n_edges;
+    uint64_t n_before; /* edges within the threshold before the collapse */
+} tm_collapsed;
+
+/* The edges of `d` within min(threshold, enclosing radius) — the complex the
+ * Rips engine would build — collapsed. out->done is false (and the input is
+ * to be used as it is) for fewer than 3 points, for input the engine
+ * refuses, so that the backend reports it, and when more than
+ * max_density * n(n-1)/2 edges are within the threshold. */
+int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
+                      double threshold, double max_density, tm_collapsed *out);
 
 #endif /* TOPOML_INTERNAL_H */

@@ -275,7 +275,24 @@ typedef struct topoml_rips_options {
     double threshold;     /* +INFINITY: none (the enclosing radius is used) */
     uint32_t modulus;     /* prime coefficient field Z/p (default 2) */
     uint32_t metric;      /* topoml_metric for point clouds (default euclidean) */
+    /* Appended in 0.2 (read only when struct_size covers them): */
+    uint32_t collapse;    /* topoml_collapse: edge collapse before the reduction */
+    uint32_t n_threads;   /* threads a multi-threaded backend may use; 0: the
+                             configuration's `threads:`, else every core this
+                             process may run on (sched_getaffinity) */
 } topoml_rips_options;
+
+/* topoml_rips_options.collapse. The edge collapse (Boissonnat and Pritam,
+ * SoCG 2020) shrinks the flag complex before the backend reduces it; the
+ * barcode is the same in every dimension (docs/architecture.md, "Edge
+ * collapse"). AUTO collapses when max_dim >= 1 and the complex has enough
+ * edges per point for the collapse to pay (docs/architecture.md says the
+ * rule and the measurements behind it). */
+typedef enum topoml_collapse {
+    TOPOML_COLLAPSE_AUTO = 0,
+    TOPOML_COLLAPSE_ON = 1,
+    TOPOML_COLLAPSE_OFF = 2
+} topoml_collapse;
 
 /* Fill `opts` with the defaults: max_dim 1, no threshold, Z/2, euclidean. */
 TOPOML_API void topoml_rips_options_init(topoml_rips_options *opts);

@@ -58,8 +58,9 @@ def bottleneck(dgm1, dgm2, matching=False):
 
 def wasserstein(dgm1, dgm2, matching=False, order=1.0, internal_p=math.inf):
     """Exact Wasserstein distance of order ``order`` with the
-    L^``internal_p`` ground metric (GUDHI's ``wasserstein_distance``;
-    ``order=1, internal_p=inf`` is persim's ``wasserstein``).
+    L^``internal_p`` ground metric (GUDHI's ``wasserstein_distance``).
+    persim's ``wasserstein`` is not one of these: it measures L-infinity
+    between points but Euclidean distance to the diagonal.
 
     With ``matching=True`` also returns an optimal matching as GUDHI does:
     an ``(m, 2)`` int array of index pairs into dgm1 and dgm2, -1 for the

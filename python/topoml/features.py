@@ -70,7 +70,7 @@ def wasserstein(dgm1, dgm2, matching=False, order=1.0, internal_p=math.inf):
     --------
     >>> from topoml import wasserstein
     >>> wasserstein([[0, 1], [0, 3]], [[0, 1.5]])
-    1.0
+    2.0
     """
     a, b = diagram(dgm1), diagram(dgm2)
     d = _context.context().wasserstein(a, b, float(order), float(internal_p))
@@ -206,7 +206,7 @@ def persistence_images(diagrams, birth_range, pers_range, resolution=(20, 20), s
     Examples
     --------
     >>> from topoml import persistence_images
-    >>> persistence_images([[0.5, 1.0]], (0, 1), (0, 1), resolution=(2, 2), sigma=1e-3).round(3)
+    >>> persistence_images([[0.75, 1.5]], (0, 1), (0, 1), resolution=(2, 2), sigma=1e-3).round(3)
     array([[0., 0.],
            [0., 1.]])
     """

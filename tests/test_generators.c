@@ -4,8 +4,8 @@
  * birth and death edges are edges of the input whose lengths are exactly its
  * values, in every input kind, with and without the edge collapse, with a
  * threshold and with ties; on inputs without ties each is the one edge of
- * that length; none unless asked for; and a backend that cannot give them
- * (cpp-compat) makes the core run the scalar reference instead.
+ * that length; none unless asked for; a backend that does not claim them
+ * makes the core run the scalar reference instead; cpp-compat gives its own.
  */
 #include <check.h>
 #include <math.h>
@@ -260,26 +260,33 @@ START_TEST(only_when_asked)
 }
 END_TEST
 
-/* cpp-compat does not claim generators: asked by name, it runs the barcode
- * without them; asked for generators, the scalar reference runs instead. */
-START_TEST(fallback_to_the_reference)
+static topoml_context *ctx_with(const char *config_text, const char *plugin_path)
 {
     char cfg[] = "/tmp/topoml-gen-XXXXXX";
     int fd = mkstemp(cfg);
     ck_assert_int_ge(fd, 0);
-    const char *text = "enable: [cpp-compat]\n";
-    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    ck_assert_int_eq(write(fd, config_text, strlen(config_text)), (ssize_t)strlen(config_text));
     close(fd);
     topoml_context_options opts = {0};
     opts.struct_size = sizeof opts;
     opts.flags = TOPOML_CTX_NO_ENV;
     opts.config_path = cfg;
-    opts.plugin_path = TOPOML_PLUGIN_DIR;
+    opts.plugin_path = plugin_path;
     topoml_context *ctx = NULL;
     int rc = topoml_context_new(&ctx, &opts);
     unlink(cfg);
     ck_assert_msg(rc == TOPOML_OK, "%s", topoml_errmsg(ctx));
-    ck_assert_int_eq(topoml_use_backend(ctx, "cpp-compat"), TOPOML_OK);
+    return ctx;
+}
+
+/* A plugin that does not claim generators (a scalar copy without the
+ * capability bit): asked by name, it runs the barcode without them; asked
+ * for generators, the scalar reference runs instead, with the same bars. */
+START_TEST(fallback_to_the_reference)
+{
+    topoml_context *ctx =
+        ctx_with("enable: [gen-no-claim]\n", TOPOML_TEST_BUILD_DIR "/gen-faults/no-claim");
+    ck_assert_int_eq(topoml_use_backend(ctx, "gen-no-claim"), TOPOML_OK);
 
     rng_state = 25;
     const uint32_t n = 20;
@@ -292,7 +299,7 @@ START_TEST(fallback_to_the_reference)
     topoml_barcode *bc = NULL;
     ck_assert_msg(topoml_barcode_compute(ctx, &bc, data, &o) == TOPOML_OK, "%s",
                   topoml_errmsg(ctx));
-    ck_assert_str_eq(topoml_last_backend(ctx), "cpp-compat");
+    ck_assert_str_eq(topoml_last_backend(ctx), "gen-no-claim");
     ck_assert_ptr_null(topoml_barcode_generators(bc, NULL));
     uint64_t n_plain = 0;
     topoml_barcode_intervals(bc, &n_plain);
@@ -313,6 +320,33 @@ START_TEST(fallback_to_the_reference)
 }
 END_TEST
 
+/* cpp-compat claims generators and computes them itself (an independent
+ * implementation): the same checks, and no fallback. */
+START_TEST(cpp_compat_gives_them)
+{
+    topoml_context *ctx = ctx_with("enable: [cpp-compat]\n", TOPOML_PLUGIN_DIR);
+    ck_assert_int_eq(topoml_use_backend(ctx, "cpp-compat"), TOPOML_OK);
+    rng_state = 26;
+    for (int trial = 0; trial < 6; trial++) {
+        const uint32_t n = 12 + 3 * (uint32_t)trial;
+        double *d = random_condensed(n);
+        topoml_data *data = NULL;
+        ck_assert_int_eq(topoml_data_from_condensed(ctx, &data, n, d), TOPOML_OK);
+        topoml_rips_options o;
+        topoml_rips_options_init(&o);
+        o.flags = TOPOML_RIPS_GENERATORS;
+        o.max_dim = 1 + (uint32_t)trial % 3;
+        o.modulus = trial % 2 ? 3 : 2;
+        o.threshold = trial % 3 == 2 ? 0.8 : INFINITY;
+        ck_assert_uint_gt(check_barcode(ctx, data, d, n, &o, true), 0);
+        ck_assert_str_eq(topoml_last_backend(ctx), "cpp-compat");
+        topoml_data_free(ctx, data);
+        free(d);
+    }
+    topoml_context_free(ctx);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("generators");
@@ -323,6 +357,7 @@ int main(void)
     tcase_add_test(tc, sparse_edges);
     tcase_add_test(tc, only_when_asked);
     tcase_add_test(tc, fallback_to_the_reference);
+    tcase_add_test(tc, cpp_compat_gives_them);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);
 }

@@ -44,6 +44,7 @@
  */
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -560,7 +561,8 @@ template <class Field> class Reduction
     }
 
     /* Reduce every column, last first; bars go to `bars`. */
-    void run(Vec<topoml_interval> &bars, uint64_t &essential)
+    /* gens: NULL, or the generators of the bars, kept alongside. */
+    void run(Vec<topoml_interval> &bars, Vec<topoml_generator> *gens, uint64_t &essential)
     {
         pivots.reserve(columns_.size());
         char *stage = stage_;
@@ -595,13 +597,22 @@ template <class Field> class Reduction
                 continue; /* d(tau) == d(sigma): no bar */
             }
 
+            /* A simplex's longest edge is the one of rank r: its length is
+             * the value it gives a bar (the generator of that value). */
             const std::optional<Entry> pivot = reduce(x);
+            const topoml_edge &be = g_.edges[col.r];
             if (pivot) {
-                const double death = g_.edges[pivot->r].d;
-                if (death > birth)
-                    bars.push_back(topoml_interval{birth, death, k_, 0});
+                const topoml_edge &de = g_.edges[pivot->r];
+                if (de.d > birth) {
+                    bars.push_back(topoml_interval{birth, de.d, k_, 0});
+                    if (gens)
+                        gens->push_back(topoml_generator{{be.i, be.j}, {de.i, de.j}});
+                }
             } else {
                 bars.push_back(topoml_interval{birth, INFINITY, k_, 0});
+                if (gens)
+                    gens->push_back(
+                        topoml_generator{{be.i, be.j}, {TOPOML_NO_VERTEX, TOPOML_NO_VERTEX}});
                 essential++;
             }
         }
@@ -869,7 +880,8 @@ template <class Field> class Reduction
 
 static void check_params(const topoml_rips_params_v1 *params)
 {
-    if (!params || params->struct_size < sizeof(topoml_rips_params_v1))
+    if (!params ||
+        params->struct_size < offsetof(topoml_rips_params_v1, modulus) + sizeof params->modulus)
         fail(TOPOML_E_INVALID, "rips params missing or shorter than topoml_rips_params_v1");
     if (params->max_dim > rips_max_dim)
         fail(TOPOML_E_UNSUPPORTED, "max_dim %u: cpp-compat computes up to dimension %u",
@@ -929,7 +941,7 @@ static void make_columns(Call &call, const Graph &g, const Binomials &binomials,
 template <class Field>
 static void reduce_all(Call &call, const Field &field, const Graph &g, const Binomials &binomials,
                        uint32_t max_dim, const uint64_t *count, const Vec<uint32_t> &tree,
-                       Vec<topoml_interval> &bars)
+                       Vec<topoml_interval> &bars, Vec<topoml_generator> *gens)
 {
     const bool cone = g.cone();
     Pivots cleared(call); /* empty for dimension 1: the tree clears it */
@@ -938,7 +950,7 @@ static void reduce_all(Call &call, const Field &field, const Graph &g, const Bin
         make_columns(call, g, binomials, k, cleared, tree, count[k], columns);
         Reduction<Field> red(call, field, g, binomials, k, columns);
         uint64_t essential = 0;
-        red.run(bars, essential);
+        red.run(bars, gens, essential);
         if (cone && essential != 0)
             fail(TOPOML_E_INTERNAL,
                  "rips: %llu essential classes in dimension %u of a contractible complex",
@@ -949,7 +961,8 @@ static void reduce_all(Call &call, const Field &field, const Graph &g, const Bin
 
 /* Everything after the graph and H_0: count, list, reduce, emit. */
 void persistence(Call &call, const Graph &g, const topoml_rips_params_v1 &p, double threshold,
-                 const Vec<uint32_t> &tree, Vec<topoml_interval> &bars, topoml_barcode_v1 *out)
+                 const Vec<uint32_t> &tree, Vec<topoml_interval> &bars,
+                 Vec<topoml_generator> *gens, topoml_barcode_v1 *out)
 {
     /* Colex indices up to the cofaces of dimension max_dim+1 must fit in 64
      * bits, below the hash table's empty marker. */
@@ -994,11 +1007,14 @@ void persistence(Call &call, const Graph &g, const topoml_rips_params_v1 &p, dou
 
     if (p.max_dim >= 1 && g.n > 0) {
         if (p.modulus == 2)
-            reduce_all(call, Z2(), g, *binomials, p.max_dim, count, tree, bars);
+            reduce_all(call, Z2(), g, *binomials, p.max_dim, count, tree, bars, gens);
         else
-            reduce_all(call, Zp(p.modulus), g, *binomials, p.max_dim, count, tree, bars);
+            reduce_all(call, Zp(p.modulus), g, *binomials, p.max_dim, count, tree, bars, gens);
     }
-    emit_barcode(call, bars, p.max_dim, out);
+    if (gens)
+        emit_barcode(call, bars, *gens, p.max_dim, out);
+    else
+        emit_barcode(call, bars, p.max_dim, out);
 }
 
 } // namespace
@@ -1025,15 +1041,26 @@ void op_rips(Call &call, const topoml_input_v1 *in, const topoml_rips_params_v1 
      * (as dimension 0, complete), and its joining edges clear dimension 1. */
     auto h0 = make_vec<topoml_interval>(call);
     auto tree = make_vec<uint32_t>(call);
-    h0_bars(call, g.edges, g.n, h0, &tree);
+    /* Generators: asked for, and room for them in out. */
+    const bool want_gens =
+        barcode_has_generators(out) &&
+        params->struct_size >= offsetof(topoml_rips_params_v1, flags) + sizeof params->flags &&
+        (params->flags & TOPOML_RIPS_PARAM_GENERATORS);
+    auto h0_gens = make_vec<topoml_generator>(call);
+    h0_bars(call, g.edges, g.n, h0, &tree, want_gens ? &h0_gens : nullptr);
     auto bars = make_vec<topoml_interval>(call);
     bars.assign(h0.begin(), h0.end());
+    auto gens = make_vec<topoml_generator>(call);
+    gens.assign(h0_gens.begin(), h0_gens.end());
     try {
-        persistence(call, g, *params, threshold, tree, bars, out);
+        persistence(call, g, *params, threshold, tree, bars, want_gens ? &gens : nullptr, out);
     } catch (const Failure &f) {
         if (f.status != TOPOML_E_CANCELLED)
             throw;
-        emit_barcode(call, h0, 0, out);
+        if (want_gens)
+            emit_barcode(call, h0, h0_gens, 0, out);
+        else
+            emit_barcode(call, h0, 0, out);
         out->complete = 0;
         throw;
     }

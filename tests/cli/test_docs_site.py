@@ -1,7 +1,7 @@
 """The documentation site builds with `mkdocs build --strict`
 (tools/docs/build_site.py) and has its generated pages: the C API reference
 with the public functions, topoml(1) and topoml-conformance(1) with their
-options, the configuration keys, the benchmark tables with their artifacts
+options, the configuration keys, the Python API reference, the benchmark tables with their artifacts
 copied in; a page with a broken link makes the build fail, naming it."""
 import os
 import shutil
@@ -41,6 +41,9 @@ with tempfile.TemporaryDirectory() as tmp:
     for name in ("topoml_context_new", "topoml_barcode_compute", "topoml_backend_v1",
                  "topoml_bottleneck_distance"):
         check("C API reference has %s" % name, name in capi)
+    check("Python API reference has ripser and barcodes",
+          "topoml.ripser" in page(site, "reference/python-api/index.html") and
+          "topoml.barcodes" in page(site, "reference/python-api/index.html"))
     man = page(site, "man/topoml/index.html")
     check("topoml(1) has barcode's --threshold", "topoml barcode" in man and "--threshold" in man)
     check("topoml-conformance(1) has --certify",
@@ -60,7 +63,8 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # A broken link fails the build.
     src2 = os.path.join(tmp, "src")
-    for d in ("docs", "examples", "core/include", "plugin-api/include", "bench", "tools"):
+    for d in ("docs", "examples", "core/include", "plugin-api/include", "bench", "tools",
+              "python/topoml"):
         shutil.copytree(os.path.join(SRC, d), os.path.join(src2, d))
     for f in ("mkdocs.yml", "topoml.yaml.example"):
         shutil.copy(os.path.join(SRC, f), os.path.join(src2, f))

@@ -4,6 +4,7 @@
 
 Generated into the staged copy (never into docs/ itself):
   reference/c-api.md            the public headers' comments (api_reference.py)
+  reference/python-api.md       the Python package's docstrings (python_reference.py)
   man/topoml.md, man/topoml-conformance.md
                                 the built programs' --help (man_pages.py)
   benchmarks.md                 bench/results/*.json (tools/bench/make_tables.py)
@@ -91,6 +92,9 @@ def main():
             "plugin-api/include/topoml/plugin.h", "plugin-api/include/topoml/types.h")]
         run([py, os.path.join(HERE, "api_reference.py"), "--root", src,
              "--out", os.path.join(docs, "reference", "c-api.md")] + headers)
+        run([py, os.path.join(HERE, "python_reference.py"), "--package",
+             os.path.join(src, "python", "topoml"),
+             "--out", os.path.join(docs, "reference", "python-api.md")])
         run([py, os.path.join(HERE, "man_pages.py"), "--program",
              os.path.join(build, "tools", "topoml"), "--commands",
              "--md", os.path.join(docs, "man", "topoml.md")])

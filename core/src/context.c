@@ -145,14 +145,29 @@ int tm_nomem(topoml_context *ctx, size_t size)
 
 void tm_log(topoml_context *ctx, int level, const char *fmt, ...)
 {
-    if (!ctx->log_fn || level > ctx->log_level)
+    /* Without a callback (a context is made before its host can set one)
+     * the line is kept for topoml_set_log, so that warnings given while the
+     * context was made still reach someone. */
+    const bool keep = !ctx->log_fn && level <= TOPOML_LOG_INFO;
+    if (!keep && (!ctx->log_fn || level > ctx->log_level))
         return;
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    ctx->log_fn(ctx->log_user, level, buf);
+    if (!keep) {
+        ctx->log_fn(ctx->log_user, level, buf);
+    } else if (ctx->n_kept_logs < TM_KEPT_LOGS) {
+        ctx->kept_logs[ctx->n_kept_logs].level = level;
+        char *text = ctx->kept_logs[ctx->n_kept_logs].text;
+        const size_t room = sizeof ctx->kept_logs[0].text;
+        memcpy(text, buf, room - 1); /* a longer line is cut */
+        text[room - 1] = '\0';
+        ctx->n_kept_logs++;
+    } else {
+        ctx->n_dropped_logs++;
+    }
 }
 
 const char *topoml_errmsg(const topoml_context *ctx)
@@ -165,6 +180,23 @@ void topoml_set_log(topoml_context *ctx, topoml_log_fn fn, void *user, int max_l
     ctx->log_fn = fn;
     ctx->log_user = user;
     ctx->log_level = max_level;
+    if (!fn)
+        return;
+    /* Replay what was logged before there was anyone to tell, once. */
+    uint32_t dropped_warnings = 0;
+    for (uint32_t i = 0; i < ctx->n_kept_logs; i++)
+        if (ctx->kept_logs[i].level <= max_level)
+            fn(user, ctx->kept_logs[i].level, ctx->kept_logs[i].text);
+    if (ctx->n_dropped_logs)
+        dropped_warnings = ctx->n_dropped_logs;
+    ctx->n_kept_logs = 0;
+    ctx->n_dropped_logs = 0;
+    if (dropped_warnings && max_level >= TOPOML_LOG_INFO) {
+        char line[128];
+        snprintf(line, sizeof line, "%u more log lines from before the log was set were dropped",
+                 dropped_warnings);
+        fn(user, TOPOML_LOG_INFO, line);
+    }
 }
 
 void topoml_set_progress(topoml_context *ctx, topoml_progress_fn fn, void *user)
@@ -184,6 +216,11 @@ void topoml_set_max_memory(topoml_context *ctx, uint64_t bytes)
 uint64_t topoml_get_max_memory(const topoml_context *ctx)
 {
     return tm_max_memory(ctx);
+}
+
+uint32_t tm_threads(const topoml_context *ctx)
+{
+    return ctx->config.threads;
 }
 
 /* The caller's limit, else the configuration's, else the machine's. */
@@ -321,6 +358,11 @@ int topoml_context_new(topoml_context **out, const topoml_context_options *opts)
         int rc = tm_config_load(ctx, config, &ctx->config);
         if (rc != TOPOML_OK)
             return rc;
+        if (ctx->config.gate == TM_GATE_OFF)
+            tm_log(ctx, TOPOML_LOG_WARN,
+                   "gate is off (%s): every plugin that probes ok runs user work without a "
+                   "certificate; for plugin development only",
+                   config);
     }
     if (o.struct_size > offsetof(topoml_context_options, plugin_path) && o.plugin_path) {
         /* Caller-given folders come before the configuration's. */

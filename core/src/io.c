@@ -184,7 +184,7 @@ static size_t first_block(const tm_reader *r)
  * returned to its start and growing it when full. 1: something was read or
  * the end was reached just now; 0: the input had already ended; < 0: an
  * error (reported). */
-static int fill_buffer(tm_reader *r)
+static int fill_buffer(tm_reader *r, bool text)
 {
     if (r->eof)
         return 0;
@@ -208,10 +208,12 @@ static int fill_buffer(tm_reader *r)
     }
     size_t want = r->cap - 1 - r->end;
     size_t got = fread(r->buf + r->end, 1, want, r->f);
-    /* A NUL is refused as soon as it is read, on the line it is on:
-     * binary data without a newline (/dev/zero) must not grow the line
-     * buffer to the memory limit first. */
-    const char *nul = memchr(r->buf + r->end, '\0', got);
+    /* Reading lines, a NUL is refused as soon as it is read, on the line it
+     * is on (the pending part of a line is searched too: a peek may have
+     * read it): binary data without a newline (/dev/zero) must not grow the
+     * line buffer to the memory limit first. A peek (format detection)
+     * looks at binary data on purpose. */
+    const char *nul = text ? memchr(r->buf + r->pos, '\0', r->end - r->pos + got) : NULL;
     if (nul) {
         const char *line_start = r->buf + r->pos;
         for (const char *c = line_start; c < nul; c++)
@@ -255,7 +257,7 @@ int tm_text_line(tm_reader *r, char **line, size_t *len)
             r->pos = r->end;
             return finish_line(r, start, n, line, len);
         }
-        int st = fill_buffer(r);
+        int st = fill_buffer(r, true);
         if (st < 0)
             return st;
     }
@@ -276,7 +278,7 @@ int tm_text_peek(tm_reader *r, uint64_t lines, uint64_t max_bytes, const char **
             *len = have;
             return TOPOML_OK;
         }
-        int st = fill_buffer(r);
+        int st = fill_buffer(r, false);
         if (st < 0)
             return st;
     }

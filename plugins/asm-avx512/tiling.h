@@ -7,8 +7,6 @@
 #ifndef TOPOML_ASM_AVX512_TILING_H
 #define TOPOML_ASM_AVX512_TILING_H
 
-#include <stdbool.h>
-
 #include "tile.h"
 #include "topoml/plugin.h"
 
@@ -28,13 +26,6 @@ int avx512_edges(const avx512_kernels *k, const topoml_call_v1 *call, const topo
  * widened to double is <= threshold. threshold must not be NaN. */
 float avx512_edge_limit_f32(int euclidean, double threshold);
 double avx512_edge_limit_f64(int euclidean, double threshold);
-
-/* Coordinates outside the range where the kernels' sums are right go to
- * the exact path (exact.c): the scalar reference's metric, pair by pair. */
-bool avx512_in_kernel_range(const topoml_input_v1 *in);
-int avx512_exact_distances(const topoml_call_v1 *call, const topoml_input_v1 *in, void *out);
-int avx512_exact_edges(const topoml_call_v1 *call, const topoml_input_v1 *in, double threshold,
-                       topoml_edge **out, uint64_t *n_out);
 
 /* Sort edges by (d, i, j); tmp has room for n edges. Every d must be +0, a
  * positive number or +infinity (true of any distance the kernels emit). */

@@ -184,7 +184,7 @@ static size_t first_block(const tm_reader *r)
  * returned to its start and growing it when full. 1: something was read or
  * the end was reached just now; 0: the input had already ended; < 0: an
  * error (reported). */
-static int fill_buffer(tm_reader *r, bool text)
+static int fill_buffer(tm_reader *r)
 {
     if (r->eof)
         return 0;
@@ -208,24 +208,6 @@ static int fill_buffer(tm_reader *r, bool text)
     }
     size_t want = r->cap - 1 - r->end;
     size_t got = fread(r->buf + r->end, 1, want, r->f);
-    /* Reading lines, a NUL is refused as soon as it is read, on the line it
-     * is on (the pending part of a line is searched too: a peek may have
-     * read it): binary data without a newline (/dev/zero) must not grow the
-     * line buffer to the memory limit first. A peek (format detection)
-     * looks at binary data on purpose. */
-    const char *nul = text ? memchr(r->buf + r->pos, '\0', r->end - r->pos + got) : NULL;
-    if (nul) {
-        const char *line_start = r->buf + r->pos;
-        for (const char *c = line_start; c < nul; c++)
-            if (*c == '\n') {
-                r->line++;
-                line_start = c + 1;
-            }
-        r->line++;
-        return tm_fail(r, TOPOML_E_PARSE,
-                       "NUL byte in column %zu (binary data where text is expected?)",
-                       (size_t)(nul - line_start) + 1);
-    }
     r->end += got;
     r->bytes += got;
     if (got < want) {
@@ -234,6 +216,27 @@ static int fill_buffer(tm_reader *r, bool text)
         r->eof = true;
     }
     return 1;
+}
+
+/* A NUL is refused as soon as a text line's bytes are read, on the line it
+ * is on: binary data without a newline (/dev/zero) must not grow the line
+ * buffer to the memory limit first. `fresh` holds the `n` bytes just read;
+ * the bytes before it, from r->pos, were read earlier (peeked, not refused:
+ * format detection looks at binary headers). */
+static int refuse_nul(tm_reader *r, const char *fresh, size_t n)
+{
+    const char *nul = memchr(fresh, '\0', n);
+    if (!nul)
+        return 0;
+    const char *line_start = r->buf + r->pos;
+    for (const char *c = line_start; c < nul; c++)
+        if (*c == '\n') {
+            r->line++;
+            line_start = c + 1;
+        }
+    r->line++;
+    return tm_fail(r, TOPOML_E_PARSE, "NUL byte in column %zu (binary data where text is expected?)",
+                   (size_t)(nul - line_start) + 1);
 }
 
 int tm_text_line(tm_reader *r, char **line, size_t *len)
@@ -257,7 +260,11 @@ int tm_text_line(tm_reader *r, char **line, size_t *len)
             r->pos = r->end;
             return finish_line(r, start, n, line, len);
         }
-        int st = fill_buffer(r, true);
+        size_t unread = r->end - r->pos;
+        int st = fill_buffer(r);
+        if (st < 0)
+            return st;
+        st = refuse_nul(r, r->buf + r->pos + unread, r->end - r->pos - unread);
         if (st < 0)
             return st;
     }
@@ -278,7 +285,7 @@ int tm_text_peek(tm_reader *r, uint64_t lines, uint64_t max_bytes, const char **
             *len = have;
             return TOPOML_OK;
         }
-        int st = fill_buffer(r, false);
+        int st = fill_buffer(r);
         if (st < 0)
             return st;
     }

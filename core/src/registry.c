@@ -106,9 +106,6 @@ bool tm_backend_load(topoml_context *ctx, tm_backend *b)
             snprintf(b->gate_reason, sizeof b->gate_reason, "out of memory");
             return false;
         }
-        size_t len = strlen(b->gate_reason);
-        snprintf(b->gate_reason + len, sizeof b->gate_reason - len,
-                 "; runs in its own process (isolation)");
         tm_log(ctx, TOPOML_LOG_INFO, "plugin %s: backend '%s' runs in its own process", b->path,
                b->name);
         return true;

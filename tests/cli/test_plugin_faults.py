@@ -1,11 +1,20 @@
-"""Plugins that misbehave before any gate decision, run through the real
-`topoml`: a constructor that crashes, a constructor that calls _exit(0), a
-probe that crashes. Each is found on the plugin path and must leave every
-command working — `topoml backends` (listing it as rejected, with the
-reason), the default choice, `--backend scalar`, `gate: strict`,
-`disable: [name]` — with the right answer on stdout, exit 0, and never a
-signal; naming the plugin with --backend is an error (exit 1), not a crash
-or a silent success."""
+"""Plugins that misbehave, run through the real `topoml`.
+
+Before any gate decision: a constructor that crashes, a constructor that
+calls _exit(0), a probe that crashes. Each is found on the plugin path and
+must leave every command working — `topoml backends` (listing it as
+rejected, with the reason), the default choice, `--backend scalar`,
+`gate: strict`, `disable: [name]` — with the right answer on stdout, exit 0,
+and never a signal; naming the plugin with --backend is an error (exit 1),
+not a crash or a silent success.
+
+Inside an op: a plugin that writes to stdout, crashes, calls exit(0) or
+never returns for more than 150 points. Under the default configuration
+(certified on first use, then run in its own process because topoml does
+not ship it), with and without --backend, stdout carries exactly the
+reference's answer, the exit status is 0, a warning names what happened,
+and topoml is never killed. The runaway one gets `isolation_timeout: 2`
+(the default deadline is 600 s)."""
 import json
 import os
 import sys
@@ -87,10 +96,50 @@ def main():
             check(where + ": --backend %s is an error" % name,
                   r.returncode == 1 and r.stdout == "" and name in r.stderr,
                   "%d %r %s" % (r.returncode, r.stdout, r.stderr))
+    op_faults(tmp)
     if failures:
         print("%d failures" % len(failures))
         sys.exit(1)
-    print("ok: %d fault plugins x %d configurations" % (len(FAULTS), 5))
+    print("ok: %d fault plugins x %d configurations, %d faults in ops" %
+          (len(FAULTS), 5, len(OP_FAULTS)))
+
+
+OP_FAULTS = {
+    "op-stdout": ("fault-op-stdout", "bytes to standard output"),
+    "op-crash": ("fault-op-crash", "died of signal"),
+    "op-exit": ("fault-op-exit", "exited with status 0"),
+    "op-runaway": ("fault-op-runaway", "did not finish within 2 s"),
+}
+
+
+def op_faults(tmp):
+    import random
+    rng = random.Random(5)
+    big = os.path.join(tmp, "cloud200.txt")
+    with open(big, "w") as f:
+        for _ in range(200):
+            f.write("%.6f %.6f\n" % (rng.random(), rng.random()))
+    env_cache = tempfile.mkdtemp(prefix="topoml-faults-cache-")
+    os.environ["XDG_CACHE_HOME"] = env_cache  # certification on first use writes here
+    ref = topoml(["distance", big, "--backend", "scalar"], "/nonexistent")
+    check("reference distances", ref.returncode == 0, ref.stderr)
+    for folder, (name, what) in OP_FAULTS.items():
+        pdir = os.path.join(A.build, "fault-plugins", folder)
+        cfg = None
+        if folder == "op-runaway":
+            cfg = os.path.join(tmp, "runaway.yaml")
+            with open(cfg, "w") as f:
+                f.write("isolation_timeout: 2\n")
+        for extra in ([], ["--backend", name]):
+            where = "%s %s" % (folder, extra)
+            r = topoml(["distance", big] + extra, pdir, cfg)
+            check(where + ": exit 0, not a signal", r.returncode == 0,
+                  "%d %s" % (r.returncode, r.stderr[-800:]))
+            check(where + ": stdout is the reference's answer", r.stdout == ref.stdout,
+                  "%d bytes vs %d" % (len(r.stdout), len(ref.stdout)))
+            check(where + ": warning says what happened and that the reference answered",
+                  name in r.stderr and what in r.stderr and "scalar reference" in r.stderr,
+                  r.stderr[-800:])
 
 
 main()

@@ -171,13 +171,14 @@ enum {
     K_SUMMARY,
     K_DATE,
     K_REPORT,
+    K_SEED,
     K_COUNT
 };
 
 static const char *key_names[K_COUNT] = {
     "format",        "plugin",  "path",      "file_sha256", "core_version", "abi_version",
     "suite_version", "tier",    "cpu_model", "cpu_sha256",  "devices",      "devices_sha256",
-    "verdict",       "summary", "date",      "report"};
+    "verdict",       "summary", "date",      "report",       "seed"};
 
 /* Where field k of `c` lives and how large it is (NULL for abi_version). */
 static char *field(tm_cert *c, int k, size_t *size)
@@ -202,6 +203,7 @@ static char *field(tm_cert *c, int k, size_t *size)
     case K_SUMMARY: F(summary);
     case K_DATE: F(date);
     case K_REPORT: F(report);
+    case K_SEED: F(seed);
     }
 #undef F
     *size = 0;

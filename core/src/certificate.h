@@ -43,6 +43,7 @@ typedef struct tm_cert {
     char summary[256];       /* counts per result */
     char date[32];           /* UTC, ISO 8601 */
     char report[1024];       /* the JSON report written with it, or "" */
+    char seed[24];           /* the seed of the generated cases (decimal) */
 } tm_cert;
 
 /* The CPU part of the hardware fingerprint: the model name and the feature

@@ -63,41 +63,80 @@ bool tm_strlist_has(const tm_strlist *list, const char *s)
 }
 
 /* The one reader of sizes, for the configuration and the command lines:
- * "123", "64MiB", "2G", "1.5GB". A single letter (K, M, G, T) and the IEC
- * names (KiB ...) are powers of 1024; KB, MB, GB, TB are powers of 1000. */
+ * "123", "64MiB", "2G", "1.5GB", "unlimited". A single letter (K, M, G, T)
+ * and the IEC names (KiB ...) are powers of 1024; KB, MB, GB, TB are powers
+ * of 1000. Decimal digits only: no sign, exponent, hexadecimal, "inf" or
+ * "nan" (strtod's grammar took "0x10", "1e-300" and "-0"); a fraction must
+ * come with a unit and give whole bytes ("0.5" or "0.3K" is an error, not 0).
+ * "unlimited" and "0" are 0: no limit. */
 int topoml_parse_size(const char *s, uint64_t *out)
 {
     if (!s || !out)
         return TOPOML_E_INVALID;
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || errno || !(v >= 0))
+    if (strcasecmp(s, "unlimited") == 0) {
+        *out = 0;
+        return TOPOML_OK;
+    }
+    const char *p = s;
+    uint64_t whole = 0, frac = 0, frac_scale = 1;
+    bool overflow = false;
+    if (*p < '0' || *p > '9')
         return TOPOML_E_INVALID;
-    while (*end == ' ')
-        end++;
-    double mult = 1;
-    if (*end) {
+    for (; *p >= '0' && *p <= '9'; p++)
+        overflow |=
+            !tm_mul_u64(whole, 10, &whole) || !tm_add_u64(whole, (uint64_t)(*p - '0'), &whole);
+    bool has_frac = *p == '.';
+    if (has_frac) {
+        p++;
+        if (*p < '0' || *p > '9')
+            return TOPOML_E_INVALID;
+        for (int digits = 0; *p >= '0' && *p <= '9'; p++, digits++) {
+            if (digits == 18)
+                return TOPOML_E_INVALID; /* more digits than any unit can use */
+            frac = frac * 10 + (uint64_t)(*p - '0');
+            frac_scale *= 10;
+        }
+    }
+    while (*p == ' ')
+        p++;
+    uint64_t mult = 1;
+    if (*p) {
         static const struct {
             const char *suffix;
-            double mult;
+            uint64_t mult;
         } units[] = {{"B", 1},
-                     {"K", 1024.0},          {"KiB", 1024.0},          {"KB", 1e3},
-                     {"M", 1048576.0},       {"MiB", 1048576.0},       {"MB", 1e6},
-                     {"G", 1073741824.0},    {"GiB", 1073741824.0},    {"GB", 1e9},
-                     {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12}};
+                     {"K", UINT64_C(1) << 10},
+                     {"KiB", UINT64_C(1) << 10},
+                     {"KB", UINT64_C(1000)},
+                     {"M", UINT64_C(1) << 20},
+                     {"MiB", UINT64_C(1) << 20},
+                     {"MB", UINT64_C(1000000)},
+                     {"G", UINT64_C(1) << 30},
+                     {"GiB", UINT64_C(1) << 30},
+                     {"GB", UINT64_C(1000000000)},
+                     {"T", UINT64_C(1) << 40},
+                     {"TiB", UINT64_C(1) << 40},
+                     {"TB", UINT64_C(1000000000000)}};
         size_t i;
         for (i = 0; i < sizeof units / sizeof units[0]; i++)
-            if (strcasecmp(end, units[i].suffix) == 0)
+            if (strcasecmp(p, units[i].suffix) == 0)
                 break;
         if (i == sizeof units / sizeof units[0])
             return TOPOML_E_INVALID;
         mult = units[i].mult;
     }
-    v *= mult;
-    if (v >= 18446744073709551616.0)
+    if (has_frac && mult == 1)
+        return TOPOML_E_INVALID; /* a fraction of a byte */
+    /* frac / frac_scale of a unit must be whole bytes: frac * mult is a
+     * multiple of frac_scale (128-bit: frac < 10^18, mult <= 2^40). */
+    unsigned __int128 part = (unsigned __int128)frac * mult;
+    if (part % frac_scale != 0)
+        return TOPOML_E_INVALID;
+    uint64_t bytes;
+    if (overflow || !tm_mul_u64(whole, mult, &bytes) ||
+        !tm_add_u64(bytes, (uint64_t)(part / frac_scale), &bytes))
         return TOPOML_E_OVERFLOW;
-    *out = (uint64_t)v;
+    *out = bytes;
     return TOPOML_OK;
 }
 
@@ -201,8 +240,11 @@ static int apply_key(parse_state *ps, const char *key, const yaml_node_t *v, tm_
     }
     if (strcmp(key, "max_memory") == 0) {
         if (topoml_parse_size(s, &cfg->max_memory) != TOPOML_OK)
-            return node_error(ps, v, "max_memory must be a size such as 4GiB or 512MB, not '%s'",
+            return node_error(ps, v,
+                              "max_memory must be a size such as 4GiB or 512MB, or unlimited, "
+                              "not '%s'",
                               s);
+        cfg->max_memory_set = true;
         return TOPOML_OK;
     }
     if (strcmp(key, "cache_dir") == 0) {
@@ -246,6 +288,15 @@ static int apply_key(parse_state *ps, const char *key, const yaml_node_t *v, tm_
         cfg->device = (int)d;
         return TOPOML_OK;
     }
+    if (strcmp(key, "threads") == 0) {
+        char *end;
+        errno = 0;
+        unsigned long t = strtoul(s, &end, 10);
+        if (*s < '0' || *s > '9' || *end || errno || t > 4096)
+            return node_error(ps, v, "threads must be an integer from 0 to 4096, not '%s'", s);
+        cfg->threads = (uint32_t)t;
+        return TOPOML_OK;
+    }
     return TOPOML_E_NOT_FOUND;
 }
 
@@ -257,10 +308,12 @@ static int read_whole(topoml_context *ctx, const char *path, unsigned char **out
     if (fd < 0)
         return tm_error(ctx, TOPOML_E_CONFIG, "%s: cannot open configuration: %s", path,
                         strerror(errno));
+    /* Not only regular files: `--config <(...)` hands over a pipe. The
+     * size limit is enforced while reading. */
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
         close(fd);
-        return tm_error(ctx, TOPOML_E_CONFIG, "%s: configuration is not a regular file", path);
+        return tm_error(ctx, TOPOML_E_CONFIG, "%s: configuration is a folder", path);
     }
     unsigned char *buf = tm_alloc(ctx, TM_CONFIG_MAX_BYTES + 1);
     if (!buf) {
@@ -395,7 +448,7 @@ int tm_config_load(topoml_context *ctx, const char *path, tm_config *cfg)
                     rc = node_error(&ps, k,
                                     "unknown key '%s' (known: plugin_paths, prefer, enable, "
                                     "disable, gate, max_memory, cache_dir, log_level, device, "
-                                    "isolation, isolation_timeout)",
+                                    "threads, isolation, isolation_timeout)",
                                     key);
             }
         }

@@ -43,6 +43,8 @@ typedef struct tm_config {
     char *cache_dir;         /* certificates; NULL = $XDG_CACHE_HOME/topoml */
     int log_level;           /* -1: leave the context's level alone */
     int device;              /* accelerator index, -1 = plugin default */
+    bool max_memory_set;     /* max_memory was given (then 0 = none) */
+    uint32_t threads;        /* threads of multi-threaded backends, 0 = all cores */
     int isolation;           /* enum tm_isolation */
     double isolation_timeout; /* seconds one isolated call may take */
 } tm_config;
@@ -101,6 +103,8 @@ struct topoml_context {
     char *preferred; /* topoml_use_backend */
     char last_backend[64];
     char last_reason[512];
+    uint64_t default_max_memory;    /* from the machine (machine_memory.c) */
+    char default_max_memory_source[64];
     /* Log lines of level info or worse written while no log callback was
      * set (context creation: refused plugin folders, "gate is off"), kept
      * for topoml_set_log to replay; past TM_KEPT_LOGS only a count. */
@@ -109,6 +113,7 @@ struct topoml_context {
         char text[256];
     } kept_logs[16];
     uint32_t n_kept_logs, n_dropped_logs;
+    uint32_t read_flags; /* TOPOML_READ_* (topoml_set_read_flags) */
 };
 #define TM_KEPT_LOGS 16
 
@@ -131,6 +136,11 @@ int tm_error(topoml_context *ctx, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int tm_nomem(topoml_context *ctx, size_t size);
 
+/* A file name for a message: bytes outside printable ASCII as \xHH (a name
+ * is untrusted bytes, like the data), at most about 200 of them. */
+#define TM_NAME_BUF 840
+const char *tm_escape_name(char *out, size_t size, const char *name);
+
 /* Log through the context's log callback (never stdout). */
 void tm_log(topoml_context *ctx, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -139,7 +149,19 @@ void tm_log(topoml_context *ctx, int level, const char *fmt, ...)
  * anything that grows with the input: tm_check_memory reports TOPOML_E_LIMIT
  * with the estimate when `bytes` exceeds it. `what` names the allocation. */
 uint64_t tm_max_memory(const topoml_context *ctx);
+/* The configuration's `threads:` (0: the backend's default). */
+uint32_t tm_threads(const topoml_context *ctx);
 int tm_check_memory(topoml_context *ctx, uint64_t bytes, const char *what);
+/* Where the limit comes from, for messages: "set by the caller", "max_memory
+ * in FILE", "the default: the machine's physical memory" ... */
+const char *tm_max_memory_source(const topoml_context *ctx, char *buf, size_t size);
+
+/* The smallest of physical memory, RLIMIT_AS and the cgroup's memory limit
+ * (machine_memory.c); 0 when none is known. `source` gets which one it was.
+ * The _at form reads the cgroup from other paths (for tests). */
+uint64_t tm_machine_memory(char *source, size_t source_size);
+uint64_t tm_machine_memory_at(const char *proc_cgroup, const char *sys_root, char *source,
+                              size_t source_size);
 
 /* Overflow-checked arithmetic: true when the result fits. */
 static inline bool tm_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
@@ -229,8 +251,9 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
 /* Seconds a plugin may take to load, negotiate, create and probe. */
 #define TM_PROBE_TIMEOUT_S 30.0
 
-/* Find one of topoml's programs: next to the running program, in the build
- * tree when this code runs from there, else in the installed bindir. Only a
+/* Find one of topoml's programs: next to the running program, in the bin
+ * folder beside an installed libtopoml.so, in the build tree when this code
+ * runs from there, else in the configured bindir. Only a
  * regular executable file of ours or root's, not writable by group or
  * others, counts. */
 bool tm_find_helper(const char *name, char *out, size_t size);
@@ -296,6 +319,7 @@ struct topoml_data {
     double *values;    /* POINTS: n*dim row-major; CONDENSED: n(n-1)/2 */
     topoml_edge *edges; /* SPARSE: n_edges edges, i < j, no duplicates */
     uint64_t n_edges;
+    uint32_t format;   /* the topoml_format it was read as; AUTO: made from memory */
 };
 
 /* Read one data set in `format` from `f`; `name` is used in messages
@@ -303,5 +327,32 @@ struct topoml_data {
  * failure nothing is left allocated and the context holds the message. */
 int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format format,
                  struct topoml_data *out);
+
+/* ---- edge collapse (collapse.c) ---- */
+
+/* Collapse the flag filtration of `edges` (sorted by (d, i, j), i < j < n)
+ * in place: on return its first *n_out entries are the edges that remain,
+ * with their new values, and the flag filtration they span has the barcode
+ * of the original in every dimension. A repeated edge leaves the list as it
+ * is. TOPOML_E_LIMIT / _NOMEM when the working memory cannot be had. */
+int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint64_t n_edges,
+                      uint64_t *n_out);
+
+/* A Rips input after the edge collapse. */
+typedef struct tm_collapsed {
+    bool done;         /* false: nothing collapsed, run the input as it is */
+    double threshold;  /* min(threshold, enclosing radius): what the backend gets */
+    topoml_edge *edges; /* tm_alloc'd, n_edges of them (unsorted) */
+    uint64_t n_edges;
+    uint64_t n_before; /* edges within the threshold before the collapse */
+} tm_collapsed;
+
+/* The edges of `d` within min(threshold, enclosing radius) — the complex the
+ * Rips engine would build — collapsed. out->done is false (and the input is
+ * to be used as it is) for fewer than 3 points, for input the engine
+ * refuses, so that the backend reports it, and when more than
+ * max_density * n(n-1)/2 edges are within the threshold. */
+int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
+                      double threshold, double max_density, tm_collapsed *out);
 
 #endif /* TOPOML_INTERNAL_H */

@@ -13,6 +13,7 @@
  * Not here: what a helper does and what its report means
  * (isolate_probe.c), which helper program exists (tools/topoml_plugin_host.c).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -53,6 +54,23 @@ bool tm_find_helper(const char *name, char *out, size_t size)
         if (slash) {
             *slash = '\0';
             if ((size_t)snprintf(out, size, "%s/%s", self, name) < size && usable_helper(out))
+                return true;
+        }
+    }
+    /* An installed libtopoml.so in <prefix>/<libdir> finds <prefix>/bin,
+     * so that a moved or --prefix install works for any host program. */
+    Dl_info info;
+    char real[PATH_MAX];
+    if (dladdr((void *)tm_find_helper, &info) && info.dli_fname &&
+        realpath(info.dli_fname, real) && strstr(real, ".so")) {
+        char *slash = strrchr(real, '/');
+        if (slash) {
+            *slash = '\0';
+            if ((size_t)snprintf(out, size, "%s/../bin/%s", real, name) < size &&
+                usable_helper(out))
+                return true;
+            if ((size_t)snprintf(out, size, "%s/../../bin/%s", real, name) < size &&
+                usable_helper(out))
                 return true;
         }
     }

@@ -744,7 +744,7 @@ static void serve_one(tm_backend *b, topoml_context *ctx, const iso_request *rq,
         snprintf(rs.error, sizeof rs.error, "bad request");
     } else {
         const char *p = base;
-        in.data = p ? p + rq->data_offset : NULL;
+        in.data = p && rq->kind != TOPOML_INPUT_SPARSE ? p + rq->data_offset : NULL;
         in.edges = p && rq->kind == TOPOML_INPUT_SPARSE ? (const void *)(p + rq->edges_offset)
                                                        : NULL;
         switch (rq->op) {

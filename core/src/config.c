@@ -308,12 +308,12 @@ static int read_whole(topoml_context *ctx, const char *path, unsigned char **out
     if (fd < 0)
         return tm_error(ctx, TOPOML_E_CONFIG, "%s: cannot open configuration: %s", path,
                         strerror(errno));
-    /* Not only regular files: `--config <(...)` hands over a pipe. The
-     * size limit is enforced while reading. */
     struct stat st;
+    /* Reads stop at TM_CONFIG_MAX_BYTES, so a device or a pipe (/dev/null,
+     * a shell's <(...)) is read like a file; only a folder is refused. */
     if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
         close(fd);
-        return tm_error(ctx, TOPOML_E_CONFIG, "%s: configuration is a folder", path);
+        return tm_error(ctx, TOPOML_E_CONFIG, "%s: configuration is a folder, not a file", path);
     }
     unsigned char *buf = tm_alloc(ctx, TM_CONFIG_MAX_BYTES + 1);
     if (!buf) {

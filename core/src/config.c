@@ -20,6 +20,8 @@ void tm_config_defaults(tm_config *cfg)
     cfg->gate = TM_GATE_AUTO;
     cfg->log_level = -1;
     cfg->device = -1;
+    cfg->verify = TM_VERIFY_AUTO;
+    cfg->verify_share = TM_VERIFY_SHARE_DEFAULT;
 }
 
 static void strlist_clear(topoml_context *ctx, tm_strlist *l)
@@ -194,6 +196,24 @@ static int apply_key(parse_state *ps, const char *key, const yaml_node_t *v, tm_
         cfg->device = (int)d;
         return TOPOML_OK;
     }
+    if (strcmp(key, "verify") == 0) {
+        static const char *modes[] = {"auto", "always", "checks", "off"};
+        for (int m = 0; m < 4; m++)
+            if (strcmp(s, modes[m]) == 0) {
+                cfg->verify = m;
+                return TOPOML_OK;
+            }
+        return node_error(ps, v, "verify must be auto, always, checks or off, not '%s'", s);
+    }
+    if (strcmp(key, "verify_share") == 0) {
+        char *end;
+        errno = 0;
+        double share = strtod(s, &end);
+        if (*s == '\0' || *end || errno || !(share >= 0 && share <= 1))
+            return node_error(ps, v, "verify_share must be a number from 0 to 1, not '%s'", s);
+        cfg->verify_share = share;
+        return TOPOML_OK;
+    }
     return TOPOML_E_NOT_FOUND;
 }
 
@@ -238,7 +258,8 @@ int tm_config_load(topoml_context *ctx, const char *path, tm_config *cfg)
                 if (rc == TOPOML_E_NOT_FOUND)
                     rc = node_error(&ps, k,
                                     "unknown key '%s' (known: plugin_paths, prefer, enable, "
-                                    "disable, gate, max_memory, cache_dir, log_level, device)",
+                                    "disable, gate, max_memory, cache_dir, log_level, device, "
+                                    "verify, verify_share)",
                                     key);
             }
         }

@@ -277,3 +277,46 @@ bool tm_gate_first_use(topoml_context *ctx, tm_backend *b)
            "backend '%s': %s", b->name, b->gate_reason);
     return b->gate_state == TOPOML_GATE_ENABLED;
 }
+
+void tm_gate_revoke(topoml_context *ctx, const tm_backend *b, const char *why)
+{
+    char dir[4096], file[4400], real[PATH_MAX], err[512];
+    if (!b->path)
+        return;
+    if (tm_cache_dir(ctx, false, dir, sizeof dir) != TOPOML_OK) {
+        ctx->errmsg[0] = '\0'; /* no cache, no certificate to revoke */
+        return;
+    }
+    if (!realpath(b->path, real) || !tm_cert_file(dir, real, ".cert", file, sizeof file))
+        return;
+    /* A failed certificate, not a deleted one: without a certificate, `gate:
+     * auto` would certify the plugin again on first use, and a plugin that
+     * behaves under topoml-conformance would pass again. */
+    tm_cert c, old;
+    bool had = tm_cert_load(file, &old, err, sizeof err) == TOPOML_OK;
+    if (!had && access(file, F_OK) != 0) {
+        /* Enabled by configuration or with the gate off: nothing to revoke. */
+        return;
+    }
+    if (tm_cert_describe(&c, real, b->name, b->abi_version, b->caps, b->n_caps) != 0) {
+        unlink(file);
+        tm_log(ctx, TOPOML_LOG_WARN, "certificate of backend '%s' deleted: %s", b->name, why);
+        return;
+    }
+    snprintf(c.tier, sizeof c.tier, "%s", had ? old.tier : "quick");
+    snprintf(c.seed, sizeof c.seed, "%s", had ? old.seed : "0");
+    snprintf(c.report, sizeof c.report, "%s", had ? old.report : "");
+    snprintf(c.verdict, sizeof c.verdict, "fail");
+    snprintf(c.summary, sizeof c.summary, "revoked at run time: %.200s", why);
+    for (char *q = c.summary; *q; q++)
+        if (*q == '\n' || *q == '\r')
+            *q = ' ';
+    tm_cert_stamp(&c);
+    if (tm_cert_store(file, &c, err, sizeof err) != TOPOML_OK) {
+        unlink(file);
+        tm_log(ctx, TOPOML_LOG_WARN, "certificate of backend '%s' deleted (%s): %s", b->name, err,
+               why);
+        return;
+    }
+    tm_log(ctx, TOPOML_LOG_WARN, "certificate of backend '%s' revoked: %s", b->name, why);
+}

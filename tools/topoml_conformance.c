@@ -180,6 +180,7 @@ static void long_lived(tc_run *run, size_t k, topoml_context *ref, const tc_suit
     size_t n = 0, per_op[TOPOML_OP_COUNT] = {0};
     char err[1024];
     err[0] = '\0';
+    (void)k;
     for (size_t q = 0; q < suite->n_cases + n_generated; q++) {
         const tc_case *c = q < suite->n_cases ? &suite->cases[q] : &generated[q - suite->n_cases];
         if (c->tier != TC_TIER_QUICK || c->op >= TOPOML_OP_COUNT || per_op[c->op] == PER_OP || c->n < 2 || c->n > 70 ||
@@ -466,7 +467,7 @@ int main(int argc, char **argv)
     }
     /* The cases the plugins' own capability records call for, drawn from a
      * fresh seed (the case list given with --cases is run as it is), and
-     * the long-lived checks last. */
+     * the long-lived checks. */
     if (!seed_given && getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed)
         seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     run.seed = seed;
@@ -491,8 +492,13 @@ int main(int argc, char **argv)
                 run.cases[run.n_cases++] = &generated[k];
                 run.n_generated++;
             }
-        if (tc_case_selected(&longlived, tier, globs.items, globs.count))
-            run.cases[run.n_cases++] = &longlived;
+        /* The long-lived checks first: they take a fraction of a second and
+         * catch what no single case can, so --fail-fast stops early. */
+        if (tc_case_selected(&longlived, tier, globs.items, globs.count)) {
+            memmove(run.cases + 1, run.cases, run.n_cases * sizeof *run.cases);
+            run.cases[0] = &longlived;
+            run.n_cases++;
+        }
     }
 
     if (run.n_cases == 0) {

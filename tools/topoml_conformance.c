@@ -50,6 +50,30 @@ static const char usage[] =
     "Exit status: 0 every case PASS, NOT_SUPPORTED or QUALITY_WARNING; 1 otherwise; 2 bad "
     "usage.\n";
 
+/* A report file (--json, --junit) must be writable before the suite runs,
+ * not after minutes of work: its folder must exist and take new files. "-"
+ * is standard output. Returns 0, or 2 (bad usage) after saying why. */
+static int check_report_path(const char *option, const char *path)
+{
+    if (!path || !strcmp(path, "-"))
+        return 0;
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if ((size_t)(slash - path) >= sizeof dir) {
+        fprintf(stderr, "topoml-conformance: %s %s: path too long\n", option, path);
+        return 2;
+    } else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "topoml-conformance: %s %s: cannot write into folder %s: %s\n", option,
+                path, dir, strerror(errno));
+        return 2;
+    }
+    return 0;
+}
+
 static int usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "topoml-conformance: ");
@@ -354,6 +378,10 @@ int main(int argc, char **argv)
     }
     if ((json && !strcmp(json, "-")) || (junit && !strcmp(junit, "-")))
         quiet = true;
+    if ((status = check_report_path("--json", json)) != 0 ||
+        (status = check_report_path("--junit", junit)) != 0)
+        goto done;
+    status = 1;
 
     run.tier = tier;
     bool custom_cases = cases_file != NULL;

@@ -42,13 +42,6 @@
 #define SPOT_DEATHS 4u
 #define SPOT_PAIRS_MAX 2000000u
 
-double tm_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* 64-bit words at a time: a change anywhere in the input changes it. */
 static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
 {

@@ -12,9 +12,11 @@
  *    an output array's guard zone intact; the input unchanged;
  *  - spot checks: a few random distances and edges recomputed exactly, and a
  *    few H0 deaths found among the input's distances;
- *  - re-runs on the reference (config `verify`): every call on at most
- *    TM_VERIFY_SMALL points, and larger calls while the reference's time
- *    stays within `verify_share` (10%) of the plugins' time on such calls.
+ *  - re-runs on the reference (config `verify`): every small call (at most
+ *    TM_VERIFY_SMALL points, answered within TM_VERIFY_SMALL_SECONDS), and
+ *    larger calls while the reference's time, estimated from the last
+ *    re-run, stays within `verify_share` (10%) of the plugins' time on
+ *    larger calls over the context's life.
  * A wrong answer is replaced by the reference's; the plugin is rejected for
  * the context, its certificate revoked (gate.c) and a warning logged.
  *
@@ -32,9 +34,11 @@
 #include "metric.h"
 #include "topoml/features.h"
 
-/* Inputs up to this many points are re-run on the reference on every call:
- * the reference answers them in milliseconds. */
+/* A call on at most this many points that took the plugin at most this
+ * long is re-run on the reference every time: the reference answers it in
+ * milliseconds. */
 #define TM_VERIFY_SMALL 256u
+#define TM_VERIFY_SMALL_SECONDS 0.05
 /* Spot checks per call. */
 #define SPOT_CHECKS 8u
 /* H0 deaths looked up among the input's distances, when it has at most this
@@ -153,7 +157,7 @@ static bool want_rerun(topoml_context *ctx, uint64_t n, double plugin_seconds)
     case TM_VERIFY_CHECKS:
     case TM_VERIFY_OFF: return false;
     }
-    if (n <= TM_VERIFY_SMALL)
+    if (n <= TM_VERIFY_SMALL && plugin_seconds <= TM_VERIFY_SMALL_SECONDS)
         return true;
     ctx->verify_plugin_seconds += plugin_seconds;
     double ratio = ctx->verify_ratio > 0 ? ctx->verify_ratio : 1.0;
@@ -165,7 +169,8 @@ static bool want_rerun(topoml_context *ctx, uint64_t n, double plugin_seconds)
 static void rerun_done(topoml_context *ctx, uint64_t n, double plugin_seconds, double ref_seconds)
 {
     ctx->verify_reruns++;
-    if (n <= TM_VERIFY_SMALL || ctx->config.verify != TM_VERIFY_AUTO)
+    if ((n <= TM_VERIFY_SMALL && plugin_seconds <= TM_VERIFY_SMALL_SECONDS) ||
+        ctx->config.verify != TM_VERIFY_AUTO)
         return;
     ctx->verify_ref_seconds += ref_seconds;
     if (plugin_seconds > 0)

@@ -46,6 +46,8 @@ static const char usage[] =
     "  --cases FILE      another case list (not with --certify)\n"
     "  --config FILE     topoml configuration (plugin_paths, cache_dir)\n"
     "  --quiet           no table on stdout\n"
+    "  --progress        a line 'progress DONE TOTAL CASE' on stderr per case (for\n"
+    "                    the gate, which logs them while a host waits)\n"
     "  --verbose         show the plugins' log messages on stderr\n"
     "Exit status: 0 every case PASS, NOT_SUPPORTED or QUALITY_WARNING; 1 otherwise; 2 bad "
     "usage.\n";
@@ -259,7 +261,8 @@ int main(int argc, char **argv)
         O_QUIET,
         O_VERBOSE,
         O_VERSION,
-        O_SEED
+        O_SEED,
+        O_PROGRESS
     };
     static const struct option longs[] = {{"backend", required_argument, NULL, O_BACKEND},
                                           {"plugin", required_argument, NULL, O_PLUGIN},
@@ -278,6 +281,7 @@ int main(int argc, char **argv)
                                           {"verbose", no_argument, NULL, O_VERBOSE},
                                           {"version", no_argument, NULL, O_VERSION},
                                           {"seed", required_argument, NULL, O_SEED},
+                                          {"progress", no_argument, NULL, O_PROGRESS},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     strvec backends = {0}, plugins = {0}, globs = {0};
@@ -291,7 +295,7 @@ int main(int argc, char **argv)
     bool list = false, do_certify = false, fail_fast = false, quiet = false, verbose = false;
     double timeout = 0; /* 0: by tier */
     uint64_t seed = 0;
-    bool seed_given = false;
+    bool seed_given = false, progress_lines = false;
     tc_case *generated = NULL;
     size_t n_generated = 0;
     int c;
@@ -341,6 +345,7 @@ int main(int argc, char **argv)
         case O_CONFIG: config = optarg; break;
         case O_QUIET: quiet = true; break;
         case O_VERBOSE: verbose = true; break;
+        case O_PROGRESS: progress_lines = true; break;
         case O_VERSION:
             printf("topoml-conformance %s (plugin ABI v%u, suite %s)\n", topoml_version(),
                    TOPOML_ABI_VERSION, TOPOML_SUITE_VERSION);
@@ -555,6 +560,10 @@ int main(int argc, char **argv)
     bool progress = isatty(2) && !quiet;
     for (size_t k = 0; k < run.n_cases; k++) {
         const tc_case *tc = run.cases[k];
+        if (progress_lines) {
+            fprintf(stderr, "progress %zu %zu %s\n", k, run.n_cases, tc->name);
+            fflush(stderr);
+        }
         if (tc == &longlived) {
             if (progress)
                 fprintf(stderr, "\r[%zu/%zu] %-60.60s", k + 1, run.n_cases, tc->name);

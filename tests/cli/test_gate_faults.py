@@ -156,7 +156,12 @@ def test_fault(name, cmd, extra, warmup, want, tmp):
             r = run(full, env_with(cache, plugin_dir))
             check("%s: warm-up run gives the reference's answer" % tag,
                   r.returncode == 0 and same_answer(r.stdout, want), r.stderr[-1000:])
-        r = run(full, env_with(cache, plugin_dir, extra))
+        r = run(full + (["--verbose"] if not warmup and not named else []),
+                env_with(cache, plugin_dir, extra))
+        if not warmup and not named:
+            # The host waiting for the first-use certification is told why.
+            check("%s: certification progress in the log" % tag,
+                  "certifying backend '%s': 0 of" % backend in r.stderr, r.stderr[-600:])
         check("%s: not killed" % tag, r.returncode >= 0, "signal %d" % -r.returncode)
         check("%s: no wrong answer with exit 0" % tag,
               r.returncode != 0 or same_answer(r.stdout, want),

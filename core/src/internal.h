@@ -47,7 +47,19 @@ typedef struct tm_config {
     uint32_t threads;        /* threads of multi-threaded backends, 0 = all cores */
     int isolation;           /* enum tm_isolation */
     double isolation_timeout; /* seconds one isolated call may take */
+    int verify;              /* enum tm_verify_mode (verify.c) */
+    double verify_share;     /* re-runs of large calls: this share of plugin time */
 } tm_config;
+
+/* Run-time verification (config key `verify`, verify.c). */
+enum tm_verify_mode {
+    TM_VERIFY_AUTO = 0,   /* invariants, spot checks, re-runs: every small call, large
+                             ones within verify_share of the plugins' time */
+    TM_VERIFY_ALWAYS = 1, /* ... and every call re-run on the reference */
+    TM_VERIFY_CHECKS = 2, /* invariants and spot checks, no re-runs */
+    TM_VERIFY_OFF = 3     /* invariants only */
+};
+#define TM_VERIFY_SHARE_DEFAULT 0.1
 
 /* One backend the context knows (registry.c). */
 typedef struct tm_backend {
@@ -114,6 +126,12 @@ struct topoml_context {
     } kept_logs[16];
     uint32_t n_kept_logs, n_dropped_logs;
     uint32_t read_flags; /* TOPOML_READ_* (topoml_set_read_flags) */
+    /* run-time verification (verify.c) */
+    double verify_plugin_seconds; /* plugins' time on calls above the small size */
+    double verify_ref_seconds;    /* re-runs of those calls on the reference */
+    double verify_ratio;          /* reference time / plugin time, last re-run */
+    uint64_t verify_rng;
+    uint64_t verify_reruns, verify_rejections;
 };
 #define TM_KEPT_LOGS 16
 
@@ -294,6 +312,36 @@ int tm_probe_serve(int plugin_fd, int out_fd);
  * descriptor, negotiate, create, probe, capabilities. false when that
  * failed (the backend is then rejected with the reason). */
 bool tm_backend_load(topoml_context *ctx, tm_backend *b);
+/* ---- run-time verification (verify.c) ---- */
+
+/* What the core notes before a plugin's call: when it started and a hash of
+ * the input (which the plugin must leave alone). */
+typedef struct tm_verify_call {
+    double start;
+    uint64_t input_hash;
+} tm_verify_call;
+
+void tm_verify_begin(topoml_context *ctx, const tm_backend *b, const topoml_input_v1 *in,
+                     tm_verify_call *vc);
+/* After backend `b` answered an op with TOPOML_OK: check the answer and, as
+ * the policy says, re-run it on the built-in reference. A plugin's wrong
+ * answer is replaced by the reference's (the caller sees TOPOML_OK and the
+ * right answer), `b` is rejected for the context, its certificate revoked
+ * and a warning logged. Errors: TOPOML_E_PLUGIN when the plugin changed its
+ * input (nothing right can be computed from it any more), or the
+ * reference's own error. The built-in reference itself is never checked. */
+int tm_verify_distances(topoml_context *ctx, tm_backend **b, const topoml_input_v1 *in,
+                        const tm_verify_call *vc, void *out, uint64_t count, bool guard_ok);
+int tm_verify_edges(topoml_context *ctx, tm_backend **b, const topoml_input_v1 *in,
+                    const tm_verify_call *vc, double threshold, topoml_edge **edges,
+                    uint64_t *n_edges);
+/* op TOPOML_OP_RIPS (params) or TOPOML_OP_H0 (params->threshold only). */
+int tm_verify_barcode(topoml_context *ctx, tm_backend **b, uint32_t op, const topoml_input_v1 *in,
+                      const tm_verify_call *vc, const topoml_rips_params_v1 *params,
+                      topoml_barcode_v1 *res);
+/* Mark the certificate of `b` failed ("revoked at run time: why"), so that no
+ * context enables it again until something it is bound to changes (gate.c). */
+void tm_gate_revoke(topoml_context *ctx, const tm_backend *b, const char *why);
 
 /* Out-of-process execution of a plugin's ops (isolate_ops.c). Should this
  * enabled plugin run in a helper process (config `isolation`)? */

@@ -4,8 +4,10 @@
  * check what comes back before the caller sees it.
  *
  * A backend's answer is not trusted blindly: statuses outside the known set
- * become TOPOML_E_PLUGIN, barcodes are checked for order and sanity, and
- * every array a plugin hands over is freed with the allocator it came from.
+ * become TOPOML_E_PLUGIN, every answer of a plugin is verified (verify.c:
+ * invariants, spot checks, re-runs on the reference; a wrong one is replaced
+ * by the reference's), and every array a plugin hands over is freed with the
+ * allocator it came from.
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +23,10 @@ struct topoml_barcode {
     uint64_t n;
     topoml_interval *intervals;
 };
+
+/* Bytes after a distance array that a backend must leave alone. */
+#define GUARD_BYTES 64
+#define GUARD_BYTE 0xA5
 
 static void input_from_data(const struct topoml_data *d, uint32_t metric, topoml_input_v1 *in)
 {
@@ -120,41 +126,38 @@ int topoml_distances(topoml_context *ctx, const topoml_data *points, topoml_metr
         tm_free(ctx, coords32);
         return rc;
     }
-    void *buf = tm_alloc(ctx, (size_t)bytes);
+    /* A guard zone after the array catches a backend that writes past it. */
+    if (bytes > SIZE_MAX - 1 - GUARD_BYTES)
+        return tm_error(ctx, TOPOML_E_OVERFLOW, "distance matrix too large for this machine");
+    unsigned char *buf = tm_alloc(ctx, (size_t)bytes + GUARD_BYTES);
     if (!buf) {
         tm_free(ctx, coords32);
         return tm_nomem(ctx, (size_t)bytes);
     }
+    memset(buf + bytes, GUARD_BYTE, GUARD_BYTES);
     char msg[512];
     topoml_call_v1 call;
     tm_call_init(ctx, &call, msg, sizeof msg);
+    tm_verify_call vc;
+    tm_verify_begin(ctx, b, &in, &vc);
     rc = b->vt->distances(b->state, &call, &in, buf);
-    tm_free(ctx, coords32);
-    if (rc != TOPOML_OK) {
+    if (rc == TOPOML_OK) {
+        bool guard_ok = true;
+        for (size_t k = 0; k < GUARD_BYTES; k++)
+            guard_ok &= buf[bytes + k] == GUARD_BYTE;
+        rc = tm_verify_distances(ctx, &b, &in, &vc, buf, pairs, guard_ok);
+        tm_free(ctx, coords32);
+        if (rc != TOPOML_OK) {
+            tm_free(ctx, buf);
+            return rc;
+        }
+    } else {
+        tm_free(ctx, coords32);
         tm_free(ctx, buf);
         return backend_error(ctx, b, rc, msg);
     }
     *out = buf;
     *count = pairs;
-    return TOPOML_OK;
-}
-
-static int check_edges(topoml_context *ctx, const tm_backend *b, const topoml_edge *e, uint64_t n,
-                       uint64_t n_vertices, double threshold)
-{
-    for (uint64_t k = 0; k < n; k++) {
-        bool ok = e[k].i < e[k].j && e[k].j < n_vertices && !isnan(e[k].d) && e[k].d >= 0 &&
-                  e[k].d <= threshold;
-        if (ok && k > 0) {
-            const topoml_edge *p = &e[k - 1];
-            ok = p->d < e[k].d || (p->d == e[k].d && (p->i < e[k].i ||
-                                                      (p->i == e[k].i && p->j < e[k].j)));
-        }
-        if (!ok)
-            return tm_error(ctx, TOPOML_E_PLUGIN,
-                            "backend '%s' returned a bad edge list (entry %llu: %u-%u at %g)",
-                            b->name, (unsigned long long)k, e[k].i, e[k].j, e[k].d);
-    }
     return TOPOML_OK;
 }
 
@@ -182,14 +185,14 @@ int topoml_edges(topoml_context *ctx, const topoml_data *data, topoml_metric met
     tm_call_init(ctx, &call, msg, sizeof msg);
     topoml_edge *e = NULL;
     uint64_t n = 0;
+    tm_verify_call vc;
+    tm_verify_begin(ctx, b, &in, &vc);
     rc = b->vt->edges(b->state, &call, &in, threshold, &e, &n);
     if (rc != TOPOML_OK) {
         tm_free(ctx, e);
         return backend_error(ctx, b, rc, msg);
     }
-    if (n && !e)
-        return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned no edge array", b->name);
-    rc = check_edges(ctx, b, e, n, data->n, threshold);
+    rc = tm_verify_edges(ctx, &b, &in, &vc, threshold, &e, &n);
     if (rc != TOPOML_OK) {
         tm_free(ctx, e);
         return rc;
@@ -346,19 +349,30 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     memset(&res, 0, sizeof res);
     res.struct_size = sizeof res;
     double threshold = col.done ? col.threshold : o.threshold;
-    if (op == TOPOML_OP_RIPS) {
-        topoml_rips_params_v1 p;
-        memset(&p, 0, sizeof p);
-        p.struct_size = sizeof p;
-        p.max_dim = o.max_dim;
-        p.threshold = threshold;
-        p.modulus = o.modulus;
-        p.n_threads = o.n_threads ? o.n_threads : tm_threads(ctx);
+    topoml_rips_params_v1 p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    p.max_dim = o.max_dim;
+    p.threshold = threshold;
+    p.modulus = o.modulus;
+    p.n_threads = o.n_threads ? o.n_threads : tm_threads(ctx);
+    tm_verify_call vc;
+    tm_verify_begin(ctx, b, &in, &vc);
+    if (op == TOPOML_OP_RIPS)
         rc = b->vt->rips(b->state, &call, &in, &p, &res);
-    } else {
+    else
         rc = b->vt->h0(b->state, &call, &in, threshold, &res);
-    }
+    /* Verified on the input the backend was given (the collapsed graph, if
+     * any): the reference re-runs that same input. */
+    int vrc = rc == TOPOML_OK ? tm_verify_barcode(ctx, &b, op, &in, &vc, &p, &res) : TOPOML_OK;
     tm_free(ctx, col.edges);
+    if (vrc != TOPOML_OK && vrc != TOPOML_E_CANCELLED) {
+        tm_free(ctx, res.intervals);
+        tm_free(ctx, bc);
+        return vrc;
+    }
+    if (vrc == TOPOML_E_CANCELLED) /* the reference, answering instead */
+        rc = vrc;
     if (rc != TOPOML_OK && rc != TOPOML_E_CANCELLED) {
         tm_free(ctx, res.intervals);
         tm_free(ctx, bc);

@@ -243,17 +243,20 @@ static const char barcode_help[] =
     "  --metric M         for point clouds: euclidean (default), sqeuclidean,\n"
     "                     manhattan, chebyshev, cosine\n"
     "  --output O         ripser (default: Ripser's text), json, csv\n"
+    "  --dtype T          f64 (default), or f32: distances and threshold rounded to\n"
+    "                     float as Ripser keeps them, for Ripser's output to the bit\n"
+    "  -o, --output-file FILE  write the barcode to FILE, not to standard output\n"
     "  --strict-symmetry  refuse a full matrix whose triangles differ or whose\n"
     "                     diagonal is not 0 (default: read its lower triangle, as\n"
     "                     Ripser does, with a warning)\n" COMMON_HELP;
 
 static void print_ripser_header(topoml_context *ctx, const topoml_data *data, topoml_format fmt,
-                                topoml_metric metric, double threshold)
+                                uint64_t dim, topoml_metric metric, double threshold, FILE *out)
 {
     uint64_t n = topoml_data_count(data);
     if (fmt == TOPOML_FORMAT_POINT_CLOUD) {
-        printf("point cloud with %llu points in dimension %llu\n", (unsigned long long)n,
-               (unsigned long long)topoml_data_dim(data));
+        fprintf(out, "point cloud with %llu points in dimension %llu\n", (unsigned long long)n,
+               (unsigned long long)dim);
         if (!isinf(threshold))
             return; /* Ripser goes straight to the sparse matrix here */
     }
@@ -262,17 +265,85 @@ static void print_ripser_header(topoml_context *ctx, const topoml_data *data, to
         return;
     unsigned long long pairs = n ? (unsigned long long)(n * (n - 1) / 2) : 0;
     if (fmt == TOPOML_FORMAT_SPARSE) {
-        printf("sparse distance matrix with %llu points and %llu/%llu entries\n",
+        fprintf(out, "sparse distance matrix with %llu points and %llu/%llu entries\n",
                (unsigned long long)n, (unsigned long long)st.edges_within, pairs);
         return;
     }
-    printf("value range: [%g,%g]\n", st.min, st.max_finite);
+    fprintf(out, "value range: [%g,%g]\n", st.min, st.max_finite);
     if (isinf(threshold))
-        printf("distance matrix with %llu points, using threshold at enclosing radius %g\n",
+        fprintf(out, "distance matrix with %llu points, using threshold at enclosing radius %g\n",
                (unsigned long long)n, st.enclosing_radius);
     else
-        printf("sparse distance matrix with %llu points and %llu/%llu entries\n",
+        fprintf(out, "sparse distance matrix with %llu points and %llu/%llu entries\n",
                (unsigned long long)n, (unsigned long long)st.edges_within, pairs);
+}
+
+/* Ripser keeps every distance as a float: point-cloud distances computed in
+ * float, matrix entries and the threshold rounded to float. Replace *data by
+ * a data set whose distances are exactly those floats (widened), so that
+ * the barcode is Ripser's to the last bit. */
+static int round_to_f32(topoml_context *ctx, topoml_data **data, topoml_metric metric,
+                        const char *backend)
+{
+    uint64_t n = topoml_data_count(*data);
+    topoml_data *rounded = NULL;
+    int rc;
+    if (topoml_data_kind(*data) == TOPOML_INPUT_SPARSE) {
+        topoml_edge *e = NULL;
+        uint64_t m = 0;
+        if ((rc = topoml_edges(ctx, *data, metric, INFINITY, &e, &m)) != TOPOML_OK)
+            return rc;
+        for (uint64_t k = 0; k < m; k++)
+            e[k].d = (double)(float)e[k].d;
+        rc = topoml_data_from_edges(ctx, &rounded, n, m, e);
+        topoml_free(ctx, e);
+    } else {
+        void *d = NULL;
+        uint64_t count = 0;
+        double *wide = NULL;
+        if (topoml_data_kind(*data) == TOPOML_INPUT_POINTS) {
+            /* Ripser sums the squares left to right in float; the scalar
+             * reference does exactly that, while an accelerated backend may
+             * sum in another order (within its certified ulp bound). */
+            rc = topoml_use_backend(ctx, "scalar");
+            if (rc == TOPOML_OK)
+                rc = topoml_distances(ctx, *data, metric, TOPOML_F32, &d, &count);
+            int rc2 = topoml_use_backend(ctx, backend);
+            if (rc == TOPOML_OK)
+                rc = rc2;
+        } else {
+            /* A matrix: its entries, rounded. */
+            rc = topoml_edges(ctx, *data, metric, INFINITY, (topoml_edge **)&d, &count);
+        }
+        if (rc != TOPOML_OK)
+            return rc;
+        uint64_t pairs = n ? n * (n - 1) / 2 : 0;
+        wide = malloc(pairs ? pairs * sizeof *wide : 1);
+        if (!wide) {
+            topoml_free(ctx, d);
+            fprintf(stderr, "%s: out of memory for %llu distances\n", prog,
+                    (unsigned long long)pairs);
+            return TOPOML_E_NOMEM;
+        }
+        if (topoml_data_kind(*data) == TOPOML_INPUT_POINTS) {
+            for (uint64_t k = 0; k < pairs; k++)
+                wide[k] = (double)((float *)d)[k];
+        } else {
+            const topoml_edge *e = d;
+            for (uint64_t k = 0; k < count; k++) {
+                uint64_t i = e[k].i > e[k].j ? e[k].i : e[k].j, j = e[k].i + e[k].j - i;
+                wide[i * (i - 1) / 2 + j] = (double)(float)e[k].d;
+            }
+        }
+        topoml_free(ctx, d);
+        rc = topoml_data_from_condensed(ctx, &rounded, n, wide);
+        free(wide);
+    }
+    if (rc != TOPOML_OK)
+        return rc;
+    topoml_data_free(ctx, *data);
+    *data = rounded;
+    return TOPOML_OK;
 }
 
 static int cmd_barcode(int argc, char **argv)
@@ -283,12 +354,16 @@ static int cmd_barcode(int argc, char **argv)
                                           {"ratio", required_argument, NULL, 'r'},
                                           {"modulus", required_argument, NULL, 'p'},
                                           {"metric", required_argument, NULL, 'm'},
-                                          {"output", required_argument, NULL, 'o'},
+                                          {"output", required_argument, NULL, 'u'},
                                           {"strict-symmetry", no_argument, NULL, 'S'},
+                                          {"dtype", required_argument, NULL, 'y'},
+                                          {"output-file", required_argument, NULL, 'O'},
                                           COMMON_LONG_OPTS,
                                           {NULL, 0, NULL, 0}};
     common_opts co = {0};
     topoml_format fmt = TOPOML_FORMAT_AUTO;
+    bool f32 = false;
+    const char *out_path = NULL;
     topoml_rips_options ro;
     topoml_rips_options_init(&ro);
     double ratio = 1.0;
@@ -296,7 +371,7 @@ static int cmd_barcode(int argc, char **argv)
     bool strict = false;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "barcode")) == 1)
             continue;
         if (r == 2)
@@ -333,7 +408,8 @@ static int cmd_barcode(int argc, char **argv)
             ro.metric = m;
             break;
         }
-        case 'o':
+        case 'o': out_path = optarg; break;
+        case 'u':
             if (!strcmp(optarg, "ripser"))
                 out_style = TOPOML_OUTPUT_RIPSER;
             else if (!strcmp(optarg, "json"))
@@ -345,6 +421,12 @@ static int cmd_barcode(int argc, char **argv)
                                        optarg);
             break;
         case 'S': strict = true; break;
+        case 'y':
+            if (strcmp(optarg, "f32") && strcmp(optarg, "f64"))
+                return cli_usage_error("barcode", "--dtype is f32 or f64, not '%s'", optarg);
+            f32 = !strcmp(optarg, "f32");
+            break;
+        case 'O': out_path = optarg; break;
         default: return cli_usage_error("barcode", "%s", "bad option");
         }
     }
@@ -359,21 +441,60 @@ static int cmd_barcode(int argc, char **argv)
         topoml_context_free(ctx);
         return status;
     }
+    topoml_format read_as = topoml_data_format(data);
+    uint64_t coords = topoml_data_dim(data);
+    if (f32) {
+        int frc = round_to_f32(ctx, &data, (topoml_metric)ro.metric, co.c.backend);
+        if (frc != TOPOML_OK) {
+            status = cli_error(ctx, frc);
+            topoml_data_free(ctx, data);
+            topoml_context_free(ctx);
+            return status;
+        }
+        if (!isinf(ro.threshold))
+            ro.threshold = (double)(float)ro.threshold;
+    }
+    /* As Ripser: no homology above dimension n - 2 is computed or printed. */
+    uint64_t n_points = topoml_data_count(data);
+    uint32_t top = n_points >= 2 ? (uint32_t)(n_points - 2 < UINT32_MAX ? n_points - 2 : UINT32_MAX)
+                                 : 0;
+    if (ro.max_dim > top) {
+        if (co.c.verbose)
+            fprintf(stderr, "topoml info: --dim %u lowered to %u: %llu points have no homology "
+                            "above dimension n - 2\n",
+                    ro.max_dim, top, (unsigned long long)n_points);
+        ro.max_dim = top;
+    }
+    FILE *out = stdout;
+    if (out_path && strcmp(out_path, "-") != 0) {
+        out = fopen(out_path, "w");
+        if (!out) {
+            fprintf(stderr, "%s: %s: %s\n", prog, out_path, strerror(errno));
+            topoml_data_free(ctx, data);
+            topoml_context_free(ctx);
+            return 1;
+        }
+    }
     if (out_style == TOPOML_OUTPUT_RIPSER)
-        print_ripser_header(ctx, data, topoml_data_format(data), (topoml_metric)ro.metric,
-                            ro.threshold);
+        print_ripser_header(ctx, data, read_as, coords, (topoml_metric)ro.metric, ro.threshold,
+                            out);
     topoml_barcode *bc = NULL;
     int rc = topoml_barcode_compute(ctx, &bc, data, &ro);
     end_progress(&co);
     if (bc) /* after a cancel too: the finished dimensions are not lost */
-        topoml_barcode_write(ctx, bc, stdout, out_style, ratio);
+        topoml_barcode_write(ctx, bc, out, out_style, ratio);
     if (rc != TOPOML_OK)
         status = cli_error(ctx, rc);
     else if (co.c.verbose)
         fprintf(stderr, "topoml: ran on backend '%s' (%s)\n", topoml_last_backend(ctx),
                 topoml_last_selection_reason(ctx));
-    if (fflush(stdout) != 0 && !status) {
-        fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
+    if ((fflush(out) != 0 || ferror(out)) && !status) {
+        fprintf(stderr, "%s: %s: write error: %s\n", prog, out == stdout ? "<stdout>" : out_path,
+                strerror(errno));
+        status = 1;
+    }
+    if (out != stdout && fclose(out) != 0 && !status) {
+        fprintf(stderr, "%s: %s: write error: %s\n", prog, out_path, strerror(errno));
         status = 1;
     }
     topoml_barcode_free(bc);

@@ -279,6 +279,18 @@ TOPOML_API int topoml_barcode_complete(const topoml_barcode *barcode);
 TOPOML_API const topoml_interval *topoml_barcode_intervals(const topoml_barcode *barcode,
                                                            uint64_t *n);
 
+/* The threshold the barcode was computed with (+INFINITY: none; NaN for a
+ * NULL barcode). */
+TOPOML_API double topoml_barcode_threshold(const topoml_barcode *barcode);
+
+/* Is interval k (an index into topoml_barcode_intervals) cut off by the
+ * threshold — alive at it, its death unknown — rather than essential? 1 or
+ * 0; TOPOML_E_INVALID for a NULL barcode or k out of range. Only infinite
+ * intervals can be: all of them when the threshold is below the largest
+ * distance of a sparse input; for points and matrices with a threshold,
+ * all but one of dimension 0 (their full complex has one class, in H0). */
+TOPOML_API int topoml_barcode_cut_off(const topoml_barcode *barcode, uint64_t k);
+
 /* Output styles of topoml_barcode_write. */
 typedef enum topoml_output {
     TOPOML_OUTPUT_RIPSER = 0, /* Ripser's text: "persistence intervals in dim k:" */
@@ -287,7 +299,9 @@ typedef enum topoml_output {
 } topoml_output;
 
 /* Write a barcode; `ratio` > 1 keeps only bars with death/birth > ratio (as
- * Ripser's --ratio), 0 keeps all. */
+ * Ripser's --ratio), 0 keeps all; a NaN or negative ratio is refused
+ * (TOPOML_E_INVALID). JSON and CSV record the threshold and tell bars cut
+ * off by it from essential ones (docs/formats.md, "Output"). */
 TOPOML_API int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *barcode,
                                     FILE *f, topoml_output style, double ratio);
 

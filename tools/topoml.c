@@ -248,7 +248,11 @@ static const char barcode_help[] =
     "  -o, --output-file FILE  write the barcode to FILE, not to standard output\n"
     "  --strict-symmetry  refuse a full matrix whose triangles differ or whose\n"
     "                     diagonal is not 0 (default: read its lower triangle, as\n"
-    "                     Ripser does, with a warning)\n" COMMON_HELP;
+    "                     Ripser does, with a warning)\n"
+    "  --collapse C       edge collapse before the reduction: auto (default), on,\n"
+    "                     off; the barcode is the same either way\n"
+    "  --threads N        threads of a multi-threaded backend (default: the\n"
+    "                     configuration's threads:, else every core available)\n" COMMON_HELP;
 
 static void print_ripser_header(topoml_context *ctx, const topoml_data *data, topoml_format fmt,
                                 uint64_t dim, topoml_metric metric, double threshold, FILE *out)
@@ -358,6 +362,8 @@ static int cmd_barcode(int argc, char **argv)
                                           {"strict-symmetry", no_argument, NULL, 'S'},
                                           {"dtype", required_argument, NULL, 'y'},
                                           {"output-file", required_argument, NULL, 'O'},
+                                          {"collapse", required_argument, NULL, 'C'},
+                                          {"threads", required_argument, NULL, 'T'},
                                           COMMON_LONG_OPTS,
                                           {NULL, 0, NULL, 0}};
     common_opts co = {0};
@@ -427,6 +433,24 @@ static int cmd_barcode(int argc, char **argv)
             f32 = !strcmp(optarg, "f32");
             break;
         case 'O': out_path = optarg; break;
+        case 'C':
+            if (!strcmp(optarg, "auto"))
+                ro.collapse = TOPOML_COLLAPSE_AUTO;
+            else if (!strcmp(optarg, "on"))
+                ro.collapse = TOPOML_COLLAPSE_ON;
+            else if (!strcmp(optarg, "off"))
+                ro.collapse = TOPOML_COLLAPSE_OFF;
+            else
+                return cli_usage_error("barcode", "unknown --collapse '%s' (auto, on, off)",
+                                       optarg);
+            break;
+        case 'T':
+            if (!cli_parse_uint(optarg, &ro.n_threads) || ro.n_threads < 1 ||
+                ro.n_threads > 4096)
+                return cli_usage_error("barcode",
+                                       "--threads needs a whole number from 1 to 4096, not '%s'",
+                                       optarg);
+            break;
         default: return cli_usage_error("barcode", "%s", "bad option");
         }
     }
@@ -475,12 +499,14 @@ static int cmd_barcode(int argc, char **argv)
             return 1;
         }
     }
-    if (out_style == TOPOML_OUTPUT_RIPSER)
-        print_ripser_header(ctx, data, read_as, coords, (topoml_metric)ro.metric, ro.threshold,
-                            out);
+    /* The header's value range is O(n^2): printed after the barcode, so
+     * that work refused for its size is refused at once. */
     topoml_barcode *bc = NULL;
     int rc = topoml_barcode_compute(ctx, &bc, data, &ro);
     end_progress(&co);
+    if (bc && out_style == TOPOML_OUTPUT_RIPSER)
+        print_ripser_header(ctx, data, read_as, coords, (topoml_metric)ro.metric, ro.threshold,
+                            out);
     if (bc) /* after a cancel too: the finished dimensions are not lost */
         topoml_barcode_write(ctx, bc, out, out_style, ratio);
     if (rc != TOPOML_OK)

@@ -145,9 +145,12 @@ int topoml_data_read(topoml_context *ctx, topoml_data **out, const char *path, t
     if (strcmp(path, "-") == 0)
         return topoml_data_read_stream(ctx, out, stdin, "<stdin>", format);
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return tm_error(ctx, errno == ENOENT ? TOPOML_E_NOT_FOUND : TOPOML_E_IO, "%s: %s", path,
-                        strerror(errno));
+    if (!f) {
+        int err = errno;
+        char name[TM_NAME_BUF];
+        return tm_error(ctx, err == ENOENT ? TOPOML_E_NOT_FOUND : TOPOML_E_IO, "%s: %s",
+                        tm_escape_name(name, sizeof name, path), strerror(err));
+    }
     int st = topoml_data_read_stream(ctx, out, f, path, format);
     fclose(f);
     return st;

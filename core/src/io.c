@@ -208,6 +208,22 @@ static int fill_buffer(tm_reader *r)
     }
     size_t want = r->cap - 1 - r->end;
     size_t got = fread(r->buf + r->end, 1, want, r->f);
+    /* A NUL is refused as soon as it is read, on the line it is on:
+     * binary data without a newline (/dev/zero) must not grow the line
+     * buffer to the memory limit first. */
+    const char *nul = r->allow_nul ? NULL : memchr(r->buf + r->end, '\0', got);
+    if (nul) {
+        const char *line_start = r->buf + r->pos;
+        for (const char *c = line_start; c < nul; c++)
+            if (*c == '\n') {
+                r->line++;
+                line_start = c + 1;
+            }
+        r->line++;
+        return tm_fail(r, TOPOML_E_PARSE,
+                       "NUL byte in column %zu (binary data where text is expected?)",
+                       (size_t)(nul - line_start) + 1);
+    }
     r->end += got;
     r->bytes += got;
     if (got < want) {
@@ -255,12 +271,14 @@ int tm_text_peek(tm_reader *r, uint64_t lines, uint64_t max_bytes, const char **
         for (size_t k = 0; k < have && seen < lines; k++)
             if (start[k] == '\n')
                 seen++;
-        if (seen >= lines || r->eof || have >= max_bytes) {
+        if (seen >= lines || r->eof || have >= max_bytes || (have && memchr(start, '\0', have))) {
             *text = start ? start : "";
             *len = have;
             return TOPOML_OK;
         }
+        r->allow_nul = true; /* binary formats are told by their bytes */
         int st = fill_buffer(r);
+        r->allow_nul = false;
         if (st < 0)
             return st;
     }
@@ -662,8 +680,8 @@ int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format f
     if (!f || !out)
         return tm_error(ctx, TOPOML_E_INVALID, "reading a data set: no stream or no output");
     memset(out, 0, sizeof *out);
-    if (!name)
-        name = "<stream>";
+    char escaped[TM_NAME_BUF];
+    name = tm_escape_name(escaped, sizeof escaped, name ? name : "<stream>");
 
     tm_reader r = {.ctx = ctx, .f = f, .name = name,
                    .strict = (ctx->read_flags & TOPOML_READ_STRICT_SYMMETRY) != 0};

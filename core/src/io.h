@@ -56,6 +56,7 @@ typedef struct tm_reader {
     double diag_x;
     bool upper_empty;         /* distance read as its lower triangle */
     uint64_t detect_rows;     /* rows tm_detect_format measured (2: enough to tell) */
+    bool allow_nul;           /* tm_text_peek: NUL bytes are let in, to be looked at */
 } tm_reader;
 
 /* Report an error at the reader's location. Returns `status`. */
@@ -107,8 +108,9 @@ int tm_text_line(tm_reader *r, char **line, size_t *len);
 
 /* Look ahead without consuming: make the buffer hold at least `lines`
  * complete lines (or the rest of the input, or `max_bytes`, whichever comes
- * first) and point *text at what is not yet returned. The next tm_text_line
- * or tm_read_bytes starts at *text. */
+ * first, or a NUL byte, which it lets in and stops at) and point *text at
+ * what is not yet returned. The next tm_text_line or tm_read_bytes starts
+ * at *text. */
 int tm_text_peek(tm_reader *r, uint64_t lines, uint64_t max_bytes, const char **text,
                  size_t *len);
 

@@ -234,9 +234,8 @@ bool errors_carry_status_and_message()
     CHECK(msg.find(config) != std::string::npos);
     std::remove(config.c_str());
 
-    ctx.use_backend("no-such-backend");
     CHECK(throws(
-        topoml::Status::not_found, [&] { ctx.barcode(d); }, &msg));
+        topoml::Status::not_found, [&] { ctx.use_backend("no-such-backend"); }, &msg));
     CHECK(msg.find("no-such-backend") != std::string::npos);
     ctx.use_any_backend();
     CHECK(ctx.barcode(d).complete());

@@ -245,7 +245,8 @@ static const char barcode_help[] =
     "  --output O         ripser (default: Ripser's text), json, csv\n"
     "  --dtype T          f64 (default), or f32: distances and threshold rounded to\n"
     "                     float as Ripser keeps them, for Ripser's output to the bit\n"
-    "  -o, --output-file FILE  write the barcode to FILE, not to standard output\n"
+    "  -o, --output-file FILE\n"
+    "                     write the barcode to FILE, not to standard output\n"
     "  --strict-symmetry  refuse a full matrix whose triangles differ or whose\n"
     "                     diagonal is not 0 (default: read its lower triangle, as\n"
     "                     Ripser does, with a warning)\n"
@@ -694,9 +695,10 @@ static int cmd_edges(int argc, char **argv)
 /* ---- topoml backends ---- */
 
 static const char backends_help[] =
-    "Usage: topoml backends [--json] [--config FILE] [--verbose]\n"
+    "Usage: topoml backends [options]\n"
     "Every backend found: where it came from, identity, ABI, capabilities, probe\n"
-    "result and gate state, with the reasons.\n";
+    "result and gate state, with the reasons.\n\n"
+    "  --json             as a JSON array, capabilities by name\n" COMMON_HELP;
 
 static const char *gate_names[] = {"enabled", "disabled", "unsupported", "rejected"};
 static const char *op_names[] = {"distances", "edges", "h0", "rips", "image"};
@@ -716,6 +718,19 @@ static void json_str(const char *s)
             putchar(*s);
     }
     putchar('"');
+}
+
+/* A bit mask as a JSON array of the names of its bits. */
+static void json_names(uint32_t bits, const char **names, int count)
+{
+    bool first = true;
+    putchar('[');
+    for (int i = 0; i < count; i++)
+        if (bits & (1u << i)) {
+            printf("%s\"%s\"", first ? "" : ",", names[i]);
+            first = false;
+        }
+    putchar(']');
 }
 
 static void print_bits(uint32_t bits, const char **names, int count)
@@ -787,11 +802,16 @@ static int cmd_backends(int argc, char **argv)
             printf(",\"capabilities\":[");
             for (uint32_t k = 0; k < b.n_caps; k++) {
                 const topoml_capability_v1 *cp = &b.caps[k];
-                printf("%s{\"op\":\"%s\",\"dtypes\":%u,\"metrics\":%u,\"inputs\":%u,"
-                       "\"max_dim\":%u,\"max_modulus\":%u,\"max_points\":%llu,\"device\":",
-                       k ? "," : "", cp->op < 5 ? op_names[cp->op] : "?", cp->dtypes,
-                       cp->metrics, cp->inputs, cp->max_dim, cp->max_modulus,
-                       (unsigned long long)cp->max_points);
+                static const char *dt[] = {"f32", "f64"};
+                printf("%s{\"op\":\"%s\",\"dtypes\":", k ? "," : "",
+                       cp->op < 5 ? op_names[cp->op] : "?");
+                json_names(cp->dtypes, dt, 2);
+                printf(",\"metrics\":");
+                json_names(cp->metrics, metric_names, 5);
+                printf(",\"inputs\":");
+                json_names(cp->inputs, input_names, 3);
+                printf(",\"max_dim\":%u,\"max_modulus\":%u,\"max_points\":%llu,\"device\":",
+                       cp->max_dim, cp->max_modulus, (unsigned long long)cp->max_points);
                 json_str(cp->device);
                 printf(",\"schedule\":");
                 if (cp->schedule)
@@ -850,7 +870,8 @@ static const char main_help[] =
     "  distance   pairwise distances of a point cloud\n"
     "  edges      pairs within a threshold, sorted\n"
     "  backends   the backends found, their capabilities and gate state\n" CLI_EXTRA_HELP
-    "\n`topoml COMMAND --help` describes each. `topoml --version` prints the version.\n";
+    "\n`topoml help COMMAND` (or `topoml COMMAND --help`) describes each. `topoml --version`\n"
+    "prints the version.\n";
 
 int main(int argc, char **argv)
 {
@@ -859,6 +880,18 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
+    /* `topoml help CMD` runs `topoml CMD --help`. */
+    static char help_arg[] = "--help";
+    char *help_argv[] = {argc > 2 ? argv[2] : NULL, help_arg, NULL};
+    bool help_of = !strcmp(cmd, "help") && argc > 2 && strcmp(argv[2], "help") != 0;
+    if (help_of) {
+        cmd = argv[2];
+        argc = 2;
+        argv = help_argv;
+    } else {
+        argc--;
+        argv++;
+    }
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         fputs(main_help, stdout);
         return 0;
@@ -876,7 +909,7 @@ int main(int argc, char **argv)
                 {"backends", cmd_backends} CLI_EXTRA_COMMANDS};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(cmd, cmds[i].name))
-            return cmds[i].fn(argc - 1, argv + 1);
+            return cmds[i].fn(argc, argv);
     fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, main_help);
     return 2;
 }

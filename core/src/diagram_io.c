@@ -899,8 +899,8 @@ int topoml_diagram_read(topoml_context *ctx, topoml_diagram **out, const char *p
 {
     if (ctx == NULL)
         return TOPOML_E_INVALID;
-    if (path == NULL)
-        return tm_error(ctx, TOPOML_E_INVALID, "diagram_read: no path");
+    if (path == NULL || out == NULL)
+        return tm_error(ctx, TOPOML_E_INVALID, "diagram_read: NULL argument");
     if (strcmp(path, "-") == 0)
         return topoml_diagram_read_stream(ctx, out, stdin, "<stdin>", format);
     FILE *f = fopen(path, "rb");

@@ -9,6 +9,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -226,6 +227,8 @@ int topoml_edges(topoml_context *ctx, const topoml_data *data, topoml_metric met
 
 void topoml_rips_options_init(topoml_rips_options *opts)
 {
+    if (!opts)
+        return;
     memset(opts, 0, sizeof *opts);
     opts->struct_size = sizeof *opts;
     opts->max_dim = 1;
@@ -528,6 +531,39 @@ int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *bc, FILE *f,
     if (ferror(f))
         return tm_error(ctx, TOPOML_E_IO, "write error");
     return TOPOML_OK;
+}
+
+int topoml_barcode_write_mem(topoml_context *ctx, const topoml_barcode *bc, topoml_output style,
+                             double ratio, char **out, size_t *len)
+{
+    if (!ctx)
+        return TOPOML_E_INVALID;
+    if (!out || !len)
+        return tm_error(ctx, TOPOML_E_INVALID, "barcode_write_mem: NULL argument");
+    *out = NULL;
+    *len = 0;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f)
+        return tm_nomem(ctx, 0);
+    int st = topoml_barcode_write(ctx, bc, f, style, ratio);
+    if (fclose(f) != 0 && st == TOPOML_OK)
+        st = tm_nomem(ctx, size);
+    if (st == TOPOML_OK) {
+        /* Handed over in the context's allocator, as everything it returns. */
+        char *copy = tm_alloc(ctx, size + 1);
+        if (!copy) {
+            st = tm_nomem(ctx, size + 1);
+        } else {
+            memcpy(copy, text, size);
+            copy[size] = '\0';
+            *out = copy;
+            *len = size;
+        }
+    }
+    free(text);
+    return st;
 }
 
 int topoml_data_stats(topoml_context *ctx, const topoml_data *data, topoml_metric metric,

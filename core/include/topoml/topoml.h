@@ -226,11 +226,25 @@ TOPOML_API int topoml_set_read_flags(topoml_context *ctx, uint32_t flags);
 /* Make a data set from memory (copied). */
 TOPOML_API int topoml_data_from_points(topoml_context *ctx, topoml_data **out, uint64_t n,
                                        uint64_t dim, const double *coords);
+/* A condensed matrix (Ripser's order, n(n-1)/2 values). An entry of
+ * +INFINITY means "no edge" between its two points: a matrix with such
+ * entries becomes a sparse data set of its finite entries (kind SPARSE). */
 TOPOML_API int topoml_data_from_condensed(topoml_context *ctx, topoml_data **out, uint64_t n,
                                           const double *condensed);
 TOPOML_API int topoml_data_from_edges(topoml_context *ctx, topoml_data **out, uint64_t n,
                                       uint64_t n_edges, const topoml_edge *edges);
 TOPOML_API void topoml_data_free(topoml_context *ctx, topoml_data *data);
+
+/* Points from memory in any layout and precision: n points of `dim`
+ * coordinates of `dtype` (TOPOML_F32 or TOPOML_F64); coordinate k of point i
+ * is at (const char *)coords + i * row_stride + k * col_stride, in bytes (a
+ * C-ordered array: row_stride = dim * size, col_stride = size; a Fortran-
+ * ordered one: row_stride = size, col_stride = n * size). Strides must be
+ * multiples of the element size. Copied, widened to double. */
+TOPOML_API int topoml_data_from_points_strided(topoml_context *ctx, topoml_data **out, uint64_t n,
+                                               uint64_t dim, topoml_dtype dtype,
+                                               const void *coords, uint64_t row_stride,
+                                               uint64_t col_stride);
 
 /* Shape: kind is a topoml_input_kind (POINTS, CONDENSED or SPARSE). */
 TOPOML_API uint32_t topoml_data_kind(const topoml_data *data);
@@ -336,6 +350,12 @@ typedef enum topoml_output {
  * off by it from essential ones (docs/formats.md, "Output"). */
 TOPOML_API int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *barcode,
                                     FILE *f, topoml_output style, double ratio);
+
+/* topoml_barcode_write into memory: *out gets the text (NUL-terminated,
+ * *len bytes without the NUL), freed with topoml_free(ctx, *out). */
+TOPOML_API int topoml_barcode_write_mem(topoml_context *ctx, const topoml_barcode *barcode,
+                                        topoml_output style, double ratio, char **out,
+                                        size_t *len);
 
 #ifdef __cplusplus
 }

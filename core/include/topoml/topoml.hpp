@@ -741,20 +741,19 @@ class Context
         check(topoml_barcode_write(need(), barcode.get(), f, style, ratio));
     }
 
-    /* The same, as a string. */
+    /* The same, as a string (topoml_barcode_write_mem: no temporary file). */
     std::string format(const Barcode &barcode, topoml_output style = TOPOML_OUTPUT_RIPSER,
                        double ratio = 0) const
     {
-        std::unique_ptr<std::FILE, int (*)(std::FILE *)> f(std::tmpfile(), &std::fclose);
-        if (!f)
-            throw Error(TOPOML_E_IO, "format: no temporary file");
-        write(barcode, f.get(), style, ratio);
-        std::string text;
-        char buf[4096];
-        std::rewind(f.get());
-        for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f.get())) > 0;)
-            text.append(buf, n);
-        return text;
+        char *text = nullptr;
+        std::size_t len = 0;
+        check(topoml_barcode_write_mem(need(), barcode.get(), style, ratio, &text, &len));
+        struct Freer {
+            topoml_context *ctx;
+            void operator()(char *p) const noexcept { topoml_free(ctx, p); }
+        };
+        std::unique_ptr<char, Freer> owned(text, Freer{need()});
+        return std::string(text, len);
     }
 
   private:

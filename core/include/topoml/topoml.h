@@ -39,10 +39,9 @@ extern "C" {
 #define TOPOML_API
 #endif
 
-#define TOPOML_VERSION_MAJOR 0
-#define TOPOML_VERSION_MINOR 1
-#define TOPOML_VERSION_PATCH 0
-#define TOPOML_VERSION_STRING "0.1.0"
+/* TOPOML_VERSION_MAJOR, _MINOR, _PATCH and _STRING, generated from the
+ * version in CMakeLists.txt. */
+#include "topoml/version.h"
 
 /* "MAJOR.MINOR.PATCH" of the library actually linked. */
 TOPOML_API const char *topoml_version(void);

@@ -97,8 +97,7 @@ START_TEST(test_null_arguments_of_data_functions)
     ck_assert_int_eq(topoml_data_from_points(ctx, &d, 2, 2, two_points), TOPOML_OK);
     ck_assert_int_eq(topoml_data_stats(ctx, NULL, TOPOML_METRIC_EUCLIDEAN, 1, &st),
                      TOPOML_E_INVALID);
-    ck_assert_int_eq(topoml_data_stats(ctx, d, TOPOML_METRIC_EUCLIDEAN, 1, NULL),
-                     TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_data_stats(ctx, d, TOPOML_METRIC_EUCLIDEAN, 1, NULL), TOPOML_E_INVALID);
     topoml_data_free(ctx, d);
     topoml_context_free(ctx);
 }
@@ -113,9 +112,9 @@ START_TEST(test_null_arguments_of_ops_and_barcodes)
     uint64_t count = 0;
     ck_assert_int_eq(topoml_distances(NULL, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &dist, &count),
                      TOPOML_E_INVALID);
-    ck_assert_int_eq(topoml_distances(ctx, NULL, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &dist,
-                                      &count),
-                     TOPOML_E_INVALID);
+    ck_assert_int_eq(
+        topoml_distances(ctx, NULL, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &dist, &count),
+        TOPOML_E_INVALID);
     ck_assert_int_eq(topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, NULL, &count),
                      TOPOML_E_INVALID);
     ck_assert_int_eq(topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &dist, NULL),
@@ -127,8 +126,7 @@ START_TEST(test_null_arguments_of_ops_and_barcodes)
                      TOPOML_E_INVALID);
     ck_assert_int_eq(topoml_edges(ctx, d, TOPOML_METRIC_EUCLIDEAN, 1, NULL, &count),
                      TOPOML_E_INVALID);
-    ck_assert_int_eq(topoml_edges(ctx, d, TOPOML_METRIC_EUCLIDEAN, 1, &e, NULL),
-                     TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_edges(ctx, d, TOPOML_METRIC_EUCLIDEAN, 1, &e, NULL), TOPOML_E_INVALID);
     topoml_rips_options_init(NULL);
     topoml_barcode *bc = NULL;
     ck_assert_int_eq(topoml_barcode_compute(NULL, &bc, d, NULL), TOPOML_E_INVALID);
@@ -197,8 +195,7 @@ START_TEST(test_null_arguments_of_features_and_diagrams)
     ck_assert_int_eq(topoml_persistence_images(NULL, &ip, 1, offsets, p, img), TOPOML_E_INVALID);
     ck_assert_int_eq(topoml_persistence_images(ctx, NULL, 1, offsets, p, img), TOPOML_E_INVALID);
     ck_assert_int_eq(topoml_persistence_images(ctx, &ip, 1, NULL, p, img), TOPOML_E_INVALID);
-    ck_assert_int_eq(topoml_persistence_images(ctx, &ip, 1, offsets, NULL, img),
-                     TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_persistence_images(ctx, &ip, 1, offsets, NULL, img), TOPOML_E_INVALID);
     ck_assert_int_eq(topoml_persistence_images(ctx, &ip, 1, offsets, p, NULL), TOPOML_E_INVALID);
 
     topoml_diagram_format df;
@@ -225,8 +222,7 @@ START_TEST(test_null_arguments_of_features_and_diagrams)
     ck_assert_int_eq(topoml_diagram_new(ctx, &dg), TOPOML_OK);
     ck_assert_int_eq(topoml_diagram_add(dg, 0, NULL, 2), TOPOML_E_INVALID);
     ck_assert_int_eq(topoml_diagram_write(ctx, dg, NULL, TOPOML_DIAGRAM_CSV), TOPOML_E_INVALID);
-    ck_assert_int_eq(topoml_diagram_write(ctx, NULL, stdout, TOPOML_DIAGRAM_CSV),
-                     TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_diagram_write(ctx, NULL, stdout, TOPOML_DIAGRAM_CSV), TOPOML_E_INVALID);
     topoml_diagram_free(dg);
     topoml_context_free(ctx);
 }

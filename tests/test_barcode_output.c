@@ -181,8 +181,7 @@ START_TEST(test_sparse_bars_are_cut_off_only_below_the_longest_edge)
             cut += topoml_barcode_cut_off(bc, k);
         }
         ck_assert_msg(cut == cases[c].cut && inf == cases[c].inf,
-                      "threshold %g: %d of %d infinite bars cut off", cases[c].threshold, cut,
-                      inf);
+                      "threshold %g: %d of %d infinite bars cut off", cases[c].threshold, cut, inf);
         topoml_barcode_free(bc);
     }
     topoml_data_free(ctx, d);
@@ -197,11 +196,9 @@ START_TEST(test_write_refuses_nan_or_negative_ratio_and_null_barcodes_are_safe)
     ck_assert_int_eq(topoml_data_from_points(ctx, &d, 4, 2, square), TOPOML_OK);
     topoml_barcode *bc = compute(ctx, d, 1, INFINITY);
     FILE *f = tmpfile();
-    ck_assert_int_eq(topoml_barcode_write(ctx, bc, f, TOPOML_OUTPUT_RIPSER, NAN),
-                     TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_barcode_write(ctx, bc, f, TOPOML_OUTPUT_RIPSER, NAN), TOPOML_E_INVALID);
     ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "ratio"));
-    ck_assert_int_eq(topoml_barcode_write(ctx, bc, f, TOPOML_OUTPUT_RIPSER, -1),
-                     TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_barcode_write(ctx, bc, f, TOPOML_OUTPUT_RIPSER, -1), TOPOML_E_INVALID);
     ck_assert_int_eq(ftell(f), 0);
     ck_assert_int_eq(topoml_barcode_write(ctx, bc, f, TOPOML_OUTPUT_RIPSER, 1.5), TOPOML_OK);
     fclose(f);

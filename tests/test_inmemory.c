@@ -80,9 +80,9 @@ START_TEST(test_strided_points_in_every_layout_match_c_ordered_doubles)
     ck_assert_int_eq(
         topoml_data_from_points_strided(ctx, &d, N, DIM, (topoml_dtype)7, c32, DIM * 4, 4),
         TOPOML_E_INVALID);
-    ck_assert_int_eq(topoml_data_from_points_strided(ctx, &d, N, DIM, TOPOML_F64, wide64,
-                                                     2 * DIM * 8, 8),
-                     TOPOML_E_INVALID); /* reaches the NaNs */
+    ck_assert_int_eq(
+        topoml_data_from_points_strided(ctx, &d, N, DIM, TOPOML_F64, wide64, 2 * DIM * 8, 8),
+        TOPOML_E_INVALID); /* reaches the NaNs */
     ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "NaN"));
     ck_assert_int_eq(topoml_data_from_points_strided(ctx, &d, N, DIM, TOPOML_F64, NULL, 8, 8),
                      TOPOML_E_INVALID);
@@ -101,8 +101,10 @@ START_TEST(test_infinite_condensed_entries_mean_no_edge)
     ck_assert_uint_eq(topoml_data_kind(d), TOPOML_INPUT_SPARSE);
     ck_assert_uint_eq(topoml_data_count(d), 4);
     ck_assert_uint_eq(d->n_edges, 4);
-    const topoml_edge want[] = {{.i = 0, .j = 1, .d = 1}, {.i = 0, .j = 3, .d = 3},
-                                {.i = 1, .j = 2, .d = 2}, {.i = 2, .j = 3, .d = 4}};
+    const topoml_edge want[] = {{.i = 0, .j = 1, .d = 1},
+                                {.i = 0, .j = 3, .d = 3},
+                                {.i = 1, .j = 2, .d = 2},
+                                {.i = 2, .j = 3, .d = 4}};
     for (int k = 0; k < 4; k++) {
         ck_assert_uint_eq(d->edges[k].i, want[k].i);
         ck_assert_uint_eq(d->edges[k].j, want[k].j);

@@ -259,7 +259,7 @@ static void print_ripser_header(topoml_context *ctx, const topoml_data *data, to
                                 uint64_t dim, topoml_metric metric, double threshold, FILE *out)
 {
     uint64_t n = topoml_data_count(data);
-    if (fmt == TOPOML_FORMAT_POINT_CLOUD) {
+    if (fmt == TOPOML_FORMAT_POINT_CLOUD || fmt == TOPOML_FORMAT_NPY) {
         fprintf(out, "point cloud with %llu points in dimension %llu\n", (unsigned long long)n,
                (unsigned long long)dim);
         if (!isinf(threshold))
@@ -530,31 +530,88 @@ static int cmd_barcode(int argc, char **argv)
     return status;
 }
 
+/* ---- NPY output (NumPy's .npy format 1.0) ---- */
+
+/* The header for an array of `descr` (a numpy dtype literal) and `shape` (a
+ * Python tuple literal): magic, version 1.0, length, then the dict padded
+ * with spaces so that the data starts at a multiple of 64 bytes. */
+static void write_npy_header(FILE *f, const char *descr, const char *shape)
+{
+    char dict[256];
+    int len = snprintf(dict, sizeof dict, "{'descr': %s, 'fortran_order': False, 'shape': %s, }",
+                       descr, shape);
+    int total = 10 + len + 1;
+    int pad = (64 - total % 64) % 64;
+    unsigned hlen = (unsigned)(len + pad + 1);
+    fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+    fputc((int)(hlen & 0xff), f);
+    fputc((int)(hlen >> 8), f);
+    fputs(dict, f);
+    for (int k = 0; k < pad; k++)
+        fputc(' ', f);
+    fputc('\n', f);
+}
+
+/* -o FILE, or standard output; NULL after an error (reported). */
+static FILE *open_output(const char *path)
+{
+    if (!path || !strcmp(path, "-"))
+        return stdout;
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+    return f;
+}
+
+/* Flush and close what open_output gave; 1 (reported) on a write error. */
+static int close_output(FILE *f, const char *path, int status)
+{
+    const char *name = f == stdout ? "<stdout>" : path;
+    if ((fflush(f) != 0 || ferror(f)) && !status) {
+        fprintf(stderr, "%s: %s: write error: %s\n", prog, name, strerror(errno));
+        status = 1;
+    }
+    if (f != stdout && fclose(f) != 0 && !status) {
+        fprintf(stderr, "%s: %s: write error: %s\n", prog, name, strerror(errno));
+        status = 1;
+    }
+    return status;
+}
+
 /* ---- topoml distance ---- */
 
 static const char distance_help[] =
     "Usage: topoml distance [options] [FILE|-]\n"
     "Pairwise distances of a point cloud, written as a lower-triangular matrix\n"
     "(Ripser's lower-distance format, one row per line).\n\n"
-    "  --format F         input format (default point-cloud)\n"
+    "  --format F         input format: point-cloud (default) or npy\n"
     "  --metric M         euclidean (default), sqeuclidean, manhattan, chebyshev,\n"
     "                     cosine\n"
-    "  --dtype T          f64 (default) or f32\n" COMMON_HELP;
+    "  --dtype T          f64 (default) or f32\n"
+    "  --output O         text (default) or npy: a 1-D NumPy array of the n(n-1)/2\n"
+    "                     distances in the same order (numpy: D[np.tril_indices(n,\n"
+    "                     -1)] = a)\n"
+    "  -o, --output-file FILE\n"
+    "                     write to FILE, not to standard output\n" COMMON_HELP;
 
 static int cmd_distance(int argc, char **argv)
 {
     static const struct option longs[] = {{"format", required_argument, NULL, 'f'},
                                           {"metric", required_argument, NULL, 'm'},
                                           {"dtype", required_argument, NULL, 'y'},
+                                          {"output", required_argument, NULL, 'u'},
+                                          {"output-file", required_argument, NULL, 'o'},
                                           COMMON_LONG_OPTS,
                                           {NULL, 0, NULL, 0}};
     common_opts co = {0};
     topoml_format fmt = TOPOML_FORMAT_POINT_CLOUD;
     topoml_metric metric = TOPOML_METRIC_EUCLIDEAN;
     topoml_dtype dtype = TOPOML_F64;
+    bool npy = false;
+    const char *out_path = NULL;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "distance")) == 1)
             continue;
         if (r == 2)
@@ -577,6 +634,12 @@ static int cmd_distance(int argc, char **argv)
             else
                 return cli_usage_error("distance", "--dtype is f32 or f64, not '%s'", optarg);
             break;
+        case 'u':
+            if (strcmp(optarg, "text") && strcmp(optarg, "npy"))
+                return cli_usage_error("distance", "--output is text or npy, not '%s'", optarg);
+            npy = !strcmp(optarg, "npy");
+            break;
+        case 'o': out_path = optarg; break;
         default: return cli_usage_error("distance", "%s", "bad option");
         }
     }
@@ -587,27 +650,35 @@ static int cmd_distance(int argc, char **argv)
     int status = read_input(ctx, "distance", argc - optind, argv + optind, fmt, &data);
     void *d = NULL;
     uint64_t count = 0;
+    FILE *out = NULL;
     if (!status) {
         int rc = topoml_distances(ctx, data, metric, dtype, &d, &count);
         end_progress(&co);
         if (rc != TOPOML_OK) {
             status = cli_error(ctx, rc);
+        } else if ((out = open_output(out_path)) == NULL) {
+            status = 1;
+        } else if (npy) {
+            char shape[32];
+            snprintf(shape, sizeof shape, "(%llu,)", (unsigned long long)count);
+            write_npy_header(out, dtype == TOPOML_F32 ? "'<f4'" : "'<f8'", shape);
+            fwrite(d, dtype == TOPOML_F32 ? sizeof(float) : sizeof(double), (size_t)count, out);
         } else {
             uint64_t n = topoml_data_count(data), k = 0;
-            putchar('\n'); /* row 0 of a lower triangle is empty, as in Ripser's files */
+            fputc('\n', out); /* row 0 of a lower triangle is empty, as in Ripser's files */
             for (uint64_t i = 1; i < n; i++) {
                 for (uint64_t j = 0; j < i; j++, k++) {
                     if (dtype == TOPOML_F32)
-                        printf(j ? ",%.9g" : "%.9g", (double)((float *)d)[k]);
+                        fprintf(out, j ? ",%.9g" : "%.9g", (double)((float *)d)[k]);
                     else
-                        printf(j ? ",%.17g" : "%.17g", ((double *)d)[k]);
+                        fprintf(out, j ? ",%.17g" : "%.17g", ((double *)d)[k]);
                 }
-                putchar('\n');
+                fputc('\n', out);
             }
         }
     }
-    if (fflush(stdout) != 0 && !status)
-        status = 1;
+    if (out)
+        status = close_output(out, out_path, status);
     topoml_free(ctx, d);
     topoml_data_free(ctx, data);
     topoml_context_free(ctx);
@@ -624,7 +695,11 @@ static const char edges_help[] =
     "  --threshold T      largest distance kept (required)\n"
     "  --format F         input format (default auto, as for `topoml barcode`)\n"
     "  --metric M         for point clouds (default euclidean)\n"
-    "  --strict-symmetry  refuse an asymmetric full matrix (see `barcode --help`)\n" COMMON_HELP;
+    "  --strict-symmetry  refuse an asymmetric full matrix (see `barcode --help`)\n"
+    "  --output O         text (default) or npy: a NumPy structured array with\n"
+    "                     fields i, j (uint32) and d (float64)\n"
+    "  -o, --output-file FILE\n"
+    "                     write to FILE, not to standard output\n" COMMON_HELP;
 
 static int cmd_edges(int argc, char **argv)
 {
@@ -632,16 +707,19 @@ static int cmd_edges(int argc, char **argv)
                                           {"metric", required_argument, NULL, 'm'},
                                           {"threshold", required_argument, NULL, 't'},
                                           {"strict-symmetry", no_argument, NULL, 'S'},
+                                          {"output", required_argument, NULL, 'u'},
+                                          {"output-file", required_argument, NULL, 'o'},
                                           COMMON_LONG_OPTS,
                                           {NULL, 0, NULL, 0}};
     common_opts co = {0};
-    bool strict = false;
+    bool strict = false, npy = false;
+    const char *out_path = NULL;
     topoml_format fmt = TOPOML_FORMAT_AUTO;
     topoml_metric metric = TOPOML_METRIC_EUCLIDEAN;
     double threshold = NAN;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "edges")) == 1)
             continue;
         if (r == 2)
@@ -662,6 +740,12 @@ static int cmd_edges(int argc, char **argv)
                                        optarg);
             break;
         case 'S': strict = true; break;
+        case 'u':
+            if (strcmp(optarg, "text") && strcmp(optarg, "npy"))
+                return cli_usage_error("edges", "--output is text or npy, not '%s'", optarg);
+            npy = !strcmp(optarg, "npy");
+            break;
+        case 'o': out_path = optarg; break;
         default: return cli_usage_error("edges", "%s", "bad option");
         }
     }
@@ -676,16 +760,31 @@ static int cmd_edges(int argc, char **argv)
     int status = read_input(ctx, "edges", argc - optind, argv + optind, fmt, &data);
     topoml_edge *e = NULL;
     uint64_t n = 0;
+    FILE *out = NULL;
     if (!status) {
         int rc = topoml_edges(ctx, data, metric, threshold, &e, &n);
         end_progress(&co);
-        if (rc != TOPOML_OK)
+        if (rc != TOPOML_OK) {
             status = cli_error(ctx, rc);
-        for (uint64_t k = 0; k < n; k++)
-            printf("%u %u %.17g\n", e[k].i, e[k].j, e[k].d);
+        } else if ((out = open_output(out_path)) == NULL) {
+            status = 1;
+        } else if (npy) {
+            /* topoml_edge's own layout: i, j (uint32), d (float64). */
+            char shape[32];
+            snprintf(shape, sizeof shape, "(%llu,)", (unsigned long long)n);
+            write_npy_header(out, "[('i', '<u4'), ('j', '<u4'), ('d', '<f8')]", shape);
+            for (uint64_t k = 0; k < n; k++) {
+                fwrite(&e[k].i, 4, 1, out);
+                fwrite(&e[k].j, 4, 1, out);
+                fwrite(&e[k].d, 8, 1, out);
+            }
+        } else {
+            for (uint64_t k = 0; k < n; k++)
+                fprintf(out, "%u %u %.17g\n", e[k].i, e[k].j, e[k].d);
+        }
     }
-    if (fflush(stdout) != 0 && !status)
-        status = 1;
+    if (out)
+        status = close_output(out, out_path, status);
     topoml_free(ctx, e);
     topoml_data_free(ctx, data);
     topoml_context_free(ctx);

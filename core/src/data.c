@@ -30,6 +30,7 @@ static const char *const format_names[] = {
     [TOPOML_FORMAT_SPARSE] = "sparse",
     [TOPOML_FORMAT_BINARY] = "binary",
     [TOPOML_FORMAT_AUTO] = "auto",
+    [TOPOML_FORMAT_NPY] = "npy",
 };
 #define FORMAT_COUNT (sizeof format_names / sizeof format_names[0])
 

@@ -751,6 +751,10 @@ static int read_as(tm_reader *r, topoml_format format, struct topoml_data *out)
         parse = tm_read_binary;
         binary = true;
         break;
+    case TOPOML_FORMAT_NPY:
+        parse = tm_read_npy;
+        binary = true;
+        break;
     default:
         return tm_error(r->ctx, TOPOML_E_INVALID, "%s: unknown input format %d", r->name,
                         (int)format);

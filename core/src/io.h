@@ -218,6 +218,7 @@ int tm_read_distance(tm_reader *r, struct topoml_data *out);
 int tm_read_sparse(tm_reader *r, struct topoml_data *out);
 int tm_read_dipha(tm_reader *r, struct topoml_data *out);
 int tm_read_binary(tm_reader *r, struct topoml_data *out);
+int tm_read_npy(tm_reader *r, struct topoml_data *out);
 
 /* ---- edges (data.c), shared by the sparse parser and topoml_data_from_edges ---- */
 

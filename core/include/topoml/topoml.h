@@ -192,7 +192,8 @@ typedef enum topoml_format {
     TOPOML_FORMAT_DIPHA = 4,          /* DIPHA distance matrix */
     TOPOML_FORMAT_SPARSE = 5,         /* "i j d" per line */
     TOPOML_FORMAT_BINARY = 6,         /* lower-triangular float32, native order */
-    TOPOML_FORMAT_AUTO = 7            /* detect: DIPHA, or a square/lower/upper text matrix */
+    TOPOML_FORMAT_AUTO = 7,           /* detect: DIPHA, NPY, or a square/lower/upper text matrix */
+    TOPOML_FORMAT_NPY = 8             /* points: a 2-D float64/float32 NumPy .npy array */
 } topoml_format;
 
 /* Parse a format name ("lower-distance", "point-cloud", "auto", ...). As

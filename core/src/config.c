@@ -286,9 +286,11 @@ static int read_whole(topoml_context *ctx, const char *path, unsigned char **out
         return tm_error(ctx, TOPOML_E_CONFIG, "%s: cannot open configuration: %s", path,
                         strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    /* Reads stop at TM_CONFIG_MAX_BYTES, so a device or a pipe (/dev/null,
+     * a shell's <(...)) is read like a file; only a folder is refused. */
+    if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
         close(fd);
-        return tm_error(ctx, TOPOML_E_CONFIG, "%s: configuration is not a regular file", path);
+        return tm_error(ctx, TOPOML_E_CONFIG, "%s: configuration is a folder, not a file", path);
     }
     unsigned char *buf = tm_alloc(ctx, TM_CONFIG_MAX_BYTES + 1);
     if (!buf) {

@@ -11,6 +11,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -22,11 +23,36 @@ struct topoml_barcode {
     int complete;
     uint64_t n;
     topoml_interval *intervals;
+    /* What it was computed from, for the JSON and CSV output. */
+    double threshold;      /* as asked: +INFINITY for none */
+    bool cut;              /* the threshold cut the filtration short (below) */
+    bool dense;            /* points or a matrix: every pair has a distance */
+    uint32_t input_format; /* topoml_format of the data set */
+    uint64_t points;
 };
 
 /* Bytes after a distance array that a backend must leave alone. */
 #define GUARD_BYTES 64
 #define GUARD_BYTE 0xA5
+
+/* Is interval k alive at the threshold (its death unknown, beyond it)
+ * rather than essential? Only when the threshold cut the filtration short:
+ * a threshold below the largest distance of a sparse input, or any finite
+ * threshold of a dense one. A dense input's full complex is a simplex, so
+ * exactly one class (of H0) is essential; all H0 bars are born at 0, and
+ * the first infinite one is taken as it. */
+static bool interval_cut_off(const struct topoml_barcode *bc, uint64_t k)
+{
+    const topoml_interval *v = &bc->intervals[k];
+    if (!bc->cut || !isinf(v->death))
+        return false;
+    if (!bc->dense || v->dim > 0)
+        return true;
+    for (uint64_t m = 0; m < k; m++)
+        if (bc->intervals[m].dim == 0 && isinf(bc->intervals[m].death))
+            return true;
+    return false;
+}
 
 static void input_from_data(const struct topoml_data *d, uint32_t metric, topoml_input_v1 *in)
 {
@@ -204,6 +230,8 @@ int topoml_edges(topoml_context *ctx, const topoml_data *data, topoml_metric met
 
 void topoml_rips_options_init(topoml_rips_options *opts)
 {
+    if (!opts)
+        return;
     memset(opts, 0, sizeof *opts);
     opts->struct_size = sizeof *opts;
     opts->max_dim = 1;
@@ -384,6 +412,17 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         tm_free(ctx, bc);
         return crc;
     }
+    bc->threshold = o.threshold;
+    bc->dense = data->kind != TOPOML_INPUT_SPARSE;
+    bc->cut = !isinf(o.threshold);
+    if (!bc->dense) {
+        double longest = 0;
+        for (uint64_t e = 0; e < data->n_edges; e++)
+            longest = fmax(longest, data->edges[e].d);
+        bc->cut = o.threshold < longest;
+    }
+    bc->input_format = data->format;
+    bc->points = data->n;
     bc->max_dim = rc == TOPOML_OK ? o.max_dim : res.max_dim;
     bc->complete = rc == TOPOML_OK ? 1 : 0;
     bc->n = res.n_intervals;
@@ -408,19 +447,31 @@ void topoml_barcode_free(topoml_barcode *bc)
 
 uint32_t topoml_barcode_max_dim(const topoml_barcode *bc)
 {
-    return bc->max_dim;
+    return bc ? bc->max_dim : 0;
 }
 
 int topoml_barcode_complete(const topoml_barcode *bc)
 {
-    return bc->complete;
+    return bc ? bc->complete : 0;
 }
 
 const topoml_interval *topoml_barcode_intervals(const topoml_barcode *bc, uint64_t *n)
 {
     if (n)
-        *n = bc->n;
-    return bc->intervals;
+        *n = bc ? bc->n : 0;
+    return bc ? bc->intervals : NULL;
+}
+
+double topoml_barcode_threshold(const topoml_barcode *bc)
+{
+    return bc ? bc->threshold : NAN;
+}
+
+int topoml_barcode_cut_off(const topoml_barcode *bc, uint64_t k)
+{
+    if (!bc || k >= bc->n)
+        return TOPOML_E_INVALID;
+    return interval_cut_off(bc, k) ? 1 : 0;
 }
 
 /* Ripser prints with the stream default: 6 significant digits, which is
@@ -432,6 +483,8 @@ int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *bc, FILE *f,
         return TOPOML_E_INVALID;
     if (!bc || !f)
         return tm_error(ctx, TOPOML_E_INVALID, "barcode_write: NULL argument");
+    if (isnan(ratio) || ratio < 0)
+        return tm_error(ctx, TOPOML_E_INVALID, "barcode_write: the ratio must be a number >= 0");
     uint64_t k = 0;
     switch (style) {
     case TOPOML_OUTPUT_RIPSER:
@@ -449,12 +502,24 @@ int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *bc, FILE *f,
             }
         }
         break;
-    case TOPOML_OUTPUT_JSON:
-        fprintf(f, "{\"max_dim\":%u,\"complete\":%s,\"dims\":[", bc->max_dim,
+    case TOPOML_OUTPUT_JSON: {
+        const char *fmt = topoml_format_name((topoml_format)bc->input_format);
+        fprintf(f, "{\"max_dim\":%u,\"complete\":%s,\"input\":{\"format\":", bc->max_dim,
                 bc->complete ? "true" : "false");
+        if (bc->input_format == TOPOML_FORMAT_AUTO || !fmt)
+            fprintf(f, "null"); /* made from memory */
+        else
+            fprintf(f, "\"%s\"", fmt);
+        fprintf(f, ",\"points\":%llu},\"threshold\":", (unsigned long long)bc->points);
+        if (isinf(bc->threshold))
+            fprintf(f, "null");
+        else
+            fprintf(f, "%.17g", bc->threshold);
+        fprintf(f, ",\"dims\":[");
         for (uint32_t d = 0; d <= bc->max_dim; d++) {
             fprintf(f, "%s{\"dim\":%u,\"intervals\":[", d ? "," : "", d);
             bool first = true;
+            uint64_t cut = 0;
             for (; k < bc->n && bc->intervals[k].dim == d; k++) {
                 const topoml_interval *v = &bc->intervals[k];
                 if (d > 0 && ratio > 0 && !(v->death > v->birth * ratio))
@@ -463,20 +528,29 @@ int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *bc, FILE *f,
                     fprintf(f, "%s[%.17g,null]", first ? "" : ",", v->birth);
                 else
                     fprintf(f, "%s[%.17g,%.17g]", first ? "" : ",", v->birth, v->death);
+                cut += interval_cut_off(bc, k);
                 first = false;
             }
-            fprintf(f, "]}");
+            /* How many of the null deaths are cut off by the threshold
+             * (alive at it) rather than essential. */
+            fprintf(f, "],\"cut_off\":%llu}", (unsigned long long)cut);
         }
         fprintf(f, "]}\n");
         break;
+    }
     case TOPOML_OUTPUT_CSV:
+        /* The threshold as a comment line, which CSV readers (topoml's,
+         * pandas with comment='#') skip; a cut-off bar's death is "cut". */
+        if (!isinf(bc->threshold))
+            fprintf(f, "# threshold %.17g\n", bc->threshold);
         fprintf(f, "dim,birth,death\n");
         for (; k < bc->n; k++) {
             const topoml_interval *v = &bc->intervals[k];
             if (v->dim > 0 && ratio > 0 && !(v->death > v->birth * ratio))
                 continue;
             if (isinf(v->death))
-                fprintf(f, "%u,%.17g,inf\n", v->dim, v->birth);
+                fprintf(f, "%u,%.17g,%s\n", v->dim, v->birth,
+                        interval_cut_off(bc, k) ? "cut" : "inf");
             else
                 fprintf(f, "%u,%.17g,%.17g\n", v->dim, v->birth, v->death);
         }
@@ -487,6 +561,39 @@ int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *bc, FILE *f,
     if (ferror(f))
         return tm_error(ctx, TOPOML_E_IO, "write error");
     return TOPOML_OK;
+}
+
+int topoml_barcode_write_mem(topoml_context *ctx, const topoml_barcode *bc, topoml_output style,
+                             double ratio, char **out, size_t *len)
+{
+    if (!ctx)
+        return TOPOML_E_INVALID;
+    if (!out || !len)
+        return tm_error(ctx, TOPOML_E_INVALID, "barcode_write_mem: NULL argument");
+    *out = NULL;
+    *len = 0;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f)
+        return tm_nomem(ctx, 0);
+    int st = topoml_barcode_write(ctx, bc, f, style, ratio);
+    if (fclose(f) != 0 && st == TOPOML_OK)
+        st = tm_nomem(ctx, size);
+    if (st == TOPOML_OK) {
+        /* Handed over in the context's allocator, as everything it returns. */
+        char *copy = tm_alloc(ctx, size + 1);
+        if (!copy) {
+            st = tm_nomem(ctx, size + 1);
+        } else {
+            memcpy(copy, text, size);
+            copy[size] = '\0';
+            *out = copy;
+            *len = size;
+        }
+    }
+    free(text);
+    return st;
 }
 
 int topoml_data_stats(topoml_context *ctx, const topoml_data *data, topoml_metric metric,

@@ -157,13 +157,27 @@ static uint32_t delay(const cl_graph *g, uint32_t u, uint32_t v, uint32_t t, cl_
     }
     if (m == 0)
         return t;
-    qsort(c, (size_t)m, sizeof *c, common_cmp);
+    /* The common neighbours at time t first: most edges that stay where
+     * they are fail there, before the later ones need sorting. */
+    uint64_t present = 0;
+    for (uint64_t q = 0; q < m; q++)
+        if (c[q].time <= t) {
+            cl_common x = c[present];
+            c[present++] = c[q];
+            c[q] = x;
+        }
+    if (present == 0)
+        return t;
+    uint32_t w = find_dominator(g, c, present, t);
+    if (w == UINT32_MAX)
+        return t;
+    if (present == m)
+        return CL_NEVER;
+    qsort(c + present, (size_t)(m - present), sizeof *c, common_cmp);
 
     /* Between two arrivals of common neighbours only edges are added, so a
      * dominator stays one: domination needs checking only at arrivals. */
-    uint32_t s = t;
-    uint64_t present = 0;
-    uint32_t w = UINT32_MAX;
+    uint32_t s = c[present].time;
     for (;;) {
         uint64_t before = present;
         while (present < m && c[present].time <= s)
@@ -316,6 +330,201 @@ static bool scan(const struct topoml_data *d, uint32_t metric, double cut, doubl
     return true;
 }
 
+/* ---- The edges of a point cloud under a threshold that cuts it ----
+ *
+ * For the euclidean, manhattan and chebyshev metrics every coordinate
+ * differs by at most d(x, y), and d obeys the triangle inequality, so
+ *  - the enclosing radius is at least half the diameter, which is at least
+ *    the widest extent of one coordinate: a threshold below half of that is
+ *    the engine's threshold as it is, no pass over all pairs needed;
+ *  - two points within the threshold t lie in the same or adjacent cells of
+ *    a grid of side >= t over (up to) three coordinates.
+ * Only the pairs of adjacent cells are measured, with the engine's own
+ * distance function, so the edges are exactly those of the full scan. The
+ * sides carry a relative margin of 1e-9, far above the rounding of a
+ * distance (a few ulps), so no pair at a computed distance <= t is missed. */
+#define CL_GRID_AXES 3
+#define CL_MARGIN 1e-9
+
+static bool grid_applies(const struct topoml_data *d, uint32_t metric, double t, double *span,
+                         uint32_t *axes)
+{
+    if (d->kind != TOPOML_INPUT_POINTS || !(t > 0.0) || !(t < INFINITY) || d->dim == 0 ||
+        (metric != TOPOML_METRIC_EUCLIDEAN && metric != TOPOML_METRIC_MANHATTAN &&
+         metric != TOPOML_METRIC_CHEBYSHEV))
+        return false;
+    const uint64_t n = d->n, dim = d->dim;
+    double widest = 0.0;
+    for (uint64_t c = 0; c < dim; c++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (uint64_t i = 0; i < n; i++) {
+            double x = d->values[i * dim + c];
+            lo = x < lo ? x : lo;
+            hi = x > hi ? x : hi;
+        }
+        span[c] = hi - lo;
+        widest = span[c] > widest ? span[c] : widest;
+    }
+    if (!(t < 0.5 * widest * (1.0 - CL_MARGIN)))
+        return false;
+    /* The grid's axes: the coordinates of widest extent. */
+    uint32_t g = dim < CL_GRID_AXES ? (uint32_t)dim : CL_GRID_AXES;
+    for (uint32_t a = 0; a < g; a++) {
+        uint32_t best = UINT32_MAX;
+        for (uint32_t c = 0; c < dim; c++) {
+            bool used = false;
+            for (uint32_t b = 0; b < a; b++)
+                used = used || axes[b] == c;
+            if (!used && (best == UINT32_MAX || span[c] > span[best]))
+                best = c;
+        }
+        axes[a] = best;
+    }
+    return true;
+}
+
+typedef struct cl_cell {
+    uint64_t key;
+    uint32_t point;
+} cl_cell;
+
+static int cell_cmp(const void *a, const void *b)
+{
+    const cl_cell *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->point < y->point ? -1 : x->point > y->point;
+}
+
+/* The edges within t of a point cloud for which grid_applies, into *out
+ * (tm_alloc'd, grown as needed; the memory limit is checked as it grows). */
+static int grid_edges(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
+                      double t, const uint32_t *axes, topoml_edge **out, uint64_t *count)
+{
+    const uint64_t n = d->n, dim = d->dim;
+    const uint32_t g = dim < CL_GRID_AXES ? (uint32_t)dim : CL_GRID_AXES;
+    double side = t * (1.0 + CL_MARGIN), lo[CL_GRID_AXES];
+    uint64_t cells[CL_GRID_AXES];
+    for (uint32_t a = 0; a < g; a++) {
+        lo[a] = INFINITY;
+        double hi = -INFINITY;
+        for (uint64_t i = 0; i < n; i++) {
+            double x = d->values[i * dim + axes[a]];
+            lo[a] = x < lo[a] ? x : lo[a];
+            hi = x > hi ? x : hi;
+        }
+        cells[a] = (uint64_t)((hi - lo[a]) / side) + 1;
+        if (cells[a] > (1u << 20)) /* keys stay within 64 bits: wider cells are as good */
+            cells[a] = 1u << 20;
+    }
+    double width[CL_GRID_AXES];
+    for (uint32_t a = 0; a < g; a++) {
+        double hi = lo[a];
+        for (uint64_t i = 0; i < n; i++)
+            hi = d->values[i * dim + axes[a]] > hi ? d->values[i * dim + axes[a]] : hi;
+        width[a] = (hi - lo[a]) / (double)cells[a];
+        if (width[a] < side)
+            width[a] = side;
+    }
+    cl_cell *pt = tm_alloc(ctx, (size_t)n * sizeof *pt);
+    if (!pt)
+        return tm_nomem(ctx, (size_t)n * sizeof *pt);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t key = 0;
+        for (uint32_t a = 0; a < g; a++) {
+            uint64_t q = (uint64_t)((d->values[i * dim + axes[a]] - lo[a]) / width[a]);
+            key = key * cells[a] + (q < cells[a] ? q : cells[a] - 1);
+        }
+        pt[i] = (cl_cell){key, (uint32_t)i};
+    }
+    qsort(pt, (size_t)n, sizeof *pt, cell_cmp);
+
+    uint64_t cap = 0, m = 0;
+    topoml_edge *e = NULL;
+    int rc = TOPOML_OK;
+    for (uint64_t p = 0; p < n && rc == TOPOML_OK;) {
+        uint64_t pe = p;
+        while (pe < n && pt[pe].key == pt[p].key)
+            pe++;
+        /* This cell's coordinates, and every neighbour cell with a larger key
+         * (each pair of cells once; pairs within the cell once). */
+        uint64_t coord[CL_GRID_AXES], rest = pt[p].key;
+        for (uint32_t a = g; a-- > 0;) {
+            coord[a] = rest % cells[a];
+            rest /= cells[a];
+        }
+        uint32_t n_off = 1;
+        for (uint32_t a = 0; a < g; a++)
+            n_off *= 3;
+        for (uint32_t o = 0; o < n_off && rc == TOPOML_OK; o++) {
+            uint64_t key = 0;
+            bool inside = true;
+            uint32_t code = o;
+            for (uint32_t a = 0; a < g; a++) {
+                int64_t c = (int64_t)coord[a] + (int64_t)(code % 3) - 1;
+                code /= 3;
+                inside = inside && c >= 0 && (uint64_t)c < cells[a];
+                key = key * cells[a] + (uint64_t)(inside ? c : 0);
+            }
+            if (!inside || key < pt[p].key)
+                continue;
+            uint64_t q0 = pe, q1 = pe;
+            if (key == pt[p].key) {
+                q0 = p;
+                q1 = pe;
+            } else {
+                uint64_t lo_i = pe, hi_i = n;
+                while (lo_i < hi_i) {
+                    uint64_t mid = lo_i + (hi_i - lo_i) / 2;
+                    if (pt[mid].key < key)
+                        lo_i = mid + 1;
+                    else
+                        hi_i = mid;
+                }
+                q0 = q1 = lo_i;
+                while (q1 < n && pt[q1].key == key)
+                    q1++;
+            }
+            for (uint64_t x = p; x < pe && rc == TOPOML_OK; x++)
+                for (uint64_t y = key == pt[p].key ? x + 1 : q0; y < q1; y++) {
+                    uint32_t i = pt[x].point, j = pt[y].point;
+                    if (i < j) {
+                        uint32_t z = i;
+                        i = j;
+                        j = z;
+                    }
+                    double dist = data_dist(d, metric, i, j);
+                    if (!(dist <= t))
+                        continue;
+                    if (m == cap) {
+                        uint64_t nc = cap ? cap + cap / 2 : 4096;
+                        rc = tm_check_memory(ctx, nc * sizeof *e, "the edges to collapse");
+                        topoml_edge *ne = rc == TOPOML_OK
+                                              ? tm_realloc(ctx, e, (size_t)nc * sizeof *e)
+                                              : NULL;
+                        if (!ne) {
+                            if (rc == TOPOML_OK)
+                                rc = tm_nomem(ctx, (size_t)nc * sizeof *e);
+                            break;
+                        }
+                        e = ne;
+                        cap = nc;
+                    }
+                    e[m++] = (topoml_edge){dist, j, i};
+                }
+        }
+        p = pe;
+    }
+    tm_free(ctx, pt);
+    if (rc != TOPOML_OK) {
+        tm_free(ctx, e);
+        return rc;
+    }
+    *out = e;
+    *count = m;
+    return TOPOML_OK;
+}
+
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
                       double threshold, double max_density, tm_collapsed *out)
 {
@@ -374,6 +583,23 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
             for (uint64_t q = 0; q < n * d->dim; q++)
                 if (!isfinite(d->values[q]))
                     return TOPOML_OK; /* the backend names the coordinate */
+        double *span = tm_alloc(ctx, (size_t)(d->dim ? d->dim : 1) * sizeof *span);
+        if (!span)
+            return tm_nomem(ctx, (size_t)d->dim * sizeof *span);
+        uint32_t axes[CL_GRID_AXES];
+        bool grid = grid_applies(d, metric, threshold, span, axes);
+        tm_free(ctx, span);
+        if (grid) {
+            int rc = grid_edges(ctx, d, metric, threshold, axes, &edges, &m);
+            if (rc != TOPOML_OK)
+                return rc;
+            if ((double)m > max_density * (double)(n * (n - 1) / 2)) {
+                tm_free(ctx, edges);
+                return TOPOML_OK;
+            }
+            out->threshold = threshold;
+            goto collapse;
+        }
         double *rmax = tm_calloc(ctx, (size_t)n, sizeof *rmax);
         if (!rmax)
             return tm_nomem(ctx, (size_t)n * sizeof *rmax);
@@ -408,6 +634,7 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
             return rc;
         out->threshold = t;
     }
+collapse:
     qsort(edges, (size_t)m, sizeof *edges, edge_cmp);
     out->n_before = m;
     int rc = tm_collapse_edges(ctx, n, edges, m, &out->n_edges);

@@ -230,6 +230,49 @@ START_TEST(test_collapse_removes_dominated_edges)
 }
 END_TEST
 
+/* The edges of a point cloud under a cutting threshold come from a grid
+ * search (collapse.c): it must find every pair the full scan finds, in
+ * every dimension (1 to 6, more than the grid's 3 axes), for each metric it
+ * serves, with points on cell borders (a lattice) and repeated points. */
+START_TEST(test_collapse_grid_finds_every_edge)
+{
+    topoml_context *ctx = new_ctx();
+    static const topoml_metric metrics[] = {TOPOML_METRIC_EUCLIDEAN, TOPOML_METRIC_MANHATTAN,
+                                            TOPOML_METRIC_CHEBYSHEV, TOPOML_METRIC_COSINE};
+    for (int seed = 1; seed <= 24; seed++) {
+        uint64_t s = 0x94d049bb133111ebu * (uint64_t)seed;
+        uint64_t n = 150 + rng_next(&s) % 200, dim = 1 + (uint64_t)seed % 6;
+        double *x = random_points(&s, seed % 2, n, dim);
+        if (seed % 2) /* lattice spacing 1, threshold exactly 1: pairs on cell borders */
+            for (uint64_t q = 0; q < n * dim; q++)
+                x[q] = (double)((uint64_t)x[q] % 4);
+        topoml_data *d = NULL;
+        ck_assert_int_eq(topoml_data_from_points(ctx, &d, n, dim, x), TOPOML_OK);
+        topoml_metric metric = metrics[seed % 4];
+        double t = seed % 2 ? 1.0 : 0.05 + 0.1 * rng_unit(&s);
+        /* The engine's threshold: t, or the enclosing radius if smaller. */
+        topoml_stats st;
+        ck_assert_int_eq(topoml_data_stats(ctx, d, metric, t, &st), TOPOML_OK);
+        double cut = st.enclosing_radius < t ? st.enclosing_radius : t;
+        topoml_edge *all = NULL;
+        uint64_t n_all = 0;
+        ck_assert_int_eq(topoml_edges(ctx, d, metric, cut, &all, &n_all), TOPOML_OK);
+        tm_collapsed c;
+        ck_assert_int_eq(tm_collapse_input(ctx, d, metric, t, 1.0, &c), TOPOML_OK);
+        ck_assert(c.done);
+        ck_assert_msg(c.n_before == n_all, "seed %d (n %llu, dim %llu, metric %d, t %g): %llu "
+                      "edges found, %llu within the threshold", seed, (unsigned long long)n,
+                      (unsigned long long)dim, (int)metric, t, (unsigned long long)c.n_before,
+                      (unsigned long long)n_all);
+        tm_free(ctx, c.edges);
+        topoml_free(ctx, all);
+        topoml_data_free(ctx, d);
+        free(x);
+    }
+    topoml_context_free(ctx);
+}
+END_TEST
+
 /* The flag complex of a complete graph with distinct edge values ends as a
  * simplex: most edges collapse, but never so many that the graph falls
  * apart (H0 is kept too). */
@@ -286,6 +329,7 @@ int main(void)
     tcase_add_test(tc, test_collapse_keeps_barcode_of_matrices_with_ties);
     tcase_add_test(tc, test_collapse_keeps_barcode_of_sparse_input);
     tcase_add_test(tc, test_collapse_removes_dominated_edges);
+    tcase_add_test(tc, test_collapse_grid_finds_every_edge);
     tcase_add_test(tc, test_collapse_direct_on_complete_graph);
     tcase_add_test(tc, test_collapse_refuses_bad_settings_and_limits);
     suite_add_tcase(s, tc);

@@ -39,10 +39,11 @@
 #define CL_NEVER UINT32_MAX
 
 /* Adjacency: the neighbours of v are nb[start[v] .. start[v+1]), ascending
- * by vertex, each with the number of the edge that joins them. */
+ * by vertex, each with the current time of the edge that joins them (kept
+ * in both lists, so that merging two lists reads no other memory). */
 typedef struct cl_adj {
     uint32_t v;
-    uint32_t e;
+    uint32_t time;
 } cl_adj;
 
 /* A common neighbour k of the edge being moved, present from `time` on:
@@ -55,9 +56,13 @@ typedef struct cl_common {
 typedef struct cl_graph {
     uint64_t n;
     const uint64_t *start;
-    const cl_adj *nb;
-    uint32_t *time;  /* current time of each edge */
+    cl_adj *nb;
+    uint32_t *time;  /* current time of each edge, by input position */
     uint32_t *dense; /* NULL, or time of uv at dense[u * n + v] (CL_NEVER: none) */
+    uint32_t *mark;  /* per vertex: == stamp when in the set being tested */
+    uint32_t stamp;
+    uint64_t *umark; /* per vertex: ustamp << 32 | time of its edge to u */
+    uint32_t ustamp;
 } cl_graph;
 
 /* Candidates one dominator search tries before it gives up (the edge then
@@ -68,10 +73,23 @@ typedef struct cl_graph {
 
 /* The n x n table of times is used when it is no larger than this many
  * times the adjacency lists, or than CL_DENSE_BYTES: look-ups are then one
- * load instead of a binary search, which is most of the time of the
- * collapse otherwise. */
+ * load instead of a binary search. */
 #define CL_DENSE_FACTOR 4
 #define CL_DENSE_BYTES (UINT64_C(64) << 20)
+
+/* Where k is in w's list, or start[w + 1] if it is not. */
+static uint64_t slot_of(const cl_graph *g, uint32_t w, uint32_t k)
+{
+    uint64_t lo = g->start[w], hi = g->start[w + 1], end = hi;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (g->nb[mid].v < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < end && g->nb[lo].v == k ? lo : end;
+}
 
 /* Time of the edge wk, CL_NEVER if there is none. */
 static uint32_t edge_time(const cl_graph *g, uint32_t w, uint32_t k)
@@ -83,20 +101,15 @@ static uint32_t edge_time(const cl_graph *g, uint32_t w, uint32_t k)
         w = k;
         k = x;
     }
-    uint64_t lo = g->start[w], hi = g->start[w + 1], end = hi;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (g->nb[mid].v < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < end && g->nb[lo].v == k ? g->time[g->nb[lo].e] : CL_NEVER;
+    uint64_t q = slot_of(g, w, k);
+    return q < g->start[w + 1] ? g->nb[q].time : CL_NEVER;
 }
 
 static void set_time(cl_graph *g, uint64_t e, uint32_t u, uint32_t v, uint32_t t)
 {
     g->time[e] = t;
+    g->nb[slot_of(g, u, v)].time = t;
+    g->nb[slot_of(g, v, u)].time = t;
     if (g->dense) {
         g->dense[(uint64_t)u * g->n + v] = t;
         g->dense[(uint64_t)v * g->n + u] = t;
@@ -113,14 +126,48 @@ static bool covers(const cl_graph *g, uint32_t w, const cl_common *c, uint64_t f
     return true;
 }
 
-/* A vertex among c[0 .. present) adjacent at time s to all the others, or
- * UINT32_MAX. Gives up after CL_CANDIDATES candidates: that only means the
- * edge is not moved (see the top of the file). */
-static uint32_t find_dominator(const cl_graph *g, const cl_common *c, uint64_t present, uint32_t s)
+/* covers(g, w, c, 0, present, s) for a marked set: one pass over w's list,
+ * cheaper than a search per member when the list is not much longer. */
+static bool covers_marked(const cl_graph *g, uint32_t w, uint64_t present, uint32_t s)
 {
+    uint64_t hit = 0, lo = g->start[w], hi = g->start[w + 1];
+    if (hi - lo < present - 1)
+        return false;
+    for (uint64_t q = lo; q < hi; q++)
+        hit += g->mark[g->nb[q].v] == g->stamp && g->nb[q].time <= s;
+    return hit == present - 1;
+}
+
+static bool try_dominator(const cl_graph *g, uint32_t w, const cl_common *c, uint64_t present,
+                          uint32_t s)
+{
+    if (!g->dense && g->start[w + 1] - g->start[w] <= 8 * present)
+        return covers_marked(g, w, present, s);
+    return covers(g, w, c, 0, present, s);
+}
+
+/* A vertex among c[0 .. present) adjacent at time s to all the others, or
+ * UINT32_MAX. The common neighbour that arrived first (nearest to both
+ * ends, in a metric space) is tried first: it is the usual dominator. Gives
+ * up after CL_CANDIDATES candidates: that only means the edge is not moved
+ * (see the top of the file). */
+static uint32_t find_dominator(cl_graph *g, const cl_common *c, uint64_t present, uint32_t s)
+{
+    if (++g->stamp == 0) {
+        memset(g->mark, 0, (size_t)g->n * sizeof *g->mark);
+        g->stamp = 1;
+    }
+    uint64_t first = 0;
+    for (uint64_t q = 0; q < present; q++) {
+        g->mark[c[q].k] = g->stamp;
+        if (c[q].time < c[first].time)
+            first = q;
+    }
+    if (try_dominator(g, c[first].k, c, present, s))
+        return c[first].k;
     uint64_t tries = present < CL_CANDIDATES ? present : CL_CANDIDATES;
     for (uint64_t q = 0; q < tries; q++)
-        if (covers(g, c[q].k, c, 0, present, s))
+        if (q != first && try_dominator(g, c[q].k, c, present, s))
             return c[q].k;
     return UINT32_MAX;
 }
@@ -135,25 +182,27 @@ static int common_cmp(const void *a, const void *b)
 
 /* The time edge uv (current time t) can be moved to: the first time >= t at
  * which it is not dominated, CL_NEVER if it is dominated to the end. `c` has
- * room for min(deg u, deg v) entries. */
-static uint32_t delay(const cl_graph *g, uint32_t u, uint32_t v, uint32_t t, cl_common *c)
+ * room for deg v entries. */
+static uint32_t delay(cl_graph *g, uint32_t u, uint32_t v, uint32_t t, cl_common *c)
 {
-    /* Common neighbours with the time each becomes one. */
-    uint64_t a = g->start[u], ae = g->start[u + 1], b = g->start[v], be = g->start[v + 1];
+    /* Common neighbours with the time each becomes one: u's neighbours are
+     * stamped with their edge's time, then v's list is read against the
+     * stamps, without a branch per neighbour (a merge of the two sorted
+     * lists mispredicts on nearly every step). */
+    if (++g->ustamp == 0) {
+        memset(g->umark, 0, (size_t)g->n * sizeof *g->umark);
+        g->ustamp = 1;
+    }
+    const uint64_t tag = (uint64_t)g->ustamp << 32;
+    for (uint64_t a = g->start[u]; a < g->start[u + 1]; a++)
+        g->umark[g->nb[a].v] = tag | g->nb[a].time;
     uint64_t m = 0;
-    while (a < ae && b < be) {
-        if (g->nb[a].v < g->nb[b].v) {
-            a++;
-        } else if (g->nb[a].v > g->nb[b].v) {
-            b++;
-        } else {
-            uint32_t x = g->time[g->nb[a].e], y = g->time[g->nb[b].e];
-            uint32_t time = x > y ? x : y;
-            if (time != CL_NEVER)
-                c[m++] = (cl_common){time, g->nb[a].v};
-            a++;
-            b++;
-        }
+    for (uint64_t b = g->start[v]; b < g->start[v + 1]; b++) {
+        uint32_t k = g->nb[b].v;
+        uint64_t x = g->umark[k];
+        uint32_t tu = (uint32_t)x, tv = g->nb[b].time;
+        c[m] = (cl_common){tu > tv ? tu : tv, k};
+        m += (x >> 32) == g->ustamp && tu != CL_NEVER && tv != CL_NEVER;
     }
     if (m == 0)
         return t;
@@ -202,9 +251,10 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
         return TOPOML_OK;
     if (n_edges >= UINT32_MAX || n >= UINT32_MAX)
         return TOPOML_OK; /* times are 32-bit: leave the graph as it is */
-    bool dense = n * n <= CL_DENSE_FACTOR * 2 * n_edges || n * n * sizeof(uint32_t) <= CL_DENSE_BYTES;
+    bool dense = n * n <= CL_DENSE_FACTOR * 2 * n_edges ||
+                 n * n * sizeof(uint32_t) <= CL_DENSE_BYTES;
     uint64_t bytes = (n + 1) * sizeof(uint64_t) * 2 + 4 * n_edges * sizeof(cl_adj) +
-                     n_edges * sizeof(uint32_t) + n * sizeof(cl_common) +
+                     n_edges * sizeof(uint32_t) + n * (sizeof(cl_common) + 12) +
                      (dense ? n * n * sizeof(uint32_t) : 0);
     int rc = tm_check_memory(ctx, bytes, "the edge collapse");
     if (rc != TOPOML_OK)
@@ -215,8 +265,11 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
     cl_adj *nb = tm_alloc(ctx, (size_t)(2 * n_edges) * sizeof *nb);
     uint32_t *time = tm_alloc(ctx, (size_t)n_edges * sizeof *time);
     cl_common *c = tm_alloc(ctx, (size_t)n * sizeof *c);
+    uint32_t *mark = tm_calloc(ctx, (size_t)n, sizeof *mark);
+    uint64_t *umark = tm_calloc(ctx, (size_t)n, sizeof *umark);
     uint32_t *table = dense ? tm_alloc(ctx, (size_t)(n * n) * sizeof *table) : NULL;
-    if (!start || !fill || !raw || !nb || !time || !c || (dense && !table)) {
+    if (!start || !fill || !raw || !nb || !time || !c || !mark || !umark ||
+        (dense && !table)) {
         rc = tm_nomem(ctx, (size_t)bytes);
         goto out;
     }
@@ -231,13 +284,13 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
      * appending u to each neighbour's list leaves every list sorted. */
     memcpy(fill, start, (size_t)n * sizeof *fill);
     for (uint64_t e = 0; e < n_edges; e++) {
-        raw[fill[edges[e].i]++] = (cl_adj){edges[e].j, (uint32_t)e};
-        raw[fill[edges[e].j]++] = (cl_adj){edges[e].i, (uint32_t)e};
+        raw[fill[edges[e].i]++] = (cl_adj){edges[e].j, time[e]};
+        raw[fill[edges[e].j]++] = (cl_adj){edges[e].i, time[e]};
     }
     memcpy(fill, start, (size_t)n * sizeof *fill);
     for (uint64_t u = 0; u < n; u++)
         for (uint64_t q = start[u]; q < start[u + 1]; q++)
-            nb[fill[raw[q].v]++] = (cl_adj){(uint32_t)u, raw[q].e};
+            nb[fill[raw[q].v]++] = (cl_adj){(uint32_t)u, raw[q].time};
     tm_free(ctx, raw);
     raw = NULL;
     /* A repeated edge is bad input: leave it to the backend to say so. */
@@ -248,12 +301,14 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
                 goto out;
             }
 
-    cl_graph g = {n, start, nb, time, table};
+    cl_graph g = {n, start, nb, time, table, mark, 0, umark, 0};
     if (table) {
         for (uint64_t q = 0; q < n * n; q++)
             table[q] = CL_NEVER;
-        for (uint64_t e = 0; e < n_edges; e++)
-            set_time(&g, e, edges[e].i, edges[e].j, time[e]);
+        for (uint64_t e = 0; e < n_edges; e++) {
+            table[(uint64_t)edges[e].i * n + edges[e].j] = time[e];
+            table[(uint64_t)edges[e].j * n + edges[e].i] = time[e];
+        }
     }
     for (uint64_t e = n_edges; e-- > 0;) {
         uint32_t t = delay(&g, edges[e].i, edges[e].j, time[e], c);
@@ -279,6 +334,8 @@ out:
     tm_free(ctx, nb);
     tm_free(ctx, time);
     tm_free(ctx, c);
+    tm_free(ctx, mark);
+    tm_free(ctx, umark);
     tm_free(ctx, table);
     return rc;
 }

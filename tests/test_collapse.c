@@ -205,7 +205,7 @@ START_TEST(test_collapse_removes_dominated_edges)
         topoml_data *d = NULL;
         ck_assert_int_eq(topoml_data_from_points(ctx, &d, 200, 2, x), TOPOML_OK);
         tm_collapsed c;
-        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, 1.0, &c),
+        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, 0.0, &c),
                          TOPOML_OK);
         ck_assert(c.done);
         ck_assert_msg(c.n_edges * 2 < c.n_before, "seed %d: %llu of %llu edges left", seed,
@@ -258,7 +258,7 @@ START_TEST(test_collapse_grid_finds_every_edge)
         uint64_t n_all = 0;
         ck_assert_int_eq(topoml_edges(ctx, d, metric, cut, &all, &n_all), TOPOML_OK);
         tm_collapsed c;
-        ck_assert_int_eq(tm_collapse_input(ctx, d, metric, t, 1.0, &c), TOPOML_OK);
+        ck_assert_int_eq(tm_collapse_input(ctx, d, metric, t, 0.0, &c), TOPOML_OK);
         ck_assert(c.done);
         ck_assert_msg(c.n_before == n_all, "seed %d (n %llu, dim %llu, metric %d, t %g): %llu "
                       "edges found, %llu within the threshold", seed, (unsigned long long)n,
@@ -286,9 +286,56 @@ START_TEST(test_collapse_direct_on_complete_graph)
         for (uint32_t i = 0; i < j; i++)
             e[m++] = (topoml_edge){(double)(m + 1), i, j};
     uint64_t left = 0;
-    ck_assert_int_eq(tm_collapse_edges(ctx, n, e, m, &left), TOPOML_OK);
+    bool declined = true;
+    ck_assert_int_eq(tm_collapse_edges(ctx, n, e, m, 0.0, &left, &declined), TOPOML_OK);
+    ck_assert(!declined);
     ck_assert_uint_lt(left, m);
     ck_assert_uint_ge(left, n - 1);
+    topoml_context_free(ctx);
+}
+END_TEST
+
+/* TOPOML_COLLAPSE_AUTO's probe: a collapse asked to remove more of the
+ * longest edges than it can declines and leaves the list exactly as it was;
+ * one asked for nothing never declines; on a circle sample (most edges
+ * dominated) the automatic share is reached. */
+START_TEST(test_collapse_probe_declines_and_leaves_the_list)
+{
+    topoml_context *ctx = new_ctx();
+    for (int seed = 1; seed <= 4; seed++) {
+        uint64_t s = 99u * (uint64_t)seed;
+        double *x = random_points(&s, seed % 3, 120, 3);
+        topoml_data *d = NULL;
+        ck_assert_int_eq(topoml_data_from_points(ctx, &d, 120, 3, x), TOPOML_OK);
+        topoml_edge *e = NULL;
+        uint64_t m = 0;
+        ck_assert_int_eq(topoml_edges(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.6, &e, &m), TOPOML_OK);
+        topoml_edge *copy = malloc((m ? m : 1) * sizeof *copy);
+        ck_assert_ptr_nonnull(copy);
+        memcpy(copy, e, m * sizeof *e);
+        uint64_t left = 0;
+        bool declined = false;
+        ck_assert_int_eq(tm_collapse_edges(ctx, 120, e, m, 1.01, &left, &declined), TOPOML_OK);
+        ck_assert(declined);
+        ck_assert_uint_eq(left, m);
+        ck_assert(memcmp(copy, e, m * sizeof *e) == 0);
+        ck_assert_int_eq(tm_collapse_edges(ctx, 120, e, m, 0.0, &left, &declined), TOPOML_OK);
+        ck_assert(!declined);
+        topoml_free(ctx, e);
+        free(copy);
+        topoml_data_free(ctx, d);
+        free(x);
+    }
+    uint64_t s = 5;
+    double *x = random_points(&s, 2, 300, 2);
+    topoml_data *d = NULL;
+    ck_assert_int_eq(topoml_data_from_points(ctx, &d, 300, 2, x), TOPOML_OK);
+    tm_collapsed c;
+    ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, 0.1, &c), TOPOML_OK);
+    ck_assert(c.done);
+    tm_free(ctx, c.edges);
+    topoml_data_free(ctx, d);
+    free(x);
     topoml_context_free(ctx);
 }
 END_TEST
@@ -331,6 +378,7 @@ int main(void)
     tcase_add_test(tc, test_collapse_removes_dominated_edges);
     tcase_add_test(tc, test_collapse_grid_finds_every_edge);
     tcase_add_test(tc, test_collapse_direct_on_complete_graph);
+    tcase_add_test(tc, test_collapse_probe_declines_and_leaves_the_list);
     tcase_add_test(tc, test_collapse_refuses_bad_settings_and_limits);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);

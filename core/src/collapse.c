@@ -77,6 +77,11 @@ typedef struct cl_graph {
 #define CL_DENSE_FACTOR 4
 #define CL_DENSE_BYTES (UINT64_C(64) << 20)
 
+/* Edges processed before a collapse with a minimum share to remove
+ * (TOPOML_COLLAPSE_AUTO) judges whether to go on: a tenth of them, at least
+ * this many (all of them, when there are fewer). */
+#define CL_PROBE 1000
+
 /* Where k is in w's list, or start[w + 1] if it is not. */
 static uint64_t slot_of(const cl_graph *g, uint32_t w, uint32_t k)
 {
@@ -244,9 +249,10 @@ static uint32_t delay(cl_graph *g, uint32_t u, uint32_t v, uint32_t t, cl_common
 }
 
 int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint64_t n_edges,
-                      uint64_t *n_out)
+                      double min_removed, uint64_t *n_out, bool *declined)
 {
     *n_out = n_edges;
+    *declined = false;
     if (n_edges < 3)
         return TOPOML_OK;
     if (n_edges >= UINT32_MAX || n >= UINT32_MAX)
@@ -310,10 +316,20 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
             table[(uint64_t)edges[e].j * n + edges[e].i] = time[e];
         }
     }
+    /* The probe: the longest tenth of the edges (at least CL_PROBE). If
+     * less than min_removed of them go, the collapse is not worth its cost
+     * here and the edge list is left as it is. */
+    uint64_t probe = n_edges / 10 > CL_PROBE ? n_edges / 10 : CL_PROBE, removed = 0;
+    probe = probe < n_edges ? probe : n_edges;
     for (uint64_t e = n_edges; e-- > 0;) {
         uint32_t t = delay(&g, edges[e].i, edges[e].j, time[e], c);
         if (t != time[e])
             set_time(&g, e, edges[e].i, edges[e].j, t);
+        removed += t == CL_NEVER;
+        if (n_edges - e == probe && (double)removed < min_removed * (double)probe) {
+            *declined = true;
+            goto out;
+        }
     }
 
     /* The value of time t is edges[t].d. Edge e's time is its own rank
@@ -583,7 +599,7 @@ static int grid_edges(topoml_context *ctx, const struct topoml_data *d, uint32_t
 }
 
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
-                      double threshold, double max_density, tm_collapsed *out)
+                      double threshold, double min_removed, tm_collapsed *out)
 {
     memset(out, 0, sizeof *out);
     out->threshold = threshold;
@@ -622,8 +638,6 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
         double t = threshold < radius ? threshold : radius;
         for (uint64_t q = 0; q < d->n_edges; q++)
             m += d->edges[q].d <= t && d->edges[q].d < INFINITY;
-        if ((double)m > max_density * (double)(n * (n - 1) / 2))
-            return TOPOML_OK;
         int rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
         if (rc != TOPOML_OK)
             return rc;
@@ -650,10 +664,6 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
             int rc = grid_edges(ctx, d, metric, threshold, axes, &edges, &m);
             if (rc != TOPOML_OK)
                 return rc;
-            if ((double)m > max_density * (double)(n * (n - 1) / 2)) {
-                tm_free(ctx, edges);
-                return TOPOML_OK;
-            }
             out->threshold = threshold;
             goto collapse;
         }
@@ -673,10 +683,6 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
             memset(rmax, 0, (size_t)n * sizeof *rmax);
             scan(d, metric, t, rmax, NULL, &m);
         }
-        if ((double)m > max_density * (double)(n * (n - 1) / 2)) {
-            tm_free(ctx, rmax);
-            return TOPOML_OK;
-        }
         int rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
         if (rc == TOPOML_OK) {
             edges = tm_alloc(ctx, (size_t)(m ? m : 1) * sizeof *edges);
@@ -694,8 +700,9 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
 collapse:
     qsort(edges, (size_t)m, sizeof *edges, edge_cmp);
     out->n_before = m;
-    int rc = tm_collapse_edges(ctx, n, edges, m, &out->n_edges);
-    if (rc != TOPOML_OK) {
+    bool declined;
+    int rc = tm_collapse_edges(ctx, n, edges, m, min_removed, &out->n_edges, &declined);
+    if (rc != TOPOML_OK || declined) {
         tm_free(ctx, edges);
         return rc;
     }

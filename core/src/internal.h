@@ -203,10 +203,12 @@ int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format f
 /* Collapse the flag filtration of `edges` (sorted by (d, i, j), i < j < n)
  * in place: on return its first *n_out entries are the edges that remain,
  * with their new values, and the flag filtration they span has the barcode
- * of the original in every dimension. A repeated edge leaves the list as it
- * is. TOPOML_E_LIMIT / _NOMEM when the working memory cannot be had. */
+ * of the original in every dimension. *declined (and the list left as it
+ * is) when fewer than min_removed of the longest tenth of the edges go
+ * (0: never declines), or an edge is repeated. TOPOML_E_LIMIT / _NOMEM when
+ * the working memory cannot be had. */
 int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint64_t n_edges,
-                      uint64_t *n_out);
+                      double min_removed, uint64_t *n_out, bool *declined);
 
 /* A Rips input after the edge collapse. */
 typedef struct tm_collapsed {
@@ -220,9 +222,9 @@ typedef struct tm_collapsed {
 /* The edges of `d` within min(threshold, enclosing radius) — the complex the
  * Rips engine would build — collapsed. out->done is false (and the input is
  * to be used as it is) for fewer than 3 points, for input the engine
- * refuses, so that the backend reports it, and when more than
- * max_density * n(n-1)/2 edges are within the threshold. */
+ * refuses, so that the backend reports it, and when the collapse declines
+ * (min_removed, as tm_collapse_edges). */
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
-                      double threshold, double max_density, tm_collapsed *out);
+                      double threshold, double min_removed, tm_collapsed *out);
 
 #endif /* TOPOML_INTERNAL_H */

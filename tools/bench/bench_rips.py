@@ -242,6 +242,9 @@ def main():
     ap.add_argument("--big", action="store_true", help="also o3_4096 (minutes)")
     ap.add_argument("--torus", type=int, default=0, help="also a Clifford torus of N points")
     ap.add_argument("--only", action="append", help="run only these cases")
+    ap.add_argument("--program", action="append",
+                    help="run only the programs whose name starts with this (repeatable; e.g. "
+                    "for cases where the others take hours)")
     ap.add_argument("--json", help="where the results go (default: bench/results/"
                     "rips-cpu-<date>.json)")
     ap.add_argument("--markdown", help="print the Markdown table of this result file and exit")
@@ -260,6 +263,8 @@ def main():
     if a.only:
         cases = [c for c in cases if c[0] in a.only]
     progs = programs(a, threads)
+    if a.program:
+        progs = [p for p in progs if any(p[0].startswith(x) for x in a.program)]
     doc = {"machine": facts(a), "versions": versions(a), "commands": {}, "cases": []}
     gen = tempfile.mkdtemp(prefix="bench_rips_")
     hdr = "%-18s %-30s %3s %9s %9s  %s" % ("case", "program", "thr", "median s", "peak MiB",

@@ -6,11 +6,14 @@ set -eu
 # Build: compiler, CMake, libyaml, Check. Tests: Valgrind; clang with its
 # sanitizer and fuzzer runtime; the external references the tests run for
 # real (ripser and ripser-coeff, GUDHI with scikit-learn and POT, PHAT,
-# numpy and scipy).
+# numpy and scipy). The ABI guard's abidiff (abigail-tools); the docs site
+# (mkdocs).
 pkgs="build-essential cmake pkg-config libyaml-dev check libsubunit-dev valgrind
       clang libclang-rt-14-dev
       python3 python3-numpy python3-scipy python3-sklearn python3-pot
-      ripser python3-gudhi gudhi-utils phat-utils"
+      python3-dev python3-venv
+      ripser python3-gudhi gudhi-utils phat-utils
+      abigail-tools mkdocs"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -26,4 +29,24 @@ if [ -n "$missing" ]; then
     apt-get update -qq
     # shellcheck disable=SC2086
     apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+# The Python package (python/, docs/python.md) is built and tested in a
+# virtual environment, .venv at the top of the checkout (ignored by git), on
+# Debian's python3 and seeing Debian's numpy, scipy, scikit-learn and GUDHI;
+# the build tools and the libraries the tests compare with come from PyPI,
+# only those that are not importable yet.
+venv="$(cd "$(dirname "$0")/.." && pwd)/.venv"
+[ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+need=$("$venv/bin/python" - <<'PY'
+import importlib.util
+wanted = {"nanobind": "nanobind", "scikit_build_core": "scikit-build-core", "pytest": "pytest",
+          "numpy": "numpy", "scipy": "scipy", "sklearn": "scikit-learn", "gudhi": "gudhi",
+          "matplotlib": "matplotlib", "ripser": "ripser", "gph": "giotto-ph", "persim": "persim"}
+print(" ".join(d for m, d in wanted.items() if importlib.util.find_spec(m) is None))
+PY
+)
+if [ -n "$need" ]; then
+    echo "setup-debian: installing $need into $venv" >&2
+    # shellcheck disable=SC2086
+    "$venv/bin/pip" install -q --disable-pip-version-check $need
 fi

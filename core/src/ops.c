@@ -8,6 +8,7 @@
  * every array a plugin hands over is freed with the allocator it came from.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -41,16 +42,24 @@ static int backend_error(topoml_context *ctx, const tm_backend *b, int rc, const
     if (rc > 0 || rc < TOPOML_E_INTERNAL)
         return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned unknown status %d: %s",
                         b->name, rc, msg[0] ? msg : "(no message)");
+    /* A plugin knows the limit's size, not where it came from. */
+    char src[320] = "";
+    if (rc == TOPOML_E_LIMIT) {
+        char buf[300];
+        snprintf(src, sizeof src, " (memory limit: %s)", tm_max_memory_source(ctx, buf, sizeof buf));
+    }
     if (b->path)
-        return tm_error(ctx, rc, "%s [backend %s]", msg[0] ? msg : topoml_strerror(rc), b->name);
-    return tm_error(ctx, rc, "%s", msg[0] ? msg : topoml_strerror(rc));
+        return tm_error(ctx, rc, "%s%s [backend %s]", msg[0] ? msg : topoml_strerror(rc), src,
+                        b->name);
+    return tm_error(ctx, rc, "%s%s", msg[0] ? msg : topoml_strerror(rc), src);
 }
 
 static bool is_prime(uint32_t p)
 {
     if (p < 2)
         return false;
-    for (uint32_t q = 2; q * q <= p; q++)
+    /* q <= p / q, not q * q <= p: the square wraps for primes near 2^32. */
+    for (uint32_t q = 2; q <= p / q; q++)
         if (p % q == 0)
             return false;
     return true;
@@ -91,8 +100,17 @@ int topoml_distances(topoml_context *ctx, const topoml_data *points, topoml_metr
         coords32 = tm_alloc(ctx, (size_t)coord_bytes);
         if (!coords32)
             return tm_nomem(ctx, (size_t)coord_bytes);
-        for (uint64_t k = 0; k < n * points->dim; k++)
+        for (uint64_t k = 0; k < n * points->dim; k++) {
             coords32[k] = (float)points->values[k];
+            if (isinf(coords32[k])) {
+                tm_free(ctx, coords32);
+                return tm_error(ctx, TOPOML_E_OVERFLOW,
+                                "distances in float32: coordinate %llu of point %llu (%g) is "
+                                "beyond the range of float32",
+                                (unsigned long long)(k % points->dim),
+                                (unsigned long long)(k / points->dim), points->values[k]);
+            }
+        }
         in.dtype = TOPOML_F32;
         in.data = coords32;
     }

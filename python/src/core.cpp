@@ -1,0 +1,630 @@
+/*
+ * core.cpp — topoml._core, the compiled binding of the Python package over
+ * the public C API (topoml/topoml.h, topoml/features.h) and nothing else.
+ *
+ * Thin on purpose: arrays arrive as typed, C-contiguous float64 views (the
+ * Python layer makes them so, copying only when it must), the GIL is
+ * released around every C call that may take time, and every status is
+ * turned into a Python exception in one place (raise_status). Ctrl-C
+ * reaches a running computation through the progress callback, which takes
+ * the GIL back briefly to look for pending signals and to call the user's
+ * progress function. Not here: argument defaults, input kinds, result
+ * shapes — the Python modules decide those.
+ */
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "topoml/features.h"
+#include "topoml/topoml.h"
+}
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+using Points = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using Vector = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using Index = nb::ndarray<const uint32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using Offsets = nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using Pairs = nb::ndarray<const double, nb::shape<-1, 2>, nb::c_contig, nb::device::cpu>;
+
+nb::object cancelled_error; /* topoml._core.CancelledError */
+
+double now_seconds()
+{
+    using clock = std::chrono::steady_clock;
+    return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+/* A numpy array that owns `data` (allocated with new[]). */
+template <class T> nb::ndarray<nb::numpy, T> owned_array(T *data, std::initializer_list<size_t> shape)
+{
+    nb::capsule owner(data, [](void *p) noexcept { delete[] static_cast<T *>(p); });
+    return nb::ndarray<nb::numpy, T>(data, shape, owner);
+}
+
+/*
+ * One topoml_context. The C API allows one thread at a time per context; the
+ * Python layer keeps one Context per thread, and `busy` turns a breach of that
+ * rule into an exception instead of a data race.
+ */
+class Context {
+  public:
+    explicit Context(std::optional<std::string> plugin_path, bool no_plugins, bool no_env)
+    {
+        topoml_context_options o;
+        std::memset(&o, 0, sizeof o);
+        o.struct_size = sizeof o;
+        o.flags = (no_plugins ? TOPOML_CTX_NO_PLUGINS : 0u) | (no_env ? TOPOML_CTX_NO_ENV : 0u);
+        o.plugin_path = plugin_path ? plugin_path->c_str() : nullptr;
+        int st;
+        {
+            nb::gil_scoped_release rel;
+            st = topoml_context_new(&ctx_, &o);
+        }
+        if (st != TOPOML_OK) {
+            std::string msg = ctx_ ? topoml_errmsg(ctx_) : topoml_strerror(st);
+            if (ctx_)
+                topoml_context_free(ctx_);
+            ctx_ = nullptr;
+            throw nb::value_error(msg.c_str());
+        }
+        topoml_set_log(ctx_, &Context::on_log, this, TOPOML_LOG_WARN);
+    }
+    ~Context()
+    {
+        if (ctx_)
+            topoml_context_free(ctx_);
+    }
+    Context(const Context &) = delete;
+    Context &operator=(const Context &) = delete;
+
+    /* ---- backends ---- */
+
+    nb::list backends()
+    {
+        Guard g(this);
+        nb::list out;
+        uint32_t n = topoml_backend_count(ctx_);
+        for (uint32_t i = 0; i < n; i++) {
+            topoml_backend_info bi;
+            std::memset(&bi, 0, sizeof bi);
+            bi.struct_size = sizeof bi;
+            if (topoml_backend_get(ctx_, i, &bi) != TOPOML_OK)
+                raise_status(TOPOML_E_INTERNAL);
+            nb::dict d;
+            d["name"] = str_or_none(bi.name);
+            d["version"] = str_or_none(bi.version);
+            d["vendor"] = str_or_none(bi.vendor);
+            d["description"] = str_or_none(bi.description);
+            d["path"] = str_or_none(bi.path);
+            d["abi_version"] = bi.abi_version;
+            d["probe_status"] = bi.probe_status;
+            d["probe_message"] = str_or_none(bi.probe_message);
+            d["gate_state"] = bi.gate_state;
+            d["gate_reason"] = str_or_none(bi.gate_reason);
+            d["selection"] = bi.selection;
+            nb::list caps;
+            for (uint32_t k = 0; k < bi.n_caps; k++) {
+                const topoml_capability_v1 &c = bi.caps[k];
+                nb::dict cd;
+                cd["op"] = c.op;
+                cd["dtypes"] = c.dtypes;
+                cd["metrics"] = c.metrics;
+                cd["inputs"] = c.inputs;
+                cd["max_dim"] = c.max_dim;
+                cd["max_modulus"] = c.max_modulus;
+                cd["max_points"] = c.max_points;
+                cd["device"] = str_or_none(c.device);
+                cd["schedule"] = str_or_none(c.schedule);
+                caps.append(cd);
+            }
+            d["capabilities"] = caps;
+            out.append(d);
+        }
+        return out;
+    }
+
+    void use_backend(std::optional<std::string> name)
+    {
+        Guard g(this);
+        check(topoml_use_backend(ctx_, name ? name->c_str() : nullptr));
+    }
+
+    void set_max_memory(uint64_t bytes)
+    {
+        Guard g(this);
+        topoml_set_max_memory(ctx_, bytes);
+    }
+    uint64_t max_memory()
+    {
+        Guard g(this);
+        return topoml_get_max_memory(ctx_);
+    }
+
+    /* Warnings the library logged since the last call of this function. */
+    std::vector<std::string> take_warnings()
+    {
+        std::vector<std::string> w;
+        w.swap(warnings_);
+        return w;
+    }
+
+    /* ---- Vietoris–Rips barcodes ----
+     *
+     * Exactly one input: points (n x dim), condensed (Ripser's lower order,
+     * n given) or edges (i, j, d arrays over n vertices). Returns a dict:
+     * "dgms" (a list of (k, 2) arrays, dims 0..maxdim), "backend", "reason",
+     * "complete", "seconds" (the C computation alone) and, when asked,
+     * "num_edges" (pairs within the threshold, or the enclosing radius) and
+     * "enclosing_radius". */
+    nb::dict rips(std::optional<Points> points, std::optional<Vector> condensed,
+                  std::optional<Index> ei, std::optional<Index> ej, std::optional<Vector> ed,
+                  uint64_t n, uint32_t maxdim, double threshold, uint32_t modulus, uint32_t metric,
+                  nb::object progress, bool check_signals, bool want_stats)
+    {
+        Guard g(this);
+        topoml_data *data = make_data(points, condensed, ei, ej, ed, n);
+        topoml_rips_options o;
+        topoml_rips_options_init(&o);
+        o.max_dim = maxdim;
+        o.threshold = threshold;
+        o.modulus = modulus;
+        o.metric = metric;
+
+        Progress pr(progress, check_signals);
+        topoml_set_progress(ctx_, &Progress::callback, &pr);
+        topoml_barcode *bc = nullptr;
+        topoml_stats stats;
+        std::memset(&stats, 0, sizeof stats);
+        int st, st_stats = TOPOML_OK;
+        double t0, t1;
+        {
+            nb::gil_scoped_release rel;
+            t0 = now_seconds();
+            st = topoml_barcode_compute(ctx_, &bc, data, &o);
+            t1 = now_seconds();
+            if (st == TOPOML_OK && want_stats) {
+                double within = std::isinf(threshold) ? INFINITY : threshold;
+                st_stats = topoml_data_stats(ctx_, data, (topoml_metric)metric, within, &stats);
+                if (st_stats == TOPOML_OK && std::isinf(threshold) &&
+                    std::isfinite(stats.enclosing_radius))
+                    st_stats = topoml_data_stats(ctx_, data, (topoml_metric)metric,
+                                                 stats.enclosing_radius, &stats);
+            }
+        }
+        topoml_set_progress(ctx_, nullptr, nullptr);
+        topoml_data_free(ctx_, data);
+        if (st != TOPOML_OK) {
+            topoml_barcode_free(bc);
+            if (st == TOPOML_E_CANCELLED)
+                pr.raise();
+            raise_status(st);
+        }
+        if (st_stats != TOPOML_OK) {
+            topoml_barcode_free(bc);
+            raise_status(st_stats);
+        }
+
+        nb::dict out;
+        out["dgms"] = split_by_dim(bc, maxdim);
+        out["complete"] = topoml_barcode_complete(bc) != 0;
+        out["backend"] = str_or_none(topoml_last_backend(ctx_));
+        out["reason"] = str_or_none(topoml_last_selection_reason(ctx_));
+        out["seconds"] = t1 - t0;
+        if (want_stats) {
+            out["num_edges"] = stats.edges_within;
+            out["enclosing_radius"] = stats.enclosing_radius;
+        }
+        topoml_barcode_free(bc);
+        return out;
+    }
+
+    /* Pairwise distances of a point cloud, condensed in Ripser's order. */
+    nb::ndarray<nb::numpy, double> distances(Points points, uint32_t metric)
+    {
+        Guard g(this);
+        topoml_data *data = make_data(points, std::nullopt, std::nullopt, std::nullopt,
+                                      std::nullopt, points.shape(0));
+        void *out = nullptr;
+        uint64_t count = 0;
+        int st;
+        {
+            nb::gil_scoped_release rel;
+            st = topoml_distances(ctx_, data, (topoml_metric)metric, TOPOML_F64, &out, &count);
+        }
+        topoml_data_free(ctx_, data);
+        check(st);
+        double *copy = new double[count ? count : 1];
+        std::memcpy(copy, out, count * sizeof(double));
+        topoml_free(ctx_, out);
+        return owned_array(copy, {(size_t)count});
+    }
+
+    /* ---- features of one diagram (topoml/features.h) ---- */
+
+    nb::ndarray<nb::numpy, double> pairs_finite(Pairs pairs, uint32_t mode, double clip)
+    {
+        Guard g(this);
+        size_t n = pairs.shape(0);
+        double *out = new double[2 * n + 2];
+        uint64_t kept = 0;
+        int st = topoml_pairs_finite(ctx_, as_pairs(pairs), n, mode, clip,
+                                     reinterpret_cast<topoml_pair *>(out), &kept);
+        if (st != TOPOML_OK) {
+            delete[] out;
+            raise_status(st);
+        }
+        return owned_array(out, {(size_t)kept, 2});
+    }
+
+    nb::ndarray<nb::numpy, double> betti_curve(Pairs pairs, Vector grid)
+    {
+        Guard g(this);
+        size_t m = grid.shape(0);
+        std::vector<uint64_t> counts(m);
+        check(topoml_betti_curve(ctx_, as_pairs(pairs), pairs.shape(0), grid.data(), m,
+                                 counts.data()));
+        double *out = new double[m ? m : 1];
+        for (size_t i = 0; i < m; i++)
+            out[i] = (double)counts[i];
+        return owned_array(out, {m});
+    }
+
+    nb::ndarray<nb::numpy, double> landscapes(Pairs pairs, uint32_t levels, Vector grid)
+    {
+        Guard g(this);
+        size_t m = grid.shape(0);
+        double *out = new double[(size_t)levels * m + 1];
+        int st;
+        {
+            nb::gil_scoped_release rel;
+            st = topoml_landscapes(ctx_, as_pairs(pairs), pairs.shape(0), levels, grid.data(), m,
+                                   out);
+        }
+        if (st != TOPOML_OK) {
+            delete[] out;
+            raise_status(st);
+        }
+        return owned_array(out, {(size_t)levels, m});
+    }
+
+    double entropy(Pairs pairs)
+    {
+        Guard g(this);
+        double e = 0;
+        check(topoml_persistent_entropy(ctx_, as_pairs(pairs), pairs.shape(0), &e));
+        return e;
+    }
+
+    double total_persistence(Pairs pairs, double q)
+    {
+        Guard g(this);
+        double s = 0;
+        check(topoml_total_persistence(ctx_, as_pairs(pairs), pairs.shape(0), q, &s));
+        return s;
+    }
+
+    double bottleneck(Pairs a, Pairs b)
+    {
+        Guard g(this);
+        double d = 0;
+        int st;
+        {
+            nb::gil_scoped_release rel;
+            st = topoml_bottleneck_distance(ctx_, as_pairs(a), a.shape(0), as_pairs(b),
+                                            b.shape(0), &d);
+        }
+        check(st);
+        return d;
+    }
+
+    double wasserstein(Pairs a, Pairs b, double order, double internal_p)
+    {
+        Guard g(this);
+        double d = 0;
+        int st;
+        {
+            nb::gil_scoped_release rel;
+            st = topoml_wasserstein_distance(ctx_, as_pairs(a), a.shape(0), as_pairs(b),
+                                             b.shape(0), order, internal_p, &d);
+        }
+        check(st);
+        return d;
+    }
+
+    /* Persistence images of several diagrams at once: diagram k is
+     * pairs[offsets[k]:offsets[k+1]]; returns (n_diagrams, height, width). */
+    nb::ndarray<nb::numpy, double> persistence_images(Pairs pairs, Offsets offsets, uint32_t weight,
+                                                      double weight_max, double weight_power,
+                                                      double sigma, double birth_min,
+                                                      double birth_max, double pers_min,
+                                                      double pers_max, uint32_t width,
+                                                      uint32_t height, uint32_t infinite,
+                                                      double clip_death, nb::object progress,
+                                                      bool check_signals)
+    {
+        Guard g(this);
+        if (offsets.shape(0) < 1)
+            throw nb::value_error("persistence images: offsets needs at least one entry");
+        size_t nd = offsets.shape(0) - 1;
+        if (nd > 0 && offsets.data()[nd] > pairs.shape(0))
+            throw nb::value_error("persistence images: offsets run past the pairs");
+        topoml_image_params_v1 p;
+        topoml_image_params_init(&p);
+        p.weight = weight;
+        p.weight_max = weight_max;
+        p.weight_power = weight_power;
+        p.sigma = sigma;
+        p.birth_min = birth_min;
+        p.birth_max = birth_max;
+        p.pers_min = pers_min;
+        p.pers_max = pers_max;
+        p.width = width;
+        p.height = height;
+        p.infinite = infinite;
+        p.clip_death = clip_death;
+        size_t cells = nd * (size_t)width * (size_t)height;
+        if (width != 0 && height != 0 && cells / width / height != nd)
+            throw nb::value_error("persistence images: too many pixels");
+        double *out = new double[cells ? cells : 1];
+        Progress pr(progress, check_signals);
+        topoml_set_progress(ctx_, &Progress::callback, &pr);
+        int st;
+        {
+            nb::gil_scoped_release rel;
+            st = topoml_persistence_images(ctx_, &p, nd, offsets.data(), as_pairs(pairs), out);
+        }
+        topoml_set_progress(ctx_, nullptr, nullptr);
+        if (st != TOPOML_OK) {
+            delete[] out;
+            if (st == TOPOML_E_CANCELLED)
+                pr.raise();
+            raise_status(st);
+        }
+        return owned_array(out, {nd, (size_t)height, (size_t)width});
+    }
+
+  private:
+    topoml_context *ctx_ = nullptr;
+    bool busy_ = false;
+    std::vector<std::string> warnings_;
+
+    /* One call at a time on this context (the C API's rule). */
+    struct Guard {
+        Context *c;
+        explicit Guard(Context *c) : c(c)
+        {
+            if (c->busy_)
+                throw std::runtime_error(
+                    "topoml: a Context is used by one thread at a time; make one per thread");
+            c->busy_ = true;
+        }
+        ~Guard() { c->busy_ = false; }
+    };
+
+    static void on_log(void *user, int level, const char *message)
+    {
+        if (level <= TOPOML_LOG_WARN && message)
+            static_cast<Context *>(user)->warnings_.emplace_back(message);
+    }
+
+    /* The status as the Python exception the package documents, with the C
+     * message. */
+    [[noreturn]] void raise_status(int st)
+    {
+        std::string msg = topoml_errmsg(ctx_);
+        if (msg.empty())
+            msg = topoml_strerror(st);
+        switch (st) {
+        case TOPOML_E_INVALID:
+        case TOPOML_E_PARSE:
+        case TOPOML_E_OVERFLOW:
+        case TOPOML_E_NOT_FOUND:
+        case TOPOML_E_CONFIG:
+            throw nb::value_error(msg.c_str());
+        case TOPOML_E_NOMEM:
+        case TOPOML_E_LIMIT:
+            PyErr_SetString(PyExc_MemoryError, msg.c_str());
+            throw nb::python_error();
+        case TOPOML_E_IO:
+            PyErr_SetString(PyExc_OSError, msg.c_str());
+            throw nb::python_error();
+        case TOPOML_E_CANCELLED:
+            PyErr_SetString(cancelled_error.ptr(), msg.c_str());
+            throw nb::python_error();
+        default:
+            throw std::runtime_error(msg);
+        }
+    }
+    void check(int st)
+    {
+        if (st != TOPOML_OK)
+            raise_status(st);
+    }
+
+    static nb::object str_or_none(const char *s)
+    {
+        if (!s)
+            return nb::none();
+        return nb::str(s);
+    }
+
+    static const topoml_pair *as_pairs(const Pairs &p)
+    {
+        return reinterpret_cast<const topoml_pair *>(p.data());
+    }
+
+    topoml_data *make_data(const std::optional<Points> &points,
+                           const std::optional<Vector> &condensed, const std::optional<Index> &ei,
+                           const std::optional<Index> &ej, const std::optional<Vector> &ed,
+                           uint64_t n)
+    {
+        topoml_data *data = nullptr;
+        int st;
+        if (points) {
+            nb::gil_scoped_release rel;
+            st = topoml_data_from_points(ctx_, &data, points->shape(0), points->shape(1),
+                                         points->data());
+        } else if (condensed) {
+            if (n < 2 ? condensed->shape(0) != 0 : condensed->shape(0) != n * (n - 1) / 2)
+                throw nb::value_error("condensed distances: length is not n(n-1)/2");
+            nb::gil_scoped_release rel;
+            st = topoml_data_from_condensed(ctx_, &data, n, condensed->data());
+        } else if (ei && ej && ed) {
+            size_t m = ed->shape(0);
+            if (ei->shape(0) != m || ej->shape(0) != m)
+                throw nb::value_error("sparse distances: i, j and d differ in length");
+            std::vector<topoml_edge> edges(m);
+            for (size_t k = 0; k < m; k++)
+                edges[k] = topoml_edge{ed->data()[k], ei->data()[k], ej->data()[k]};
+            nb::gil_scoped_release rel;
+            st = topoml_data_from_edges(ctx_, &data, n, m, edges.data());
+        } else {
+            throw nb::value_error("no input: give points, condensed distances or edges");
+        }
+        if (st != TOPOML_OK)
+            raise_status(st);
+        return data;
+    }
+
+    /* Intervals grouped by dimension into one (k, 2) array per dimension
+     * 0..maxdim: the one copy out of the C result. */
+    static nb::list split_by_dim(const topoml_barcode *bc, uint32_t maxdim)
+    {
+        uint64_t n = 0;
+        const topoml_interval *iv = topoml_barcode_intervals(bc, &n);
+        std::vector<uint64_t> count(maxdim + 1, 0);
+        for (uint64_t k = 0; k < n; k++)
+            if (iv[k].dim <= maxdim)
+                count[iv[k].dim]++;
+        nb::list out;
+        uint64_t k = 0;
+        for (uint32_t d = 0; d <= maxdim; d++) {
+            double *a = new double[2 * count[d] + 2];
+            uint64_t w = 0;
+            for (; k < n && iv[k].dim == d; k++, w++) {
+                a[2 * w] = iv[k].birth;
+                a[2 * w + 1] = iv[k].death;
+            }
+            out.append(owned_array(a, {(size_t)count[d], 2}));
+        }
+        return out;
+    }
+
+    /* The progress callback's state: the user's function (or None) and
+     * whether to look for Ctrl-C. The callback runs without the GIL on the
+     * computing thread; it takes the GIL at most every `interval` seconds. */
+    struct Progress {
+        nb::object fn;
+        bool check_signals;
+        double last = 0;
+        PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
+        bool user_cancel = false;
+
+        Progress(nb::object f, bool sig) : fn(std::move(f)), check_signals(sig) {}
+        ~Progress()
+        {
+            if (type || value || trace) {
+                nb::gil_scoped_acquire g;
+                Py_XDECREF(type);
+                Py_XDECREF(value);
+                Py_XDECREF(trace);
+            }
+        }
+
+        static int callback(void *user, const char *stage, uint64_t done, uint64_t total)
+        {
+            auto *p = static_cast<Progress *>(user);
+            if (!p->check_signals && p->fn.is_none())
+                return 0;
+            double t = now_seconds();
+            if (t - p->last < 0.05 && done < total)
+                return 0;
+            p->last = t;
+            nb::gil_scoped_acquire g;
+            if (p->check_signals && PyErr_CheckSignals() != 0) {
+                PyErr_Fetch(&p->type, &p->value, &p->trace);
+                return 1;
+            }
+            if (!p->fn.is_none()) {
+                PyObject *r = PyObject_CallFunction(p->fn.ptr(), "sKK", stage ? stage : "",
+                                                    (unsigned long long)done,
+                                                    (unsigned long long)total);
+                if (!r) {
+                    PyErr_Fetch(&p->type, &p->value, &p->trace);
+                    return 1;
+                }
+                int stop = PyObject_IsTrue(r);
+                Py_DECREF(r);
+                if (stop < 0) {
+                    PyErr_Fetch(&p->type, &p->value, &p->trace);
+                    return 1;
+                }
+                if (stop) {
+                    p->user_cancel = true;
+                    return 1;
+                }
+            }
+            return 0;
+        }
+
+        /* After TOPOML_E_CANCELLED: the exception that caused it (Ctrl-C's
+         * KeyboardInterrupt, or what the user's function raised). */
+        void raise()
+        {
+            if (type) {
+                PyErr_Restore(type, value, trace);
+                type = value = trace = nullptr;
+                throw nb::python_error();
+            }
+        }
+    };
+};
+
+} // namespace
+
+NB_MODULE(_core, m)
+{
+    m.doc() = "topoml's compiled binding over the public C API (use the topoml package).";
+    cancelled_error = nb::steal(PyErr_NewExceptionWithDoc(
+        "topoml._core.CancelledError",
+        "The computation was cancelled by the progress callback.", PyExc_RuntimeError, nullptr));
+    m.attr("CancelledError") = cancelled_error;
+    m.def("version", []() { return std::string(topoml_version()); });
+
+    nb::class_<Context>(m, "Context")
+        .def(nb::init<std::optional<std::string>, bool, bool>(), "plugin_path"_a = nb::none(),
+             "no_plugins"_a = false, "no_env"_a = false)
+        .def("backends", &Context::backends)
+        .def("use_backend", &Context::use_backend, "name"_a.none())
+        .def("set_max_memory", &Context::set_max_memory, "bytes"_a)
+        .def("max_memory", &Context::max_memory)
+        .def("take_warnings", &Context::take_warnings)
+        .def("rips", &Context::rips, "points"_a.none(), "condensed"_a.none(), "ei"_a.none(),
+             "ej"_a.none(), "ed"_a.none(), "n"_a, "maxdim"_a, "threshold"_a, "modulus"_a,
+             "metric"_a, "progress"_a.none(), "check_signals"_a, "want_stats"_a)
+        .def("distances", &Context::distances, "points"_a, "metric"_a)
+        .def("pairs_finite", &Context::pairs_finite, "pairs"_a, "mode"_a, "clip"_a)
+        .def("betti_curve", &Context::betti_curve, "pairs"_a, "grid"_a)
+        .def("landscapes", &Context::landscapes, "pairs"_a, "levels"_a, "grid"_a)
+        .def("entropy", &Context::entropy, "pairs"_a)
+        .def("total_persistence", &Context::total_persistence, "pairs"_a, "q"_a)
+        .def("bottleneck", &Context::bottleneck, "a"_a, "b"_a)
+        .def("wasserstein", &Context::wasserstein, "a"_a, "b"_a, "order"_a, "internal_p"_a)
+        .def("persistence_images", &Context::persistence_images, "pairs"_a, "offsets"_a,
+             "weight"_a, "weight_max"_a, "weight_power"_a, "sigma"_a, "birth_min"_a,
+             "birth_max"_a, "pers_min"_a, "pers_max"_a, "width"_a, "height"_a, "infinite"_a,
+             "clip_death"_a, "progress"_a.none(), "check_signals"_a);
+}

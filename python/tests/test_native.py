@@ -1,0 +1,262 @@
+"""topoml's own calls: barcodes() and its result, the backend metadata and
+selection, errors as Python exceptions with the C message, several Python
+threads computing at once, progress, cancelling and Ctrl-C."""
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import topoml
+from conftest import assert_same_dgms, cloud
+
+
+def test_barcodes_result_object():
+    X = cloud(np.random.default_rng(0), "circle", 40)
+    r = topoml.barcodes(X, maxdim=1)
+    assert isinstance(r, topoml.BarcodeResult)
+    assert len(r.diagrams) == 2 and len(r) == 2
+    for d in r.diagrams:
+        assert d.dtype == np.float64 and d.ndim == 2 and d.shape[1] == 2
+        assert np.all(d[:, 0] <= d[:, 1])
+    assert np.isinf(r.diagrams[0][:, 1]).sum() == 1
+    assert r.backend == "scalar" and r.selection_reason
+    assert 0 < r.timings["compute"] <= r.timings["total"]
+    assert (r.maxdim, r.threshold, r.modulus, r.complete) == (1, math.inf, 2, True)
+    # the one long H1 bar of a circle
+    assert len(r.diagrams[1]) >= 1 and np.ptp(r.diagrams[1], axis=1).max() > 0.5
+    assert_same_dgms(list(r), topoml.ripser(X)["dgms"])
+
+
+def test_result_arrays_own_their_memory():
+    r = topoml.barcodes(cloud(np.random.default_rng(1), "uniform", 20))
+    d = r.diagrams[0]
+    del r
+    assert d.base is None or d.base is not d  # usable after the result is gone
+    assert np.isfinite(d[:-1]).all()
+
+
+def test_threshold_keeps_classes_alive_at_it():
+    X = cloud(np.random.default_rng(2), "uniform", 30)
+    r = topoml.barcodes(X, maxdim=1, threshold=0.2)
+    assert np.all(r.diagrams[0][:, 0] == 0)
+    finite = r.diagrams[0][np.isfinite(r.diagrams[0][:, 1])]
+    assert np.all(finite[:, 1] <= 0.2)
+
+
+def test_backends_mirror_capability_records():
+    bs = topoml.backends()
+    assert bs[0].name == "scalar" and bs[0].path is None and bs[0].enabled
+    assert bs[0].gate_state == "enabled" and bs[0].gate_reason
+    assert bs[0].probe_ok and bs[0].abi_version >= 1
+    ops = {c.op: c for c in bs[0].capabilities}
+    assert set(ops) >= {"distances", "edges", "rips", "image"}
+    assert ops["rips"].max_modulus >= 3 and "euclidean" in ops["rips"].metrics
+    assert set(ops["rips"].inputs) == {"points", "condensed", "sparse"}
+    assert set(ops["distances"].dtypes) == {"float32", "float64"}
+    assert ops["rips"].device.startswith("cpu")
+    for b in bs:
+        assert b.gate_state in ("enabled", "disabled", "unsupported", "rejected")
+        assert b.selection in ("auto", "by-name")
+    assert "scalar" in topoml.available_backends()
+    assert set(topoml.available_backends()) == {b.name for b in bs if b.enabled}
+
+
+def test_select_backend():
+    X = cloud(np.random.default_rng(3), "uniform", 20)
+    try:
+        topoml.select_backend("scalar")
+        assert topoml.selected_backend() == "scalar"
+        assert topoml.barcodes(X).backend == "scalar"
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(topoml.barcodes(X).backend))
+        t.start()
+        t.join()
+        assert seen == ["scalar"]
+    finally:
+        topoml.select_backend(None)
+    assert topoml.selected_backend() is None
+    with pytest.raises(ValueError, match="no backend named 'nonesuch'"):
+        topoml.select_backend("nonesuch")
+    with pytest.raises((ValueError, RuntimeError), match="nonesuch"):
+        topoml.barcodes(X, backend="nonesuch")
+    assert topoml.barcodes(X, backend="scalar").backend == "scalar"
+
+
+@pytest.mark.parametrize("call", ["barcodes", "ripser", "ripser_parallel"])
+def test_bad_input_raises_with_message(call):
+    f = getattr(topoml, call)
+    nan = np.array([[0.0, 1.0], [np.nan, 2.0], [1.0, 1.0]])
+    with pytest.raises(ValueError, match=r"(?i)nan|finite"):
+        f(nan)
+    with pytest.raises(ValueError, match="2-D"):
+        f(np.zeros((2, 2, 2)))
+    with pytest.raises(ValueError, match="real numbers"):
+        f(np.array([["a", "b"]]))
+    with pytest.raises(ValueError, match="maxdim"):
+        f(np.zeros((3, 2)), maxdim=-1)
+    with pytest.raises(ValueError, match="coeff"):
+        f(np.zeros((3, 2)), coeff=1) if call != "barcodes" else f(np.zeros((3, 2)), modulus=1)
+    with pytest.raises(ValueError, match="thresh"):
+        f(np.zeros((3, 2)), thresh=-1.0) if call != "barcodes" else f(np.zeros((3, 2)),
+                                                                       threshold=-1.0)
+
+
+def test_bad_distance_matrices():
+    D = np.array([[0, 1, 2], [1, 0, 3], [2, 3, 0]], dtype=float)
+    with pytest.raises(ValueError, match="not symmetric"):
+        topoml.ripser(D + np.triu(np.ones((3, 3)), 1), distance_matrix=True)
+    with pytest.raises(ValueError, match="diagonal"):
+        topoml.ripser(D + np.eye(3), distance_matrix=True)
+    with pytest.raises(ValueError, match="negative"):
+        topoml.ripser(-D, distance_matrix=True)
+    with pytest.raises(ValueError, match="square"):
+        topoml.ripser(D[:2], distance_matrix=True)
+    with pytest.raises(ValueError, match="n\\(n-1\\)/2"):
+        topoml.barcodes(np.ones(4))
+    with pytest.raises(ValueError, match="finite"):
+        topoml.barcodes(np.array([1.0, np.inf, 2.0]))
+    with pytest.raises(ValueError, match="prime|modulus"):
+        topoml.ripser(D, distance_matrix=True, coeff=4)
+
+
+def test_small_inputs():
+    assert [len(d) for d in topoml.barcodes(np.zeros((0, 2))).diagrams] == [0, 0]
+    assert topoml.barcodes(np.zeros((1, 2))).diagrams[0].tolist() == [[0, math.inf]]
+    assert topoml.barcodes(np.array([[0.0], [1.0]])).diagrams[0].tolist() == [[0, 1], [0, math.inf]]
+
+
+def test_memory_limit_is_memory_error():
+    ctx = topoml._context.context()
+    old = ctx.max_memory()
+    ctx.set_max_memory(1 << 16)
+    try:
+        with pytest.raises(MemoryError):
+            topoml.barcodes(cloud(np.random.default_rng(0), "uniform", 400, 3), maxdim=2)
+    finally:
+        ctx.set_max_memory(old)
+
+
+def test_threads_give_the_same_answers():
+    rng = np.random.default_rng(9)
+    clouds = [cloud(rng, "uniform", 60, 3) for _ in range(8)]
+    want = [topoml.barcodes(X, maxdim=2).diagrams for X in clouds]
+    got = [None] * len(clouds)
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(3):
+                got[k] = topoml.barcodes(clouds[k], maxdim=2).diagrams
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(clouds))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for g, w in zip(got, want):
+        assert_same_dgms(g, w, tol=0)
+
+
+def long_cloud():
+    return np.random.default_rng(1).uniform(size=(200, 4))
+
+
+def test_gil_is_released_during_compute_and_a_callback_cancels():
+    """A long computation in one thread; while it runs, the main thread
+    computes a small one to the end (impossible if the first held the GIL),
+    then cancels the first through its progress callback."""
+    started, stop = threading.Event(), threading.Event()
+    state = {}
+
+    def progress(stage, done, total):
+        started.set()
+        return stop.is_set()
+
+    def long_work():
+        try:
+            topoml.barcodes(long_cloud(), maxdim=3, progress=progress)
+            state["outcome"] = "finished"
+        except topoml.CancelledError as e:
+            state["outcome"] = "cancelled"
+            state["message"] = str(e)
+
+    t = threading.Thread(target=long_work)
+    t.start()
+    assert started.wait(60)
+    small = topoml.barcodes(cloud(np.random.default_rng(0), "circle", 30))
+    assert "outcome" not in state  # the long one is still running
+    stop.set()
+    t.join(60)
+    assert state["outcome"] == "cancelled" and "cancel" in state["message"]
+    assert len(small.diagrams[1]) >= 1
+
+
+def test_progress_callback_exception_propagates():
+    class Boom(Exception):
+        pass
+
+    def progress(stage, done, total):
+        raise Boom(stage)
+
+    with pytest.raises(Boom):
+        topoml.barcodes(long_cloud(), maxdim=3, progress=progress)
+
+
+def test_progress_bar_writes_to_stderr_when_asked(capfd):
+    from topoml import _progress
+    bar = _progress.Bar(delay=0)
+    bar("dim 1", 5, 10)
+    bar.close()
+    err = capfd.readouterr().err
+    assert "dim 1" in err and "5" in err
+    assert _progress.resolve(False)[0] is None
+    with pytest.raises(TypeError):
+        _progress.resolve("yes")
+
+
+def test_silent_unless_interactive(capfd):
+    topoml.barcodes(long_cloud()[:80], maxdim=2)
+    out = capfd.readouterr()
+    assert out.out == "" and out.err == ""
+
+
+CTRL_C = textwrap.dedent("""
+    import sys, time, numpy as np, topoml
+    X = np.random.default_rng(1).uniform(size=(200, 4))
+    seen = []
+    def progress(stage, done, total):
+        if not seen:
+            print("started", flush=True)
+        seen.append(time.monotonic())
+        return False
+    try:
+        topoml.barcodes(X, maxdim=3, progress=progress)
+        print("finished")
+    except KeyboardInterrupt:
+        print("interrupted %.3f" % (time.monotonic() - float(sys.stdin.readline())))
+""")
+
+
+def test_ctrl_c_interrupts_within_a_second():
+    """SIGINT, as a terminal's Ctrl-C or Jupyter's interrupt sends it, ends
+    a long computation with KeyboardInterrupt within a second."""
+    p = subprocess.Popen([sys.executable, "-c", CTRL_C], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    assert p.stdout.readline().strip() == "started"
+    import time
+    t = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    p.stdin.write("%r\n" % t)
+    p.stdin.flush()
+    out, _ = p.communicate(timeout=60)
+    assert out.startswith("interrupted"), out
+    assert float(out.split()[1]) < 1.0, out

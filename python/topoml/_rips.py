@@ -1,0 +1,303 @@
+"""Vietoris-Rips barcodes: the native call and the two calls people know.
+
+``barcodes`` is topoml's own call (a small result object with the backend
+that ran and why); ``ripser`` has ripser.py's signature and result dict;
+``ripser_parallel`` has giotto-ph's. All three share one path to the C API
+(``_compute``), so they give the same diagrams for the same input.
+"""
+import math
+import time
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+import numpy as np
+
+from . import _context, _core, _inputs, _progress
+
+
+@dataclass
+class BarcodeResult:
+    """What :func:`barcodes` returns.
+
+    Attributes
+    ----------
+    diagrams : list of numpy.ndarray
+        ``diagrams[k]`` holds the bars of H_k as a ``(n_k, 2)`` float64 array
+        of (birth, death); death is ``inf`` for essential classes (and for
+        classes still alive at the threshold). Bars of zero length are not
+        reported.
+    backend : str
+        The backend that computed them.
+    selection_reason : str
+        Why that backend was chosen.
+    timings : dict
+        ``"compute"``: seconds in the C computation; ``"total"``: seconds in
+        the whole call (input conversion and result arrays included).
+    maxdim, threshold, modulus : the parameters used.
+    complete : bool
+        Always True for a returned result (a cancelled computation raises).
+    """
+
+    diagrams: List[np.ndarray]
+    backend: str
+    selection_reason: str
+    timings: dict
+    maxdim: int
+    threshold: float
+    modulus: int
+    complete: bool = True
+    num_edges: Optional[int] = field(default=None, repr=False)
+
+    def __len__(self):
+        return len(self.diagrams)
+
+    def __getitem__(self, k):
+        return self.diagrams[k]
+
+    def __iter__(self):
+        return iter(self.diagrams)
+
+
+def _to_input(X, kind, metric, metric_params, threshold):
+    """(Input, C metric) for X read as `kind`: "points", "distance" (dense,
+    condensed or sparse) or "auto" (sparse and 1-D inputs are distances,
+    2-D arrays points)."""
+    if kind == "auto":
+        if _inputs.is_sparse(X):
+            kind = "distance"
+        else:
+            kind = "distance" if np.ndim(X) == 1 else "points"
+    if kind == "distance":
+        if _inputs.is_sparse(X):
+            return _inputs.sparse(X, threshold), 0
+        if np.ndim(X) == 1:
+            return _inputs.condensed(X), 0
+        return _inputs.dense(X), 0
+    code = _inputs.metric_code(metric)
+    if code is None:
+        if isinstance(metric, str) and metric.lower() == "precomputed":
+            return _to_input(X, "distance", metric, metric_params, threshold)
+        if _inputs.is_sparse(X):
+            raise ValueError("a sparse matrix is read as distances; use distance_matrix=True or "
+                             "metric='precomputed'")
+        return _inputs.other_metric(X, metric, metric_params), 0
+    if metric_params:
+        raise ValueError("metric_params are for metrics computed by scikit-learn; %r takes none"
+                         % (metric,))
+    if _inputs.is_sparse(X):
+        raise ValueError("a sparse matrix is read as distances; use distance_matrix=True or "
+                         "metric='precomputed'")
+    return _inputs.points(X), code
+
+
+def _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend, progress,
+             want_stats):
+    t0 = time.perf_counter()
+    maxdim = _inputs.check_int(maxdim, "maxdim", 0)
+    modulus = _inputs.check_int(modulus, "coeff", 2)
+    threshold = _inputs.check_threshold(threshold)
+    inp, code = _to_input(X, kind, metric, metric_params, threshold)
+    ctx = _context.context()
+    with _context.use_backend(ctx, backend):
+        out = _progress.run(ctx.rips, progress, maxdim=maxdim, threshold=threshold,
+                            modulus=modulus, metric=code, want_stats=want_stats, **inp.kwargs())
+    out["total"] = time.perf_counter() - t0
+    out["maxdim"], out["threshold"], out["modulus"] = maxdim, threshold, modulus
+    return out
+
+
+def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", backend=None,
+             distance_matrix=None, metric_params=None, progress=None):
+    """Vietoris-Rips persistence barcodes of a point cloud or distance matrix.
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix
+        A point cloud ``(n_points, n_dims)``; a square distance matrix; a
+        condensed distance vector in ``scipy.spatial.distance.pdist`` order;
+        or a sparse distance matrix (absent entries are infinite). float32 or
+        float64, any memory order.
+    maxdim : int
+        Highest homology dimension: H_0 .. H_maxdim.
+    threshold : float
+        Largest edge length in the filtration; ``inf`` (the default) uses
+        the enclosing radius, beyond which nothing changes.
+    modulus : int
+        Prime p of the coefficient field Z/p.
+    metric : str or callable
+        For point clouds: ``"euclidean"``, ``"sqeuclidean"``, ``"manhattan"``
+        (``"cityblock"``, ``"l1"``), ``"chebyshev"`` and ``"cosine"`` run in
+        C; any other scikit-learn metric or a callable is computed by
+        scikit-learn first; ``"precomputed"`` reads X as distances.
+    backend : str or None
+        Run on this backend only (see :func:`backends`); None lets topoml
+        choose (or uses :func:`select_backend`'s choice).
+    distance_matrix : bool or None
+        Force reading X as distances (True) or points (False); None decides
+        from the input (sparse or 1-D: distances; 2-D: points unless
+        ``metric="precomputed"``).
+    metric_params : dict or None
+        Keyword arguments of a scikit-learn metric.
+    progress : None, bool or callable
+        None: a progress bar when interactive; True/False: always/never; a
+        callable ``f(stage, done, total)`` gets the reports and cancels by
+        returning a true value.
+
+    Returns
+    -------
+    BarcodeResult
+
+    Raises
+    ------
+    ValueError
+        bad input (NaN, negative or asymmetric distances, wrong shapes, a
+        modulus that is not prime, an unknown backend), with the C message.
+    MemoryError
+        the work would exceed the memory limit.
+    RuntimeError
+        a backend failed, or the named backend is not enabled.
+    KeyboardInterrupt
+        Ctrl-C during the computation.
+
+    Examples
+    --------
+    >>> import numpy as np, topoml
+    >>> t = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+    >>> r = topoml.barcodes(np.c_[np.cos(t), np.sin(t)], maxdim=1)
+    >>> len(r.diagrams[1]), r.backend
+    (1, 'scalar')
+    """
+    kind = "auto" if distance_matrix is None else ("distance" if distance_matrix else "points")
+    out = _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend, progress,
+                   False)
+    return BarcodeResult(diagrams=out["dgms"], backend=out["backend"],
+                         selection_reason=out["reason"],
+                         timings={"compute": out["seconds"], "total": out["total"]},
+                         maxdim=out["maxdim"], threshold=out["threshold"],
+                         modulus=out["modulus"], complete=out["complete"])
+
+
+class RipserResult(dict):
+    """ripser.py's result dict. ``dperm2all`` (the n x n distance matrix,
+    which ripser.py always returns) is computed on first access."""
+
+    def __init__(self, X, kind, metric, metric_params, **items):
+        super().__init__(**items)
+        self._source = (X, kind, metric, metric_params)
+
+    def __missing__(self, key):
+        if key != "dperm2all":
+            raise KeyError(key)
+        X, kind, metric, metric_params = self._source
+        self["dperm2all"] = _distance_matrix(X, kind, metric, metric_params)
+        return self["dperm2all"]
+
+
+def _distance_matrix(X, kind, metric, metric_params):
+    if _inputs.is_sparse(X):
+        return X.tocsr()
+    if kind == "distance" or (isinstance(metric, str) and metric.lower() == "precomputed"):
+        A = np.asarray(X, dtype=np.float64)
+        if A.ndim == 1:
+            from .features import squareform
+            return squareform(A)
+        return A
+    code = _inputs.metric_code(metric)
+    if code is None:
+        from sklearn.metrics import pairwise_distances
+        return pairwise_distances(np.asarray(X), metric=metric, **(metric_params or {}))
+    from .features import distances, squareform
+    return squareform(distances(X, metric=metric))
+
+
+def ripser(X, maxdim=1, thresh=math.inf, coeff=2, distance_matrix=False, do_cocycles=False,
+           metric="euclidean", n_perm=None):
+    """ripser.py's ``ripser``, computed by topoml.
+
+    Same signature and result dict as ``ripser.ripser``, so
+    ``from topoml import ripser`` replaces ``from ripser import ripser``.
+
+    Returns
+    -------
+    dict
+        ``dgms``: list of ``(n_k, 2)`` arrays, H_0 .. H_maxdim;
+        ``num_edges``: edges in the filtration (pairs within ``thresh``, or
+        within the enclosing radius when ``thresh`` is inf, as ripser.py
+        counts them); ``cocycles``: a list of empty lists (topoml computes no
+        representative cocycles: ``do_cocycles=True`` raises
+        NotImplementedError); ``idx_perm``: ``arange(n)`` and ``r_cover``:
+        0.0 (no greedy subsampling: ``n_perm`` raises NotImplementedError);
+        ``dperm2all``: the distance matrix, computed when first read.
+
+    Differences: a distance matrix must have a zero diagonal (ripser.py
+    reads a nonzero diagonal as vertex birth times; topoml raises
+    ValueError), and must be symmetric.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from topoml import ripser
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    >>> ripser(X)["dgms"][1]
+    array([[1.        , 1.41421356]])
+    """
+    if do_cocycles:
+        raise NotImplementedError("topoml.ripser: do_cocycles=True: topoml does not compute "
+                                  "representative cocycles")
+    if n_perm is not None:
+        raise NotImplementedError("topoml.ripser: n_perm (greedy subsampling) is not supported")
+    kind = "distance" if distance_matrix else "points"
+    out = _compute(X, kind, maxdim, thresh, coeff, metric, None, None, None, True)
+    n = _input_size(X, kind)
+    return RipserResult(X, kind, metric, None, dgms=out["dgms"],
+                        cocycles=[[] for _ in range(out["maxdim"] + 1)],
+                        num_edges=int(out["num_edges"]), idx_perm=np.arange(n), r_cover=0.0)
+
+
+def _input_size(X, kind):
+    if _inputs.is_sparse(X):
+        return X.shape[0]
+    shape = np.shape(X)
+    if kind == "distance" and len(shape) == 1:
+        return int(round((1 + math.sqrt(1 + 8 * shape[0])) / 2))
+    return shape[0]
+
+
+def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", metric_params={},
+                    nearest_neighbors_params={}, weights=None, weight_params=None,
+                    collapse_edges=False, n_threads=1, return_generators=False):
+    """giotto-ph's ``ripser_parallel``, computed by topoml.
+
+    Same signature and result (``{"dgms": [...]}``) as
+    ``gph.ripser_parallel``. ``metric="precomputed"`` reads X as a dense or
+    sparse distance matrix.
+
+    ``n_threads`` is accepted (-1: all cores) and handed to the engine when
+    it takes a thread count; the diagrams do not depend on it.
+    ``collapse_edges=True`` and ``return_generators=True`` raise
+    NotImplementedError until the engine supports them, as do ``weights``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from topoml import ripser_parallel
+    >>> D = np.array([[0, 1, 2], [1, 0, 1.5], [2, 1.5, 0]])
+    >>> ripser_parallel(D, metric="precomputed")["dgms"][0]
+    array([[0. , 1. ],
+           [0. , 1.5],
+           [0. , inf]])
+    """
+    if isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads == 0 \
+            or n_threads < -1:
+        raise ValueError("n_threads must be a positive integer or -1, got %r" % (n_threads,))
+    if collapse_edges:
+        raise NotImplementedError("topoml.ripser_parallel: collapse_edges=True: the engine has "
+                                  "no edge collapse yet")
+    if return_generators:
+        raise NotImplementedError("topoml.ripser_parallel: return_generators=True: the engine "
+                                  "does not return generators yet")
+    if weights is not None:
+        raise NotImplementedError("topoml.ripser_parallel: weighted Rips filtrations are not "
+                                  "supported")
+    out = _compute(X, "points", maxdim, thresh, coeff, metric, metric_params, None, None, False)
+    return {"dgms": out["dgms"]}

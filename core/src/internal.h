@@ -141,8 +141,6 @@ void tm_log(topoml_context *ctx, int level, const char *fmt, ...)
  * anything that grows with the input: tm_check_memory reports TOPOML_E_LIMIT
  * with the estimate when `bytes` exceeds it. `what` names the allocation. */
 uint64_t tm_max_memory(const topoml_context *ctx);
-/* The configuration's `threads:` (0: the backend's default). */
-uint32_t tm_threads(const topoml_context *ctx);
 int tm_check_memory(topoml_context *ctx, uint64_t bytes, const char *what);
 /* Where the limit comes from, for messages: "set by the caller", "max_memory
  * in FILE", "the default: the machine's physical memory" ... */

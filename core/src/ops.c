@@ -329,6 +329,8 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     topoml_barcode_v1 res;
     memset(&res, 0, sizeof res);
     res.struct_size = sizeof res;
+    if (o.n_threads)
+        call.n_threads = o.n_threads;
     double threshold = col.done ? col.threshold : o.threshold;
     if (op == TOPOML_OP_RIPS) {
         topoml_rips_params_v1 p;
@@ -337,7 +339,6 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         p.max_dim = o.max_dim;
         p.threshold = threshold;
         p.modulus = o.modulus;
-        p.n_threads = o.n_threads ? o.n_threads : tm_threads(ctx);
         rc = b->vt->rips(b->state, &call, &in, &p, &res);
     } else {
         rc = b->vt->h0(b->state, &call, &in, threshold, &res);

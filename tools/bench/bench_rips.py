@@ -121,24 +121,29 @@ def programs(a, threads):
 
 
 def measure(cmd, timeout):
-    """(seconds, peak RSS KiB, stdout) or None when it failed or ran out of time.
-    Seconds: the program's own figure if it prints one (py_rips.py), else the
-    wall time of the process."""
+    """(seconds, CPU seconds, peak RSS KiB, stdout) or None when it failed or ran
+    out of time. Seconds: the program's own figure if it prints one
+    (py_rips.py), else the wall time of the process; CPU seconds (user +
+    system, all threads) likewise, which a machine shared with other work
+    disturbs far less than the wall time."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf, \
             tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
         try:
-            p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", tf.name] + cmd,
+            p = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", tf.name] + cmd,
                                stdout=subprocess.PIPE, stderr=err, timeout=timeout)
         except subprocess.TimeoutExpired:
             return None
         wall = time.perf_counter() - start
-        rss = int(tf.read().split()[-1])
+        rss, user, sys_ = tf.read().split()[-3:]
         err.seek(0)
-        own = [l.split()[1] for l in err.read().splitlines() if l.startswith("seconds ")]
+        lines = err.read().splitlines()
+        own = [l.split()[1] for l in lines if l.startswith("seconds ")]
+        own_cpu = [l.split()[1] for l in lines if l.startswith("cpu ")]
     if p.returncode != 0:
         return None
-    return (float(own[-1]) if own else wall), rss, p.stdout.decode(errors="replace")
+    cpu = float(own_cpu[-1]) if own_cpu else float(user) + float(sys_)
+    return (float(own[-1]) if own else wall), cpu, int(rss), p.stdout.decode(errors="replace")
 
 
 def same_bars(a, b):
@@ -192,13 +197,14 @@ def versions(a):
 def table(doc):
     """The Markdown table of a result file: per case, each program's median
     and peak RSS, and the ratios of topoml's best to the others."""
-    lines = ["| case | program | threads | median s | peak MiB | same bars |",
-             "| --- | --- | ---: | ---: | ---: | --- |"]
+    lines = ["| case | program | threads | median s | CPU s | peak MiB | same bars |",
+             "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
     for c in doc["cases"]:
         med = "%.3f" % c["median"] if c["median"] is not None else "failed"
+        cpu = "%.3f" % c["cpu_median"] if c.get("cpu_median") is not None else "-"
         rss = "%.0f" % (c["peak_rss"] / 1024) if c["peak_rss"] else "-"
-        lines.append("| %s | %s | %d | %s | %s | %s |" % (
-            c["name"], c["program"], c["threads"], med, rss,
+        lines.append("| %s | %s | %d | %s | %s | %s | %s |" % (
+            c["name"], c["program"], c["threads"], med, cpu, rss,
             {True: "yes", False: "NO", None: "-"}[c.get("same_bars")]))
     lines += ["", "Ratios (topoml's better collapse setting of the threads backend at the "
               "same thread count, over the other program's median; < 1 is faster):", "",
@@ -267,13 +273,14 @@ def main():
         progs = [p for p in progs if any(p[0].startswith(x) for x in a.program)]
     doc = {"machine": facts(a), "versions": versions(a), "commands": {}, "cases": []}
     gen = tempfile.mkdtemp(prefix="bench_rips_")
-    hdr = "%-18s %-30s %3s %9s %9s  %s" % ("case", "program", "thr", "median s", "peak MiB",
-                                           "bars")
+    hdr = "%-18s %-30s %3s %9s %9s %9s  %s" % ("case", "program", "thr", "median s", "cpu s",
+                                               "peak MiB", "bars")
     print(hdr)
     print("-" * len(hdr))
     for name, fname, fmt, dim, thr in cases:
         path = generate(fname, gen) if fname.startswith("gen:") else os.path.join(a.data, fname)
         runs = {(p, t): [] for p, t, _ in progs}
+        cpus = {k: [] for k in runs}
         rss = {k: [] for k in runs}
         outs, failed = {}, set()
         for rep in range(a.reps):
@@ -291,8 +298,9 @@ def main():
                     failed.add(key)
                     continue
                 runs[key].append(m[0])
-                rss[key].append(m[1])
-                outs.setdefault(key, m[2])
+                cpus[key].append(m[1])
+                rss[key].append(m[2])
+                outs.setdefault(key, m[3])
         ref = outs.get(("topoml scalar", 1))
         for prog, t, _ in progs:
             key = (prog, t)
@@ -300,11 +308,14 @@ def main():
             med = statistics.median(times) if times and key not in failed else None
             peak = max(rss[key]) if rss[key] else None
             same = same_bars(ref, outs[key]) if ref is not None and key in outs else None
+            cmed = statistics.median(cpus[key]) if med is not None else None
             doc["cases"].append({"name": name, "program": prog, "threads": t, "times": times,
-                                 "median": med, "peak_rss": peak, "same_bars": same,
+                                 "median": med, "cpu_times": cpus[key], "cpu_median": cmed,
+                                 "peak_rss": peak, "same_bars": same,
                                  "input": fname, "dim": dim, "threshold": thr})
-            print("%-18s %-30s %3d %9s %9s  %s" % (
+            print("%-18s %-30s %3d %9s %9s %9s  %s" % (
                 name, prog, t, "%.3f" % med if med is not None else "failed",
+                "%.3f" % cmed if cmed is not None else "-",
                 "%.1f" % (peak / 1024) if peak else "-",
                 {True: "same", False: "DIFFER", None: "-"}[same]))
             sys.stdout.flush()

@@ -3,8 +3,9 @@
 (`gph.ripser_parallel`) or ripser.py (`ripser.ripser`). Reads the input the
 way topoml does (a point cloud, one point per line; or Ripser's
 lower-distance matrix), computes, prints the bars in Ripser's text format on
-stdout and, on stderr, `seconds S`: the time from before reading the file to
-after the computation (the interpreter's start and imports are left out).
+stdout and, on stderr, `seconds S` and `cpu C`: the wall and CPU time (all
+threads) from before reading the file to after the computation (the
+interpreter's start and imports are left out).
 
     py_rips.py {gph|ripserpy} FILE {point-cloud|lower-distance} DIM
                [--threshold T] [--threads N] [--collapse on|off]
@@ -44,7 +45,7 @@ def main():
         import gph
     else:
         import ripser
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     x, precomputed = read(a.file, a.format)
     if a.lib == "gph":
         dgms = gph.ripser_parallel(x, maxdim=a.dim, thresh=a.threshold,
@@ -54,7 +55,7 @@ def main():
     else:
         dgms = ripser.ripser(x, maxdim=a.dim, thresh=a.threshold,
                              distance_matrix=precomputed)["dgms"]
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     out = []
     for k, d in enumerate(dgms):
         out.append("persistence intervals in dim %d:" % k)
@@ -62,6 +63,7 @@ def main():
             out.append(" [%g, )" % b if math.isinf(e) else " [%g,%g)" % (b, e))
     print("\n".join(out))
     print("seconds %.6f" % seconds, file=sys.stderr)
+    print("cpu %.6f" % cpu, file=sys.stderr)
 
 
 if __name__ == "__main__":

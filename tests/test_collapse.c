@@ -118,7 +118,7 @@ static double *random_points(uint64_t *s, int shape, uint64_t n, uint64_t dim)
 START_TEST(test_collapse_keeps_barcode_of_point_clouds)
 {
     topoml_context *ctx = new_ctx();
-    for (int seed = 1; seed <= 90; seed++) {
+    for (int seed = 1; seed <= 60; seed++) {
         uint64_t s = 0x9e3779b97f4a7c15u * (uint64_t)seed;
         int shape = seed % 3;
         uint64_t n = 4 + rng_next(&s) % 36, dim = 1 + rng_next(&s) % 4;
@@ -141,7 +141,7 @@ END_TEST
 START_TEST(test_collapse_keeps_barcode_of_matrices_with_ties)
 {
     topoml_context *ctx = new_ctx();
-    for (int seed = 1; seed <= 90; seed++) {
+    for (int seed = 1; seed <= 60; seed++) {
         uint64_t s = 0xd1b54a32d192ed03u * (uint64_t)seed;
         uint64_t n = 3 + rng_next(&s) % 30, pairs = n * (n - 1) / 2;
         double *m = malloc(pairs * sizeof *m);
@@ -167,7 +167,7 @@ END_TEST
 START_TEST(test_collapse_keeps_barcode_of_sparse_input)
 {
     topoml_context *ctx = new_ctx();
-    for (int seed = 1; seed <= 60; seed++) {
+    for (int seed = 1; seed <= 40; seed++) {
         uint64_t s = 0xbf58476d1ce4e5b9u * (uint64_t)seed;
         uint64_t n = 3 + rng_next(&s) % 30;
         topoml_edge *e = malloc(n * n * sizeof *e);
@@ -239,7 +239,7 @@ START_TEST(test_collapse_grid_finds_every_edge)
     topoml_context *ctx = new_ctx();
     static const topoml_metric metrics[] = {TOPOML_METRIC_EUCLIDEAN, TOPOML_METRIC_MANHATTAN,
                                             TOPOML_METRIC_CHEBYSHEV, TOPOML_METRIC_COSINE};
-    for (int seed = 1; seed <= 24; seed++) {
+    for (int seed = 1; seed <= 18; seed++) {
         uint64_t s = 0x94d049bb133111ebu * (uint64_t)seed;
         uint64_t n = 150 + rng_next(&s) % 200, dim = 1 + (uint64_t)seed % 6;
         double *x = random_points(&s, seed % 2, n, dim);
@@ -355,12 +355,21 @@ START_TEST(test_collapse_refuses_bad_settings_and_limits)
     ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &o), TOPOML_E_INVALID);
     ck_assert(strstr(topoml_errmsg(ctx), "collapse") != NULL);
     ck_assert_ptr_null(bc);
-    /* The collapse's memory counts against the limit: refused, not taken. */
+    /* Under a limit too small for the work, collapse or not: refused. */
     o.collapse = TOPOML_COLLAPSE_ON;
     topoml_set_max_memory(ctx, 4096);
     ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &o), TOPOML_E_LIMIT);
-    ck_assert(strstr(topoml_errmsg(ctx), "collapse") != NULL);
     ck_assert_ptr_null(bc);
+    /* The collapse's own memory counts against the limit: refused, named. */
+    topoml_set_max_memory(ctx, 0);
+    topoml_edge *e = NULL;
+    uint64_t m = 0, left = 0;
+    ck_assert_int_eq(topoml_edges(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, &e, &m), TOPOML_OK);
+    topoml_set_max_memory(ctx, 4096);
+    bool declined = false;
+    ck_assert_int_eq(tm_collapse_edges(ctx, 300, e, m, 0.0, &left, &declined), TOPOML_E_LIMIT);
+    ck_assert(strstr(topoml_errmsg(ctx), "collapse") != NULL);
+    topoml_free(ctx, e);
     topoml_data_free(ctx, d);
     free(x);
     topoml_context_free(ctx);

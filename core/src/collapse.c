@@ -667,6 +667,16 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
             out->threshold = threshold;
             goto collapse;
         }
+        /* With no threshold the edges may be all the pairs: if they cannot
+         * fit, leave the input to the backend (it refuses the same size up
+         * front, before any pass over the pairs), rather than scanning. */
+        if (!(threshold < INFINITY)) {
+            uint64_t pairs = n * (n - 1) / 2;
+            if (pairs > UINT64_MAX / sizeof *edges ||
+                tm_check_memory(ctx, pairs * sizeof *edges, "the edges to collapse") !=
+                    TOPOML_OK)
+                return TOPOML_OK;
+        }
         double *rmax = tm_calloc(ctx, (size_t)n, sizeof *rmax);
         if (!rmax)
             return tm_nomem(ctx, (size_t)n * sizeof *rmax);

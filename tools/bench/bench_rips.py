@@ -51,13 +51,13 @@ def default_data():
 
 # name, file (relative to the data folder, or generated), format, dim, threshold
 CASES = [
-    ("projective_plane", "projective_plane.lower_distance_matrix", "lower-distance", 2, None),
-    ("random16", "random16.lower_distance_matrix", "lower-distance", 7, None),
-    ("sphere_3_192", "sphere_3_192.lower_distance_matrix", "lower-distance", 2, None),
     ("o3_1024", "o3_1024.txt", "point-cloud", 3, 1.8),
+    ("sphere_3_192", "sphere_3_192.lower_distance_matrix", "lower-distance", 2, None),
     ("o3_2048", "o3_2048.txt", "point-cloud", 2, 1.6),
     ("uniform_300_r3", "gen:uniform:300:3:1", "point-cloud", 2, None),
     ("uniform_2000_r3", "gen:uniform:2000:3:2", "point-cloud", 2, 0.25),
+    ("random16", "random16.lower_distance_matrix", "lower-distance", 7, None),
+    ("projective_plane", "projective_plane.lower_distance_matrix", "lower-distance", 2, None),
 ]
 BIG = [("o3_4096", "o3_4096.txt", "point-cloud", 3, 1.4)]
 
@@ -194,6 +194,13 @@ def versions(a):
     return v
 
 
+def save(doc, path):
+    doc["machine"]["load_average_end"] = os.getloadavg()
+    with open(path + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
 def table(doc):
     """The Markdown table of a result file: per case, each program's median
     and peak RSS, and the ratios of topoml's best to the others."""
@@ -268,6 +275,12 @@ def main():
                       2, 0.15))
     if a.only:
         cases = [c for c in cases if c[0] in a.only]
+    out = a.json
+    if not out:
+        folder = os.path.join(ROOT, "bench", "results")
+        os.makedirs(folder, exist_ok=True)
+        out = os.path.join(folder, "rips-cpu-%s.json" %
+                           datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M"))
     progs = programs(a, threads)
     if a.program:
         progs = [p for p in progs if any(p[0].startswith(x) for x in a.program)]
@@ -319,15 +332,7 @@ def main():
                 "%.1f" % (peak / 1024) if peak else "-",
                 {True: "same", False: "DIFFER", None: "-"}[same]))
             sys.stdout.flush()
-    doc["machine"]["load_average_end"] = os.getloadavg()
-    out = a.json
-    if not out:
-        folder = os.path.join(ROOT, "bench", "results")
-        os.makedirs(folder, exist_ok=True)
-        out = os.path.join(folder, "rips-cpu-%s.json" %
-                           datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M"))
-    with open(out, "w") as f:
-        json.dump(doc, f, indent=1)
+        save(doc, out)  # after every case: an interrupted run keeps what it measured
     print("(medians of %d runs, alternating; results in %s)" % (a.reps, out))
 
 

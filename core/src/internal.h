@@ -167,8 +167,6 @@ void tm_log(topoml_context *ctx, int level, const char *fmt, ...)
  * anything that grows with the input: tm_check_memory reports TOPOML_E_LIMIT
  * with the estimate when `bytes` exceeds it. `what` names the allocation. */
 uint64_t tm_max_memory(const topoml_context *ctx);
-/* The configuration's `threads:` (0: the backend's default). */
-uint32_t tm_threads(const topoml_context *ctx);
 int tm_check_memory(topoml_context *ctx, uint64_t bytes, const char *what);
 /* Where the limit comes from, for messages: "set by the caller", "max_memory
  * in FILE", "the default: the machine's physical memory" ... */
@@ -381,10 +379,12 @@ int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format f
 /* Collapse the flag filtration of `edges` (sorted by (d, i, j), i < j < n)
  * in place: on return its first *n_out entries are the edges that remain,
  * with their new values, and the flag filtration they span has the barcode
- * of the original in every dimension. A repeated edge leaves the list as it
- * is. TOPOML_E_LIMIT / _NOMEM when the working memory cannot be had. */
+ * of the original in every dimension. *declined (and the list left as it
+ * is) when fewer than min_removed of the longest tenth of the edges go
+ * (0: never declines), or an edge is repeated. TOPOML_E_LIMIT / _NOMEM when
+ * the working memory cannot be had. */
 int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint64_t n_edges,
-                      uint64_t *n_out);
+                      double min_removed, uint64_t *n_out, bool *declined);
 
 /* A Rips input after the edge collapse. */
 typedef struct tm_collapsed {
@@ -398,9 +398,9 @@ typedef struct tm_collapsed {
 /* The edges of `d` within min(threshold, enclosing radius) — the complex the
  * Rips engine would build — collapsed. out->done is false (and the input is
  * to be used as it is) for fewer than 3 points, for input the engine
- * refuses, so that the backend reports it, and when more than
- * max_density * n(n-1)/2 edges are within the threshold. */
+ * refuses, so that the backend reports it, and when the collapse declines
+ * (min_removed, as tm_collapse_edges). */
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
-                      double threshold, double max_density, tm_collapsed *out);
+                      double threshold, double min_removed, tm_collapsed *out);
 
 #endif /* TOPOML_INTERNAL_H */

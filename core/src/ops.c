@@ -266,12 +266,12 @@ static int check_barcode(topoml_context *ctx, const tm_backend *b, topoml_barcod
     return TOPOML_OK;
 }
 
-/* TOPOML_COLLAPSE_AUTO collapses only when at most this share of all pairs
- * is within the threshold (docs/architecture.md, "Edge collapse", has the
- * measurements): in a nearly complete graph, such as a small data set with
- * no threshold, few edges are dominated and the search costs more than the
- * reduction it saves. */
-#define TM_COLLAPSE_AUTO_DENSITY 0.5
+/* TOPOML_COLLAPSE_AUTO goes on with the collapse only if it removes at
+ * least this share of the longest tenth of the edges, the first it
+ * processes (docs/architecture.md, "Edge collapse", has the measurements):
+ * where few edges are dominated, as in sphere_3_192, the search costs more
+ * than the reduction it saves, and the probe costs a tenth of it. */
+#define TM_COLLAPSE_AUTO_PROBE 0.1
 /* The edge collapse stage: when it runs, `in` becomes the collapsed graph
  * (SPARSE, edges in col->edges) and col->threshold the threshold that goes
  * with it. */
@@ -281,8 +281,8 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
     /* H0 alone gains nothing from it. */
     if (o->max_dim == 0 || o->collapse == TOPOML_COLLAPSE_OFF)
         return TOPOML_OK;
-    double density = o->collapse == TOPOML_COLLAPSE_ON ? 1.0 : TM_COLLAPSE_AUTO_DENSITY;
-    int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, density, col);
+    double probe = o->collapse == TOPOML_COLLAPSE_ON ? 0.0 : TM_COLLAPSE_AUTO_PROBE;
+    int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, probe, col);
     if (rc != TOPOML_OK || !col->done)
         return rc;
     tm_log(ctx, TOPOML_LOG_INFO, "edge collapse: %llu of %llu edges remain (threshold %g)",
@@ -376,6 +376,8 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     topoml_barcode_v1 res;
     memset(&res, 0, sizeof res);
     res.struct_size = sizeof res;
+    if (o.n_threads)
+        call.n_threads = o.n_threads;
     double threshold = col.done ? col.threshold : o.threshold;
     topoml_rips_params_v1 p;
     memset(&p, 0, sizeof p);
@@ -383,7 +385,6 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     p.max_dim = o.max_dim;
     p.threshold = threshold;
     p.modulus = o.modulus;
-    p.n_threads = o.n_threads ? o.n_threads : tm_threads(ctx);
     tm_verify_call vc;
     tm_verify_begin(ctx, b, &in, &vc);
     if (op == TOPOML_OP_RIPS)

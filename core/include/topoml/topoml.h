@@ -303,9 +303,9 @@ typedef struct topoml_rips_options {
 /* topoml_rips_options.collapse. The edge collapse (Boissonnat and Pritam,
  * SoCG 2020) shrinks the flag complex before the backend reduces it; the
  * barcode is the same in every dimension (docs/architecture.md, "Edge
- * collapse"). AUTO collapses when max_dim >= 1 and the complex has enough
- * edges per point for the collapse to pay (docs/architecture.md says the
- * rule and the measurements behind it). */
+ * collapse"). AUTO collapses when max_dim >= 1 and goes on only if the
+ * first tenth of the work removes at least 10% of the edges it looks at
+ * (docs/architecture.md says why, with the measurements). */
 typedef enum topoml_collapse {
     TOPOML_COLLAPSE_AUTO = 0,
     TOPOML_COLLAPSE_ON = 1,

@@ -249,6 +249,8 @@ int tm_backend_start(topoml_context *ctx, tm_backend *b);
  * any) and, for rips, this dimension and modulus? */
 bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t op,
                    const topoml_input_v1 *in, uint32_t max_dim, uint32_t modulus);
+/* Does a RIPS capability record among `caps` say TOPOML_CAP_GENERATORS? */
+bool tm_caps_generators(const topoml_capability_v1 *caps, uint32_t n_caps);
 /* Decide the gate state of a probed backend. */
 void tm_gate_apply(topoml_context *ctx, tm_backend *b);
 /* tm_select is about to use a backend whose gate decision was left for

@@ -29,6 +29,7 @@ struct topoml_barcode {
     bool dense;            /* points or a matrix: every pair has a distance */
     uint32_t input_format; /* topoml_format of the data set */
     uint64_t points;
+    topoml_generator *generators; /* NULL unless TOPOML_RIPS_GENERATORS */
 };
 
 /* Bytes after a distance array that a backend must leave alone. */
@@ -246,6 +247,7 @@ void topoml_rips_options_init(topoml_rips_options *opts)
 static int check_barcode(topoml_context *ctx, const tm_backend *b, topoml_barcode_v1 *bc,
                          uint32_t max_dim)
 {
+    topoml_generator *g = bc->generators;
     uint32_t last = 0;
     uint64_t kept = 0;
     if (bc->max_dim > max_dim)
@@ -259,10 +261,64 @@ static int check_barcode(topoml_context *ctx, const tm_backend *b, topoml_barcod
                             "backend '%s' returned a bad interval %llu (dim %u, [%g,%g))",
                             b->name, (unsigned long long)k, v->dim, v->birth, v->death);
         last = v->dim;
-        if (v->death > v->birth)
-            bc->intervals[kept++] = *v;
+        if (!(v->death > v->birth))
+            continue;
+        if (g)
+            g[kept] = g[k];
+        bc->intervals[kept++] = *v;
     }
     bc->n_intervals = kept;
+    return TOPOML_OK;
+}
+
+/* Generators asked for: `b` if its rips capability says it gives them,
+ * else the built-in scalar reference (which always does). */
+static tm_backend *generators_backend(topoml_context *ctx, tm_backend *b, uint32_t op)
+{
+    if (op != TOPOML_OP_RIPS)
+        return b; /* H0 by union-find (max_dim 0 without a rips op): none */
+    if (tm_caps_generators(b->caps, b->n_caps))
+        return b;
+    tm_backend *ref = &ctx->backends[0];
+    tm_log(ctx, TOPOML_LOG_INFO,
+           "generators: backend '%s' does not give them; the %s reference computes the barcode",
+           b->name, ref->name);
+    snprintf(ctx->last_backend, sizeof ctx->last_backend, "%s", ref->name);
+    snprintf(ctx->last_reason, sizeof ctx->last_reason, "generators asked for; %s cannot give them",
+             b->name);
+    return ref;
+}
+
+/* Generators, when asked for, must have come back (one per interval, vertices
+ * below n, each edge's vertices ascending, or TOPOML_NO_VERTEX where the
+ * interval has no such edge); when not asked for, none may come back. */
+static int check_generators(topoml_context *ctx, const tm_backend *b, topoml_barcode_v1 *bc,
+                            uint64_t n, bool asked)
+{
+    if (!asked) {
+        if (bc->generators)
+            return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned generators not asked for",
+                            b->name);
+        return TOPOML_OK;
+    }
+    if (!bc->generators && bc->n_intervals > 0)
+        return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned no generators", b->name);
+    for (uint64_t k = 0; k < bc->n_intervals; k++) {
+        const topoml_generator *g = &bc->generators[k];
+        const topoml_interval *v = &bc->intervals[k];
+        const bool need_birth = v->dim > 0, need_death = !isinf(v->death);
+        const uint32_t *e[2] = {g->birth, g->death};
+        const bool need[2] = {need_birth, need_death};
+        for (int t = 0; t < 2; t++) {
+            bool ok = need[t] ? e[t][0] < e[t][1] && e[t][1] < n
+                              : e[t][0] == TOPOML_NO_VERTEX && e[t][1] == TOPOML_NO_VERTEX;
+            if (!ok)
+                return tm_error(ctx, TOPOML_E_PLUGIN,
+                                "backend '%s' returned a bad %s edge (%u, %u) for interval %llu",
+                                b->name, t ? "death" : "birth", e[t][0], e[t][1],
+                                (unsigned long long)k);
+        }
+    }
     return TOPOML_OK;
 }
 
@@ -319,6 +375,15 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         return tm_error(ctx, TOPOML_E_INVALID, "unknown metric %u", o.metric);
     if (o.collapse > TOPOML_COLLAPSE_OFF)
         return tm_error(ctx, TOPOML_E_INVALID, "unknown collapse setting %u", o.collapse);
+    if (o.flags & ~TOPOML_RIPS_GENERATORS)
+        return tm_error(ctx, TOPOML_E_INVALID, "unknown rips flags 0x%x", o.flags);
+    const bool want_gens = (o.flags & TOPOML_RIPS_GENERATORS) != 0;
+    if (want_gens && o.collapse != TOPOML_COLLAPSE_OFF && o.max_dim > 0) {
+        /* The collapse gives edges later filtration values: the edges of
+         * the collapsed complex are not the ones of the input's lengths. */
+        tm_log(ctx, TOPOML_LOG_INFO, "generators asked for: no edge collapse");
+        o.collapse = TOPOML_COLLAPSE_OFF;
+    }
 
     /* Without a threshold every pair of a point cloud is looked at and,
      * unless few are within the enclosing radius, kept: the distance matrix
@@ -363,6 +428,8 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         tm_free(ctx, col.edges);
         return rc;
     }
+    if (want_gens)
+        b = generators_backend(ctx, b, op);
 
     struct topoml_barcode *bc = tm_calloc(ctx, 1, sizeof *bc);
     if (!bc) {
@@ -385,6 +452,7 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     p.max_dim = o.max_dim;
     p.threshold = threshold;
     p.modulus = o.modulus;
+    p.flags = want_gens ? TOPOML_RIPS_PARAM_GENERATORS : 0;
     tm_verify_call vc;
     tm_verify_begin(ctx, b, &in, &vc);
     if (op == TOPOML_OP_RIPS)
@@ -404,12 +472,16 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         rc = vrc;
     if (rc != TOPOML_OK && rc != TOPOML_E_CANCELLED) {
         tm_free(ctx, res.intervals);
+        tm_free(ctx, res.generators);
         tm_free(ctx, bc);
         return backend_error(ctx, b, rc, msg);
     }
-    int crc = check_barcode(ctx, b, &res, o.max_dim);
+    int crc = check_generators(ctx, b, &res, data->n, want_gens && op == TOPOML_OP_RIPS);
+    if (crc == TOPOML_OK)
+        crc = check_barcode(ctx, b, &res, o.max_dim);
     if (crc != TOPOML_OK) {
         tm_free(ctx, res.intervals);
+        tm_free(ctx, res.generators);
         tm_free(ctx, bc);
         return crc;
     }
@@ -428,6 +500,7 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     bc->complete = rc == TOPOML_OK ? 1 : 0;
     bc->n = res.n_intervals;
     bc->intervals = res.intervals;
+    bc->generators = res.generators;
     *out = bc;
     if (rc == TOPOML_E_CANCELLED) {
         if (res.n_intervals == 0 && data->n > 0)
@@ -443,6 +516,7 @@ void topoml_barcode_free(topoml_barcode *bc)
         return;
     topoml_context *ctx = bc->ctx;
     tm_free(ctx, bc->intervals);
+    tm_free(ctx, bc->generators);
     tm_free(ctx, bc);
 }
 
@@ -473,6 +547,13 @@ int topoml_barcode_cut_off(const topoml_barcode *bc, uint64_t k)
     if (!bc || k >= bc->n)
         return TOPOML_E_INVALID;
     return interval_cut_off(bc, k) ? 1 : 0;
+}
+
+const topoml_generator *topoml_barcode_generators(const topoml_barcode *bc, uint64_t *n)
+{
+    if (n)
+        *n = bc && bc->generators ? bc->n : 0;
+    return bc ? bc->generators : NULL;
 }
 
 /* Ripser prints with the stream default: 6 significant digits, which is

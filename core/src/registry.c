@@ -358,6 +358,14 @@ bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t o
     return false;
 }
 
+bool tm_caps_generators(const topoml_capability_v1 *caps, uint32_t n_caps)
+{
+    for (uint32_t i = 0; i < n_caps; i++)
+        if (caps[i].op == TOPOML_OP_RIPS && (caps[i].features & TOPOML_CAP_GENERATORS))
+            return true;
+    return false;
+}
+
 /* Does `b` claim `op` for this input and these parameters? On no, `why`
  * says what is missing. */
 static bool capable(const tm_backend *b, uint32_t op, const topoml_input_v1 *in,

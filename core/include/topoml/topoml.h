@@ -298,7 +298,16 @@ typedef struct topoml_rips_options {
     uint32_t n_threads;   /* threads a multi-threaded backend may use; 0: the
                              configuration's `threads:`, else every core this
                              process may run on (sched_getaffinity) */
+    /* Appended in 0.3: */
+    uint32_t flags;       /* TOPOML_RIPS_* bits (default 0) */
 } topoml_rips_options;
+
+/* topoml_rips_options.flags. GENERATORS: also compute, for every interval,
+ * the edges whose lengths are its birth and death values (giotto-ph's
+ * return_generators; topoml_barcode_generators). If the chosen backend
+ * cannot (its capability record lacks TOPOML_CAP_GENERATORS), the built-in
+ * scalar reference computes the barcode instead, and says so in the log. */
+#define TOPOML_RIPS_GENERATORS 1u
 
 /* topoml_rips_options.collapse. The edge collapse (Boissonnat and Pritam,
  * SoCG 2020) shrinks the flag complex before the backend reduces it; the
@@ -328,6 +337,13 @@ TOPOML_API int topoml_barcode_complete(const topoml_barcode *barcode);
 /* All intervals, grouped by dimension ascending; *n gets the count. */
 TOPOML_API const topoml_interval *topoml_barcode_intervals(const topoml_barcode *barcode,
                                                            uint64_t *n);
+/* The generators of the intervals (topoml_generator, types.h): entry k
+ * belongs to interval k of topoml_barcode_intervals, *n gets the same
+ * count. NULL (and *n = 0) unless the barcode was computed with
+ * TOPOML_RIPS_GENERATORS. Dimension 0 has no birth edge; an infinite death
+ * has no death edge (TOPOML_NO_VERTEX). */
+TOPOML_API const topoml_generator *topoml_barcode_generators(const topoml_barcode *barcode,
+                                                             uint64_t *n);
 
 /* The threshold the barcode was computed with (+INFINITY: none; NaN for a
  * NULL barcode). */

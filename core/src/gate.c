@@ -19,6 +19,7 @@
  * is made often (every CLI run, every host thread), and certifying every
  * plugin found would make each one pay for plugins it never calls.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -163,7 +164,8 @@ static bool usable_tool(const char *path)
 
 /* Find topoml-conformance: next to the running program (the topoml CLI and
  * the tool are installed, and built, side by side), in the build tree when
- * this code runs from there, else in the installed bindir. */
+ * this code runs from there, beside the library's own folder, else in the
+ * installed bindir. */
 static bool find_tool(char *out, size_t size)
 {
     char self[PATH_MAX];
@@ -183,6 +185,25 @@ static bool find_tool(char *out, size_t size)
         (size_t)snprintf(out, size, "%s/" CONFORMANCE_TOOL, TOPOML_BUILD_TOOL_DIR) < size &&
         usable_tool(out))
         return true;
+#endif
+#ifdef TOPOML_INSTALL_LIBDIR_NAME
+    /* An installed tree that was moved, or installed into a Python package:
+     * the tool is in <prefix>/bin beside the <prefix>/<libdir> that holds
+     * the object running this code (libtopoml.so in a host that is not ours,
+     * such as the Python interpreter). */
+    Dl_info info;
+    char lib[PATH_MAX];
+    if (dladdr((void *)find_tool, &info) && info.dli_fname && realpath(info.dli_fname, lib)) {
+        const char *libdir = "/" TOPOML_INSTALL_LIBDIR_NAME;
+        char *slash = strrchr(lib, '/');
+        size_t len = slash ? (size_t)(slash - lib) : 0, tail = strlen(libdir);
+        if (slash && len >= tail && strncmp(lib + len - tail, libdir, tail) == 0) {
+            lib[len - tail] = '\0';
+            if ((size_t)snprintf(out, size, "%s/bin/" CONFORMANCE_TOOL, lib) < size &&
+                usable_tool(out))
+                return true;
+        }
+    }
 #endif
 #ifdef TOPOML_INSTALL_BINDIR
     if ((size_t)snprintf(out, size, "%s/" CONFORMANCE_TOOL, TOPOML_INSTALL_BINDIR) < size &&

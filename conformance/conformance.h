@@ -107,6 +107,22 @@ void tc_suite_free(tc_suite *s);
  * match one of the globs (none given: all)? */
 bool tc_case_selected(const tc_case *c, tc_tier tier, char *const *globs, size_t n_globs);
 
+/* ---- cases derived from capability records (generated.c) ---- */
+
+typedef struct tc_plugin tc_plugin; /* below */
+
+/* The cases the plugins' capability records call for (their union: a case
+ * one plugin does not claim is NOT_SUPPORTED for it), named "gen/<op>/...",
+ * tier quick, inputs drawn from `seed`. false only when out of memory. */
+bool tc_generate_cases(const tc_plugin *plugins, size_t n_plugins, uint64_t seed,
+                       double ulps, tc_case **out, size_t *n_out);
+
+/* The name of the case that stands for the long-lived checks
+ * (tc_plugin_soak); its op is TOPOML_OP_COUNT ("all"). */
+#define TC_LONGLIVED_CASE "longlived/repeated-calls"
+/* Calls the long-lived process makes, cycling through its cases. */
+#define TC_LONGLIVED_CALLS 64
+
 /* ---- inputs (generate.c) ---- */
 
 /* What a case works on. `points` / `condensed` are always f64; the f32
@@ -197,7 +213,7 @@ void tc_grade(tc_verdict *v);
 
 /* ---- the plugin under test (subject.c) ---- */
 
-typedef struct tc_plugin {
+struct tc_plugin {
     char path[4096]; /* canonical */
     char file_sha256[65];
     bool loaded;     /* negotiated, created, probed, capabilities read */
@@ -214,7 +230,7 @@ typedef struct tc_plugin {
     tc_verdict *verdicts; /* one per selected case */
     size_t n_run;         /* verdicts[0 .. n_run) are results */
     bool stopped;         /* --fail-fast stopped it after a bad result */
-} tc_plugin;
+};
 
 /* Negotiate, create, probe and read the capabilities of a plugin file in a
  * child process. Always fills `p` (loaded false with p->load on failure). */
@@ -224,6 +240,18 @@ void tc_plugin_free(tc_plugin *p);
 /* Run one case's op on the plugin in a child process and grade it. */
 void tc_plugin_run(const tc_plugin *p, topoml_context *ref, const tc_case *c, const tc_input *in,
                    const tc_reference *r, double timeout_s, bool verbose, tc_verdict *v);
+
+/* The long-lived checks: ONE child process loads the plugin once and makes
+ * TC_LONGLIVED_CALLS calls, cycling through `cases` (those it claims), and
+ * fails the plugin at the first call whose answer is not the reference's
+ * (a plugin that turns wrong on its 51st call), that changes its input,
+ * writes to stdout or stderr, leaves allocations from the host allocator
+ * outstanding, grows the process by more than a leak allowance, or writes
+ * past an output array. v->detail names the call and the check, and gives
+ * the time per call. */
+void tc_plugin_soak(const tc_plugin *p, topoml_context *ref, const tc_case *const *cases,
+                    const tc_input *inputs, const tc_reference *refs, size_t n_cases,
+                    double timeout_s, bool verbose, tc_verdict *v);
 
 /* ---- a child process with a deadline (isolate.c) ---- */
 
@@ -257,6 +285,8 @@ typedef struct tc_run {
     char cpu_sha256[65];
     char date[32];
     char **certificates; /* per plugin: the certificate written, or NULL */
+    uint64_t seed;       /* of the generated cases */
+    size_t n_generated;  /* how many of the cases are generated */
 } tc_run;
 
 /* The worst result of a plugin's cases, and counts per result. */

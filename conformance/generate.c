@@ -153,6 +153,14 @@ static bool generate_points(const tc_case *c, tc_input *in, char *err, size_t er
                 rest /= c->side;
             }
         }
+    } else if (!strcmp(g, "crosspolytope")) {
+        /* The vertices +-e_i of the cross-polytope in k+1 dimensions: its
+         * Rips complex between sqrt(2) and 2 is the boundary, a k-sphere, so
+         * H_k has a class there; every distance is sqrt(2) or 2 (ties). */
+        if (dim < (uint64_t)c->k + 1 || n != 2 * ((uint64_t)c->k + 1))
+            return gen_fail(err, err_size, c, "crosspolytope needs dim > k and n = 2(k+1)");
+        for (uint64_t i = 0; i < n; i++)
+            p[i * dim + i / 2] = i % 2 ? -c->radius : c->radius;
     } else if (!strcmp(g, "duplicates")) {
         uint64_t copies = c->k ? c->k : 2, distinct = (n + copies - 1) / copies;
         for (uint64_t k = 0; k < distinct * dim && k < n * dim; k++)

@@ -77,6 +77,49 @@ static int reference_data(topoml_context *ref, const tc_input *in, const tc_refe
     return topoml_data_from_condensed(ref, out, in->n, r->dist);
 }
 
+static int bar_cmp(const void *a, const void *b)
+{
+    const topoml_interval *x = a, *y = b;
+    if (x->dim != y->dim)
+        return x->dim < y->dim ? -1 : 1;
+    if (x->birth != y->birth)
+        return x->birth < y->birth ? -1 : 1;
+    return x->death < y->death ? -1 : x->death > y->death;
+}
+
+/* The core's edge collapse must not change the reference's barcode: the
+ * same case with the collapse on gives the same bars, exactly. */
+static bool collapse_agrees(topoml_context *ref, const tc_case *c, topoml_data *d,
+                            const topoml_rips_options *off, const tc_reference *r, char *err,
+                            size_t err_size)
+{
+    topoml_rips_options o = *off;
+    o.collapse = TOPOML_COLLAPSE_ON;
+    topoml_barcode *bc = NULL;
+    if (topoml_barcode_compute(ref, &bc, d, &o) != TOPOML_OK)
+        return ref_fail(ref, c, "barcode with the edge collapse", err, err_size);
+    uint64_t n = 0;
+    const topoml_interval *iv = topoml_barcode_intervals(bc, &n);
+    topoml_interval *a = malloc((n + r->n_bars + 1) * sizeof *a);
+    bool same = a != NULL && n == r->n_bars;
+    if (same) {
+        memcpy(a, iv, n * sizeof *a);
+        memcpy(a + n, r->bars, n * sizeof *a);
+        qsort(a, n, sizeof *a, bar_cmp);
+        qsort(a + n, n, sizeof *a, bar_cmp);
+        for (uint64_t k = 0; k < n && same; k++)
+            same = bar_cmp(&a[k], &a[n + k]) == 0;
+    }
+    free(a);
+    topoml_barcode_free(bc);
+    if (!same)
+        snprintf(err, err_size,
+                 "case %s: the reference's barcode with the edge collapse differs from the one "
+                 "without (%llu bars against %llu)",
+                 c->name, (unsigned long long)n, (unsigned long long)r->n_bars);
+    return same;
+}
+
 static bool reference_barcode(topoml_context *ref, const tc_case *c, topoml_data *d,
                               uint32_t max_dim, tc_reference *r, char *err, size_t err_size)
 {
@@ -85,6 +128,7 @@ static bool reference_barcode(topoml_context *ref, const tc_case *c, topoml_data
     o.max_dim = max_dim;
     o.threshold = c->threshold;
     o.modulus = c->modulus;
+    o.collapse = TOPOML_COLLAPSE_OFF;
     topoml_barcode *bc = NULL;
     if (topoml_barcode_compute(ref, &bc, d, &o) != TOPOML_OK)
         return ref_fail(ref, c, "barcode", err, err_size);
@@ -99,6 +143,8 @@ static bool reference_barcode(topoml_context *ref, const tc_case *c, topoml_data
         snprintf(err, err_size, "case %s: out of memory", c->name);
         return false;
     }
+    if (c->op == TOPOML_OP_RIPS && max_dim >= 1)
+        return collapse_agrees(ref, c, d, &o, r, err, err_size);
     return true;
 }
 

@@ -60,6 +60,9 @@ void tc_report_table(const tc_run *run, FILE *f)
     fprintf(f, "topoml-conformance %s, ABI v%u, suite %s, tier %s, %zu cases\n", topoml_version(),
             TOPOML_ABI_VERSION, run->suite->version, tc_tier_name(run->tier), run->n_cases);
     fprintf(f, "machine: %s\n", run->cpu_model);
+    if (run->n_generated)
+        fprintf(f, "%zu of the cases generated from the capability records, seed %llu\n",
+                run->n_generated, (unsigned long long)run->seed);
     for (size_t i = 0; i < run->n_plugins; i++) {
         const tc_plugin *p = &run->plugins[i];
         fprintf(f, "\n== %s %s (%s) — %s\n", p->name, p->version, p->vendor, p->path);
@@ -117,7 +120,7 @@ static void json_num(FILE *f, double x)
 static const char *op_name(uint32_t op)
 {
     static const char *names[] = {"distances", "edges", "h0", "rips", "image"};
-    return op < 5 ? names[op] : "?";
+    return op < 5 ? names[op] : op == TOPOML_OP_COUNT ? "all" : "?";
 }
 
 bool tc_report_json(const tc_run *run, const char *path)
@@ -129,7 +132,8 @@ bool tc_report_json(const tc_run *run, const char *path)
     json_str(f, topoml_version());
     fprintf(f, ",\"abi_version\":%u,\"suite_version\":", TOPOML_ABI_VERSION);
     json_str(f, run->suite->version);
-    fprintf(f, ",\"tier\":\"%s\",\"date\":", tc_tier_name(run->tier));
+    fprintf(f, ",\"tier\":\"%s\",\"seed\":%llu,\"generated_cases\":%zu,\"date\":",
+            tc_tier_name(run->tier), (unsigned long long)run->seed, run->n_generated);
     json_str(f, run->date);
     fprintf(f, ",\"machine\":{\"cpu_model\":");
     json_str(f, run->cpu_model);

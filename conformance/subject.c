@@ -17,6 +17,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "conformance.h"
@@ -206,17 +208,22 @@ static void parse_answer(const tc_child *ch, answer *a)
 typedef struct child_job {
     const char *path;
     bool verbose;
+    const topoml_allocator *allocator; /* NULL: malloc */
     /* for a case (NULL when only identifying) */
     const tc_case *c;
     const tc_input *in;
     const tc_reference *r;
 } child_job;
 
+/* Where the plugin's log messages go: stderr, or during the long-lived
+ * checks (which watch stderr for the plugin's own writes) a copy of it. */
+static int log_fd = 2;
+
 static void child_log(void *user, int level, const char *message)
 {
     (void)user;
     static const char *names[] = {"error", "warn", "info", "debug"};
-    fprintf(stderr, "  [plugin %s] %s\n", level >= 0 && level < 4 ? names[level] : "?", message);
+    dprintf(log_fd, "  [plugin %s] %s\n", level >= 0 && level < 4 ? names[level] : "?", message);
 }
 
 /* Load and start the plugin in this (child) process. On failure the reason
@@ -224,7 +231,8 @@ static void child_log(void *user, int level, const char *message)
 static bool child_start(int fd, const child_job *job, topoml_context **ctx, tm_backend *b)
 {
     topoml_context_options o = {.struct_size = sizeof o,
-                                .flags = TOPOML_CTX_NO_ENV | TOPOML_CTX_NO_PLUGINS};
+                                .flags = TOPOML_CTX_NO_ENV | TOPOML_CTX_NO_PLUGINS,
+                                .allocator = job->allocator};
     if (topoml_context_new(ctx, &o) != TOPOML_OK) {
         put_text(fd, REC_LOAD_FAILED, "cannot make a context in the child");
         return false;
@@ -308,30 +316,24 @@ static bool guard_intact(const unsigned char *end)
     return true;
 }
 
-static int child_run(int fd, void *arg)
+/* Run the case's op once on a started backend and put the answer (status,
+ * message, result) into `out` in the layout grade_answer reads. Stage
+ * records go to fd. */
+static void run_op(int fd, const child_job *job, topoml_context *ctx, tm_backend *b, buf *out)
 {
-    const child_job *job = arg;
     const tc_case *c = job->c;
-    topoml_context *ctx = NULL;
-    tm_backend b;
-    if (!child_start(fd, job, &ctx, &b)) {
-        put_record(fd, REC_END, NULL, 0);
-        topoml_context_free(ctx);
-        return 0;
-    }
-    buf out = {0};
     char msg[1024];
     topoml_call_v1 call;
     tm_call_init(ctx, &call, msg, sizeof msg);
     topoml_input_v1 in;
     tc_input_view(job->in, c, &in);
-    int rc = b.probe_status;
+    int rc = b->probe_status;
     char stage[64];
     snprintf(stage, sizeof stage, "op %s", tm_op_name(c->op));
     if (rc != TOPOML_OK) {
-        snprintf(msg, sizeof msg, "probe failed in this process: %.900s", b.probe_message);
-        put_u32(&out, (uint32_t)rc);
-        put_str(&out, msg);
+        snprintf(msg, sizeof msg, "probe failed in this process: %.900s", b->probe_message);
+        put_u32(out, (uint32_t)rc);
+        put_str(out, msg);
     } else if (c->op == TOPOML_OP_DISTANCES || c->op == TOPOML_OP_IMAGE) {
         /* The host sizes these outputs; a guard after them catches a plugin
          * that writes past the end. */
@@ -363,15 +365,15 @@ static int child_run(int fd, void *arg)
             memset(o + count * elem, GUARD_BYTE, GUARD_BYTES);
             put_text(fd, REC_STAGE, stage);
             rc = c->op == TOPOML_OP_DISTANCES
-                     ? b.vt->distances(b.state, &call, &in, o)
-                     : b.vt->image(b.state, &call, &ip, k, offsets, pairs, (double *)o);
+                     ? b->vt->distances(b->state, &call, &in, o)
+                     : b->vt->image(b->state, &call, &ip, k, offsets, pairs, (double *)o);
         }
-        put_u32(&out, (uint32_t)rc);
-        put_str(&out, rc == TOPOML_OK ? "" : msg);
+        put_u32(out, (uint32_t)rc);
+        put_str(out, rc == TOPOML_OK ? "" : msg);
         if (rc == TOPOML_OK) {
-            put_u32(&out, guard_intact(o + count * elem));
-            put_u64(&out, count);
-            put(&out, o, (size_t)(count * elem));
+            put_u32(out, guard_intact(o + count * elem));
+            put_u64(out, count);
+            put(out, o, (size_t)(count * elem));
         }
         free(o);
         free(offsets);
@@ -380,15 +382,15 @@ static int child_run(int fd, void *arg)
         topoml_edge *e = NULL;
         uint64_t n = 0;
         put_text(fd, REC_STAGE, stage);
-        rc = b.vt->edges(b.state, &call, &in, c->threshold, &e, &n);
-        put_u32(&out, (uint32_t)rc);
-        put_str(&out, rc == TOPOML_OK ? "" : msg);
+        rc = b->vt->edges(b->state, &call, &in, c->threshold, &e, &n);
+        put_u32(out, (uint32_t)rc);
+        put_str(out, rc == TOPOML_OK ? "" : msg);
         if (rc == TOPOML_OK) {
             if (n && !e)
                 n = UINT64_MAX; /* "n edges, no array": the parent fails it */
-            put_u64(&out, n);
+            put_u64(out, n);
             if (e && n != UINT64_MAX)
-                put(&out, e, (size_t)(n * sizeof *e));
+                put(out, e, (size_t)(n * sizeof *e));
         }
         if (e)
             call.free(call.host_data, e);
@@ -398,24 +400,38 @@ static int child_run(int fd, void *arg)
         bc.struct_size = sizeof bc;
         put_text(fd, REC_STAGE, stage);
         if (c->op == TOPOML_OP_H0) {
-            rc = b.vt->h0(b.state, &call, &in, c->threshold, &bc);
+            rc = b->vt->h0(b->state, &call, &in, c->threshold, &bc);
         } else {
             topoml_rips_params_v1 p = {sizeof p, c->max_dim, c->threshold, c->modulus, 0};
-            rc = b.vt->rips(b.state, &call, &in, &p, &bc);
+            rc = b->vt->rips(b->state, &call, &in, &p, &bc);
         }
-        put_u32(&out, (uint32_t)rc);
-        put_str(&out, rc == TOPOML_OK ? "" : msg);
+        put_u32(out, (uint32_t)rc);
+        put_str(out, rc == TOPOML_OK ? "" : msg);
         if (rc == TOPOML_OK) {
             uint64_t n = bc.n_intervals && !bc.intervals ? UINT64_MAX : bc.n_intervals;
-            put_u32(&out, bc.max_dim);
-            put_u32(&out, bc.complete);
-            put_u64(&out, n);
+            put_u32(out, bc.max_dim);
+            put_u32(out, bc.complete);
+            put_u64(out, n);
             if (n != UINT64_MAX)
-                put(&out, bc.intervals, (size_t)(n * sizeof *bc.intervals));
+                put(out, bc.intervals, (size_t)(n * sizeof *bc.intervals));
         }
         if (bc.intervals)
             call.free(call.host_data, bc.intervals);
     }
+}
+
+static int child_run(int fd, void *arg)
+{
+    const child_job *job = arg;
+    topoml_context *ctx = NULL;
+    tm_backend b;
+    if (!child_start(fd, job, &ctx, &b)) {
+        put_record(fd, REC_END, NULL, 0);
+        topoml_context_free(ctx);
+        return 0;
+    }
+    buf out = {0};
+    run_op(fd, job, ctx, &b, &out);
     if (out.failed) {
         free(out.p);
         out = (buf){0};
@@ -426,6 +442,259 @@ static int child_run(int fd, void *arg)
     free(out.p);
     child_stop(fd, ctx, &b);
     put_record(fd, REC_END, NULL, 0);
+    return 0;
+}
+
+/* ---- the long-lived checks: one process, many calls ---- */
+
+static const char *unclaimed(const tc_plugin *p, const tc_case *c, const tc_input *in);
+static void grade_answer(topoml_context *ref, const tc_case *c, const tc_input *in,
+                         const tc_reference *r, cursor *res, tc_verdict *v);
+
+/* The host allocator of the long-lived process: counts what is live. */
+typedef struct counting {
+    int64_t live;
+} counting;
+
+static void *count_alloc(void *user, size_t size)
+{
+    void *p = malloc(size ? size : 1);
+    if (p)
+        ((counting *)user)->live++;
+    return p;
+}
+
+static void *count_realloc(void *user, void *ptr, size_t size)
+{
+    if (!ptr)
+        return count_alloc(user, size);
+    return realloc(ptr, size ? size : 1);
+}
+
+static void count_free(void *user, void *ptr)
+{
+    if (ptr) {
+        ((counting *)user)->live--;
+        free(ptr);
+    }
+}
+
+/* FNV-1a over the bytes the plugin is given (points, distances, edges). */
+static uint64_t fnv(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t k = 0; k < n; k++)
+        h = (h ^ p[k]) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t input_hash(const tc_input *in, const tc_case *c)
+{
+    topoml_input_v1 v;
+    tc_input_view(in, c, &v);
+    uint64_t h = 0xcbf29ce484222325ull, pairs = v.n * (v.n ? v.n - 1 : 0) / 2;
+    size_t elem = v.dtype == TOPOML_F32 ? sizeof(float) : sizeof(double);
+    if (v.kind == TOPOML_INPUT_POINTS && v.data)
+        h = fnv(h, v.data, (size_t)(v.n * v.dim) * elem);
+    else if (v.kind == TOPOML_INPUT_CONDENSED && v.data)
+        h = fnv(h, v.data, (size_t)pairs * elem);
+    else if (v.kind == TOPOML_INPUT_SPARSE && v.edges)
+        h = fnv(h, v.edges, (size_t)v.n_edges * sizeof *v.edges);
+    return h;
+}
+
+/* The process's size in bytes (virtual: a leak need not touch its pages). */
+static uint64_t process_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long pages = 0;
+    if (f) {
+        if (fscanf(f, "%llu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Growth of the process beyond which the repeated calls count as a leak. */
+#define LEAK_ALLOWANCE ((uint64_t)32 << 20)
+
+typedef struct soak_job {
+    child_job base;
+    topoml_context *ref;
+    const tc_plugin *p;
+    const tc_case *const *cases;
+    const tc_input *inputs;
+    const tc_reference *refs;
+    size_t n_cases;
+} soak_job;
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* What the plugin wrote into a capture file during a call: the byte count,
+ * and the start of it in `sample`. */
+static long captured(int fd, char *sample, size_t size)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size <= 0) {
+        sample[0] = '\0';
+        return 0;
+    }
+    ssize_t r = pread(fd, sample, size - 1, 0);
+    sample[r > 0 ? r : 0] = '\0';
+    for (char *q = sample; *q; q++)
+        if ((unsigned char)*q < 32)
+            *q = ' ';
+    return (long)st.st_size;
+}
+
+static int child_soak(int fd, void *arg)
+{
+    soak_job *job = arg;
+    tc_verdict v;
+    memset(&v, 0, sizeof v);
+    counting count = {0};
+    topoml_allocator alloc = {count_alloc, count_realloc, count_free, &count};
+    job->base.allocator = &alloc;
+    /* stdout and stderr go to capture files during every call; the
+     * plugin's log messages to a copy of stderr. */
+    fflush(stdout);
+    fflush(stderr);
+    int saved_out = dup(1), saved_err = dup(2);
+    FILE *cap_out = tmpfile(), *cap_err = tmpfile();
+    if (saved_out < 0 || saved_err < 0 || !cap_out || !cap_err) {
+        put_text(fd, REC_LOAD_FAILED, "the test harness cannot capture stdout and stderr");
+        put_record(fd, REC_END, NULL, 0);
+        return 0;
+    }
+    log_fd = saved_err;
+    topoml_context *ctx = NULL;
+    tm_backend b;
+    if (!child_start(fd, &job->base, &ctx, &b)) {
+        put_record(fd, REC_END, NULL, 0);
+        topoml_context_free(ctx);
+        return 0;
+    }
+    size_t claimed[64], n_claimed = 0;
+    for (size_t k = 0; k < job->n_cases && n_claimed < 64; k++)
+        if (job->p->has_op[job->cases[k]->op] &&
+            !unclaimed(job->p, job->cases[k], &job->inputs[k]))
+            claimed[n_claimed++] = k;
+    double total = 0, worst = 0;
+    int calls = 0;
+    uint64_t baseline = 0;
+    /* Every op gets TC_LONGLIVED_CALLS calls: a plugin may count the calls
+     * of one op. */
+    bool op_seen[TOPOML_OP_COUNT] = {false};
+    int n_ops = 0, n_calls;
+    for (size_t q = 0; q < n_claimed; q++)
+        if (!op_seen[job->cases[claimed[q]]->op]) {
+            op_seen[job->cases[claimed[q]]->op] = true;
+            n_ops++;
+        }
+    n_calls = TC_LONGLIVED_CALLS * n_ops;
+    for (int call = 0; n_claimed && call < n_calls && v.result == TC_PASS; call++) {
+        size_t k = claimed[(size_t)call % n_claimed];
+        const tc_case *c = job->cases[k];
+        char stage[240];
+        snprintf(stage, sizeof stage, "call %d (%s)", call + 1, c->name);
+        put_text(fd, REC_STAGE, stage);
+        child_job one = job->base;
+        one.c = c;
+        one.in = &job->inputs[k];
+        one.r = &job->refs[k];
+        uint64_t before = input_hash(one.in, c);
+        int64_t live = count.live;
+        char out_sample[81], err_sample[81];
+        if (ftruncate(fileno(cap_out), 0) != 0 || ftruncate(fileno(cap_err), 0) != 0 ||
+            dup2(fileno(cap_out), 1) < 0 || dup2(fileno(cap_err), 2) < 0) {
+            v.result = TC_FAIL;
+            snprintf(v.detail, sizeof v.detail, "the test harness cannot capture stdout");
+            break;
+        }
+        buf out = {0};
+        double t0 = now_seconds();
+        run_op(-1, &one, ctx, &b, &out);
+        double dt = now_seconds() - t0;
+        fflush(stdout);
+        fflush(stderr);
+        dup2(saved_out, 1);
+        dup2(saved_err, 2);
+        calls++;
+        total += dt;
+        worst = dt > worst ? dt : worst;
+        long wrote_out = captured(fileno(cap_out), out_sample, sizeof out_sample);
+        long wrote_err = captured(fileno(cap_err), err_sample, sizeof err_sample);
+        uint64_t size = process_bytes();
+        if (out.failed) {
+            v.result = TC_FAIL;
+            snprintf(v.detail, sizeof v.detail, "the test harness ran out of memory");
+        } else if (wrote_out || wrote_err) {
+            v.result = TC_FAIL;
+            snprintf(v.detail, sizeof v.detail,
+                     "call %d (%.100s): wrote %ld bytes to %s ('%.60s'); a plugin logs through "
+                     "the host, never to the host's streams",
+                     call + 1, c->name, wrote_out ? wrote_out : wrote_err,
+                     wrote_out ? "stdout" : "stderr", wrote_out ? out_sample : err_sample);
+        } else if (input_hash(one.in, c) != before) {
+            v.result = TC_FAIL;
+            snprintf(v.detail, sizeof v.detail,
+                     "call %d (%.100s): changed its input, which belongs to the caller and is "
+                     "read-only",
+                     call + 1, c->name);
+        } else if (count.live != live) {
+            v.result = TC_FAIL;
+            snprintf(v.detail, sizeof v.detail,
+                     "call %d (%.100s): %lld allocations from the host allocator still live after "
+                     "the call",
+                     call + 1, c->name, (long long)(count.live - live));
+        } else if (baseline && size > baseline + LEAK_ALLOWANCE) {
+            v.result = TC_FAIL;
+            snprintf(v.detail, sizeof v.detail,
+                     "call %d (%.100s): the process grew by %llu MiB since call %zu and keeps "
+                     "growing: memory is not returned",
+                     call + 1, c->name, (unsigned long long)((size - baseline) >> 20), n_claimed);
+        } else {
+            cursor res = {out.p, out.len, false};
+            tc_verdict cv;
+            memset(&cv, 0, sizeof cv);
+            grade_answer(job->ref, c, one.in, one.r, &res, &cv);
+            if (!tc_result_ok(cv.result)) {
+                v.result = cv.result == TC_CRASH ? TC_FAIL : cv.result;
+                v.error = cv.error;
+                v.bound = cv.bound;
+                snprintf(v.detail, sizeof v.detail, "call %d (%.100s) of %d in one process: %.300s",
+                         call + 1, c->name, n_calls, cv.detail);
+            }
+        }
+        free(out.p);
+        /* The first round warms caches and pools up; growth is counted
+         * from its end. */
+        if ((size_t)call + 1 == n_claimed)
+            baseline = process_bytes();
+    }
+    if (!n_claimed) {
+        v.result = TC_NOT_SUPPORTED;
+        snprintf(v.detail, sizeof v.detail, "no capability record covers a long-lived case");
+    } else if (v.result == TC_PASS) {
+        snprintf(v.detail, sizeof v.detail,
+                 "%d calls in one process over %zu cases: same answers, input untouched, nothing "
+                 "on stdout/stderr, host allocations returned; %.3f ms per call, %.3f ms at most",
+                 calls, n_claimed, 1e3 * total / calls, 1e3 * worst);
+    }
+    put_record(fd, REC_RESULT, &v, (uint32_t)sizeof v);
+    log_fd = 2;
+    child_stop(fd, ctx, &b);
+    put_record(fd, REC_END, NULL, 0);
+    fclose(cap_out);
+    fclose(cap_err);
+    close(saved_out);
+    close(saved_err);
     return 0;
 }
 
@@ -463,7 +732,7 @@ void tc_plugin_identify(tc_plugin *p, const char *path, double timeout_s, bool v
     char real[PATH_MAX];
     snprintf(p->path, sizeof p->path, "%s", realpath(path, real) ? real : path);
     snprintf(p->name, sizeof p->name, "?");
-    child_job job = {p->path, verbose, NULL, NULL, NULL};
+    child_job job = {p->path, verbose, NULL, NULL, NULL, NULL};
     tc_child ch;
     char err[256];
     if (!tc_isolate(child_identify, &job, timeout_s, &ch, err, sizeof err)) {
@@ -705,7 +974,7 @@ void tc_plugin_run(const tc_plugin *p, topoml_context *ref, const tc_case *c, co
                  tm_op_name(c->op), tm_op_name(c->op));
         return;
     }
-    child_job job = {p->path, verbose, c, in, r};
+    child_job job = {p->path, verbose, NULL, c, in, r};
     tc_child ch;
     char err[256];
     if (!tc_isolate(child_run, &job, timeout_s, &ch, err, sizeof err)) {
@@ -726,6 +995,47 @@ void tc_plugin_run(const tc_plugin *p, topoml_context *ref, const tc_case *c, co
         } else {
             cursor res = a.result;
             grade_answer(ref, c, in, r, &res, v);
+        }
+    }
+    v->seconds = ch.seconds;
+    free(ch.data);
+}
+
+void tc_plugin_soak(const tc_plugin *p, topoml_context *ref, const tc_case *const *cases,
+                    const tc_input *inputs, const tc_reference *refs, size_t n_cases,
+                    double timeout_s, bool verbose, tc_verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    if (!p->loaded) {
+        *v = p->load;
+        return;
+    }
+    if (p->probe_status != TOPOML_OK) {
+        v->result = TC_NOT_SUPPORTED;
+        snprintf(v->detail, sizeof v->detail, "hardware absent: %.400s", p->probe_message);
+        return;
+    }
+    soak_job job = {{p->path, verbose, NULL, NULL, NULL, NULL}, ref, p, cases, inputs, refs,
+                    n_cases};
+    tc_child ch;
+    char err[256];
+    if (!tc_isolate(child_soak, &job, timeout_s, &ch, err, sizeof err)) {
+        v->result = TC_FAIL;
+        snprintf(v->detail, sizeof v->detail, "cannot run the plugin: %s", err);
+        return;
+    }
+    answer a;
+    parse_answer(&ch, &a);
+    if (!abnormal_end(&ch, &a, timeout_s, v)) {
+        if (a.load_failed) {
+            v->result = TC_FAIL;
+            snprintf(v->detail, sizeof v->detail, "%.500s", a.load_reason);
+        } else if (!a.has_result || a.result.left != sizeof *v) {
+            v->result = TC_CRASH;
+            snprintf(v->detail, sizeof v->detail, "no answer from the long-lived process");
+        } else {
+            memcpy(v, a.result.p, sizeof *v);
+            v->detail[sizeof v->detail - 1] = '\0';
         }
     }
     v->seconds = ch.seconds;

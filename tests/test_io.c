@@ -118,10 +118,11 @@ static const char *example(const char *file)
 
 /* Read `file` from tests/data/bad and expect `status`, with the file name,
  * the location and `fragment` in the message. */
-static void expect_bad(const char *file, topoml_format format, int status, const char *where,
-                       const char *fragment)
+static void expect_bad_flags(const char *file, topoml_format format, uint32_t flags, int status,
+                             const char *where, const char *fragment)
 {
     topoml_context *ctx = ctx_new();
+    ck_assert_int_eq(topoml_set_read_flags(ctx, flags), TOPOML_OK);
     topoml_data *d = (topoml_data *)1;
     int st = topoml_data_read(ctx, &d, bad(file), format);
     const char *msg = topoml_errmsg(ctx);
@@ -132,6 +133,19 @@ static void expect_bad(const char *file, topoml_format format, int status, const
     ck_assert_msg(strstr(msg, fragment), "message lacks '%s': %s", fragment, msg);
     ck_assert_int_eq(counted.live, 0);
     ctx_free(ctx);
+}
+
+static void expect_bad(const char *file, topoml_format format, int status, const char *where,
+                       const char *fragment)
+{
+    expect_bad_flags(file, format, 0, status, where, fragment);
+}
+
+/* Asymmetry and a non-zero diagonal are refused only when asked to be. */
+static void expect_bad_strict(const char *file, topoml_format format, int status,
+                              const char *where, const char *fragment)
+{
+    expect_bad_flags(file, format, TOPOML_READ_STRICT_SYMMETRY, status, where, fragment);
 }
 
 /* A stream holding `len` bytes of `text`: a temporary regular file, or a
@@ -196,7 +210,11 @@ START_TEST(test_io_format_names_round_trip)
         ck_assert_str_eq(topoml_format_name(f), names[k]);
     }
     topoml_format f;
-    ck_assert_int_eq(topoml_format_from_name("lower_distance", &f), TOPOML_E_INVALID);
+    /* Ripser's prefixes are its names too; anything shorter is not. */
+    ck_assert_int_eq(topoml_format_from_name("lower_distance", &f), TOPOML_OK);
+    ck_assert_int_eq(f, TOPOML_FORMAT_LOWER_DISTANCE);
+    ck_assert_int_eq(topoml_format_from_name("low", &f), TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_format_from_name("Lower", &f), TOPOML_E_INVALID);
     ck_assert_int_eq(topoml_format_from_name(NULL, &f), TOPOML_E_INVALID);
     ck_assert_ptr_null(topoml_format_name((topoml_format)99));
 }
@@ -464,7 +482,7 @@ START_TEST(test_io_reads_blank_lower_distance_as_one_point)
 }
 END_TEST
 
-START_TEST(test_io_accepts_tiny_relative_asymmetry_keeping_lower_value)
+START_TEST(test_io_strict_symmetry_accepts_tiny_relative_asymmetry_keeping_lower_value)
 {
     topoml_context *ctx = ctx_new();
     topoml_data *d;
@@ -472,6 +490,7 @@ START_TEST(test_io_accepts_tiny_relative_asymmetry_keeping_lower_value)
                      TOPOML_OK);
     ck_assert_double_eq(view(d)->values[0], 1);
     topoml_data_free(ctx, d);
+    topoml_set_read_flags(ctx, TOPOML_READ_STRICT_SYMMETRY);
     ck_assert_int_eq(read_str(ctx, &d, "0 1.00000000001\n1 0\n", "big", TOPOML_FORMAT_DISTANCE),
                      TOPOML_E_INVALID);
     ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "big:2: "));
@@ -618,16 +637,16 @@ START_TEST(test_io_rejects_full_matrix_read_as_lower_with_hint)
 }
 END_TEST
 
-START_TEST(test_io_rejects_nonzero_diagonal)
+START_TEST(test_io_strict_symmetry_rejects_nonzero_diagonal)
 {
-    expect_bad("diagonal_distance.txt", TOPOML_FORMAT_DISTANCE, TOPOML_E_INVALID,
+    expect_bad_strict("diagonal_distance.txt", TOPOML_FORMAT_DISTANCE, TOPOML_E_INVALID,
                "diagonal_distance.txt:2: ", "diagonal entry d(1,1) is 0.5, not 0");
 }
 END_TEST
 
-START_TEST(test_io_rejects_asymmetric_matrix_naming_entry)
+START_TEST(test_io_strict_symmetry_rejects_asymmetric_matrix_naming_entry)
 {
-    expect_bad("asymmetric_distance.txt", TOPOML_FORMAT_DISTANCE, TOPOML_E_INVALID,
+    expect_bad_strict("asymmetric_distance.txt", TOPOML_FORMAT_DISTANCE, TOPOML_E_INVALID,
                "asymmetric_distance.txt:3: ", "d(2,1) = 3.5 but d(1,2) = 3");
 }
 END_TEST
@@ -749,11 +768,11 @@ START_TEST(test_io_rejects_dipha_size_overflow)
 }
 END_TEST
 
-START_TEST(test_io_rejects_dipha_asymmetric_nonzero_diagonal_and_nan)
+START_TEST(test_io_rejects_dipha_nan_and_strictly_asymmetric_or_nonzero_diagonal)
 {
-    expect_bad("dipha_asymmetric.bin", TOPOML_FORMAT_DIPHA, TOPOML_E_INVALID,
+    expect_bad_strict("dipha_asymmetric.bin", TOPOML_FORMAT_DIPHA, TOPOML_E_INVALID,
                "dipha_asymmetric.bin: byte 80: ", "d(2,1) = 3.25 but d(1,2) = 3");
-    expect_bad("dipha_diagonal.bin", TOPOML_FORMAT_DIPHA, TOPOML_E_INVALID,
+    expect_bad_strict("dipha_diagonal.bin", TOPOML_FORMAT_DIPHA, TOPOML_E_INVALID,
                "dipha_diagonal.bin: byte 88: ", "diagonal entry d(2,2) is 0.001");
     expect_bad("dipha_nan.bin", TOPOML_FORMAT_DIPHA, TOPOML_E_INVALID,
                "dipha_nan.bin: byte 64: ", "d(1,2) is NaN");
@@ -1099,7 +1118,7 @@ static Suite *io_suite(void)
     tcase_add_test(good, test_io_accepts_lower_triangle_with_zero_diagonal);
     tcase_add_test(good, test_io_accepts_upper_triangle_with_zero_diagonal);
     tcase_add_test(good, test_io_reads_blank_lower_distance_as_one_point);
-    tcase_add_test(good, test_io_accepts_tiny_relative_asymmetry_keeping_lower_value);
+    tcase_add_test(good, test_io_strict_symmetry_accepts_tiny_relative_asymmetry_keeping_lower_value);
     tcase_add_test(good, test_io_sparse_stores_i_below_j_and_merges_equal_duplicates);
     suite_add_tcase(s, good);
 
@@ -1118,8 +1137,8 @@ static Suite *io_suite(void)
     tcase_add_test(text, test_io_rejects_non_triangular_count_naming_nearest_n);
     tcase_add_test(text, test_io_rejects_ragged_lower_triangle_row);
     tcase_add_test(text, test_io_rejects_full_matrix_read_as_lower_with_hint);
-    tcase_add_test(text, test_io_rejects_nonzero_diagonal);
-    tcase_add_test(text, test_io_rejects_asymmetric_matrix_naming_entry);
+    tcase_add_test(text, test_io_strict_symmetry_rejects_nonzero_diagonal);
+    tcase_add_test(text, test_io_strict_symmetry_rejects_asymmetric_matrix_naming_entry);
     tcase_add_test(text, test_io_rejects_ragged_full_matrix_row);
     tcase_add_test(text, test_io_rejects_full_matrix_with_missing_rows);
     tcase_add_test(text, test_io_rejects_full_matrix_with_extra_rows);
@@ -1138,7 +1157,7 @@ static Suite *io_suite(void)
     tcase_add_test(bin, test_io_rejects_dipha_short_header);
     tcase_add_test(bin, test_io_rejects_dipha_header_that_lies_about_size);
     tcase_add_test(bin, test_io_rejects_dipha_size_overflow);
-    tcase_add_test(bin, test_io_rejects_dipha_asymmetric_nonzero_diagonal_and_nan);
+    tcase_add_test(bin, test_io_rejects_dipha_nan_and_strictly_asymmetric_or_nonzero_diagonal);
     tcase_add_test(bin, test_io_rejects_dipha_stream_shorter_or_longer_than_header_says);
     tcase_add_test(bin, test_io_rejects_binary_size_not_multiple_of_four);
     tcase_add_test(bin, test_io_rejects_binary_non_triangular_count);

@@ -206,6 +206,15 @@ static void env_close(cmd_env *env)
     env->owned = false;
 }
 
+/* The command's own buffers count against the memory limit as the
+ * library's do: `bytes` is an estimate in double (it may exceed 2^64). */
+static int check_buffers(topoml_context *ctx, double bytes, const char *what)
+{
+    uint64_t b = bytes >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)bytes;
+    int st = topoml_check_memory(ctx, b, what);
+    return st ? cli_error(ctx, st) : 0;
+}
+
 static bool parse_format(const char *s, topoml_diagram_format *fmt)
 {
     return topoml_diagram_format_from_name(s, fmt) == TOPOML_OK;
@@ -474,6 +483,8 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
         prm.weight_max = pmax > 0.0 ? pmax : 1.0;
 
     const size_t pixels = (size_t)prm.width * prm.height;
+    if (check_buffers(ctx, (double)pixels * (double)n_images * sizeof(double), "the image buffer"))
+        goto done;
     if (pixels > SIZE_MAX / sizeof(double) / n_images) {
         fprintf(stderr, "topoml %s: %llu images of %u x %u pixels are too large\n", cmd,
                 (unsigned long long)n_images, prm.width, prm.height);
@@ -688,6 +699,10 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
         glo = lo;
         ghi = hi;
     }
+    /* The grid, and per dimension its Betti curve and landscapes. */
+    if (check_buffers(ctx, (double)gn * sizeof(double) * (1.0 + n_dims * (1.0 + levels)),
+                      "the buffer of the grid, Betti curves and landscapes"))
+        goto done;
     grid = malloc(gn * sizeof(double));
     if (res == NULL || grid == NULL) {
         fprintf(stderr, "topoml %s: out of memory\n", cmd);

@@ -37,25 +37,63 @@ static void put_escaped(FILE *f, const char *s)
     }
 }
 
+/* Every value is drawn through a frame where the data are of order one:
+ * u = v / 10^e. Far from 1 (1e-310, 1e308) differences and scales of the raw
+ * values would underflow or overflow to 0, inf or nan; in the frame they
+ * cannot. 10^-e is applied as two factors so neither leaves the range of
+ * double. e is 0 for everyday values, so their labels read as before. */
+typedef struct frame {
+    int e;
+    double f1, f2;
+} frame;
+
+static frame frame_for(double lo, double hi)
+{
+    frame fr = {0, 1.0, 1.0};
+    const double m = fmax(fabs(lo), fabs(hi));
+    if (m > 0.0 && isfinite(m)) {
+        int e = (int)floor(log10(m));
+        if (e > 12 || e < -12) {
+            fr.e = e;
+            fr.f1 = pow(10.0, -(e / 2));
+            fr.f2 = pow(10.0, -(e - e / 2));
+        }
+    }
+    return fr;
+}
+
+static double to_frame(const frame *fr, double v)
+{
+    return fr->e == 0 ? v : v * fr->f1 * fr->f2;
+}
+
 /* Ticks at multiples of a 1-2-5 step, about `target` of them over the
- * range, and the range widened to whole steps. */
+ * range, and the range widened to whole steps. All in frame units. */
 typedef struct axis {
     double lo, hi, step;
+    int n_ticks;  /* ticks at lo + i * step, i = 0 .. n_ticks - 1 */
     int decimals; /* for labels; -1: use %g */
+    int e;        /* the frame's exponent: labels are value * 10^e */
 } axis;
 
-static axis nice_axis(double lo, double hi, int target)
+#define MAX_TICKS 64
+
+static axis nice_axis(double lo, double hi, int target, const frame *fr)
 {
     axis a;
-    if (!(hi > lo)) {
+    a.e = fr->e;
+    /* A range too narrow for the values' precision (1e15 and the next
+     * double) has no 1-2-5 step that advances from one tick to the next:
+     * draw it as one value. */
+    if (!(hi - lo > 1e-9 * fmax(fabs(lo), fabs(hi)))) {
         /* One value only: a unit range from 0 (say, one bar born at 0 that
          * never dies), else half the value on each side. */
-        if (lo == 0.0) {
+        if (lo == 0.0 && hi == 0.0) {
             hi = 1.0;
         } else {
-            double w = fabs(lo) * 0.5;
-            lo -= w;
-            hi += w;
+            double c = 0.5 * (lo + hi), w = fabs(c) * 0.5;
+            lo = c - w;
+            hi = c + w;
         }
     }
     double raw = (hi - lo) / target;
@@ -66,6 +104,8 @@ static axis nice_axis(double lo, double hi, int target)
      * rounding) from growing by one more. */
     a.lo = floor(lo / a.step + 1e-9) * a.step;
     a.hi = ceil(hi / a.step - 1e-9) * a.step;
+    double n = floor((a.hi - a.lo) / a.step + 0.5) + 1;
+    a.n_ticks = n >= 1 && n <= MAX_TICKS ? (int)n : n > MAX_TICKS ? MAX_TICKS : 1;
     double ex = e + (nm == 10 ? 1 : 0);
     a.decimals = ex >= 0 ? 0 : (int)-ex;
     if (fmax(fabs(a.lo), fabs(a.hi)) >= 1e6 || a.decimals > 6)
@@ -73,14 +113,36 @@ static axis nice_axis(double lo, double hi, int target)
     return a;
 }
 
+static double tick_at(const axis *a, int i)
+{
+    return a->lo + i * a->step;
+}
+
 static void tick_label(char *buf, size_t n, const axis *a, double v)
 {
     if (fabs(v) < a->step * 1e-9)
         v = 0.0; /* no "-0" */
-    if (a->decimals < 0)
+    if (a->e != 0 && v == 0.0) {
+        snprintf(buf, n, "0");
+    } else if (a->e != 0) {
+        /* v * 10^e written as mantissa and exponent: the product itself may
+         * not be a double. */
+        char m[40];
+        snprintf(m, sizeof m, "%.5e", v);
+        char *x = strchr(m, 'e');
+        int ex = atoi(x + 1) + a->e;
+        *x = '\0';
+        char *z = x;
+        while (z > m && z[-1] == '0')
+            *--z = '\0';
+        if (z > m && z[-1] == '.')
+            z[-1] = '\0';
+        snprintf(buf, n, "%se%+d", m, ex);
+    } else if (a->decimals < 0) {
         snprintf(buf, n, "%g", v);
-    else
+    } else {
         snprintf(buf, n, "%.*f", a->decimals, v);
+    }
 }
 
 /* Range of the finite values of the selected dimensions. */
@@ -151,11 +213,14 @@ static void draw_diagram(FILE *f, const plot_spec *s)
     bool any_inf;
     uint64_t n_total;
     finite_range(s, &lo, &hi, &any_inf, &n_total);
+    const frame fr = frame_for(lo, hi);
+    lo = to_frame(&fr, lo);
+    hi = to_frame(&fr, hi);
     /* Rips filtrations start at 0; keeping 0 on the axes makes diagrams of
      * different data comparable at a glance. */
     if (lo > 0 && lo < 0.5 * hi)
         lo = 0;
-    axis a = nice_axis(lo, hi, 5);
+    axis a = nice_axis(lo, hi, 5, &fr);
     /* Infinite deaths sit on a line a little above the last tick. */
     const double span = a.hi - a.lo;
     const double inf_level = a.hi + 0.09 * span;
@@ -165,6 +230,7 @@ static void draw_diagram(FILE *f, const plot_spec *s)
     const double origin = a.lo - 0.035 * (vmax - a.lo);
     const double x0 = left, y0 = top + side; /* pixel of (origin, origin) */
     const double scale = side / (vmax - origin);
+    /* SX, SY take frame units; data values go through to_frame first. */
 #define SX(v) (x0 + ((v)-origin) * scale)
 #define SY(v) (y0 - ((v)-origin) * scale)
 
@@ -195,15 +261,18 @@ static void draw_diagram(FILE *f, const plot_spec *s)
             "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n"
             "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n",
             x0, y0, x0 + side, y0, x0, y0, x0, y0 - side);
-    for (double t = a.lo; t <= a.hi + a.step * 1e-9; t += a.step)
+    for (int i = 0; i < a.n_ticks; i++) {
+        const double t = tick_at(&a, i);
         fprintf(f,
                 "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>"
                 "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n",
                 SX(t), y0, SX(t), y0 + 5, x0 - 5, SY(t), x0, SY(t));
+    }
     fputs("</g>\n", f);
     char lab[48];
     fputs("<g font-size=\"11\">\n", f);
-    for (double t = a.lo; t <= a.hi + a.step * 1e-9; t += a.step) {
+    for (int i = 0; i < a.n_ticks; i++) {
+        const double t = tick_at(&a, i);
         tick_label(lab, sizeof lab, &a, t);
         fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>", SX(t), y0 + 18,
                 lab);
@@ -227,8 +296,8 @@ static void draw_diagram(FILE *f, const plot_spec *s)
         fprintf(f, "<g fill=\"%s\" fill-opacity=\"0.8\" stroke=\"white\" stroke-width=\"0.6\">\n",
                 colour(se->dim));
         for (uint64_t i = 0; i < se->n; i++) {
-            double b = se->pairs[i].birth, d = se->pairs[i].death;
-            double y = isinf(d) ? inf_level : d;
+            double b = to_frame(&fr, se->pairs[i].birth), d = se->pairs[i].death;
+            double y = isinf(d) ? inf_level : to_frame(&fr, d);
             fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\"/>\n", SX(b), SY(y), r);
         }
         fputs("</g>\n", f);
@@ -287,9 +356,12 @@ static void draw_barcode(FILE *f, const plot_spec *s)
     bool any_inf;
     uint64_t n_total;
     finite_range(s, &lo, &hi, &any_inf, &n_total);
+    const frame fr = frame_for(lo, hi);
+    lo = to_frame(&fr, lo);
+    hi = to_frame(&fr, hi);
     if (lo > 0 && lo < 0.5 * hi)
         lo = 0;
-    axis a = nice_axis(lo, hi, 6);
+    axis a = nice_axis(lo, hi, 6, &fr);
 
     const double W = s->width > 0 ? s->width : 640;
     const double left = 52, right = 34, top = (has_title ? 40 : 14) + 22, bottom = 48;
@@ -320,9 +392,9 @@ static void draw_barcode(FILE *f, const plot_spec *s)
 
     /* Light vertical grid lines help read values off long bars. */
     fputs("<g stroke=\"#e6e6e6\" stroke-width=\"1\">\n", f);
-    for (double t = a.lo; t <= a.hi + a.step * 1e-9; t += a.step)
-        fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", SX(t), top - 4,
-                SX(t), y_axis);
+    for (int i = 0; i < a.n_ticks; i++)
+        fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n",
+                SX(tick_at(&a, i)), top - 4, SX(tick_at(&a, i)), y_axis);
     fputs("</g>\n", f);
     if (any_inf) {
         fprintf(f,
@@ -349,12 +421,13 @@ static void draw_barcode(FILE *f, const plot_spec *s)
         for (uint64_t i = 0; i < se->n; i++) {
             topoml_pair p = sorted != NULL ? sorted[i] : se->pairs[i];
             double yc = y + pitch * (i + 0.5);
-            double xe = isinf(p.death) ? SX(inf_at) : SX(p.death);
+            const double xb = SX(to_frame(&fr, p.birth));
+            double xe = isinf(p.death) ? SX(inf_at) : SX(to_frame(&fr, p.death));
             /* A bar shorter than a pixel is still drawn, as a pixel. */
-            if (xe - SX(p.birth) < 1.0)
-                xe = SX(p.birth) + 1.0;
-            fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", SX(p.birth), yc,
-                    xe, yc);
+            if (xe - xb < 1.0)
+                xe = xb + 1.0;
+            fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", xb, yc, xe,
+                    yc);
         }
         fputs("</g>\n", f);
         free(sorted);
@@ -386,12 +459,13 @@ static void draw_barcode(FILE *f, const plot_spec *s)
             "<g stroke=\"black\" stroke-width=\"1\">\n"
             "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n",
             x0, y_axis, x0 + plot_w, y_axis);
-    for (double t = a.lo; t <= a.hi + a.step * 1e-9; t += a.step)
-        fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", SX(t), y_axis,
-                SX(t), y_axis + 5);
+    for (int i = 0; i < a.n_ticks; i++)
+        fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n",
+                SX(tick_at(&a, i)), y_axis, SX(tick_at(&a, i)), y_axis + 5);
     fputs("</g>\n<g font-size=\"11\">\n", f);
     char lab[48];
-    for (double t = a.lo; t <= a.hi + a.step * 1e-9; t += a.step) {
+    for (int i = 0; i < a.n_ticks; i++) {
+        const double t = tick_at(&a, i);
         tick_label(lab, sizeof lab, &a, t);
         fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>\n", SX(t),
                 y_axis + 18, lab);

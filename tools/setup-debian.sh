@@ -6,12 +6,14 @@ set -eu
 # Build: compiler, CMake, libyaml, Check. Tests: Valgrind; clang with its
 # sanitizer and fuzzer runtime; the external references the tests run for
 # real (ripser and ripser-coeff, GUDHI with scikit-learn and POT, PHAT,
-# numpy and scipy).
+# numpy and scipy). The ABI guard's abidiff (abigail-tools); the docs site
+# (mkdocs).
 pkgs="build-essential cmake pkg-config libyaml-dev check libsubunit-dev valgrind
       clang libclang-rt-14-dev
       python3 python3-numpy python3-scipy python3-sklearn python3-pot
       python3-dev python3-venv
-      ripser python3-gudhi gudhi-utils phat-utils"
+      ripser python3-gudhi gudhi-utils phat-utils
+      abigail-tools mkdocs"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -231,8 +231,10 @@ static int read_input(topoml_context *ctx, const char *cmd, int argc, char **arg
 static const char barcode_help[] =
     "Usage: topoml barcode [options] [FILE|-]\n"
     "Vietoris-Rips persistence barcodes, with Ripser's options and output.\n\n"
-    "  --format F         lower-distance (default), upper-distance, distance,\n"
-    "                     point-cloud, dipha, sparse, binary\n"
+    "  --format F         auto (default: a square matrix, a lower or an upper\n"
+    "                     triangle, or DIPHA, told by the input), lower-distance,\n"
+    "                     upper-distance, distance, point-cloud, dipha, sparse,\n"
+    "                     binary; Ripser's prefixes too (lower, dist, point)\n"
     "  --dim K            compute homology up to dimension K (default 1)\n"
     "  --threshold T      only simplices of diameter <= T (default: the enclosing\n"
     "                     radius, beyond which homology is trivial)\n"
@@ -240,7 +242,14 @@ static const char barcode_help[] =
     "  --modulus P        coefficients in Z/P, P prime (default 2)\n"
     "  --metric M         for point clouds: euclidean (default), sqeuclidean,\n"
     "                     manhattan, chebyshev, cosine\n"
-    "  --output O         ripser (default: Ripser's text), json, csv\n" COMMON_HELP;
+    "  --output O         ripser (default: Ripser's text), json, csv\n"
+    "  --strict-symmetry  refuse a full matrix whose triangles differ or whose\n"
+    "                     diagonal is not 0 (default: read its lower triangle, as\n"
+    "                     Ripser does, with a warning)\n"
+    "  --collapse C       edge collapse before the reduction: auto (default), on,\n"
+    "                     off; the barcode is the same either way\n"
+    "  --threads N        threads of a multi-threaded backend (default: the\n"
+    "                     configuration's threads:, else every core available)\n" COMMON_HELP;
 
 static void print_ripser_header(topoml_context *ctx, const topoml_data *data, topoml_format fmt,
                                 topoml_metric metric, double threshold)
@@ -279,14 +288,18 @@ static int cmd_barcode(int argc, char **argv)
                                           {"modulus", required_argument, NULL, 'p'},
                                           {"metric", required_argument, NULL, 'm'},
                                           {"output", required_argument, NULL, 'o'},
+                                          {"strict-symmetry", no_argument, NULL, 'S'},
+                                          {"collapse", required_argument, NULL, 'C'},
+                                          {"threads", required_argument, NULL, 'T'},
                                           COMMON_LONG_OPTS,
                                           {NULL, 0, NULL, 0}};
     common_opts co = {0};
-    topoml_format fmt = TOPOML_FORMAT_LOWER_DISTANCE;
+    topoml_format fmt = TOPOML_FORMAT_AUTO;
     topoml_rips_options ro;
     topoml_rips_options_init(&ro);
     double ratio = 1.0;
     topoml_output out_style = TOPOML_OUTPUT_RIPSER;
+    bool strict = false;
     int c, r;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -337,23 +350,47 @@ static int cmd_barcode(int argc, char **argv)
                 return cli_usage_error("barcode", "unknown --output '%s' (ripser, json, csv)",
                                        optarg);
             break;
+        case 'S': strict = true; break;
+        case 'C':
+            if (!strcmp(optarg, "auto"))
+                ro.collapse = TOPOML_COLLAPSE_AUTO;
+            else if (!strcmp(optarg, "on"))
+                ro.collapse = TOPOML_COLLAPSE_ON;
+            else if (!strcmp(optarg, "off"))
+                ro.collapse = TOPOML_COLLAPSE_OFF;
+            else
+                return cli_usage_error("barcode", "unknown --collapse '%s' (auto, on, off)",
+                                       optarg);
+            break;
+        case 'T':
+            if (!cli_parse_uint(optarg, &ro.n_threads) || ro.n_threads < 1 ||
+                ro.n_threads > 4096)
+                return cli_usage_error("barcode",
+                                       "--threads needs a whole number from 1 to 4096, not '%s'",
+                                       optarg);
+            break;
         default: return cli_usage_error("barcode", "%s", "bad option");
         }
     }
     topoml_context *ctx;
     if (open_context(&co, &ctx) != TOPOML_OK)
         return 1;
+    if (strict)
+        topoml_set_read_flags(ctx, TOPOML_READ_STRICT_SYMMETRY);
     topoml_data *data = NULL;
     int status = read_input(ctx, "barcode", argc - optind, argv + optind, fmt, &data);
     if (status) {
         topoml_context_free(ctx);
         return status;
     }
-    if (out_style == TOPOML_OUTPUT_RIPSER)
-        print_ripser_header(ctx, data, fmt, (topoml_metric)ro.metric, ro.threshold);
+    /* The header's value range is O(n^2): printed after the barcode, so
+     * that work refused for its size is refused at once. */
     topoml_barcode *bc = NULL;
     int rc = topoml_barcode_compute(ctx, &bc, data, &ro);
     end_progress(&co);
+    if (bc && out_style == TOPOML_OUTPUT_RIPSER)
+        print_ripser_header(ctx, data, topoml_data_format(data), (topoml_metric)ro.metric,
+                            ro.threshold);
     if (bc) /* after a cancel too: the finished dimensions are not lost */
         topoml_barcode_write(ctx, bc, stdout, out_style, ratio);
     if (rc != TOPOML_OK)
@@ -463,18 +500,21 @@ static const char edges_help[] =
     "(Ripser's sparse format, so the output is an input of `topoml barcode\n"
     "--format sparse`).\n\n"
     "  --threshold T      largest distance kept (required)\n"
-    "  --format F         input format (default lower-distance)\n"
-    "  --metric M         for point clouds (default euclidean)\n" COMMON_HELP;
+    "  --format F         input format (default auto, as for `topoml barcode`)\n"
+    "  --metric M         for point clouds (default euclidean)\n"
+    "  --strict-symmetry  refuse an asymmetric full matrix (see `barcode --help`)\n" COMMON_HELP;
 
 static int cmd_edges(int argc, char **argv)
 {
     static const struct option longs[] = {{"format", required_argument, NULL, 'f'},
                                           {"metric", required_argument, NULL, 'm'},
                                           {"threshold", required_argument, NULL, 't'},
+                                          {"strict-symmetry", no_argument, NULL, 'S'},
                                           COMMON_LONG_OPTS,
                                           {NULL, 0, NULL, 0}};
     common_opts co = {0};
-    topoml_format fmt = TOPOML_FORMAT_LOWER_DISTANCE;
+    bool strict = false;
+    topoml_format fmt = TOPOML_FORMAT_AUTO;
     topoml_metric metric = TOPOML_METRIC_EUCLIDEAN;
     double threshold = NAN;
     int c, r;
@@ -499,6 +539,7 @@ static int cmd_edges(int argc, char **argv)
                 return cli_usage_error("edges", "--threshold needs a number >= 0, not '%s'",
                                        optarg);
             break;
+        case 'S': strict = true; break;
         default: return cli_usage_error("edges", "%s", "bad option");
         }
     }
@@ -507,6 +548,8 @@ static int cmd_edges(int argc, char **argv)
     topoml_context *ctx;
     if (open_context(&co, &ctx) != TOPOML_OK)
         return 1;
+    if (strict)
+        topoml_set_read_flags(ctx, TOPOML_READ_STRICT_SYMMETRY);
     topoml_data *data = NULL;
     int status = read_input(ctx, "edges", argc - optind, argv + optind, fmt, &data);
     topoml_edge *e = NULL;

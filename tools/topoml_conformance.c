@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "certificate.h"
@@ -39,12 +41,38 @@ static const char usage[] =
     "  --timeout S       seconds each case may take (default 10 in the quick tier,\n"
     "                    60 in the full tier)\n"
     "  --fail-fast       stop testing a plugin at its first failing case\n"
+    "  --seed N          the seed of the cases generated from the plugins' capability\n"
+    "                    records (default: a fresh one each run, shown in the report)\n"
     "  --cases FILE      another case list (not with --certify)\n"
     "  --config FILE     topoml configuration (plugin_paths, cache_dir)\n"
     "  --quiet           no table on stdout\n"
     "  --verbose         show the plugins' log messages on stderr\n"
     "Exit status: 0 every case PASS, NOT_SUPPORTED or QUALITY_WARNING; 1 otherwise; 2 bad "
     "usage.\n";
+
+/* A report file (--json, --junit) must be writable before the suite runs,
+ * not after minutes of work: its folder must exist and take new files. "-"
+ * is standard output. Returns 0, or 2 (bad usage) after saying why. */
+static int check_report_path(const char *option, const char *path)
+{
+    if (!path || !strcmp(path, "-"))
+        return 0;
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if ((size_t)(slash - path) >= sizeof dir) {
+        fprintf(stderr, "topoml-conformance: %s %s: path too long\n", option, path);
+        return 2;
+    } else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "topoml-conformance: %s %s: cannot write into folder %s: %s\n", option,
+                path, dir, strerror(errno));
+        return 2;
+    }
+    return 0;
+}
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -147,6 +175,7 @@ static char *certify(topoml_context *cfg, const tc_run *run, const tc_plugin *p,
         snprintf(c.summary + len, sizeof c.summary - len, " (stopped at the first failure)");
     }
     snprintf(c.date, sizeof c.date, "%s", run->date);
+    snprintf(c.seed, sizeof c.seed, "%llu", (unsigned long long)run->seed);
     if (json_path && strcmp(json_path, "-") != 0) {
         char real[PATH_MAX];
         snprintf(c.report, sizeof c.report, "%.1000s",
@@ -158,6 +187,56 @@ static char *certify(topoml_context *cfg, const tc_run *run, const tc_plugin *p,
         return NULL;
     }
     return strdup(file);
+}
+
+/* The long-lived checks (run.cases[k]): one process per plugin making
+ * repeated calls over a few small cases of every op: quick cases (fixed,
+ * then generated) whose inputs a generator makes with 2 to 70 points, two
+ * per op. */
+static void long_lived(tc_run *run, size_t k, topoml_context *ref, const tc_suite *suite,
+                       const tc_case *generated, size_t n_generated, double timeout,
+                       bool verbose, bool fail_fast)
+{
+    enum { PER_OP = 2 };
+    const tc_case *pick[TOPOML_OP_COUNT * PER_OP];
+    tc_input inputs[TOPOML_OP_COUNT * PER_OP];
+    tc_reference refs[TOPOML_OP_COUNT * PER_OP];
+    size_t n = 0, per_op[TOPOML_OP_COUNT] = {0};
+    char err[1024];
+    err[0] = '\0';
+    for (size_t q = 0; q < suite->n_cases + n_generated; q++) {
+        const tc_case *c = q < suite->n_cases ? &suite->cases[q] : &generated[q - suite->n_cases];
+        if (c->tier != TC_TIER_QUICK || c->op >= TOPOML_OP_COUNT || per_op[c->op] == PER_OP || c->n < 2 || c->n > 70 ||
+            !strcmp(c->generator, "file") || c->max_dim > 2)
+            continue;
+        if (!tc_input_make(ref, suite, c, &inputs[n], err, sizeof err))
+            break;
+        if (!tc_reference_make(ref, c, &inputs[n], &refs[n], err, sizeof err)) {
+            tc_input_free(&inputs[n]);
+            break;
+        }
+        pick[n++] = c;
+        per_op[c->op]++;
+    }
+    for (size_t i = 0; i < run->n_plugins; i++) {
+        tc_plugin *p = &run->plugins[i];
+        tc_verdict *v = &p->verdicts[k];
+        if (p->stopped)
+            continue;
+        if (err[0]) {
+            v->result = TC_FAIL;
+            snprintf(v->detail, sizeof v->detail, "%.500s", err);
+        } else {
+            /* The whole process gets the time of a few cases. */
+            tc_plugin_soak(p, ref, pick, inputs, refs, n, 3 * timeout, verbose, v);
+        }
+        p->n_run = k + 1;
+        p->stopped = fail_fast && !tc_result_ok(v->result);
+    }
+    for (size_t q = 0; q < n; q++) {
+        tc_reference_free(ref, &refs[q]);
+        tc_input_free(&inputs[q]);
+    }
 }
 
 int main(int argc, char **argv)
@@ -178,7 +257,8 @@ int main(int argc, char **argv)
         O_CONFIG,
         O_QUIET,
         O_VERBOSE,
-        O_VERSION
+        O_VERSION,
+        O_SEED
     };
     static const struct option longs[] = {{"backend", required_argument, NULL, O_BACKEND},
                                           {"plugin", required_argument, NULL, O_PLUGIN},
@@ -196,6 +276,7 @@ int main(int argc, char **argv)
                                           {"quiet", no_argument, NULL, O_QUIET},
                                           {"verbose", no_argument, NULL, O_VERBOSE},
                                           {"version", no_argument, NULL, O_VERSION},
+                                          {"seed", required_argument, NULL, O_SEED},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     strvec backends = {0}, plugins = {0}, globs = {0};
@@ -208,6 +289,10 @@ int main(int argc, char **argv)
     const char *json = NULL, *junit = NULL, *cache = NULL, *cases_file = NULL, *config = NULL;
     bool list = false, do_certify = false, fail_fast = false, quiet = false, verbose = false;
     double timeout = 0; /* 0: by tier */
+    uint64_t seed = 0;
+    bool seed_given = false;
+    tc_case *generated = NULL;
+    size_t n_generated = 0;
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
         switch (c) {
@@ -240,6 +325,17 @@ int main(int argc, char **argv)
             break;
         }
         case O_FAILFAST: fail_fast = true; break;
+        case O_SEED: {
+            char *end;
+            errno = 0;
+            seed = strtoull(optarg, &end, 10);
+            if (end == optarg || *end || errno || *optarg == '-') {
+                status = usage_error("--seed must be a non-negative integer, not '%s'", optarg);
+                goto done;
+            }
+            seed_given = true;
+            break;
+        }
         case O_CASES: cases_file = optarg; break;
         case O_CONFIG: config = optarg; break;
         case O_QUIET: quiet = true; break;
@@ -281,8 +377,13 @@ int main(int argc, char **argv)
     }
     if ((json && !strcmp(json, "-")) || (junit && !strcmp(junit, "-")))
         quiet = true;
+    if ((status = check_report_path("--json", json)) != 0 ||
+        (status = check_report_path("--junit", junit)) != 0)
+        goto done;
+    status = 1;
 
     run.tier = tier;
+    bool custom_cases = cases_file != NULL;
     if (!cases_file) {
         if (!default_cases(path, sizeof path)) {
             fprintf(stderr, "topoml-conformance: cannot find the case list (cases.yaml); give "
@@ -308,7 +409,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "topoml-conformance: out of memory\n");
         goto done;
     }
-    if (run.n_cases == 0) {
+    if (run.n_cases == 0 && (custom_cases || list)) {
         status = usage_error("no case of tier %s matches the --case patterns", tc_tier_name(tier));
         goto done;
     }
@@ -391,6 +492,42 @@ int main(int argc, char **argv)
         fprintf(stderr, "topoml-conformance: no plugins found\n");
         goto done;
     }
+    /* The cases the plugins' own capability records call for, drawn from a
+     * fresh seed (the case list given with --cases is run as it is), and
+     * the long-lived checks last. */
+    if (!seed_given && getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed)
+        seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    run.seed = seed;
+    static tc_case longlived = {.name = TC_LONGLIVED_CASE, .tier = TC_TIER_QUICK,
+                                .op = TOPOML_OP_COUNT, .generator = "none"};
+    if (!custom_cases) {
+        if (!tc_generate_cases(run.plugins, run.n_plugins, seed,
+                               suite.n_cases ? suite.cases[0].tol_ulps : 4, &generated,
+                               &n_generated)) {
+            fprintf(stderr, "topoml-conformance: out of memory\n");
+            goto done;
+        }
+        const tc_case **grown =
+            realloc(run.cases, (run.n_cases + n_generated + 1) * sizeof *grown);
+        if (!grown) {
+            fprintf(stderr, "topoml-conformance: out of memory\n");
+            goto done;
+        }
+        run.cases = grown;
+        for (size_t k = 0; k < n_generated; k++)
+            if (tc_case_selected(&generated[k], tier, globs.items, globs.count)) {
+                run.cases[run.n_cases++] = &generated[k];
+                run.n_generated++;
+            }
+        if (tc_case_selected(&longlived, tier, globs.items, globs.count))
+            run.cases[run.n_cases++] = &longlived;
+    }
+
+    if (run.n_cases == 0) {
+        status = usage_error("no case of tier %s matches the --case patterns", tc_tier_name(tier));
+        goto done;
+    }
+
     tm_cert hw;
     tm_cert_cpu(hw.cpu_model, hw.cpu_sha256);
     snprintf(run.cpu_model, sizeof run.cpu_model, "%s", hw.cpu_model);
@@ -412,6 +549,12 @@ int main(int argc, char **argv)
     bool progress = isatty(2) && !quiet;
     for (size_t k = 0; k < run.n_cases; k++) {
         const tc_case *tc = run.cases[k];
+        if (tc == &longlived) {
+            if (progress)
+                fprintf(stderr, "\r[%zu/%zu] %-60.60s", k + 1, run.n_cases, tc->name);
+            long_lived(&run, k, ref, &suite, generated, n_generated, timeout, verbose, fail_fast);
+            continue;
+        }
         bool anyone = false;
         for (size_t i = 0; i < run.n_plugins; i++)
             anyone |= !run.plugins[i].stopped;
@@ -479,6 +622,7 @@ done:
     free(run.certificates);
     free(run.plugins);
     free(run.cases);
+    free(generated);
     tc_suite_free(&suite);
     topoml_context_free(ref);
     topoml_context_free(cfg);

@@ -126,6 +126,19 @@ void tm_cert_devices(const topoml_capability_v1 *caps, uint32_t n_caps, char tex
 int tm_cert_describe(tm_cert *c, const char *canonical_path, const char *plugin_name,
                      uint32_t abi_version, const topoml_capability_v1 *caps, uint32_t n_caps)
 {
+    char sha[65];
+    int err = tm_sha256_file(canonical_path, sha);
+    if (err)
+        return err;
+    return tm_cert_describe_sha(c, canonical_path, sha, plugin_name, abi_version, caps, n_caps);
+}
+
+int tm_cert_describe_sha(tm_cert *c, const char *canonical_path, const char *file_sha256,
+                         const char *plugin_name, uint32_t abi_version,
+                         const topoml_capability_v1 *caps, uint32_t n_caps)
+{
+    if (!file_sha256 || strlen(file_sha256) != 64)
+        return EINVAL;
     memset(c, 0, sizeof *c);
     snprintf(c->plugin, sizeof c->plugin, "%s", plugin_name ? plugin_name : "");
     snprintf(c->path, sizeof c->path, "%s", canonical_path);
@@ -134,7 +147,8 @@ int tm_cert_describe(tm_cert *c, const char *canonical_path, const char *plugin_
     snprintf(c->suite_version, sizeof c->suite_version, "%s", TOPOML_SUITE_VERSION);
     tm_cert_cpu(c->cpu_model, c->cpu_sha256);
     tm_cert_devices(caps, n_caps, c->devices, c->devices_sha256);
-    return tm_sha256_file(canonical_path, c->file_sha256);
+    memcpy(c->file_sha256, file_sha256, 65);
+    return 0;
 }
 
 /* ---- text form ---- */
@@ -157,13 +171,14 @@ enum {
     K_SUMMARY,
     K_DATE,
     K_REPORT,
+    K_SEED,
     K_COUNT
 };
 
 static const char *key_names[K_COUNT] = {
     "format",        "plugin",  "path",      "file_sha256", "core_version", "abi_version",
     "suite_version", "tier",    "cpu_model", "cpu_sha256",  "devices",      "devices_sha256",
-    "verdict",       "summary", "date",      "report"};
+    "verdict",       "summary", "date",      "report",       "seed"};
 
 /* Where field k of `c` lives and how large it is (NULL for abi_version). */
 static char *field(tm_cert *c, int k, size_t *size)
@@ -188,6 +203,7 @@ static char *field(tm_cert *c, int k, size_t *size)
     case K_SUMMARY: F(summary);
     case K_DATE: F(date);
     case K_REPORT: F(report);
+    case K_SEED: F(seed);
     }
 #undef F
     *size = 0;
@@ -346,10 +362,18 @@ bool tm_cert_file(const char *cache_dir, const char *canonical_path, const char 
 int tm_cert_load(const char *file, tm_cert *c, char *why, size_t why_size)
 {
     memset(c, 0, sizeof *c);
-    int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) {
         snprintf(why, why_size, "%s: %s", file, strerror(errno));
         return errno == ENOENT ? TOPOML_E_NOT_FOUND : TOPOML_E_IO;
+    }
+    /* What is read is what was checked: owner and mode of this descriptor
+     * and of every folder above it (loader.c). */
+    char real[4096], unsafe[512];
+    if (!tm_fd_is_safe(fd, real, sizeof real, unsafe, sizeof unsafe)) {
+        snprintf(why, why_size, "%s: not trusted: %s", file, unsafe);
+        close(fd);
+        return TOPOML_E_PARSE;
     }
     /* A certificate is a few hundred bytes; anything past 16 KiB is not one. */
     char buf[16384];

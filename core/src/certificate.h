@@ -43,6 +43,7 @@ typedef struct tm_cert {
     char summary[256];       /* counts per result */
     char date[32];           /* UTC, ISO 8601 */
     char report[1024];       /* the JSON report written with it, or "" */
+    char seed[24];           /* the seed of the generated cases (decimal) */
 } tm_cert;
 
 /* The CPU part of the hardware fingerprint: the model name and the feature
@@ -60,6 +61,12 @@ void tm_cert_devices(const topoml_capability_v1 *caps, uint32_t n_caps, char tex
  * version, CPU, devices, path. 0, or an errno value from reading the file. */
 int tm_cert_describe(tm_cert *c, const char *canonical_path, const char *plugin_name,
                      uint32_t abi_version, const topoml_capability_v1 *caps, uint32_t n_caps);
+
+/* The same with the file's SHA-256 (64 hex digits) already computed, from
+ * the descriptor the plugin is loaded from (loader.c). 0, or EINVAL. */
+int tm_cert_describe_sha(tm_cert *c, const char *canonical_path, const char *file_sha256,
+                         const char *plugin_name, uint32_t abi_version,
+                         const topoml_capability_v1 *caps, uint32_t n_caps);
 
 /* Text form; returns the length, or -1 when `size` is too small. */
 int tm_cert_format(const tm_cert *c, char *buf, size_t size);
@@ -82,7 +89,11 @@ bool tm_cert_file(const char *cache_dir, const char *canonical_path, const char 
                   size_t size);
 
 /* Read and parse a certificate file: TOPOML_OK, TOPOML_E_NOT_FOUND (no
- * file), TOPOML_E_IO or TOPOML_E_PARSE, with the reason in `why`. */
+ * file), TOPOML_E_IO or TOPOML_E_PARSE, with the reason in `why`. The file
+ * is opened once (O_NOFOLLOW) and must pass tm_fd_is_safe on that
+ * descriptor (ours or root's, not writable by others, nor any folder above
+ * it), else TOPOML_E_PARSE: a certificate anyone else could have written is
+ * not one. */
 int tm_cert_load(const char *file, tm_cert *c, char *why, size_t why_size);
 
 /* Write atomically (a private temporary file renamed over `file`), mode 0600.

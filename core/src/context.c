@@ -7,6 +7,7 @@
  * which backend runs what (registry.c, gate.c).
  */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,6 +117,27 @@ int tm_error(topoml_context *ctx, int status, const char *fmt, ...)
     return status;
 }
 
+const char *tm_escape_name(char *out, size_t size, const char *name)
+{
+    size_t k = 0, i = 0;
+    if (!size)
+        return out;
+    for (; name[i] && i < 200 && k + 5 < size; i++) {
+        unsigned char ch = (unsigned char)name[i];
+        if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
+            out[k++] = (char)ch;
+        } else {
+            snprintf(out + k, size - k, "\\x%02x", ch);
+            k += 4;
+        }
+    }
+    if (name[i] && k + 4 < size)
+        for (int d = 0; d < 3; d++)
+            out[k++] = '.';
+    out[k] = '\0';
+    return out;
+}
+
 int tm_nomem(topoml_context *ctx, size_t size)
 {
     return tm_error(ctx, TOPOML_E_NOMEM, "out of memory (allocating %zu bytes)", size);
@@ -123,14 +145,29 @@ int tm_nomem(topoml_context *ctx, size_t size)
 
 void tm_log(topoml_context *ctx, int level, const char *fmt, ...)
 {
-    if (!ctx->log_fn || level > ctx->log_level)
+    /* Without a callback (a context is made before its host can set one)
+     * the line is kept for topoml_set_log, so that warnings given while the
+     * context was made still reach someone. */
+    const bool keep = !ctx->log_fn && level <= TOPOML_LOG_INFO;
+    if (!keep && (!ctx->log_fn || level > ctx->log_level))
         return;
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    ctx->log_fn(ctx->log_user, level, buf);
+    if (!keep) {
+        ctx->log_fn(ctx->log_user, level, buf);
+    } else if (ctx->n_kept_logs < TM_KEPT_LOGS) {
+        ctx->kept_logs[ctx->n_kept_logs].level = level;
+        char *text = ctx->kept_logs[ctx->n_kept_logs].text;
+        const size_t room = sizeof ctx->kept_logs[0].text;
+        memcpy(text, buf, room - 1); /* a longer line is cut */
+        text[room - 1] = '\0';
+        ctx->n_kept_logs++;
+    } else {
+        ctx->n_dropped_logs++;
+    }
 }
 
 const char *topoml_errmsg(const topoml_context *ctx)
@@ -143,6 +180,23 @@ void topoml_set_log(topoml_context *ctx, topoml_log_fn fn, void *user, int max_l
     ctx->log_fn = fn;
     ctx->log_user = user;
     ctx->log_level = max_level;
+    if (!fn)
+        return;
+    /* Replay what was logged before there was anyone to tell, once. */
+    uint32_t dropped_warnings = 0;
+    for (uint32_t i = 0; i < ctx->n_kept_logs; i++)
+        if (ctx->kept_logs[i].level <= max_level)
+            fn(user, ctx->kept_logs[i].level, ctx->kept_logs[i].text);
+    if (ctx->n_dropped_logs)
+        dropped_warnings = ctx->n_dropped_logs;
+    ctx->n_kept_logs = 0;
+    ctx->n_dropped_logs = 0;
+    if (dropped_warnings && max_level >= TOPOML_LOG_INFO) {
+        char line[128];
+        snprintf(line, sizeof line, "%u more log lines from before the log was set were dropped",
+                 dropped_warnings);
+        fn(user, TOPOML_LOG_INFO, line);
+    }
 }
 
 void topoml_set_progress(topoml_context *ctx, topoml_progress_fn fn, void *user)
@@ -164,21 +218,52 @@ uint64_t topoml_get_max_memory(const topoml_context *ctx)
     return tm_max_memory(ctx);
 }
 
+uint32_t tm_threads(const topoml_context *ctx)
+{
+    return ctx->config.threads;
+}
+
+/* The caller's limit, else the configuration's, else the machine's. */
 uint64_t tm_max_memory(const topoml_context *ctx)
 {
-    return ctx->max_memory_set ? ctx->max_memory : ctx->config.max_memory;
+    if (ctx->max_memory_set)
+        return ctx->max_memory;
+    if (ctx->config.max_memory_set)
+        return ctx->config.max_memory;
+    return ctx->default_max_memory;
+}
+
+const char *tm_max_memory_source(const topoml_context *ctx, char *buf, size_t size)
+{
+    if (ctx->max_memory_set)
+        snprintf(buf, size, "set by the caller: topoml_set_max_memory, --max-memory");
+    else if (ctx->config.max_memory_set)
+        snprintf(buf, size, "max_memory in %s",
+                 ctx->config.source ? ctx->config.source : "the configuration");
+    else
+        snprintf(buf, size, "the default: %s", ctx->default_max_memory_source);
+    return buf;
 }
 
 int tm_check_memory(topoml_context *ctx, uint64_t bytes, const char *what)
 {
     uint64_t limit = tm_max_memory(ctx);
+    char src[320];
     if (limit && bytes > limit)
         return tm_error(ctx, TOPOML_E_LIMIT,
                         "%s needs about %llu bytes (%.1f MiB), more than the memory limit of "
-                        "%llu bytes (%.1f MiB)",
+                        "%llu bytes (%.1f MiB, %s)",
                         what, (unsigned long long)bytes, bytes / 1048576.0,
-                        (unsigned long long)limit, limit / 1048576.0);
+                        (unsigned long long)limit, limit / 1048576.0,
+                        tm_max_memory_source(ctx, src, sizeof src));
     return TOPOML_OK;
+}
+
+int topoml_check_memory(topoml_context *ctx, uint64_t bytes, const char *what)
+{
+    if (!ctx)
+        return TOPOML_E_INVALID;
+    return tm_check_memory(ctx, bytes, what ? what : "this buffer");
 }
 
 /* ---- services handed to plugins ---- */
@@ -250,6 +335,8 @@ int topoml_context_new(topoml_context **out, const topoml_context_options *opts)
     ctx->flags = o.flags;
     ctx->log_level = TOPOML_LOG_WARN;
     tm_config_defaults(&ctx->config);
+    ctx->default_max_memory = tm_machine_memory(ctx->default_max_memory_source,
+                                                sizeof ctx->default_max_memory_source);
 
     ctx->host.struct_size = sizeof ctx->host;
     ctx->host.abi_version = TOPOML_ABI_VERSION;
@@ -271,6 +358,11 @@ int topoml_context_new(topoml_context **out, const topoml_context_options *opts)
         int rc = tm_config_load(ctx, config, &ctx->config);
         if (rc != TOPOML_OK)
             return rc;
+        if (ctx->config.gate == TM_GATE_OFF)
+            tm_log(ctx, TOPOML_LOG_WARN,
+                   "gate is off (%s): every plugin that probes ok runs user work without a "
+                   "certificate; for plugin development only",
+                   config);
     }
     if (o.struct_size > offsetof(topoml_context_options, plugin_path) && o.plugin_path) {
         /* Caller-given folders come before the configuration's. */

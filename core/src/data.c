@@ -29,6 +29,7 @@ static const char *const format_names[] = {
     [TOPOML_FORMAT_DIPHA] = "dipha",
     [TOPOML_FORMAT_SPARSE] = "sparse",
     [TOPOML_FORMAT_BINARY] = "binary",
+    [TOPOML_FORMAT_AUTO] = "auto",
 };
 #define FORMAT_COUNT (sizeof format_names / sizeof format_names[0])
 
@@ -39,6 +40,19 @@ int topoml_format_from_name(const char *name, topoml_format *out)
     for (size_t k = 0; k < FORMAT_COUNT; k++)
         if (strcmp(name, format_names[k]) == 0) {
             *out = (topoml_format)k;
+            return TOPOML_OK;
+        }
+    /* Ripser's own matching: a prefix decides for the four text formats. */
+    static const struct {
+        const char *prefix;
+        topoml_format format;
+    } prefixes[] = {{"lower", TOPOML_FORMAT_LOWER_DISTANCE},
+                    {"upper", TOPOML_FORMAT_UPPER_DISTANCE},
+                    {"dist", TOPOML_FORMAT_DISTANCE},
+                    {"point", TOPOML_FORMAT_POINT_CLOUD}};
+    for (size_t k = 0; k < sizeof prefixes / sizeof prefixes[0]; k++)
+        if (strncmp(name, prefixes[k].prefix, strlen(prefixes[k].prefix)) == 0) {
+            *out = prefixes[k].format;
             return TOPOML_OK;
         }
     return TOPOML_E_INVALID;
@@ -131,12 +145,26 @@ int topoml_data_read(topoml_context *ctx, topoml_data **out, const char *path, t
     if (strcmp(path, "-") == 0)
         return topoml_data_read_stream(ctx, out, stdin, "<stdin>", format);
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return tm_error(ctx, errno == ENOENT ? TOPOML_E_NOT_FOUND : TOPOML_E_IO, "%s: %s", path,
-                        strerror(errno));
+    if (!f) {
+        int err = errno;
+        char name[TM_NAME_BUF];
+        return tm_error(ctx, err == ENOENT ? TOPOML_E_NOT_FOUND : TOPOML_E_IO, "%s: %s",
+                        tm_escape_name(name, sizeof name, path), strerror(err));
+    }
     int st = topoml_data_read_stream(ctx, out, f, path, format);
     fclose(f);
     return st;
+}
+
+int topoml_set_read_flags(topoml_context *ctx, uint32_t flags)
+{
+    if (!ctx)
+        return TOPOML_E_INVALID;
+    if (flags & ~TOPOML_READ_STRICT_SYMMETRY)
+        return tm_error(ctx, TOPOML_E_INVALID, "topoml_set_read_flags: unknown flags 0x%x",
+                        (unsigned)(flags & ~TOPOML_READ_STRICT_SYMMETRY));
+    ctx->read_flags = flags;
+    return TOPOML_OK;
 }
 
 /* ---- from memory ---- */
@@ -158,6 +186,7 @@ static int new_data(topoml_context *ctx, uint64_t bytes, const char *what, struc
     struct topoml_data *d = tm_calloc(ctx, 1, sizeof *d);
     if (!d)
         return tm_nomem(ctx, sizeof *d);
+    d->format = TOPOML_FORMAT_AUTO;
     if (bytes) {
         *array = tm_alloc(ctx, (size_t)bytes);
         if (!*array) {
@@ -340,6 +369,11 @@ void topoml_data_free(topoml_context *ctx, topoml_data *data)
 uint32_t topoml_data_kind(const topoml_data *data)
 {
     return data ? data->kind : UINT32_MAX;
+}
+
+topoml_format topoml_data_format(const topoml_data *data)
+{
+    return data ? (topoml_format)data->format : TOPOML_FORMAT_AUTO;
 }
 
 uint64_t topoml_data_count(const topoml_data *data)

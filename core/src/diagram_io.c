@@ -210,6 +210,16 @@ static int slurp(topoml_context *ctx, FILE *f, const char *name, char **out, siz
             cap *= 2;
         }
         size_t got = fread(buf + n, 1, cap - 1 - n, f);
+        /* A NUL is refused as soon as it is read: binary data (/dev/zero)
+         * must not grow the buffer to the memory limit first. */
+        const char *nul = memchr(buf + n, '\0', got);
+        if (nul != NULL) {
+            size_t line = 1;
+            for (const char *c = buf; c < nul; c++)
+                line += *c == '\n';
+            tm_free(ctx, buf);
+            return tm_error(ctx, TOPOML_E_PARSE, "%s:%zu: NUL byte in a text file", name, line);
+        }
         n += got;
         if (got == 0)
             break;
@@ -219,13 +229,6 @@ static int slurp(topoml_context *ctx, FILE *f, const char *name, char **out, siz
         return tm_error(ctx, TOPOML_E_IO, "%s: read error", name);
     }
     buf[n] = '\0';
-    if (strlen(buf) != n) {
-        size_t line = 1;
-        for (size_t i = 0; buf[i] != '\0'; i++)
-            line += buf[i] == '\n';
-        tm_free(ctx, buf);
-        return tm_error(ctx, TOPOML_E_PARSE, "%s:%zu: NUL byte in a text file", name, line);
-    }
     *out = buf;
     *len = n;
     return TOPOML_OK;
@@ -859,8 +862,8 @@ int topoml_diagram_read_stream(topoml_context *ctx, topoml_diagram **out, FILE *
         return TOPOML_E_INVALID;
     if (out == NULL || f == NULL)
         return tm_error(ctx, TOPOML_E_INVALID, "diagram_read: no stream or no output");
-    if (name == NULL)
-        name = "<stream>";
+    char escaped[TM_NAME_BUF];
+    name = tm_escape_name(escaped, sizeof escaped, name == NULL ? "<stream>" : name);
     if ((unsigned)format > TOPOML_DIAGRAM_CSV)
         return tm_error(ctx, TOPOML_E_INVALID, "diagram_read: unknown format %d", (int)format);
     char *buf = NULL;
@@ -901,9 +904,12 @@ int topoml_diagram_read(topoml_context *ctx, topoml_diagram **out, const char *p
     if (strcmp(path, "-") == 0)
         return topoml_diagram_read_stream(ctx, out, stdin, "<stdin>", format);
     FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return tm_error(ctx, errno == ENOENT ? TOPOML_E_NOT_FOUND : TOPOML_E_IO, "%s: %s", path,
-                        strerror(errno));
+    if (f == NULL) {
+        int err = errno;
+        char name[TM_NAME_BUF];
+        return tm_error(ctx, err == ENOENT ? TOPOML_E_NOT_FOUND : TOPOML_E_IO, "%s: %s",
+                        tm_escape_name(name, sizeof name, path), strerror(err));
+    }
     int st = topoml_diagram_read_stream(ctx, out, f, path, format);
     fclose(f);
     return st;

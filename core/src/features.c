@@ -9,6 +9,7 @@
  * is the reference).
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -220,26 +221,38 @@ int topoml_persistent_entropy(topoml_context *ctx, const topoml_pair *pairs, uin
         return st;
     if (out == NULL)
         return tm_error(ctx, TOPOML_E_INVALID, "persistent_entropy: no output");
-    double total = 0.0;
+    /* The entropy depends on the lengths' ratios only: lengths are taken of
+     * halves where a difference overflows (-1e308 to 1e308) and scaled by a
+     * power of two (exact) so that their sum neither overflows nor loses the
+     * small ones to underflow. */
+    bool half = false;
+    double big = 0.0;
     for (uint64_t i = 0; i < n; i++) {
-        double l = pairs[i].death - pairs[i].birth;
-        if (isinf(l))
+        if (isinf(pairs[i].death))
             return tm_error(ctx, TOPOML_E_INVALID,
                             "persistent_entropy: pair %llu has infinite length; drop or clip "
                             "infinite points first",
                             (unsigned long long)i);
-        total += l;
+        half |= isinf(pairs[i].death - pairs[i].birth) != 0;
     }
+    for (uint64_t i = 0; i < n; i++)
+        big = fmax(big, half ? pairs[i].death * 0.5 - pairs[i].birth * 0.5
+                             : pairs[i].death - pairs[i].birth);
     double e = 0.0;
-    if (total > 0.0 && isfinite(total)) {
+    if (big > 0.0) {
+        const int ex = ilogb(big);
+        double total = 0.0;
+        for (uint64_t i = 0; i < n; i++)
+            total += scalbn(half ? pairs[i].death * 0.5 - pairs[i].birth * 0.5
+                                 : pairs[i].death - pairs[i].birth,
+                            -ex);
         for (uint64_t i = 0; i < n; i++) {
-            double q = (pairs[i].death - pairs[i].birth) / total;
+            double l = half ? pairs[i].death * 0.5 - pairs[i].birth * 0.5
+                            : pairs[i].death - pairs[i].birth;
+            double q = scalbn(l, -ex) / total;
             if (q > 0.0)
                 e -= q * log(q);
         }
-    } else if (isinf(total)) {
-        return tm_error(ctx, TOPOML_E_INVALID,
-                        "persistent_entropy: the sum of lengths overflows a double");
     }
     *out = e;
     return TOPOML_OK;
@@ -259,10 +272,17 @@ int topoml_total_persistence(topoml_context *ctx, const topoml_pair *pairs, uint
     if (out == NULL)
         return tm_error(ctx, TOPOML_E_INVALID, "total_persistence: no output");
     double s = 0.0;
+    bool infinite = false;
     for (uint64_t i = 0; i < n; i++) {
+        infinite |= isinf(pairs[i].death) != 0;
         double l = pairs[i].death - pairs[i].birth;
         s += q == 1.0 ? l : pow(l, q);
     }
+    /* Of finite pairs, an infinite sum is one beyond double: say so rather
+     * than answer inf as if a death were infinite. */
+    if (isinf(s) && !infinite)
+        return tm_error(ctx, TOPOML_E_OVERFLOW,
+                        "total_persistence: the sum of (death - birth)^%g overflows a double", q);
     *out = s;
     return TOPOML_OK;
 }

@@ -19,7 +19,6 @@
  * is made often (every CLI run, every host thread), and certifying every
  * plugin found would make each one pay for plugins it never calls.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -72,7 +71,10 @@ static cert_state cert_lookup(topoml_context *ctx, const tm_backend *b, tm_cert 
         return CERT_STALE;
     }
     tm_cert now;
-    if (tm_cert_describe(&now, real, b->name, b->abi_version, b->caps, b->n_caps) != 0) {
+    /* The file's hash is the one read from the descriptor the plugin is (or
+     * will be) loaded from, never a second read by path. */
+    if (tm_cert_describe_sha(&now, real, b->file_sha256, b->name, b->abi_version, b->caps,
+                             b->n_caps) != 0) {
         snprintf(why, why_size, "cannot read plugin file %.500s", real);
         return CERT_UNAVAILABLE;
     }
@@ -154,63 +156,12 @@ void tm_gate_apply(topoml_context *ctx, tm_backend *b)
     set_state(b, TOPOML_GATE_DISABLED, true, reason);
 }
 
-/* An executable we may run: a regular file, ours or root's, not writable by
- * group or others. */
-static bool usable_tool(const char *path)
-{
-    char why[512];
-    return access(path, X_OK) == 0 && tm_path_is_safe(path, false, why, sizeof why);
-}
-
 /* Find topoml-conformance: next to the running program (the topoml CLI and
  * the tool are installed, and built, side by side), in the build tree when
- * this code runs from there, beside the library's own folder, else in the
- * installed bindir. */
+ * this code runs from there, else in the installed bindir. */
 static bool find_tool(char *out, size_t size)
 {
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        char *slash = strrchr(self, '/');
-        if (slash) {
-            *slash = '\0';
-            if ((size_t)snprintf(out, size, "%s/" CONFORMANCE_TOOL, self) < size &&
-                usable_tool(out))
-                return true;
-        }
-    }
-#ifdef TOPOML_BUILD_TOOL_DIR
-    if (tm_in_build_tree() &&
-        (size_t)snprintf(out, size, "%s/" CONFORMANCE_TOOL, TOPOML_BUILD_TOOL_DIR) < size &&
-        usable_tool(out))
-        return true;
-#endif
-#ifdef TOPOML_INSTALL_LIBDIR_NAME
-    /* An installed tree that was moved, or installed into a Python package:
-     * the tool is in <prefix>/bin beside the <prefix>/<libdir> that holds
-     * the object running this code (libtopoml.so in a host that is not ours,
-     * such as the Python interpreter). */
-    Dl_info info;
-    char lib[PATH_MAX];
-    if (dladdr((void *)find_tool, &info) && info.dli_fname && realpath(info.dli_fname, lib)) {
-        const char *libdir = "/" TOPOML_INSTALL_LIBDIR_NAME;
-        char *slash = strrchr(lib, '/');
-        size_t len = slash ? (size_t)(slash - lib) : 0, tail = strlen(libdir);
-        if (slash && len >= tail && strncmp(lib + len - tail, libdir, tail) == 0) {
-            lib[len - tail] = '\0';
-            if ((size_t)snprintf(out, size, "%s/bin/" CONFORMANCE_TOOL, lib) < size &&
-                usable_tool(out))
-                return true;
-        }
-    }
-#endif
-#ifdef TOPOML_INSTALL_BINDIR
-    if ((size_t)snprintf(out, size, "%s/" CONFORMANCE_TOOL, TOPOML_INSTALL_BINDIR) < size &&
-        usable_tool(out))
-        return true;
-#endif
-    return false;
+    return tm_find_helper(CONFORMANCE_TOOL, out, size);
 }
 
 /* Run the quick tier on `plugin` in a child process, its output to

@@ -40,6 +40,8 @@ typedef struct tm_config {
     char *cache_dir;         /* certificates; NULL = $XDG_CACHE_HOME/topoml */
     int log_level;           /* -1: leave the context's level alone */
     int device;              /* accelerator index, -1 = plugin default */
+    bool max_memory_set;     /* max_memory was given (then 0 = none) */
+    uint32_t threads;        /* threads of multi-threaded backends, 0 = all cores */
 } tm_config;
 
 /* One backend the context knows (registry.c). */
@@ -63,6 +65,16 @@ typedef struct tm_backend {
                                       (gate: auto); see gate.c */
     const topoml_capability_v1 *caps;
     uint32_t n_caps;
+    /* Loading (loader.c, isolate_probe.c, registry.c). */
+    int fd;                        /* the plugin file, opened and checked once;
+                                      -1 for the built-in backend */
+    char file_sha256[65];          /* read from fd: what certificates bind */
+    uint32_t op_mask;              /* 1u << op for every op pointer present */
+    uint32_t selection;            /* topoml_selection of the vtable */
+    void *probed;                  /* what the probe process reported:
+                                      capability records and their strings,
+                                      one allocation; caps points here until
+                                      the plugin is loaded in this process */
 } tm_backend;
 
 struct topoml_context {
@@ -83,7 +95,19 @@ struct topoml_context {
     char *preferred; /* topoml_use_backend */
     char last_backend[64];
     char last_reason[512];
+    uint64_t default_max_memory;    /* from the machine (machine_memory.c) */
+    char default_max_memory_source[64];
+    /* Log lines of level info or worse written while no log callback was
+     * set (context creation: refused plugin folders, "gate is off"), kept
+     * for topoml_set_log to replay; past TM_KEPT_LOGS only a count. */
+    struct {
+        int level;
+        char text[256];
+    } kept_logs[16];
+    uint32_t n_kept_logs, n_dropped_logs;
+    uint32_t read_flags; /* TOPOML_READ_* (topoml_set_read_flags) */
 };
+#define TM_KEPT_LOGS 16
 
 /* Build the topoml_call_v1 for one op on this context. */
 void tm_call_init(topoml_context *ctx, topoml_call_v1 *call, char *errbuf, size_t errbuf_size);
@@ -104,6 +128,11 @@ int tm_error(topoml_context *ctx, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int tm_nomem(topoml_context *ctx, size_t size);
 
+/* A file name for a message: bytes outside printable ASCII as \xHH (a name
+ * is untrusted bytes, like the data), at most about 200 of them. */
+#define TM_NAME_BUF 840
+const char *tm_escape_name(char *out, size_t size, const char *name);
+
 /* Log through the context's log callback (never stdout). */
 void tm_log(topoml_context *ctx, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -112,7 +141,19 @@ void tm_log(topoml_context *ctx, int level, const char *fmt, ...)
  * anything that grows with the input: tm_check_memory reports TOPOML_E_LIMIT
  * with the estimate when `bytes` exceeds it. `what` names the allocation. */
 uint64_t tm_max_memory(const topoml_context *ctx);
+/* The configuration's `threads:` (0: the backend's default). */
+uint32_t tm_threads(const topoml_context *ctx);
 int tm_check_memory(topoml_context *ctx, uint64_t bytes, const char *what);
+/* Where the limit comes from, for messages: "set by the caller", "max_memory
+ * in FILE", "the default: the machine's physical memory" ... */
+const char *tm_max_memory_source(const topoml_context *ctx, char *buf, size_t size);
+
+/* The smallest of physical memory, RLIMIT_AS and the cgroup's memory limit
+ * (machine_memory.c); 0 when none is known. `source` gets which one it was.
+ * The _at form reads the cgroup from other paths (for tests). */
+uint64_t tm_machine_memory(char *source, size_t source_size);
+uint64_t tm_machine_memory_at(const char *proc_cgroup, const char *sys_root, char *source,
+                              size_t source_size);
 
 /* Overflow-checked arithmetic: true when the result fits. */
 static inline bool tm_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
@@ -127,7 +168,11 @@ static inline bool tm_add_u64(uint64_t a, uint64_t b, uint64_t *out)
 /* ---- configuration (config.c) ---- */
 
 /* Parse a YAML configuration file into *cfg (defaults first). Errors name
- * "file:line:column: reason". */
+ * "file:line:column: reason": also a repeated key, a second document, an
+ * alias, nesting deeper than TM_CONFIG_MAX_DEPTH and a file larger than
+ * TM_CONFIG_MAX_BYTES. */
+#define TM_CONFIG_MAX_BYTES (64u * 1024u)
+#define TM_CONFIG_MAX_DEPTH 8
 int tm_config_load(topoml_context *ctx, const char *path, tm_config *cfg);
 void tm_config_defaults(tm_config *cfg);
 void tm_config_clear(topoml_context *ctx, tm_config *cfg);
@@ -150,9 +195,24 @@ void tm_loader_each_file(topoml_context *ctx, tm_plugin_file_fn fn, void *user);
 bool tm_path_is_safe(const char *path, bool want_dir, char *why, size_t why_size);
 /* Does this code run from libtopoml's build tree (not an installed copy)? */
 bool tm_in_build_tree(void);
-/* Negotiate one plugin file; on success fills `b`, else `b` is rejected
- * with its reason. Never fails the context. */
+/* Open one plugin file once (O_NOFOLLOW | O_CLOEXEC) into b->fd, check the
+ * owner and mode of the file and of every folder up to the root on that
+ * descriptor, and hash it into b->file_sha256; else `b` is rejected with the
+ * reason. Runs no plugin code. */
+void tm_loader_check(topoml_context *ctx, const char *path, tm_backend *b);
+/* dlopen the checked file through /proc/self/fd/<b->fd> and negotiate; on
+ * success fills b->vt, else `b` is rejected with its reason. This runs the
+ * plugin's code in this process. */
+void tm_loader_negotiate(topoml_context *ctx, tm_backend *b);
+/* tm_loader_check then tm_loader_negotiate (the conformance runner's child
+ * and the probe helper load plugins this way). Never fails the context. */
 void tm_loader_open(topoml_context *ctx, const char *path, tm_backend *b);
+/* Is the open file `fd` safe to load code (or a certificate) from: a regular
+ * file owned by us or root, not writable by group or others, and every
+ * folder that holds it, up to the root, owned by us or root and not writable
+ * by group or others unless sticky? Checked on descriptors, so it describes
+ * the very file opened. `real` gets its path; false with the reason. */
+bool tm_fd_is_safe(int fd, char *real, size_t real_size, char *why, size_t why_size);
 /* "distances", "edges", "h0", "rips", "image". */
 const char *tm_op_name(uint32_t op);
 /* Create, probe and read the capability records of a negotiated backend
@@ -176,6 +236,57 @@ bool tm_gate_first_use(topoml_context *ctx, tm_backend *b);
 int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint32_t max_dim,
               uint32_t modulus, tm_backend **out);
 
+/* ---- child processes (isolate.c, isolate_probe.c) ---- */
+
+/* The helper program that runs plugin code outside the host. */
+#define TM_PLUGIN_HOST "topoml-plugin-host"
+/* Seconds a plugin may take to load, negotiate, create and probe. */
+#define TM_PROBE_TIMEOUT_S 30.0
+
+/* Find one of topoml's programs: next to the running program, in the build
+ * tree when this code runs from there, in <prefix>/bin beside the library's
+ * <prefix>/<libdir>, else in the installed bindir. Only a
+ * regular executable file of ours or root's, not writable by group or
+ * others, counts. */
+bool tm_find_helper(const char *name, char *out, size_t size);
+
+/* A helper process started with posix_spawn (safe in a multi-threaded host:
+ * no fork of the host's state), in its own process group, stdin, stdout and
+ * stderr on /dev/null, signals at their defaults; `fds[k]` becomes its
+ * descriptor 3 + k and the write end of a report pipe 3 + n_fds; nothing
+ * else of the host is inherited. */
+typedef struct tm_child {
+    int pid;     /* 0: none */
+    int report;  /* read end of the report pipe */
+} tm_child;
+int tm_child_spawn(topoml_context *ctx, const char *program, char *const argv[],
+                   const int *fds, int n_fds, tm_child *out, char *why, size_t why_size);
+/* Read the child's report until the pipe closes, at most
+ * `max` bytes, until `deadline` (CLOCK_MONOTONIC seconds); then end the
+ * child: kill its process group if it has not exited, and reap it. *status
+ * is the wait status, or -1 when unknown (reaped elsewhere); *timed_out says
+ * whether the deadline passed. The report is tm_alloc'd. */
+int tm_child_finish(topoml_context *ctx, tm_child *c, double deadline, size_t max, char **report,
+                    size_t *len, int *status, bool *timed_out);
+double tm_now(void);
+/* "died of signal 11 (Segmentation fault)", "exited with status 0", ... */
+void tm_describe_status(int status, bool timed_out, double timeout_s, char *out, size_t size);
+
+/* Probe plugins in child processes (isolate_probe.c): start one child per
+ * checked backend of ctx->backends[first..], then collect every report:
+ * identity, ABI, op pointers, probe result and capability records are
+ * copied into the backend (caps into b->probed); a plugin that crashes,
+ * exits, hangs or misbehaves is rejected with the reason. */
+void tm_probe_all(topoml_context *ctx, uint32_t first);
+/* The child's side (the helper program): load the plugin on descriptor
+ * `plugin_fd`, negotiate, create, probe, read the capability records, and
+ * write the report to `out_fd`. Returns the helper's exit status. */
+int tm_probe_serve(int plugin_fd, int out_fd);
+/* Load an enabled plugin in this process (registry.c): dlopen through its
+ * descriptor, negotiate, create, probe, capabilities. false when that
+ * failed (the backend is then rejected with the reason). */
+bool tm_backend_load(topoml_context *ctx, tm_backend *b);
+
 /* ---- data sets (data.c, io_*.c) ---- */
 
 /* The opaque topoml_data of the public API. Exactly one of the layouts is
@@ -187,6 +298,7 @@ struct topoml_data {
     double *values;    /* POINTS: n*dim row-major; CONDENSED: n(n-1)/2 */
     topoml_edge *edges; /* SPARSE: n_edges edges, i < j, no duplicates */
     uint64_t n_edges;
+    uint32_t format;   /* the topoml_format it was read as; AUTO: made from memory */
 };
 
 /* Read one data set in `format` from `f`; `name` is used in messages
@@ -194,5 +306,32 @@ struct topoml_data {
  * failure nothing is left allocated and the context holds the message. */
 int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format format,
                  struct topoml_data *out);
+
+/* ---- edge collapse (collapse.c) ---- */
+
+/* Collapse the flag filtration of `edges` (sorted by (d, i, j), i < j < n)
+ * in place: on return its first *n_out entries are the edges that remain,
+ * with their new values, and the flag filtration they span has the barcode
+ * of the original in every dimension. A repeated edge leaves the list as it
+ * is. TOPOML_E_LIMIT / _NOMEM when the working memory cannot be had. */
+int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint64_t n_edges,
+                      uint64_t *n_out);
+
+/* A Rips input after the edge collapse. */
+typedef struct tm_collapsed {
+    bool done;         /* false: nothing collapsed, run the input as it is */
+    double threshold;  /* min(threshold, enclosing radius): what the backend gets */
+    topoml_edge *edges; /* tm_alloc'd, n_edges of them (unsorted) */
+    uint64_t n_edges;
+    uint64_t n_before; /* edges within the threshold before the collapse */
+} tm_collapsed;
+
+/* The edges of `d` within min(threshold, enclosing radius) — the complex the
+ * Rips engine would build — collapsed. out->done is false (and the input is
+ * to be used as it is) for fewer than 3 points, for input the engine
+ * refuses, so that the backend reports it, and when more than
+ * max_density * n(n-1)/2 edges are within the threshold. */
+int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
+                      double threshold, double max_density, tm_collapsed *out);
 
 #endif /* TOPOML_INTERNAL_H */

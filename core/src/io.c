@@ -180,6 +180,60 @@ static size_t first_block(const tm_reader *r)
     return (size_t)cap;
 }
 
+/* Read more of the input into the buffer, after moving what is not yet
+ * returned to its start and growing it when full. 1: something was read or
+ * the end was reached just now; 0: the input had already ended; < 0: an
+ * error (reported). */
+static int fill_buffer(tm_reader *r)
+{
+    if (r->eof)
+        return 0;
+    if (r->pos > 0) {
+        memmove(r->buf, r->buf + r->pos, r->end - r->pos);
+        r->end -= r->pos;
+        r->pos = 0;
+    }
+    if (r->cap - r->end < 2) {
+        /* The first block, or a line longer than the buffer. */
+        size_t cap = r->cap ? r->cap * 2 : first_block(r);
+        int st = tm_reader_check(r, cap - r->cap, "the line buffer");
+        if (st)
+            return st;
+        char *p = tm_realloc(r->ctx, r->buf, cap);
+        if (!p)
+            return tm_fail(r, TOPOML_E_NOMEM, "out of memory for a line of %zu bytes", r->end);
+        r->held += cap - r->cap;
+        r->buf = p;
+        r->cap = cap;
+    }
+    size_t want = r->cap - 1 - r->end;
+    size_t got = fread(r->buf + r->end, 1, want, r->f);
+    /* A NUL is refused as soon as it is read, on the line it is on:
+     * binary data without a newline (/dev/zero) must not grow the line
+     * buffer to the memory limit first. */
+    const char *nul = memchr(r->buf + r->end, '\0', got);
+    if (nul) {
+        const char *line_start = r->buf + r->pos;
+        for (const char *c = line_start; c < nul; c++)
+            if (*c == '\n') {
+                r->line++;
+                line_start = c + 1;
+            }
+        r->line++;
+        return tm_fail(r, TOPOML_E_PARSE,
+                       "NUL byte in column %zu (binary data where text is expected?)",
+                       (size_t)(nul - line_start) + 1);
+    }
+    r->end += got;
+    r->bytes += got;
+    if (got < want) {
+        if (ferror(r->f))
+            return tm_fail(r, TOPOML_E_IO, "read error: %s", strerror(errno));
+        r->eof = true;
+    }
+    return 1;
+}
+
 int tm_text_line(tm_reader *r, char **line, size_t *len)
 {
     for (;;) {
@@ -201,33 +255,30 @@ int tm_text_line(tm_reader *r, char **line, size_t *len)
             r->pos = r->end;
             return finish_line(r, start, n, line, len);
         }
-        if (r->pos > 0) {
-            memmove(r->buf, start, r->end - r->pos);
-            r->end -= r->pos;
-            r->pos = 0;
+        int st = fill_buffer(r);
+        if (st < 0)
+            return st;
+    }
+}
+
+int tm_text_peek(tm_reader *r, uint64_t lines, uint64_t max_bytes, const char **text,
+                 size_t *len)
+{
+    for (;;) {
+        const char *start = r->buf ? r->buf + r->pos : NULL;
+        size_t have = r->end - r->pos;
+        uint64_t seen = 0;
+        for (size_t k = 0; k < have && seen < lines; k++)
+            if (start[k] == '\n')
+                seen++;
+        if (seen >= lines || r->eof || have >= max_bytes) {
+            *text = start ? start : "";
+            *len = have;
+            return TOPOML_OK;
         }
-        if (r->cap - r->end < 2) {
-            /* The first block, or a line longer than the buffer. */
-            size_t cap = r->cap ? r->cap * 2 : first_block(r);
-            int st = tm_reader_check(r, cap - r->cap, "the line buffer");
-            if (st)
-                return st;
-            char *p = tm_realloc(r->ctx, r->buf, cap);
-            if (!p)
-                return tm_fail(r, TOPOML_E_NOMEM, "out of memory for a line of %zu bytes", r->end);
-            r->held += cap - r->cap;
-            r->buf = p;
-            r->cap = cap;
-        }
-        size_t want = r->cap - 1 - r->end;
-        size_t got = fread(r->buf + r->end, 1, want, r->f);
-        r->end += got;
-        r->bytes += got;
-        if (got < want) {
-            if (ferror(r->f))
-                return tm_fail(r, TOPOML_E_IO, "read error: %s", strerror(errno));
-            r->eof = true;
-        }
+        int st = fill_buffer(r);
+        if (st < 0)
+            return st;
     }
 }
 
@@ -248,6 +299,10 @@ int tm_next_token(tm_reader *r, tm_cursor *c, const char **tok, size_t *len)
     const char *p = c->p, *end = c->end;
     while (p < end && is_space(*p))
         p++;
+    if (p < end && *p == '#') {
+        c->comment = true;
+        p = end;
+    }
     if (p < end && *p == ',') {
         if (c->count == 0)
             return tm_fail(r, TOPOML_E_PARSE, "empty value before the comma in column %zu",
@@ -258,6 +313,10 @@ int tm_next_token(tm_reader *r, tm_cursor *c, const char **tok, size_t *len)
         if (p < end && *p == ',')
             return tm_fail(r, TOPOML_E_PARSE, "empty value between two commas (column %zu)",
                            (size_t)(p - c->start) + 1);
+        if (p < end && *p == '#') {
+            c->comment = true;
+            p = end;
+        }
     }
     if (p == end) {
         c->p = p;
@@ -331,6 +390,11 @@ static bool is_decimal(const char *s, size_t n)
             return false;
     }
     return i == n;
+}
+
+bool tm_is_number(const char *tok, size_t len)
+{
+    return is_decimal(tok, len);
 }
 
 /* Case-insensitive: does s[0..n) equal the lower-case word w? */
@@ -438,7 +502,13 @@ int tm_parse_index(tm_reader *r, const char *tok, size_t len, uint64_t *out)
 
 int tm_read_bytes(tm_reader *r, void *dst, size_t size, size_t *got)
 {
-    *got = fread(dst, 1, size, r->f);
+    /* Bytes the format detection looked at are in the text buffer first. */
+    size_t buffered = r->end - r->pos < size ? r->end - r->pos : size;
+    if (buffered) {
+        memcpy(dst, r->buf + r->pos, buffered);
+        r->pos += buffered;
+    }
+    *got = buffered + fread((char *)dst + buffered, 1, size - buffered, r->f);
     r->bytes += *got;
     if (*got < size && ferror(r->f)) {
         r->offset = r->bytes;
@@ -508,9 +578,15 @@ int tm_matrix_entry(tm_reader *r, double *cond, uint64_t i, uint64_t j, double x
     char a[32], b[32];
     if (i == j) {
         if (x != 0) {
-            tm_fmt_double(a, sizeof a, x);
-            return tm_fail(r, TOPOML_E_INVALID,
-                           "diagonal entry d(%" PRIu64 ",%" PRIu64 ") is %s, not 0", i, j, a);
+            if (r->strict) {
+                tm_fmt_double(a, sizeof a, x);
+                return tm_fail(r, TOPOML_E_INVALID,
+                               "diagonal entry d(%" PRIu64 ",%" PRIu64 ") is %s, not 0", i, j, a);
+            }
+            if (r->diag_count++ == 0) {
+                r->diag_i = i;
+                r->diag_x = x;
+            }
         }
         return TOPOML_OK;
     }
@@ -521,15 +597,55 @@ int tm_matrix_entry(tm_reader *r, double *cond, uint64_t i, uint64_t j, double x
     double *slot = &cond[tm_condensed_index(i, j)];
     double y = *slot;
     if (x != y && fabs(x - y) > TM_SYMMETRY_RTOL * fmax(fabs(x), fabs(y))) {
-        tm_fmt_double(a, sizeof a, x);
-        tm_fmt_double(b, sizeof b, y);
-        return tm_fail(r, TOPOML_E_INVALID,
-                       "the matrix is not symmetric: d(%" PRIu64 ",%" PRIu64 ") = %s but d(%" PRIu64
-                       ",%" PRIu64 ") = %s",
-                       i, j, a, j, i, b);
+        if (r->strict) {
+            tm_fmt_double(a, sizeof a, x);
+            tm_fmt_double(b, sizeof b, y);
+            return tm_fail(r, TOPOML_E_INVALID,
+                           "the matrix is not symmetric: d(%" PRIu64 ",%" PRIu64
+                           ") = %s but d(%" PRIu64 ",%" PRIu64 ") = %s",
+                           i, j, a, j, i, b);
+        }
+        if (r->asym_count++ == 0 || fabs(x - y) > r->asym_diff) {
+            r->asym_diff = fabs(x - y);
+            r->asym_i = i;
+            r->asym_j = j;
+            r->asym_low = x;
+            r->asym_up = y;
+        }
     }
     *slot = x;
     return TOPOML_OK;
+}
+
+/* One warning for everything a full matrix had that Ripser ignores. */
+static void warn_matrix(tm_reader *r)
+{
+    char a[32], b[32], c[32];
+    if (r->upper_empty)
+        tm_log(r->ctx, TOPOML_LOG_WARN,
+               "%s: the upper triangle is empty; read as the lower triangle, as Ripser reads a "
+               "full matrix",
+               r->name);
+    if (r->asym_count) {
+        tm_fmt_double(a, sizeof a, r->asym_low);
+        tm_fmt_double(b, sizeof b, r->asym_up);
+        snprintf(c, sizeof c, "%.3g", r->asym_diff);
+        tm_log(r->ctx, TOPOML_LOG_WARN,
+               "%s: the matrix is not symmetric (%" PRIu64 " pair%s; the largest "
+               "difference is %s, at d(%" PRIu64 ",%" PRIu64 ") = %s but d(%" PRIu64 ",%" PRIu64
+               ") = %s); the lower triangle is read, as Ripser reads it",
+               r->name, r->asym_count, r->asym_count == 1 ? " differs" : "s differ", c, r->asym_i,
+               r->asym_j, a,
+               r->asym_j, r->asym_i, b);
+    }
+    if (r->diag_count) {
+        tm_fmt_double(a, sizeof a, r->diag_x);
+        tm_log(r->ctx, TOPOML_LOG_WARN,
+               "%s: %" PRIu64 " diagonal entr%s not 0 (the first: d(%" PRIu64 ",%" PRIu64
+               ") = %s); the diagonal is ignored, as Ripser ignores it",
+               r->name, r->diag_count, r->diag_count == 1 ? "y is" : "ies are", r->diag_i,
+               r->diag_i, a);
+    }
 }
 
 /* ---- dispatch ---- */
@@ -552,6 +668,8 @@ static void size_hint(tm_reader *r)
     r->remaining = (uint64_t)(st.st_size - pos);
 }
 
+static int read_as(tm_reader *r, topoml_format format, struct topoml_data *out);
+
 int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format format,
                  struct topoml_data *out)
 {
@@ -560,9 +678,61 @@ int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format f
     if (!f || !out)
         return tm_error(ctx, TOPOML_E_INVALID, "reading a data set: no stream or no output");
     memset(out, 0, sizeof *out);
-    if (!name)
-        name = "<stream>";
+    char escaped[TM_NAME_BUF];
+    name = tm_escape_name(escaped, sizeof escaped, name ? name : "<stream>");
 
+    tm_reader r = {.ctx = ctx, .f = f, .name = name,
+                   .strict = (ctx->read_flags & TOPOML_READ_STRICT_SYMMETRY) != 0};
+    size_hint(&r);
+
+    /* Numbers are written with '.', whatever LC_NUMERIC the host program
+     * chose; strtod follows the thread's locale, so read in "C". */
+    locale_t c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (c_numeric == (locale_t)0)
+        return tm_error(ctx, TOPOML_E_NOMEM, "%s: cannot make the C locale to read numbers", name);
+    locale_t previous = uselocale(c_numeric);
+
+    char why[256] = "";
+    bool detected = false;
+    int st = TOPOML_OK;
+    if (format == TOPOML_FORMAT_AUTO) {
+        st = tm_detect_format(&r, &format, why, sizeof why, false);
+        detected = st == TOPOML_OK;
+        r.line = 0;
+    }
+    if (st == TOPOML_OK)
+        st = read_as(&r, format, out);
+    uselocale(previous);
+    freelocale(c_numeric);
+
+    tm_reader_free(&r, r.buf, r.cap);
+    if (st == TOPOML_OK) {
+        out->format = (uint32_t)format;
+        warn_matrix(&r);
+        if (detected)
+            tm_log(ctx, TOPOML_LOG_INFO, "%s: read as %s (%s)", name, topoml_format_name(format),
+                   why);
+        if (r.read_diagonal)
+            tm_log(ctx, TOPOML_LOG_INFO,
+                   "%s: the rows include the zero diagonal; read as %" PRIu64 " points", name,
+                   out->n);
+        if (r.header_line)
+            tm_log(ctx, TOPOML_LOG_INFO, "%s:%" PRIu64 ": a header line, skipped", name,
+                   r.header_line);
+    } else if (detected) {
+        /* Say which layout the message is about, and why it was chosen. */
+        char msg[sizeof ctx->errmsg];
+        snprintf(msg, sizeof msg, "%s", topoml_errmsg(ctx));
+        tm_error(ctx, st,
+                 "%s (read as %s, the layout detected: %s; point clouds and sparse edge lists "
+                 "are read only when their format is named)",
+                 msg, topoml_format_name(format), why);
+    }
+    return st;
+}
+
+static int read_as(tm_reader *r, topoml_format format, struct topoml_data *out)
+{
     tm_parser parse;
     bool binary = false;
     switch (format) {
@@ -580,25 +750,12 @@ int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format f
         binary = true;
         break;
     default:
-        return tm_error(ctx, TOPOML_E_INVALID, "%s: unknown input format %d", name, (int)format);
+        return tm_error(r->ctx, TOPOML_E_INVALID, "%s: unknown input format %d", r->name,
+                        (int)format);
     }
-
-    tm_reader r = {.ctx = ctx, .f = f, .name = name, .binary = binary};
-    size_hint(&r);
-
-    /* Numbers are written with '.', whatever LC_NUMERIC the host program
-     * chose; strtod follows the thread's locale, so read in "C". */
-    locale_t c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    if (c_numeric == (locale_t)0)
-        return tm_error(ctx, TOPOML_E_NOMEM, "%s: cannot make the C locale to read numbers", name);
-    locale_t previous = uselocale(c_numeric);
-    int st = parse(&r, out);
-    uselocale(previous);
-    freelocale(c_numeric);
-
-    tm_reader_free(&r, r.buf, r.cap);
-    if (st == TOPOML_OK && r.read_diagonal)
-        tm_log(ctx, TOPOML_LOG_INFO,
-               "%s: the rows include the zero diagonal; read as %" PRIu64 " points", name, out->n);
-    return st;
+    if (binary) {
+        r->binary = true;
+        r->bytes = 0; /* offsets count from the start; peeked bytes are read again */
+    }
+    return parse(r, out);
 }

@@ -42,6 +42,20 @@ typedef struct tm_reader {
 
     /* set by a parser, logged by tm_read_data once the read is done */
     bool read_diagonal;
+    uint64_t header_line; /* point cloud: a header line skipped (0: none) */
+
+    /* full matrices: what differed from a symmetric matrix with a zero
+     * diagonal (ignored, as Ripser does, unless strict) */
+    bool strict;              /* TOPOML_READ_STRICT_SYMMETRY */
+    uint64_t asym_count;      /* pairs whose triangles differ */
+    double asym_diff;         /* the largest difference ... */
+    uint64_t asym_i, asym_j;  /* ... at d(i,j), i > j ... */
+    double asym_low, asym_up; /* ... with these values */
+    uint64_t diag_count;      /* non-zero diagonal entries */
+    uint64_t diag_i;          /* the first of them */
+    double diag_x;
+    bool upper_empty;         /* distance read as its lower triangle */
+    uint64_t detect_rows;     /* rows tm_detect_format measured (2: enough to tell) */
 } tm_reader;
 
 /* Report an error at the reader's location. Returns `status`. */
@@ -91,12 +105,23 @@ static inline int tm_vec_push_double(tm_reader *r, tm_vec *v, double x)
  * 1: a line; 0: end of input; < 0: an error (reported). */
 int tm_text_line(tm_reader *r, char **line, size_t *len);
 
+/* Look ahead without consuming: make the buffer hold at least `lines`
+ * complete lines (or the rest of the input, or `max_bytes`, whichever comes
+ * first) and point *text at what is not yet returned. The next tm_text_line
+ * or tm_read_bytes starts at *text. */
+int tm_text_peek(tm_reader *r, uint64_t lines, uint64_t max_bytes, const char **text,
+                 size_t *len);
+
+/* Is tok[0..len) a decimal number of the grammar the text formats read? */
+bool tm_is_number(const char *tok, size_t len);
+
 /* A walk over the values of one line. Values are separated by whitespace,
  * or by one comma with optional whitespace around it; a line may end in a
  * comma (Ripser's own files do). */
 typedef struct tm_cursor {
     const char *start, *p, *end;
     uint64_t count; /* values returned so far */
+    bool comment;   /* the line had a '#' comment after its values (or none) */
 } tm_cursor;
 
 static inline void tm_cursor_init(tm_cursor *c, const char *line, size_t len)
@@ -105,10 +130,12 @@ static inline void tm_cursor_init(tm_cursor *c, const char *line, size_t len)
     c->p = line;
     c->end = line + len;
     c->count = 0;
+    c->comment = false;
 }
 
 /* The next token of the line: 1 with *tok / *len set, 0 at the end of the
- * line, < 0 on a misplaced comma (reported). */
+ * line, < 0 on a misplaced comma (reported). A token that starts with '#'
+ * begins a comment, which ends the line. */
 int tm_next_token(tm_reader *r, tm_cursor *c, const char **tok, size_t *len);
 
 /* Kinds of value tm_next_value accepts. */
@@ -163,11 +190,22 @@ static inline uint64_t tm_condensed_index(uint64_t i, uint64_t j)
 void tm_count_reason(char *out, size_t size, uint64_t count);
 
 /* Entries of a full square matrix (row i, column j, value x, already checked
- * finite and >= 0) arrive row by row. The diagonal must be 0; the upper entry
- * (j > i) is parked in the slot of its pair; the lower one (j < i) must match
- * it within a relative 1e-12 and replaces it, so that the matrix Ripser would
- * read (its lower triangle) is what is kept. */
+ * finite and >= 0) arrive row by row. The upper entry (j > i) is parked in
+ * the slot of its pair; the lower one (j < i) replaces it, so that the
+ * matrix Ripser would read (its lower triangle) is what is kept. A non-zero
+ * diagonal, or a pair that differs by more than a relative 1e-12, is
+ * recorded in the reader (warned about once the read is done) or, when
+ * r->strict, refused. */
 int tm_matrix_entry(tm_reader *r, double *cond, uint64_t i, uint64_t j, double x);
+
+/* ---- which layout, when no format is named (io_detect.c) ---- */
+
+/* Look at the start of the input (without consuming it) and choose the
+ * format: DIPHA by its magic number; text by the lengths of its first rows
+ * (a square matrix, a lower or an upper triangle). `why` gets what was
+ * seen, for messages. TOPOML_E_PARSE when no layout fits: reported, or
+ * when `quiet` only returned. */
+int tm_detect_format(tm_reader *r, topoml_format *out, char *why, size_t why_size, bool quiet);
 
 /* ---- the parsers (one per file) ---- */
 

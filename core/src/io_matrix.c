@@ -81,7 +81,7 @@ static int read_triangle(tm_reader *r, struct topoml_data *out, bool upper)
             goto fail;
         uint64_t k = c.count;
         if (k == 0) {
-            if (r->line == 1)
+            if (r->line == 1 && !c.comment)
                 s.blank_first = true;
             continue;
         }
@@ -187,6 +187,20 @@ int tm_read_upper_distance(tm_reader *r, struct topoml_data *out)
  * ragged row is reported as ragged, not as the asymmetry it causes. */
 int tm_read_distance(tm_reader *r, struct topoml_data *out)
 {
+    /* Rows of 1, 2, 3, ... values (or an empty first row): a lower triangle
+     * given as a full matrix, which Ripser's reader takes, since it reads
+     * only the first i values of row i. Read it so, with a warning. */
+    topoml_format layout;
+    char why[256];
+    if (tm_detect_format(r, &layout, why, sizeof why, true) == TOPOML_OK &&
+        layout == TOPOML_FORMAT_LOWER_DISTANCE && r->detect_rows == 2) {
+        if (r->strict)
+            return tm_fail(r, TOPOML_E_INVALID,
+                           "the upper triangle of the matrix is empty (%s)", why);
+        r->upper_empty = true;
+        return read_triangle(r, out, false);
+    }
+
     tm_vec row = {.elem = sizeof(double)};
     double *cond = NULL;
     uint64_t n = 0, rows = 0, count = 0, first_line = 0, last_line = 0;

@@ -9,21 +9,31 @@
  *      tree, else the installed <libdir>/topoml/plugins.
  * In each folder the files topoml-backend-*.so are taken in sorted order.
  *
- * A plugin file can be wrong in many ways (not an ELF object, no entry
- * symbol, another ABI, a short vtable, a failing probe); each one is recorded
- * as a rejected backend with its reason and the context carries on. What
- * this file cannot survive is a plugin that crashes inside its own code: that
- * is why the gate certifies plugins in a separate process first.
+ * A plugin file is opened once (O_NOFOLLOW | O_CLOEXEC) and everything after
+ * goes through that descriptor: owner and mode are checked on it and on
+ * every folder up to the root (walked by descriptor), the SHA-256 the gate
+ * compares with certificates is read from it, and the file dlopen'd is that
+ * same file, through /proc/self/fd/N. Swapping a file or a folder between
+ * the check and the load changes nothing: no path is resolved twice.
+ *
+ * Discovery only checks files (tm_loader_check). Negotiation runs plugin
+ * code, so the host does it only for plugins the gate enabled; before that
+ * a child process does it (isolate_probe.c). A plugin file can be wrong in
+ * many ways (not an ELF object, no entry symbol, another ABI, a short
+ * vtable, a failing probe); each one is recorded as a rejected backend with
+ * its reason and the context carries on.
  */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "sha256.h"
 
 #define PLUGIN_PREFIX "topoml-backend-"
 #define PLUGIN_SUFFIX ".so"
@@ -75,20 +85,140 @@ bool tm_path_is_safe(const char *path, bool want_dir, char *why, size_t why_size
     return true;
 }
 
-void tm_loader_open(topoml_context *ctx, const char *path, tm_backend *b)
+/* May a folder on the way to a file we load hold it? Ours or root's, and
+ * not writable by group or others unless sticky (then others cannot rename
+ * or remove our entries, as in /tmp). */
+static bool ancestor_ok(const struct stat *st, char *why, size_t why_size, const char *what)
 {
-    char why[512];
+    if (st->st_uid != 0 && st->st_uid != geteuid()) {
+        snprintf(why, why_size, "folder %s is owned by another user (uid %u)", what,
+                 (unsigned)st->st_uid);
+        return false;
+    }
+    if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX)) {
+        snprintf(why, why_size, "folder %s is writable by group or others (mode %03o)", what,
+                 (unsigned)(st->st_mode & 0777));
+        return false;
+    }
+    return true;
+}
+
+bool tm_fd_is_safe(int fd, char *real, size_t real_size, char *why, size_t why_size)
+{
+    struct stat st;
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, real, real_size - 1);
+    if (n <= 0 || (size_t)n >= real_size - 1 || real[0] != '/') {
+        snprintf(why, why_size, "cannot resolve the opened file through %s", link);
+        return false;
+    }
+    real[n] = '\0';
+    if (fstat(fd, &st) != 0) {
+        snprintf(why, why_size, "cannot fstat %s: %s", real, strerror(errno));
+        return false;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, why_size, "%s is not a regular file", real);
+        return false;
+    }
+    if (st.st_uid != 0 && st.st_uid != geteuid()) {
+        snprintf(why, why_size, "%s is owned by another user (uid %u)", real, (unsigned)st.st_uid);
+        return false;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(why, why_size, "%s is writable by group or others (mode %03o)", real,
+                 (unsigned)(st.st_mode & 0777));
+        return false;
+    }
+    /* Walk the folders that really hold the file, by descriptor ("..", not
+     * path strings), up to the root: first make sure the folder we opened
+     * holds this very file, then check each one on the way up. */
+    char dir[4096];
+    const char *slash = strrchr(real, '/');
+    size_t dlen = slash == real ? 1 : (size_t)(slash - real);
+    if (dlen >= sizeof dir) {
+        snprintf(why, why_size, "path too long: %s", real);
+        return false;
+    }
+    memcpy(dir, real, dlen);
+    dir[dlen] = '\0';
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat in_dir, ds;
+    if (dfd < 0 || fstatat(dfd, slash + 1, &in_dir, AT_SYMLINK_NOFOLLOW) != 0 ||
+        in_dir.st_dev != st.st_dev || in_dir.st_ino != st.st_ino) {
+        snprintf(why, why_size, "%s changed while it was being checked", real);
+        if (dfd >= 0)
+            close(dfd);
+        return false;
+    }
+    bool ok = true;
+    for (int level = 0; ok && level < 256; level++) {
+        if (fstat(dfd, &ds) != 0) {
+            snprintf(why, why_size, "cannot fstat a folder above %s: %s", real, strerror(errno));
+            ok = false;
+            break;
+        }
+        char what[4200];
+        snprintf(what, sizeof what, "%d level%s above %s", level + 1, level ? "s" : "", real);
+        if (!ancestor_ok(&ds, why, why_size, level == 0 ? dir : what)) {
+            ok = false;
+            break;
+        }
+        int up = openat(dfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct stat us;
+        if (up < 0 || fstat(up, &us) != 0) {
+            snprintf(why, why_size, "cannot open a folder above %s", real);
+            if (up >= 0)
+                close(up);
+            ok = false;
+            break;
+        }
+        close(dfd);
+        dfd = up;
+        if (us.st_dev == ds.st_dev && us.st_ino == ds.st_ino)
+            break; /* the root is its own parent */
+    }
+    close(dfd);
+    return ok;
+}
+
+void tm_loader_check(topoml_context *ctx, const char *path, tm_backend *b)
+{
+    char why[512], real[4096];
+    (void)ctx;
+    b->fd = -1;
     b->probe_status = TOPOML_E_NOT_FOUND;
     if (path[0] != '/') {
         reject(b, "refusing a relative plugin path '%s'", path);
         return;
     }
-    if (!tm_path_is_safe(path, false, why, sizeof why)) {
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        snprintf(why, sizeof why, "cannot open %.400s: %s", path, strerror(errno));
         reject(b, "unsafe plugin file: %s", why);
         return;
     }
+    if (!tm_fd_is_safe(fd, real, sizeof real, why, sizeof why)) {
+        close(fd);
+        reject(b, "unsafe plugin file: %s", why);
+        return;
+    }
+    int err = tm_sha256_fd(fd, b->file_sha256);
+    if (err) {
+        close(fd);
+        reject(b, "cannot read plugin file: %s", strerror(err));
+        return;
+    }
+    b->fd = fd;
+}
+
+void tm_loader_negotiate(topoml_context *ctx, tm_backend *b)
+{
+    char why[512], self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", b->fd);
     dlerror();
-    b->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    b->dl = dlopen(self, RTLD_NOW | RTLD_LOCAL);
     if (!b->dl) {
         const char *e = dlerror();
         reject(b, "cannot load: %s", e ? e : "unknown dlopen error");
@@ -143,7 +273,15 @@ void tm_loader_open(topoml_context *ctx, const char *path, tm_backend *b)
     b->vt = &b->vt_copy;
 }
 
-/* Add a registry slot for `path` and negotiate with it. */
+void tm_loader_open(topoml_context *ctx, const char *path, tm_backend *b)
+{
+    tm_loader_check(ctx, path, b);
+    if (b->gate_state != TOPOML_GATE_REJECTED)
+        tm_loader_negotiate(ctx, b);
+}
+
+/* Add a registry slot for `path` and check the file; nothing of it runs
+ * here (registry.c probes it in a child process). */
 static void add_plugin_file(topoml_context *ctx, const char *path, void *user)
 {
     (void)user;
@@ -156,17 +294,14 @@ static void add_plugin_file(topoml_context *ctx, const char *path, void *user)
     ctx->backends = grown;
     tm_backend *b = &ctx->backends[ctx->n_backends];
     memset(b, 0, sizeof *b);
+    b->fd = -1;
     b->path = tm_strdup(ctx, path);
     if (!b->path)
         return;
     ctx->n_backends++;
-    tm_loader_open(ctx, path, b);
-    if (b->gate_state == TOPOML_GATE_REJECTED) {
+    tm_loader_check(ctx, path, b);
+    if (b->gate_state == TOPOML_GATE_REJECTED)
         tm_log(ctx, TOPOML_LOG_WARN, "plugin %s rejected: %s", path, b->gate_reason);
-        return;
-    }
-    tm_log(ctx, TOPOML_LOG_INFO, "plugin %s: backend '%s' %s, ABI %u", path, b->vt->name,
-           b->vt->version ? b->vt->version : "?", b->abi_version);
 }
 
 /* The files handed out so far by one walk of the search path. */

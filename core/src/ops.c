@@ -8,6 +8,7 @@
  * every array a plugin hands over is freed with the allocator it came from.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -41,16 +42,24 @@ static int backend_error(topoml_context *ctx, const tm_backend *b, int rc, const
     if (rc > 0 || rc < TOPOML_E_INTERNAL)
         return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned unknown status %d: %s",
                         b->name, rc, msg[0] ? msg : "(no message)");
+    /* A plugin knows the limit's size, not where it came from. */
+    char src[320] = "";
+    if (rc == TOPOML_E_LIMIT) {
+        char buf[300];
+        snprintf(src, sizeof src, " (memory limit: %s)", tm_max_memory_source(ctx, buf, sizeof buf));
+    }
     if (b->path)
-        return tm_error(ctx, rc, "%s [backend %s]", msg[0] ? msg : topoml_strerror(rc), b->name);
-    return tm_error(ctx, rc, "%s", msg[0] ? msg : topoml_strerror(rc));
+        return tm_error(ctx, rc, "%s%s [backend %s]", msg[0] ? msg : topoml_strerror(rc), src,
+                        b->name);
+    return tm_error(ctx, rc, "%s%s", msg[0] ? msg : topoml_strerror(rc), src);
 }
 
 static bool is_prime(uint32_t p)
 {
     if (p < 2)
         return false;
-    for (uint32_t q = 2; q * q <= p; q++)
+    /* q <= p / q, not q * q <= p: the square wraps for primes near 2^32. */
+    for (uint32_t q = 2; q <= p / q; q++)
         if (p % q == 0)
             return false;
     return true;
@@ -91,8 +100,17 @@ int topoml_distances(topoml_context *ctx, const topoml_data *points, topoml_metr
         coords32 = tm_alloc(ctx, (size_t)coord_bytes);
         if (!coords32)
             return tm_nomem(ctx, (size_t)coord_bytes);
-        for (uint64_t k = 0; k < n * points->dim; k++)
+        for (uint64_t k = 0; k < n * points->dim; k++) {
             coords32[k] = (float)points->values[k];
+            if (isinf(coords32[k])) {
+                tm_free(ctx, coords32);
+                return tm_error(ctx, TOPOML_E_OVERFLOW,
+                                "distances in float32: coordinate %llu of point %llu (%g) is "
+                                "beyond the range of float32",
+                                (unsigned long long)(k % points->dim),
+                                (unsigned long long)(k / points->dim), points->values[k]);
+            }
+        }
         in.dtype = TOPOML_F32;
         in.data = coords32;
     }
@@ -217,6 +235,35 @@ static int check_barcode(topoml_context *ctx, const tm_backend *b, topoml_barcod
     return TOPOML_OK;
 }
 
+/* TOPOML_COLLAPSE_AUTO collapses only when at most this share of all pairs
+ * is within the threshold (docs/architecture.md, "Edge collapse", has the
+ * measurements): in a nearly complete graph, such as a small data set with
+ * no threshold, few edges are dominated and the search costs more than the
+ * reduction it saves. */
+#define TM_COLLAPSE_AUTO_DENSITY 0.5
+/* The edge collapse stage: when it runs, `in` becomes the collapsed graph
+ * (SPARSE, edges in col->edges) and col->threshold the threshold that goes
+ * with it. */
+static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
+                          const topoml_rips_options *o, topoml_input_v1 *in, tm_collapsed *col)
+{
+    /* H0 alone gains nothing from it. */
+    if (o->max_dim == 0 || o->collapse == TOPOML_COLLAPSE_OFF)
+        return TOPOML_OK;
+    double density = o->collapse == TOPOML_COLLAPSE_ON ? 1.0 : TM_COLLAPSE_AUTO_DENSITY;
+    int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, density, col);
+    if (rc != TOPOML_OK || !col->done)
+        return rc;
+    tm_log(ctx, TOPOML_LOG_INFO, "edge collapse: %llu of %llu edges remain (threshold %g)",
+           (unsigned long long)col->n_edges, (unsigned long long)col->n_before, col->threshold);
+    in->kind = TOPOML_INPUT_SPARSE;
+    in->dim = 0;
+    in->data = NULL;
+    in->n_edges = col->n_edges;
+    in->edges = col->edges;
+    return TOPOML_OK;
+}
+
 int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topoml_data *data,
                            const topoml_rips_options *opts)
 {
@@ -239,23 +286,42 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         return tm_error(ctx, TOPOML_E_INVALID, "modulus %u is not a prime", o.modulus);
     if (o.metric >= TOPOML_METRIC_COUNT)
         return tm_error(ctx, TOPOML_E_INVALID, "unknown metric %u", o.metric);
+    if (o.collapse > TOPOML_COLLAPSE_OFF)
+        return tm_error(ctx, TOPOML_E_INVALID, "unknown collapse setting %u", o.collapse);
 
     topoml_input_v1 in;
     input_from_data(data, o.metric, &in);
     uint32_t op = TOPOML_OP_RIPS;
     tm_backend *b;
-    int rc = tm_select(ctx, op, &in, o.max_dim, o.modulus, &b);
+    tm_collapsed col;
+    memset(&col, 0, sizeof col);
+    int rc = collapse_stage(ctx, data, &o, &in, &col);
+    if (rc != TOPOML_OK)
+        return rc;
+    rc = tm_select(ctx, op, &in, o.max_dim, o.modulus, &b);
+    if (rc != TOPOML_OK && col.done && o.collapse == TOPOML_COLLAPSE_AUTO) {
+        /* No backend here takes the collapsed graph: run the input as it is. */
+        tm_log(ctx, TOPOML_LOG_INFO, "edge collapse skipped: %s", topoml_errmsg(ctx));
+        tm_free(ctx, col.edges);
+        memset(&col, 0, sizeof col);
+        input_from_data(data, o.metric, &in);
+        rc = tm_select(ctx, op, &in, o.max_dim, o.modulus, &b);
+    }
     if (rc != TOPOML_OK && o.max_dim == 0) {
         /* H0 needs no coefficients: the union-find op answers it too. */
         op = TOPOML_OP_H0;
         rc = tm_select(ctx, op, &in, 0, 0, &b);
     }
-    if (rc != TOPOML_OK)
+    if (rc != TOPOML_OK) {
+        tm_free(ctx, col.edges);
         return rc;
+    }
 
     struct topoml_barcode *bc = tm_calloc(ctx, 1, sizeof *bc);
-    if (!bc)
+    if (!bc) {
+        tm_free(ctx, col.edges);
         return tm_nomem(ctx, sizeof *bc);
+    }
     bc->ctx = ctx;
     char msg[512];
     topoml_call_v1 call;
@@ -263,12 +329,20 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     topoml_barcode_v1 res;
     memset(&res, 0, sizeof res);
     res.struct_size = sizeof res;
+    double threshold = col.done ? col.threshold : o.threshold;
     if (op == TOPOML_OP_RIPS) {
-        topoml_rips_params_v1 p = {sizeof p, o.max_dim, o.threshold, o.modulus, 0};
+        topoml_rips_params_v1 p;
+        memset(&p, 0, sizeof p);
+        p.struct_size = sizeof p;
+        p.max_dim = o.max_dim;
+        p.threshold = threshold;
+        p.modulus = o.modulus;
+        p.n_threads = o.n_threads ? o.n_threads : tm_threads(ctx);
         rc = b->vt->rips(b->state, &call, &in, &p, &res);
     } else {
-        rc = b->vt->h0(b->state, &call, &in, o.threshold, &res);
+        rc = b->vt->h0(b->state, &call, &in, threshold, &res);
     }
+    tm_free(ctx, col.edges);
     if (rc != TOPOML_OK && rc != TOPOML_E_CANCELLED) {
         tm_free(ctx, res.intervals);
         tm_free(ctx, bc);

@@ -3,14 +3,18 @@
  * place that decides which backend runs an op (tm_select).
  *
  * The built-in scalar reference is always entry 0 and always enabled. Plugin
- * files follow in discovery order (loader.c), each created, probed and given
- * a gate state (gate.c). Rejected files stay in the list so that
- * `topoml backends` can say why.
+ * files follow in discovery order (loader.c), each probed in a child process
+ * (isolate_probe.c) and given a gate state (gate.c); only a plugin the gate
+ * enables is loaded into this process (tm_backend_load), at context creation
+ * or, for certification on first use, when tm_select first wants it.
+ * Invariant: an ENABLED backend has its vtable (b->vt). Rejected files stay
+ * in the list so that `topoml backends` can say why.
  */
 #include <dlfcn.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "scalar.h"
@@ -38,6 +42,17 @@ static int set_caps(topoml_context *ctx, tm_backend *b)
     b->caps = caps;
     b->n_caps = n;
     return TOPOML_OK;
+}
+
+/* The op pointers and selection mode of a loaded vtable, as the registry
+ * keeps them for backends that are not loaded (yet). */
+static void note_vtable(tm_backend *b)
+{
+    const topoml_backend_v1 *vt = b->vt;
+    b->op_mask = (vt->distances ? 1u << TOPOML_OP_DISTANCES : 0) |
+                 (vt->edges ? 1u << TOPOML_OP_EDGES : 0) | (vt->h0 ? 1u << TOPOML_OP_H0 : 0) |
+                 (vt->rips ? 1u << TOPOML_OP_RIPS : 0) | (vt->image ? 1u << TOPOML_OP_IMAGE : 0);
+    b->selection = vt->selection;
 }
 
 static int copy_identity(topoml_context *ctx, tm_backend *b)
@@ -80,15 +95,60 @@ int tm_backend_start(topoml_context *ctx, tm_backend *b)
     return rc;
 }
 
-/* Create, probe and list the capabilities of a negotiated backend, then let
- * the gate decide. Returns TOPOML_E_NOMEM only when the backend's identity
- * could not be copied; every other problem is recorded in its gate state. */
+bool tm_backend_load(topoml_context *ctx, tm_backend *b)
+{
+    if (b->vt)
+        return true;
+    /* What the probe process saw, to hold the plugin to it. */
+    char probed_name[64];
+    snprintf(probed_name, sizeof probed_name, "%s", b->name ? b->name : "");
+    const uint32_t probed_abi = b->abi_version;
+    tm_loader_negotiate(ctx, b);
+    if (b->gate_state != TOPOML_GATE_REJECTED && tm_backend_start(ctx, b) != TOPOML_OK &&
+        b->gate_state != TOPOML_GATE_REJECTED) {
+        b->gate_state = TOPOML_GATE_REJECTED;
+        snprintf(b->gate_reason, sizeof b->gate_reason,
+                 "its probe failed in this process (%.200s) after it passed in the probe "
+                 "process",
+                 b->probe_message);
+    }
+    if (b->gate_state != TOPOML_GATE_REJECTED &&
+        (strcmp(b->vt->name, probed_name) != 0 || b->abi_version != probed_abi)) {
+        b->gate_state = TOPOML_GATE_REJECTED;
+        snprintf(b->gate_reason, sizeof b->gate_reason,
+                 "it calls itself '%.48s' (ABI %u) in this process but '%.48s' (ABI %u) in the "
+                 "probe process",
+                 b->vt->name, b->abi_version, probed_name, probed_abi);
+    }
+    if (b->gate_state == TOPOML_GATE_REJECTED) {
+        tm_log(ctx, TOPOML_LOG_WARN, "plugin %s rejected while loading it: %s", b->path,
+               b->gate_reason);
+        return false;
+    }
+    note_vtable(b);
+    tm_log(ctx, TOPOML_LOG_INFO, "plugin %s: backend '%s' loaded (%s)", b->path, b->name,
+           b->gate_reason);
+    return true;
+}
+
+/* Give a backend its gate state: the built-in reference is created and
+ * probed here; a plugin was probed in a child process (isolate_probe.c) and
+ * is loaded into this process only if the gate enables it. Returns
+ * TOPOML_E_NOMEM only when the built-in backend's identity could not be
+ * copied; every other problem is recorded in the backend's gate state. */
 static int bring_up(topoml_context *ctx, tm_backend *b)
 {
-    if (copy_identity(ctx, b) != TOPOML_OK) {
-        b->gate_state = TOPOML_GATE_REJECTED;
-        snprintf(b->gate_reason, sizeof b->gate_reason, "out of memory");
-        return TOPOML_E_NOMEM;
+    if (!b->path) {
+        if (copy_identity(ctx, b) != TOPOML_OK) {
+            b->gate_state = TOPOML_GATE_REJECTED;
+            snprintf(b->gate_reason, sizeof b->gate_reason, "out of memory");
+            return TOPOML_E_NOMEM;
+        }
+        note_vtable(b);
+        tm_backend_start(ctx, b);
+        if (b->gate_state != TOPOML_GATE_REJECTED)
+            tm_gate_apply(ctx, b);
+        return TOPOML_OK;
     }
     for (uint32_t i = 0; i < ctx->n_backends; i++) {
         tm_backend *o = &ctx->backends[i];
@@ -98,17 +158,17 @@ static int bring_up(topoml_context *ctx, tm_backend *b)
             snprintf(b->gate_reason, sizeof b->gate_reason,
                      "duplicate of backend '%s' from %s, which comes first and runs instead",
                      b->name, o->path ? o->path : "libtopoml (built in)");
-            tm_log(ctx, TOPOML_LOG_INFO, "%s: %s", b->path ? b->path : b->name, b->gate_reason);
+            tm_log(ctx, TOPOML_LOG_INFO, "%s: %s", b->path, b->gate_reason);
             break;
         }
     }
-    tm_backend_start(ctx, b);
-    if (b->gate_state == TOPOML_GATE_REJECTED)
-        return TOPOML_OK;
-    if (b->duplicate)
+    if (b->duplicate) {
         b->gate_state = TOPOML_GATE_DISABLED;
-    else
-        tm_gate_apply(ctx, b);
+        return TOPOML_OK;
+    }
+    tm_gate_apply(ctx, b);
+    if (b->gate_state == TOPOML_GATE_ENABLED)
+        tm_backend_load(ctx, b);
     return TOPOML_OK;
 }
 
@@ -119,6 +179,7 @@ int tm_registry_init(topoml_context *ctx)
         return tm_nomem(ctx, sizeof *ctx->backends);
     tm_backend *s = &ctx->backends[0];
     ctx->n_backends = 1;
+    s->fd = -1;
     s->abi_version = TOPOML_ABI_VERSION;
     s->vt = topoml_scalar_backend();
     if (bring_up(ctx, s) != TOPOML_OK)
@@ -127,15 +188,15 @@ int tm_registry_init(topoml_context *ctx)
         return tm_error(ctx, TOPOML_E_INTERNAL, "the built-in scalar backend failed: %s",
                         s->gate_reason);
 
+    /* Check the files (no plugin code runs), probe them in child processes,
+     * then let the gate decide; only what it enables is loaded here. */
     uint32_t first_plugin = ctx->n_backends;
     tm_loader_discover(ctx);
+    tm_probe_all(ctx, first_plugin);
     for (uint32_t i = first_plugin; i < ctx->n_backends; i++) {
         tm_backend *b = &ctx->backends[i];
-        /* The array moved while it grew: point at this slot's own copy. */
-        if (b->vt)
-            b->vt = &b->vt_copy;
-        if (b->gate_state != TOPOML_GATE_REJECTED && bring_up(ctx, b) != TOPOML_OK)
-            tm_log(ctx, TOPOML_LOG_WARN, "out of memory bringing up %s", b->path);
+        if (b->gate_state != TOPOML_GATE_REJECTED)
+            bring_up(ctx, b);
     }
     return TOPOML_OK;
 }
@@ -144,10 +205,13 @@ void tm_registry_free(topoml_context *ctx)
 {
     for (uint32_t i = 0; i < ctx->n_backends; i++) {
         tm_backend *b = &ctx->backends[i];
-        if (b->created && b->vt->destroy)
+        if (b->created && b->vt && b->vt->destroy)
             b->vt->destroy(b->state);
         if (b->dl)
             dlclose(b->dl);
+        if (b->path && b->fd >= 0)
+            close(b->fd);
+        tm_free(ctx, b->probed);
         tm_free(ctx, b->name);
         tm_free(ctx, b->version);
         tm_free(ctx, b->vendor);
@@ -192,7 +256,7 @@ int topoml_backend_get(const topoml_context *ctx, uint32_t index, topoml_backend
     info->gate_reason = b->gate_reason;
     info->n_caps = b->n_caps;
     info->caps = b->caps;
-    info->selection = b->vt ? b->vt->selection : TOPOML_SELECT_AUTO;
+    info->selection = b->selection;
     memcpy(out, info, size); /* only what the caller's struct has room for */
     return TOPOML_OK;
 }
@@ -227,14 +291,14 @@ const char *tm_op_name(uint32_t op)
 /* The op's function pointer, NULL if absent. */
 static bool has_op_pointer(const tm_backend *b, uint32_t op)
 {
-    switch (op) {
-    case TOPOML_OP_DISTANCES: return b->vt->distances != NULL;
-    case TOPOML_OP_EDGES: return b->vt->edges != NULL;
-    case TOPOML_OP_H0: return b->vt->h0 != NULL;
-    case TOPOML_OP_RIPS: return b->vt->rips != NULL;
-    case TOPOML_OP_IMAGE: return b->vt->image != NULL;
-    }
-    return false;
+    return op < TOPOML_OP_COUNT && (b->op_mask & (1u << op));
+}
+
+/* A plugin left for certification on first use (gate: auto) is certified
+ * now, and loaded into this process if that enabled it. */
+static bool enable_on_first_use(topoml_context *ctx, tm_backend *b)
+{
+    return tm_gate_first_use(ctx, b) && tm_backend_load(ctx, b);
 }
 
 bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t op,
@@ -310,7 +374,7 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
             if (!capable(b, op, in, max_dim, modulus, why, sizeof why)) {
                 return tm_error(ctx, TOPOML_E_UNSUPPORTED, "backend '%s' %s", b->name, why);
             }
-            if (b->gate_pending && !tm_gate_first_use(ctx, b))
+            if (b->gate_pending && !enable_on_first_use(ctx, b))
                 return tm_error(ctx, TOPOML_E_GATE, "backend '%s' is not enabled: %s", b->name,
                                 b->gate_reason);
             snprintf(ctx->last_backend, sizeof ctx->last_backend, "%s", b->name);
@@ -341,7 +405,7 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
                 if (strcmp(b->name, ctx->config.prefer.items[p]) != 0)
                     continue;
             } else if (tm_strlist_has(&ctx->config.prefer, b->name) ||
-                       (!reference && b->vt->selection == TOPOML_SELECT_BY_NAME) ||
+                       (!reference && b->selection == TOPOML_SELECT_BY_NAME) ||
                        (reference && p == n_prefer) ||
                        (!reference && on_accelerator(b, op) != (p == n_prefer))) {
                 continue;
@@ -353,7 +417,7 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
                                                    "%s %s; ", b->name, why);
                 continue;
             }
-            if (b->gate_pending && !tm_gate_first_use(ctx, b)) {
+            if (b->gate_pending && !enable_on_first_use(ctx, b)) {
                 if (reason_len < sizeof ctx->last_reason)
                     reason_len += (size_t)snprintf(ctx->last_reason + reason_len,
                                                    sizeof ctx->last_reason - reason_len,

@@ -4,6 +4,7 @@
  * the FIPS/NIST example vectors in tests/test_sha256.c.
  */
 #include <errno.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -145,6 +146,29 @@ int tm_sha256_file(const char *path, char hex[65])
     fclose(f);
     if (err)
         return err;
+    uint8_t d[32];
+    tm_sha256_final(&s, d);
+    tm_sha256_to_hex(d, hex);
+    return 0;
+}
+
+int tm_sha256_fd(int fd, char hex[65])
+{
+    tm_sha256 s;
+    tm_sha256_init(&s);
+    uint8_t buf[65536];
+    off_t at = 0;
+    for (;;) {
+        ssize_t got = pread(fd, buf, sizeof buf, at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return errno ? errno : EIO;
+        if (got == 0)
+            break;
+        tm_sha256_update(&s, buf, (size_t)got);
+        at += got;
+    }
     uint8_t d[32];
     tm_sha256_final(&s, d);
     tm_sha256_to_hex(d, hex);

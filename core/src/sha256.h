@@ -26,5 +26,8 @@ void tm_sha256_hex(const void *data, size_t len, char hex[65]);
 void tm_sha256_to_hex(const uint8_t digest[32], char hex[65]);
 /* Digest of a file's content; 0 or an errno value. */
 int tm_sha256_file(const char *path, char hex[65]);
+/* The same for an open file, read from offset 0 with pread (the descriptor's
+ * offset is left alone). 0 or an errno value. */
+int tm_sha256_fd(int fd, char hex[65]);
 
 #endif

@@ -49,7 +49,8 @@ class Forest
 
 } // namespace
 
-void h0_bars(Call &call, const Vec<topoml_edge> &edges, uint32_t n, Vec<topoml_interval> &bars)
+void h0_bars(Call &call, const Vec<topoml_edge> &edges, uint32_t n, Vec<topoml_interval> &bars,
+             Vec<uint32_t> *joins)
 {
     Forest forest(call, n);
     bars.reserve(n);
@@ -62,6 +63,8 @@ void h0_bars(Call &call, const Vec<topoml_edge> &edges, uint32_t n, Vec<topoml_i
         if (!forest.join(edges[e].i, edges[e].j))
             continue;
         components--;
+        if (joins)
+            joins->push_back(uint32_t(e));
         if (edges[e].d > 0)
             bars.push_back(topoml_interval{0.0, edges[e].d, 0, 0});
     }

@@ -23,8 +23,11 @@ void op_edges(Call &call, const topoml_input_v1 *in, double threshold, topoml_ed
 void op_h0(Call &call, const topoml_input_v1 *in, double threshold, topoml_barcode_v1 *out);
 /* The H_0 bars of the filtration of `edges` (sorted by (d, i, j)) on n
  * vertices, by union-find; the h0 op, and what a cancelled rips op still
- * returns. */
-void h0_bars(Call &call, const Vec<topoml_edge> &edges, uint32_t n, Vec<topoml_interval> &bars);
+ * returns. With `joins`, the positions of the edges that join two
+ * components (the spanning forest, ascending) are appended to it: the rips
+ * op clears those columns of dimension 1. */
+void h0_bars(Call &call, const Vec<topoml_edge> &edges, uint32_t n, Vec<topoml_interval> &bars,
+             Vec<uint32_t> *joins = nullptr);
 
 void op_rips(Call &call, const topoml_input_v1 *in, const topoml_rips_params_v1 *params,
              topoml_barcode_v1 *out);

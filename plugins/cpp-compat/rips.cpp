@@ -1,45 +1,44 @@
 /*
- * rips.cpp — the rips op: Vietoris–Rips persistence by the textbook route,
- * written independently of the scalar reference so that the two check each
- * other.
+ * rips.cpp — the rips op: Vietoris–Rips persistence by persistent
+ * cohomology with clearing over an explicit filtration, written
+ * independently of the scalar reference so that the two check each other.
  *
  *  1. The 1-skeleton: every edge with diameter <= the threshold, sorted by
  *     (d, i, j). An edge's position in that order is its rank.
- *  2. The filtration, explicitly. A k-simplex (k >= 1) has a longest edge,
- *     the one of highest rank; the simplices of one dimension are ordered by
- *     the rank of their longest edge, then lexicographically by their other
- *     vertices. That order sorts them by diameter, and across dimensions the
- *     order (diameter, dimension, the above) puts every face before its
- *     cofaces, so it is a filtration. How ties of equal diameter are broken
- *     changes only which pairs of zero length appear, never the barcode.
- *     Enumerating the k-simplices whose longest edge is e = (i, j) means
- *     finding the (k-1)-cliques among the common neighbours of i and j that
- *     are joined to both, and to each other, by edges of lower rank.
- *  3. The boundary matrix, one block per dimension (the boundary of a
- *     k-simplex only has (k-1)-simplices in it), reduced by the standard
- *     algorithm: left to right, add the earlier column with the same pivot
- *     (lowest nonzero) until the pivot is new or the column is zero.
- *  4. Twist (clearing, Chen–Kerber): blocks are reduced from the highest
- *     dimension down. A pivot found in dimension k+1 is a positive
- *     k-simplex, whose column must reduce to zero; it is skipped.
+ *  2. The filtration. A k-simplex (k >= 1) is named by its sorted vertices,
+ *     or by its colex index c = sum_t C(v_t, t+1) (one to one for a fixed
+ *     k), and has a longest edge, the one of highest rank r. The simplices
+ *     of one dimension are ordered by the key (r, c); across dimensions by
+ *     (r, dimension, c). That order sorts them by diameter and puts every
+ *     face before its cofaces, so it is a filtration; how ties of equal
+ *     diameter are broken changes only which pairs of zero length appear,
+ *     never the barcode.
+ *  3. Dimension 0 by union-find (h0.cpp). The edges that join two
+ *     components are the pivots of the coboundary of the vertices, so
+ *     their columns are cleared in dimension 1.
+ *  4. Dimension k = 1 .. max_dim: the columns are the k-simplices that the
+ *     reduction of dimension k-1 did not pair (clearing, Chen–Kerber),
+ *     listed explicitly with their keys and sorted. They are reduced in
+ *     decreasing key order; the pivot of a column is its coface of smallest
+ *     key (the coboundary matrix read anti-transposed). A column whose
+ *     pivot is new pairs (sigma, tau): the interval [d(sigma), d(tau)).
+ *     A column that reduces to zero is an essential class [d(sigma), inf).
+ *  5. Cofaces are never stored: a coface of sigma is sigma plus one vertex
+ *     joined to all of sigma, found from the neighbours of sigma's vertex
+ *     of lowest degree, in increasing vertex order, which is increasing
+ *     colex order. The first coface whose longest edge is sigma's own is
+ *     the smallest key there can be; if no earlier column has it as pivot,
+ *     the column is reduced as it stands (an emergent pair, found without
+ *     enumerating the rest). Otherwise the column is reduced in a heap of
+ *     (key, coefficient) entries, adding the columns that own its pivot;
+ *     what a column was made of (its column of the reduction matrix V) is
+ *     kept only when it is not the simplex alone, and its coboundary is
+ *     enumerated again when it is added.
  *
- *  5. Over a cone (a vertex within the threshold of every other one, as at
- *     the enclosing radius) the complex is contractible, so the rank of each
- *     boundary map follows from the simplex counts (cone_rank). The top block
- *     stops once that many of its columns have a pivot, and every block
- *     checks its count: a bug shows as TOPOML_E_INTERNAL, not as a wrong
- *     barcode.
- *
- * The top block (dimension max_dim+1) is streamed: its columns are made from
- * the simplices as they are enumerated, and only the ones that do not reduce
- * to zero are kept. Lower dimensions are stored, with a hash table to find a
- * face's position from its colex index.
- *
- * Cost: this is homology, so every simplex of the top dimension is a column,
- * and the positive ones (nearly all of them) must be reduced to zero through
- * chains of additions that clearing cannot skip. Cohomology, as the scalar
- * reference computes it, never builds those columns; on dense problems this
- * backend is two orders of magnitude slower, by design of the check.
+ * Over a cone (a vertex within the threshold of every other one, as at the
+ * enclosing radius) the complex is contractible: no essential class exists
+ * above dimension 0, and one would be a bug, reported as TOPOML_E_INTERNAL
+ * rather than as a wrong barcode.
  *
  * Not here: anything shared with the other ops (input.cpp, barcode.cpp).
  */
@@ -61,22 +60,27 @@ namespace
 {
 
 constexpr uint32_t none = UINT32_MAX;
-/* Vertices of the largest simplex the op enumerates (dimension max_dim+1). */
+/* Vertices of the largest simplex the op meets (a coface in dimension
+ * max_dim + 1). */
 constexpr uint32_t max_vertices = rips_max_dim + 2;
+/* Up to this many vertices the rank of every pair is kept in an n x n
+ * table (16 MiB at most); above it a lookup is a binary search. */
+constexpr uint32_t dense_max_n = 2048;
 
 struct Neighbor {
     uint32_t v;
     uint32_t rank; /* of the edge to v */
 };
 
-/* The 1-skeleton under the threshold: edges by rank, and each vertex's
- * neighbours sorted by vertex number. */
+/* The 1-skeleton under the threshold: edges by rank, each vertex's
+ * neighbours sorted by vertex number, and for small n the rank of every
+ * pair. */
 class Graph
 {
   public:
     Graph(Call &call, uint32_t n, Vec<topoml_edge> &&sorted_edges)
         : n(n), edges(std::move(sorted_edges)), first_(make_vec<uint64_t>(call)),
-          adj_(make_vec<Neighbor>(call))
+          adj_(make_vec<Neighbor>(call)), dense_(make_vec<uint32_t>(call))
     {
         first_.assign(uint64_t(n) + 1, 0);
         for (const topoml_edge &e : edges) {
@@ -95,6 +99,18 @@ class Graph
         for (uint32_t v = 0; v < n; v++)
             std::sort(adj_.begin() + first_[v], adj_.begin() + first_[v + 1],
                       [](const Neighbor &a, const Neighbor &b) { return a.v < b.v; });
+        if (n <= dense_max_n) {
+            dense_.assign(uint64_t(n) * n, none);
+            for (uint32_t r = 0; r < edges.size(); r++) {
+                dense_[uint64_t(edges[r].i) * n + edges[r].j] = r;
+                dense_[uint64_t(edges[r].j) * n + edges[r].i] = r;
+            }
+        }
+    }
+
+    static uint64_t bytes_for(uint64_t n, uint64_t m)
+    {
+        return (n + 1) * 8 + 2 * m * sizeof(Neighbor) + (n <= dense_max_n ? n * n * 4 : 0);
     }
 
     const Neighbor *begin(uint32_t v) const
@@ -105,10 +121,16 @@ class Graph
     {
         return adj_.data() + first_[v + 1];
     }
+    uint64_t degree(uint32_t v) const
+    {
+        return first_[v + 1] - first_[v];
+    }
 
     /* Rank of the edge {a, b}, or `none`. */
     uint32_t rank(uint32_t a, uint32_t b) const
     {
+        if (!dense_.empty())
+            return dense_[uint64_t(a) * n + b];
         const Neighbor *lo = begin(a), *hi = end(a);
         const Neighbor *p =
             std::lower_bound(lo, hi, b, [](const Neighbor &x, uint32_t v) { return x.v < v; });
@@ -116,11 +138,11 @@ class Graph
     }
 
     /* Is some vertex joined to every other? Then the complex is a cone over
-     * it, contractible, and its Betti numbers are known (see reduce_top). */
+     * it, contractible. */
     bool cone() const
     {
         for (uint32_t v = 0; v < n; v++)
-            if (first_[v + 1] - first_[v] == uint64_t(n) - 1)
+            if (degree(v) == uint64_t(n) - 1)
                 return true;
         return false;
     }
@@ -131,9 +153,13 @@ class Graph
   private:
     Vec<uint64_t> first_;
     Vec<Neighbor> adj_;
+    Vec<uint32_t> dense_;
 };
 
-/* The k-simplices (k >= 1) in filtration order, as sorted vertex lists. */
+/* The k-simplices (k >= 2) with their longest edge, by enumerating cliques:
+ * for each edge e = (i, j), the (k-1)-cliques among the common neighbours
+ * of i and j that are joined to both, and to each other, by edges of lower
+ * rank. */
 class Cliques
 {
   public:
@@ -145,22 +171,13 @@ class Cliques
             cand_.emplace_back(CallAllocator<uint32_t>(call));
     }
 
-    /* visit(rank of the longest edge, vertices) for each simplex in order;
-     * visit returns false to stop early. */
+    /* visit(rank of the longest edge, sorted vertices) for each simplex. */
     template <class F> void run(const char *stage, F &&visit)
     {
         stage_ = stage;
         const uint32_t m = uint32_t(g_.edges.size());
         for (e_ = 0; e_ < m; e_++) {
             const uint32_t i = g_.edges[e_].i, j = g_.edges[e_].j;
-            if (k_ == 1) {
-                call_.tick(stage, e_, m);
-                uint32_t v[2] = {i, j};
-                if (!visit(e_, v))
-                    return;
-                continue;
-            }
-            /* Common neighbours of i and j through edges older than e. */
             Vec<uint32_t> &c = cand_[0];
             c.clear();
             const Neighbor *a = g_.begin(i), *ae = g_.end(i), *b = g_.begin(j), *be = g_.end(j);
@@ -177,21 +194,19 @@ class Cliques
                     ++b;
                 }
             }
-            if (!extend(0, visit))
-                return;
+            extend(0, visit);
         }
     }
 
   private:
-    /* s_[0 .. depth) is chosen; cand_[depth] holds the vertices that could
-     * come next (greater than s_[depth-1], joined to all chosen ones and to
-     * i, j by edges older than e). */
-    template <class F> bool extend(uint32_t depth, F &visit)
+    template <class F> void extend(uint32_t depth, F &visit)
     {
         if (depth == k_ - 1) {
             uint32_t v[max_vertices];
-            merge_vertices(v);
-            return visit(e_, static_cast<const uint32_t *>(v));
+            uint32_t ij[2] = {g_.edges[e_].i, g_.edges[e_].j};
+            std::merge(ij, ij + 2, s_, s_ + (k_ - 1), v);
+            visit(e_, static_cast<const uint32_t *>(v));
+            return;
         }
         const Vec<uint32_t> &c = cand_[depth];
         Vec<uint32_t> &next = cand_[depth + 1];
@@ -215,17 +230,8 @@ class Cliques
                     }
                 }
             }
-            if (!extend(depth + 1, visit))
-                return false;
+            extend(depth + 1, visit);
         }
-        return true;
-    }
-
-    /* {i, j} and s_[0 .. k-1), sorted. */
-    void merge_vertices(uint32_t *v) const
-    {
-        uint32_t ij[2] = {g_.edges[e_].i, g_.edges[e_].j};
-        std::merge(ij, ij + 2, s_, s_ + (k_ - 1), v);
     }
 
     Call &call_;
@@ -238,16 +244,15 @@ class Cliques
 };
 
 /* Binomial coefficients C(v, t) for v < n and t <= max_t, saturating at
- * UINT64_MAX: the combinatorial number system that numbers the k-simplices
- * {v_0 < ... < v_k} of n vertices one to one by sum_t C(v_t, t+1) < C(n, k+1)
- * (the "colex index"). */
+ * UINT64_MAX: the combinatorial number system. */
 class Binomials
 {
   public:
-    Binomials(Call &call, uint32_t n, uint32_t max_t) : n_(n), table_(make_vec<uint64_t>(call))
+    Binomials(Call &call, uint32_t n, uint32_t max_t)
+        : n_(n), max_t_(max_t), table_(make_vec<uint64_t>(call))
     {
-        table_.assign(uint64_t(max_t + 1) * n, 0);
-        for (uint32_t v = 0; v < n; v++) {
+        table_.assign(uint64_t(max_t + 1) * (n + 1), 0);
+        for (uint32_t v = 0; v <= n; v++) {
             at(v, 0) = 1;
             for (uint32_t t = 1; t <= max_t && v > 0; t++)
                 at(v, t) = add(at(v - 1, t - 1), at(v - 1, t));
@@ -257,12 +262,41 @@ class Binomials
     /* C(n, t), saturating. */
     uint64_t of_n(uint32_t t) const
     {
-        return n_ == 0 ? t == 0 : add(at(n_ - 1, t - 1), at(n_ - 1, t));
+        return (*this)(n_, t);
     }
 
     uint64_t operator()(uint32_t v, uint32_t t) const
     {
-        return table_[uint64_t(t) * n_ + v];
+        return table_[uint64_t(t) * (n_ + 1) + v];
+    }
+
+    /* Colex index of the sorted vertices v[0 .. k]. */
+    uint64_t colex(const uint32_t *v, uint32_t k) const
+    {
+        uint64_t c = 0;
+        for (uint32_t t = 0; t <= k; t++)
+            c += (*this)(v[t], t + 1);
+        return c;
+    }
+
+    /* The sorted vertices of the k-simplex with colex index c. */
+    void vertices(uint64_t c, uint32_t k, uint32_t *v) const
+    {
+        uint32_t hi = n_;
+        for (uint32_t t = k + 1; t-- > 0;) {
+            /* the largest x < hi with C(x, t+1) <= c */
+            const uint64_t *row = table_.data() + uint64_t(t + 1) * (n_ + 1);
+            const uint64_t *p = std::upper_bound(row + t, row + hi, c);
+            const uint32_t x = uint32_t(p - row) - 1;
+            v[t] = x;
+            c -= row[x];
+            hi = x;
+        }
+    }
+
+    uint32_t max_t() const
+    {
+        return max_t_;
     }
 
   private:
@@ -272,169 +306,30 @@ class Binomials
     }
     uint64_t &at(uint32_t v, uint32_t t)
     {
-        return table_[uint64_t(t) * n_ + v];
-    }
-    uint64_t at(uint32_t v, uint32_t t) const
-    {
-        return table_[uint64_t(t) * n_ + v];
+        return table_[uint64_t(t) * (n_ + 1) + v];
     }
 
-    uint32_t n_;
-    Vec<uint64_t> table_; /* by t, then v */
+    uint32_t n_, max_t_;
+    Vec<uint64_t> table_; /* by t, then v = 0 .. n */
 };
 
-/* The simplices of one dimension, stored in filtration order: positions
- * are row and column numbers of the boundary matrix blocks. Dimensions 0
- * and 1 are the vertices and the graph's edges; from 2 on the vertex lists
- * are kept, with an open-addressing hash table from colex index to
- * position (the key is in the slot, so a lookup is one probe). */
-class Level
-{
-  public:
-    Level(Call &call, const Graph &g, const Binomials *binomials, uint32_t k)
-        : g_(g), binomials_(binomials), k_(k), verts_(make_vec<uint32_t>(call)),
-          longest_(make_vec<uint32_t>(call)), slots_(make_vec<Slot>(call))
-    {
-    }
-
-    /* Bytes that storing `count` simplices of dimension k takes. */
-    static uint64_t bytes_for(uint32_t k, uint64_t count)
-    {
-        if (k < 2)
-            return 0;
-        return count * ((k + 1) * 4 + 4) + slot_count(count) * sizeof(Slot);
-    }
-
-    void store(Call &call, uint64_t count)
-    {
-        if (k_ < 2)
-            return;
-        verts_.reserve(count * (k_ + 1));
-        longest_.reserve(count);
-        Cliques(call, g_, k_).run("rips: storing simplices", [&](uint32_t e, const uint32_t *v) {
-            verts_.insert(verts_.end(), v, v + k_ + 1);
-            longest_.push_back(e);
-            return true;
-        });
-        slots_.assign(slot_count(count), Slot{empty, 0});
-        const uint64_t mask = slots_.size() - 1;
-        for (uint32_t x = 0; x < longest_.size(); x++) {
-            const uint64_t key = colex(verts_.data() + uint64_t(x) * (k_ + 1));
-            uint64_t h = spread(key) & mask;
-            while (slots_[h].key != empty)
-                h = (h + 1) & mask;
-            slots_[h] = Slot{key, x};
-        }
-    }
-
-    uint64_t size() const
-    {
-        return k_ == 0 ? g_.n : k_ == 1 ? g_.edges.size() : longest_.size();
-    }
-
-    double diameter(uint32_t x) const
-    {
-        return k_ == 0 ? 0.0 : g_.edges[k_ == 1 ? x : longest_[x]].d;
-    }
-
-    /* The position of the simplex with these sorted vertices, which must be
-     * in the complex. */
-    uint32_t find(const uint32_t *v) const
-    {
-        if (k_ == 0)
-            return v[0];
-        if (k_ == 1)
-            return g_.rank(v[0], v[1]);
-        const uint64_t key = colex(v), mask = slots_.size() - 1;
-        for (uint64_t h = spread(key) & mask; slots_[h].key != empty; h = (h + 1) & mask)
-            if (slots_[h].key == key)
-                return slots_[h].position;
-        return none;
-    }
-
-    /* Sorted vertices of simplex x, into v[0 .. k]. */
-    void vertices(uint32_t x, uint32_t *v) const
-    {
-        if (k_ == 0) {
-            v[0] = x;
-        } else if (k_ == 1) {
-            v[0] = g_.edges[x].i;
-            v[1] = g_.edges[x].j;
-        } else {
-            std::memcpy(v, verts_.data() + uint64_t(x) * (k_ + 1), (k_ + 1) * sizeof *v);
-        }
-    }
-
-  private:
-    struct Slot {
-        uint64_t key; /* colex index, or `empty` */
-        uint32_t position;
-    };
-    /* op_rips checks that C(n, k+1) < UINT64_MAX, so no index is this. */
-    static constexpr uint64_t empty = UINT64_MAX;
-
-    uint64_t colex(const uint32_t *v) const
-    {
-        uint64_t key = 0;
-        for (uint32_t t = 0; t <= k_; t++)
-            key += (*binomials_)(v[t], t + 1);
-        return key;
-    }
-
-    /* A power of two at least twice the count, so probes stay short. */
-    static uint64_t slot_count(uint64_t count)
-    {
-        uint64_t s = 16;
-        while (s < 2 * count)
-            s *= 2;
-        return s;
-    }
-
-    /* Colex indices of one edge's cofaces are close together; mix the bits
-     * so that they do not fill one run of slots. */
-    static uint64_t spread(uint64_t key)
-    {
-        key *= 0x9e3779b97f4a7c15u;
-        return key ^ (key >> 29);
-    }
-
-    const Graph &g_;
-    const Binomials *binomials_; /* for k >= 2 */
-    const uint32_t k_;
-    Vec<uint32_t> verts_;
-    Vec<uint32_t> longest_; /* rank of each simplex's longest edge */
-    Vec<Slot> slots_;
-};
-
-/* Coefficients in Z/2: an entry is just its row. */
+/* Coefficients in Z/2: every coefficient is 1. */
 struct Z2 {
-    using Entry = uint32_t;
-    static uint32_t row(Entry e)
-    {
-        return e;
-    }
-    static uint32_t coeff(Entry)
+    static constexpr bool binary = true;
+    uint32_t sign(uint32_t) const
     {
         return 1;
     }
-    static Entry entry(uint32_t row, uint32_t)
+    uint32_t sum(uint32_t a, uint32_t b) const
     {
-        return row;
+        return a ^ b;
     }
-    static uint32_t face_coeff(uint32_t)
+    uint32_t product(uint32_t, uint32_t) const
     {
         return 1;
     }
     /* f with a + f b = 0 */
-    static uint32_t cancel(uint32_t, uint32_t)
-    {
-        return 1;
-    }
-    static uint32_t sum(uint32_t a, uint32_t b)
-    {
-        return a ^ b;
-    }
-    static uint32_t product(uint32_t, uint32_t)
+    uint32_t cancel(uint32_t, uint32_t) const
     {
         return 1;
     }
@@ -442,38 +337,17 @@ struct Z2 {
 
 /* Coefficients in Z/p for an odd prime p <= 251. */
 struct Zp {
-    struct Entry {
-        uint32_t row;
-        uint32_t coeff; /* 1 .. p-1 */
-    };
-    static uint32_t row(const Entry &e)
-    {
-        return e.row;
-    }
-    static uint32_t coeff(const Entry &e)
-    {
-        return e.coeff;
-    }
-    static Entry entry(uint32_t row, uint32_t coeff)
-    {
-        return Entry{row, coeff};
-    }
-
+    static constexpr bool binary = false;
     explicit Zp(uint32_t p) : p(p)
     {
         inverse[1] = 1;
         for (uint32_t a = 2; a < p; a++) /* a^-1 = -(p/a) * (p mod a)^-1 */
             inverse[a] = (p - (p / a) * inverse[p % a] % p) % p;
     }
-
-    /* Face t of a simplex (vertex t left out) has sign (-1)^t. */
-    uint32_t face_coeff(uint32_t t) const
+    /* The coface with the new vertex at position t has sign (-1)^t. */
+    uint32_t sign(uint32_t t) const
     {
         return t % 2 ? p - 1 : 1;
-    }
-    uint32_t cancel(uint32_t a, uint32_t b) const
-    {
-        return (p - a) * inverse[b] % p;
     }
     uint32_t sum(uint32_t a, uint32_t b) const
     {
@@ -483,253 +357,419 @@ struct Zp {
     {
         return a * b % p;
     }
-
+    uint32_t cancel(uint32_t a, uint32_t b) const
+    {
+        return (p - a) * inverse[b] % p;
+    }
     uint32_t p;
     uint32_t inverse[256] = {};
 };
 
-/* A set of rows with fast insert, erase and maximum: a 64-ary tree of bit
- * words, where a bit of an upper level says "this word below is not zero"
- * (PHAT's bit-tree pivot column). Each operation touches one word per
- * level, about four for a million rows. */
-class BitTree
-{
-  public:
-    BitTree(Call &call, uint64_t size) : words_(make_vec<uint64_t>(call))
-    {
-        uint64_t total = 0, n = size;
-        do {
-            n = (n + 63) / 64;
-            first_[levels_++] = total;
-            total += n;
-        } while (n > 1);
-        words_.assign(total, 0);
-    }
-
-    void flip(uint32_t i)
-    {
-        uint64_t x = i;
-        for (uint32_t l = 0; l < levels_; l++) {
-            uint64_t &w = words_[first_[l] + (x >> 6)];
-            const bool was_zero = w == 0;
-            w ^= uint64_t(1) << (x & 63);
-            if (was_zero == (w == 0))
-                return; /* the levels above only record zero or not */
-            x >>= 6;
-        }
-    }
-
-    /* The largest element, or `none`. */
-    uint32_t max() const
-    {
-        if (words_[first_[levels_ - 1]] == 0)
-            return none;
-        uint64_t x = 0;
-        for (uint32_t l = levels_; l-- > 0;)
-            x = x * 64 + uint64_t(63 - __builtin_clzll(words_[first_[l] + x]));
-        return uint32_t(x);
-    }
-
-  private:
-    Vec<uint64_t> words_;
-    uint64_t first_[8] = {}; /* where each level starts; 64^6 > 2^32 rows */
-    uint32_t levels_ = 0;
+/* A k-simplex as a column: its key, in filtration order by (r, c). */
+struct Column {
+    uint64_t c;
+    uint32_t r;
+    uint32_t pad;
 };
 
-constexpr uint64_t no_column = UINT64_MAX;
-
-/* One block of the boundary matrix under reduction: the reduced columns
- * that have a pivot, appended to one pool, and for each row the column that
- * has it as pivot. Columns that reduce to zero are not kept. A kept column
- * is a header entry whose row field is its length, then its entries by
- * ascending row; owner[row] is where the header is, so an addition costs one
- * lookup and one contiguous read. The column being reduced is dense
- * (coefficients by row, and a BitTree of the non-zero rows), so that adding
- * a kept column costs that column's length only. */
-template <class Field> class Block
+static bool key_less(uint32_t r1, uint64_t c1, uint32_t r2, uint64_t c2)
 {
-  public:
-    using Entry = typename Field::Entry;
-
-    Block(Call &call, const Field &field, uint64_t rows)
-        : field_(field), owner(make_vec<uint64_t>(call)), pool_(make_vec<Entry>(call)),
-          nonzero_(call, rows), coeff_(make_vec<uint8_t>(call))
-    {
-        owner.assign(rows, no_column);
-        if (!std::is_same<Field, Z2>::value)
-            coeff_.assign(rows, 0);
-    }
-
-    /* Reduce the boundary of the simplex with sorted vertices v[0 .. k]
-     * (rows: the positions of its faces in `faces`). Returns the pivot row,
-     * or `none` if the column reduced to zero. */
-    uint32_t reduce(Call &call, const char *stage, uint64_t done, uint64_t total,
-                    const Level &faces, uint32_t k, const uint32_t *v)
-    {
-        uint32_t face[max_vertices];
-        for (uint32_t t = 0; t <= k; t++) {
-            std::copy(v, v + t, face);
-            std::copy(v + t + 1, v + k + 1, face + t);
-            uint32_t r = faces.find(face);
-            if (r == none)
-                fail(TOPOML_E_INTERNAL, "rips: a face of a %u-simplex is missing", k);
-            add(r, field_.face_coeff(t));
-        }
-        for (;;) {
-            const uint32_t pivot = nonzero_.max();
-            if (pivot == none)
-                return none;
-            const uint64_t col = owner[pivot];
-            if (col == no_column) {
-                keep(pivot);
-                return pivot;
-            }
-            const Entry *b = pool_.data() + col + 1, *e = b + Field::row(pool_[col]);
-            call.tick(stage, done, total, uint64_t(e - b));
-            const uint32_t f = field_.cancel(coeff(pivot), Field::coeff(e[-1]));
-            for (; b != e; ++b)
-                add(Field::row(*b), field_.product(f, Field::coeff(*b)));
-        }
-    }
-
-    uint64_t pivots() const
-    {
-        return kept_;
-    }
-
-  private:
-    uint32_t coeff(uint32_t row) const
-    {
-        return std::is_same<Field, Z2>::value ? 1 : coeff_[row];
-    }
-
-    void add(uint32_t row, uint32_t c)
-    {
-        if (std::is_same<Field, Z2>::value) {
-            nonzero_.flip(row);
-            return;
-        }
-        const uint32_t old = coeff_[row], now = field_.sum(old, c);
-        coeff_[row] = uint8_t(now);
-        if ((old == 0) != (now == 0))
-            nonzero_.flip(row);
-    }
-
-    /* Move the column into the pool (ascending rows), leaving it zero. */
-    void keep(uint32_t pivot)
-    {
-        owner[pivot] = pool_.size();
-        pool_.push_back(Field::entry(0, 0));
-        const size_t begin = pool_.size();
-        for (uint32_t r = pivot; r != none; r = nonzero_.max()) {
-            pool_.push_back(Field::entry(r, coeff(r)));
-            add(r, field_.cancel(coeff(r), 1));
-        }
-        std::reverse(pool_.begin() + begin, pool_.end());
-        pool_[begin - 1] = Field::entry(uint32_t(pool_.size() - begin), 0);
-        kept_++;
-    }
-
-    const Field &field_;
-
-  public:
-    /* owner[row]: the kept column whose pivot is `row`, or `no_column`.
-     * After the block is reduced, owner[x] != no_column says that face x is
-     * positive
-     * and paired; its own column is cleared. */
-    Vec<uint64_t> owner;
-
-  private:
-    Vec<Entry> pool_;
-    uint64_t kept_ = 0;
-    BitTree nonzero_;
-    Vec<uint8_t> coeff_; /* Z/p only */
-};
-
-struct Plan {
-    uint32_t max_dim; /* homology dimensions 0 .. max_dim */
-    uint32_t top;     /* max_dim + 1: the streamed block */
-    bool cone;
-    uint64_t count[max_vertices]; /* simplices per stored dimension < top */
-};
-
-/* Rank of the boundary map d_k of a contractible complex with count[d]
- * d-simplices: Betti numbers 1, 0, 0, ... give rank d_1 = n - 1 and
- * rank d_{k+1} = count[k] - rank d_k. */
-static uint64_t cone_rank(const Plan &plan, uint32_t k)
-{
-    uint64_t r = plan.count[0] - 1;
-    for (uint32_t d = 1; d < k; d++)
-        r = plan.count[d] - r;
-    return r;
+    return r1 != r2 ? r1 < r2 : c1 < c2;
 }
 
-template <class Field>
-static void reduce_all(Call &call, const Field &field, const Graph &g, const Plan &plan,
-                       Vec<Level> &levels, Vec<topoml_interval> &bars)
-{
-    char stage[64];
-    Vec<uint64_t> paired = make_vec<uint64_t>(call); /* owner of the block above */
+/* An entry of a coboundary: the coface's key and its coefficient. */
+struct Entry {
+    uint64_t c;
+    uint32_t r;
+    uint32_t coeff;
+};
 
-    /* The top block: its columns come straight from the enumeration. Over a
-     * cone, rank d_top is known in advance (cone_rank); once that many
-     * columns have a pivot, every later one reduces to zero, so the
-     * enumeration stops there. Otherwise every top simplex is visited. */
+/* The reduced columns of one dimension that have a pivot, found by the
+ * pivot's colex index (unique among the (k+1)-simplices): open addressing,
+ * the key in the slot. It is also the set of (k+1)-simplices that the next
+ * dimension clears. */
+class Pivots
+{
+  public:
+    struct Slot {
+        uint64_t key;    /* colex index of the pivot, or `empty` */
+        uint32_t column; /* position in the column list */
+        uint32_t coeff;  /* of the pivot in the reduced column */
+    };
+
+    explicit Pivots(Call &call) : slots_(make_vec<Slot>(call))
     {
-        const uint32_t k = plan.top;
-        const Level &faces = levels[k - 1];
-        Block<Field> block(call, field, faces.size());
-        const uint64_t target = plan.cone ? cone_rank(plan, k) : UINT64_MAX;
-        const uint64_t total = plan.cone ? target : 0;
-        std::snprintf(stage, sizeof stage, "rips: reducing dimension %u", k);
-        if (target > 0) {
-            Cliques(call, g, k).run(stage, [&](uint32_t e, const uint32_t *v) {
-                const uint32_t pivot =
-                    block.reduce(call, stage, block.pivots(), total, faces, k, v);
-                if (pivot != none) {
-                    const double birth = faces.diameter(pivot), death = g.edges[e].d;
-                    if (death > birth)
-                        bars.push_back(topoml_interval{birth, death, k - 1, 0});
-                }
-                return block.pivots() < target;
+        slots_.assign(16, Slot{empty, 0, 0});
+    }
+
+    static uint64_t bytes_per_pivot()
+    {
+        return 4 * sizeof(Slot); /* load at most 1/2, and a doubling */
+    }
+
+    const Slot *find(uint64_t key) const
+    {
+        const uint64_t mask = slots_.size() - 1;
+        for (uint64_t h = spread(key) & mask;; h = (h + 1) & mask) {
+            if (slots_[h].key == key)
+                return &slots_[h];
+            if (slots_[h].key == empty)
+                return nullptr;
+        }
+    }
+
+    void insert(const Slot &s)
+    {
+        if (2 * (size_ + 1) > slots_.size())
+            grow();
+        place(slots_, s);
+        size_++;
+    }
+
+    uint64_t size() const
+    {
+        return size_;
+    }
+
+    /* No colex index is this: op_rips checks C(n, max_dim+2) < UINT64_MAX. */
+    static constexpr uint64_t empty = UINT64_MAX;
+
+  private:
+    static uint64_t spread(uint64_t key)
+    {
+        key *= 0x9e3779b97f4a7c15u;
+        return key ^ (key >> 29);
+    }
+    static void place(Vec<Slot> &slots, const Slot &s)
+    {
+        const uint64_t mask = slots.size() - 1;
+        uint64_t h = spread(s.key) & mask;
+        while (slots[h].key != empty)
+            h = (h + 1) & mask;
+        slots[h] = s;
+    }
+    void grow()
+    {
+        Vec<Slot> bigger(slots_.get_allocator());
+        bigger.assign(slots_.size() * 2, Slot{empty, 0, 0});
+        for (const Slot &s : slots_)
+            if (s.key != empty)
+                place(bigger, s);
+        slots_.swap(bigger);
+    }
+
+    Vec<Slot> slots_;
+    uint64_t size_ = 0;
+};
+
+/* The reduction of one dimension. */
+template <class Field> class Reduction
+{
+  public:
+    Reduction(Call &call, const Field &field, const Graph &g, const Binomials &binomials,
+              uint32_t k, Vec<Column> &columns)
+        : pivots(call), call_(call), field_(field), g_(g), binomials_(binomials), k_(k),
+          columns_(columns), runs_buf_(make_vec<Entry>(call)), runs_(make_vec<Run>(call)),
+          heap_(make_vec<Head>(call)), v_pool_(make_vec<uint32_t>(call)),
+          v_coeff_(make_vec<uint32_t>(call)), v_ranges_(make_vec<VRange>(call)),
+          work_(make_vec<uint32_t>(call)), work_coeff_(make_vec<uint32_t>(call)),
+          order_(make_vec<uint32_t>(call))
+    {
+    }
+
+    /* Reduce every column, last first; bars go to `bars`. */
+    void run(Vec<topoml_interval> &bars, uint64_t &essential)
+    {
+        char *stage = stage_;
+        std::snprintf(stage, sizeof stage_, "rips: reducing dimension %u", k_);
+        const uint64_t total = columns_.size();
+        for (uint64_t done = 0; done < total; done++) {
+            done_ = done;
+            const uint32_t x = uint32_t(total - 1 - done);
+            const Column &col = columns_[x];
+            uint32_t v[max_vertices];
+            binomials_.vertices(col.c, k_, v);
+            call_.tick(stage, done, total, g_.degree(v[0])); /* about the coface scan */
+            const double birth = g_.edges[col.r].d;
+
+            /* The emergent pair: the first coface that keeps the column's
+             * diameter is its smallest, so if it is nobody's pivot the
+             * column is reduced as it is. */
+            bool emergent = false;
+            Entry first{};
+            cofaces(v, col.r, [&](const Entry &e) {
+                if (e.r != col.r)
+                    return true;
+                first = e;
+                emergent = !pivots.find(e.c);
+                return false;
             });
-        }
-        if (plan.cone && block.pivots() != target)
-            fail(TOPOML_E_INTERNAL, "rips: %llu pivots in dimension %u, the cone needs %llu",
-                 (unsigned long long)block.pivots(), k, (unsigned long long)target);
-        paired.swap(block.owner);
-    }
+            if (emergent) {
+                pivots.insert(Pivots::Slot{first.c, x, first.coeff});
+                continue; /* d(tau) == d(sigma): no bar */
+            }
 
-    /* Stored blocks, top-1 down to 1, with clearing. */
-    for (uint32_t k = plan.top - 1; k >= 1; k--) {
-        const Level &self = levels[k], &faces = levels[k - 1];
-        Block<Field> block(call, field, faces.size());
-        std::snprintf(stage, sizeof stage, "rips: reducing dimension %u", k);
-        uint32_t v[max_vertices];
-        for (uint32_t x = 0; x < self.size(); x++) {
-            if (paired[x] != no_column)
-                continue; /* positive: reduces to zero (twist) */
-            self.vertices(x, v);
-            const uint32_t pivot = block.reduce(call, stage, x, self.size(), faces, k, v);
-            if (pivot != none) {
-                const double birth = faces.diameter(pivot), death = self.diameter(x);
+            const std::optional<Entry> pivot = reduce(x);
+            if (pivot) {
+                const double death = g_.edges[pivot->r].d;
                 if (death > birth)
-                    bars.push_back(topoml_interval{birth, death, k - 1, 0});
-            } else if (k <= plan.max_dim) {
-                bars.push_back(topoml_interval{self.diameter(x), INFINITY, k, 0});
+                    bars.push_back(topoml_interval{birth, death, k_, 0});
+            } else {
+                bars.push_back(topoml_interval{birth, INFINITY, k_, 0});
+                essential++;
             }
         }
-        if (plan.cone && block.pivots() != cone_rank(plan, k))
-            fail(TOPOML_E_INTERNAL, "rips: %llu pivots in dimension %u, the cone needs %llu",
-                 (unsigned long long)block.pivots(), k, (unsigned long long)cone_rank(plan, k));
-        paired.swap(block.owner);
     }
 
-    /* Vertices: every column is zero; the unpaired ones are components. */
-    for (uint32_t x = 0; x < g.n; x++)
-        if (paired[x] == no_column)
-            bars.push_back(topoml_interval{0.0, INFINITY, 0, 0});
-}
+    Pivots pivots;
+
+  private:
+    /* visit(entry) for each coface of the simplex with sorted vertices
+     * v[0 .. k] and longest edge r, in increasing colex order, while visit
+     * returns true. */
+    template <class F> void cofaces(const uint32_t *v, uint32_t r, F &&visit) const
+    {
+        const uint32_t k = k_;
+        /* Neighbours of the vertex of lowest degree are the candidates. */
+        uint32_t base = 0;
+        for (uint32_t t = 1; t <= k; t++)
+            if (g_.degree(v[t]) < g_.degree(v[base]))
+                base = t;
+        /* c(sigma + w) with w at position p: low[p] + C(w, p+1) + high[p]. */
+        uint64_t low[max_vertices + 1], high[max_vertices + 1];
+        low[0] = 0;
+        for (uint32_t t = 0; t <= k; t++)
+            low[t + 1] = low[t] + binomials_(v[t], t + 1);
+        high[k + 1] = 0;
+        for (uint32_t t = k + 1; t-- > 0;)
+            high[t] = high[t + 1] + binomials_(v[t], t + 2);
+        uint32_t p = 0;
+        for (const Neighbor *a = g_.begin(v[base]), *ae = g_.end(v[base]); a != ae; ++a) {
+            const uint32_t w = a->v;
+            while (p <= k && v[p] < w)
+                p++;
+            if (p <= k && v[p] == w)
+                continue;
+            uint32_t rr = std::max(r, a->rank);
+            bool joined = true;
+            for (uint32_t t = 0; t <= k; t++) {
+                if (t == base)
+                    continue;
+                const uint32_t q = g_.rank(v[t], w);
+                if (q == none) {
+                    joined = false;
+                    break;
+                }
+                rr = std::max(rr, q);
+            }
+            if (!joined)
+                continue;
+            const Entry e{low[p] + binomials_(w, p + 1) + high[p], rr, field_.sign(p)};
+            if (!visit(e))
+                return;
+        }
+    }
+
+    /* The working column is a sum of sorted runs, merged lazily: each run
+     * is one coboundary (sorted by key) times a factor, in runs_buf_, and a
+     * min-heap of runs by their first unread entry says where the pivot
+     * is. An addition adds runs; only the entries down to the next pivot
+     * are ever read. */
+    struct Run {
+        uint64_t pos, end;
+        uint32_t factor;
+    };
+
+    /* A run in the heap, with the key of its first unread entry. */
+    struct Head {
+        uint64_t c;
+        uint32_t r;
+        uint32_t run;
+    };
+
+    static bool run_after(const Head &x, const Head &y)
+    {
+        return key_less(y.r, y.c, x.r, x.c);
+    }
+
+    void sift_down(size_t i)
+    {
+        const size_t m = heap_.size();
+        for (;;) {
+            size_t least = i, l = 2 * i + 1, r = l + 1;
+            if (l < m && run_after(heap_[least], heap_[l]))
+                least = l;
+            if (r < m && run_after(heap_[least], heap_[r]))
+                least = r;
+            if (least == i)
+                return;
+            std::swap(heap_[i], heap_[least]);
+            i = least;
+        }
+    }
+
+    void add_run(uint64_t begin, uint32_t factor)
+    {
+        if (begin == runs_buf_.size())
+            return;
+        runs_.push_back(Run{begin, runs_buf_.size(), factor});
+        const Entry &e = runs_buf_[begin];
+        heap_.push_back(Head{e.c, e.r, uint32_t(runs_.size() - 1)});
+        for (size_t i = heap_.size() - 1; i > 0;) {
+            const size_t parent = (i - 1) / 2;
+            if (!run_after(heap_[parent], heap_[i]))
+                break;
+            std::swap(heap_[parent], heap_[i]);
+            i = parent;
+        }
+    }
+
+    /* Add factor times the coboundary of column x as a run. */
+    void add_coboundary(uint32_t x, uint32_t factor)
+    {
+        uint32_t v[max_vertices];
+        binomials_.vertices(columns_[x].c, k_, v);
+        const uint64_t begin = runs_buf_.size();
+        cofaces(v, columns_[x].r, [&](const Entry &e) {
+            runs_buf_.push_back(e);
+            return true;
+        });
+        std::sort(runs_buf_.begin() + begin, runs_buf_.end(),
+                  [](const Entry &a, const Entry &b) { return key_less(a.r, a.c, b.r, b.c); });
+        add_run(begin, factor);
+    }
+
+    /* Take the smallest entry from the runs. */
+    Entry take()
+    {
+        Run &run = runs_[heap_[0].run];
+        Entry e = runs_buf_[run.pos++];
+        e.coeff = field_.product(run.factor, e.coeff);
+        if (run.pos == run.end) {
+            heap_[0] = heap_.back();
+            heap_.pop_back();
+        } else {
+            heap_[0].c = runs_buf_[run.pos].c;
+            heap_[0].r = runs_buf_[run.pos].r;
+        }
+        if (!heap_.empty())
+            sift_down(0);
+        return e;
+    }
+
+    /* The pivot of the working column (its smallest entry with a non-zero
+     * sum), or none. It stays in the column, as a run of its own. */
+    std::optional<Entry> pivot()
+    {
+        while (!heap_.empty()) {
+            Entry top = take();
+            while (!heap_.empty() && heap_[0].c == top.c)
+                top.coeff = field_.sum(top.coeff, take().coeff);
+            if (top.coeff != 0) {
+                runs_buf_.push_back(top);
+                add_run(runs_buf_.size() - 1, 1);
+                return top;
+            }
+        }
+        return std::nullopt;
+    }
+
+    /* Where column x's V (beyond x itself) is in v_pool_: [begin, end). */
+    std::pair<uint64_t, uint64_t> v_range(uint32_t x) const
+    {
+        /* v_ranges_ is by decreasing column, as the columns are reduced. */
+        auto it = std::lower_bound(v_ranges_.begin(), v_ranges_.end(), x,
+                                   [](const VRange &r, uint32_t c) { return r.column > c; });
+        if (it == v_ranges_.end() || it->column != x)
+            return {0, 0};
+        return {it->begin, it->end};
+    }
+
+    /* Reduce column x, whose coboundary is the first run; returns its
+     * pivot, or none if it reduced to zero. */
+    std::optional<Entry> reduce(uint32_t x)
+    {
+        runs_buf_.clear();
+        runs_.clear();
+        heap_.clear();
+        work_.clear();
+        work_coeff_.clear();
+        add_coboundary(x, 1);
+        for (;;) {
+            const std::optional<Entry> p = pivot();
+            if (!p)
+                return std::nullopt;
+            const Pivots::Slot *owner = pivots.find(p->c);
+            if (!owner) {
+                record(x, *p);
+                return p;
+            }
+            /* Add f times the owner's column: its simplex and its V. */
+            const uint32_t f = field_.cancel(p->coeff, owner->coeff);
+            const uint32_t column = owner->column; /* the table may move below */
+            const std::pair<uint64_t, uint64_t> range = v_range(column);
+            work_.push_back(column);
+            work_coeff_.push_back(f);
+            add_coboundary(column, f);
+            for (uint64_t y = range.first; y < range.second; y++) {
+                const uint32_t fy = field_.product(f, v_coeff_[y]);
+                work_.push_back(v_pool_[y]);
+                work_coeff_.push_back(fy);
+                add_coboundary(v_pool_[y], fy);
+            }
+            call_.tick(stage_, done_, columns_.size(), range.second - range.first + 1);
+        }
+    }
+
+    /* Pair column x with its pivot, keeping what was added to it (V),
+     * summed per column, zero sums dropped. */
+    void record(uint32_t x, const Entry &pivot)
+    {
+        const uint64_t begin = v_pool_.size();
+        if (!work_.empty()) {
+            const size_t m = work_.size();
+            order_.resize(m);
+            for (uint32_t t = 0; t < m; t++)
+                order_[t] = t;
+            std::sort(order_.begin(), order_.end(),
+                      [&](uint32_t a, uint32_t b) { return work_[a] < work_[b]; });
+            for (size_t t = 0; t < m;) {
+                const uint32_t col = work_[order_[t]];
+                uint32_t sum = 0;
+                for (; t < m && work_[order_[t]] == col; t++)
+                    sum = field_.sum(sum, work_coeff_[order_[t]]);
+                if (sum != 0) {
+                    v_pool_.push_back(col);
+                    v_coeff_.push_back(sum);
+                }
+            }
+            if (v_pool_.size() > begin)
+                v_ranges_.push_back(VRange{x, begin, v_pool_.size()});
+        }
+        pivots.insert(Pivots::Slot{pivot.c, x, pivot.coeff});
+    }
+
+    struct VRange {
+        uint32_t column;
+        uint64_t begin, end;
+    };
+
+    Call &call_;
+    const Field &field_;
+    const Graph &g_;
+    const Binomials &binomials_;
+    const uint32_t k_;
+    const Vec<Column> &columns_;
+    char stage_[64] = {};
+    uint64_t done_ = 0;
+
+    Vec<Entry> runs_buf_;
+    Vec<Run> runs_;
+    Vec<Head> heap_; /* of runs */
+    Vec<uint32_t> v_pool_, v_coeff_; /* columns of V, without the diagonal */
+    Vec<VRange> v_ranges_;
+    Vec<uint32_t> work_, work_coeff_, order_; /* the column of V being built */
+};
 
 static void check_params(const topoml_rips_params_v1 *params)
 {
@@ -751,80 +791,118 @@ static void check_params(const topoml_rips_params_v1 *params)
              rips_max_modulus);
 }
 
-/* Everything after the graph: count, store, reduce, emit. */
-void persistence(Call &call, const Graph &g, const topoml_rips_params_v1 &p, double threshold,
-                 topoml_barcode_v1 *out)
+/* The columns of dimension k: the k-simplices that `cleared` (the pivots of
+ * dimension k-1) does not hold, sorted by key. */
+static void make_columns(Call &call, const Graph &g, const Binomials &binomials, uint32_t k,
+                         const Pivots &cleared, const Vec<uint32_t> &tree, uint64_t count,
+                         Vec<Column> &columns)
 {
-    Plan plan;
-    plan.max_dim = p.max_dim;
-    plan.top = p.max_dim + 1;
-    plan.cone = g.cone();
-    plan.count[0] = g.n;
-    plan.count[1] = g.edges.size();
+    columns.clear();
+    if (k == 1) {
+        columns.reserve(g.edges.size() - tree.size());
+        size_t t = 0;
+        for (uint32_t r = 0; r < g.edges.size(); r++) {
+            if (t < tree.size() && tree[t] == r) {
+                t++;
+                continue;
+            }
+            const uint32_t v[2] = {g.edges[r].i, g.edges[r].j};
+            columns.push_back(Column{binomials.colex(v, 1), r, 0});
+        }
+        return; /* ranks are unique: already sorted */
+    }
+    columns.reserve(count - cleared.size());
+    char stage[64];
+    std::snprintf(stage, sizeof stage, "rips: listing %u-simplices", k);
+    Cliques(call, g, k).run(stage, [&](uint32_t r, const uint32_t *v) {
+        const uint64_t c = binomials.colex(v, k);
+        if (!cleared.find(c))
+            columns.push_back(Column{c, r, 0});
+    });
+    /* Cliques come by longest edge already; sort each run by colex. */
+    for (size_t a = 0; a < columns.size();) {
+        size_t b = a + 1;
+        while (b < columns.size() && columns[b].r == columns[a].r)
+            b++;
+        std::sort(columns.begin() + a, columns.begin() + b,
+                  [](const Column &x, const Column &y) { return x.c < y.c; });
+        a = b;
+    }
+}
 
-    /* Count the stored simplices exactly before storing any, so that the
-     * memory limit refuses the work before it is done. */
-    const size_t entry = p.modulus == 2 ? sizeof(Z2::Entry) : sizeof(Zp::Entry);
-    uint64_t bytes = 0, simplices = g.n + g.edges.size();
-    for (uint32_t k = 2; k < plan.top; k++) {
-        uint64_t count = 0;
+template <class Field>
+static void reduce_all(Call &call, const Field &field, const Graph &g, const Binomials &binomials,
+                       uint32_t max_dim, const uint64_t *count, const Vec<uint32_t> &tree,
+                       Vec<topoml_interval> &bars)
+{
+    const bool cone = g.cone();
+    Pivots cleared(call); /* empty for dimension 1: the tree clears it */
+    auto columns = make_vec<Column>(call);
+    for (uint32_t k = 1; k <= max_dim; k++) {
+        make_columns(call, g, binomials, k, cleared, tree, count[k], columns);
+        Reduction<Field> red(call, field, g, binomials, k, columns);
+        uint64_t essential = 0;
+        red.run(bars, essential);
+        if (cone && essential != 0)
+            fail(TOPOML_E_INTERNAL,
+                 "rips: %llu essential classes in dimension %u of a contractible complex",
+                 (unsigned long long)essential, k);
+        std::swap(cleared, red.pivots);
+    }
+}
+
+/* Everything after the graph and H_0: count, list, reduce, emit. */
+void persistence(Call &call, const Graph &g, const topoml_rips_params_v1 &p, double threshold,
+                 const Vec<uint32_t> &tree, Vec<topoml_interval> &bars, topoml_barcode_v1 *out)
+{
+    /* Colex indices up to the cofaces of dimension max_dim+1 must fit in 64
+     * bits, below the hash table's empty marker. */
+    const uint32_t top = p.max_dim + 1;
+    std::optional<Binomials> binomials;
+    if (p.max_dim >= 1 && g.n > 0) {
+        call.check_estimate(uint64_t(top + 2) * (g.n + 1) * 8, "rips: binomial table");
+        binomials.emplace(call, g.n, top + 1);
+        if (binomials->of_n(top + 1) >= UINT64_MAX)
+            fail(TOPOML_E_OVERFLOW,
+                 "%u points: C(n, %u) overflows the 64-bit index of a %u-simplex", g.n, top + 1,
+                 top);
+    }
+
+    /* Count the columns exactly before listing any, so that the memory
+     * limit refuses the work before it is done. */
+    uint64_t count[max_vertices] = {};
+    count[0] = g.n;
+    count[1] = g.edges.size();
+    uint64_t simplices = g.n + g.edges.size(), bytes = 0;
+    for (uint32_t k = 2; k <= p.max_dim; k++) {
         char stage[64];
         std::snprintf(stage, sizeof stage, "rips: counting %u-simplices", k);
-        Cliques(call, g, k).run(stage, [&](uint32_t, const uint32_t *) {
-            count++;
-            return true;
-        });
-        if (count >= none)
+        Cliques(call, g, k).run(stage, [&](uint32_t, const uint32_t *) { count[k]++; });
+        if (count[k] >= none)
             fail(TOPOML_E_OVERFLOW, "%llu simplices of dimension %u: at most 2^32-2 are supported",
-                 (unsigned long long)count, k);
-        plan.count[k] = count;
-        simplices += count;
-        bytes = checked_add(bytes, Level::bytes_for(k, count), "memory estimate");
+                 (unsigned long long)count[k], k);
+        simplices += count[k];
     }
-    /* Per block, per row: its owner, the owner array of the block above,
-     * the dense column (a coefficient and a bit), and at most one kept
-     * column with at least a header and k+1 entries (fill-in only adds);
-     * then the bars. */
-    uint64_t block_bytes = 0;
-    for (uint32_t k = 1; k <= plan.top; k++) {
-        const uint64_t rows = plan.count[k - 1];
-        block_bytes = std::max(block_bytes, rows * (8 + 8 + 2 + (k + 2) * uint64_t(entry)));
+    /* Per dimension: its columns, the pivots of it and of the one below,
+     * and a bar per column at most. */
+    for (uint32_t k = 1; k <= p.max_dim; k++) {
+        const uint64_t b = count[k] * (sizeof(Column) + sizeof(topoml_interval)) +
+                           (count[k] + count[k - 1]) * Pivots::bytes_per_pivot();
+        bytes = std::max(bytes, b);
     }
-    bytes = checked_add(bytes, block_bytes, "memory estimate");
-    if (plan.top > 2) /* the binomial table */
-        bytes = checked_add(bytes, uint64_t(plan.top + 1) * g.n * 8, "memory estimate");
-    bytes = checked_add(bytes, simplices * 2 * sizeof(topoml_interval), "memory estimate");
     char what[160];
     std::snprintf(what, sizeof what,
-                  "rips to dimension %u: %llu simplices below dimension %u under threshold %g",
-                  plan.max_dim, (unsigned long long)simplices, plan.top, threshold);
+                  "rips to dimension %u: %llu simplices up to dimension %u under threshold %g",
+                  p.max_dim, (unsigned long long)simplices, p.max_dim, threshold);
     call.check_estimate(bytes, what);
 
-    /* Colex indices of the stored simplices (dimensions 2 .. top-1) must fit
-     * in 64 bits, below the hash table's empty marker. */
-    std::optional<Binomials> binomials;
-    if (plan.top > 2) {
-        binomials.emplace(call, g.n, plan.top);
-        if (binomials->of_n(plan.top) >= UINT64_MAX)
-            fail(TOPOML_E_OVERFLOW,
-                 "%u points: C(n, %u) overflows the 64-bit index of a %u-simplex", g.n, plan.top,
-                 plan.top - 1);
-    }
-    auto levels = make_vec<Level>(call);
-    levels.reserve(plan.top);
-    for (uint32_t k = 0; k < plan.top; k++) {
-        levels.emplace_back(call, g, binomials ? &*binomials : nullptr, k);
-        levels.back().store(call, plan.count[k]);
-    }
-
-    auto bars = make_vec<topoml_interval>(call);
-    if (g.n > 0) {
+    if (p.max_dim >= 1 && g.n > 0) {
         if (p.modulus == 2)
-            reduce_all(call, Z2(), g, plan, levels, bars);
+            reduce_all(call, Z2(), g, *binomials, p.max_dim, count, tree, bars);
         else
-            reduce_all(call, Zp(p.modulus), g, plan, levels, bars);
+            reduce_all(call, Zp(p.modulus), g, *binomials, p.max_dim, count, tree, bars);
     }
-    emit_barcode(call, bars, plan.max_dim, out);
+    emit_barcode(call, bars, p.max_dim, out);
 }
 
 } // namespace
@@ -844,15 +922,18 @@ void op_rips(Call &call, const topoml_input_v1 *in, const topoml_rips_params_v1 
     if (edges.size() >= none)
         fail(TOPOML_E_OVERFLOW, "%llu edges: at most 2^32-2 are supported",
              (unsigned long long)edges.size());
+    call.check_estimate(Graph::bytes_for(in->n, edges.size()), "rips: the 1-skeleton");
     Graph g(call, uint32_t(in->n), std::move(edges));
 
-    /* Twist reduces the highest dimension first, so no dimension is known
-     * before the end; H_0 by union-find is cheap and is what a cancelled
-     * call returns (as dimension 0, complete). */
+    /* H_0 by union-find comes first: it is what a cancelled call returns
+     * (as dimension 0, complete), and its joining edges clear dimension 1. */
     auto h0 = make_vec<topoml_interval>(call);
-    h0_bars(call, g.edges, g.n, h0);
+    auto tree = make_vec<uint32_t>(call);
+    h0_bars(call, g.edges, g.n, h0, &tree);
+    auto bars = make_vec<topoml_interval>(call);
+    bars.assign(h0.begin(), h0.end());
     try {
-        persistence(call, g, *params, threshold, out);
+        persistence(call, g, *params, threshold, tree, bars, out);
     } catch (const Failure &f) {
         if (f.status != TOPOML_E_CANCELLED)
             throw;

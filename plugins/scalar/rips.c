@@ -18,7 +18,9 @@
  *    mode, used whenever a threshold cuts the complex and for SPARSE input).
  *
  * This file is the algorithm only: no parsing, no output format, no choice of
- * backend. It runs on one thread and allocates only through the call.
+ * backend. It runs on one thread and allocates only through the call; a
+ * caller may lend it threads (scalar_rips_pooled), which then share the
+ * enumeration of the columns (assemble_parallel) and nothing else.
  *
  * Filtration order (relied on throughout). Within a dimension, simplex a
  * comes before simplex b when diam(a) < diam(b), or the diameters are equal
@@ -36,6 +38,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -161,6 +164,7 @@ typedef struct rips_engine {
     rips_heap red;   /* the working column of V */
     rips_pivots piv;
     const scalar_rips_hook *hook; /* columns of dimensions >= 2 from outside */
+    const scalar_rips_pool *pool; /* threads from outside, or NULL */
 
     /* progress */
     uint64_t work, work_mark;
@@ -1423,31 +1427,76 @@ static bool compute_h0(rips_engine *r)
     return true;
 }
 
-/* Collects the columns of dimension k >= 2: every k-simplex under the
- * threshold, enumerated depth-first from its vertices so that the simplices
- * of lower dimension need not be stored, less
- *  - the pivots of dimension k-1 (clearing: such a column reduces to zero),
- *  - the cofacets of zero apparent pairs (pivots of dimension k-1 whose
- *    columns were skipped, so not in the table: cleared likewise),
- *  - the facets of zero apparent pairs (already reduced, zero persistence;
- *    their coboundary is recomputed when a column needs it).
- * r->piv holds the pivots of dimension k-1. */
-static bool assemble_columns(rips_engine *r, uint32_t k)
+/* Where one enumeration of the k-simplices puts its columns and counts its
+ * work. The engine's own (serial) enumeration uses r->cols and r->work and
+ * reports progress; a task of the parallel one (below) has its own vector
+ * and counter, and reports only on the calling thread. */
+typedef struct rips_sink {
+    rips_vec *cols;
+    uint64_t *work;
+    uint64_t mark;       /* report when *work reaches it */
+    bool reports;
+    atomic_bool *stop;   /* parallel: set when any task fails or is cancelled */
+} rips_sink;
+
+/* With a pool, the engine's shared state (status, memory count, the host's
+ * allocator and callbacks) is touched under its lock. */
+static void pool_lock(rips_engine *r)
+{
+    if (r->pool)
+        r->pool->lock(r->pool->user);
+}
+
+static void pool_unlock(rips_engine *r)
+{
+    if (r->pool)
+        r->pool->unlock(r->pool->user);
+}
+
+static bool sink_put(rips_engine *r, rips_sink *o, rips_dentry d, uint32_t k)
+{
+    if (o->cols->n == o->cols->cap) {
+        pool_lock(r);
+        bool ok = o->cols->n < UINT32_MAX;
+        if (!ok)
+            fail(r, TOPOML_E_LIMIT, "rips: more than 2^32 - 1 columns in dimension %u", k);
+        ok = ok && vec_reserve(r, o->cols, 1, "the columns to reduce");
+        pool_unlock(r);
+        if (!ok)
+            return false;
+    }
+    o->cols->a[o->cols->n++] = d;
+    return true;
+}
+
+static bool sink_report(rips_engine *r, rips_sink *o, uint64_t done)
+{
+    if (o->stop && atomic_load_explicit(o->stop, memory_order_relaxed))
+        return false;
+    if (!o->reports || *o->work < o->mark)
+        return true;
+    pool_lock(r);
+    bool ok = report(r, done, 0);
+    pool_unlock(r);
+    o->mark = *o->work + RIPS_REPORT_WORK;
+    return ok;
+}
+
+/* The columns of dimension k whose first vertex is v0 = first, first +
+ * stride, ... < n, unsorted, into o (see assemble_columns). `stack` has room
+ * for k enumerators and (k+1)^2 distances. Reads the engine, never writes it
+ * except through o's locked paths. */
+static bool assemble_some(rips_engine *r, uint32_t k, uint64_t first, uint64_t stride,
+                          rips_cob *stack, rips_sink *o)
 {
     /* The chain of simplices being extended, one enumerator per level, and
      * the distances among its vertices in the order they were added
      * (ascending): dm[a * K + b], a > b, as the enumerators saw them, so
      * that no distance is looked up twice. */
     const uint32_t K = k + 1;
-    const uint64_t bytes = (uint64_t)k * sizeof(rips_cob) + (uint64_t)K * K * sizeof(double);
-    rips_cob *stack = mem_alloc(r, bytes, "the simplex enumeration");
-    if (!stack)
-        return false;
     double *dm = (double *)(stack + k);
     uint64_t seen = 0;
-    bool ok = true;
-    r->cols.n = 0;
-    for (uint64_t v0 = 0; v0 < r->n && ok; v0++) {
+    for (uint64_t v0 = first; v0 < r->n; v0 += stride) {
         uint32_t base = (uint32_t)v0;
         cob_init(r, &stack[0], &base, 1, 0.0, v0, r->thr, true);
         int lvl = 0;
@@ -1458,7 +1507,7 @@ static bool assemble_columns(rips_engine *r, uint32_t k)
                 lvl--;
                 continue;
             }
-            r->work++;
+            (*o->work)++;
             uint32_t m = (uint32_t)lvl + 2, tv[RIPS_MAX_VERTS];
             double dw[RIPS_MAX_VERTS];
             tv[0] = cf.vertex; /* the new top vertex */
@@ -1472,10 +1521,8 @@ static bool assemble_columns(rips_engine *r, uint32_t k)
                 continue;
             }
             seen++;
-            if (r->work >= r->work_mark && !report(r, seen, 0)) {
-                ok = false;
-                break;
-            }
+            if ((seen & 1023) == 0 && !sink_report(r, o, seen))
+                return false;
             uint64_t slot = pivots_slot(r, &r->piv, cf.index), f;
             if (r->piv.key[slot] != RIPS_NONE)
                 continue;
@@ -1495,18 +1542,168 @@ static bool assemble_columns(rips_engine *r, uint32_t k)
             if (zero_apparent_cofacet(r, tv, m, &pt, cf.diam, cf.index) ||
                 zero_apparent_facet(r, tv, m, &pt, cf.diam, cf.index, &f, &sign))
                 continue;
-            if (r->cols.n >= UINT32_MAX) {
-                fail(r, TOPOML_E_LIMIT, "rips: more than 2^32 - 1 columns in dimension %u", k);
-                ok = false;
-                break;
-            }
-            if (!vec_reserve(r, &r->cols, 1, "the columns to reduce")) {
-                ok = false;
-                break;
-            }
-            r->cols.a[r->cols.n++] = (rips_dentry){cf.diam, cf.index};
+            if (!sink_put(r, o, (rips_dentry){cf.diam, cf.index}, k))
+                return false;
         }
     }
+    return true;
+}
+
+/* ---- The same enumeration in parallel, on the pool's threads ----
+ *
+ * Task t takes the first vertices t, t + T, t + 2T, ... (T tasks, several per
+ * thread: the low vertices have the most simplices above them, and the
+ * stride spreads them), sorts its columns, and the sorted runs are merged
+ * pairwise, each round in parallel. The set of columns does not depend on
+ * how it was split, and the order is the total reduction order, so the
+ * answer is exactly the serial one. */
+typedef struct rips_par {
+    rips_engine *r;
+    uint32_t k, n_tasks;
+    rips_vec *part;  /* one per task */
+    uint64_t *work;  /* one per task */
+    rips_cob **stack; /* one per worker */
+    atomic_bool stop;
+    /* merging */
+    const rips_dentry *src;
+    rips_dentry *dst;
+    const uint64_t *off; /* run q is [off[q], off[q+1]) */
+    uint32_t runs;
+} rips_par;
+
+static void assemble_task(void *arg, uint32_t t, uint32_t worker)
+{
+    rips_par *P = arg;
+    rips_engine *r = P->r;
+    if (atomic_load_explicit(&P->stop, memory_order_relaxed))
+        return;
+    rips_sink o = {&P->part[t], &P->work[t], RIPS_REPORT_WORK, worker == 0, &P->stop};
+    if (!assemble_some(r, P->k, t, P->n_tasks, P->stack[worker], &o)) {
+        atomic_store(&P->stop, true);
+        return;
+    }
+    sort_columns(P->part[t].a, P->part[t].n);
+}
+
+static void merge_task(void *arg, uint32_t t, uint32_t worker)
+{
+    (void)worker;
+    rips_par *P = arg;
+    uint32_t a = 2 * t, b = 2 * t + 1;
+    uint64_t i = P->off[a], ie = P->off[a + 1];
+    uint64_t j = b < P->runs ? P->off[b] : ie, je = b < P->runs ? P->off[b + 1] : ie;
+    uint64_t w = P->off[a];
+    while (i < ie && j < je)
+        P->dst[w++] = col_before(P->src[j], P->src[i]) ? P->src[j++] : P->src[i++];
+    while (i < ie)
+        P->dst[w++] = P->src[i++];
+    while (j < je)
+        P->dst[w++] = P->src[j++];
+}
+
+static bool assemble_parallel(rips_engine *r, uint32_t k)
+{
+    const scalar_rips_pool *pool = r->pool;
+    const uint32_t T = pool->n_threads;
+    const uint32_t n_tasks = (uint32_t)(r->n < 8u * T ? r->n : 8u * T);
+    const uint64_t stack_bytes =
+        (uint64_t)k * sizeof(rips_cob) + (uint64_t)(k + 1) * (k + 1) * sizeof(double);
+    const uint64_t bytes = (uint64_t)n_tasks * sizeof(rips_vec) +
+                           (2 * (uint64_t)n_tasks + 1) * sizeof(uint64_t) +
+                           (uint64_t)T * sizeof(rips_cob *);
+    rips_par P;
+    memset(&P, 0, sizeof P);
+    P.r = r;
+    P.k = k;
+    P.n_tasks = n_tasks;
+    atomic_init(&P.stop, false);
+    char *mem = mem_alloc(r, bytes, "the parallel enumeration");
+    if (!mem)
+        return false;
+    memset(mem, 0, (size_t)bytes);
+    P.part = (rips_vec *)(void *)mem;
+    P.work = (uint64_t *)(void *)(P.part + n_tasks);
+    uint64_t *off = P.work + n_tasks;
+    P.stack = (rips_cob **)(void *)(off + n_tasks + 1);
+    bool ok = true;
+    for (uint32_t w = 0; w < T && ok; w++)
+        ok = (P.stack[w] = mem_alloc(r, stack_bytes, "the simplex enumeration")) != NULL;
+    if (ok) {
+        pool->run(pool->user, n_tasks, assemble_task, &P);
+        ok = r->status == TOPOML_OK;
+    }
+    uint64_t total = 0;
+    for (uint32_t t = 0; t < n_tasks; t++) {
+        r->work += P.work[t];
+        total += P.part[t].n;
+    }
+    /* The runs side by side in r->cols, then merged through a second
+     * buffer of the same size, round by round. */
+    r->cols.n = 0;
+    ok = ok && vec_reserve(r, &r->cols, total ? total : 1, "the columns to reduce");
+    rips_vec tmp = {NULL, 0, 0};
+    uint32_t runs = 0;
+    if (ok) {
+        for (uint32_t t = 0; t < n_tasks; t++) {
+            if (P.part[t].n == 0)
+                continue;
+            off[runs++] = r->cols.n;
+            memcpy(r->cols.a + r->cols.n, P.part[t].a, P.part[t].n * sizeof(rips_dentry));
+            r->cols.n += P.part[t].n;
+        }
+        off[runs] = r->cols.n;
+    }
+    for (uint32_t t = 0; t < n_tasks; t++)
+        vec_free(r, &P.part[t]);
+    if (ok && runs > 1)
+        ok = vec_reserve(r, &tmp, total, "the columns to reduce");
+    while (ok && runs > 1) {
+        P.src = r->cols.a;
+        P.dst = tmp.a;
+        P.off = off;
+        P.runs = runs;
+        pool->run(pool->user, (runs + 1) / 2, merge_task, &P);
+        rips_dentry *x = r->cols.a;
+        uint64_t xc = r->cols.cap;
+        r->cols.a = tmp.a;
+        r->cols.cap = tmp.cap;
+        tmp.a = x;
+        tmp.cap = xc;
+        uint32_t next = 0;
+        for (uint32_t q = 0; q < runs; q += 2)
+            off[next++] = off[q];
+        off[next] = r->cols.n;
+        runs = next;
+    }
+    vec_free(r, &tmp);
+    for (uint32_t w = 0; w < T; w++)
+        mem_free(r, P.stack[w], stack_bytes);
+    mem_free(r, mem, bytes);
+    return ok;
+}
+
+/* Collects the columns of dimension k >= 2: every k-simplex under the
+ * threshold, enumerated depth-first from its vertices so that the simplices
+ * of lower dimension need not be stored, less
+ *  - the pivots of dimension k-1 (clearing: such a column reduces to zero),
+ *  - the cofacets of zero apparent pairs (pivots of dimension k-1 whose
+ *    columns were skipped, so not in the table: cleared likewise),
+ *  - the facets of zero apparent pairs (already reduced, zero persistence;
+ *    their coboundary is recomputed when a column needs it).
+ * r->piv holds the pivots of dimension k-1. With a pool of more than one
+ * thread the enumeration is split among them (assemble_parallel). */
+static bool assemble_columns(rips_engine *r, uint32_t k)
+{
+    r->cols.n = 0;
+    if (r->pool && r->pool->n_threads > 1 && r->n >= 2 * r->pool->n_threads)
+        return assemble_parallel(r, k);
+    const uint64_t bytes =
+        (uint64_t)k * sizeof(rips_cob) + (uint64_t)(k + 1) * (k + 1) * sizeof(double);
+    rips_cob *stack = mem_alloc(r, bytes, "the simplex enumeration");
+    if (!stack)
+        return false;
+    rips_sink o = {&r->cols, &r->work, r->work_mark, true, NULL};
+    bool ok = assemble_some(r, k, 0, 1, stack, &o);
     mem_free(r, stack, bytes);
     if (!ok)
         return false;
@@ -1634,6 +1831,17 @@ static bool scan_pairs(rips_engine *r, const topoml_input_v1 *in, double *rmax, 
             if (!(d >= 0.0)) {
                 fail(r, TOPOML_E_INVALID, "rips: the distance between points %llu and %llu is %g",
                      (unsigned long long)j, (unsigned long long)i, d);
+                return false;
+            }
+            /* Between points of finite coordinates, an infinite distance is
+             * one beyond the dtype's range (metric.h scales, so it is never
+             * an intermediate overflow): not an absent edge. */
+            if (isinf(d) && in->kind == TOPOML_INPUT_POINTS) {
+                fail(r, TOPOML_E_OVERFLOW,
+                     "rips: the distance between points %llu and %llu is beyond the range of %s "
+                     "(scale the coordinates)",
+                     (unsigned long long)j, (unsigned long long)i,
+                     in->dtype == TOPOML_F32 ? "float32" : "float64");
                 return false;
             }
             if (store)
@@ -1877,9 +2085,14 @@ static bool is_prime(uint32_t p)
 
 static bool setup_coefficients(rips_engine *r, uint32_t p)
 {
-    if (p > SCALAR_RIPS_MAX_MODULUS || !is_prime(p)) {
-        fail(r, TOPOML_E_INVALID, "rips: the modulus %u is not a prime between 2 and %u", p,
+    if (p > SCALAR_RIPS_MAX_MODULUS) {
+        fail(r, TOPOML_E_INVALID,
+             "rips: the modulus %u is larger than the largest supported prime, %u", p,
              SCALAR_RIPS_MAX_MODULUS);
+        return false;
+    }
+    if (!is_prime(p)) {
+        fail(r, TOPOML_E_INVALID, "rips: the modulus %u is not a prime", p);
         return false;
     }
     r->p = p;
@@ -2015,12 +2228,19 @@ static bool check_input(rips_engine *r, const topoml_input_v1 *in)
 int scalar_rips(const topoml_call_v1 *call, const topoml_input_v1 *in,
                 const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
 {
-    return scalar_rips_hooked(call, in, params, NULL, out);
+    return scalar_rips_pooled(call, in, params, NULL, NULL, out);
 }
 
 int scalar_rips_hooked(const topoml_call_v1 *call, const topoml_input_v1 *in,
                        const topoml_rips_params_v1 *params, const scalar_rips_hook *hook,
                        topoml_barcode_v1 *out)
+{
+    return scalar_rips_pooled(call, in, params, hook, NULL, out);
+}
+
+int scalar_rips_pooled(const topoml_call_v1 *call, const topoml_input_v1 *in,
+                       const topoml_rips_params_v1 *params, const scalar_rips_hook *hook,
+                       const scalar_rips_pool *pool, topoml_barcode_v1 *out)
 {
     if (!call || call->struct_size < offsetof(topoml_call_v1, error_size) + sizeof(size_t) ||
         !call->alloc || !call->realloc || !call->free)
@@ -2032,6 +2252,7 @@ int scalar_rips_hooked(const topoml_call_v1 *call, const topoml_input_v1 *in,
     r->mem_limit = call->max_memory;
     r->work_mark = RIPS_REPORT_WORK;
     r->hook = hook;
+    r->pool = pool && pool->n_threads > 1 && pool->run && pool->lock && pool->unlock ? pool : NULL;
     if (!in || !params || !out)
         return fail(r, TOPOML_E_INVALID, "rips: NULL input, parameters or barcode");
     if (in->struct_size < offsetof(topoml_input_v1, edges) + sizeof in->edges ||
@@ -2059,7 +2280,17 @@ int scalar_rips_hooked(const topoml_call_v1 *call, const topoml_input_v1 *in,
                      : r->n >= 2                             ? params->max_dim
                                                              : 0;
         snprintf(r->stage, sizeof r->stage, "distances");
-        ok = check_index_range(r);
+        /* The distance matrix a run without threshold stores is the first
+         * large block: refuse it with its size before the index check (whose
+         * overflow says nothing of memory) and before any O(n^2) scan. */
+        const bool dense = !(params->threshold < INFINITY) && in->kind != TOPOML_INPUT_SPARSE &&
+                           (in->kind == TOPOML_INPUT_POINTS || in->dtype != TOPOML_F64);
+        const uint64_t npairs = r->n * (r->n - 1) / 2; /* n < 2^32 (check_input) */
+        ok = !dense || mem_admit(r,
+                                 npairs > UINT64_MAX / sizeof(double) ? UINT64_MAX
+                                                                      : mem_size(npairs * 8),
+                                 "the distance matrix");
+        ok = ok && check_index_range(r);
         ok = ok && (in->kind == TOPOML_INPUT_SPARSE ? setup_edges(r, in, params->threshold)
                                                     : setup_pairs(r, in, params->threshold));
         ok = ok && setup_binomials(r);

@@ -125,6 +125,34 @@ int scalar_rips_hooked(const topoml_call_v1 *call, const topoml_input_v1 *in,
                        const topoml_rips_params_v1 *params, const scalar_rips_hook *hook,
                        topoml_barcode_v1 *out);
 
+/* ------------------------------------------------------------------------
+ * Threads from outside: the engine stays single-threaded code, but with a
+ * pool it hands the enumeration of the columns of each dimension k >= 2
+ * (the simplices under the threshold, clearing, the apparent-pair tests and
+ * the sort: most of the time of a dense complex) to the pool as independent
+ * tasks. The barcode is the same either way. plugins/threads is the user.
+ *
+ * run(user, n_tasks, task, arg) calls task(arg, t, worker) once for every
+ * t < n_tasks, on at most n_threads threads at once, worker (< n_threads)
+ * naming the thread, 0 being the calling thread; it returns when every call
+ * has returned. Tasks call lock/unlock around everything they share: the
+ * memory count, the host's allocator, the status and the progress callback
+ * (called from worker 0 only). */
+typedef struct scalar_rips_pool {
+    uint32_t n_threads;
+    void *user;
+    void (*run)(void *user, uint32_t n_tasks, void (*task)(void *arg, uint32_t t, uint32_t worker),
+                void *arg);
+    void (*lock)(void *user);
+    void (*unlock)(void *user);
+} scalar_rips_pool;
+
+/* scalar_rips_hooked with a pool (NULL, or one of fewer than 2 threads:
+ * exactly scalar_rips_hooked). Columns the hook takes are the hook's. */
+int scalar_rips_pooled(const topoml_call_v1 *call, const topoml_input_v1 *in,
+                       const topoml_rips_params_v1 *params, const scalar_rips_hook *hook,
+                       const scalar_rips_pool *pool, topoml_barcode_v1 *out);
+
 #ifdef __cplusplus
 }
 #endif

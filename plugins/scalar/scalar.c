@@ -9,6 +9,7 @@
  *
  * A plugin file: it may include topoml/plugin.h and its own headers only.
  */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -111,6 +112,22 @@ static inline double input_dist(const topoml_input_v1 *in, uint64_t i, uint64_t 
                                    : ((const double *)in->data)[k];
 }
 
+/* A distance between points of finite coordinates that is not a finite
+ * number: beyond the range of the dtype (metric.h computes with scaling, so
+ * it is never an intermediate overflow). */
+static int point_distance_fail(const topoml_call_v1 *call, const topoml_input_v1 *in, uint64_t i,
+                               uint64_t j, double d)
+{
+    static const char *const names[] = {"euclidean", "sqeuclidean", "manhattan", "chebyshev",
+                                        "cosine"};
+    return scalar_fail(call, TOPOML_E_OVERFLOW,
+                       "the %s distance between points %llu and %llu is %g: beyond the range of "
+                       "%s (scale the coordinates)",
+                       in->metric < sizeof names / sizeof names[0] ? names[in->metric] : "?",
+                       (unsigned long long)j, (unsigned long long)i, d,
+                       in->dtype == TOPOML_F32 ? "float32" : "float64");
+}
+
 static int scalar_distances(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
                             void *out)
 {
@@ -123,6 +140,7 @@ static int scalar_distances(void *state, const topoml_call_v1 *call, const topom
         if ((i & 255) == 0 && cancelled(call, "distances", i, n))
             return scalar_fail(call, TOPOML_E_CANCELLED, "cancelled at row %llu",
                                (unsigned long long)i);
+        const uint64_t row = k;
         if (in->dtype == TOPOML_F32) {
             const float *p = in->data;
             float *o = out;
@@ -135,6 +153,12 @@ static int scalar_distances(void *state, const topoml_call_v1 *call, const topom
             for (uint64_t j = 0; j < i; j++)
                 o[k++] = scalar_dist_f64((topoml_metric)in->metric, p + i * in->dim,
                                          p + j * in->dim, in->dim);
+        }
+        for (uint64_t j = 0; j < i; j++) {
+            double d = in->dtype == TOPOML_F32 ? (double)((float *)out)[row + j]
+                                               : ((double *)out)[row + j];
+            if (!(d <= DBL_MAX) || (in->dtype == TOPOML_F32 && !(d <= FLT_MAX)))
+                return point_distance_fail(call, in, i, j, d);
         }
     }
     return TOPOML_OK;
@@ -174,6 +198,8 @@ static int collect_edges(const topoml_call_v1 *call, const topoml_input_v1 *in, 
                     return scalar_fail(call, TOPOML_E_INVALID,
                                        "distance d(%llu,%llu) is %g: not a distance",
                                        (unsigned long long)i, (unsigned long long)j, d);
+                if (isinf(d) && in->kind == TOPOML_INPUT_POINTS)
+                    return point_distance_fail(call, in, i, j, d);
                 count += d <= threshold;
             }
         }

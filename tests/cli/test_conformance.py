@@ -106,8 +106,12 @@ def test_wrong_plugins_are_refused(tmp):
         p = report["plugins"][0]
         check("%s verdict" % name, p["verdict"] == "fail")
         bad = [c for c in p["cases"] if c["result"] != "PASS"]
-        check("%s: only %s cases are refused" % (name, op), all(c["op"] == op for c in bad),
+        # The long-lived checks ("all" ops in one process) refuse it too.
+        check("%s: only %s cases are refused" % (name, op),
+              all(c["op"] == op or c["name"] == "longlived/repeated-calls" for c in bad),
               str([c["name"] for c in bad if c["op"] != op][:5]))
+        check("%s: the long-lived process refuses it too" % name,
+              any(c["name"] == "longlived/repeated-calls" for c in bad))
         check("%s: refused as %s" % (name, result), bad and all(c["result"] == result for c in bad),
               str([(c["name"], c["result"]) for c in bad][:5]))
         check("%s: says why" % name, bad and words in bad[0]["detail"], bad[0]["detail"] if bad else "")

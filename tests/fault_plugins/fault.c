@@ -3,9 +3,19 @@
  * per fault (-DFAULT_<KIND>) into its own folder; each one is wrong in
  * exactly one way, and the core must reject or survive each with a reason.
  * (GOOD, ACCEL and BY_NAME are well-formed: the selection tests use them.)
+ *
+ * CTOR_CRASH, CTOR_EXIT and PROBE_CRASH run wrong code before any gate
+ * decision: an ELF constructor that crashes or calls _exit(0), a probe that
+ * dereferences NULL. The host must never run that code in its own process.
+ * Every fault plugin's constructor also appends "<name> <pid>" to the file
+ * named by TOPOML_TEST_MARKER, so a test can see where its code ran.
  */
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "topoml/plugin.h"
 
@@ -13,9 +23,30 @@
 #define FAULT_NAME "fault"
 #endif
 
+__attribute__((constructor)) static void on_load(void)
+{
+    const char *marker = getenv("TOPOML_TEST_MARKER");
+    if (marker && *marker) {
+        int fd = open(marker, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            dprintf(fd, "%s %ld\n", FAULT_NAME, (long)getpid());
+            close(fd);
+        }
+    }
+#ifdef FAULT_CTOR_CRASH
+    *(volatile int *)(uintptr_t)getenv("TOPOML_NO_SUCH_VARIABLE_EVER") = 1;
+#endif
+#ifdef FAULT_CTOR_EXIT
+    _exit(0);
+#endif
+}
+
 static int probe(void *state, char *why, size_t why_size)
 {
     (void)state;
+#ifdef FAULT_PROBE_CRASH
+    *(volatile int *)(uintptr_t)getenv("TOPOML_NO_SUCH_VARIABLE_EVER") = 1;
+#endif
 #ifdef FAULT_PROBE_FAILS
     snprintf(why, why_size, "no widget found on this machine");
     return TOPOML_E_UNSUPPORTED;

@@ -62,13 +62,14 @@ TOPOML_API int topoml_landscapes(topoml_context *ctx, const topoml_pair *pairs, 
 
 /* Persistent entropy: -sum (l_i/L) ln(l_i/L) over the pairs, l_i = death -
  * birth, L = sum l_i; pairs of zero length contribute nothing; 0 when L is
- * 0. Natural logarithm, not normalised. Infinite deaths are an error
+ * 0. Computed from scaled lengths, so lengths or sums beyond double (pairs
+ * near +-1e308) or below it (subnormal) give the right value. Natural logarithm, not normalised. Infinite deaths are an error
  * (TOPOML_E_INVALID): drop or clip them first with topoml_pairs_finite. */
 TOPOML_API int topoml_persistent_entropy(topoml_context *ctx, const topoml_pair *pairs, uint64_t n,
                                          double *out);
 
 /* Total persistence of degree q > 0: sum (death - birth)^q. +INFINITY when a
- * death is infinite. */
+ * death is infinite; TOPOML_E_OVERFLOW when finite pairs sum beyond double. */
 TOPOML_API int topoml_total_persistence(topoml_context *ctx, const topoml_pair *pairs, uint64_t n,
                                         double q, double *out);
 

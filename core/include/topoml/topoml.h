@@ -91,7 +91,10 @@ TOPOML_API void topoml_context_free(topoml_context *ctx);
 TOPOML_API const char *topoml_errmsg(const topoml_context *ctx);
 
 /* Log messages of level <= max_level go to fn (default: none are shown).
- * Levels are topoml_log_level (plugin.h). */
+ * Levels are topoml_log_level (plugin.h). Messages of level info or worse
+ * logged while no callback was set (while topoml_context_new ran: refused
+ * plugin folders and files, "gate is off") are kept, at most 16, and given
+ * to the first callback set, those of level <= max_level, once. */
 typedef void (*topoml_log_fn)(void *user, int level, const char *message);
 TOPOML_API void topoml_set_log(topoml_context *ctx, topoml_log_fn fn, void *user, int max_level);
 
@@ -102,15 +105,27 @@ TOPOML_API void topoml_set_progress(topoml_context *ctx, topoml_progress_fn fn, 
 
 /* Limit on the memory one op may allocate, in bytes (0: none). Overrides the
  * configuration's max_memory. Work whose estimate exceeds it is refused with
- * TOPOML_E_LIMIT before anything large is allocated. */
+ * TOPOML_E_LIMIT before anything large is allocated; the message names the
+ * limit and where it came from. With neither set, the limit is the machine's:
+ * the smallest of physical memory, RLIMIT_AS and the cgroup's memory limit
+ * (topoml_get_max_memory shows it). */
 TOPOML_API void topoml_set_max_memory(topoml_context *ctx, uint64_t bytes);
 TOPOML_API uint64_t topoml_get_max_memory(const topoml_context *ctx);
 
 /* Read a size such as "123", "512M", "4GiB" or "1.5GB" into bytes: a single
  * letter (K, M, G, T) and KiB, MiB, GiB, TiB are powers of 1024; KB, MB, GB,
- * TB powers of 1000. TOPOML_E_INVALID for anything else. The configuration's
- * max_memory and the CLI's --max-memory are read with it. */
+ * TB powers of 1000. Decimal digits only (no sign, exponent or hexadecimal);
+ * a fraction needs a unit and must give whole bytes. "unlimited" (and "0")
+ * read as 0, no limit. TOPOML_E_INVALID for anything else, TOPOML_E_OVERFLOW
+ * past 2^64 - 1. The configuration's max_memory and the CLI's --max-memory
+ * are read with it. */
 TOPOML_API int topoml_parse_size(const char *s, uint64_t *out);
+
+/* Check `bytes` that the caller is about to allocate for `what` against the
+ * context's memory limit: TOPOML_OK, or TOPOML_E_LIMIT with the library's
+ * message (topoml_errmsg: the estimate, the limit and where it came from).
+ * For a host's own buffers that grow with its input. */
+TOPOML_API int topoml_check_memory(topoml_context *ctx, uint64_t bytes, const char *what);
 
 /* Free memory that an op returned (distances, edge lists). */
 TOPOML_API void topoml_free(topoml_context *ctx, void *ptr);
@@ -177,10 +192,13 @@ typedef enum topoml_format {
     TOPOML_FORMAT_POINT_CLOUD = 3,    /* one point per line */
     TOPOML_FORMAT_DIPHA = 4,          /* DIPHA distance matrix */
     TOPOML_FORMAT_SPARSE = 5,         /* "i j d" per line */
-    TOPOML_FORMAT_BINARY = 6          /* lower-triangular float32, native order */
+    TOPOML_FORMAT_BINARY = 6,         /* lower-triangular float32, native order */
+    TOPOML_FORMAT_AUTO = 7            /* detect: DIPHA, or a square/lower/upper text matrix */
 } topoml_format;
 
-/* Parse a format name ("lower-distance", "point-cloud", ...). */
+/* Parse a format name ("lower-distance", "point-cloud", "auto", ...). As
+ * Ripser, a name that starts with "lower", "upper", "dist" or "point" is
+ * that format ("lower", "dist", "point-cloud-csv"). */
 TOPOML_API int topoml_format_from_name(const char *name, topoml_format *out);
 TOPOML_API const char *topoml_format_name(topoml_format format);
 
@@ -190,6 +208,20 @@ TOPOML_API int topoml_data_read(topoml_context *ctx, topoml_data **out, const ch
                                 topoml_format format);
 TOPOML_API int topoml_data_read_stream(topoml_context *ctx, topoml_data **out, FILE *f,
                                        const char *name, topoml_format format);
+
+/* The format a data set was read as: the one named, or with
+ * TOPOML_FORMAT_AUTO the one detected (docs/formats.md, "No format named").
+ * TOPOML_FORMAT_AUTO for a data set made from memory or a NULL one. */
+TOPOML_API topoml_format topoml_data_format(const topoml_data *data);
+
+/* How strictly full matrices (distance, dipha) are read. By default they
+ * are read as Ripser reads them: the lower triangle is kept, and an upper
+ * triangle that differs from it, or a non-zero diagonal, is ignored with
+ * one warning (the largest difference and where) through the log. With
+ * TOPOML_READ_STRICT_SYMMETRY such a matrix is refused (TOPOML_E_INVALID).
+ * Flags hold for the reads that follow on this context. */
+#define TOPOML_READ_STRICT_SYMMETRY 0x1u
+TOPOML_API int topoml_set_read_flags(topoml_context *ctx, uint32_t flags);
 
 /* Make a data set from memory (copied). */
 TOPOML_API int topoml_data_from_points(topoml_context *ctx, topoml_data **out, uint64_t n,
@@ -243,7 +275,24 @@ typedef struct topoml_rips_options {
     double threshold;     /* +INFINITY: none (the enclosing radius is used) */
     uint32_t modulus;     /* prime coefficient field Z/p (default 2) */
     uint32_t metric;      /* topoml_metric for point clouds (default euclidean) */
+    /* Appended in 0.2 (read only when struct_size covers them): */
+    uint32_t collapse;    /* topoml_collapse: edge collapse before the reduction */
+    uint32_t n_threads;   /* threads a multi-threaded backend may use; 0: the
+                             configuration's `threads:`, else every core this
+                             process may run on (sched_getaffinity) */
 } topoml_rips_options;
+
+/* topoml_rips_options.collapse. The edge collapse (Boissonnat and Pritam,
+ * SoCG 2020) shrinks the flag complex before the backend reduces it; the
+ * barcode is the same in every dimension (docs/architecture.md, "Edge
+ * collapse"). AUTO collapses when max_dim >= 1 and the complex has enough
+ * edges per point for the collapse to pay (docs/architecture.md says the
+ * rule and the measurements behind it). */
+typedef enum topoml_collapse {
+    TOPOML_COLLAPSE_AUTO = 0,
+    TOPOML_COLLAPSE_ON = 1,
+    TOPOML_COLLAPSE_OFF = 2
+} topoml_collapse;
 
 /* Fill `opts` with the defaults: max_dim 1, no threshold, Z/2, euclidean. */
 TOPOML_API void topoml_rips_options_init(topoml_rips_options *opts);

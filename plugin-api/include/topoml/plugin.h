@@ -129,7 +129,9 @@ typedef struct topoml_rips_params_v1 {
                           backend uses the enclosing radius (homology is
                           trivial beyond it) */
     uint32_t modulus;  /* coefficients in Z/p, p prime */
-    uint32_t reserved;
+    uint32_t n_threads; /* threads the op may use; 0: the backend decides (at
+                           most the cores the process may run on). Was
+                           `reserved` (always 0) before core 0.2. */
 } topoml_rips_params_v1;
 
 /* A barcode produced by a plugin. The caller zero-initialises it and sets

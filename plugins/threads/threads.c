@@ -1,0 +1,101 @@
+/*
+ * threads.c — topoml-backend-threads: Vietoris–Rips barcodes on every core
+ * this process may use. The engine is the scalar reference's
+ * (plugins/scalar/rips.c, compiled in, exactly the same arithmetic); this
+ * plugin lends it a pool of POSIX threads (pool.c), on which it enumerates
+ * the columns of each dimension >= 2, tests them for apparent pairs and
+ * sorts them — most of the time of a dense complex — while the reduction
+ * itself stays on the calling thread. The barcode is the reference's, bit
+ * for bit, whatever the thread count.
+ *
+ * A plugin file: it includes topoml/plugin.h and the scalar engine's
+ * headers only, and links nothing of the core.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "pool.h"
+#include "rips.h"
+#include "topoml/plugin.h"
+
+#define ALL_METRICS ((1u << TOPOML_METRIC_COUNT) - 1u)
+#define BOTH_DTYPES ((1u << TOPOML_F32) | (1u << TOPOML_F64))
+#define ALL_INPUTS ((1u << TOPOML_INPUT_KIND_COUNT) - 1u)
+
+/* What runs where, for `topoml backends` and the certificates. */
+#define THREADS_SCHEDULE                                                                       \
+    "columns=threads apparent-pairs=threads sort=threads reduction=serial "                    \
+    "threads=sched_getaffinity"
+
+static const topoml_capability_v1 threads_caps[] = {
+    {sizeof(topoml_capability_v1), TOPOML_OP_RIPS, BOTH_DTYPES, ALL_METRICS, ALL_INPUTS,
+     SCALAR_RIPS_MAX_DIM, SCALAR_RIPS_MAX_MODULUS, 0, 0, "cpu", THREADS_SCHEDULE},
+};
+
+static int threads_probe(void *state, char *why, size_t why_size)
+{
+    (void)state;
+    if (why && why_size)
+        snprintf(why, why_size, "%u CPUs available to this process", threads_available());
+    return TOPOML_OK;
+}
+
+static int threads_capabilities(void *state, const topoml_capability_v1 **caps, uint32_t *n)
+{
+    (void)state;
+    *caps = threads_caps;
+    *n = (uint32_t)(sizeof threads_caps / sizeof threads_caps[0]);
+    return TOPOML_OK;
+}
+
+static int threads_rips(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                        const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
+{
+    (void)state;
+    /* n_threads sits where ABI v1 had a field that was always 0: a core
+     * older than 0.2 asks for the default. */
+    uint32_t wanted = params && params->struct_size >= sizeof *params ? params->n_threads : 0;
+    threads_pool pool;
+    if (threads_pool_init(&pool, threads_for(wanted)) != 0) {
+        if (call && call->error && call->error_size)
+            snprintf(call->error, call->error_size, "threads: cannot make a mutex");
+        return TOPOML_E_INTERNAL;
+    }
+    if (call && call->struct_size >= sizeof *call && call->log) {
+        char line[128];
+        snprintf(line, sizeof line, "threads: %u threads (%u asked, %u available)",
+                 pool.n_threads, wanted, threads_available());
+        call->log(call->host_data, TOPOML_LOG_INFO, line);
+    }
+    scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
+                             threads_pool_unlock};
+    int rc = scalar_rips_pooled(call, in, params, NULL, &lend, out);
+    threads_pool_destroy(&pool);
+    return rc;
+}
+
+static const topoml_backend_v1 threads_vtable = {
+    .struct_size = sizeof(topoml_backend_v1),
+    .abi_version = 1,
+    .name = "threads",
+    .version = "0.1.0",
+    .vendor = "topoml",
+    .description = "the scalar Rips engine with its column enumeration on every core",
+    .create = NULL,
+    .destroy = NULL,
+    .probe = threads_probe,
+    .capabilities = threads_capabilities,
+    .rips = threads_rips,
+};
+
+TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version,
+                                                  const topoml_host_v1 *host,
+                                                  const topoml_backend_v1 **backend)
+{
+    (void)host;
+    if (!abi_version || !backend || *abi_version < 1)
+        return TOPOML_E_ABI;
+    *abi_version = 1;
+    *backend = &threads_vtable;
+    return TOPOML_OK;
+}

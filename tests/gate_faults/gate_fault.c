@@ -1,0 +1,241 @@
+/*
+ * gate_fault.c — plugins for the gate's own tests: the scalar reference's
+ * code under another name, each copy wrong in one of the ways that used to
+ * get past the gate (-DGF_<KIND>): wrong only for Z/3, only for more than
+ * 200 points, only with duplicate points, a NaN distance, a write past the
+ * output, a crash for more than 150 points, wrong from the 51st call on,
+ * wrong when an environment variable is set, wrong unless run by
+ * topoml-conformance, a write to stdout, a change to its input, a leak of
+ * 64 MiB per call, and a capability claim (max_dim 10) it cannot keep
+ * (wrong from dimension 4). Each is built into its own folder by
+ * tests/CMakeLists.txt and never installed.
+ *
+ * "Wrong" is the subtle kind: the longest finite bar dies 10% of its length
+ * late (or a distance is off by 10%), a well-formed answer that only a
+ * comparison with the reference can tell from a right one.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scalar.h"
+#include "topoml/plugin.h"
+
+#ifndef GF_NAME
+#error "GF_NAME must name the backend"
+#endif
+
+static topoml_backend_v1 vt;
+static const topoml_backend_v1 *ref;
+
+/* Make a right barcode wrong: the longest finite bar of the highest
+ * dimension that has one dies late. */
+static void corrupt_barcode(topoml_barcode_v1 *out)
+{
+    topoml_interval *pick = NULL;
+    for (uint64_t k = 0; k < out->n_intervals; k++) {
+        topoml_interval *v = &out->intervals[k];
+        if (isfinite(v->death) && (!pick || v->dim > pick->dim ||
+                                   (v->dim == pick->dim &&
+                                    v->death - v->birth > pick->death - pick->birth)))
+            pick = v;
+    }
+    if (pick)
+        pick->death += 0.1 * (pick->death - pick->birth) + 1e-3;
+}
+
+/* Make right distances wrong: the middle one is 10% too long. */
+static void corrupt_distances(const topoml_input_v1 *in, void *out)
+{
+    uint64_t pairs = in->n * (in->n ? in->n - 1 : 0) / 2;
+    if (pairs == 0)
+        return;
+    if (in->dtype == TOPOML_F32)
+        ((float *)out)[pairs / 2] = ((float *)out)[pairs / 2] * 1.1f + 1e-3f;
+    else
+        ((double *)out)[pairs / 2] = ((double *)out)[pairs / 2] * 1.1 + 1e-3;
+}
+
+/* Does the behaviour turn wrong for this call? One answer per kind. */
+static unsigned long calls;
+
+#ifdef GF_DUPLICATES
+static bool has_duplicates(const topoml_input_v1 *in)
+{
+    if (in->kind == TOPOML_INPUT_SPARSE) {
+        for (uint64_t e = 0; e < in->n_edges; e++)
+            if (in->edges[e].d == 0)
+                return true;
+        return false;
+    }
+    if (in->kind == TOPOML_INPUT_CONDENSED) {
+        uint64_t pairs = in->n * (in->n ? in->n - 1 : 0) / 2;
+        for (uint64_t k = 0; k < pairs; k++)
+            if ((in->dtype == TOPOML_F32 ? ((const float *)in->data)[k]
+                                         : ((const double *)in->data)[k]) == 0)
+                return true;
+        return false;
+    }
+    size_t row = (size_t)in->dim * (in->dtype == TOPOML_F32 ? sizeof(float) : sizeof(double));
+    const char *p = in->data;
+    for (uint64_t i = 1; i < in->n; i++)
+        for (uint64_t j = 0; j < i; j++)
+            if (memcmp(p + i * row, p + j * row, row) == 0)
+                return true;
+    return false;
+}
+#endif
+
+#ifdef GF_EXE
+static bool under_conformance(void)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return false;
+    self[n] = '\0';
+    const char *base = strrchr(self, '/');
+    return strcmp(base ? base + 1 : self, "topoml-conformance") == 0;
+}
+#endif
+
+static bool turns_wrong(const topoml_input_v1 *in, uint32_t modulus, uint32_t max_dim)
+{
+    (void)in;
+    (void)modulus;
+    (void)max_dim;
+    calls++;
+#if defined(GF_ZP3)
+    return modulus == 3;
+#elif defined(GF_BIG200)
+    return in->n > 200;
+#elif defined(GF_DUPLICATES)
+    return has_duplicates(in);
+#elif defined(GF_CALL51)
+    return calls >= 51;
+#elif defined(GF_ENV)
+    return getenv("TOPOML_TEST_FAULT_TRIGGER") != NULL;
+#elif defined(GF_EXE)
+    return !under_conformance();
+#elif defined(GF_MAXDIM)
+    return max_dim >= 4;
+#else
+    return false;
+#endif
+}
+
+#ifdef GF_LEAK
+static void *volatile last_scratch;
+#endif
+
+static int rips(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
+{
+#ifdef GF_SEGV150
+    if (in->n > 150) {
+        volatile int *nowhere = NULL;
+        *nowhere = 1;
+    }
+#endif
+#ifdef GF_STDOUT
+    /* A debugging print left in. */
+    printf("rips: %llu points\n", (unsigned long long)in->n);
+    fflush(stdout);
+#endif
+#ifdef GF_LEAK
+    /* Scratch memory that is never freed, touched so that it is real. */
+    char *scratch = malloc((size_t)64 << 20);
+    if (scratch)
+        memset(scratch, 1, (size_t)64 << 20);
+    last_scratch = scratch; /* kept where the compiler cannot drop it */
+#endif
+    bool wrong = turns_wrong(in, params->modulus, params->max_dim);
+    int rc = ref->rips(state, call, in, params, out);
+#ifdef GF_MODIFIES_INPUT
+    /* Scales the caller's points in place "to normalise" them. */
+    if (in->kind == TOPOML_INPUT_POINTS && in->dtype == TOPOML_F64 && in->n)
+        ((double *)in->data)[0] += 0.5;
+#endif
+    if (rc == TOPOML_OK && wrong)
+        corrupt_barcode(out);
+    return rc;
+}
+
+static int distances(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                     void *out)
+{
+    bool wrong = turns_wrong(in, 0, 0);
+#if defined(GF_DUPLICATES) || defined(GF_ZP3)
+    wrong = false; /* a Rips-only fault */
+#endif
+    int rc = ref->distances(state, call, in, out);
+    if (rc != TOPOML_OK)
+        return rc;
+    uint64_t pairs = in->n * (in->n ? in->n - 1 : 0) / 2;
+    (void)pairs;
+#ifdef GF_NAN64
+    if (in->n > 64) {
+        if (in->dtype == TOPOML_F32)
+            ((float *)out)[pairs / 3] = NAN;
+        else
+            ((double *)out)[pairs / 3] = NAN;
+    }
+#endif
+#ifdef GF_PAST100
+    /* An off-by-one in the loop bound: one element past the output. */
+    if (in->n > 100) {
+        if (in->dtype == TOPOML_F32)
+            ((float *)out)[pairs] = 1.0f;
+        else
+            ((double *)out)[pairs] = 1.0;
+    }
+#endif
+    if (wrong)
+        corrupt_distances(in, out);
+    return rc;
+}
+
+#ifdef GF_MAXDIM
+/* The scalar records, with Rips claimed up to dimension 10 only. */
+static topoml_capability_v1 claimed[8];
+static int capabilities(void *state, const topoml_capability_v1 **caps, uint32_t *n_caps)
+{
+    const topoml_capability_v1 *c;
+    uint32_t n;
+    int rc = ref->capabilities(state, &c, &n);
+    if (rc != TOPOML_OK || n > 8)
+        return rc != TOPOML_OK ? rc : TOPOML_E_INTERNAL;
+    memcpy(claimed, c, n * sizeof *c);
+    for (uint32_t i = 0; i < n; i++)
+        if (claimed[i].op == TOPOML_OP_RIPS)
+            claimed[i].max_dim = 10;
+    *caps = claimed;
+    *n_caps = n;
+    return TOPOML_OK;
+}
+#endif
+
+TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version, const topoml_host_v1 *host,
+                                                  const topoml_backend_v1 **backend)
+{
+    (void)host;
+    if (!abi_version || !backend || *abi_version < 1)
+        return TOPOML_E_ABI;
+    ref = topoml_scalar_backend();
+    vt = *ref;
+    vt.name = GF_NAME;
+    vt.version = "0.0.1";
+    vt.vendor = "topoml tests";
+    vt.description = "a copy of the scalar reference, wrong in one way, for the gate tests";
+    vt.rips = rips;
+    vt.distances = distances;
+#ifdef GF_MAXDIM
+    vt.capabilities = capabilities;
+#endif
+    *abi_version = 1;
+    *backend = &vt;
+    return TOPOML_OK;
+}

@@ -1,0 +1,293 @@
+/*
+ * test_collapse.c — the edge collapse (core/src/collapse.c): with collapse
+ * on, topoml_barcode_compute gives exactly the barcode it gives with collapse
+ * off, on many seeded random inputs of every kind — point clouds, distance
+ * matrices with ties and absent edges, sparse edge lists — with duplicate
+ * points, thresholds that cut and none, Z/2 and Z/3; the collapse really
+ * removes edges where it should; bad input still fails the way it does
+ * without the collapse.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "topoml/topoml.h"
+
+#include "check_run.h"
+
+static topoml_context *new_ctx(void)
+{
+    topoml_context_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.flags = TOPOML_CTX_NO_ENV | TOPOML_CTX_NO_PLUGINS;
+    topoml_context *ctx = NULL;
+    ck_assert_int_eq(topoml_context_new(&ctx, &o), TOPOML_OK);
+    return ctx;
+}
+
+/* A small seeded generator (xorshift64*), the same on every platform. */
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * UINT64_C(2685821657736338717);
+}
+
+static double rng_unit(uint64_t *s)
+{
+    return (double)(rng_next(s) >> 11) / 9007199254740992.0;
+}
+
+static int interval_cmp(const void *a, const void *b)
+{
+    const topoml_interval *x = a, *y = b;
+    if (x->dim != y->dim)
+        return x->dim < y->dim ? -1 : 1;
+    if (x->birth != y->birth)
+        return x->birth < y->birth ? -1 : 1;
+    if (x->death != y->death)
+        return x->death < y->death ? -1 : 1;
+    return 0;
+}
+
+/* The barcode of `d` under `opts` with the given collapse setting, sorted. */
+static topoml_interval *barcode(topoml_context *ctx, const topoml_data *d,
+                                topoml_rips_options opts, uint32_t collapse, uint64_t *n)
+{
+    opts.collapse = collapse;
+    topoml_barcode *bc = NULL;
+    int rc = topoml_barcode_compute(ctx, &bc, d, &opts);
+    ck_assert_msg(rc == TOPOML_OK, "collapse %u: %s", collapse, topoml_errmsg(ctx));
+    const topoml_interval *iv = topoml_barcode_intervals(bc, n);
+    topoml_interval *copy = malloc((*n ? *n : 1) * sizeof *copy);
+    ck_assert_ptr_nonnull(copy);
+    memcpy(copy, iv, *n * sizeof *copy);
+    qsort(copy, *n, sizeof *copy, interval_cmp);
+    topoml_barcode_free(bc);
+    return copy;
+}
+
+/* Collapse on and off must agree bar for bar, bit for bit: a delayed edge
+ * takes the value of another input edge, so no value is ever computed. */
+static void assert_same_barcode(topoml_context *ctx, const topoml_data *d,
+                                const topoml_rips_options *opts, const char *what, int seed)
+{
+    uint64_t n_on, n_off;
+    topoml_interval *on = barcode(ctx, d, *opts, TOPOML_COLLAPSE_ON, &n_on);
+    topoml_interval *off = barcode(ctx, d, *opts, TOPOML_COLLAPSE_OFF, &n_off);
+    ck_assert_msg(n_on == n_off, "%s seed %d (dim %u, threshold %g, Z/%u): %llu bars with "
+                  "collapse, %llu without", what, seed, opts->max_dim, opts->threshold,
+                  opts->modulus, (unsigned long long)n_on, (unsigned long long)n_off);
+    for (uint64_t k = 0; k < n_on; k++)
+        ck_assert_msg(interval_cmp(&on[k], &off[k]) == 0,
+                      "%s seed %d: bar %llu differs: dim %u [%g, %g) with collapse, "
+                      "dim %u [%g, %g) without", what, seed, (unsigned long long)k, on[k].dim,
+                      on[k].birth, on[k].death, off[k].dim, off[k].birth, off[k].death);
+    free(on);
+    free(off);
+}
+
+/* Points: uniform in a cube, on a grid (many equal distances), or on a
+ * noisy circle (where the collapse removes most edges), some repeated. */
+static double *random_points(uint64_t *s, int shape, uint64_t n, uint64_t dim)
+{
+    double *x = malloc(n * dim * sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    for (uint64_t i = 0; i < n; i++) {
+        for (uint64_t c = 0; c < dim; c++) {
+            if (shape == 0)
+                x[i * dim + c] = rng_unit(s);
+            else if (shape == 1)
+                x[i * dim + c] = (double)(rng_next(s) % 4);
+            else
+                x[i * dim + c] = (c == 0   ? cos(6.283185307179586 * i / n)
+                                  : c == 1 ? sin(6.283185307179586 * i / n)
+                                           : 0.0) + 0.05 * rng_unit(s);
+        }
+        if (i > 0 && rng_next(s) % 8 == 0) /* a duplicate of an earlier point */
+            memcpy(x + i * dim, x + (rng_next(s) % i) * dim, dim * sizeof *x);
+    }
+    return x;
+}
+
+START_TEST(test_collapse_keeps_barcode_of_point_clouds)
+{
+    topoml_context *ctx = new_ctx();
+    for (int seed = 1; seed <= 90; seed++) {
+        uint64_t s = 0x9e3779b97f4a7c15u * (uint64_t)seed;
+        int shape = seed % 3;
+        uint64_t n = 4 + rng_next(&s) % 36, dim = 1 + rng_next(&s) % 4;
+        double *x = random_points(&s, shape, n, dim);
+        topoml_data *d = NULL;
+        ck_assert_int_eq(topoml_data_from_points(ctx, &d, n, dim, x), TOPOML_OK);
+        topoml_rips_options o;
+        topoml_rips_options_init(&o);
+        o.max_dim = n <= 16 ? 3 : 2;
+        o.modulus = seed % 4 == 0 ? 3 : 2;
+        o.threshold = seed % 2 ? INFINITY : (shape == 1 ? 2.0 : 0.2 + 0.8 * rng_unit(&s));
+        assert_same_barcode(ctx, d, &o, "points", seed);
+        topoml_data_free(ctx, d);
+        free(x);
+    }
+    topoml_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_collapse_keeps_barcode_of_matrices_with_ties)
+{
+    topoml_context *ctx = new_ctx();
+    for (int seed = 1; seed <= 90; seed++) {
+        uint64_t s = 0xd1b54a32d192ed03u * (uint64_t)seed;
+        uint64_t n = 3 + rng_next(&s) % 30, pairs = n * (n - 1) / 2;
+        double *m = malloc(pairs * sizeof *m);
+        ck_assert_ptr_nonnull(m);
+        /* Few distinct values: ties everywhere; zeros are repeated points. */
+        for (uint64_t q = 0; q < pairs; q++)
+            m[q] = (double)(rng_next(&s) % (seed % 3 == 0 ? 3 : 6));
+        topoml_data *d = NULL;
+        ck_assert_int_eq(topoml_data_from_condensed(ctx, &d, n, m), TOPOML_OK);
+        topoml_rips_options o;
+        topoml_rips_options_init(&o);
+        o.max_dim = n <= 12 ? 3 : 2;
+        o.modulus = seed % 5 == 0 ? 3 : 2;
+        o.threshold = seed % 2 ? INFINITY : 3.0;
+        assert_same_barcode(ctx, d, &o, "matrix", seed);
+        topoml_data_free(ctx, d);
+        free(m);
+    }
+    topoml_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_collapse_keeps_barcode_of_sparse_input)
+{
+    topoml_context *ctx = new_ctx();
+    for (int seed = 1; seed <= 60; seed++) {
+        uint64_t s = 0xbf58476d1ce4e5b9u * (uint64_t)seed;
+        uint64_t n = 3 + rng_next(&s) % 30;
+        topoml_edge *e = malloc(n * n * sizeof *e);
+        ck_assert_ptr_nonnull(e);
+        uint64_t m = 0;
+        /* Sometimes one vertex is joined to all others: then the enclosing
+         * radius is finite for sparse input too. */
+        bool hub = seed % 4 == 0;
+        for (uint32_t j = 1; j < n; j++)
+            for (uint32_t i = 0; i < j; i++)
+                if ((hub && i == 0) || rng_next(&s) % 3 != 0)
+                    e[m++] = (topoml_edge){(double)(rng_next(&s) % 7) * 0.5, i, j};
+        topoml_data *d = NULL;
+        ck_assert_int_eq(topoml_data_from_edges(ctx, &d, n, m, e), TOPOML_OK);
+        topoml_rips_options o;
+        topoml_rips_options_init(&o);
+        o.max_dim = 2;
+        o.threshold = seed % 2 ? INFINITY : 2.0;
+        assert_same_barcode(ctx, d, &o, "sparse", seed);
+        topoml_data_free(ctx, d);
+        free(e);
+    }
+    topoml_context_free(ctx);
+}
+END_TEST
+
+/* The stage must do something: on samples of a circle the flag complex
+ * below the threshold is mostly filled-in disks, whose edges collapse. */
+START_TEST(test_collapse_removes_dominated_edges)
+{
+    topoml_context *ctx = new_ctx();
+    for (int seed = 1; seed <= 5; seed++) {
+        uint64_t s = 77u * (uint64_t)seed;
+        double *x = random_points(&s, 2, 200, 2);
+        topoml_data *d = NULL;
+        ck_assert_int_eq(topoml_data_from_points(ctx, &d, 200, 2, x), TOPOML_OK);
+        tm_collapsed c;
+        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, 1.0, &c),
+                         TOPOML_OK);
+        ck_assert(c.done);
+        ck_assert_msg(c.n_edges * 2 < c.n_before, "seed %d: %llu of %llu edges left", seed,
+                      (unsigned long long)c.n_edges, (unsigned long long)c.n_before);
+        /* What is left is a valid edge list whose values are input values
+         * no smaller than the edge's own. */
+        for (uint64_t k = 0; k < c.n_edges; k++) {
+            topoml_edge *e = &c.edges[k];
+            ck_assert(e->i < e->j && e->j < 200);
+            double own = 0.0;
+            for (uint64_t q = 0; q < 2; q++) {
+                double t = x[e->i * 2 + q] - x[e->j * 2 + q];
+                own += t * t;
+            }
+            ck_assert(e->d >= sqrt(own) && e->d <= 0.5);
+        }
+        tm_free(ctx, c.edges);
+        topoml_data_free(ctx, d);
+        free(x);
+    }
+    topoml_context_free(ctx);
+}
+END_TEST
+
+/* The flag complex of a complete graph with distinct edge values ends as a
+ * simplex: most edges collapse, but never so many that the graph falls
+ * apart (H0 is kept too). */
+START_TEST(test_collapse_direct_on_complete_graph)
+{
+    topoml_context *ctx = new_ctx();
+    const uint32_t n = 12;
+    topoml_edge e[66];
+    uint64_t m = 0;
+    for (uint32_t j = 1; j < n; j++)
+        for (uint32_t i = 0; i < j; i++)
+            e[m++] = (topoml_edge){(double)(m + 1), i, j};
+    uint64_t left = 0;
+    ck_assert_int_eq(tm_collapse_edges(ctx, n, e, m, &left), TOPOML_OK);
+    ck_assert_uint_lt(left, m);
+    ck_assert_uint_ge(left, n - 1);
+    topoml_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_collapse_refuses_bad_settings_and_limits)
+{
+    topoml_context *ctx = new_ctx();
+    topoml_rips_options o;
+    topoml_rips_options_init(&o);
+    uint64_t s = 5;
+    double *x = random_points(&s, 0, 300, 3);
+    topoml_data *d = NULL;
+    ck_assert_int_eq(topoml_data_from_points(ctx, &d, 300, 3, x), TOPOML_OK);
+    topoml_barcode *bc = NULL;
+    /* An unknown setting is refused. */
+    o.collapse = 7;
+    ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &o), TOPOML_E_INVALID);
+    ck_assert(strstr(topoml_errmsg(ctx), "collapse") != NULL);
+    ck_assert_ptr_null(bc);
+    /* The collapse's memory counts against the limit: refused, not taken. */
+    o.collapse = TOPOML_COLLAPSE_ON;
+    topoml_set_max_memory(ctx, 4096);
+    ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &o), TOPOML_E_LIMIT);
+    ck_assert(strstr(topoml_errmsg(ctx), "collapse") != NULL);
+    ck_assert_ptr_null(bc);
+    topoml_data_free(ctx, d);
+    free(x);
+    topoml_context_free(ctx);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("collapse");
+    TCase *tc = tcase_create("collapse");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_collapse_keeps_barcode_of_point_clouds);
+    tcase_add_test(tc, test_collapse_keeps_barcode_of_matrices_with_ties);
+    tcase_add_test(tc, test_collapse_keeps_barcode_of_sparse_input);
+    tcase_add_test(tc, test_collapse_removes_dominated_edges);
+    tcase_add_test(tc, test_collapse_direct_on_complete_graph);
+    tcase_add_test(tc, test_collapse_refuses_bad_settings_and_limits);
+    suite_add_tcase(s, tc);
+    return topoml_check_run(s);
+}

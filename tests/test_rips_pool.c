@@ -1,0 +1,357 @@
+/*
+ * test_rips_pool.c — the multi-threaded Rips of topoml-backend-threads: the
+ * scalar engine with a pool of threads (scalar_rips_pooled, with the pool of
+ * plugins/threads/pool.c) gives exactly the single-threaded engine's
+ * barcode, interval for interval, for every thread count, on seeded random
+ * clouds, tie-heavy matrices and sparse graphs in dimensions up to 3 over Z/2
+ * and Z/3; it is cancelled, limited and freed like the serial engine; the
+ * pool runs every task exactly once and never asks for more threads than
+ * the process may use. Run under ThreadSanitizer by the sanitize_thread
+ * sub-build too.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool.h"
+#include "rips.h"
+
+#include "check_run.h"
+
+/* Host callbacks that count what is outstanding (any thread: atomics). */
+typedef struct host {
+    atomic_llong live;
+    atomic_int progress_calls;
+    int cancel_after; /* progress calls before asking to stop; 0: never */
+} host;
+
+static void *h_alloc(void *u, size_t n)
+{
+    atomic_fetch_add(&((host *)u)->live, 1);
+    return malloc(n);
+}
+
+static void *h_realloc(void *u, void *p, size_t n)
+{
+    if (!p)
+        atomic_fetch_add(&((host *)u)->live, 1);
+    return realloc(p, n);
+}
+
+static void h_free(void *u, void *p)
+{
+    if (p)
+        atomic_fetch_sub(&((host *)u)->live, 1);
+    free(p);
+}
+
+static int h_progress(void *u, const char *stage, uint64_t done, uint64_t total)
+{
+    (void)stage;
+    (void)done;
+    (void)total;
+    host *h = u;
+    int calls = atomic_fetch_add(&h->progress_calls, 1) + 1;
+    return h->cancel_after && calls >= h->cancel_after;
+}
+
+static char errbuf[512];
+
+static topoml_call_v1 make_call(host *h)
+{
+    memset(h, 0, sizeof *h);
+    atomic_init(&h->live, 0);
+    atomic_init(&h->progress_calls, 0);
+    topoml_call_v1 c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    c.host_data = h;
+    c.alloc = h_alloc;
+    c.realloc = h_realloc;
+    c.free = h_free;
+    c.progress = h_progress;
+    c.error = errbuf;
+    c.error_size = sizeof errbuf;
+    c.device = -1;
+    return c;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * UINT64_C(2685821657736338717);
+}
+
+/* One run of the engine with `threads` threads (0: scalar_rips itself). */
+static int compute(const topoml_input_v1 *in, const topoml_rips_params_v1 *p, uint32_t threads,
+                   topoml_barcode_v1 *out, host *h)
+{
+    topoml_call_v1 call = make_call(h);
+    memset(out, 0, sizeof *out);
+    out->struct_size = sizeof *out;
+    if (threads == 0)
+        return scalar_rips(&call, in, p, out);
+    threads_pool pool;
+    ck_assert_int_eq(threads_pool_init(&pool, threads), 0);
+    scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
+                             threads_pool_unlock};
+    int rc = scalar_rips_pooled(&call, in, p, NULL, &lend, out);
+    threads_pool_destroy(&pool);
+    return rc;
+}
+
+static void assert_same_as_serial(const topoml_input_v1 *in, const topoml_rips_params_v1 *p,
+                                  const char *what, int seed)
+{
+    host h0;
+    topoml_barcode_v1 ref;
+    ck_assert_msg(compute(in, p, 0, &ref, &h0) == TOPOML_OK, "%s: %s", what, errbuf);
+    static const uint32_t counts[] = {1, 2, 3, 5, 8};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        host h;
+        topoml_barcode_v1 got;
+        int rc = compute(in, p, counts[c], &got, &h);
+        ck_assert_msg(rc == TOPOML_OK, "%s seed %d, %u threads: %s", what, seed, counts[c],
+                      errbuf);
+        ck_assert_msg(got.n_intervals == ref.n_intervals,
+                      "%s seed %d, %u threads: %llu bars, serial %llu", what, seed, counts[c],
+                      (unsigned long long)got.n_intervals, (unsigned long long)ref.n_intervals);
+        ck_assert_msg(got.n_intervals == 0 || memcmp(got.intervals, ref.intervals,
+                                                     got.n_intervals * sizeof *got.intervals) == 0,
+                      "%s seed %d, %u threads: other bars than serial", what, seed, counts[c]);
+        h_free(&h, got.intervals);
+        ck_assert_int_eq(atomic_load(&h.live), 0);
+    }
+    h_free(&h0, ref.intervals);
+}
+
+START_TEST(test_pooled_rips_equals_serial_on_random_inputs)
+{
+    for (int seed = 1; seed <= 40; seed++) {
+        uint64_t s = 0x2545f4914f6cdd1du * (uint64_t)seed;
+        uint64_t n = 6 + rng_next(&s) % 40, dim = 2 + rng_next(&s) % 3;
+        int kind = seed % 3;
+        double *x = malloc(n * n * sizeof *x);
+        topoml_edge *e = malloc(n * n * sizeof *e);
+        ck_assert(x && e);
+        topoml_input_v1 in;
+        memset(&in, 0, sizeof in);
+        in.struct_size = sizeof in;
+        in.n = n;
+        in.dtype = TOPOML_F64;
+        if (kind == 0) { /* points, some repeated */
+            for (uint64_t q = 0; q < n * dim; q++)
+                x[q] = (double)(rng_next(&s) % 1000) / 1000.0;
+            memcpy(x + dim, x, dim * sizeof *x);
+            in.kind = TOPOML_INPUT_POINTS;
+            in.dim = dim;
+            in.metric = TOPOML_METRIC_EUCLIDEAN;
+            in.data = x;
+        } else if (kind == 1) { /* a matrix of few values: ties */
+            for (uint64_t q = 0; q < n * (n - 1) / 2; q++)
+                x[q] = (double)(rng_next(&s) % 5);
+            in.kind = TOPOML_INPUT_CONDENSED;
+            in.data = x;
+        } else { /* a sparse graph */
+            uint64_t m = 0;
+            for (uint32_t j = 1; j < n; j++)
+                for (uint32_t i = 0; i < j; i++)
+                    if (rng_next(&s) % 4 != 0)
+                        e[m++] = (topoml_edge){(double)(rng_next(&s) % 9) * 0.25, i, j};
+            in.kind = TOPOML_INPUT_SPARSE;
+            in.n_edges = m;
+            in.edges = e;
+        }
+        topoml_rips_params_v1 p;
+        memset(&p, 0, sizeof p);
+        p.struct_size = sizeof p;
+        p.max_dim = n <= 20 ? 3 : 2;
+        p.modulus = seed % 4 == 0 ? 3 : 2;
+        p.threshold = seed % 2 ? INFINITY : (kind == 0 ? 0.6 : 2.5);
+        assert_same_as_serial(&in, &p, kind == 0 ? "points" : kind == 1 ? "matrix" : "sparse",
+                              seed);
+        free(x);
+        free(e);
+    }
+}
+END_TEST
+
+/* A cloud large enough that the enumeration is split and reports. */
+static double *cloud(uint64_t n, uint64_t dim, uint64_t seed)
+{
+    double *x = malloc(n * dim * sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    uint64_t s = seed;
+    for (uint64_t q = 0; q < n * dim; q++)
+        x[q] = (double)(rng_next(&s) >> 11) / 9007199254740992.0;
+    return x;
+}
+
+static topoml_input_v1 points_input(const double *x, uint64_t n, uint64_t dim)
+{
+    topoml_input_v1 in;
+    memset(&in, 0, sizeof in);
+    in.struct_size = sizeof in;
+    in.kind = TOPOML_INPUT_POINTS;
+    in.n = n;
+    in.dim = dim;
+    in.dtype = TOPOML_F64;
+    in.metric = TOPOML_METRIC_EUCLIDEAN;
+    in.data = x;
+    return in;
+}
+
+START_TEST(test_pooled_rips_cancels_and_frees_everything)
+{
+    double *x = cloud(60, 3, 11);
+    topoml_input_v1 in = points_input(x, 60, 3);
+    topoml_rips_params_v1 p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    p.max_dim = 3;
+    p.modulus = 2;
+    p.threshold = INFINITY;
+    for (int after = 1; after <= 3; after++) {
+        host h;
+        topoml_call_v1 call = make_call(&h);
+        h.cancel_after = after;
+        topoml_barcode_v1 out;
+        memset(&out, 0, sizeof out);
+        out.struct_size = sizeof out;
+        threads_pool pool;
+        ck_assert_int_eq(threads_pool_init(&pool, 3), 0);
+        scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
+                                 threads_pool_unlock};
+        int rc = scalar_rips_pooled(&call, &in, &p, NULL, &lend, &out);
+        threads_pool_destroy(&pool);
+        ck_assert_int_eq(rc, TOPOML_E_CANCELLED);
+        ck_assert_uint_eq(out.complete, 0);
+        h_free(&h, out.intervals);
+        ck_assert_int_eq(atomic_load(&h.live), 0);
+    }
+    free(x);
+}
+END_TEST
+
+START_TEST(test_pooled_rips_respects_the_memory_limit)
+{
+    double *x = cloud(60, 3, 12);
+    topoml_input_v1 in = points_input(x, 60, 3);
+    topoml_rips_params_v1 p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    p.max_dim = 3;
+    p.modulus = 2;
+    p.threshold = INFINITY;
+    host h0;
+    topoml_barcode_v1 ref;
+    ck_assert_int_eq(compute(&in, &p, 0, &ref, &h0), TOPOML_OK);
+    /* From far too little to plenty: each limit is either refused cleanly
+     * or gives the serial barcode; the smallest is refused. */
+    int refused = 0, done = 0;
+    for (uint64_t limit = 1024; limit <= (UINT64_C(1) << 24); limit *= 2) {
+        host h;
+        topoml_call_v1 call = make_call(&h);
+        call.max_memory = limit;
+        topoml_barcode_v1 out;
+        memset(&out, 0, sizeof out);
+        out.struct_size = sizeof out;
+        threads_pool pool;
+        ck_assert_int_eq(threads_pool_init(&pool, 4), 0);
+        scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
+                                 threads_pool_unlock};
+        int rc = scalar_rips_pooled(&call, &in, &p, NULL, &lend, &out);
+        threads_pool_destroy(&pool);
+        ck_assert_msg(rc == TOPOML_OK || rc == TOPOML_E_LIMIT, "limit %llu: rc %d: %s",
+                      (unsigned long long)limit, rc, errbuf);
+        if (rc == TOPOML_OK) {
+            ck_assert_uint_eq(out.n_intervals, ref.n_intervals);
+            ck_assert(memcmp(out.intervals, ref.intervals,
+                             out.n_intervals * sizeof *out.intervals) == 0);
+            done++;
+        } else {
+            ck_assert_ptr_null(out.intervals);
+            ck_assert_msg(done == 0, "limit %llu refused after a smaller one passed",
+                          (unsigned long long)limit);
+            refused++;
+        }
+        h_free(&h, out.intervals);
+        ck_assert_int_eq(atomic_load(&h.live), 0);
+    }
+    ck_assert_int_gt(refused, 0);
+    ck_assert_int_gt(done, 0);
+    h_free(&h0, ref.intervals);
+    free(x);
+}
+END_TEST
+
+typedef struct count_job {
+    atomic_int *seen;
+    uint32_t n_threads;
+    atomic_int bad_worker;
+} count_job;
+
+static void count_task(void *arg, uint32_t t, uint32_t worker)
+{
+    count_job *j = arg;
+    atomic_fetch_add(&j->seen[t], 1);
+    if (worker >= j->n_threads)
+        atomic_store(&j->bad_worker, 1);
+}
+
+START_TEST(test_pool_runs_every_task_once)
+{
+    static const uint32_t threads[] = {1, 2, 7};
+    static const uint32_t tasks[] = {0, 1, 3, 100, 1000};
+    for (size_t a = 0; a < 3; a++)
+        for (size_t b = 0; b < 5; b++) {
+            threads_pool pool;
+            ck_assert_int_eq(threads_pool_init(&pool, threads[a]), 0);
+            atomic_int seen[1000];
+            for (int q = 0; q < 1000; q++)
+                atomic_init(&seen[q], 0);
+            count_job j = {seen, threads[a], 0};
+            atomic_init(&j.bad_worker, 0);
+            threads_pool_run(&pool, tasks[b], count_task, &j);
+            for (uint32_t q = 0; q < 1000; q++)
+                ck_assert_int_eq(atomic_load(&seen[q]), q < tasks[b] ? 1 : 0);
+            ck_assert_int_eq(atomic_load(&j.bad_worker), 0);
+            threads_pool_destroy(&pool);
+        }
+}
+END_TEST
+
+START_TEST(test_thread_count_never_exceeds_the_cpus_available)
+{
+    uint32_t have = threads_available();
+    ck_assert_uint_ge(have, 1);
+    ck_assert_uint_eq(threads_for(0), have);
+    ck_assert_uint_eq(threads_for(1), 1);
+    ck_assert_uint_eq(threads_for(have), have);
+    ck_assert_uint_eq(threads_for(have + 1), have);
+    ck_assert_uint_eq(threads_for(4096), have);
+    threads_pool pool;
+    ck_assert_int_eq(threads_pool_init(&pool, 100000), 0);
+    ck_assert_uint_le(pool.n_threads, 256);
+    threads_pool_destroy(&pool);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("rips_pool");
+    TCase *tc = tcase_create("rips_pool");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_pooled_rips_equals_serial_on_random_inputs);
+    tcase_add_test(tc, test_pooled_rips_cancels_and_frees_everything);
+    tcase_add_test(tc, test_pooled_rips_respects_the_memory_limit);
+    tcase_add_test(tc, test_pool_runs_every_task_once);
+    tcase_add_test(tc, test_thread_count_never_exceeds_the_cpus_available);
+    suite_add_tcase(s, tc);
+    return topoml_check_run(s);
+}

@@ -1,0 +1,28 @@
+/*
+ * topoml_plugin_host.c — topoml-plugin-host, the helper process in which
+ * libtopoml runs plugin code it does not yet trust (core/src/isolate*.c).
+ * Not a command for people: libtopoml starts it with posix_spawn and hands
+ * it descriptors.
+ *
+ *   topoml-plugin-host --probe   descriptor 3: the plugin file, opened and
+ *                                checked by the host; descriptor 4: the
+ *                                report (identity, probe, capabilities).
+ *
+ * It ends with _exit, so that nothing a plugin registered to run at exit
+ * (destructors, atexit) can add to or spoil a finished report.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "--probe") == 0)
+        _exit(tm_probe_serve(3, 4));
+    fprintf(stderr,
+            "topoml-plugin-host: a helper of libtopoml, started by the library itself\n"
+            "usage: topoml-plugin-host --probe  (plugin on descriptor 3, report on 4)\n");
+    return 2;
+}

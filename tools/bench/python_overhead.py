@@ -8,8 +8,9 @@ For each case, in one run, alternating the order of the contenders:
   computation alone inside it (barcodes().timings["compute"]);
 * the `topoml barcode` program on the same file (process start, parsing and
   printing included);
-* ripser.py's ripser and giotto-ph's ripser_parallel in-process, giotto-ph
-  at topoml's thread count (1: the scalar reference is single-threaded).
+* ripser.py's ripser (single-threaded) and giotto-ph's ripser_parallel
+  in-process, giotto-ph at topoml's thread count (topoml.ripser uses every
+  core this process may run on; --threads sets both).
 
 The table gives medians; "binding" is topoml.ripser's time over the C
 computation's, minus one (target: at most 5%). The diagrams of all four are
@@ -76,12 +77,16 @@ def main():
     ap.add_argument("--data", default=default_data(), help="Ripser's examples folder")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--only", action="append", help="run only these cases")
+    ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
+                    help="threads for topoml and giotto-ph (default: every core available)")
     ap.add_argument("--json", default=os.path.join(HERE, "..", "..", "bench", "results",
                                                    "python_overhead.json"))
     a = ap.parse_args()
 
     import topoml
     from gph import ripser_parallel
+    if a.threads != len(os.sched_getaffinity(0)):
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:a.threads])
     from ripser import ripser as ripser_py
 
     cases = [c for c in CASES if not a.only or c[0] in a.only]
@@ -98,11 +103,13 @@ def main():
         kw = dict(maxdim=dim, thresh=thr)
         runs = {k: [] for k in ("compute", "topoml", "cli", "ripser.py", "giotto-ph")}
         dgms = {}
+        backend = [None]
 
         def run_topoml():
             t = time.perf_counter()
             r = topoml.ripser(X, distance_matrix=dm, **kw)
             runs["topoml"].append(time.perf_counter() - t)
+            backend[0] = r.backend
             runs["compute"].append(r.timings["compute"])
             dgms["topoml"] = r["dgms"]
 
@@ -121,7 +128,8 @@ def main():
 
         def run_gph():
             t = time.perf_counter()
-            r = ripser_parallel(X, metric="precomputed" if dm else "euclidean", n_threads=1, **kw)
+            r = ripser_parallel(X, metric="precomputed" if dm else "euclidean",
+                                n_threads=a.threads, **kw)
             runs["giotto-ph"].append(time.perf_counter() - t)
             dgms["giotto-ph"] = r["dgms"]
 
@@ -144,13 +152,13 @@ def main():
         print("%-13s %9.3f %9.3f %6.1f%% %9.3f %9.3f %9.3f %7.2f %7.2f  %s" % (
             name, med["compute"], med["topoml"], 100 * binding, med["cli"], med["ripser.py"],
             med["giotto-ph"], med["topoml"] / med["ripser.py"], med["topoml"] / med["giotto-ph"],
-            "same" if same else "DIFFER"))
+            ("same" if same else "DIFFER") + " (%s)" % backend[0]))
         sys.stdout.flush()
         results.append({"case": name, "input": fname, "options": opts, "reps": reps,
                         "median_s": med, "runs_s": runs, "binding_overhead": binding,
                         "ratio_vs_ripser_py": med["topoml"] / med["ripser.py"],
                         "ratio_vs_giotto_ph": med["topoml"] / med["giotto-ph"],
-                        "same_diagrams": same})
+                        "same_diagrams": same, "topoml_backend": backend[0]})
     import gph
     import ripser as ripser_mod
     os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
@@ -159,7 +167,7 @@ def main():
                    "cores": os.cpu_count(), "load_average": os.getloadavg(),
                    "python": platform.python_version(), "numpy": np.__version__,
                    "topoml": topoml.__version__, "ripser.py": ripser_mod.__version__,
-                   "giotto-ph": getattr(gph, "__version__", "?"), "threads": 1,
+                   "giotto-ph": getattr(gph, "__version__", "?"), "threads": a.threads,
                    "results": results}, f, indent=1)
     print("(medians of %d runs, 41 for cases under 0.2 s; C = the computation inside topoml.ripser; binding = "
           "topoml.ripser / C - 1; vs = topoml.ripser / other, lower is better; JSON in %s)"

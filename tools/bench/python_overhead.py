@@ -63,6 +63,19 @@ def as_lists(dgms):
             for k, d in enumerate(dgms)}
 
 
+def import_times(tries=7):
+    """Seconds to import numpy, then topoml, in fresh interpreters (best
+    of `tries`): what `import topoml` adds to numpy's own import."""
+    code = ("import time; t = time.perf_counter(); import numpy; u = time.perf_counter(); "
+            "import topoml; print(u - t, time.perf_counter() - u)")
+    best = [math.inf, math.inf]
+    for _ in range(tries):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True).stdout.split()
+        best = [min(b, float(x)) for b, x in zip(best, out)]
+    return {"numpy_s": best[0], "topoml_beyond_numpy_s": best[1]}
+
+
 def runs_of_one(contenders, runs):
     """Run each contender once (kept as a timed run); their times."""
     for f in contenders:
@@ -159,6 +172,9 @@ def main():
                         "ratio_vs_ripser_py": med["topoml"] / med["ripser.py"],
                         "ratio_vs_giotto_ph": med["topoml"] / med["giotto-ph"],
                         "same_diagrams": same, "topoml_backend": backend[0]})
+    imports = import_times()
+    print("import topoml in a fresh interpreter: %.1f ms beyond numpy's %.1f ms (best of 7)"
+          % (1e3 * imports["topoml_beyond_numpy_s"], 1e3 * imports["numpy_s"]))
     import gph
     import ripser as ripser_mod
     os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
@@ -168,6 +184,7 @@ def main():
                    "python": platform.python_version(), "numpy": np.__version__,
                    "topoml": topoml.__version__, "ripser.py": ripser_mod.__version__,
                    "giotto-ph": getattr(gph, "__version__", "?"), "threads": a.threads,
+                   "import": imports,
                    "results": results}, f, indent=1)
     print("(medians of %d runs, 41 for cases under 0.2 s; C = the computation inside topoml.ripser; binding = "
           "topoml.ripser / C - 1; vs = topoml.ripser / other, lower is better; JSON in %s)"

@@ -529,7 +529,8 @@ class Context {
 
     /* The progress callback's state: the user's function (or None) and
      * whether to look for Ctrl-C. The callback runs without the GIL on the
-     * computing thread; it takes the GIL at most every `interval` seconds. */
+     * computing thread (backends report from the calling thread only); it
+     * takes the GIL at most every 50 ms, and always for the last report. */
     struct Progress {
         nb::object fn;
         bool check_signals;
@@ -558,6 +559,8 @@ class Context {
                 return 0;
             p->last = t;
             nb::gil_scoped_acquire g;
+            if (p->type || p->user_cancel)
+                return 1; /* already asked to stop; keep the first reason */
             if (p->check_signals && PyErr_CheckSignals() != 0) {
                 PyErr_Fetch(&p->type, &p->value, &p->trace);
                 return 1;

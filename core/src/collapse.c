@@ -300,7 +300,10 @@ static bool scan(const struct topoml_data *d, uint32_t metric, double cut, doubl
         double ri = rmax[i];
         for (uint64_t j = 0; j < i; j++) {
             double x = data_dist(d, metric, i, j);
-            if (!(x >= 0.0))
+            /* Between points, inf is a distance beyond double (metric.h
+             * scales, so never an intermediate overflow), not an absent
+             * edge: the engine refuses it. */
+            if (!(x >= 0.0) || (d->kind == TOPOML_INPUT_POINTS && isinf(x)))
                 return false;
             ri = x > ri ? x : ri;
             rmax[j] = x > rmax[j] ? x : rmax[j];

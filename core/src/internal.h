@@ -18,6 +18,9 @@
 
 /* ---- the context (context.c) ---- */
 
+/* Where plugin ops run (config key `isolation`, isolate_ops.c). */
+enum tm_isolation { TM_ISOLATION_AUTO = 0, TM_ISOLATION_PROCESS = 1, TM_ISOLATION_NONE = 2 };
+
 /* Gate policies (config key `gate`). */
 enum tm_gate_policy { TM_GATE_AUTO = 0, TM_GATE_STRICT = 1, TM_GATE_OFF = 2 };
 
@@ -42,6 +45,8 @@ typedef struct tm_config {
     int device;              /* accelerator index, -1 = plugin default */
     bool max_memory_set;     /* max_memory was given (then 0 = none) */
     uint32_t threads;        /* threads of multi-threaded backends, 0 = all cores */
+    int isolation;           /* enum tm_isolation */
+    double isolation_timeout; /* seconds one isolated call may take */
 } tm_config;
 
 /* One backend the context knows (registry.c). */
@@ -75,6 +80,9 @@ typedef struct tm_backend {
                                       capability records and their strings,
                                       one allocation; caps points here until
                                       the plugin is loaded in this process */
+    bool in_default_folder;        /* found in topoml's own plugin folder */
+    bool isolated;                 /* vt is a proxy, state a tm_isolated:
+                                      its ops run in a helper process */
 } tm_backend;
 
 struct topoml_context {
@@ -243,9 +251,9 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
 /* Seconds a plugin may take to load, negotiate, create and probe. */
 #define TM_PROBE_TIMEOUT_S 30.0
 
-/* Find one of topoml's programs: next to the running program, in the build
- * tree when this code runs from there, in <prefix>/bin beside the library's
- * <prefix>/<libdir>, else in the installed bindir. Only a
+/* Find one of topoml's programs: next to the running program, in the bin
+ * folder beside an installed libtopoml.so, in the build tree when this code
+ * runs from there, else in the configured bindir. Only a
  * regular executable file of ours or root's, not writable by group or
  * others, counts. */
 bool tm_find_helper(const char *name, char *out, size_t size);
@@ -286,6 +294,19 @@ int tm_probe_serve(int plugin_fd, int out_fd);
  * descriptor, negotiate, create, probe, capabilities. false when that
  * failed (the backend is then rejected with the reason). */
 bool tm_backend_load(topoml_context *ctx, tm_backend *b);
+
+/* Out-of-process execution of a plugin's ops (isolate_ops.c). Should this
+ * enabled plugin run in a helper process (config `isolation`)? */
+bool tm_isolation_wanted(const topoml_context *ctx, const tm_backend *b);
+/* Give `b` a proxy vtable whose ops run in a helper process, started on
+ * first use; nothing of the plugin is loaded here. */
+int tm_isolation_attach(topoml_context *ctx, tm_backend *b);
+/* Stop the helper and free the proxy's state. */
+void tm_isolation_detach(topoml_context *ctx, tm_backend *b);
+/* The helper's side: the plugin on `plugin_fd`, requests on `sock`, the
+ * plugin's stdout to `stdout_fd`. Returns the helper's exit status. */
+int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd);
+#define TM_ISOLATION_TIMEOUT_S 600.0
 
 /* ---- data sets (data.c, io_*.c) ---- */
 

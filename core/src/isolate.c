@@ -57,29 +57,27 @@ bool tm_find_helper(const char *name, char *out, size_t size)
                 return true;
         }
     }
+#ifdef TOPOML_LIB_TO_BINDIR
+    /* Next to the installed programs, found from where libtopoml.so itself
+     * is: a tree installed with another --prefix, or moved, finds its
+     * helpers as it finds its plugins (loader.c, default_folder). */
+    Dl_info info;
+    char lib[PATH_MAX];
+    if (dladdr((void *)tm_find_helper, &info) && info.dli_fname && realpath(info.dli_fname, lib)) {
+        char *slash = strrchr(lib, '/');
+        if (slash && strstr(slash, ".so")) {
+            *slash = '\0';
+            if ((size_t)snprintf(out, size, "%s/%s/%s", lib, TOPOML_LIB_TO_BINDIR, name) < size &&
+                usable_helper(out))
+                return true;
+        }
+    }
+#endif
 #ifdef TOPOML_BUILD_TOOL_DIR
     if (tm_in_build_tree() &&
         (size_t)snprintf(out, size, "%s/%s", TOPOML_BUILD_TOOL_DIR, name) < size &&
         usable_helper(out))
         return true;
-#endif
-#ifdef TOPOML_INSTALL_LIBDIR_NAME
-    /* An installed tree that was moved, or installed into a Python package:
-     * the helper is in <prefix>/bin beside the <prefix>/<libdir> holding the
-     * object that runs this code (libtopoml.so in a host program that is not
-     * ours, such as the Python interpreter). */
-    Dl_info info;
-    char lib[PATH_MAX];
-    if (dladdr((void *)tm_find_helper, &info) && info.dli_fname && realpath(info.dli_fname, lib)) {
-        const char *libdir = "/" TOPOML_INSTALL_LIBDIR_NAME;
-        char *slash = strrchr(lib, '/');
-        size_t len = slash ? (size_t)(slash - lib) : 0, tail = strlen(libdir);
-        if (slash && len >= tail && strncmp(lib + len - tail, libdir, tail) == 0) {
-            lib[len - tail] = '\0';
-            if ((size_t)snprintf(out, size, "%s/bin/%s", lib, name) < size && usable_helper(out))
-                return true;
-        }
-    }
 #endif
 #ifdef TOPOML_INSTALL_BINDIR
     if ((size_t)snprintf(out, size, "%s/%s", TOPOML_INSTALL_BINDIR, name) < size &&

@@ -289,6 +289,22 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     if (o.collapse > TOPOML_COLLAPSE_OFF)
         return tm_error(ctx, TOPOML_E_INVALID, "unknown collapse setting %u", o.collapse);
 
+    /* Without a threshold every pair of a point cloud is looked at and,
+     * unless few are within the enclosing radius, kept: the distance matrix
+     * is what the work needs. Refused here with its size, before the O(n^2)
+     * passes of the collapse, the enclosing radius or the backend. */
+    uint64_t n = data->n, pairs, bytes;
+    if (data->kind == TOPOML_INPUT_POINTS && !(o.threshold < INFINITY) && n >= 2) {
+        int st = !tm_mul_u64(n, n - 1, &pairs) || !tm_mul_u64(pairs / 2, sizeof(double), &bytes)
+                     ? tm_error(ctx, TOPOML_E_OVERFLOW, "barcode: %llu points: too many pairs",
+                                (unsigned long long)n)
+                     : tm_check_memory(ctx, bytes,
+                                       "the distance matrix (no threshold: every pair is kept; "
+                                       "a threshold gives a sparse complex)");
+        if (st != TOPOML_OK)
+            return st;
+    }
+
     topoml_input_v1 in;
     input_from_data(data, o.metric, &in);
     uint32_t op = TOPOML_OP_RIPS;

@@ -257,7 +257,11 @@ TOPOML_API int topoml_data_stats(topoml_context *ctx, const topoml_data *data,
 
 /* Pairwise distances of a point cloud, condensed lower-triangular in
  * Ripser's order (n(n-1)/2 values of `dtype`), in *out, freed with
- * topoml_free. With F32 the coordinates are rounded to float first. */
+ * topoml_free. With F32 the coordinates are rounded to float first (one
+ * beyond float's range is TOPOML_E_OVERFLOW). Right at any magnitude:
+ * computed with scaling where squares would overflow or underflow (as hypot
+ * does); a distance beyond the dtype's range (sqeuclidean of points 1e200
+ * apart) is TOPOML_E_OVERFLOW here and in every op on points, never inf. */
 TOPOML_API int topoml_distances(topoml_context *ctx, const topoml_data *points,
                                 topoml_metric metric, topoml_dtype dtype, void **out,
                                 uint64_t *count);

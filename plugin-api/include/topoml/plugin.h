@@ -92,6 +92,10 @@ typedef struct topoml_call_v1 {
     size_t error_size;
     int32_t device; /* accelerator index; -1 = the plugin's default */
     uint32_t reserved2;
+    /* Appended in core 0.3 (read only when struct_size covers it): */
+    uint32_t n_threads; /* threads the op may use; 0: the plugin decides, at
+                           most the CPUs the process may run on */
+    uint32_t reserved3;
 } topoml_call_v1;
 
 /* Input kinds of topoml_input_v1. */
@@ -129,9 +133,7 @@ typedef struct topoml_rips_params_v1 {
                           backend uses the enclosing radius (homology is
                           trivial beyond it) */
     uint32_t modulus;  /* coefficients in Z/p, p prime */
-    uint32_t n_threads; /* threads the op may use; 0: the backend decides (at
-                           most the cores the process may run on). Was
-                           `reserved` (always 0) before core 0.2. */
+    uint32_t reserved;
     /* Appended in core 0.3 (read only when struct_size covers them): */
     uint32_t flags;     /* TOPOML_RIPS_PARAM_* */
     uint32_t reserved2; /* zero */

@@ -50,3 +50,19 @@ if [ -n "$need" ]; then
     # shellcheck disable=SC2086
     "$venv/bin/pip" install -q --disable-pip-version-check $need
 fi
+# topoml.torch and topoml.tensorflow (docs/ml.md) are tested against PyTorch
+# and the CPU build of TensorFlow from PyPI, installed when not importable.
+# PyPI's torch for Linux links the CUDA libraries (cufile, cusparseLt,
+# nvshmem, cudart, ...), so `import torch` fails without its nvidia-*
+# dependencies even on a machine without a GPU: it is installed with them.
+ml_need=$("$venv/bin/python" - <<'PY'
+import importlib.util
+wanted = {"torch": "torch", "tensorflow": "tensorflow-cpu"}
+print(" ".join(d for m, d in wanted.items() if importlib.util.find_spec(m) is None))
+PY
+)
+if [ -n "$ml_need" ]; then
+    echo "setup-debian: installing $ml_need into $venv" >&2
+    # shellcheck disable=SC2086
+    "$venv/bin/pip" install -q --disable-pip-version-check $ml_need
+fi

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -174,7 +175,7 @@ class Context {
                   std::optional<Index> ei, std::optional<Index> ej, std::optional<Vector> ed,
                   uint64_t n, uint32_t maxdim, double threshold, uint32_t modulus, uint32_t metric,
                   uint32_t collapse, uint32_t n_threads, nb::object progress, bool check_signals,
-                  bool want_stats)
+                  bool want_stats, bool want_generators)
     {
         Guard g(this);
         topoml_data *data = make_data(points, condensed, ei, ej, ed, n);
@@ -186,6 +187,8 @@ class Context {
         o.metric = metric;
         o.collapse = collapse;
         o.n_threads = n_threads;
+        if (want_generators)
+            o.flags |= TOPOML_RIPS_GENERATORS;
 
         Progress pr(progress, check_signals);
         topoml_set_progress(ctx_, &Progress::callback, &pr);
@@ -231,6 +234,8 @@ class Context {
             out["num_edges"] = stats.edges_within;
             out["enclosing_radius"] = stats.enclosing_radius;
         }
+        if (want_generators)
+            out["gens"] = generators_by_dim(bc, maxdim);
         topoml_barcode_free(bc);
         return out;
     }
@@ -527,6 +532,33 @@ class Context {
         return out;
     }
 
+    /* The generators of split_by_dim's rows, one (k, 4) int64 array per
+     * dimension: birth edge (i, j), death edge (i, j); -1 where there is no
+     * edge (the birth in dimension 0, an infinite death). */
+    static nb::list generators_by_dim(const topoml_barcode *bc, uint32_t maxdim)
+    {
+        uint64_t n = 0, ng = 0;
+        const topoml_interval *iv = topoml_barcode_intervals(bc, &n);
+        const topoml_generator *g = topoml_barcode_generators(bc, &ng);
+        if (!g || ng != n)
+            throw std::runtime_error("topoml: the barcode has no generators");
+        nb::list out;
+        uint64_t k = 0;
+        for (uint32_t d = 0; d <= maxdim; d++) {
+            uint64_t start = k;
+            while (k < n && iv[k].dim == d)
+                k++;
+            int64_t *a = new int64_t[4 * (k - start) + 4];
+            for (uint64_t r = start; r < k; r++) {
+                const uint32_t v[4] = {g[r].birth[0], g[r].birth[1], g[r].death[0], g[r].death[1]};
+                for (int c = 0; c < 4; c++)
+                    a[4 * (r - start) + c] = v[c] == TOPOML_NO_VERTEX ? -1 : (int64_t)v[c];
+            }
+            out.append(owned_array(a, {(size_t)(k - start), 4}));
+        }
+        return out;
+    }
+
     /* The progress callback's state: the user's function (or None) and
      * whether to look for Ctrl-C. The callback runs without the GIL on the
      * computing thread (backends report from the calling thread only); it
@@ -622,7 +654,7 @@ NB_MODULE(_core, m)
         .def("rips", &Context::rips, "points"_a.none(), "condensed"_a.none(), "ei"_a.none(),
              "ej"_a.none(), "ed"_a.none(), "n"_a, "maxdim"_a, "threshold"_a, "modulus"_a,
              "metric"_a, "collapse"_a, "n_threads"_a, "progress"_a.none(), "check_signals"_a,
-             "want_stats"_a)
+             "want_stats"_a, "want_generators"_a = false)
         .def("distances", &Context::distances, "points"_a, "metric"_a)
         .def("pairs_finite", &Context::pairs_finite, "pairs"_a, "mode"_a, "clip"_a)
         .def("betti_curve", &Context::betti_curve, "pairs"_a, "grid"_a)

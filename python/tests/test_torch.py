@@ -1,0 +1,196 @@
+"""topoml.torch: the tensor adapter, the differentiable Rips layer
+(gradcheck, a topological loss that goes down) and activation capture."""
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed (tools/setup-debian.sh "
+                            "installs the CPU build)")
+tt = pytest.importorskip("topoml.torch")
+
+import topoml  # noqa: E402
+
+
+def generic_cloud(n, d=2, seed=0, dtype=torch.float64):
+    g = torch.Generator().manual_seed(seed)
+    return torch.rand(n, d, generator=g, dtype=dtype)
+
+
+def noisy_circle(n, noise, seed):
+    g = torch.Generator().manual_seed(seed)
+    t = torch.rand(n, generator=g, dtype=torch.float64) * 2 * math.pi
+    pts = torch.stack([torch.cos(t), torch.sin(t)], dim=1)
+    return pts + noise * torch.randn(n, 2, generator=g, dtype=torch.float64)
+
+
+def test_import_topoml_imports_no_framework():
+    code = ("import sys, topoml, topoml.features; "
+            "bad = [m for m in ('torch', 'tensorflow') if m in sys.modules]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True, env=None)
+
+
+def test_adapter_shares_cpu_float64_memory_and_restores_dtype_device():
+    x = generic_cloud(10)
+    a = tt.TorchTensorAdapter.to_numpy(x)
+    assert a.dtype == np.float64 and a.ctypes.data == x.data_ptr()  # no copy
+    x32 = x.float()
+    a32 = tt.TorchTensorAdapter.to_numpy(x32)
+    assert a32.dtype == np.float64 and np.allclose(a32, x32.numpy())
+    back = tt.TorchTensorAdapter.like(a32, x32)
+    assert back.dtype == torch.float32 and back.device == x32.device
+    with pytest.raises(TypeError):
+        tt.TorchTensorAdapter.to_numpy(np.zeros((3, 2)))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_diagrams_match_the_engine(seed, dtype):
+    x = generic_cloud(25, 3, seed, dtype)
+    dg = tt.RipsPersistence(maxdim=2)(x)
+    ref = topoml.barcodes(x.double().numpy(), maxdim=2).diagrams
+    for d, r in zip(dg, ref):
+        assert d.dtype == dtype
+        got = d.detach().double().numpy()
+        tol = 1e-12 if dtype == torch.float64 else 1e-6  # norms may differ by ulps
+        assert got.shape == r.shape
+        fin = np.isfinite(r)
+        assert np.array_equal(np.isfinite(got), fin)
+        assert np.allclose(got[fin], r[fin], rtol=tol, atol=tol)
+
+
+def test_distance_matrix_input_matches_points():
+    x = generic_cloud(18, 2, 5)
+    D = torch.cdist(x, x)
+    a = tt.rips_persistence(x, 1)
+    b = tt.rips_persistence(D, 1, distance_matrix=True)
+    for p, q in zip(a, b):
+        assert torch.allclose(p, q, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 3, 7])
+def test_gradcheck_points(seed):
+    x = generic_cloud(14, 2, seed).requires_grad_()
+
+    def f(x):
+        pairs, _, _ = tt.RipsPersistenceFunction.apply(x, 1, math.inf, False)
+        return torch.where(torch.isfinite(pairs), pairs, torch.zeros_like(pairs))
+    assert torch.autograd.gradcheck(f, (x,), eps=1e-6, atol=1e-5)
+
+
+def test_gradcheck_distance_matrix():
+    x = generic_cloud(10, 3, 11)
+    D = torch.cdist(x, x).detach().requires_grad_()
+
+    def f(D):
+        pairs, _, _ = tt.RipsPersistenceFunction.apply(D, 1, math.inf, True)
+        return torch.where(torch.isfinite(pairs), pairs, torch.zeros_like(pairs))
+    assert torch.autograd.gradcheck(f, (D,), eps=1e-6, atol=1e-5)
+
+
+def test_gradient_flows_to_generator_vertices_only():
+    x = noisy_circle(12, 0.05, 4).requires_grad_()
+    pairs, dims, gens = tt.RipsPersistenceFunction.apply(x, 1, math.inf, False)
+    k = int(torch.nonzero(dims == 1)[0])
+    pairs[k, 1].backward()
+    touched = set(torch.nonzero(x.grad.abs().sum(1)).flatten().tolist())
+    assert touched == {int(gens[k, 2]), int(gens[k, 3])}
+
+
+def h1_persistence(dg, x):
+    h1 = dg[1]
+    return (h1[:, 1] - h1[:, 0]).sum() if len(h1) else (x * 0).sum()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_topological_loss_removes_h1(seed):
+    x = noisy_circle(40, 0.05, seed).requires_grad_()
+    layer = tt.RipsPersistence(maxdim=1)
+    opt = torch.optim.SGD([x], lr=0.05)
+    losses = []
+    for _ in range(60):
+        opt.zero_grad()
+        loss = h1_persistence(layer(x), x)
+        losses.append(float(loss.detach()))
+        loss.backward()
+        opt.step()
+    assert losses[0] > 0.5
+    assert losses[-1] < 0.5 * losses[0]
+
+
+def test_topological_loss_enlarges_h1():
+    x = noisy_circle(40, 0.05, 2).requires_grad_()
+    layer = tt.RipsPersistence(maxdim=1)
+    opt = torch.optim.SGD([x], lr=0.02)
+    first = None
+    for _ in range(30):
+        opt.zero_grad()
+        h1 = layer(x)[1]
+        loss = -(h1[:, 1] - h1[:, 0]).max()
+        first = float(loss) if first is None else first
+        loss.backward()
+        opt.step()
+    assert float(-(lambda h: (h[:, 1] - h[:, 0]).max())(layer(x)[1])) < first - 0.1
+
+
+def small_mlp():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(3, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16),
+                               torch.nn.ReLU(), torch.nn.Linear(16, 2))
+
+
+def circle_batch(n=64):
+    t = torch.linspace(0, 2 * math.pi, n + 1)[:-1]
+    return torch.stack([torch.cos(t), torch.sin(t), torch.zeros(n)], dim=1)
+
+
+@pytest.mark.parametrize("mode", ["plain", "no_grad_eval", "compile_eager"])
+def test_activation_capture_modes_agree(mode):
+    model = small_mlp()
+    ref_model = small_mlp()
+    with tt.TorchActivationCapture(ref_model, ["1", "3"], max_samples=48) as ref:
+        ref_model(circle_batch())
+    expected = ref.signatures()
+    run = model
+    if mode == "compile_eager":
+        run = torch.compile(model, backend="eager")
+    with tt.TorchActivationCapture(model, ["1", "3"], max_samples=48) as cap:
+        if mode == "no_grad_eval":
+            model.eval()
+            with torch.no_grad():
+                run(circle_batch(32))
+                run(circle_batch(40))
+        else:
+            run(circle_batch())
+    sig = cap.signatures()
+    assert set(sig) == {"1", "3"}
+    for name in sig:
+        assert sig[name]["samples"] == 48
+        if mode != "no_grad_eval":  # the same 48 rows as the reference
+            for a, b in zip(sig[name]["diagrams"], expected[name]["diagrams"]):
+                assert np.allclose(a, b)
+        assert sig[name]["total_persistence"][0] > 0
+        assert len(sig[name]["betti_curves"]) == 2
+        distinct = len(np.unique(cap.activations(name).numpy(), axis=0))
+        assert sig[name]["betti_curves"][0][0] == distinct  # one component per point at 0
+
+
+def test_activation_capture_projection_and_errors():
+    model = small_mlp()
+    with tt.TorchActivationCapture(model, ["1"], max_samples=20, projection_dim=4) as cap:
+        model(circle_batch())
+    acts = cap.activations("1")
+    assert acts.shape == (20, 4)
+    sig = cap.signatures()["1"]
+    assert sig["entropy"][0] > 0
+    model(circle_batch())  # hooks are gone after the with block
+    assert cap.activations("1").shape == (20, 4)
+    with pytest.raises(KeyError):
+        tt.TorchActivationCapture(model, ["nope"])
+    with pytest.raises(TypeError):
+        tt.rips_persistence(torch.zeros(4, 2, dtype=torch.int64))
+    with pytest.raises(ValueError):
+        tt.rips_persistence(torch.tensor([[0.0, math.nan], [1.0, 1.0]]))

@@ -1,0 +1,74 @@
+"""What topoml.torch and topoml.tensorflow share: Vietoris-Rips barcodes
+with their generators (the edges that give each birth and death value) on
+host arrays, and the topology signatures of one point cloud.
+
+Not here: anything that imports a framework (topoml.torch,
+topoml.tensorflow).
+"""
+import math
+
+import numpy as np
+
+from . import _context, features
+
+_EUCLIDEAN = 0
+
+
+def condensed_lower(D):
+    """The strict lower triangle of a square matrix in Ripser's order
+    ((1,0), (2,0), (2,1), (3,0), ...): the entries the engine reads."""
+    D = np.asarray(D, dtype=np.float64)
+    if D.ndim != 2 or D.shape[0] != D.shape[1]:
+        raise ValueError("topoml: a distance matrix must be square, got shape %r" % (D.shape,))
+    return np.ascontiguousarray(D[np.tril_indices(D.shape[0], -1)])
+
+
+def rips_with_generators(X, maxdim=1, threshold=math.inf, distance_matrix=False):
+    """(dims, gens, dgms) for the point cloud X (n, d, Euclidean) or the
+    distance matrix X (n, n; its strict lower triangle is read).
+
+    dims: (m,) int64, the dimension of each interval, ascending;
+    gens: (m, 4) int64, the birth edge (i, j) and the death edge (i, j) of
+    each interval, -1 where there is none (births in dimension 0, infinite
+    deaths); dgms: the diagrams, a (k, 2) array per dimension. The values
+    themselves are the lengths of these edges; the
+    frameworks recompute them on the tensor's device, so that they carry
+    gradients."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError("topoml: expected a 2-d array, got shape %r" % (X.shape,))
+    if not np.all(np.isfinite(X)):
+        raise ValueError("topoml: the input has NaN or infinite entries")
+    maxdim = int(maxdim)
+    if maxdim < 0:
+        raise ValueError("topoml: maxdim must be >= 0")
+    ctx = _context.context()
+    n = X.shape[0]
+    if distance_matrix:
+        condensed = condensed_lower(X)
+        out = ctx.rips(None, condensed, None, None, None, n, maxdim, float(threshold), 2,
+                       _EUCLIDEAN, 2, 1, None, False, False, True)
+    else:
+        out = ctx.rips(np.ascontiguousarray(X), None, None, None, None, n, maxdim,
+                       float(threshold), 2, _EUCLIDEAN, 2, 1, None, False, False, True)
+    gens = out["gens"]
+    dims = np.concatenate([np.full(len(g), d, dtype=np.int64) for d, g in enumerate(gens)])
+    return dims, np.concatenate(gens).reshape(-1, 4).astype(np.int64), out["dgms"]
+
+
+def signatures(dgms, n_bins=32):
+    """Topology signatures of diagrams (a list of (k, 2) arrays, one per
+    dimension): total persistence, persistent entropy and the Betti curve
+    on a grid of n_bins values from 0 to the largest finite value, per
+    dimension. Infinite bars are left out of the first two."""
+    finite = [d[np.isfinite(d[:, 1])] for d in dgms]
+    top = max([float(f.max()) for f in finite if len(f)] + [0.0])
+    grid = np.linspace(0.0, top if top > 0 else 1.0, int(n_bins))
+    return {
+        "diagrams": dgms,
+        "total_persistence": [float(features.total_persistence(f)) if len(f) else 0.0
+                              for f in finite],
+        "entropy": [float(features.entropy(f)) if len(f) else 0.0 for f in finite],
+        "betti_grid": grid,
+        "betti_curves": [features.betti_curve(d, grid) for d in dgms],
+    }

@@ -55,6 +55,8 @@ fi
 # PyPI's torch for Linux links the CUDA libraries (cufile, cusparseLt,
 # nvshmem, cudart, ...), so `import torch` fails without its nvidia-*
 # dependencies even on a machine without a GPU: it is installed with them.
+# numpy stays below 2: Debian's scipy, scikit-learn and GUDHI in the venv are
+# built against numpy 1 (tensorflow-cpu would otherwise pull numpy 2).
 ml_need=$("$venv/bin/python" - <<'PY'
 import importlib.util
 wanted = {"torch": "torch", "tensorflow": "tensorflow-cpu"}
@@ -64,5 +66,5 @@ PY
 if [ -n "$ml_need" ]; then
     echo "setup-debian: installing $ml_need into $venv" >&2
     # shellcheck disable=SC2086
-    "$venv/bin/pip" install -q --disable-pip-version-check $ml_need
+    "$venv/bin/pip" install -q --disable-pip-version-check $ml_need "numpy<2"
 fi

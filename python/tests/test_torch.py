@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (tools/setup-debian.sh "
                             "installs the CPU build)")
-tt = pytest.importorskip("topoml.torch")
+import topoml.torch as tt  # noqa: E402
 
 import topoml  # noqa: E402
 

@@ -57,23 +57,22 @@ bool tm_find_helper(const char *name, char *out, size_t size)
                 return true;
         }
     }
-    /* An installed libtopoml.so in <prefix>/<libdir> finds <prefix>/bin,
-     * so that a moved or --prefix install works for any host program. */
+#ifdef TOPOML_LIB_TO_BINDIR
+    /* Next to the installed programs, found from where libtopoml.so itself
+     * is: a tree installed with another --prefix, or moved, finds its
+     * helpers as it finds its plugins (loader.c, default_folder). */
     Dl_info info;
-    char real[PATH_MAX];
-    if (dladdr((void *)tm_find_helper, &info) && info.dli_fname &&
-        realpath(info.dli_fname, real) && strstr(real, ".so")) {
-        char *slash = strrchr(real, '/');
-        if (slash) {
+    char lib[PATH_MAX];
+    if (dladdr((void *)tm_find_helper, &info) && info.dli_fname && realpath(info.dli_fname, lib)) {
+        char *slash = strrchr(lib, '/');
+        if (slash && strstr(slash, ".so")) {
             *slash = '\0';
-            if ((size_t)snprintf(out, size, "%s/../bin/%s", real, name) < size &&
-                usable_helper(out))
-                return true;
-            if ((size_t)snprintf(out, size, "%s/../../bin/%s", real, name) < size &&
+            if ((size_t)snprintf(out, size, "%s/%s/%s", lib, TOPOML_LIB_TO_BINDIR, name) < size &&
                 usable_helper(out))
                 return true;
         }
     }
+#endif
 #ifdef TOPOML_BUILD_TOOL_DIR
     if (tm_in_build_tree() &&
         (size_t)snprintf(out, size, "%s/%s", TOPOML_BUILD_TOOL_DIR, name) < size &&

@@ -288,7 +288,10 @@ def main():
     progs = programs(a, threads)
     if a.program:
         progs = [p for p in progs if any(p[0].startswith(x) for x in a.program)]
-    doc = {"machine": facts(a), "versions": versions(a), "commands": {}, "cases": []}
+    doc = {"title": "Rips barcodes on the CPU: topoml (collapse, threads) against giotto-ph, "
+                    "ripser.py and Ripser", "baseline": "ripser 1.2.1",
+           "units": {"median": "s", "peak_rss": "KiB"},
+           "machine": facts(a), "versions": versions(a), "commands": {}, "cases": []}
     gen = tempfile.mkdtemp(prefix="bench_rips_")
     hdr = "%-18s %-30s %3s %9s %9s %9s  %s" % ("case", "program", "thr", "median s", "cpu s",
                                                "peak MiB", "bars")

@@ -234,9 +234,8 @@ bool errors_carry_status_and_message()
     CHECK(msg.find(config) != std::string::npos);
     std::remove(config.c_str());
 
-    ctx.use_backend("no-such-backend");
     CHECK(throws(
-        topoml::Status::not_found, [&] { ctx.barcode(d); }, &msg));
+        topoml::Status::not_found, [&] { ctx.use_backend("no-such-backend"); }, &msg));
     CHECK(msg.find("no-such-backend") != std::string::npos);
     ctx.use_any_backend();
     CHECK(ctx.barcode(d).complete());
@@ -355,6 +354,34 @@ bool exceptions_from_callbacks_cross_no_c_code()
     return true;
 }
 
+/* Handles outliving their Context (a misuse the C API cannot forgive): the
+ * C context lives until the last of them goes, so using and freeing them
+ * afterwards is sound (memcheck_test_cpp_wrapper would see it otherwise);
+ * format() writes into memory, and callbacks are taken off with the Context. */
+bool handles_may_outlive_their_context()
+{
+    topoml::Data d;
+    topoml::Barcode bc;
+    topoml::Array<double> dist;
+    std::string text;
+    {
+        topoml::Context ctx = plain();
+        int logged = 0;
+        ctx.set_log([&logged](int, const char *) { ++logged; }, TOPOML_LOG_DEBUG);
+        d = ctx.from_points(circle(24), 2);
+        bc = ctx.barcode(d);
+        dist = ctx.distances<double>(d);
+        text = ctx.format(bc, TOPOML_OUTPUT_JSON);
+        CHECK(text.find("\"dims\"") != std::string::npos);
+    } /* the Context goes first */
+    CHECK(d.count() == 24 && d.dim() == 2);
+    CHECK(bc.complete() && bc.dimension(1).size() == 1);
+    CHECK(dist.size() == 24 * 23 / 2 && dist[0] > 0);
+    topoml::Data moved = std::move(d);
+    CHECK(moved.count() == 24);
+    return true;
+}
+
 bool backends_are_listed_and_can_be_chosen()
 {
     std::string config = write_temp("enable: [cpp-compat]\n");
@@ -425,6 +452,7 @@ int main(int argc, char **argv)
     run_case("exceptions_from_callbacks_cross_no_c_code",
              exceptions_from_callbacks_cross_no_c_code);
     run_case("backends_are_listed_and_can_be_chosen", backends_are_listed_and_can_be_chosen);
+    run_case("handles_may_outlive_their_context", handles_may_outlive_their_context);
     std::printf("%d passed, %d failed\n", passes, failures);
     return failures ? 1 : 0;
 }

@@ -143,11 +143,11 @@ END_TEST
 
 START_TEST(test_detect_lower_triangle_with_and_without_diagonal)
 {
-    expect_detected("\n1\n2 3\n", TOPOML_FORMAT_LOWER_DISTANCE, 3, three);  /* Ripser's files */
-    expect_detected("1\n2 3\n", TOPOML_FORMAT_LOWER_DISTANCE, 3, three);    /* row 0 left out */
+    expect_detected("\n1\n2 3\n", TOPOML_FORMAT_LOWER_DISTANCE, 3, three);      /* Ripser's files */
+    expect_detected("1\n2 3\n", TOPOML_FORMAT_LOWER_DISTANCE, 3, three);        /* row 0 left out */
     expect_detected("0\n1 0\n2 3 0\n", TOPOML_FORMAT_LOWER_DISTANCE, 3, three); /* diagonal */
-    expect_detected("1 2 3\n", TOPOML_FORMAT_LOWER_DISTANCE, 3, three);     /* one line */
-    expect_detected("1\n2\n3\n", TOPOML_FORMAT_LOWER_DISTANCE, 3, three);   /* one a line */
+    expect_detected("1 2 3\n", TOPOML_FORMAT_LOWER_DISTANCE, 3, three);         /* one line */
+    expect_detected("1\n2\n3\n", TOPOML_FORMAT_LOWER_DISTANCE, 3, three);       /* one a line */
 }
 END_TEST
 
@@ -276,8 +276,8 @@ START_TEST(test_format_names_take_ripser_prefixes_and_auto)
         ck_assert_int_eq(f, names[k].format);
     }
     /* dipha, sparse and binary are matched whole, as Ripser does. */
-    static const char *refused[] = {"dip", "sparse-matrix", "bin", "lowe", "dis", "poin", "",
-                                    "DISTANCE"};
+    static const char *refused[] = {"dip", "sparse-matrix", "bin", "lowe",
+                                    "dis", "poin",          "",    "DISTANCE"};
     for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
         topoml_format f;
         ck_assert_msg(topoml_format_from_name(refused[k], &f) == TOPOML_E_INVALID, "'%s'",
@@ -310,7 +310,8 @@ START_TEST(test_comments_are_skipped_in_every_text_format)
         topoml_context_free(ctx);
     }
     /* A '#' inside a value is not a comment. */
-    expect_refused("0 1#2\n", TOPOML_FORMAT_POINT_CLOUD, 0, TOPOML_E_PARSE, "'1#2' is not a number");
+    expect_refused("0 1#2\n", TOPOML_FORMAT_POINT_CLOUD, 0, TOPOML_E_PARSE,
+                   "'1#2' is not a number");
 }
 END_TEST
 
@@ -364,8 +365,7 @@ START_TEST(test_nonzero_diagonal_is_ignored_with_one_warning)
     log_record log;
     topoml_context *ctx = ctx_new(&log);
     topoml_data *d;
-    ck_assert_int_eq(read_str(ctx, &d, "1 1 2\n1 0 3\n2 3 7\n", TOPOML_FORMAT_DISTANCE),
-                     TOPOML_OK);
+    ck_assert_int_eq(read_str(ctx, &d, "1 1 2\n1 0 3\n2 3 7\n", TOPOML_FORMAT_DISTANCE), TOPOML_OK);
     ck_assert_mem_eq(d->values, three, sizeof three);
     ck_assert_int_eq(log.warnings, 1);
     ck_assert_msg(strstr(log.text, "2 diagonal entries are not 0 (the first: d(0,0) = 1)"), "%s",
@@ -405,13 +405,85 @@ START_TEST(test_symmetric_matrix_reads_without_warning)
     log_record log;
     topoml_context *ctx = ctx_new(&log);
     topoml_data *d;
-    ck_assert_int_eq(topoml_data_read(ctx, &d, example("projective_plane.csv"),
-                                      TOPOML_FORMAT_DISTANCE),
-                     TOPOML_OK);
+    ck_assert_int_eq(
+        topoml_data_read(ctx, &d, example("projective_plane.csv"), TOPOML_FORMAT_DISTANCE),
+        TOPOML_OK);
     ck_assert_int_eq(log.warnings, 0);
     topoml_data_free(ctx, d);
     ck_assert_int_eq(topoml_set_read_flags(ctx, 0x80), TOPOML_E_INVALID);
     ck_assert_int_eq(topoml_set_read_flags(NULL, 0), TOPOML_E_INVALID);
+    topoml_context_free(ctx);
+}
+END_TEST
+
+/* ---- NumPy .npy point clouds ---- */
+
+/* A version 1.0 .npy file of `header` and `data` into buf; its length. */
+static size_t npy(unsigned char *buf, const char *header, const void *data, size_t size)
+{
+    size_t len = strlen(header), pad = (64 - (10 + len + 1) % 64) % 64, h = len + pad + 1;
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    buf[8] = (unsigned char)(h & 0xff);
+    buf[9] = (unsigned char)(h >> 8);
+    memcpy(buf + 10, header, len);
+    memset(buf + 10 + len, ' ', pad);
+    buf[10 + h - 1] = '\n';
+    memcpy(buf + 10 + h, data, size);
+    return 10 + h + size;
+}
+
+START_TEST(test_npy_points_in_c_and_fortran_order_from_file_and_pipe)
+{
+    /* Three points in R^2: (0,1), (2,3), (4,5). */
+    const float fortran[] = {0, 2, 4, 1, 3, 5};
+    const double c_order[] = {0, 1, 2, 3, 4, 5};
+    static unsigned char buf[512];
+    const struct {
+        const char *header;
+        const void *data;
+        size_t size;
+    } files[] = {
+        {"{'descr': '<f4', 'fortran_order': True, 'shape': (3, 2), }", fortran, sizeof fortran},
+        {"{'descr': '<f8', 'fortran_order': False, 'shape': (3, 2), }", c_order, sizeof c_order},
+    };
+    for (size_t k = 0; k < 2; k++)
+        for (int pipe_it = 0; pipe_it < 2; pipe_it++)
+            for (int named = 0; named < 2; named++) {
+                size_t len = npy(buf, files[k].header, files[k].data, files[k].size);
+                topoml_context *ctx = ctx_new(NULL);
+                topoml_data *d;
+                ck_assert_msg(read_mem(ctx, &d, buf, len, "p.npy",
+                                       named ? TOPOML_FORMAT_NPY : TOPOML_FORMAT_AUTO,
+                                       pipe_it) == TOPOML_OK,
+                              "%s", topoml_errmsg(ctx));
+                ck_assert_int_eq(topoml_data_format(d), TOPOML_FORMAT_NPY);
+                ck_assert_uint_eq(topoml_data_count(d), 3);
+                ck_assert_uint_eq(topoml_data_dim(d), 2);
+                ck_assert_mem_eq(d->values, c_order, sizeof c_order);
+                topoml_data_free(ctx, d);
+                topoml_context_free(ctx);
+            }
+    /* Refusals name the byte and the reason. */
+    const double two[] = {0, 1, 2, 3};
+    size_t len =
+        npy(buf, "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 2), }", two, sizeof two);
+    topoml_context *ctx = ctx_new(NULL);
+    topoml_data *d = (topoml_data *)1;
+    for (int pipe_it = 0; pipe_it < 2; pipe_it++) {
+        ck_assert_int_eq(read_mem(ctx, &d, buf, len, "p.npy", TOPOML_FORMAT_NPY, pipe_it),
+                         TOPOML_E_PARSE);
+        ck_assert_ptr_null(d);
+        ck_assert_msg(
+            strstr(topoml_errmsg(ctx), pipe_it ? "p.npy: byte 160: the input ends after 4 of 6"
+                                               : "p.npy: byte 128: the header says 3 x 2 values"),
+            "%s", topoml_errmsg(ctx));
+    }
+    len = npy(buf, "{'descr': '<c16', 'fortran_order': False, 'shape': (2, 1), }", two, 32);
+    ck_assert_int_eq(read_mem(ctx, &d, buf, len, "c.npy", TOPOML_FORMAT_NPY, 0), TOPOML_E_PARSE);
+    ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "dtype '<c16'"));
+    ck_assert_int_eq(read_mem(ctx, &d, "0 1\n1 0\n", 8, "t.txt", TOPOML_FORMAT_NPY, 0),
+                     TOPOML_E_PARSE);
+    ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "not a .npy file"));
     topoml_context_free(ctx);
 }
 END_TEST
@@ -432,6 +504,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_format_names_take_ripser_prefixes_and_auto);
     tcase_add_test(t, test_comments_are_skipped_in_every_text_format);
     tcase_add_test(t, test_point_cloud_skips_one_header_line);
+    tcase_add_test(t, test_npy_points_in_c_and_fortran_order_from_file_and_pipe);
     suite_add_tcase(s, t);
     t = tcase_create("symmetry");
     tcase_add_test(t, test_asymmetric_matrix_reads_lower_triangle_with_one_warning);

@@ -272,8 +272,9 @@ START_TEST(test_barcode_writes_ripser_json_and_csv)
     } cases[] = {
         {TOPOML_OUTPUT_RIPSER, "persistence intervals in dim 0:\n [0,1)\n [0,2)\n [0, )\n"},
         {TOPOML_OUTPUT_JSON,
-         "{\"max_dim\":0,\"complete\":true,\"dims\":[{\"dim\":0,\"intervals\":[[0,1],[0,2],[0,"
-         "null]]}]}\n"},
+         "{\"max_dim\":0,\"complete\":true,\"input\":{\"format\":null,\"points\":3},"
+         "\"threshold\":null,\"dims\":[{\"dim\":0,\"intervals\":[[0,1],[0,2],[0,"
+         "null]],\"cut_off\":0}]}\n"},
         {TOPOML_OUTPUT_CSV, "dim,birth,death\n0,0,1\n0,0,2\n0,0,inf\n"},
     };
     for (size_t i = 0; i < 3; i++) {

@@ -243,6 +243,10 @@ static const char barcode_help[] =
     "  --metric M         for point clouds: euclidean (default), sqeuclidean,\n"
     "                     manhattan, chebyshev, cosine\n"
     "  --output O         ripser (default: Ripser's text), json, csv\n"
+    "  --dtype T          f64 (default), or f32: distances and threshold rounded to\n"
+    "                     float as Ripser keeps them, for Ripser's output to the bit\n"
+    "  -o, --output-file FILE\n"
+    "                     write the barcode to FILE, not to standard output\n"
     "  --strict-symmetry  refuse a full matrix whose triangles differ or whose\n"
     "                     diagonal is not 0 (default: read its lower triangle, as\n"
     "                     Ripser does, with a warning)\n"
@@ -252,12 +256,12 @@ static const char barcode_help[] =
     "                     configuration's threads:, else every core available)\n" COMMON_HELP;
 
 static void print_ripser_header(topoml_context *ctx, const topoml_data *data, topoml_format fmt,
-                                topoml_metric metric, double threshold)
+                                uint64_t dim, topoml_metric metric, double threshold, FILE *out)
 {
     uint64_t n = topoml_data_count(data);
-    if (fmt == TOPOML_FORMAT_POINT_CLOUD) {
-        printf("point cloud with %llu points in dimension %llu\n", (unsigned long long)n,
-               (unsigned long long)topoml_data_dim(data));
+    if (fmt == TOPOML_FORMAT_POINT_CLOUD || fmt == TOPOML_FORMAT_NPY) {
+        fprintf(out, "point cloud with %llu points in dimension %llu\n", (unsigned long long)n,
+               (unsigned long long)dim);
         if (!isinf(threshold))
             return; /* Ripser goes straight to the sparse matrix here */
     }
@@ -266,17 +270,85 @@ static void print_ripser_header(topoml_context *ctx, const topoml_data *data, to
         return;
     unsigned long long pairs = n ? (unsigned long long)(n * (n - 1) / 2) : 0;
     if (fmt == TOPOML_FORMAT_SPARSE) {
-        printf("sparse distance matrix with %llu points and %llu/%llu entries\n",
+        fprintf(out, "sparse distance matrix with %llu points and %llu/%llu entries\n",
                (unsigned long long)n, (unsigned long long)st.edges_within, pairs);
         return;
     }
-    printf("value range: [%g,%g]\n", st.min, st.max_finite);
+    fprintf(out, "value range: [%g,%g]\n", st.min, st.max_finite);
     if (isinf(threshold))
-        printf("distance matrix with %llu points, using threshold at enclosing radius %g\n",
+        fprintf(out, "distance matrix with %llu points, using threshold at enclosing radius %g\n",
                (unsigned long long)n, st.enclosing_radius);
     else
-        printf("sparse distance matrix with %llu points and %llu/%llu entries\n",
+        fprintf(out, "sparse distance matrix with %llu points and %llu/%llu entries\n",
                (unsigned long long)n, (unsigned long long)st.edges_within, pairs);
+}
+
+/* Ripser keeps every distance as a float: point-cloud distances computed in
+ * float, matrix entries and the threshold rounded to float. Replace *data by
+ * a data set whose distances are exactly those floats (widened), so that
+ * the barcode is Ripser's to the last bit. */
+static int round_to_f32(topoml_context *ctx, topoml_data **data, topoml_metric metric,
+                        const char *backend)
+{
+    uint64_t n = topoml_data_count(*data);
+    topoml_data *rounded = NULL;
+    int rc;
+    if (topoml_data_kind(*data) == TOPOML_INPUT_SPARSE) {
+        topoml_edge *e = NULL;
+        uint64_t m = 0;
+        if ((rc = topoml_edges(ctx, *data, metric, INFINITY, &e, &m)) != TOPOML_OK)
+            return rc;
+        for (uint64_t k = 0; k < m; k++)
+            e[k].d = (double)(float)e[k].d;
+        rc = topoml_data_from_edges(ctx, &rounded, n, m, e);
+        topoml_free(ctx, e);
+    } else {
+        void *d = NULL;
+        uint64_t count = 0;
+        double *wide = NULL;
+        if (topoml_data_kind(*data) == TOPOML_INPUT_POINTS) {
+            /* Ripser sums the squares left to right in float; the scalar
+             * reference does exactly that, while an accelerated backend may
+             * sum in another order (within its certified ulp bound). */
+            rc = topoml_use_backend(ctx, "scalar");
+            if (rc == TOPOML_OK)
+                rc = topoml_distances(ctx, *data, metric, TOPOML_F32, &d, &count);
+            int rc2 = topoml_use_backend(ctx, backend);
+            if (rc == TOPOML_OK)
+                rc = rc2;
+        } else {
+            /* A matrix: its entries, rounded. */
+            rc = topoml_edges(ctx, *data, metric, INFINITY, (topoml_edge **)&d, &count);
+        }
+        if (rc != TOPOML_OK)
+            return rc;
+        uint64_t pairs = n ? n * (n - 1) / 2 : 0;
+        wide = malloc(pairs ? pairs * sizeof *wide : 1);
+        if (!wide) {
+            topoml_free(ctx, d);
+            fprintf(stderr, "%s: out of memory for %llu distances\n", prog,
+                    (unsigned long long)pairs);
+            return TOPOML_E_NOMEM;
+        }
+        if (topoml_data_kind(*data) == TOPOML_INPUT_POINTS) {
+            for (uint64_t k = 0; k < pairs; k++)
+                wide[k] = (double)((float *)d)[k];
+        } else {
+            const topoml_edge *e = d;
+            for (uint64_t k = 0; k < count; k++) {
+                uint64_t i = e[k].i > e[k].j ? e[k].i : e[k].j, j = e[k].i + e[k].j - i;
+                wide[i * (i - 1) / 2 + j] = (double)(float)e[k].d;
+            }
+        }
+        topoml_free(ctx, d);
+        rc = topoml_data_from_condensed(ctx, &rounded, n, wide);
+        free(wide);
+    }
+    if (rc != TOPOML_OK)
+        return rc;
+    topoml_data_free(ctx, *data);
+    *data = rounded;
+    return TOPOML_OK;
 }
 
 static int cmd_barcode(int argc, char **argv)
@@ -287,14 +359,18 @@ static int cmd_barcode(int argc, char **argv)
                                           {"ratio", required_argument, NULL, 'r'},
                                           {"modulus", required_argument, NULL, 'p'},
                                           {"metric", required_argument, NULL, 'm'},
-                                          {"output", required_argument, NULL, 'o'},
+                                          {"output", required_argument, NULL, 'u'},
                                           {"strict-symmetry", no_argument, NULL, 'S'},
+                                          {"dtype", required_argument, NULL, 'y'},
+                                          {"output-file", required_argument, NULL, 'O'},
                                           {"collapse", required_argument, NULL, 'C'},
                                           {"threads", required_argument, NULL, 'T'},
                                           COMMON_LONG_OPTS,
                                           {NULL, 0, NULL, 0}};
     common_opts co = {0};
     topoml_format fmt = TOPOML_FORMAT_AUTO;
+    bool f32 = false;
+    const char *out_path = NULL;
     topoml_rips_options ro;
     topoml_rips_options_init(&ro);
     double ratio = 1.0;
@@ -302,7 +378,7 @@ static int cmd_barcode(int argc, char **argv)
     bool strict = false;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "barcode")) == 1)
             continue;
         if (r == 2)
@@ -339,7 +415,8 @@ static int cmd_barcode(int argc, char **argv)
             ro.metric = m;
             break;
         }
-        case 'o':
+        case 'o': out_path = optarg; break;
+        case 'u':
             if (!strcmp(optarg, "ripser"))
                 out_style = TOPOML_OUTPUT_RIPSER;
             else if (!strcmp(optarg, "json"))
@@ -351,6 +428,12 @@ static int cmd_barcode(int argc, char **argv)
                                        optarg);
             break;
         case 'S': strict = true; break;
+        case 'y':
+            if (strcmp(optarg, "f32") && strcmp(optarg, "f64"))
+                return cli_usage_error("barcode", "--dtype is f32 or f64, not '%s'", optarg);
+            f32 = !strcmp(optarg, "f32");
+            break;
+        case 'O': out_path = optarg; break;
         case 'C':
             if (!strcmp(optarg, "auto"))
                 ro.collapse = TOPOML_COLLAPSE_AUTO;
@@ -383,28 +466,115 @@ static int cmd_barcode(int argc, char **argv)
         topoml_context_free(ctx);
         return status;
     }
+    topoml_format read_as = topoml_data_format(data);
+    uint64_t coords = topoml_data_dim(data);
+    if (f32) {
+        int frc = round_to_f32(ctx, &data, (topoml_metric)ro.metric, co.c.backend);
+        if (frc != TOPOML_OK) {
+            status = cli_error(ctx, frc);
+            topoml_data_free(ctx, data);
+            topoml_context_free(ctx);
+            return status;
+        }
+        if (!isinf(ro.threshold))
+            ro.threshold = (double)(float)ro.threshold;
+    }
+    /* As Ripser: no homology above dimension n - 2 is computed or printed. */
+    uint64_t n_points = topoml_data_count(data);
+    uint32_t top = n_points >= 2 ? (uint32_t)(n_points - 2 < UINT32_MAX ? n_points - 2 : UINT32_MAX)
+                                 : 0;
+    if (ro.max_dim > top) {
+        if (co.c.verbose)
+            fprintf(stderr, "topoml info: --dim %u lowered to %u: %llu points have no homology "
+                            "above dimension n - 2\n",
+                    ro.max_dim, top, (unsigned long long)n_points);
+        ro.max_dim = top;
+    }
+    FILE *out = stdout;
+    if (out_path && strcmp(out_path, "-") != 0) {
+        out = fopen(out_path, "w");
+        if (!out) {
+            fprintf(stderr, "%s: %s: %s\n", prog, out_path, strerror(errno));
+            topoml_data_free(ctx, data);
+            topoml_context_free(ctx);
+            return 1;
+        }
+    }
     /* The header's value range is O(n^2): printed after the barcode, so
      * that work refused for its size is refused at once. */
     topoml_barcode *bc = NULL;
     int rc = topoml_barcode_compute(ctx, &bc, data, &ro);
     end_progress(&co);
     if (bc && out_style == TOPOML_OUTPUT_RIPSER)
-        print_ripser_header(ctx, data, topoml_data_format(data), (topoml_metric)ro.metric,
-                            ro.threshold);
+        print_ripser_header(ctx, data, read_as, coords, (topoml_metric)ro.metric, ro.threshold,
+                            out);
     if (bc) /* after a cancel too: the finished dimensions are not lost */
-        topoml_barcode_write(ctx, bc, stdout, out_style, ratio);
+        topoml_barcode_write(ctx, bc, out, out_style, ratio);
     if (rc != TOPOML_OK)
         status = cli_error(ctx, rc);
     else if (co.c.verbose)
         fprintf(stderr, "topoml: ran on backend '%s' (%s)\n", topoml_last_backend(ctx),
                 topoml_last_selection_reason(ctx));
-    if (fflush(stdout) != 0 && !status) {
-        fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
+    if ((fflush(out) != 0 || ferror(out)) && !status) {
+        fprintf(stderr, "%s: %s: write error: %s\n", prog, out == stdout ? "<stdout>" : out_path,
+                strerror(errno));
+        status = 1;
+    }
+    if (out != stdout && fclose(out) != 0 && !status) {
+        fprintf(stderr, "%s: %s: write error: %s\n", prog, out_path, strerror(errno));
         status = 1;
     }
     topoml_barcode_free(bc);
     topoml_data_free(ctx, data);
     topoml_context_free(ctx);
+    return status;
+}
+
+/* ---- NPY output (NumPy's .npy format 1.0) ---- */
+
+/* The header for an array of `descr` (a numpy dtype literal) and `shape` (a
+ * Python tuple literal): magic, version 1.0, length, then the dict padded
+ * with spaces so that the data starts at a multiple of 64 bytes. */
+static void write_npy_header(FILE *f, const char *descr, const char *shape)
+{
+    char dict[256];
+    int len = snprintf(dict, sizeof dict, "{'descr': %s, 'fortran_order': False, 'shape': %s, }",
+                       descr, shape);
+    int total = 10 + len + 1;
+    int pad = (64 - total % 64) % 64;
+    unsigned hlen = (unsigned)(len + pad + 1);
+    fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+    fputc((int)(hlen & 0xff), f);
+    fputc((int)(hlen >> 8), f);
+    fputs(dict, f);
+    for (int k = 0; k < pad; k++)
+        fputc(' ', f);
+    fputc('\n', f);
+}
+
+/* -o FILE, or standard output; NULL after an error (reported). */
+static FILE *open_output(const char *path)
+{
+    if (!path || !strcmp(path, "-"))
+        return stdout;
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+    return f;
+}
+
+/* Flush and close what open_output gave; 1 (reported) on a write error. */
+static int close_output(FILE *f, const char *path, int status)
+{
+    const char *name = f == stdout ? "<stdout>" : path;
+    if ((fflush(f) != 0 || ferror(f)) && !status) {
+        fprintf(stderr, "%s: %s: write error: %s\n", prog, name, strerror(errno));
+        status = 1;
+    }
+    if (f != stdout && fclose(f) != 0 && !status) {
+        fprintf(stderr, "%s: %s: write error: %s\n", prog, name, strerror(errno));
+        status = 1;
+    }
     return status;
 }
 
@@ -414,25 +584,34 @@ static const char distance_help[] =
     "Usage: topoml distance [options] [FILE|-]\n"
     "Pairwise distances of a point cloud, written as a lower-triangular matrix\n"
     "(Ripser's lower-distance format, one row per line).\n\n"
-    "  --format F         input format (default point-cloud)\n"
+    "  --format F         input format: point-cloud (default) or npy\n"
     "  --metric M         euclidean (default), sqeuclidean, manhattan, chebyshev,\n"
     "                     cosine\n"
-    "  --dtype T          f64 (default) or f32\n" COMMON_HELP;
+    "  --dtype T          f64 (default) or f32\n"
+    "  --output O         text (default) or npy: a 1-D NumPy array of the n(n-1)/2\n"
+    "                     distances in the same order (numpy: D[np.tril_indices(n,\n"
+    "                     -1)] = a)\n"
+    "  -o, --output-file FILE\n"
+    "                     write to FILE, not to standard output\n" COMMON_HELP;
 
 static int cmd_distance(int argc, char **argv)
 {
     static const struct option longs[] = {{"format", required_argument, NULL, 'f'},
                                           {"metric", required_argument, NULL, 'm'},
                                           {"dtype", required_argument, NULL, 'y'},
+                                          {"output", required_argument, NULL, 'u'},
+                                          {"output-file", required_argument, NULL, 'o'},
                                           COMMON_LONG_OPTS,
                                           {NULL, 0, NULL, 0}};
     common_opts co = {0};
     topoml_format fmt = TOPOML_FORMAT_POINT_CLOUD;
     topoml_metric metric = TOPOML_METRIC_EUCLIDEAN;
     topoml_dtype dtype = TOPOML_F64;
+    bool npy = false;
+    const char *out_path = NULL;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "distance")) == 1)
             continue;
         if (r == 2)
@@ -455,6 +634,12 @@ static int cmd_distance(int argc, char **argv)
             else
                 return cli_usage_error("distance", "--dtype is f32 or f64, not '%s'", optarg);
             break;
+        case 'u':
+            if (strcmp(optarg, "text") && strcmp(optarg, "npy"))
+                return cli_usage_error("distance", "--output is text or npy, not '%s'", optarg);
+            npy = !strcmp(optarg, "npy");
+            break;
+        case 'o': out_path = optarg; break;
         default: return cli_usage_error("distance", "%s", "bad option");
         }
     }
@@ -465,27 +650,35 @@ static int cmd_distance(int argc, char **argv)
     int status = read_input(ctx, "distance", argc - optind, argv + optind, fmt, &data);
     void *d = NULL;
     uint64_t count = 0;
+    FILE *out = NULL;
     if (!status) {
         int rc = topoml_distances(ctx, data, metric, dtype, &d, &count);
         end_progress(&co);
         if (rc != TOPOML_OK) {
             status = cli_error(ctx, rc);
+        } else if ((out = open_output(out_path)) == NULL) {
+            status = 1;
+        } else if (npy) {
+            char shape[32];
+            snprintf(shape, sizeof shape, "(%llu,)", (unsigned long long)count);
+            write_npy_header(out, dtype == TOPOML_F32 ? "'<f4'" : "'<f8'", shape);
+            fwrite(d, dtype == TOPOML_F32 ? sizeof(float) : sizeof(double), (size_t)count, out);
         } else {
             uint64_t n = topoml_data_count(data), k = 0;
-            putchar('\n'); /* row 0 of a lower triangle is empty, as in Ripser's files */
+            fputc('\n', out); /* row 0 of a lower triangle is empty, as in Ripser's files */
             for (uint64_t i = 1; i < n; i++) {
                 for (uint64_t j = 0; j < i; j++, k++) {
                     if (dtype == TOPOML_F32)
-                        printf(j ? ",%.9g" : "%.9g", (double)((float *)d)[k]);
+                        fprintf(out, j ? ",%.9g" : "%.9g", (double)((float *)d)[k]);
                     else
-                        printf(j ? ",%.17g" : "%.17g", ((double *)d)[k]);
+                        fprintf(out, j ? ",%.17g" : "%.17g", ((double *)d)[k]);
                 }
-                putchar('\n');
+                fputc('\n', out);
             }
         }
     }
-    if (fflush(stdout) != 0 && !status)
-        status = 1;
+    if (out)
+        status = close_output(out, out_path, status);
     topoml_free(ctx, d);
     topoml_data_free(ctx, data);
     topoml_context_free(ctx);
@@ -502,7 +695,11 @@ static const char edges_help[] =
     "  --threshold T      largest distance kept (required)\n"
     "  --format F         input format (default auto, as for `topoml barcode`)\n"
     "  --metric M         for point clouds (default euclidean)\n"
-    "  --strict-symmetry  refuse an asymmetric full matrix (see `barcode --help`)\n" COMMON_HELP;
+    "  --strict-symmetry  refuse an asymmetric full matrix (see `barcode --help`)\n"
+    "  --output O         text (default) or npy: a NumPy structured array with\n"
+    "                     fields i, j (uint32) and d (float64)\n"
+    "  -o, --output-file FILE\n"
+    "                     write to FILE, not to standard output\n" COMMON_HELP;
 
 static int cmd_edges(int argc, char **argv)
 {
@@ -510,16 +707,19 @@ static int cmd_edges(int argc, char **argv)
                                           {"metric", required_argument, NULL, 'm'},
                                           {"threshold", required_argument, NULL, 't'},
                                           {"strict-symmetry", no_argument, NULL, 'S'},
+                                          {"output", required_argument, NULL, 'u'},
+                                          {"output-file", required_argument, NULL, 'o'},
                                           COMMON_LONG_OPTS,
                                           {NULL, 0, NULL, 0}};
     common_opts co = {0};
-    bool strict = false;
+    bool strict = false, npy = false;
+    const char *out_path = NULL;
     topoml_format fmt = TOPOML_FORMAT_AUTO;
     topoml_metric metric = TOPOML_METRIC_EUCLIDEAN;
     double threshold = NAN;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "edges")) == 1)
             continue;
         if (r == 2)
@@ -540,6 +740,12 @@ static int cmd_edges(int argc, char **argv)
                                        optarg);
             break;
         case 'S': strict = true; break;
+        case 'u':
+            if (strcmp(optarg, "text") && strcmp(optarg, "npy"))
+                return cli_usage_error("edges", "--output is text or npy, not '%s'", optarg);
+            npy = !strcmp(optarg, "npy");
+            break;
+        case 'o': out_path = optarg; break;
         default: return cli_usage_error("edges", "%s", "bad option");
         }
     }
@@ -554,16 +760,31 @@ static int cmd_edges(int argc, char **argv)
     int status = read_input(ctx, "edges", argc - optind, argv + optind, fmt, &data);
     topoml_edge *e = NULL;
     uint64_t n = 0;
+    FILE *out = NULL;
     if (!status) {
         int rc = topoml_edges(ctx, data, metric, threshold, &e, &n);
         end_progress(&co);
-        if (rc != TOPOML_OK)
+        if (rc != TOPOML_OK) {
             status = cli_error(ctx, rc);
-        for (uint64_t k = 0; k < n; k++)
-            printf("%u %u %.17g\n", e[k].i, e[k].j, e[k].d);
+        } else if ((out = open_output(out_path)) == NULL) {
+            status = 1;
+        } else if (npy) {
+            /* topoml_edge's own layout: i, j (uint32), d (float64). */
+            char shape[32];
+            snprintf(shape, sizeof shape, "(%llu,)", (unsigned long long)n);
+            write_npy_header(out, "[('i', '<u4'), ('j', '<u4'), ('d', '<f8')]", shape);
+            for (uint64_t k = 0; k < n; k++) {
+                fwrite(&e[k].i, 4, 1, out);
+                fwrite(&e[k].j, 4, 1, out);
+                fwrite(&e[k].d, 8, 1, out);
+            }
+        } else {
+            for (uint64_t k = 0; k < n; k++)
+                fprintf(out, "%u %u %.17g\n", e[k].i, e[k].j, e[k].d);
+        }
     }
-    if (fflush(stdout) != 0 && !status)
-        status = 1;
+    if (out)
+        status = close_output(out, out_path, status);
     topoml_free(ctx, e);
     topoml_data_free(ctx, data);
     topoml_context_free(ctx);
@@ -573,9 +794,10 @@ static int cmd_edges(int argc, char **argv)
 /* ---- topoml backends ---- */
 
 static const char backends_help[] =
-    "Usage: topoml backends [--json] [--config FILE] [--verbose]\n"
+    "Usage: topoml backends [options]\n"
     "Every backend found: where it came from, identity, ABI, capabilities, probe\n"
-    "result and gate state, with the reasons.\n";
+    "result and gate state, with the reasons.\n\n"
+    "  --json             as a JSON array, capabilities by name\n" COMMON_HELP;
 
 static const char *gate_names[] = {"enabled", "disabled", "unsupported", "rejected"};
 static const char *op_names[] = {"distances", "edges", "h0", "rips", "image"};
@@ -595,6 +817,19 @@ static void json_str(const char *s)
             putchar(*s);
     }
     putchar('"');
+}
+
+/* A bit mask as a JSON array of the names of its bits. */
+static void json_names(uint32_t bits, const char **names, int count)
+{
+    bool first = true;
+    putchar('[');
+    for (int i = 0; i < count; i++)
+        if (bits & (1u << i)) {
+            printf("%s\"%s\"", first ? "" : ",", names[i]);
+            first = false;
+        }
+    putchar(']');
 }
 
 static void print_bits(uint32_t bits, const char **names, int count)
@@ -666,11 +901,16 @@ static int cmd_backends(int argc, char **argv)
             printf(",\"capabilities\":[");
             for (uint32_t k = 0; k < b.n_caps; k++) {
                 const topoml_capability_v1 *cp = &b.caps[k];
-                printf("%s{\"op\":\"%s\",\"dtypes\":%u,\"metrics\":%u,\"inputs\":%u,"
-                       "\"max_dim\":%u,\"max_modulus\":%u,\"max_points\":%llu,\"device\":",
-                       k ? "," : "", cp->op < 5 ? op_names[cp->op] : "?", cp->dtypes,
-                       cp->metrics, cp->inputs, cp->max_dim, cp->max_modulus,
-                       (unsigned long long)cp->max_points);
+                static const char *dt[] = {"f32", "f64"};
+                printf("%s{\"op\":\"%s\",\"dtypes\":", k ? "," : "",
+                       cp->op < 5 ? op_names[cp->op] : "?");
+                json_names(cp->dtypes, dt, 2);
+                printf(",\"metrics\":");
+                json_names(cp->metrics, metric_names, 5);
+                printf(",\"inputs\":");
+                json_names(cp->inputs, input_names, 3);
+                printf(",\"max_dim\":%u,\"max_modulus\":%u,\"max_points\":%llu,\"device\":",
+                       cp->max_dim, cp->max_modulus, (unsigned long long)cp->max_points);
                 json_str(cp->device);
                 printf(",\"schedule\":");
                 if (cp->schedule)
@@ -729,7 +969,8 @@ static const char main_help[] =
     "  distance   pairwise distances of a point cloud\n"
     "  edges      pairs within a threshold, sorted\n"
     "  backends   the backends found, their capabilities and gate state\n" CLI_EXTRA_HELP
-    "\n`topoml COMMAND --help` describes each. `topoml --version` prints the version.\n";
+    "\n`topoml help COMMAND` (or `topoml COMMAND --help`) describes each. `topoml --version`\n"
+    "prints the version.\n";
 
 int main(int argc, char **argv)
 {
@@ -738,6 +979,18 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
+    /* `topoml help CMD` runs `topoml CMD --help`. */
+    static char help_arg[] = "--help";
+    char *help_argv[] = {argc > 2 ? argv[2] : NULL, help_arg, NULL};
+    bool help_of = !strcmp(cmd, "help") && argc > 2 && strcmp(argv[2], "help") != 0;
+    if (help_of) {
+        cmd = argv[2];
+        argc = 2;
+        argv = help_argv;
+    } else {
+        argc--;
+        argv++;
+    }
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         fputs(main_help, stdout);
         return 0;
@@ -755,7 +1008,7 @@ int main(int argc, char **argv)
                 {"backends", cmd_backends} CLI_EXTRA_COMMANDS};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(cmd, cmds[i].name))
-            return cmds[i].fn(argc - 1, argv + 1);
+            return cmds[i].fn(argc, argv);
     fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, main_help);
     return 2;
 }

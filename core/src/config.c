@@ -32,6 +32,8 @@ void tm_config_defaults(tm_config *cfg)
     cfg->device = -1;
     cfg->isolation = TM_ISOLATION_AUTO;
     cfg->isolation_timeout = TM_ISOLATION_TIMEOUT_S;
+    cfg->verify = TM_VERIFY_AUTO;
+    cfg->verify_share = TM_VERIFY_SHARE_DEFAULT;
 }
 
 static void strlist_clear(topoml_context *ctx, tm_strlist *l)
@@ -297,6 +299,24 @@ static int apply_key(parse_state *ps, const char *key, const yaml_node_t *v, tm_
         cfg->threads = (uint32_t)t;
         return TOPOML_OK;
     }
+    if (strcmp(key, "verify") == 0) {
+        static const char *modes[] = {"auto", "always", "checks", "off"};
+        for (int m = 0; m < 4; m++)
+            if (strcmp(s, modes[m]) == 0) {
+                cfg->verify = m;
+                return TOPOML_OK;
+            }
+        return node_error(ps, v, "verify must be auto, always, checks or off, not '%s'", s);
+    }
+    if (strcmp(key, "verify_share") == 0) {
+        char *end;
+        errno = 0;
+        double share = strtod(s, &end);
+        if (*s == '\0' || *end || errno || !(share >= 0 && share <= 1))
+            return node_error(ps, v, "verify_share must be a number from 0 to 1, not '%s'", s);
+        cfg->verify_share = share;
+        return TOPOML_OK;
+    }
     return TOPOML_E_NOT_FOUND;
 }
 
@@ -448,7 +468,7 @@ int tm_config_load(topoml_context *ctx, const char *path, tm_config *cfg)
                     rc = node_error(&ps, k,
                                     "unknown key '%s' (known: plugin_paths, prefer, enable, "
                                     "disable, gate, max_memory, cache_dir, log_level, device, "
-                                    "threads, isolation, isolation_timeout)",
+                                    "threads, isolation, isolation_timeout, verify, verify_share)",
                                     key);
             }
         }

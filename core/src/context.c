@@ -177,6 +177,8 @@ const char *topoml_errmsg(const topoml_context *ctx)
 
 void topoml_set_log(topoml_context *ctx, topoml_log_fn fn, void *user, int max_level)
 {
+    if (!ctx)
+        return;
     ctx->log_fn = fn;
     ctx->log_user = user;
     ctx->log_level = max_level;
@@ -201,6 +203,8 @@ void topoml_set_log(topoml_context *ctx, topoml_log_fn fn, void *user, int max_l
 
 void topoml_set_progress(topoml_context *ctx, topoml_progress_fn fn, void *user)
 {
+    if (!ctx)
+        return;
     ctx->progress_fn = fn;
     ctx->progress_user = user;
 }
@@ -209,18 +213,15 @@ void topoml_set_progress(topoml_context *ctx, topoml_progress_fn fn, void *user)
 
 void topoml_set_max_memory(topoml_context *ctx, uint64_t bytes)
 {
+    if (!ctx)
+        return;
     ctx->max_memory = bytes;
     ctx->max_memory_set = true;
 }
 
 uint64_t topoml_get_max_memory(const topoml_context *ctx)
 {
-    return tm_max_memory(ctx);
-}
-
-uint32_t tm_threads(const topoml_context *ctx)
-{
-    return ctx->config.threads;
+    return ctx ? tm_max_memory(ctx) : 0;
 }
 
 /* The caller's limit, else the configuration's, else the machine's. */
@@ -304,6 +305,7 @@ void tm_call_init(topoml_context *ctx, topoml_call_v1 *call, char *errbuf, size_
     call->error = errbuf;
     call->error_size = errbuf_size;
     call->device = ctx->config.device;
+    call->n_threads = ctx->config.threads;
     if (errbuf && errbuf_size)
         errbuf[0] = '\0';
 }

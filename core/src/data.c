@@ -30,6 +30,7 @@ static const char *const format_names[] = {
     [TOPOML_FORMAT_SPARSE] = "sparse",
     [TOPOML_FORMAT_BINARY] = "binary",
     [TOPOML_FORMAT_AUTO] = "auto",
+    [TOPOML_FORMAT_NPY] = "npy",
 };
 #define FORMAT_COUNT (sizeof format_names / sizeof format_names[0])
 
@@ -235,6 +236,82 @@ int topoml_data_from_points(topoml_context *ctx, topoml_data **out, uint64_t n, 
     return TOPOML_OK;
 }
 
+int topoml_data_from_points_strided(topoml_context *ctx, topoml_data **out, uint64_t n,
+                                    uint64_t dim, topoml_dtype dtype, const void *coords,
+                                    uint64_t row_stride, uint64_t col_stride)
+{
+    static const char fn[] = "topoml_data_from_points_strided";
+    if (!ctx)
+        return TOPOML_E_INVALID;
+    if (!out)
+        return tm_error(ctx, TOPOML_E_INVALID, "%s: out is NULL", fn);
+    *out = NULL;
+    if (dtype != TOPOML_F32 && dtype != TOPOML_F64)
+        return tm_error(ctx, TOPOML_E_INVALID, "%s: dtype %d is neither F32 nor F64", fn,
+                        (int)dtype);
+    uint64_t size = dtype == TOPOML_F32 ? sizeof(float) : sizeof(double), count, bytes;
+    if (row_stride % size || col_stride % size)
+        return tm_error(ctx, TOPOML_E_INVALID,
+                        "%s: strides %" PRIu64 " and %" PRIu64 " are not multiples of the element "
+                        "size %" PRIu64,
+                        fn, row_stride, col_stride, size);
+    if (!tm_mul_u64(n, dim, &count) || !tm_mul_u64(count, sizeof(double), &bytes))
+        return tm_error(ctx, TOPOML_E_OVERFLOW,
+                        "%s: %" PRIu64 " points of %" PRIu64 " coordinates overflow", fn, n, dim);
+    if (count > 0 && !coords)
+        return tm_error(ctx, TOPOML_E_INVALID, "%s: coords is NULL", fn);
+    /* Gather into a C-ordered double array (checked against the memory
+     * limit), then build the data set as from_points does. */
+    int st = tm_check_memory(ctx, bytes, fn);
+    if (st)
+        return st;
+    double *dense = bytes ? tm_alloc(ctx, (size_t)bytes) : NULL;
+    if (bytes && !dense)
+        return tm_nomem(ctx, (size_t)bytes);
+    const unsigned char *base = coords;
+    for (uint64_t i = 0; i < n; i++)
+        for (uint64_t k = 0; k < dim; k++) {
+            const unsigned char *p = base + i * row_stride + k * col_stride;
+            if (dtype == TOPOML_F32) {
+                float x;
+                memcpy(&x, p, sizeof x);
+                dense[i * dim + k] = (double)x;
+            } else {
+                memcpy(&dense[i * dim + k], p, sizeof(double));
+            }
+        }
+    st = topoml_data_from_points(ctx, out, n, dim, dense);
+    tm_free(ctx, dense);
+    return st;
+}
+
+/* A condensed matrix with +INFINITY entries: its finite entries as edges. */
+static int condensed_with_gaps(topoml_context *ctx, topoml_data **out, uint64_t n,
+                               const double *condensed, uint64_t count)
+{
+    uint64_t m = 0, bytes;
+    for (uint64_t k = 0; k < count; k++)
+        m += !isinf(condensed[k]);
+    if (!tm_mul_u64(m, sizeof(topoml_edge), &bytes))
+        return tm_error(ctx, TOPOML_E_OVERFLOW, "topoml_data_from_condensed: too many edges");
+    int st = tm_check_memory(ctx, bytes, "topoml_data_from_condensed");
+    if (st)
+        return st;
+    topoml_edge *e = m ? tm_alloc(ctx, (size_t)bytes) : NULL;
+    if (m && !e)
+        return tm_nomem(ctx, (size_t)bytes);
+    uint64_t q = 0;
+    for (uint64_t k = 0; k < count; k++)
+        if (!isinf(condensed[k])) {
+            uint64_t i, j;
+            tm_condensed_pair(k, &i, &j);
+            e[q++] = (topoml_edge){.d = condensed[k], .i = (uint32_t)j, .j = (uint32_t)i};
+        }
+    st = topoml_data_from_edges(ctx, out, n, m, e);
+    tm_free(ctx, e);
+    return st;
+}
+
 int topoml_data_from_condensed(topoml_context *ctx, topoml_data **out, uint64_t n,
                                const double *condensed)
 {
@@ -249,8 +326,13 @@ int topoml_data_from_condensed(topoml_context *ctx, topoml_data **out, uint64_t 
         return tm_error(ctx, TOPOML_E_OVERFLOW, "%s: n = %" PRIu64 " overflows n(n-1)/2", fn, n);
     if (count > 0 && !condensed)
         return tm_error(ctx, TOPOML_E_INVALID, "%s: condensed is NULL", fn);
+    bool gaps = false;
     for (uint64_t k = 0; k < count; k++) {
         double x = condensed[k];
+        if (x == INFINITY) {
+            gaps = true;
+            continue;
+        }
         if (!isfinite(x) || x < 0) {
             uint64_t i, j;
             tm_condensed_pair(k, &i, &j);
@@ -259,6 +341,12 @@ int topoml_data_from_condensed(topoml_context *ctx, topoml_data **out, uint64_t 
                             : isinf(x) ? "Inf"
                                        : "negative");
         }
+    }
+    if (gaps) {
+        if (n > (uint64_t)UINT32_MAX)
+            return tm_error(ctx, TOPOML_E_OVERFLOW,
+                            "%s: n = %" PRIu64 " is more vertices than an edge can name", fn, n);
+        return condensed_with_gaps(ctx, out, n, condensed, count);
     }
     struct topoml_data *d;
     void *values;

@@ -483,8 +483,8 @@ static int read_csv(reader *r)
             return parse_error(r, "the dimension is not a non-negative integer");
         if (!parse_double(f[1], (size_t)(fe[1] - f[1]), &b))
             return parse_error(r, "the birth is not a number");
-        if (fe[2] == f[2])
-            d = INFINITY;
+        if (fe[2] == f[2] || (fe[2] - f[2] == 3 && strncmp(f[2], "cut", 3) == 0))
+            d = INFINITY; /* "cut": alive at the threshold of `topoml barcode` */
         else if (!parse_double(f[2], (size_t)(fe[2] - f[2]), &d))
             return parse_error(r, "the death is not a number");
         int st = add_read_pair(r, dim, b, d);
@@ -899,8 +899,8 @@ int topoml_diagram_read(topoml_context *ctx, topoml_diagram **out, const char *p
 {
     if (ctx == NULL)
         return TOPOML_E_INVALID;
-    if (path == NULL)
-        return tm_error(ctx, TOPOML_E_INVALID, "diagram_read: no path");
+    if (path == NULL || out == NULL)
+        return tm_error(ctx, TOPOML_E_INVALID, "diagram_read: NULL argument");
     if (strcmp(path, "-") == 0)
         return topoml_diagram_read_stream(ctx, out, stdin, "<stdin>", format);
     FILE *f = fopen(path, "rb");

@@ -280,7 +280,7 @@ int tm_text_peek(tm_reader *r, uint64_t lines, uint64_t max_bytes, const char **
         for (size_t k = 0; k < have && seen < lines; k++)
             if (start[k] == '\n')
                 seen++;
-        if (seen >= lines || r->eof || have >= max_bytes) {
+        if (seen >= lines || r->eof || have >= max_bytes || (have && memchr(start, '\0', have))) {
             *text = start ? start : "";
             *len = have;
             return TOPOML_OK;
@@ -756,6 +756,10 @@ static int read_as(tm_reader *r, topoml_format format, struct topoml_data *out)
         break;
     case TOPOML_FORMAT_BINARY:
         parse = tm_read_binary;
+        binary = true;
+        break;
+    case TOPOML_FORMAT_NPY:
+        parse = tm_read_npy;
         binary = true;
         break;
     default:

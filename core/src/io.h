@@ -107,8 +107,9 @@ int tm_text_line(tm_reader *r, char **line, size_t *len);
 
 /* Look ahead without consuming: make the buffer hold at least `lines`
  * complete lines (or the rest of the input, or `max_bytes`, whichever comes
- * first) and point *text at what is not yet returned. The next tm_text_line
- * or tm_read_bytes starts at *text. */
+ * first, or a NUL byte, which it lets in and stops at) and point *text at
+ * what is not yet returned. The next tm_text_line or tm_read_bytes starts
+ * at *text. */
 int tm_text_peek(tm_reader *r, uint64_t lines, uint64_t max_bytes, const char **text,
                  size_t *len);
 
@@ -216,6 +217,7 @@ int tm_read_distance(tm_reader *r, struct topoml_data *out);
 int tm_read_sparse(tm_reader *r, struct topoml_data *out);
 int tm_read_dipha(tm_reader *r, struct topoml_data *out);
 int tm_read_binary(tm_reader *r, struct topoml_data *out);
+int tm_read_npy(tm_reader *r, struct topoml_data *out);
 
 /* ---- edges (data.c), shared by the sparse parser and topoml_data_from_edges ---- */
 

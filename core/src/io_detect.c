@@ -1,6 +1,6 @@
 /*
  * io_detect.c — which layout an input has when the caller names none
- * (TOPOML_FORMAT_AUTO): a DIPHA file by its magic number, and a text
+ * (TOPOML_FORMAT_AUTO): a DIPHA or NumPy .npy file by its magic number, and a text
  * distance matrix by the lengths of its first two rows — a square matrix
  * (rows of n values), a lower triangle (rows of 1, 2, 3, ... values, or an
  * empty first row as Ripser writes it) or an upper triangle (rows of n-1,
@@ -23,10 +23,10 @@
 
 /* One line of the peeked text, measured as the text parsers would read it. */
 typedef struct row_shape {
-    uint64_t values;   /* tokens before any '#' */
-    bool blank;        /* nothing at all but whitespace (a comment is not blank) */
-    bool numeric;      /* its first token is a number */
-    char first[48];    /* its first token, for messages */
+    uint64_t values; /* tokens before any '#' */
+    bool blank;      /* nothing at all but whitespace (a comment is not blank) */
+    bool numeric;    /* its first token is a number */
+    char first[48];  /* its first token, for messages */
 } row_shape;
 
 static bool sep(char ch)
@@ -103,6 +103,11 @@ int tm_detect_format(tm_reader *r, topoml_format *out, char *why, size_t why_siz
     if (len >= 8 && memcmp(text, dipha_magic, 8) == 0) {
         *out = TOPOML_FORMAT_DIPHA;
         snprintf(why, why_size, "DIPHA's magic number 8067171840 in the first 8 bytes");
+        return TOPOML_OK;
+    }
+    if (len >= 6 && memcmp(text, "\x93NUMPY", 6) == 0) {
+        *out = TOPOML_FORMAT_NPY;
+        snprintf(why, why_size, "the .npy magic \\x93NUMPY in the first 6 bytes");
         return TOPOML_OK;
     }
     const char *nul = memchr(text, '\0', len);

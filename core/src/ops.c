@@ -4,11 +4,14 @@
  * check what comes back before the caller sees it.
  *
  * A backend's answer is not trusted blindly: statuses outside the known set
- * become TOPOML_E_PLUGIN, barcodes are checked for order and sanity, and
- * every array a plugin hands over is freed with the allocator it came from.
+ * become TOPOML_E_PLUGIN, every answer of a plugin is verified (verify.c:
+ * invariants, spot checks, re-runs on the reference; a wrong one is replaced
+ * by the reference's), and every array a plugin hands over is freed with the
+ * allocator it came from.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -20,7 +23,37 @@ struct topoml_barcode {
     int complete;
     uint64_t n;
     topoml_interval *intervals;
+    /* What it was computed from, for the JSON and CSV output. */
+    double threshold;      /* as asked: +INFINITY for none */
+    bool cut;              /* the threshold cut the filtration short (below) */
+    bool dense;            /* points or a matrix: every pair has a distance */
+    uint32_t input_format; /* topoml_format of the data set */
+    uint64_t points;
+    topoml_generator *generators; /* NULL unless TOPOML_RIPS_GENERATORS */
 };
+
+/* Bytes after a distance array that a backend must leave alone. */
+#define GUARD_BYTES 64
+#define GUARD_BYTE 0xA5
+
+/* Is interval k alive at the threshold (its death unknown, beyond it)
+ * rather than essential? Only when the threshold cut the filtration short:
+ * a threshold below the largest distance of a sparse input, or any finite
+ * threshold of a dense one. A dense input's full complex is a simplex, so
+ * exactly one class (of H0) is essential; all H0 bars are born at 0, and
+ * the first infinite one is taken as it. */
+static bool interval_cut_off(const struct topoml_barcode *bc, uint64_t k)
+{
+    const topoml_interval *v = &bc->intervals[k];
+    if (!bc->cut || !isinf(v->death))
+        return false;
+    if (!bc->dense || v->dim > 0)
+        return true;
+    for (uint64_t m = 0; m < k; m++)
+        if (bc->intervals[m].dim == 0 && isinf(bc->intervals[m].death))
+            return true;
+    return false;
+}
 
 static void input_from_data(const struct topoml_data *d, uint32_t metric, topoml_input_v1 *in)
 {
@@ -120,41 +153,38 @@ int topoml_distances(topoml_context *ctx, const topoml_data *points, topoml_metr
         tm_free(ctx, coords32);
         return rc;
     }
-    void *buf = tm_alloc(ctx, (size_t)bytes);
+    /* A guard zone after the array catches a backend that writes past it. */
+    if (bytes > SIZE_MAX - 1 - GUARD_BYTES)
+        return tm_error(ctx, TOPOML_E_OVERFLOW, "distance matrix too large for this machine");
+    unsigned char *buf = tm_alloc(ctx, (size_t)bytes + GUARD_BYTES);
     if (!buf) {
         tm_free(ctx, coords32);
         return tm_nomem(ctx, (size_t)bytes);
     }
+    memset(buf + bytes, GUARD_BYTE, GUARD_BYTES);
     char msg[512];
     topoml_call_v1 call;
     tm_call_init(ctx, &call, msg, sizeof msg);
+    tm_verify_call vc;
+    tm_verify_begin(ctx, b, &in, &vc);
     rc = b->vt->distances(b->state, &call, &in, buf);
-    tm_free(ctx, coords32);
-    if (rc != TOPOML_OK) {
+    if (rc == TOPOML_OK) {
+        bool guard_ok = true;
+        for (size_t k = 0; k < GUARD_BYTES; k++)
+            guard_ok &= buf[bytes + k] == GUARD_BYTE;
+        rc = tm_verify_distances(ctx, &b, &in, &vc, buf, pairs, guard_ok);
+        tm_free(ctx, coords32);
+        if (rc != TOPOML_OK) {
+            tm_free(ctx, buf);
+            return rc;
+        }
+    } else {
+        tm_free(ctx, coords32);
         tm_free(ctx, buf);
         return backend_error(ctx, b, rc, msg);
     }
     *out = buf;
     *count = pairs;
-    return TOPOML_OK;
-}
-
-static int check_edges(topoml_context *ctx, const tm_backend *b, const topoml_edge *e, uint64_t n,
-                       uint64_t n_vertices, double threshold)
-{
-    for (uint64_t k = 0; k < n; k++) {
-        bool ok = e[k].i < e[k].j && e[k].j < n_vertices && !isnan(e[k].d) && e[k].d >= 0 &&
-                  e[k].d <= threshold;
-        if (ok && k > 0) {
-            const topoml_edge *p = &e[k - 1];
-            ok = p->d < e[k].d || (p->d == e[k].d && (p->i < e[k].i ||
-                                                      (p->i == e[k].i && p->j < e[k].j)));
-        }
-        if (!ok)
-            return tm_error(ctx, TOPOML_E_PLUGIN,
-                            "backend '%s' returned a bad edge list (entry %llu: %u-%u at %g)",
-                            b->name, (unsigned long long)k, e[k].i, e[k].j, e[k].d);
-    }
     return TOPOML_OK;
 }
 
@@ -182,14 +212,14 @@ int topoml_edges(topoml_context *ctx, const topoml_data *data, topoml_metric met
     tm_call_init(ctx, &call, msg, sizeof msg);
     topoml_edge *e = NULL;
     uint64_t n = 0;
+    tm_verify_call vc;
+    tm_verify_begin(ctx, b, &in, &vc);
     rc = b->vt->edges(b->state, &call, &in, threshold, &e, &n);
     if (rc != TOPOML_OK) {
         tm_free(ctx, e);
         return backend_error(ctx, b, rc, msg);
     }
-    if (n && !e)
-        return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned no edge array", b->name);
-    rc = check_edges(ctx, b, e, n, data->n, threshold);
+    rc = tm_verify_edges(ctx, &b, &in, &vc, threshold, &e, &n);
     if (rc != TOPOML_OK) {
         tm_free(ctx, e);
         return rc;
@@ -201,6 +231,8 @@ int topoml_edges(topoml_context *ctx, const topoml_data *data, topoml_metric met
 
 void topoml_rips_options_init(topoml_rips_options *opts)
 {
+    if (!opts)
+        return;
     memset(opts, 0, sizeof *opts);
     opts->struct_size = sizeof *opts;
     opts->max_dim = 1;
@@ -215,6 +247,7 @@ void topoml_rips_options_init(topoml_rips_options *opts)
 static int check_barcode(topoml_context *ctx, const tm_backend *b, topoml_barcode_v1 *bc,
                          uint32_t max_dim)
 {
+    topoml_generator *g = bc->generators;
     uint32_t last = 0;
     uint64_t kept = 0;
     if (bc->max_dim > max_dim)
@@ -228,19 +261,73 @@ static int check_barcode(topoml_context *ctx, const tm_backend *b, topoml_barcod
                             "backend '%s' returned a bad interval %llu (dim %u, [%g,%g))",
                             b->name, (unsigned long long)k, v->dim, v->birth, v->death);
         last = v->dim;
-        if (v->death > v->birth)
-            bc->intervals[kept++] = *v;
+        if (!(v->death > v->birth))
+            continue;
+        if (g)
+            g[kept] = g[k];
+        bc->intervals[kept++] = *v;
     }
     bc->n_intervals = kept;
     return TOPOML_OK;
 }
 
-/* TOPOML_COLLAPSE_AUTO collapses only when at most this share of all pairs
- * is within the threshold (docs/architecture.md, "Edge collapse", has the
- * measurements): in a nearly complete graph, such as a small data set with
- * no threshold, few edges are dominated and the search costs more than the
- * reduction it saves. */
-#define TM_COLLAPSE_AUTO_DENSITY 0.5
+/* Generators asked for: `b` if its rips capability says it gives them,
+ * else the built-in scalar reference (which always does). */
+static tm_backend *generators_backend(topoml_context *ctx, tm_backend *b, uint32_t op)
+{
+    if (op != TOPOML_OP_RIPS)
+        return b; /* H0 by union-find (max_dim 0 without a rips op): none */
+    if (tm_caps_generators(b->caps, b->n_caps))
+        return b;
+    tm_backend *ref = &ctx->backends[0];
+    tm_log(ctx, TOPOML_LOG_INFO,
+           "generators: backend '%s' does not give them; the %s reference computes the barcode",
+           b->name, ref->name);
+    snprintf(ctx->last_backend, sizeof ctx->last_backend, "%s", ref->name);
+    snprintf(ctx->last_reason, sizeof ctx->last_reason, "generators asked for; %s cannot give them",
+             b->name);
+    return ref;
+}
+
+/* Generators, when asked for, must have come back (one per interval, vertices
+ * below n, each edge's vertices ascending, or TOPOML_NO_VERTEX where the
+ * interval has no such edge); when not asked for, none may come back. */
+static int check_generators(topoml_context *ctx, const tm_backend *b, topoml_barcode_v1 *bc,
+                            uint64_t n, bool asked)
+{
+    if (!asked) {
+        if (bc->generators)
+            return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned generators not asked for",
+                            b->name);
+        return TOPOML_OK;
+    }
+    if (!bc->generators && bc->n_intervals > 0)
+        return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned no generators", b->name);
+    for (uint64_t k = 0; k < bc->n_intervals; k++) {
+        const topoml_generator *g = &bc->generators[k];
+        const topoml_interval *v = &bc->intervals[k];
+        const bool need_birth = v->dim > 0, need_death = !isinf(v->death);
+        const uint32_t *e[2] = {g->birth, g->death};
+        const bool need[2] = {need_birth, need_death};
+        for (int t = 0; t < 2; t++) {
+            bool ok = need[t] ? e[t][0] < e[t][1] && e[t][1] < n
+                              : e[t][0] == TOPOML_NO_VERTEX && e[t][1] == TOPOML_NO_VERTEX;
+            if (!ok)
+                return tm_error(ctx, TOPOML_E_PLUGIN,
+                                "backend '%s' returned a bad %s edge (%u, %u) for interval %llu",
+                                b->name, t ? "death" : "birth", e[t][0], e[t][1],
+                                (unsigned long long)k);
+        }
+    }
+    return TOPOML_OK;
+}
+
+/* TOPOML_COLLAPSE_AUTO goes on with the collapse only if it removes at
+ * least this share of the longest tenth of the edges, the first it
+ * processes (docs/architecture.md, "Edge collapse", has the measurements):
+ * where few edges are dominated, as in sphere_3_192, the search costs more
+ * than the reduction it saves, and the probe costs a tenth of it. */
+#define TM_COLLAPSE_AUTO_PROBE 0.1
 /* The edge collapse stage: when it runs, `in` becomes the collapsed graph
  * (SPARSE, edges in col->edges) and col->threshold the threshold that goes
  * with it. */
@@ -250,8 +337,8 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
     /* H0 alone gains nothing from it. */
     if (o->max_dim == 0 || o->collapse == TOPOML_COLLAPSE_OFF)
         return TOPOML_OK;
-    double density = o->collapse == TOPOML_COLLAPSE_ON ? 1.0 : TM_COLLAPSE_AUTO_DENSITY;
-    int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, density, col);
+    double probe = o->collapse == TOPOML_COLLAPSE_ON ? 0.0 : TM_COLLAPSE_AUTO_PROBE;
+    int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, probe, col);
     if (rc != TOPOML_OK || !col->done)
         return rc;
     tm_log(ctx, TOPOML_LOG_INFO, "edge collapse: %llu of %llu edges remain (threshold %g)",
@@ -288,6 +375,15 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         return tm_error(ctx, TOPOML_E_INVALID, "unknown metric %u", o.metric);
     if (o.collapse > TOPOML_COLLAPSE_OFF)
         return tm_error(ctx, TOPOML_E_INVALID, "unknown collapse setting %u", o.collapse);
+    if (o.flags & ~TOPOML_RIPS_GENERATORS)
+        return tm_error(ctx, TOPOML_E_INVALID, "unknown rips flags 0x%x", o.flags);
+    const bool want_gens = (o.flags & TOPOML_RIPS_GENERATORS) != 0;
+    if (want_gens && o.collapse != TOPOML_COLLAPSE_OFF && o.max_dim > 0) {
+        /* The collapse gives edges later filtration values: the edges of
+         * the collapsed complex are not the ones of the input's lengths. */
+        tm_log(ctx, TOPOML_LOG_INFO, "generators asked for: no edge collapse");
+        o.collapse = TOPOML_COLLAPSE_OFF;
+    }
 
     /* Without a threshold every pair of a point cloud is looked at and,
      * unless few are within the enclosing radius, kept: the distance matrix
@@ -332,6 +428,8 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         tm_free(ctx, col.edges);
         return rc;
     }
+    if (want_gens)
+        b = generators_backend(ctx, b, op);
 
     struct topoml_barcode *bc = tm_calloc(ctx, 1, sizeof *bc);
     if (!bc) {
@@ -345,35 +443,64 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     topoml_barcode_v1 res;
     memset(&res, 0, sizeof res);
     res.struct_size = sizeof res;
+    if (o.n_threads)
+        call.n_threads = o.n_threads;
     double threshold = col.done ? col.threshold : o.threshold;
-    if (op == TOPOML_OP_RIPS) {
-        topoml_rips_params_v1 p;
-        memset(&p, 0, sizeof p);
-        p.struct_size = sizeof p;
-        p.max_dim = o.max_dim;
-        p.threshold = threshold;
-        p.modulus = o.modulus;
-        p.n_threads = o.n_threads ? o.n_threads : tm_threads(ctx);
+    topoml_rips_params_v1 p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    p.max_dim = o.max_dim;
+    p.threshold = threshold;
+    p.modulus = o.modulus;
+    p.flags = want_gens ? TOPOML_RIPS_PARAM_GENERATORS : 0;
+    tm_verify_call vc;
+    tm_verify_begin(ctx, b, &in, &vc);
+    if (op == TOPOML_OP_RIPS)
         rc = b->vt->rips(b->state, &call, &in, &p, &res);
-    } else {
+    else
         rc = b->vt->h0(b->state, &call, &in, threshold, &res);
-    }
+    /* Verified on the input the backend was given (the collapsed graph, if
+     * any): the reference re-runs that same input. */
+    int vrc = rc == TOPOML_OK ? tm_verify_barcode(ctx, &b, op, &in, &vc, &p, &res) : TOPOML_OK;
     tm_free(ctx, col.edges);
+    if (vrc != TOPOML_OK && vrc != TOPOML_E_CANCELLED) {
+        tm_free(ctx, res.intervals);
+        tm_free(ctx, bc);
+        return vrc;
+    }
+    if (vrc == TOPOML_E_CANCELLED) /* the reference, answering instead */
+        rc = vrc;
     if (rc != TOPOML_OK && rc != TOPOML_E_CANCELLED) {
         tm_free(ctx, res.intervals);
+        tm_free(ctx, res.generators);
         tm_free(ctx, bc);
         return backend_error(ctx, b, rc, msg);
     }
-    int crc = check_barcode(ctx, b, &res, o.max_dim);
+    int crc = check_generators(ctx, b, &res, data->n, want_gens && op == TOPOML_OP_RIPS);
+    if (crc == TOPOML_OK)
+        crc = check_barcode(ctx, b, &res, o.max_dim);
     if (crc != TOPOML_OK) {
         tm_free(ctx, res.intervals);
+        tm_free(ctx, res.generators);
         tm_free(ctx, bc);
         return crc;
     }
+    bc->threshold = o.threshold;
+    bc->dense = data->kind != TOPOML_INPUT_SPARSE;
+    bc->cut = !isinf(o.threshold);
+    if (!bc->dense) {
+        double longest = 0;
+        for (uint64_t e = 0; e < data->n_edges; e++)
+            longest = fmax(longest, data->edges[e].d);
+        bc->cut = o.threshold < longest;
+    }
+    bc->input_format = data->format;
+    bc->points = data->n;
     bc->max_dim = rc == TOPOML_OK ? o.max_dim : res.max_dim;
     bc->complete = rc == TOPOML_OK ? 1 : 0;
     bc->n = res.n_intervals;
     bc->intervals = res.intervals;
+    bc->generators = res.generators;
     *out = bc;
     if (rc == TOPOML_E_CANCELLED) {
         if (res.n_intervals == 0 && data->n > 0)
@@ -389,24 +516,44 @@ void topoml_barcode_free(topoml_barcode *bc)
         return;
     topoml_context *ctx = bc->ctx;
     tm_free(ctx, bc->intervals);
+    tm_free(ctx, bc->generators);
     tm_free(ctx, bc);
 }
 
 uint32_t topoml_barcode_max_dim(const topoml_barcode *bc)
 {
-    return bc->max_dim;
+    return bc ? bc->max_dim : 0;
 }
 
 int topoml_barcode_complete(const topoml_barcode *bc)
 {
-    return bc->complete;
+    return bc ? bc->complete : 0;
 }
 
 const topoml_interval *topoml_barcode_intervals(const topoml_barcode *bc, uint64_t *n)
 {
     if (n)
-        *n = bc->n;
-    return bc->intervals;
+        *n = bc ? bc->n : 0;
+    return bc ? bc->intervals : NULL;
+}
+
+double topoml_barcode_threshold(const topoml_barcode *bc)
+{
+    return bc ? bc->threshold : NAN;
+}
+
+int topoml_barcode_cut_off(const topoml_barcode *bc, uint64_t k)
+{
+    if (!bc || k >= bc->n)
+        return TOPOML_E_INVALID;
+    return interval_cut_off(bc, k) ? 1 : 0;
+}
+
+const topoml_generator *topoml_barcode_generators(const topoml_barcode *bc, uint64_t *n)
+{
+    if (n)
+        *n = bc && bc->generators ? bc->n : 0;
+    return bc ? bc->generators : NULL;
 }
 
 /* Ripser prints with the stream default: 6 significant digits, which is
@@ -418,6 +565,8 @@ int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *bc, FILE *f,
         return TOPOML_E_INVALID;
     if (!bc || !f)
         return tm_error(ctx, TOPOML_E_INVALID, "barcode_write: NULL argument");
+    if (isnan(ratio) || ratio < 0)
+        return tm_error(ctx, TOPOML_E_INVALID, "barcode_write: the ratio must be a number >= 0");
     uint64_t k = 0;
     switch (style) {
     case TOPOML_OUTPUT_RIPSER:
@@ -435,12 +584,24 @@ int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *bc, FILE *f,
             }
         }
         break;
-    case TOPOML_OUTPUT_JSON:
-        fprintf(f, "{\"max_dim\":%u,\"complete\":%s,\"dims\":[", bc->max_dim,
+    case TOPOML_OUTPUT_JSON: {
+        const char *fmt = topoml_format_name((topoml_format)bc->input_format);
+        fprintf(f, "{\"max_dim\":%u,\"complete\":%s,\"input\":{\"format\":", bc->max_dim,
                 bc->complete ? "true" : "false");
+        if (bc->input_format == TOPOML_FORMAT_AUTO || !fmt)
+            fprintf(f, "null"); /* made from memory */
+        else
+            fprintf(f, "\"%s\"", fmt);
+        fprintf(f, ",\"points\":%llu},\"threshold\":", (unsigned long long)bc->points);
+        if (isinf(bc->threshold))
+            fprintf(f, "null");
+        else
+            fprintf(f, "%.17g", bc->threshold);
+        fprintf(f, ",\"dims\":[");
         for (uint32_t d = 0; d <= bc->max_dim; d++) {
             fprintf(f, "%s{\"dim\":%u,\"intervals\":[", d ? "," : "", d);
             bool first = true;
+            uint64_t cut = 0;
             for (; k < bc->n && bc->intervals[k].dim == d; k++) {
                 const topoml_interval *v = &bc->intervals[k];
                 if (d > 0 && ratio > 0 && !(v->death > v->birth * ratio))
@@ -449,20 +610,29 @@ int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *bc, FILE *f,
                     fprintf(f, "%s[%.17g,null]", first ? "" : ",", v->birth);
                 else
                     fprintf(f, "%s[%.17g,%.17g]", first ? "" : ",", v->birth, v->death);
+                cut += interval_cut_off(bc, k);
                 first = false;
             }
-            fprintf(f, "]}");
+            /* How many of the null deaths are cut off by the threshold
+             * (alive at it) rather than essential. */
+            fprintf(f, "],\"cut_off\":%llu}", (unsigned long long)cut);
         }
         fprintf(f, "]}\n");
         break;
+    }
     case TOPOML_OUTPUT_CSV:
+        /* The threshold as a comment line, which CSV readers (topoml's,
+         * pandas with comment='#') skip; a cut-off bar's death is "cut". */
+        if (!isinf(bc->threshold))
+            fprintf(f, "# threshold %.17g\n", bc->threshold);
         fprintf(f, "dim,birth,death\n");
         for (; k < bc->n; k++) {
             const topoml_interval *v = &bc->intervals[k];
             if (v->dim > 0 && ratio > 0 && !(v->death > v->birth * ratio))
                 continue;
             if (isinf(v->death))
-                fprintf(f, "%u,%.17g,inf\n", v->dim, v->birth);
+                fprintf(f, "%u,%.17g,%s\n", v->dim, v->birth,
+                        interval_cut_off(bc, k) ? "cut" : "inf");
             else
                 fprintf(f, "%u,%.17g,%.17g\n", v->dim, v->birth, v->death);
         }
@@ -473,6 +643,39 @@ int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *bc, FILE *f,
     if (ferror(f))
         return tm_error(ctx, TOPOML_E_IO, "write error");
     return TOPOML_OK;
+}
+
+int topoml_barcode_write_mem(topoml_context *ctx, const topoml_barcode *bc, topoml_output style,
+                             double ratio, char **out, size_t *len)
+{
+    if (!ctx)
+        return TOPOML_E_INVALID;
+    if (!out || !len)
+        return tm_error(ctx, TOPOML_E_INVALID, "barcode_write_mem: NULL argument");
+    *out = NULL;
+    *len = 0;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f)
+        return tm_nomem(ctx, 0);
+    int st = topoml_barcode_write(ctx, bc, f, style, ratio);
+    if (fclose(f) != 0 && st == TOPOML_OK)
+        st = tm_nomem(ctx, size);
+    if (st == TOPOML_OK) {
+        /* Handed over in the context's allocator, as everything it returns. */
+        char *copy = tm_alloc(ctx, size + 1);
+        if (!copy) {
+            st = tm_nomem(ctx, size + 1);
+        } else {
+            memcpy(copy, text, size);
+            copy[size] = '\0';
+            *out = copy;
+            *len = size;
+        }
+    }
+    free(text);
+    return st;
 }
 
 int topoml_data_stats(topoml_context *ctx, const topoml_data *data, topoml_metric metric,

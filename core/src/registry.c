@@ -276,6 +276,26 @@ int topoml_backend_get(const topoml_context *ctx, uint32_t index, topoml_backend
 
 int topoml_use_backend(topoml_context *ctx, const char *name)
 {
+    if (!ctx)
+        return TOPOML_E_INVALID;
+    if (name && *name) {
+        /* A name no backend has is refused now, not at the first op. */
+        bool known = false;
+        char names[512] = "";
+        size_t len = 0;
+        for (uint32_t k = 0; k < ctx->n_backends; k++) {
+            const char *b = ctx->backends[k].name;
+            if (!b || !*b)
+                continue;
+            known = known || strcmp(b, name) == 0;
+            if (len < sizeof names)
+                len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
+                                        b);
+        }
+        if (!known)
+            return tm_error(ctx, TOPOML_E_NOT_FOUND,
+                            "no backend is named '%s' (the backends found: %s)", name, names);
+    }
     tm_free(ctx, ctx->preferred);
     ctx->preferred = NULL;
     if (!name || !*name)
@@ -286,12 +306,12 @@ int topoml_use_backend(topoml_context *ctx, const char *name)
 
 const char *topoml_last_backend(const topoml_context *ctx)
 {
-    return ctx->last_backend;
+    return ctx ? ctx->last_backend : "";
 }
 
 const char *topoml_last_selection_reason(const topoml_context *ctx)
 {
-    return ctx->last_reason;
+    return ctx ? ctx->last_reason : "";
 }
 
 static const char *op_names[TOPOML_OP_COUNT] = {"distances", "edges", "h0", "rips", "image"};
@@ -335,6 +355,14 @@ bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t o
             continue;
         return true;
     }
+    return false;
+}
+
+bool tm_caps_generators(const topoml_capability_v1 *caps, uint32_t n_caps)
+{
+    for (uint32_t i = 0; i < n_caps; i++)
+        if (caps[i].op == TOPOML_OP_RIPS && (caps[i].features & TOPOML_CAP_GENERATORS))
+            return true;
     return false;
 }
 

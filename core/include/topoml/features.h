@@ -139,7 +139,7 @@ typedef enum topoml_diagram_format {
     TOPOML_DIAGRAM_JSON = 1,   /* {"dims":[{"dim":0,"intervals":[[b,d],[b,null]]}]} */
     TOPOML_DIAGRAM_RIPSER = 2, /* "persistence intervals in dim k:" then " [b,d)" / " [b, )" */
     TOPOML_DIAGRAM_GUDHI = 3,  /* "dim b d" per line, "inf" for infinity */
-    TOPOML_DIAGRAM_CSV = 4     /* "dim,birth,death" header and rows, "inf" for infinity */
+    TOPOML_DIAGRAM_CSV = 4     /* "dim,birth,death" header and rows, "inf" (or "cut") for infinity */
 } topoml_diagram_format;
 
 /* "auto", "json", "ripser", "gudhi", "csv". */

@@ -39,10 +39,9 @@ extern "C" {
 #define TOPOML_API
 #endif
 
-#define TOPOML_VERSION_MAJOR 0
-#define TOPOML_VERSION_MINOR 1
-#define TOPOML_VERSION_PATCH 0
-#define TOPOML_VERSION_STRING "0.1.0"
+/* TOPOML_VERSION_MAJOR, _MINOR, _PATCH and _STRING, generated from the
+ * version in CMakeLists.txt. */
+#include "topoml/version.h"
 
 /* "MAJOR.MINOR.PATCH" of the library actually linked. */
 TOPOML_API const char *topoml_version(void);
@@ -193,7 +192,8 @@ typedef enum topoml_format {
     TOPOML_FORMAT_DIPHA = 4,          /* DIPHA distance matrix */
     TOPOML_FORMAT_SPARSE = 5,         /* "i j d" per line */
     TOPOML_FORMAT_BINARY = 6,         /* lower-triangular float32, native order */
-    TOPOML_FORMAT_AUTO = 7            /* detect: DIPHA, or a square/lower/upper text matrix */
+    TOPOML_FORMAT_AUTO = 7,           /* detect: DIPHA, NPY, or a square/lower/upper text matrix */
+    TOPOML_FORMAT_NPY = 8             /* points: a 2-D float64/float32 NumPy .npy array */
 } topoml_format;
 
 /* Parse a format name ("lower-distance", "point-cloud", "auto", ...). As
@@ -226,11 +226,25 @@ TOPOML_API int topoml_set_read_flags(topoml_context *ctx, uint32_t flags);
 /* Make a data set from memory (copied). */
 TOPOML_API int topoml_data_from_points(topoml_context *ctx, topoml_data **out, uint64_t n,
                                        uint64_t dim, const double *coords);
+/* A condensed matrix (Ripser's order, n(n-1)/2 values). An entry of
+ * +INFINITY means "no edge" between its two points: a matrix with such
+ * entries becomes a sparse data set of its finite entries (kind SPARSE). */
 TOPOML_API int topoml_data_from_condensed(topoml_context *ctx, topoml_data **out, uint64_t n,
                                           const double *condensed);
 TOPOML_API int topoml_data_from_edges(topoml_context *ctx, topoml_data **out, uint64_t n,
                                       uint64_t n_edges, const topoml_edge *edges);
 TOPOML_API void topoml_data_free(topoml_context *ctx, topoml_data *data);
+
+/* Points from memory in any layout and precision: n points of `dim`
+ * coordinates of `dtype` (TOPOML_F32 or TOPOML_F64); coordinate k of point i
+ * is at (const char *)coords + i * row_stride + k * col_stride, in bytes (a
+ * C-ordered array: row_stride = dim * size, col_stride = size; a Fortran-
+ * ordered one: row_stride = size, col_stride = n * size). Strides must be
+ * multiples of the element size. Copied, widened to double. */
+TOPOML_API int topoml_data_from_points_strided(topoml_context *ctx, topoml_data **out, uint64_t n,
+                                               uint64_t dim, topoml_dtype dtype,
+                                               const void *coords, uint64_t row_stride,
+                                               uint64_t col_stride);
 
 /* Shape: kind is a topoml_input_kind (POINTS, CONDENSED or SPARSE). */
 TOPOML_API uint32_t topoml_data_kind(const topoml_data *data);
@@ -284,14 +298,23 @@ typedef struct topoml_rips_options {
     uint32_t n_threads;   /* threads a multi-threaded backend may use; 0: the
                              configuration's `threads:`, else every core this
                              process may run on (sched_getaffinity) */
+    /* Appended in 0.3: */
+    uint32_t flags;       /* TOPOML_RIPS_* bits (default 0) */
 } topoml_rips_options;
+
+/* topoml_rips_options.flags. GENERATORS: also compute, for every interval,
+ * the edges whose lengths are its birth and death values (giotto-ph's
+ * return_generators; topoml_barcode_generators). If the chosen backend
+ * cannot (its capability record lacks TOPOML_CAP_GENERATORS), the built-in
+ * scalar reference computes the barcode instead, and says so in the log. */
+#define TOPOML_RIPS_GENERATORS 1u
 
 /* topoml_rips_options.collapse. The edge collapse (Boissonnat and Pritam,
  * SoCG 2020) shrinks the flag complex before the backend reduces it; the
  * barcode is the same in every dimension (docs/architecture.md, "Edge
- * collapse"). AUTO collapses when max_dim >= 1 and the complex has enough
- * edges per point for the collapse to pay (docs/architecture.md says the
- * rule and the measurements behind it). */
+ * collapse"). AUTO collapses when max_dim >= 1 and goes on only if the
+ * first tenth of the work removes at least 10% of the edges it looks at
+ * (docs/architecture.md says why, with the measurements). */
 typedef enum topoml_collapse {
     TOPOML_COLLAPSE_AUTO = 0,
     TOPOML_COLLAPSE_ON = 1,
@@ -314,6 +337,25 @@ TOPOML_API int topoml_barcode_complete(const topoml_barcode *barcode);
 /* All intervals, grouped by dimension ascending; *n gets the count. */
 TOPOML_API const topoml_interval *topoml_barcode_intervals(const topoml_barcode *barcode,
                                                            uint64_t *n);
+/* The generators of the intervals (topoml_generator, types.h): entry k
+ * belongs to interval k of topoml_barcode_intervals, *n gets the same
+ * count. NULL (and *n = 0) unless the barcode was computed with
+ * TOPOML_RIPS_GENERATORS. Dimension 0 has no birth edge; an infinite death
+ * has no death edge (TOPOML_NO_VERTEX). */
+TOPOML_API const topoml_generator *topoml_barcode_generators(const topoml_barcode *barcode,
+                                                             uint64_t *n);
+
+/* The threshold the barcode was computed with (+INFINITY: none; NaN for a
+ * NULL barcode). */
+TOPOML_API double topoml_barcode_threshold(const topoml_barcode *barcode);
+
+/* Is interval k (an index into topoml_barcode_intervals) cut off by the
+ * threshold — alive at it, its death unknown — rather than essential? 1 or
+ * 0; TOPOML_E_INVALID for a NULL barcode or k out of range. Only infinite
+ * intervals can be: all of them when the threshold is below the largest
+ * distance of a sparse input; for points and matrices with a threshold,
+ * all but one of dimension 0 (their full complex has one class, in H0). */
+TOPOML_API int topoml_barcode_cut_off(const topoml_barcode *barcode, uint64_t k);
 
 /* Output styles of topoml_barcode_write. */
 typedef enum topoml_output {
@@ -323,9 +365,17 @@ typedef enum topoml_output {
 } topoml_output;
 
 /* Write a barcode; `ratio` > 1 keeps only bars with death/birth > ratio (as
- * Ripser's --ratio), 0 keeps all. */
+ * Ripser's --ratio), 0 keeps all; a NaN or negative ratio is refused
+ * (TOPOML_E_INVALID). JSON and CSV record the threshold and tell bars cut
+ * off by it from essential ones (docs/formats.md, "Output"). */
 TOPOML_API int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *barcode,
                                     FILE *f, topoml_output style, double ratio);
+
+/* topoml_barcode_write into memory: *out gets the text (NUL-terminated,
+ * *len bytes without the NUL), freed with topoml_free(ctx, *out). */
+TOPOML_API int topoml_barcode_write_mem(topoml_context *ctx, const topoml_barcode *barcode,
+                                        topoml_output style, double ratio, char **out,
+                                        size_t *len);
 
 #ifdef __cplusplus
 }

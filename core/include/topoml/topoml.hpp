@@ -170,11 +170,17 @@ template <class T> class Array
         : ctx_(ctx), data_(data), size_(size)
     {
     }
+    /* As Context makes them: the array keeps the C context alive. */
+    Array(std::shared_ptr<topoml_context> keep, T *data, std::size_t size) noexcept
+        : ctx_(keep.get()), data_(data), size_(size), keep_(std::move(keep))
+    {
+    }
     ~Array()
     {
         reset();
     }
-    Array(Array &&o) noexcept : ctx_(o.ctx_), data_(o.data_), size_(o.size_)
+    Array(Array &&o) noexcept
+        : ctx_(o.ctx_), data_(o.data_), size_(o.size_), keep_(std::move(o.keep_))
     {
         o.data_ = nullptr;
         o.size_ = 0;
@@ -186,6 +192,7 @@ template <class T> class Array
             ctx_ = o.ctx_;
             data_ = std::exchange(o.data_, nullptr);
             size_ = std::exchange(o.size_, 0);
+            keep_ = std::move(o.keep_);
         }
         return *this;
     }
@@ -257,6 +264,7 @@ template <class T> class Array
     topoml_context *ctx_ = nullptr;
     T *data_ = nullptr;
     std::size_t size_ = 0;
+    std::shared_ptr<topoml_context> keep_; /* the context outlives the array */
 };
 
 class Context;
@@ -270,7 +278,8 @@ class Data
     {
         reset();
     }
-    Data(Data &&o) noexcept : ctx_(o.ctx_), data_(std::exchange(o.data_, nullptr))
+    Data(Data &&o) noexcept
+        : ctx_(o.ctx_), data_(std::exchange(o.data_, nullptr)), keep_(std::move(o.keep_))
     {
     }
     Data &operator=(Data &&o) noexcept
@@ -279,6 +288,7 @@ class Data
             reset();
             ctx_ = o.ctx_;
             data_ = std::exchange(o.data_, nullptr);
+            keep_ = std::move(o.keep_);
         }
         return *this;
     }
@@ -312,7 +322,8 @@ class Data
 
   private:
     friend class Context;
-    Data(topoml_context *ctx, topoml_data *data) noexcept : ctx_(ctx), data_(data)
+    Data(std::shared_ptr<topoml_context> keep, topoml_data *data) noexcept
+        : ctx_(keep.get()), data_(data), keep_(std::move(keep))
     {
     }
 
@@ -331,6 +342,9 @@ class Data
 
     topoml_context *ctx_ = nullptr;
     topoml_data *data_ = nullptr;
+    /* The C context stays alive while a Data made from it does, even when
+     * its Context goes first: freeing in the wrong order is harmless. */
+    std::shared_ptr<topoml_context> keep_;
 };
 
 /* Vietoris–Rips barcodes: intervals grouped by dimension, ascending. */
@@ -341,11 +355,17 @@ class Barcode
     explicit Barcode(topoml_barcode *bc) noexcept : bc_(bc)
     {
     }
+    /* As Context makes them: the barcode keeps the C context alive. */
+    Barcode(topoml_barcode *bc, std::shared_ptr<topoml_context> keep) noexcept
+        : bc_(bc), keep_(std::move(keep))
+    {
+    }
     ~Barcode()
     {
         topoml_barcode_free(bc_);
     }
-    Barcode(Barcode &&o) noexcept : bc_(std::exchange(o.bc_, nullptr))
+    Barcode(Barcode &&o) noexcept
+        : bc_(std::exchange(o.bc_, nullptr)), keep_(std::move(o.keep_))
     {
     }
     Barcode &operator=(Barcode &&o) noexcept
@@ -353,6 +373,7 @@ class Barcode
         if (this != &o) {
             topoml_barcode_free(bc_);
             bc_ = std::exchange(o.bc_, nullptr);
+            keep_ = std::move(o.keep_);
         }
         return *this;
     }
@@ -408,6 +429,7 @@ class Barcode
     }
 
     topoml_barcode *bc_ = nullptr;
+    std::shared_ptr<topoml_context> keep_; /* the context outlives the barcode */
 };
 
 /* A barcode computation stopped by the progress callback. partial() has the
@@ -494,21 +516,28 @@ class Context
             throw Error(rc, why);
         }
         ctx_ = ctx;
+        own_ = std::shared_ptr<topoml_context>(ctx, [](topoml_context *c) {
+            topoml_context_free(c);
+        });
     }
 
+    /* The C context is freed when the last of this Context and the Data,
+     * Barcode and Array made from it goes. */
     ~Context()
     {
-        topoml_context_free(ctx_);
+        release();
     }
     Context(Context &&o) noexcept
-        : ctx_(std::exchange(o.ctx_, nullptr)), hooks_(std::move(o.hooks_))
+        : ctx_(std::exchange(o.ctx_, nullptr)), own_(std::move(o.own_)),
+          hooks_(std::move(o.hooks_))
     {
     }
     Context &operator=(Context &&o) noexcept
     {
         if (this != &o) {
-            topoml_context_free(ctx_);
+            release();
             ctx_ = std::exchange(o.ctx_, nullptr);
+            own_ = std::move(o.own_);
             hooks_ = std::move(o.hooks_);
         }
         return *this;
@@ -621,13 +650,13 @@ class Context
     {
         topoml_data *d = nullptr;
         check(topoml_data_read(need(), &d, path.c_str(), format));
-        return Data(ctx_, d);
+        return Data(own_, d);
     }
     Data read(std::FILE *f, const std::string &name, topoml_format format)
     {
         topoml_data *d = nullptr;
         check(topoml_data_read_stream(need(), &d, f, name.c_str(), format));
-        return Data(ctx_, d);
+        return Data(own_, d);
     }
 
     /* n points of dim coordinates, row-major (copied). */
@@ -635,7 +664,7 @@ class Context
     {
         topoml_data *d = nullptr;
         check(topoml_data_from_points(need(), &d, n, dim, coords));
-        return Data(ctx_, d);
+        return Data(own_, d);
     }
     Data from_points(const std::vector<double> &coords, std::uint64_t dim)
     {
@@ -652,7 +681,7 @@ class Context
     {
         topoml_data *d = nullptr;
         check(topoml_data_from_condensed(need(), &d, n, values));
-        return Data(ctx_, d);
+        return Data(own_, d);
     }
     Data from_condensed(const std::vector<double> &values)
     {
@@ -670,7 +699,7 @@ class Context
     {
         topoml_data *d = nullptr;
         check(topoml_data_from_edges(need(), &d, n, edges.size(), edges.data()));
-        return Data(ctx_, d);
+        return Data(own_, d);
     }
 
     /* Smallest and largest distance, enclosing radius, pairs within
@@ -698,7 +727,7 @@ class Context
         check(topoml_distances(need(), points.get(), metric,
                                std::is_same<T, float>::value ? TOPOML_F32 : TOPOML_F64, &out,
                                &count));
-        return Array<T>(ctx_, static_cast<T *>(out), static_cast<std::size_t>(count));
+        return Array<T>(own_, static_cast<T *>(out), static_cast<std::size_t>(count));
     }
 
     /* Every pair with d <= threshold, sorted by (d, i, j). */
@@ -708,7 +737,7 @@ class Context
         topoml_edge *out = nullptr;
         std::uint64_t n = 0;
         check(topoml_edges(need(), data.get(), metric, threshold, &out, &n));
-        return Array<topoml_edge>(ctx_, out, static_cast<std::size_t>(n));
+        return Array<topoml_edge>(own_, out, static_cast<std::size_t>(n));
     }
 
     /* Vietoris–Rips barcodes. Throws Cancelled (with the finished
@@ -723,7 +752,7 @@ class Context
         c.metric = static_cast<std::uint32_t>(o.metric);
         topoml_barcode *out = nullptr;
         const int rc = topoml_barcode_compute(need(), &out, data.get(), &c);
-        Barcode bc(out);
+        Barcode bc(out, own_);
         if (rc == TOPOML_E_CANCELLED) {
             rethrow_pending();
             throw Cancelled(errmsg(),
@@ -741,20 +770,19 @@ class Context
         check(topoml_barcode_write(need(), barcode.get(), f, style, ratio));
     }
 
-    /* The same, as a string. */
+    /* The same, as a string (topoml_barcode_write_mem: no temporary file). */
     std::string format(const Barcode &barcode, topoml_output style = TOPOML_OUTPUT_RIPSER,
                        double ratio = 0) const
     {
-        std::unique_ptr<std::FILE, int (*)(std::FILE *)> f(std::tmpfile(), &std::fclose);
-        if (!f)
-            throw Error(TOPOML_E_IO, "format: no temporary file");
-        write(barcode, f.get(), style, ratio);
-        std::string text;
-        char buf[4096];
-        std::rewind(f.get());
-        for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f.get())) > 0;)
-            text.append(buf, n);
-        return text;
+        char *text = nullptr;
+        std::size_t len = 0;
+        check(topoml_barcode_write_mem(need(), barcode.get(), style, ratio, &text, &len));
+        struct Freer {
+            topoml_context *ctx;
+            void operator()(char *p) const noexcept { topoml_free(ctx, p); }
+        };
+        std::unique_ptr<char, Freer> owned(text, Freer{need()});
+        return std::string(text, len);
     }
 
   private:
@@ -817,6 +845,19 @@ class Context
     }
 
     topoml_context *ctx_ = nullptr;
+    /* The callbacks point into hooks_, which goes with this Context: they
+     * are taken off the C context, which may live on in a Data. */
+    void release() noexcept
+    {
+        if (ctx_) {
+            topoml_set_log(ctx_, nullptr, nullptr, 0);
+            topoml_set_progress(ctx_, nullptr, nullptr);
+        }
+        ctx_ = nullptr;
+        own_.reset();
+    }
+
+    std::shared_ptr<topoml_context> own_;
     std::unique_ptr<Hooks> hooks_;
 };
 

@@ -381,3 +381,139 @@ void tc_compare_images(const double *ref, const double *got, uint64_t count, dou
              v->result == TC_FAIL ? "pixel out of bound" : "max pixel error",
              (unsigned long long)at, count ? got[at] : 0.0, count ? ref[at] : 0.0, tol);
 }
+
+/* ---- generators ---- */
+
+typedef struct gen_row {
+    uint32_t dim, b0, b1, d0, d1;
+} gen_row;
+
+static int gen_row_cmp(const void *a, const void *b)
+{
+    const gen_row *x = a, *y = b;
+    const uint32_t kx[5] = {x->dim, x->b0, x->b1, x->d0, x->d1};
+    const uint32_t ky[5] = {y->dim, y->b0, y->b1, y->d0, y->d1};
+    for (int t = 0; t < 5; t++)
+        if (kx[t] != ky[t])
+            return kx[t] < ky[t] ? -1 : 1;
+    return 0;
+}
+
+static int double_cmp(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Does one edge (e[0], e[1]) of the input have length exactly `value`?
+ * Distances as the plugin sees them: ref->dist, or a SPARSE input's edges. */
+static bool edge_has_length(const tc_reference *ref, const tc_input *in, const uint32_t *e,
+                            double value)
+{
+    if (!(e[0] < e[1] && e[1] < in->n))
+        return false;
+    if (in->kind == TOPOML_INPUT_SPARSE) {
+        for (uint64_t k = 0; k < in->n_edges; k++)
+            if (in->edges[k].i == e[0] && in->edges[k].j == e[1])
+                return in->edges[k].d == value;
+        return false;
+    }
+    const uint64_t hi = e[1], lo = e[0];
+    return ref->dist[hi * (hi - 1) / 2 + lo] == value;
+}
+
+/* No two finite distances of the input are equal. */
+static bool no_ties(const tc_reference *ref, const tc_input *in, bool *oom)
+{
+    const bool sparse = in->kind == TOPOML_INPUT_SPARSE;
+    const uint64_t count = sparse ? in->n_edges : ref->n_pairs;
+    double *d = malloc((count ? count : 1) * sizeof *d);
+    if (!d) {
+        *oom = true;
+        return false;
+    }
+    uint64_t m = 0;
+    for (uint64_t k = 0; k < count; k++) {
+        const double x = sparse ? in->edges[k].d : ref->dist[k];
+        if (isfinite(x))
+            d[m++] = x;
+    }
+    qsort(d, m, sizeof *d, double_cmp);
+    bool unique = true;
+    for (uint64_t k = 1; k < m && unique; k++)
+        unique = d[k] != d[k - 1];
+    free(d);
+    return unique;
+}
+
+void tc_compare_generators(const tc_reference *ref, const tc_input *in, const topoml_interval *bars,
+                           const topoml_generator *gens, uint64_t n_bars, tc_verdict *v)
+{
+    uint64_t kept = 0;
+    for (uint64_t k = 0; k < n_bars; k++) {
+        const topoml_interval *b = &bars[k];
+        const topoml_generator *g = &gens[k];
+        if (!(b->death > b->birth))
+            continue; /* zero length: not a bar */
+        kept++;
+        const bool birth_ok = b->dim == 0 ? g->birth[0] == TOPOML_NO_VERTEX &&
+                                                g->birth[1] == TOPOML_NO_VERTEX
+                                          : edge_has_length(ref, in, g->birth, b->birth);
+        const bool death_ok = isinf(b->death) ? g->death[0] == TOPOML_NO_VERTEX &&
+                                                    g->death[1] == TOPOML_NO_VERTEX
+                                              : edge_has_length(ref, in, g->death, b->death);
+        if (!birth_ok || !death_ok) {
+            v->result = TC_FAIL;
+            snprintf(v->detail, sizeof v->detail,
+                     "generators: interval %llu (dim %u, [%.17g, %.17g)) has %s edge (%u, %u), "
+                     "which is not an edge of that length",
+                     (unsigned long long)k, b->dim, b->birth, b->death,
+                     birth_ok ? "death" : "birth", birth_ok ? g->death[0] : g->birth[0],
+                     birth_ok ? g->death[1] : g->birth[1]);
+            return;
+        }
+    }
+    if (!ref->gens)
+        return;
+    bool oom = false;
+    if (!no_ties(ref, in, &oom)) {
+        if (oom) {
+            v->result = TC_FAIL;
+            snprintf(v->detail, sizeof v->detail, "the test harness ran out of memory");
+        }
+        return; /* with ties, another edge of the same length is as right */
+    }
+    gen_row *got = malloc((kept ? kept : 1) * sizeof *got);
+    gen_row *want = malloc((ref->n_bars ? ref->n_bars : 1) * sizeof *want);
+    if (!got || !want) {
+        free(got);
+        free(want);
+        v->result = TC_FAIL;
+        snprintf(v->detail, sizeof v->detail, "the test harness ran out of memory");
+        return;
+    }
+    uint64_t m = 0;
+    for (uint64_t k = 0; k < n_bars; k++)
+        if (bars[k].death > bars[k].birth)
+            got[m++] = (gen_row){bars[k].dim, gens[k].birth[0], gens[k].birth[1],
+                                 gens[k].death[0], gens[k].death[1]};
+    for (uint64_t k = 0; k < ref->n_bars; k++)
+        want[k] = (gen_row){ref->bars[k].dim, ref->gens[k].birth[0], ref->gens[k].birth[1],
+                            ref->gens[k].death[0], ref->gens[k].death[1]};
+    qsort(got, m, sizeof *got, gen_row_cmp);
+    qsort(want, ref->n_bars, sizeof *want, gen_row_cmp);
+    uint64_t k = 0;
+    while (k < m && k < ref->n_bars && gen_row_cmp(&got[k], &want[k]) == 0)
+        k++;
+    if (k < m || k < ref->n_bars) {
+        v->result = TC_FAIL;
+        const gen_row *x = k < m ? &got[k] : &want[k];
+        snprintf(v->detail, sizeof v->detail,
+                 "generators differ from the reference's on an input without ties "
+                 "(%llu and %llu bars); first difference: %s dim %u birth (%u, %u) death (%u, %u)",
+                 (unsigned long long)m, (unsigned long long)ref->n_bars,
+                 k < m ? "plugin's" : "reference's", x->dim, x->b0, x->b1, x->d0, x->d1);
+    }
+    free(got);
+    free(want);
+}

@@ -159,6 +159,7 @@ typedef struct tc_reference {
     uint64_t n_bars;
     double *image; /* image op */
     uint64_t image_size;
+    topoml_generator *gens; /* rips: the reference's generators, one per bar */
 } tc_reference;
 
 bool tc_reference_make(topoml_context *ref, const tc_case *c, const tc_input *in, tc_reference *out,
@@ -200,6 +201,15 @@ void tc_compare_edges(const double *ref_dist, uint64_t n, const topoml_edge *ref
                       tc_tolerance tol, uint32_t dtype, tc_verdict *v);
 /* Barcodes as persistence diagrams, per dimension 0..max_dim; a bottleneck
  * distance up to `last_bit` (one ulp of the largest distance) never warns. */
+/* The generators a plugin returned with its barcode (one per interval),
+ * checked against the reference: every edge has vertices i < j < n and
+ * distance (as the plugin sees it: ref->dist, or a SPARSE input's edge) exactly the interval's birth or
+ * death; dimension 0 has no birth edge and an infinite death no death edge;
+ * and when no two distances in the input are equal, the (dimension, birth
+ * edge, death edge) of the bars equal the reference's. A failure sets
+ * v->result to TC_FAIL with the reason. */
+void tc_compare_generators(const tc_reference *ref, const tc_input *in, const topoml_interval *bars,
+                           const topoml_generator *gens, uint64_t n_bars, tc_verdict *v);
 void tc_compare_barcodes(topoml_context *ctx, const topoml_interval *ref, uint64_t n_ref,
                          const topoml_interval *got, uint64_t n_got, uint32_t max_dim, double tol,
                          double last_bit, tc_verdict *v);

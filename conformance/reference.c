@@ -129,6 +129,8 @@ static bool reference_barcode(topoml_context *ref, const tc_case *c, topoml_data
     o.threshold = c->threshold;
     o.modulus = c->modulus;
     o.collapse = TOPOML_COLLAPSE_OFF;
+    if (c->op == TOPOML_OP_RIPS)
+        o.flags = TOPOML_RIPS_GENERATORS; /* to check the plugins that give them */
     topoml_barcode *bc = NULL;
     if (topoml_barcode_compute(ref, &bc, d, &o) != TOPOML_OK)
         return ref_fail(ref, c, "barcode", err, err_size);
@@ -138,8 +140,14 @@ static bool reference_barcode(topoml_context *ref, const tc_case *c, topoml_data
     if (r->bars && n)
         memcpy(r->bars, iv, n * sizeof *iv);
     r->n_bars = n;
+    const topoml_generator *g = topoml_barcode_generators(bc, NULL);
+    if (g) {
+        r->gens = malloc((n ? n : 1) * sizeof *r->gens);
+        if (r->gens && n)
+            memcpy(r->gens, g, n * sizeof *g);
+    }
     topoml_barcode_free(bc);
-    if (!r->bars) {
+    if (!r->bars || (g && !r->gens)) {
         snprintf(err, err_size, "case %s: out of memory", c->name);
         return false;
     }
@@ -263,5 +271,6 @@ void tc_reference_free(topoml_context *ref, tc_reference *r)
     free(r->edges);
     free(r->bars);
     free(r->image);
+    free(r->gens);
     memset(r, 0, sizeof *r);
 }

@@ -399,10 +399,13 @@ static void run_op(int fd, const child_job *job, topoml_context *ctx, tm_backend
         memset(&bc, 0, sizeof bc);
         bc.struct_size = sizeof bc;
         put_text(fd, REC_STAGE, stage);
+        /* A plugin that claims generators is asked for them. */
+        const bool gens = c->op == TOPOML_OP_RIPS && tm_caps_generators(b->caps, b->n_caps);
         if (c->op == TOPOML_OP_H0) {
             rc = b->vt->h0(b->state, &call, &in, c->threshold, &bc);
         } else {
-            topoml_rips_params_v1 p = {sizeof p, c->max_dim, c->threshold, c->modulus, 0};
+            topoml_rips_params_v1 p = {sizeof p, c->max_dim, c->threshold, c->modulus, 0,
+                                       gens ? TOPOML_RIPS_PARAM_GENERATORS : 0, 0};
             rc = b->vt->rips(b->state, &call, &in, &p, &bc);
         }
         put_u32(out, (uint32_t)rc);
@@ -414,9 +417,16 @@ static void run_op(int fd, const child_job *job, topoml_context *ctx, tm_backend
             put_u64(out, n);
             if (n != UINT64_MAX)
                 put(out, bc.intervals, (size_t)(n * sizeof *bc.intervals));
+            /* 0: not asked; 1: the generators follow; 2: asked, none came */
+            const uint32_t g = !gens ? 0 : bc.generators || bc.n_intervals == 0 ? 1 : 2;
+            put_u32(out, g);
+            if (g == 1 && n != UINT64_MAX && n)
+                put(out, bc.generators, (size_t)(n * sizeof *bc.generators));
         }
         if (bc.intervals)
             call.free(call.host_data, bc.intervals);
+        if (bc.generators)
+            call.free(call.host_data, bc.generators);
     }
 }
 
@@ -922,7 +932,7 @@ static void grade_answer(topoml_context *ref, const tc_case *c, const tc_input *
         return;
     }
     if (res->bad || n > res->left / sizeof(topoml_interval) ||
-        res->left != n * sizeof(topoml_interval)) {
+        res->left < n * sizeof(topoml_interval) + sizeof(uint32_t)) {
         v->result = TC_CRASH;
         snprintf(v->detail, sizeof v->detail, "malformed answer from the child");
         return;
@@ -940,11 +950,38 @@ static void grade_answer(topoml_context *ref, const tc_case *c, const tc_input *
         snprintf(v->detail, sizeof v->detail, "the test harness ran out of memory");
         return;
     }
-    if (n)
-        memcpy(iv, res->p, n * sizeof *iv);
+    get(res, iv, n * sizeof *iv);
+    const uint32_t gflag = get_u32(res);
+    topoml_generator *gens = NULL;
+    if (res->bad || gflag > 2 || res->left != (gflag == 1 ? n * sizeof *gens : 0)) {
+        free(iv);
+        v->result = TC_CRASH;
+        snprintf(v->detail, sizeof v->detail, "malformed answer from the child");
+        return;
+    }
+    if (gflag == 2) {
+        free(iv);
+        v->result = TC_FAIL;
+        snprintf(v->detail, sizeof v->detail,
+                 "claims generators (TOPOML_CAP_GENERATORS) but returned none");
+        return;
+    }
+    if (gflag == 1) {
+        gens = malloc(n ? n * sizeof *gens : 1);
+        if (!gens) {
+            free(iv);
+            v->result = TC_FAIL;
+            snprintf(v->detail, sizeof v->detail, "the test harness ran out of memory");
+            return;
+        }
+        get(res, gens, n * sizeof *gens);
+    }
     tc_compare_barcodes(ref, r->bars, r->n_bars, iv, n, want_dim,
                         tc_barcode_tolerance(c, in->dim, r->max_dist),
                         tc_ulp(r->max_dist, c->dtype), v);
+    if (gens && tc_result_ok(v->result))
+        tc_compare_generators(r, in, iv, gens, n, v);
+    free(gens);
     free(iv);
 }
 

@@ -118,7 +118,7 @@ static double *random_points(uint64_t *s, int shape, uint64_t n, uint64_t dim)
 START_TEST(test_collapse_keeps_barcode_of_point_clouds)
 {
     topoml_context *ctx = new_ctx();
-    for (int seed = 1; seed <= 90; seed++) {
+    for (int seed = 1; seed <= 60; seed++) {
         uint64_t s = 0x9e3779b97f4a7c15u * (uint64_t)seed;
         int shape = seed % 3;
         uint64_t n = 4 + rng_next(&s) % 36, dim = 1 + rng_next(&s) % 4;
@@ -141,7 +141,7 @@ END_TEST
 START_TEST(test_collapse_keeps_barcode_of_matrices_with_ties)
 {
     topoml_context *ctx = new_ctx();
-    for (int seed = 1; seed <= 90; seed++) {
+    for (int seed = 1; seed <= 60; seed++) {
         uint64_t s = 0xd1b54a32d192ed03u * (uint64_t)seed;
         uint64_t n = 3 + rng_next(&s) % 30, pairs = n * (n - 1) / 2;
         double *m = malloc(pairs * sizeof *m);
@@ -167,7 +167,7 @@ END_TEST
 START_TEST(test_collapse_keeps_barcode_of_sparse_input)
 {
     topoml_context *ctx = new_ctx();
-    for (int seed = 1; seed <= 60; seed++) {
+    for (int seed = 1; seed <= 40; seed++) {
         uint64_t s = 0xbf58476d1ce4e5b9u * (uint64_t)seed;
         uint64_t n = 3 + rng_next(&s) % 30;
         topoml_edge *e = malloc(n * n * sizeof *e);
@@ -205,7 +205,7 @@ START_TEST(test_collapse_removes_dominated_edges)
         topoml_data *d = NULL;
         ck_assert_int_eq(topoml_data_from_points(ctx, &d, 200, 2, x), TOPOML_OK);
         tm_collapsed c;
-        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, 1.0, &c),
+        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, 0.0, &c),
                          TOPOML_OK);
         ck_assert(c.done);
         ck_assert_msg(c.n_edges * 2 < c.n_before, "seed %d: %llu of %llu edges left", seed,
@@ -230,6 +230,49 @@ START_TEST(test_collapse_removes_dominated_edges)
 }
 END_TEST
 
+/* The edges of a point cloud under a cutting threshold come from a grid
+ * search (collapse.c): it must find every pair the full scan finds, in
+ * every dimension (1 to 6, more than the grid's 3 axes), for each metric it
+ * serves, with points on cell borders (a lattice) and repeated points. */
+START_TEST(test_collapse_grid_finds_every_edge)
+{
+    topoml_context *ctx = new_ctx();
+    static const topoml_metric metrics[] = {TOPOML_METRIC_EUCLIDEAN, TOPOML_METRIC_MANHATTAN,
+                                            TOPOML_METRIC_CHEBYSHEV, TOPOML_METRIC_COSINE};
+    for (int seed = 1; seed <= 18; seed++) {
+        uint64_t s = 0x94d049bb133111ebu * (uint64_t)seed;
+        uint64_t n = 150 + rng_next(&s) % 200, dim = 1 + (uint64_t)seed % 6;
+        double *x = random_points(&s, seed % 2, n, dim);
+        if (seed % 2) /* lattice spacing 1, threshold exactly 1: pairs on cell borders */
+            for (uint64_t q = 0; q < n * dim; q++)
+                x[q] = (double)((uint64_t)x[q] % 4);
+        topoml_data *d = NULL;
+        ck_assert_int_eq(topoml_data_from_points(ctx, &d, n, dim, x), TOPOML_OK);
+        topoml_metric metric = metrics[seed % 4];
+        double t = seed % 2 ? 1.0 : 0.05 + 0.1 * rng_unit(&s);
+        /* The engine's threshold: t, or the enclosing radius if smaller. */
+        topoml_stats st;
+        ck_assert_int_eq(topoml_data_stats(ctx, d, metric, t, &st), TOPOML_OK);
+        double cut = st.enclosing_radius < t ? st.enclosing_radius : t;
+        topoml_edge *all = NULL;
+        uint64_t n_all = 0;
+        ck_assert_int_eq(topoml_edges(ctx, d, metric, cut, &all, &n_all), TOPOML_OK);
+        tm_collapsed c;
+        ck_assert_int_eq(tm_collapse_input(ctx, d, metric, t, 0.0, &c), TOPOML_OK);
+        ck_assert(c.done);
+        ck_assert_msg(c.n_before == n_all, "seed %d (n %llu, dim %llu, metric %d, t %g): %llu "
+                      "edges found, %llu within the threshold", seed, (unsigned long long)n,
+                      (unsigned long long)dim, (int)metric, t, (unsigned long long)c.n_before,
+                      (unsigned long long)n_all);
+        tm_free(ctx, c.edges);
+        topoml_free(ctx, all);
+        topoml_data_free(ctx, d);
+        free(x);
+    }
+    topoml_context_free(ctx);
+}
+END_TEST
+
 /* The flag complex of a complete graph with distinct edge values ends as a
  * simplex: most edges collapse, but never so many that the graph falls
  * apart (H0 is kept too). */
@@ -243,9 +286,56 @@ START_TEST(test_collapse_direct_on_complete_graph)
         for (uint32_t i = 0; i < j; i++)
             e[m++] = (topoml_edge){(double)(m + 1), i, j};
     uint64_t left = 0;
-    ck_assert_int_eq(tm_collapse_edges(ctx, n, e, m, &left), TOPOML_OK);
+    bool declined = true;
+    ck_assert_int_eq(tm_collapse_edges(ctx, n, e, m, 0.0, &left, &declined), TOPOML_OK);
+    ck_assert(!declined);
     ck_assert_uint_lt(left, m);
     ck_assert_uint_ge(left, n - 1);
+    topoml_context_free(ctx);
+}
+END_TEST
+
+/* TOPOML_COLLAPSE_AUTO's probe: a collapse asked to remove more of the
+ * longest edges than it can declines and leaves the list exactly as it was;
+ * one asked for nothing never declines; on a circle sample (most edges
+ * dominated) the automatic share is reached. */
+START_TEST(test_collapse_probe_declines_and_leaves_the_list)
+{
+    topoml_context *ctx = new_ctx();
+    for (int seed = 1; seed <= 4; seed++) {
+        uint64_t s = 99u * (uint64_t)seed;
+        double *x = random_points(&s, seed % 3, 120, 3);
+        topoml_data *d = NULL;
+        ck_assert_int_eq(topoml_data_from_points(ctx, &d, 120, 3, x), TOPOML_OK);
+        topoml_edge *e = NULL;
+        uint64_t m = 0;
+        ck_assert_int_eq(topoml_edges(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.6, &e, &m), TOPOML_OK);
+        topoml_edge *copy = malloc((m ? m : 1) * sizeof *copy);
+        ck_assert_ptr_nonnull(copy);
+        memcpy(copy, e, m * sizeof *e);
+        uint64_t left = 0;
+        bool declined = false;
+        ck_assert_int_eq(tm_collapse_edges(ctx, 120, e, m, 1.01, &left, &declined), TOPOML_OK);
+        ck_assert(declined);
+        ck_assert_uint_eq(left, m);
+        ck_assert(memcmp(copy, e, m * sizeof *e) == 0);
+        ck_assert_int_eq(tm_collapse_edges(ctx, 120, e, m, 0.0, &left, &declined), TOPOML_OK);
+        ck_assert(!declined);
+        topoml_free(ctx, e);
+        free(copy);
+        topoml_data_free(ctx, d);
+        free(x);
+    }
+    uint64_t s = 5;
+    double *x = random_points(&s, 2, 300, 2);
+    topoml_data *d = NULL;
+    ck_assert_int_eq(topoml_data_from_points(ctx, &d, 300, 2, x), TOPOML_OK);
+    tm_collapsed c;
+    ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, 0.1, &c), TOPOML_OK);
+    ck_assert(c.done);
+    tm_free(ctx, c.edges);
+    topoml_data_free(ctx, d);
+    free(x);
     topoml_context_free(ctx);
 }
 END_TEST
@@ -265,12 +355,21 @@ START_TEST(test_collapse_refuses_bad_settings_and_limits)
     ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &o), TOPOML_E_INVALID);
     ck_assert(strstr(topoml_errmsg(ctx), "collapse") != NULL);
     ck_assert_ptr_null(bc);
-    /* The collapse's memory counts against the limit: refused, not taken. */
+    /* Under a limit too small for the work, collapse or not: refused. */
     o.collapse = TOPOML_COLLAPSE_ON;
     topoml_set_max_memory(ctx, 4096);
     ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &o), TOPOML_E_LIMIT);
-    ck_assert(strstr(topoml_errmsg(ctx), "collapse") != NULL);
     ck_assert_ptr_null(bc);
+    /* The collapse's own memory counts against the limit: refused, named. */
+    topoml_set_max_memory(ctx, 0);
+    topoml_edge *e = NULL;
+    uint64_t m = 0, left = 0;
+    ck_assert_int_eq(topoml_edges(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, &e, &m), TOPOML_OK);
+    topoml_set_max_memory(ctx, 4096);
+    bool declined = false;
+    ck_assert_int_eq(tm_collapse_edges(ctx, 300, e, m, 0.0, &left, &declined), TOPOML_E_LIMIT);
+    ck_assert(strstr(topoml_errmsg(ctx), "collapse") != NULL);
+    topoml_free(ctx, e);
     topoml_data_free(ctx, d);
     free(x);
     topoml_context_free(ctx);
@@ -286,7 +385,9 @@ int main(void)
     tcase_add_test(tc, test_collapse_keeps_barcode_of_matrices_with_ties);
     tcase_add_test(tc, test_collapse_keeps_barcode_of_sparse_input);
     tcase_add_test(tc, test_collapse_removes_dominated_edges);
+    tcase_add_test(tc, test_collapse_grid_finds_every_edge);
     tcase_add_test(tc, test_collapse_direct_on_complete_graph);
+    tcase_add_test(tc, test_collapse_probe_declines_and_leaves_the_list);
     tcase_add_test(tc, test_collapse_refuses_bad_settings_and_limits);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);

@@ -119,6 +119,19 @@ START_TEST(test_config_strictness_leaves_valid_files_alone)
 }
 END_TEST
 
+START_TEST(test_config_isolation_keys)
+{
+    char msg[1024];
+    const char *ok[] = {"isolation: auto\n", "isolation: process\n", "isolation: none\n",
+                        "isolation_timeout: 2.5\n"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        ck_assert_msg(try_config(ok[i], strlen(ok[i]), msg, sizeof msg) == TOPOML_OK, "%s", msg);
+    expect_error("isolation: sometimes\n", ":1:12: isolation must be auto, process or none");
+    expect_error("isolation_timeout: 0\n", ":1:20: isolation_timeout must be a number");
+    expect_error("isolation_timeout: soon\n", ":1:20: isolation_timeout must be a number");
+}
+END_TEST
+
 /* ---- startup warnings ---- */
 
 typedef struct seen {
@@ -204,6 +217,7 @@ int main(void)
     tcase_add_test(tc, test_config_rejects_aliases);
     tcase_add_test(tc, test_config_rejects_deep_nesting_and_large_files);
     tcase_add_test(tc, test_config_strictness_leaves_valid_files_alone);
+    tcase_add_test(tc, test_config_isolation_keys);
     tcase_add_test(tc, test_startup_warnings_reach_a_late_log_callback_once);
     tcase_add_test(tc, test_startup_warnings_respect_the_callbacks_level);
     suite_add_tcase(s, tc);

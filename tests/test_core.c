@@ -364,7 +364,9 @@ START_TEST(test_enabled_plugin_is_preferred_over_reference)
 {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/fault-plugins/good", TOPOML_TEST_BUILD_DIR);
-    topoml_context *ctx = open_ctx("enable: [fault-good]\n", dir, NULL);
+    /* fault-good's distances are all 1: verification would replace them
+     * (test_verify.c); this test is about selection. */
+    topoml_context *ctx = open_ctx("enable: [fault-good]\nverify: off\n", dir, NULL);
     topoml_data *d = three_points(ctx);
     void *out = NULL;
     uint64_t n = 0;
@@ -392,10 +394,12 @@ START_TEST(test_selection_prefers_accelerators_and_respects_by_name)
     char dirs[1200];
     snprintf(dirs, sizeof dirs, "%s/fault-plugins/by-name:%s/fault-plugins/good:%s/fault-plugins/accel",
              TOPOML_TEST_BUILD_DIR, TOPOML_TEST_BUILD_DIR, TOPOML_TEST_BUILD_DIR);
-    const char *configs[] = {"enable: [fault-good, fault-accel, fault-by-name]\n",
-                             "enable: [fault-good, fault-by-name]\n",
-                             "enable: [fault-by-name]\n",
-                             "enable: [fault-good, fault-accel, fault-by-name]\nprefer: [fault-by-name]\n"};
+    /* verify: off, since these plugins' distances are all 1 (test_verify.c). */
+    const char *configs[] = {"enable: [fault-good, fault-accel, fault-by-name]\nverify: off\n",
+                             "enable: [fault-good, fault-by-name]\nverify: off\n",
+                             "enable: [fault-by-name]\nverify: off\n",
+                             "enable: [fault-good, fault-accel, fault-by-name]\nprefer: "
+                             "[fault-by-name]\nverify: off\n"};
     const char *want[] = {"fault-accel", "fault-good", NULL, "fault-by-name"};
     for (int k = 0; k < 4; k++) {
         topoml_context *ctx = open_ctx(configs[k], dirs, NULL);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topoml/features.h"
 #include "topoml/topoml.h"
 
 #include "check_run.h"
@@ -279,6 +280,50 @@ START_TEST(test_modulus_primes_near_2_to_the_32_are_primes)
 }
 END_TEST
 
+START_TEST(test_grids_and_images_at_the_edges_of_double)
+{
+    topoml_context *ctx = ctx_new();
+    /* Grids stay inside [lo, hi] however the interpolation rounds. */
+    const double ends[][2] = {{DBL_MAX / 2, DBL_MAX / 2},
+                              {-DBL_MAX, DBL_MAX},
+                              {1e15, 1e15 + 0.125},
+                              {DBL_TRUE_MIN, 2 * DBL_TRUE_MIN},
+                              {-1e308, -1e308}};
+    for (size_t k = 0; k < sizeof ends / sizeof ends[0]; k++) {
+        double g[33];
+        ck_assert_int_eq(topoml_grid(ctx, ends[k][0], ends[k][1], 33, g), TOPOML_OK);
+        for (int i = 0; i < 33; i++)
+            ck_assert_msg(isfinite(g[i]) && g[i] >= ends[k][0] && g[i] <= ends[k][1],
+                          "grid %zu value %d: %.17g", k, i, g[i]);
+    }
+    /* Images of subnormal persistence with a subnormal sigma: 1/sigma
+     * overflows, the pixels must not (they were NaN). */
+    const double sigmas[] = {5e-312, 1e-320, 1e-300, 1e300};
+    for (size_t k = 0; k < sizeof sigmas / sizeof sigmas[0]; k++) {
+        const double s = sigmas[k];
+        topoml_image_params_v1 prm;
+        topoml_image_params_init(&prm);
+        prm.sigma = s;
+        prm.birth_min = -20 * s;
+        prm.birth_max = 3 * s;
+        prm.pers_min = 0;
+        prm.pers_max = 23 * s;
+        prm.width = prm.height = 8;
+        const topoml_pair p[] = {{0, 0}, {-20 * s, 0}, {-20 * s, 0}};
+        uint64_t off[2] = {0, 3};
+        double img[64];
+        ck_assert_int_eq(topoml_persistence_images(ctx, &prm, 1, off, p, img), TOPOML_OK);
+        double sum = 0;
+        for (int i = 0; i < 64; i++) {
+            ck_assert_msg(isfinite(img[i]) && img[i] >= 0, "sigma %g pixel %d: %g", s, i, img[i]);
+            sum += img[i];
+        }
+        ck_assert_msg(sum > 0, "sigma %g: an empty image", s);
+    }
+    topoml_context_free(ctx);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("float_edges");
@@ -290,6 +335,7 @@ int main(void)
     tcase_add_test(tc, test_barcodes_of_scaled_shapes_scale);
     tcase_add_test(tc, test_distances_beyond_double_are_refused_by_every_op);
     tcase_add_test(tc, test_modulus_primes_near_2_to_the_32_are_primes);
+    tcase_add_test(tc, test_grids_and_images_at_the_edges_of_double);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);
 }

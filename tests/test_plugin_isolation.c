@@ -11,6 +11,7 @@
  * place another user could write must never run anywhere.
  */
 #include <check.h>
+#include <math.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 #include "certificate.h"
 #include "sha256.h"
 #include "internal.h"
+#include "topoml/features.h"
 #include "topoml/topoml.h"
 
 static char marker[64];
@@ -209,15 +211,41 @@ START_TEST(test_plugin_code_runs_in_the_host_only_once_enabled)
         drop_marker();
     }
 
-    /* Enabled by the configuration: loaded into the host, after its probe. */
+    /* Enabled by the configuration with `isolation: none`: loaded into the
+     * host, after its probe. */
     fresh_marker();
-    topoml_context *ctx = context("enable: [fault-good]\n", dir);
+    topoml_context *ctx = context("enable: [fault-good]\nisolation: none\n", dir);
     ck_assert(backend_named(ctx, "fault-good", &b));
     ck_assert_uint_eq(b.gate_state, TOPOML_GATE_ENABLED);
     topoml_context_free(ctx);
     marker_count("fault-good", &here, &elsewhere);
     ck_assert_int_eq(here, 1);
     ck_assert_int_eq(elsewhere, 1);
+    drop_marker();
+
+    /* Enabled under the default isolation: not shipped with topoml, so its
+     * ops run in a helper process, started on the first call; the host
+     * never loads it. */
+    fresh_marker();
+    ctx = context("enable: [fault-good]\n", dir);
+    ck_assert(backend_named(ctx, "fault-good", &b));
+    ck_assert_uint_eq(b.gate_state, TOPOML_GATE_ENABLED);
+    static const double cloud[] = {0, 0, 3, 4, 6, 8};
+    topoml_data *d = NULL;
+    ck_assert_int_eq(topoml_data_from_points(ctx, &d, 3, 2, cloud), TOPOML_OK);
+    void *out = NULL;
+    uint64_t n = 0;
+    ck_assert_int_eq(topoml_use_backend(ctx, "fault-good"), TOPOML_OK);
+    ck_assert_int_eq(topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &n),
+                     TOPOML_OK);
+    ck_assert_str_eq(topoml_last_backend(ctx), "fault-good");
+    ck_assert(((double *)out)[0] == 1.0); /* its answer (every distance 1) */
+    topoml_free(ctx, out);
+    topoml_data_free(ctx, d);
+    topoml_context_free(ctx);
+    marker_count("fault-good", &here, &elsewhere);
+    ck_assert_int_eq(here, 0);
+    ck_assert_int_eq(elsewhere, 2); /* the probe and the helper */
     drop_marker();
 }
 END_TEST
@@ -461,6 +489,198 @@ START_TEST(test_race_swapping_a_symlinked_folder_never_loads_the_swapped_in_file
 }
 END_TEST
 
+
+/* ---- isolation: process ---- */
+
+/* A cloud of n points in the plane, fixed by `seed`. */
+static double *cloud_of(uint64_t n, unsigned seed)
+{
+    double *x = malloc(2 * n * sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    srand(seed);
+    for (uint64_t k = 0; k < 2 * n; k++)
+        x[k] = (double)rand() / RAND_MAX;
+    return x;
+}
+
+/* Every op of the scalar reference's copy, run through the proxy in its
+ * own process, gives what the built-in reference gives, bit for bit. */
+START_TEST(test_isolated_plugin_answers_every_op_like_in_process)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/conformance-plugins/scalar-copy", TOPOML_TEST_BUILD_DIR);
+    topoml_context *ctx = context("enable: [scalar-copy]\nisolation: process\n", dir);
+    topoml_backend_info b;
+    ck_assert(backend_named(ctx, "scalar-copy", &b));
+    ck_assert_uint_eq(b.gate_state, TOPOML_GATE_ENABLED);
+    const uint64_t n = 40;
+    double *x = cloud_of(n, 7);
+    topoml_data *pts = NULL, *cond = NULL, *sparse = NULL;
+    ck_assert_int_eq(topoml_data_from_points(ctx, &pts, n, 2, x), TOPOML_OK);
+    const char *names[2] = {"scalar", "scalar-copy"};
+    void *dist[2][2];
+    uint64_t nd[2][2];
+    topoml_edge *edges[2][3];
+    uint64_t ne[2][3];
+    topoml_barcode *bars[2][2];
+    double images[2][2 * 16 * 16];
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(topoml_use_backend(ctx, names[k]), TOPOML_OK);
+        for (int t = 0; t < 2; t++) {
+            int rc = topoml_distances(ctx, pts, TOPOML_METRIC_EUCLIDEAN, t ? TOPOML_F32 : TOPOML_F64,
+                                      &dist[k][t], &nd[k][t]);
+            ck_assert_msg(rc == TOPOML_OK, "%s", topoml_errmsg(ctx));
+            ck_assert_str_eq(topoml_last_backend(ctx), names[k]);
+        }
+        if (k == 0) {
+            ck_assert_int_eq(topoml_data_from_condensed(ctx, &cond, n, dist[0][0]), TOPOML_OK);
+        }
+        ck_assert_int_eq(topoml_edges(ctx, pts, TOPOML_METRIC_EUCLIDEAN, 0.3, &edges[k][0],
+                                      &ne[k][0]),
+                         TOPOML_OK);
+        ck_assert_int_eq(topoml_edges(ctx, cond, TOPOML_METRIC_EUCLIDEAN, 0.25, &edges[k][1],
+                                      &ne[k][1]),
+                         TOPOML_OK);
+        if (k == 0)
+            ck_assert_int_eq(topoml_data_from_edges(ctx, &sparse, n, ne[0][0], edges[0][0]),
+                             TOPOML_OK);
+        ck_assert_int_eq(topoml_edges(ctx, sparse, TOPOML_METRIC_EUCLIDEAN, 0.2, &edges[k][2],
+                                      &ne[k][2]),
+                         TOPOML_OK);
+        topoml_rips_options ro;
+        topoml_rips_options_init(&ro);
+        ro.max_dim = 0;
+        ck_assert_int_eq(topoml_barcode_compute(ctx, &bars[k][0], pts, &ro), TOPOML_OK);
+        ro.max_dim = 2;
+        ro.modulus = 3;
+        ck_assert_int_eq(topoml_barcode_compute(ctx, &bars[k][1], cond, &ro), TOPOML_OK);
+        ck_assert_str_eq(topoml_last_backend(ctx), names[k]);
+        topoml_image_params_v1 ip;
+        topoml_image_params_init(&ip);
+        ip.width = ip.height = 16;
+        ip.birth_max = ip.pers_max = 0.5;
+        uint64_t bn;
+        const topoml_interval *iv = topoml_barcode_intervals(bars[0][1], &bn);
+        topoml_pair pairs[4096];
+        uint64_t np = 0;
+        for (uint64_t i = 0; i < bn && np < 4096; i++)
+            if (iv[i].death < INFINITY)
+                pairs[np++] = (topoml_pair){iv[i].birth, iv[i].death};
+        uint64_t offsets[3] = {0, np / 2, np};
+        ck_assert_int_eq(topoml_persistence_images(ctx, &ip, 2, offsets, pairs, images[k]),
+                         TOPOML_OK);
+        ck_assert_str_eq(topoml_last_backend(ctx), names[k]);
+    }
+    for (int t = 0; t < 2; t++) {
+        ck_assert_uint_eq(nd[0][t], nd[1][t]);
+        ck_assert(memcmp(dist[0][t], dist[1][t], nd[0][t] * (t ? 4 : 8)) == 0);
+    }
+    for (int e = 0; e < 3; e++) {
+        ck_assert_uint_eq(ne[0][e], ne[1][e]);
+        ck_assert_uint_gt(ne[0][e], 0);
+        ck_assert(memcmp(edges[0][e], edges[1][e], ne[0][e] * sizeof(topoml_edge)) == 0);
+    }
+    for (int k = 0; k < 2; k++) {
+        uint64_t na, nb;
+        const topoml_interval *a = topoml_barcode_intervals(bars[0][k], &na);
+        const topoml_interval *c = topoml_barcode_intervals(bars[1][k], &nb);
+        ck_assert_uint_eq(na, nb);
+        ck_assert(memcmp(a, c, na * sizeof *a) == 0);
+    }
+    ck_assert(memcmp(images[0], images[1], sizeof images[0]) == 0);
+    for (int k = 0; k < 2; k++) {
+        for (int t = 0; t < 2; t++)
+            topoml_free(ctx, dist[k][t]);
+        for (int e = 0; e < 3; e++)
+            topoml_free(ctx, edges[k][e]);
+        topoml_barcode_free(bars[k][0]);
+        topoml_barcode_free(bars[k][1]);
+    }
+    topoml_data_free(ctx, pts);
+    topoml_data_free(ctx, cond);
+    topoml_data_free(ctx, sparse);
+    topoml_context_free(ctx);
+    free(x);
+}
+END_TEST
+
+typedef struct warnings {
+    int count;
+    char last[1024];
+} warnings;
+
+static void keep_warning(void *user, int level, const char *message)
+{
+    warnings *w = user;
+    if (level <= TOPOML_LOG_WARN) {
+        w->count++;
+        snprintf(w->last, sizeof w->last, "%s", message);
+    }
+}
+
+static const struct {
+    const char *folder, *name, *what;
+} op_faults[] = {
+    {"op-crash", "fault-op-crash", "died of signal"},
+    {"op-exit", "fault-op-exit", "exited with status 0"},
+    {"op-stdout", "fault-op-stdout", "bytes to standard output"},
+    {"op-runaway", "fault-op-runaway", "did not finish within 1 s"},
+};
+
+/* A plugin that crashes, exits, prints or never returns inside an op: the
+ * call gets the reference's answer with a warning, the plugin is not used
+ * again, and the host lives on. With and without naming the backend. */
+START_TEST(test_isolated_plugin_failing_in_an_op_falls_back_to_the_reference)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/fault-plugins/%s", TOPOML_TEST_BUILD_DIR, op_faults[_i].folder);
+    const uint64_t n = 200;
+    double *x = cloud_of(n, 3);
+    for (int named = 0; named < 2; named++) {
+        char config[256];
+        snprintf(config, sizeof config, "enable: [%s]\nisolation_timeout: 1\n",
+                 op_faults[_i].name);
+        topoml_context *ctx = context(config, dir);
+        warnings w = {0};
+        topoml_set_log(ctx, keep_warning, &w, TOPOML_LOG_WARN);
+        topoml_data *pts = NULL;
+        ck_assert_int_eq(topoml_data_from_points(ctx, &pts, n, 2, x), TOPOML_OK);
+        void *ref = NULL, *got = NULL;
+        uint64_t nr, ng;
+        ck_assert_int_eq(topoml_use_backend(ctx, "scalar"), TOPOML_OK);
+        ck_assert_int_eq(topoml_distances(ctx, pts, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &ref, &nr),
+                         TOPOML_OK);
+        ck_assert_int_eq(topoml_use_backend(ctx, named ? op_faults[_i].name : NULL), TOPOML_OK);
+        int rc = topoml_distances(ctx, pts, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &got, &ng);
+        ck_assert_msg(rc == TOPOML_OK, "%s", topoml_errmsg(ctx));
+        ck_assert_uint_eq(nr, ng);
+        ck_assert(memcmp(ref, got, nr * sizeof(double)) == 0);
+        ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
+        ck_assert_int_ge(w.count, 1);
+        /* Under AddressSanitizer a crash is an exit with status 1. */
+        const bool said = strstr(w.last, op_faults[_i].what) ||
+                          (_i == 0 && strstr(w.last, "exited with status"));
+        ck_assert_msg(strstr(w.last, op_faults[_i].name) && said &&
+                          strstr(w.last, "scalar reference"),
+                      "warning: %s", w.last);
+        topoml_backend_info b;
+        ck_assert(backend_named(ctx, op_faults[_i].name, &b));
+        ck_assert_uint_eq(b.gate_state, TOPOML_GATE_REJECTED);
+        /* Not used again: the next call goes to the reference directly. */
+        topoml_free(ctx, got);
+        ck_assert_int_eq(topoml_use_backend(ctx, NULL), TOPOML_OK);
+        ck_assert_int_eq(topoml_distances(ctx, pts, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &got, &ng),
+                         TOPOML_OK);
+        ck_assert_str_ne(topoml_last_backend(ctx), op_faults[_i].name);
+        topoml_free(ctx, got);
+        topoml_free(ctx, ref);
+        topoml_data_free(ctx, pts);
+        topoml_context_free(ctx);
+    }
+    free(x);
+}
+END_TEST
+
 int main(void)
 {
     char cache[] = "/tmp/topoml-test-cache-XXXXXX";
@@ -476,6 +696,9 @@ int main(void)
     tcase_add_test(tc, test_loader_checks_every_folder_up_to_the_root);
     tcase_add_test(tc, test_race_swapping_a_writable_parent_folder_never_loads_the_swapped_in_file);
     tcase_add_test(tc, test_race_swapping_a_symlinked_folder_never_loads_the_swapped_in_file);
+    tcase_add_test(tc, test_isolated_plugin_answers_every_op_like_in_process);
+    tcase_add_loop_test(tc, test_isolated_plugin_failing_in_an_op_falls_back_to_the_reference, 0,
+                        (int)(sizeof op_faults / sizeof op_faults[0]));
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -7,13 +7,13 @@ set -eu
 # sanitizer and fuzzer runtime; the external references the tests run for
 # real (ripser and ripser-coeff, GUDHI with scikit-learn and POT, PHAT,
 # numpy and scipy). The ABI guard's abidiff (abigail-tools); the docs site
-# (mkdocs).
+# (mkdocs); groff to render the man pages in their test.
 pkgs="build-essential cmake pkg-config libyaml-dev check libsubunit-dev valgrind
       clang libclang-rt-14-dev
       python3 python3-numpy python3-scipy python3-sklearn python3-pot
       python3-dev python3-venv
       ripser python3-gudhi gudhi-utils phat-utils
-      abigail-tools mkdocs"
+      abigail-tools mkdocs groff-base"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

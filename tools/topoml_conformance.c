@@ -46,6 +46,8 @@ static const char usage[] =
     "  --cases FILE      another case list (not with --certify)\n"
     "  --config FILE     topoml configuration (plugin_paths, cache_dir)\n"
     "  --quiet           no table on stdout\n"
+    "  --progress        a line 'progress DONE TOTAL CASE' on stderr per case (for\n"
+    "                    the gate, which logs them while a host waits)\n"
     "  --verbose         show the plugins' log messages on stderr\n"
     "Exit status: 0 every case PASS, NOT_SUPPORTED or QUALITY_WARNING; 1 otherwise; 2 bad "
     "usage.\n";
@@ -204,6 +206,7 @@ static void long_lived(tc_run *run, size_t k, topoml_context *ref, const tc_suit
     size_t n = 0, per_op[TOPOML_OP_COUNT] = {0};
     char err[1024];
     err[0] = '\0';
+    (void)k;
     for (size_t q = 0; q < suite->n_cases + n_generated; q++) {
         const tc_case *c = q < suite->n_cases ? &suite->cases[q] : &generated[q - suite->n_cases];
         if (c->tier != TC_TIER_QUICK || c->op >= TOPOML_OP_COUNT || per_op[c->op] == PER_OP || c->n < 2 || c->n > 70 ||
@@ -258,7 +261,8 @@ int main(int argc, char **argv)
         O_QUIET,
         O_VERBOSE,
         O_VERSION,
-        O_SEED
+        O_SEED,
+        O_PROGRESS
     };
     static const struct option longs[] = {{"backend", required_argument, NULL, O_BACKEND},
                                           {"plugin", required_argument, NULL, O_PLUGIN},
@@ -277,6 +281,7 @@ int main(int argc, char **argv)
                                           {"verbose", no_argument, NULL, O_VERBOSE},
                                           {"version", no_argument, NULL, O_VERSION},
                                           {"seed", required_argument, NULL, O_SEED},
+                                          {"progress", no_argument, NULL, O_PROGRESS},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     strvec backends = {0}, plugins = {0}, globs = {0};
@@ -290,7 +295,7 @@ int main(int argc, char **argv)
     bool list = false, do_certify = false, fail_fast = false, quiet = false, verbose = false;
     double timeout = 0; /* 0: by tier */
     uint64_t seed = 0;
-    bool seed_given = false;
+    bool seed_given = false, progress_lines = false;
     tc_case *generated = NULL;
     size_t n_generated = 0;
     int c;
@@ -340,6 +345,7 @@ int main(int argc, char **argv)
         case O_CONFIG: config = optarg; break;
         case O_QUIET: quiet = true; break;
         case O_VERBOSE: verbose = true; break;
+        case O_PROGRESS: progress_lines = true; break;
         case O_VERSION:
             printf("topoml-conformance %s (plugin ABI v%u, suite %s)\n", topoml_version(),
                    TOPOML_ABI_VERSION, TOPOML_SUITE_VERSION);
@@ -494,7 +500,7 @@ int main(int argc, char **argv)
     }
     /* The cases the plugins' own capability records call for, drawn from a
      * fresh seed (the case list given with --cases is run as it is), and
-     * the long-lived checks last. */
+     * the long-lived checks. */
     if (!seed_given && getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed)
         seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     run.seed = seed;
@@ -519,8 +525,13 @@ int main(int argc, char **argv)
                 run.cases[run.n_cases++] = &generated[k];
                 run.n_generated++;
             }
-        if (tc_case_selected(&longlived, tier, globs.items, globs.count))
-            run.cases[run.n_cases++] = &longlived;
+        /* The long-lived checks first: they take a fraction of a second and
+         * catch what no single case can, so --fail-fast stops early. */
+        if (tc_case_selected(&longlived, tier, globs.items, globs.count)) {
+            memmove(run.cases + 1, run.cases, run.n_cases * sizeof *run.cases);
+            run.cases[0] = &longlived;
+            run.n_cases++;
+        }
     }
 
     if (run.n_cases == 0) {
@@ -549,6 +560,10 @@ int main(int argc, char **argv)
     bool progress = isatty(2) && !quiet;
     for (size_t k = 0; k < run.n_cases; k++) {
         const tc_case *tc = run.cases[k];
+        if (progress_lines) {
+            fprintf(stderr, "progress %zu %zu %s\n", k, run.n_cases, tc->name);
+            fflush(stderr);
+        }
         if (tc == &longlived) {
             if (progress)
                 fprintf(stderr, "\r[%zu/%zu] %-60.60s", k + 1, run.n_cases, tc->name);

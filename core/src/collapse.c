@@ -39,10 +39,11 @@
 #define CL_NEVER UINT32_MAX
 
 /* Adjacency: the neighbours of v are nb[start[v] .. start[v+1]), ascending
- * by vertex, each with the number of the edge that joins them. */
+ * by vertex, each with the current time of the edge that joins them (kept
+ * in both lists, so that merging two lists reads no other memory). */
 typedef struct cl_adj {
     uint32_t v;
-    uint32_t e;
+    uint32_t time;
 } cl_adj;
 
 /* A common neighbour k of the edge being moved, present from `time` on:
@@ -55,9 +56,13 @@ typedef struct cl_common {
 typedef struct cl_graph {
     uint64_t n;
     const uint64_t *start;
-    const cl_adj *nb;
-    uint32_t *time;  /* current time of each edge */
+    cl_adj *nb;
+    uint32_t *time;  /* current time of each edge, by input position */
     uint32_t *dense; /* NULL, or time of uv at dense[u * n + v] (CL_NEVER: none) */
+    uint32_t *mark;  /* per vertex: == stamp when in the set being tested */
+    uint32_t stamp;
+    uint64_t *umark; /* per vertex: ustamp << 32 | time of its edge to u */
+    uint32_t ustamp;
 } cl_graph;
 
 /* Candidates one dominator search tries before it gives up (the edge then
@@ -68,10 +73,28 @@ typedef struct cl_graph {
 
 /* The n x n table of times is used when it is no larger than this many
  * times the adjacency lists, or than CL_DENSE_BYTES: look-ups are then one
- * load instead of a binary search, which is most of the time of the
- * collapse otherwise. */
+ * load instead of a binary search. */
 #define CL_DENSE_FACTOR 4
 #define CL_DENSE_BYTES (UINT64_C(64) << 20)
+
+/* Edges processed before a collapse with a minimum share to remove
+ * (TOPOML_COLLAPSE_AUTO) judges whether to go on: a tenth of them, at least
+ * this many (all of them, when there are fewer). */
+#define CL_PROBE 1000
+
+/* Where k is in w's list, or start[w + 1] if it is not. */
+static uint64_t slot_of(const cl_graph *g, uint32_t w, uint32_t k)
+{
+    uint64_t lo = g->start[w], hi = g->start[w + 1], end = hi;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (g->nb[mid].v < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < end && g->nb[lo].v == k ? lo : end;
+}
 
 /* Time of the edge wk, CL_NEVER if there is none. */
 static uint32_t edge_time(const cl_graph *g, uint32_t w, uint32_t k)
@@ -83,20 +106,15 @@ static uint32_t edge_time(const cl_graph *g, uint32_t w, uint32_t k)
         w = k;
         k = x;
     }
-    uint64_t lo = g->start[w], hi = g->start[w + 1], end = hi;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (g->nb[mid].v < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < end && g->nb[lo].v == k ? g->time[g->nb[lo].e] : CL_NEVER;
+    uint64_t q = slot_of(g, w, k);
+    return q < g->start[w + 1] ? g->nb[q].time : CL_NEVER;
 }
 
 static void set_time(cl_graph *g, uint64_t e, uint32_t u, uint32_t v, uint32_t t)
 {
     g->time[e] = t;
+    g->nb[slot_of(g, u, v)].time = t;
+    g->nb[slot_of(g, v, u)].time = t;
     if (g->dense) {
         g->dense[(uint64_t)u * g->n + v] = t;
         g->dense[(uint64_t)v * g->n + u] = t;
@@ -113,14 +131,48 @@ static bool covers(const cl_graph *g, uint32_t w, const cl_common *c, uint64_t f
     return true;
 }
 
-/* A vertex among c[0 .. present) adjacent at time s to all the others, or
- * UINT32_MAX. Gives up after CL_CANDIDATES candidates: that only means the
- * edge is not moved (see the top of the file). */
-static uint32_t find_dominator(const cl_graph *g, const cl_common *c, uint64_t present, uint32_t s)
+/* covers(g, w, c, 0, present, s) for a marked set: one pass over w's list,
+ * cheaper than a search per member when the list is not much longer. */
+static bool covers_marked(const cl_graph *g, uint32_t w, uint64_t present, uint32_t s)
 {
+    uint64_t hit = 0, lo = g->start[w], hi = g->start[w + 1];
+    if (hi - lo < present - 1)
+        return false;
+    for (uint64_t q = lo; q < hi; q++)
+        hit += g->mark[g->nb[q].v] == g->stamp && g->nb[q].time <= s;
+    return hit == present - 1;
+}
+
+static bool try_dominator(const cl_graph *g, uint32_t w, const cl_common *c, uint64_t present,
+                          uint32_t s)
+{
+    if (!g->dense && g->start[w + 1] - g->start[w] <= 8 * present)
+        return covers_marked(g, w, present, s);
+    return covers(g, w, c, 0, present, s);
+}
+
+/* A vertex among c[0 .. present) adjacent at time s to all the others, or
+ * UINT32_MAX. The common neighbour that arrived first (nearest to both
+ * ends, in a metric space) is tried first: it is the usual dominator. Gives
+ * up after CL_CANDIDATES candidates: that only means the edge is not moved
+ * (see the top of the file). */
+static uint32_t find_dominator(cl_graph *g, const cl_common *c, uint64_t present, uint32_t s)
+{
+    if (++g->stamp == 0) {
+        memset(g->mark, 0, (size_t)g->n * sizeof *g->mark);
+        g->stamp = 1;
+    }
+    uint64_t first = 0;
+    for (uint64_t q = 0; q < present; q++) {
+        g->mark[c[q].k] = g->stamp;
+        if (c[q].time < c[first].time)
+            first = q;
+    }
+    if (try_dominator(g, c[first].k, c, present, s))
+        return c[first].k;
     uint64_t tries = present < CL_CANDIDATES ? present : CL_CANDIDATES;
     for (uint64_t q = 0; q < tries; q++)
-        if (covers(g, c[q].k, c, 0, present, s))
+        if (q != first && try_dominator(g, c[q].k, c, present, s))
             return c[q].k;
     return UINT32_MAX;
 }
@@ -135,35 +187,51 @@ static int common_cmp(const void *a, const void *b)
 
 /* The time edge uv (current time t) can be moved to: the first time >= t at
  * which it is not dominated, CL_NEVER if it is dominated to the end. `c` has
- * room for min(deg u, deg v) entries. */
-static uint32_t delay(const cl_graph *g, uint32_t u, uint32_t v, uint32_t t, cl_common *c)
+ * room for deg v entries. */
+static uint32_t delay(cl_graph *g, uint32_t u, uint32_t v, uint32_t t, cl_common *c)
 {
-    /* Common neighbours with the time each becomes one. */
-    uint64_t a = g->start[u], ae = g->start[u + 1], b = g->start[v], be = g->start[v + 1];
+    /* Common neighbours with the time each becomes one: u's neighbours are
+     * stamped with their edge's time, then v's list is read against the
+     * stamps, without a branch per neighbour (a merge of the two sorted
+     * lists mispredicts on nearly every step). */
+    if (++g->ustamp == 0) {
+        memset(g->umark, 0, (size_t)g->n * sizeof *g->umark);
+        g->ustamp = 1;
+    }
+    const uint64_t tag = (uint64_t)g->ustamp << 32;
+    for (uint64_t a = g->start[u]; a < g->start[u + 1]; a++)
+        g->umark[g->nb[a].v] = tag | g->nb[a].time;
     uint64_t m = 0;
-    while (a < ae && b < be) {
-        if (g->nb[a].v < g->nb[b].v) {
-            a++;
-        } else if (g->nb[a].v > g->nb[b].v) {
-            b++;
-        } else {
-            uint32_t x = g->time[g->nb[a].e], y = g->time[g->nb[b].e];
-            uint32_t time = x > y ? x : y;
-            if (time != CL_NEVER)
-                c[m++] = (cl_common){time, g->nb[a].v};
-            a++;
-            b++;
-        }
+    for (uint64_t b = g->start[v]; b < g->start[v + 1]; b++) {
+        uint32_t k = g->nb[b].v;
+        uint64_t x = g->umark[k];
+        uint32_t tu = (uint32_t)x, tv = g->nb[b].time;
+        c[m] = (cl_common){tu > tv ? tu : tv, k};
+        m += (x >> 32) == g->ustamp && tu != CL_NEVER && tv != CL_NEVER;
     }
     if (m == 0)
         return t;
-    qsort(c, (size_t)m, sizeof *c, common_cmp);
+    /* The common neighbours at time t first: most edges that stay where
+     * they are fail there, before the later ones need sorting. */
+    uint64_t present = 0;
+    for (uint64_t q = 0; q < m; q++)
+        if (c[q].time <= t) {
+            cl_common x = c[present];
+            c[present++] = c[q];
+            c[q] = x;
+        }
+    if (present == 0)
+        return t;
+    uint32_t w = find_dominator(g, c, present, t);
+    if (w == UINT32_MAX)
+        return t;
+    if (present == m)
+        return CL_NEVER;
+    qsort(c + present, (size_t)(m - present), sizeof *c, common_cmp);
 
     /* Between two arrivals of common neighbours only edges are added, so a
      * dominator stays one: domination needs checking only at arrivals. */
-    uint32_t s = t;
-    uint64_t present = 0;
-    uint32_t w = UINT32_MAX;
+    uint32_t s = c[present].time;
     for (;;) {
         uint64_t before = present;
         while (present < m && c[present].time <= s)
@@ -181,16 +249,18 @@ static uint32_t delay(const cl_graph *g, uint32_t u, uint32_t v, uint32_t t, cl_
 }
 
 int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint64_t n_edges,
-                      uint64_t *n_out)
+                      double min_removed, uint64_t *n_out, bool *declined)
 {
     *n_out = n_edges;
+    *declined = false;
     if (n_edges < 3)
         return TOPOML_OK;
     if (n_edges >= UINT32_MAX || n >= UINT32_MAX)
         return TOPOML_OK; /* times are 32-bit: leave the graph as it is */
-    bool dense = n * n <= CL_DENSE_FACTOR * 2 * n_edges || n * n * sizeof(uint32_t) <= CL_DENSE_BYTES;
+    bool dense = n * n <= CL_DENSE_FACTOR * 2 * n_edges ||
+                 n * n * sizeof(uint32_t) <= CL_DENSE_BYTES;
     uint64_t bytes = (n + 1) * sizeof(uint64_t) * 2 + 4 * n_edges * sizeof(cl_adj) +
-                     n_edges * sizeof(uint32_t) + n * sizeof(cl_common) +
+                     n_edges * sizeof(uint32_t) + n * (sizeof(cl_common) + 12) +
                      (dense ? n * n * sizeof(uint32_t) : 0);
     int rc = tm_check_memory(ctx, bytes, "the edge collapse");
     if (rc != TOPOML_OK)
@@ -201,8 +271,11 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
     cl_adj *nb = tm_alloc(ctx, (size_t)(2 * n_edges) * sizeof *nb);
     uint32_t *time = tm_alloc(ctx, (size_t)n_edges * sizeof *time);
     cl_common *c = tm_alloc(ctx, (size_t)n * sizeof *c);
+    uint32_t *mark = tm_calloc(ctx, (size_t)n, sizeof *mark);
+    uint64_t *umark = tm_calloc(ctx, (size_t)n, sizeof *umark);
     uint32_t *table = dense ? tm_alloc(ctx, (size_t)(n * n) * sizeof *table) : NULL;
-    if (!start || !fill || !raw || !nb || !time || !c || (dense && !table)) {
+    if (!start || !fill || !raw || !nb || !time || !c || !mark || !umark ||
+        (dense && !table)) {
         rc = tm_nomem(ctx, (size_t)bytes);
         goto out;
     }
@@ -217,13 +290,13 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
      * appending u to each neighbour's list leaves every list sorted. */
     memcpy(fill, start, (size_t)n * sizeof *fill);
     for (uint64_t e = 0; e < n_edges; e++) {
-        raw[fill[edges[e].i]++] = (cl_adj){edges[e].j, (uint32_t)e};
-        raw[fill[edges[e].j]++] = (cl_adj){edges[e].i, (uint32_t)e};
+        raw[fill[edges[e].i]++] = (cl_adj){edges[e].j, time[e]};
+        raw[fill[edges[e].j]++] = (cl_adj){edges[e].i, time[e]};
     }
     memcpy(fill, start, (size_t)n * sizeof *fill);
     for (uint64_t u = 0; u < n; u++)
         for (uint64_t q = start[u]; q < start[u + 1]; q++)
-            nb[fill[raw[q].v]++] = (cl_adj){(uint32_t)u, raw[q].e};
+            nb[fill[raw[q].v]++] = (cl_adj){(uint32_t)u, raw[q].time};
     tm_free(ctx, raw);
     raw = NULL;
     /* A repeated edge is bad input: leave it to the backend to say so. */
@@ -234,17 +307,29 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
                 goto out;
             }
 
-    cl_graph g = {n, start, nb, time, table};
+    cl_graph g = {n, start, nb, time, table, mark, 0, umark, 0};
     if (table) {
         for (uint64_t q = 0; q < n * n; q++)
             table[q] = CL_NEVER;
-        for (uint64_t e = 0; e < n_edges; e++)
-            set_time(&g, e, edges[e].i, edges[e].j, time[e]);
+        for (uint64_t e = 0; e < n_edges; e++) {
+            table[(uint64_t)edges[e].i * n + edges[e].j] = time[e];
+            table[(uint64_t)edges[e].j * n + edges[e].i] = time[e];
+        }
     }
+    /* The probe: the longest tenth of the edges (at least CL_PROBE). If
+     * less than min_removed of them go, the collapse is not worth its cost
+     * here and the edge list is left as it is. */
+    uint64_t probe = n_edges / 10 > CL_PROBE ? n_edges / 10 : CL_PROBE, removed = 0;
+    probe = probe < n_edges ? probe : n_edges;
     for (uint64_t e = n_edges; e-- > 0;) {
         uint32_t t = delay(&g, edges[e].i, edges[e].j, time[e], c);
         if (t != time[e])
             set_time(&g, e, edges[e].i, edges[e].j, t);
+        removed += t == CL_NEVER;
+        if (n_edges - e == probe && (double)removed < min_removed * (double)probe) {
+            *declined = true;
+            goto out;
+        }
     }
 
     /* The value of time t is edges[t].d. Edge e's time is its own rank
@@ -265,6 +350,8 @@ out:
     tm_free(ctx, nb);
     tm_free(ctx, time);
     tm_free(ctx, c);
+    tm_free(ctx, mark);
+    tm_free(ctx, umark);
     tm_free(ctx, table);
     return rc;
 }
@@ -300,7 +387,10 @@ static bool scan(const struct topoml_data *d, uint32_t metric, double cut, doubl
         double ri = rmax[i];
         for (uint64_t j = 0; j < i; j++) {
             double x = data_dist(d, metric, i, j);
-            if (!(x >= 0.0))
+            /* Between points, inf is a distance beyond double (metric.h
+             * scales, so never an intermediate overflow), not an absent
+             * edge: the engine refuses it. */
+            if (!(x >= 0.0) || (d->kind == TOPOML_INPUT_POINTS && isinf(x)))
                 return false;
             ri = x > ri ? x : ri;
             rmax[j] = x > rmax[j] ? x : rmax[j];
@@ -316,8 +406,203 @@ static bool scan(const struct topoml_data *d, uint32_t metric, double cut, doubl
     return true;
 }
 
+/* ---- The edges of a point cloud under a threshold that cuts it ----
+ *
+ * For the euclidean, manhattan and chebyshev metrics every coordinate
+ * differs by at most d(x, y), and d obeys the triangle inequality, so
+ *  - the enclosing radius is at least half the diameter, which is at least
+ *    the widest extent of one coordinate: a threshold below half of that is
+ *    the engine's threshold as it is, no pass over all pairs needed;
+ *  - two points within the threshold t lie in the same or adjacent cells of
+ *    a grid of side >= t over (up to) three coordinates.
+ * Only the pairs of adjacent cells are measured, with the engine's own
+ * distance function, so the edges are exactly those of the full scan. The
+ * sides carry a relative margin of 1e-9, far above the rounding of a
+ * distance (a few ulps), so no pair at a computed distance <= t is missed. */
+#define CL_GRID_AXES 3
+#define CL_MARGIN 1e-9
+
+static bool grid_applies(const struct topoml_data *d, uint32_t metric, double t, double *span,
+                         uint32_t *axes)
+{
+    if (d->kind != TOPOML_INPUT_POINTS || !(t > 0.0) || !(t < INFINITY) || d->dim == 0 ||
+        (metric != TOPOML_METRIC_EUCLIDEAN && metric != TOPOML_METRIC_MANHATTAN &&
+         metric != TOPOML_METRIC_CHEBYSHEV))
+        return false;
+    const uint64_t n = d->n, dim = d->dim;
+    double widest = 0.0;
+    for (uint64_t c = 0; c < dim; c++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (uint64_t i = 0; i < n; i++) {
+            double x = d->values[i * dim + c];
+            lo = x < lo ? x : lo;
+            hi = x > hi ? x : hi;
+        }
+        span[c] = hi - lo;
+        widest = span[c] > widest ? span[c] : widest;
+    }
+    if (!(t < 0.5 * widest * (1.0 - CL_MARGIN)))
+        return false;
+    /* The grid's axes: the coordinates of widest extent. */
+    uint32_t g = dim < CL_GRID_AXES ? (uint32_t)dim : CL_GRID_AXES;
+    for (uint32_t a = 0; a < g; a++) {
+        uint32_t best = UINT32_MAX;
+        for (uint32_t c = 0; c < dim; c++) {
+            bool used = false;
+            for (uint32_t b = 0; b < a; b++)
+                used = used || axes[b] == c;
+            if (!used && (best == UINT32_MAX || span[c] > span[best]))
+                best = c;
+        }
+        axes[a] = best;
+    }
+    return true;
+}
+
+typedef struct cl_cell {
+    uint64_t key;
+    uint32_t point;
+} cl_cell;
+
+static int cell_cmp(const void *a, const void *b)
+{
+    const cl_cell *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->point < y->point ? -1 : x->point > y->point;
+}
+
+/* The edges within t of a point cloud for which grid_applies, into *out
+ * (tm_alloc'd, grown as needed; the memory limit is checked as it grows). */
+static int grid_edges(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
+                      double t, const uint32_t *axes, topoml_edge **out, uint64_t *count)
+{
+    const uint64_t n = d->n, dim = d->dim;
+    const uint32_t g = dim < CL_GRID_AXES ? (uint32_t)dim : CL_GRID_AXES;
+    double side = t * (1.0 + CL_MARGIN), lo[CL_GRID_AXES];
+    uint64_t cells[CL_GRID_AXES];
+    for (uint32_t a = 0; a < g; a++) {
+        lo[a] = INFINITY;
+        double hi = -INFINITY;
+        for (uint64_t i = 0; i < n; i++) {
+            double x = d->values[i * dim + axes[a]];
+            lo[a] = x < lo[a] ? x : lo[a];
+            hi = x > hi ? x : hi;
+        }
+        cells[a] = (uint64_t)((hi - lo[a]) / side) + 1;
+        if (cells[a] > (1u << 20)) /* keys stay within 64 bits: wider cells are as good */
+            cells[a] = 1u << 20;
+    }
+    double width[CL_GRID_AXES];
+    for (uint32_t a = 0; a < g; a++) {
+        double hi = lo[a];
+        for (uint64_t i = 0; i < n; i++)
+            hi = d->values[i * dim + axes[a]] > hi ? d->values[i * dim + axes[a]] : hi;
+        width[a] = (hi - lo[a]) / (double)cells[a];
+        if (width[a] < side)
+            width[a] = side;
+    }
+    cl_cell *pt = tm_alloc(ctx, (size_t)n * sizeof *pt);
+    if (!pt)
+        return tm_nomem(ctx, (size_t)n * sizeof *pt);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t key = 0;
+        for (uint32_t a = 0; a < g; a++) {
+            uint64_t q = (uint64_t)((d->values[i * dim + axes[a]] - lo[a]) / width[a]);
+            key = key * cells[a] + (q < cells[a] ? q : cells[a] - 1);
+        }
+        pt[i] = (cl_cell){key, (uint32_t)i};
+    }
+    qsort(pt, (size_t)n, sizeof *pt, cell_cmp);
+
+    uint64_t cap = 0, m = 0;
+    topoml_edge *e = NULL;
+    int rc = TOPOML_OK;
+    for (uint64_t p = 0; p < n && rc == TOPOML_OK;) {
+        uint64_t pe = p;
+        while (pe < n && pt[pe].key == pt[p].key)
+            pe++;
+        /* This cell's coordinates, and every neighbour cell with a larger key
+         * (each pair of cells once; pairs within the cell once). */
+        uint64_t coord[CL_GRID_AXES], rest = pt[p].key;
+        for (uint32_t a = g; a-- > 0;) {
+            coord[a] = rest % cells[a];
+            rest /= cells[a];
+        }
+        uint32_t n_off = 1;
+        for (uint32_t a = 0; a < g; a++)
+            n_off *= 3;
+        for (uint32_t o = 0; o < n_off && rc == TOPOML_OK; o++) {
+            uint64_t key = 0;
+            bool inside = true;
+            uint32_t code = o;
+            for (uint32_t a = 0; a < g; a++) {
+                int64_t c = (int64_t)coord[a] + (int64_t)(code % 3) - 1;
+                code /= 3;
+                inside = inside && c >= 0 && (uint64_t)c < cells[a];
+                key = key * cells[a] + (uint64_t)(inside ? c : 0);
+            }
+            if (!inside || key < pt[p].key)
+                continue;
+            uint64_t q0 = pe, q1 = pe;
+            if (key == pt[p].key) {
+                q0 = p;
+                q1 = pe;
+            } else {
+                uint64_t lo_i = pe, hi_i = n;
+                while (lo_i < hi_i) {
+                    uint64_t mid = lo_i + (hi_i - lo_i) / 2;
+                    if (pt[mid].key < key)
+                        lo_i = mid + 1;
+                    else
+                        hi_i = mid;
+                }
+                q0 = q1 = lo_i;
+                while (q1 < n && pt[q1].key == key)
+                    q1++;
+            }
+            for (uint64_t x = p; x < pe && rc == TOPOML_OK; x++)
+                for (uint64_t y = key == pt[p].key ? x + 1 : q0; y < q1; y++) {
+                    uint32_t i = pt[x].point, j = pt[y].point;
+                    if (i < j) {
+                        uint32_t z = i;
+                        i = j;
+                        j = z;
+                    }
+                    double dist = data_dist(d, metric, i, j);
+                    if (!(dist <= t))
+                        continue;
+                    if (m == cap) {
+                        uint64_t nc = cap ? cap + cap / 2 : 4096;
+                        rc = tm_check_memory(ctx, nc * sizeof *e, "the edges to collapse");
+                        topoml_edge *ne = rc == TOPOML_OK
+                                              ? tm_realloc(ctx, e, (size_t)nc * sizeof *e)
+                                              : NULL;
+                        if (!ne) {
+                            if (rc == TOPOML_OK)
+                                rc = tm_nomem(ctx, (size_t)nc * sizeof *e);
+                            break;
+                        }
+                        e = ne;
+                        cap = nc;
+                    }
+                    e[m++] = (topoml_edge){dist, j, i};
+                }
+        }
+        p = pe;
+    }
+    tm_free(ctx, pt);
+    if (rc != TOPOML_OK) {
+        tm_free(ctx, e);
+        return rc;
+    }
+    *out = e;
+    *count = m;
+    return TOPOML_OK;
+}
+
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
-                      double threshold, double max_density, tm_collapsed *out)
+                      double threshold, double min_removed, tm_collapsed *out)
 {
     memset(out, 0, sizeof *out);
     out->threshold = threshold;
@@ -356,8 +641,6 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
         double t = threshold < radius ? threshold : radius;
         for (uint64_t q = 0; q < d->n_edges; q++)
             m += d->edges[q].d <= t && d->edges[q].d < INFINITY;
-        if ((double)m > max_density * (double)(n * (n - 1) / 2))
-            return TOPOML_OK;
         int rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
         if (rc != TOPOML_OK)
             return rc;
@@ -374,6 +657,29 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
             for (uint64_t q = 0; q < n * d->dim; q++)
                 if (!isfinite(d->values[q]))
                     return TOPOML_OK; /* the backend names the coordinate */
+        double *span = tm_alloc(ctx, (size_t)(d->dim ? d->dim : 1) * sizeof *span);
+        if (!span)
+            return tm_nomem(ctx, (size_t)d->dim * sizeof *span);
+        uint32_t axes[CL_GRID_AXES];
+        bool grid = grid_applies(d, metric, threshold, span, axes);
+        tm_free(ctx, span);
+        if (grid) {
+            int rc = grid_edges(ctx, d, metric, threshold, axes, &edges, &m);
+            if (rc != TOPOML_OK)
+                return rc;
+            out->threshold = threshold;
+            goto collapse;
+        }
+        /* With no threshold the edges may be all the pairs: if they cannot
+         * fit, leave the input to the backend (it refuses the same size up
+         * front, before any pass over the pairs), rather than scanning. */
+        if (!(threshold < INFINITY)) {
+            uint64_t pairs = n * (n - 1) / 2;
+            if (pairs > UINT64_MAX / sizeof *edges ||
+                tm_check_memory(ctx, pairs * sizeof *edges, "the edges to collapse") !=
+                    TOPOML_OK)
+                return TOPOML_OK;
+        }
         double *rmax = tm_calloc(ctx, (size_t)n, sizeof *rmax);
         if (!rmax)
             return tm_nomem(ctx, (size_t)n * sizeof *rmax);
@@ -390,10 +696,6 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
             memset(rmax, 0, (size_t)n * sizeof *rmax);
             scan(d, metric, t, rmax, NULL, &m);
         }
-        if ((double)m > max_density * (double)(n * (n - 1) / 2)) {
-            tm_free(ctx, rmax);
-            return TOPOML_OK;
-        }
         int rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
         if (rc == TOPOML_OK) {
             edges = tm_alloc(ctx, (size_t)(m ? m : 1) * sizeof *edges);
@@ -408,10 +710,12 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
             return rc;
         out->threshold = t;
     }
+collapse:
     qsort(edges, (size_t)m, sizeof *edges, edge_cmp);
     out->n_before = m;
-    int rc = tm_collapse_edges(ctx, n, edges, m, &out->n_edges);
-    if (rc != TOPOML_OK) {
+    bool declined;
+    int rc = tm_collapse_edges(ctx, n, edges, m, min_removed, &out->n_edges, &declined);
+    if (rc != TOPOML_OK || declined) {
         tm_free(ctx, edges);
         return rc;
     }

@@ -30,6 +30,10 @@ void tm_config_defaults(tm_config *cfg)
     cfg->gate = TM_GATE_AUTO;
     cfg->log_level = -1;
     cfg->device = -1;
+    cfg->isolation = TM_ISOLATION_AUTO;
+    cfg->isolation_timeout = TM_ISOLATION_TIMEOUT_S;
+    cfg->verify = TM_VERIFY_AUTO;
+    cfg->verify_share = TM_VERIFY_SHARE_DEFAULT;
 }
 
 static void strlist_clear(topoml_context *ctx, tm_strlist *l)
@@ -256,6 +260,27 @@ static int apply_key(parse_state *ps, const char *key, const yaml_node_t *v, tm_
             return node_error(ps, v, "log_level must be error, warn, info or debug, not '%s'", s);
         return TOPOML_OK;
     }
+    if (strcmp(key, "isolation") == 0) {
+        if (strcmp(s, "auto") == 0)
+            cfg->isolation = TM_ISOLATION_AUTO;
+        else if (strcmp(s, "process") == 0)
+            cfg->isolation = TM_ISOLATION_PROCESS;
+        else if (strcmp(s, "none") == 0)
+            cfg->isolation = TM_ISOLATION_NONE;
+        else
+            return node_error(ps, v, "isolation must be auto, process or none, not '%s'", s);
+        return TOPOML_OK;
+    }
+    if (strcmp(key, "isolation_timeout") == 0) {
+        char *end;
+        errno = 0;
+        double t = strtod(s, &end);
+        if (end == s || *end || errno || !(t > 0) || t > 1e6)
+            return node_error(ps, v,
+                              "isolation_timeout must be a number of seconds > 0, not '%s'", s);
+        cfg->isolation_timeout = t;
+        return TOPOML_OK;
+    }
     if (strcmp(key, "device") == 0) {
         char *end;
         errno = 0;
@@ -272,6 +297,24 @@ static int apply_key(parse_state *ps, const char *key, const yaml_node_t *v, tm_
         if (*s < '0' || *s > '9' || *end || errno || t > 4096)
             return node_error(ps, v, "threads must be an integer from 0 to 4096, not '%s'", s);
         cfg->threads = (uint32_t)t;
+        return TOPOML_OK;
+    }
+    if (strcmp(key, "verify") == 0) {
+        static const char *modes[] = {"auto", "always", "checks", "off"};
+        for (int m = 0; m < 4; m++)
+            if (strcmp(s, modes[m]) == 0) {
+                cfg->verify = m;
+                return TOPOML_OK;
+            }
+        return node_error(ps, v, "verify must be auto, always, checks or off, not '%s'", s);
+    }
+    if (strcmp(key, "verify_share") == 0) {
+        char *end;
+        errno = 0;
+        double share = strtod(s, &end);
+        if (*s == '\0' || *end || errno || !(share >= 0 && share <= 1))
+            return node_error(ps, v, "verify_share must be a number from 0 to 1, not '%s'", s);
+        cfg->verify_share = share;
         return TOPOML_OK;
     }
     return TOPOML_E_NOT_FOUND;
@@ -425,7 +468,7 @@ int tm_config_load(topoml_context *ctx, const char *path, tm_config *cfg)
                     rc = node_error(&ps, k,
                                     "unknown key '%s' (known: plugin_paths, prefer, enable, "
                                     "disable, gate, max_memory, cache_dir, log_level, device, "
-                                    "threads)",
+                                    "threads, isolation, isolation_timeout, verify, verify_share)",
                                     key);
             }
         }

@@ -224,11 +224,6 @@ uint64_t topoml_get_max_memory(const topoml_context *ctx)
     return ctx ? tm_max_memory(ctx) : 0;
 }
 
-uint32_t tm_threads(const topoml_context *ctx)
-{
-    return ctx->config.threads;
-}
-
 /* The caller's limit, else the configuration's, else the machine's. */
 uint64_t tm_max_memory(const topoml_context *ctx)
 {
@@ -310,6 +305,7 @@ void tm_call_init(topoml_context *ctx, topoml_call_v1 *call, char *errbuf, size_
     call->error = errbuf;
     call->error_size = errbuf_size;
     call->device = ctx->config.device;
+    call->n_threads = ctx->config.threads;
     if (errbuf && errbuf_size)
         errbuf[0] = '\0';
 }

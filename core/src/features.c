@@ -72,7 +72,10 @@ int topoml_grid(topoml_context *ctx, double lo, double hi, uint64_t n, double *o
      * hits both exactly. */
     for (uint64_t i = 0; i < n; i++) {
         double t = n == 1 ? 0.0 : (double)i / (double)(n - 1);
-        out[i] = i + 1 == n && n > 1 ? hi : lo * (1.0 - t) + hi * t;
+        double v = i + 1 == n && n > 1 ? hi : lo * (1.0 - t) + hi * t;
+        /* Rounding can take the sum a hair outside [lo, hi] (lo == hi near
+         * DBL_MAX gives lo * (1 - t) + lo * t < lo): keep the grid inside. */
+        out[i] = v < lo ? lo : v > hi ? hi : v;
     }
     return TOPOML_OK;
 }

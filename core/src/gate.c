@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,28 +166,59 @@ static bool find_tool(char *out, size_t size)
 }
 
 /* Run the quick tier on `plugin` in a child process, its output to
- * /dev/null (the library never writes to the host's streams). Returns the
- * child's exit status, or -1 with errno-style text in `why`. */
-static int run_tool(const char *tool, const char *plugin, const char *cache, const char *report,
-                    char *why, size_t why_size)
+ * /dev/null (the library never writes to the host's streams) but for its
+ * progress lines, which come back through a pipe and go to the log at most
+ * once a second ("certifying 'x': 120 of 289 cases"), so that a host that
+ * waits can say why. Returns the child's exit status, or -1 with the
+ * reason in `why`. */
+static int run_tool(topoml_context *ctx, const char *name, const char *tool, const char *plugin,
+                    const char *cache, const char *report, char *why, size_t why_size)
 {
+    int pipe_fds[2];
+    if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+        snprintf(why, why_size, "cannot start %.400s: %.100s", tool, strerror(errno));
+        return -1;
+    }
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) != 0) {
+        close(pipe_fds[0]);
+        close(pipe_fds[1]);
         snprintf(why, why_size, "cannot start %.400s", tool);
         return -1;
     }
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    char *argv[] = {(char *)tool,  "--plugin",  (char *)plugin, "--tier",
-                    "quick",       "--certify", "--fail-fast",  "--cache-dir",
-                    (char *)cache, "--json",    (char *)report, NULL};
+    posix_spawn_file_actions_adddup2(&fa, pipe_fds[1], 2);
+    char *argv[] = {(char *)tool,  "--plugin",    (char *)plugin, "--tier",
+                    "quick",       "--certify",   "--fail-fast",  "--cache-dir",
+                    (char *)cache, "--json",      (char *)report, "--progress",
+                    NULL};
     pid_t pid;
     int err = posix_spawn(&pid, tool, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    close(pipe_fds[1]);
     if (err) {
+        close(pipe_fds[0]);
         snprintf(why, why_size, "cannot start %.400s: %.100s", tool, strerror(err));
         return -1;
+    }
+    FILE *f = fdopen(pipe_fds[0], "r");
+    if (f) {
+        char line[512];
+        double last = -INFINITY; /* the first line at once, then once a second */
+        while (fgets(line, sizeof line, f)) {
+            unsigned long done, total;
+            char case_name[200];
+            if (sscanf(line, "progress %lu %lu %199s", &done, &total, case_name) == 3 &&
+                tm_now() - last >= 1.0) {
+                last = tm_now();
+                tm_log(ctx, TOPOML_LOG_INFO, "certifying backend '%s': %lu of %lu cases (%s)",
+                       name, done, total, case_name);
+            }
+        }
+        fclose(f);
+    } else {
+        close(pipe_fds[0]);
     }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0) {
@@ -232,7 +264,7 @@ bool tm_gate_first_use(topoml_context *ctx, tm_backend *b)
            "backend '%s' is not certified: running the quick conformance "
            "tier (%s --plugin %s)",
            b->name, tool, real);
-    int status = run_tool(tool, real, cache, report, why, sizeof why);
+    int status = run_tool(ctx, b->name, tool, real, cache, report, why, sizeof why);
     tm_gate_apply(ctx, b);
     if (b->gate_pending) {
         /* No certificate came out of it: do not try again in this context. */
@@ -248,4 +280,48 @@ bool tm_gate_first_use(topoml_context *ctx, tm_backend *b)
     tm_log(ctx, b->gate_state == TOPOML_GATE_ENABLED ? TOPOML_LOG_INFO : TOPOML_LOG_WARN,
            "backend '%s': %s", b->name, b->gate_reason);
     return b->gate_state == TOPOML_GATE_ENABLED;
+}
+
+void tm_gate_revoke(topoml_context *ctx, const tm_backend *b, const char *why)
+{
+    char dir[4096], file[4400], real[PATH_MAX], err[512];
+    if (!b->path)
+        return;
+    if (tm_cache_dir(ctx, false, dir, sizeof dir) != TOPOML_OK) {
+        ctx->errmsg[0] = '\0'; /* no cache, no certificate to revoke */
+        return;
+    }
+    if (!realpath(b->path, real) || !tm_cert_file(dir, real, ".cert", file, sizeof file))
+        return;
+    /* A failed certificate, not a deleted one: without a certificate, `gate:
+     * auto` would certify the plugin again on first use, and a plugin that
+     * behaves under topoml-conformance would pass again. */
+    tm_cert c, old;
+    bool had = tm_cert_load(file, &old, err, sizeof err) == TOPOML_OK;
+    if (!had && access(file, F_OK) != 0) {
+        /* Enabled by configuration or with the gate off: nothing to revoke. */
+        return;
+    }
+    if (tm_cert_describe_sha(&c, real, b->file_sha256, b->name, b->abi_version, b->caps,
+                             b->n_caps) != 0) {
+        unlink(file);
+        tm_log(ctx, TOPOML_LOG_WARN, "certificate of backend '%s' deleted: %s", b->name, why);
+        return;
+    }
+    snprintf(c.tier, sizeof c.tier, "%s", had ? old.tier : "quick");
+    snprintf(c.seed, sizeof c.seed, "%s", had ? old.seed : "0");
+    snprintf(c.report, sizeof c.report, "%s", had ? old.report : "");
+    snprintf(c.verdict, sizeof c.verdict, "fail");
+    snprintf(c.summary, sizeof c.summary, "revoked at run time: %.200s", why);
+    for (char *q = c.summary; *q; q++)
+        if (*q == '\n' || *q == '\r')
+            *q = ' ';
+    tm_cert_stamp(&c);
+    if (tm_cert_store(file, &c, err, sizeof err) != TOPOML_OK) {
+        unlink(file);
+        tm_log(ctx, TOPOML_LOG_WARN, "certificate of backend '%s' deleted (%s): %s", b->name, err,
+               why);
+        return;
+    }
+    tm_log(ctx, TOPOML_LOG_WARN, "certificate of backend '%s' revoked: %s", b->name, why);
 }

@@ -18,6 +18,9 @@
 
 /* ---- the context (context.c) ---- */
 
+/* Where plugin ops run (config key `isolation`, isolate_ops.c). */
+enum tm_isolation { TM_ISOLATION_AUTO = 0, TM_ISOLATION_PROCESS = 1, TM_ISOLATION_NONE = 2 };
+
 /* Gate policies (config key `gate`). */
 enum tm_gate_policy { TM_GATE_AUTO = 0, TM_GATE_STRICT = 1, TM_GATE_OFF = 2 };
 
@@ -42,7 +45,21 @@ typedef struct tm_config {
     int device;              /* accelerator index, -1 = plugin default */
     bool max_memory_set;     /* max_memory was given (then 0 = none) */
     uint32_t threads;        /* threads of multi-threaded backends, 0 = all cores */
+    int isolation;           /* enum tm_isolation */
+    double isolation_timeout; /* seconds one isolated call may take */
+    int verify;              /* enum tm_verify_mode (verify.c) */
+    double verify_share;     /* re-runs of large calls: this share of plugin time */
 } tm_config;
+
+/* Run-time verification (config key `verify`, verify.c). */
+enum tm_verify_mode {
+    TM_VERIFY_AUTO = 0,   /* invariants, spot checks, re-runs: every small call, large
+                             ones within verify_share of the plugins' time */
+    TM_VERIFY_ALWAYS = 1, /* ... and every call re-run on the reference */
+    TM_VERIFY_CHECKS = 2, /* invariants and spot checks, no re-runs */
+    TM_VERIFY_OFF = 3     /* invariants only */
+};
+#define TM_VERIFY_SHARE_DEFAULT 0.1
 
 /* One backend the context knows (registry.c). */
 typedef struct tm_backend {
@@ -75,6 +92,9 @@ typedef struct tm_backend {
                                       capability records and their strings,
                                       one allocation; caps points here until
                                       the plugin is loaded in this process */
+    bool in_default_folder;        /* found in topoml's own plugin folder */
+    bool isolated;                 /* vt is a proxy, state a tm_isolated:
+                                      its ops run in a helper process */
 } tm_backend;
 
 struct topoml_context {
@@ -106,6 +126,12 @@ struct topoml_context {
     } kept_logs[16];
     uint32_t n_kept_logs, n_dropped_logs;
     uint32_t read_flags; /* TOPOML_READ_* (topoml_set_read_flags) */
+    /* run-time verification (verify.c) */
+    double verify_plugin_seconds; /* plugins' time on calls above the small size */
+    double verify_ref_seconds;    /* re-runs of those calls on the reference */
+    double verify_ratio;          /* reference time / plugin time, last re-run */
+    uint64_t verify_rng;
+    uint64_t verify_reruns, verify_rejections;
 };
 #define TM_KEPT_LOGS 16
 
@@ -141,8 +167,6 @@ void tm_log(topoml_context *ctx, int level, const char *fmt, ...)
  * anything that grows with the input: tm_check_memory reports TOPOML_E_LIMIT
  * with the estimate when `bytes` exceeds it. `what` names the allocation. */
 uint64_t tm_max_memory(const topoml_context *ctx);
-/* The configuration's `threads:` (0: the backend's default). */
-uint32_t tm_threads(const topoml_context *ctx);
 int tm_check_memory(topoml_context *ctx, uint64_t bytes, const char *what);
 /* Where the limit comes from, for messages: "set by the caller", "max_memory
  * in FILE", "the default: the machine's physical memory" ... */
@@ -225,6 +249,8 @@ int tm_backend_start(topoml_context *ctx, tm_backend *b);
  * any) and, for rips, this dimension and modulus? */
 bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t op,
                    const topoml_input_v1 *in, uint32_t max_dim, uint32_t modulus);
+/* Does a RIPS capability record among `caps` say TOPOML_CAP_GENERATORS? */
+bool tm_caps_generators(const topoml_capability_v1 *caps, uint32_t n_caps);
 /* Decide the gate state of a probed backend. */
 void tm_gate_apply(topoml_context *ctx, tm_backend *b);
 /* tm_select is about to use a backend whose gate decision was left for
@@ -243,8 +269,9 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
 /* Seconds a plugin may take to load, negotiate, create and probe. */
 #define TM_PROBE_TIMEOUT_S 30.0
 
-/* Find one of topoml's programs: next to the running program, in the build
- * tree when this code runs from there, else in the installed bindir. Only a
+/* Find one of topoml's programs: next to the running program, in the bin
+ * folder beside an installed libtopoml.so, in the build tree when this code
+ * runs from there, else in the configured bindir. Only a
  * regular executable file of ours or root's, not writable by group or
  * others, counts. */
 bool tm_find_helper(const char *name, char *out, size_t size);
@@ -285,6 +312,49 @@ int tm_probe_serve(int plugin_fd, int out_fd);
  * descriptor, negotiate, create, probe, capabilities. false when that
  * failed (the backend is then rejected with the reason). */
 bool tm_backend_load(topoml_context *ctx, tm_backend *b);
+/* ---- run-time verification (verify.c) ---- */
+
+/* What the core notes before a plugin's call: when it started and a hash of
+ * the input (which the plugin must leave alone). */
+typedef struct tm_verify_call {
+    double start;
+    uint64_t input_hash;
+} tm_verify_call;
+
+void tm_verify_begin(topoml_context *ctx, const tm_backend *b, const topoml_input_v1 *in,
+                     tm_verify_call *vc);
+/* After backend `b` answered an op with TOPOML_OK: check the answer and, as
+ * the policy says, re-run it on the built-in reference. A plugin's wrong
+ * answer is replaced by the reference's (the caller sees TOPOML_OK and the
+ * right answer), `b` is rejected for the context, its certificate revoked
+ * and a warning logged. Errors: TOPOML_E_PLUGIN when the plugin changed its
+ * input (nothing right can be computed from it any more), or the
+ * reference's own error. The built-in reference itself is never checked. */
+int tm_verify_distances(topoml_context *ctx, tm_backend **b, const topoml_input_v1 *in,
+                        const tm_verify_call *vc, void *out, uint64_t count, bool guard_ok);
+int tm_verify_edges(topoml_context *ctx, tm_backend **b, const topoml_input_v1 *in,
+                    const tm_verify_call *vc, double threshold, topoml_edge **edges,
+                    uint64_t *n_edges);
+/* op TOPOML_OP_RIPS (params) or TOPOML_OP_H0 (params->threshold only). */
+int tm_verify_barcode(topoml_context *ctx, tm_backend **b, uint32_t op, const topoml_input_v1 *in,
+                      const tm_verify_call *vc, const topoml_rips_params_v1 *params,
+                      topoml_barcode_v1 *res);
+/* Mark the certificate of `b` failed ("revoked at run time: why"), so that no
+ * context enables it again until something it is bound to changes (gate.c). */
+void tm_gate_revoke(topoml_context *ctx, const tm_backend *b, const char *why);
+
+/* Out-of-process execution of a plugin's ops (isolate_ops.c). Should this
+ * enabled plugin run in a helper process (config `isolation`)? */
+bool tm_isolation_wanted(const topoml_context *ctx, const tm_backend *b);
+/* Give `b` a proxy vtable whose ops run in a helper process, started on
+ * first use; nothing of the plugin is loaded here. */
+int tm_isolation_attach(topoml_context *ctx, tm_backend *b);
+/* Stop the helper and free the proxy's state. */
+void tm_isolation_detach(topoml_context *ctx, tm_backend *b);
+/* The helper's side: the plugin on `plugin_fd`, requests on `sock`, the
+ * plugin's stdout to `stdout_fd`. Returns the helper's exit status. */
+int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd);
+#define TM_ISOLATION_TIMEOUT_S 600.0
 
 /* ---- data sets (data.c, io_*.c) ---- */
 
@@ -311,10 +381,12 @@ int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format f
 /* Collapse the flag filtration of `edges` (sorted by (d, i, j), i < j < n)
  * in place: on return its first *n_out entries are the edges that remain,
  * with their new values, and the flag filtration they span has the barcode
- * of the original in every dimension. A repeated edge leaves the list as it
- * is. TOPOML_E_LIMIT / _NOMEM when the working memory cannot be had. */
+ * of the original in every dimension. *declined (and the list left as it
+ * is) when fewer than min_removed of the longest tenth of the edges go
+ * (0: never declines), or an edge is repeated. TOPOML_E_LIMIT / _NOMEM when
+ * the working memory cannot be had. */
 int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint64_t n_edges,
-                      uint64_t *n_out);
+                      double min_removed, uint64_t *n_out, bool *declined);
 
 /* A Rips input after the edge collapse. */
 typedef struct tm_collapsed {
@@ -328,9 +400,9 @@ typedef struct tm_collapsed {
 /* The edges of `d` within min(threshold, enclosing radius) — the complex the
  * Rips engine would build — collapsed. out->done is false (and the input is
  * to be used as it is) for fewer than 3 points, for input the engine
- * refuses, so that the backend reports it, and when more than
- * max_density * n(n-1)/2 edges are within the threshold. */
+ * refuses, so that the backend reports it, and when the collapse declines
+ * (min_removed, as tm_collapse_edges). */
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
-                      double threshold, double max_density, tm_collapsed *out);
+                      double threshold, double min_removed, tm_collapsed *out);
 
 #endif /* TOPOML_INTERNAL_H */

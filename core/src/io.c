@@ -208,22 +208,6 @@ static int fill_buffer(tm_reader *r)
     }
     size_t want = r->cap - 1 - r->end;
     size_t got = fread(r->buf + r->end, 1, want, r->f);
-    /* A NUL is refused as soon as it is read, on the line it is on:
-     * binary data without a newline (/dev/zero) must not grow the line
-     * buffer to the memory limit first. */
-    const char *nul = r->allow_nul ? NULL : memchr(r->buf + r->end, '\0', got);
-    if (nul) {
-        const char *line_start = r->buf + r->pos;
-        for (const char *c = line_start; c < nul; c++)
-            if (*c == '\n') {
-                r->line++;
-                line_start = c + 1;
-            }
-        r->line++;
-        return tm_fail(r, TOPOML_E_PARSE,
-                       "NUL byte in column %zu (binary data where text is expected?)",
-                       (size_t)(nul - line_start) + 1);
-    }
     r->end += got;
     r->bytes += got;
     if (got < want) {
@@ -232,6 +216,27 @@ static int fill_buffer(tm_reader *r)
         r->eof = true;
     }
     return 1;
+}
+
+/* A NUL is refused as soon as a text line's bytes are read, on the line it
+ * is on: binary data without a newline (/dev/zero) must not grow the line
+ * buffer to the memory limit first. `fresh` holds the `n` bytes just read;
+ * the bytes before it, from r->pos, were read earlier (peeked, not refused:
+ * format detection looks at binary headers). */
+static int refuse_nul(tm_reader *r, const char *fresh, size_t n)
+{
+    const char *nul = memchr(fresh, '\0', n);
+    if (!nul)
+        return 0;
+    const char *line_start = r->buf + r->pos;
+    for (const char *c = line_start; c < nul; c++)
+        if (*c == '\n') {
+            r->line++;
+            line_start = c + 1;
+        }
+    r->line++;
+    return tm_fail(r, TOPOML_E_PARSE, "NUL byte in column %zu (binary data where text is expected?)",
+                   (size_t)(nul - line_start) + 1);
 }
 
 int tm_text_line(tm_reader *r, char **line, size_t *len)
@@ -255,7 +260,11 @@ int tm_text_line(tm_reader *r, char **line, size_t *len)
             r->pos = r->end;
             return finish_line(r, start, n, line, len);
         }
+        size_t unread = r->end - r->pos;
         int st = fill_buffer(r);
+        if (st < 0)
+            return st;
+        st = refuse_nul(r, r->buf + r->pos + unread, r->end - r->pos - unread);
         if (st < 0)
             return st;
     }
@@ -276,9 +285,7 @@ int tm_text_peek(tm_reader *r, uint64_t lines, uint64_t max_bytes, const char **
             *len = have;
             return TOPOML_OK;
         }
-        r->allow_nul = true; /* binary formats are told by their bytes */
         int st = fill_buffer(r);
-        r->allow_nul = false;
         if (st < 0)
             return st;
     }

@@ -56,7 +56,6 @@ typedef struct tm_reader {
     double diag_x;
     bool upper_empty;         /* distance read as its lower triangle */
     uint64_t detect_rows;     /* rows tm_detect_format measured (2: enough to tell) */
-    bool allow_nul;           /* tm_text_peek: NUL bytes are let in, to be looked at */
 } tm_reader;
 
 /* Report an error at the reader's location. Returns `status`. */

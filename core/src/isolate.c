@@ -13,6 +13,7 @@
  * Not here: what a helper does and what its report means
  * (isolate_probe.c), which helper program exists (tools/topoml_plugin_host.c).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -56,6 +57,22 @@ bool tm_find_helper(const char *name, char *out, size_t size)
                 return true;
         }
     }
+#ifdef TOPOML_LIB_TO_BINDIR
+    /* Next to the installed programs, found from where libtopoml.so itself
+     * is: a tree installed with another --prefix, or moved, finds its
+     * helpers as it finds its plugins (loader.c, default_folder). */
+    Dl_info info;
+    char lib[PATH_MAX];
+    if (dladdr((void *)tm_find_helper, &info) && info.dli_fname && realpath(info.dli_fname, lib)) {
+        char *slash = strrchr(lib, '/');
+        if (slash && strstr(slash, ".so")) {
+            *slash = '\0';
+            if ((size_t)snprintf(out, size, "%s/%s/%s", lib, TOPOML_LIB_TO_BINDIR, name) < size &&
+                usable_helper(out))
+                return true;
+        }
+    }
+#endif
 #ifdef TOPOML_BUILD_TOOL_DIR
     if (tm_in_build_tree() &&
         (size_t)snprintf(out, size, "%s/%s", TOPOML_BUILD_TOOL_DIR, name) < size &&

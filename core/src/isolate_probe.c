@@ -138,6 +138,7 @@ static void put_identity(out_buf *o, const tm_backend *b)
         put_u64(o, c->max_points);
         put_field(o, c->device);
         put_field(o, c->schedule);
+        put_u64(o, c->features);
     }
 }
 
@@ -297,8 +298,14 @@ static bool read_identity(topoml_context *ctx, in_buf *in, tm_backend *b)
             tm_free(ctx, block);
             return false;
         }
+        uint64_t features = 0;
+        if (!get_u64(in, &features) || features > 0xffffffffu) {
+            tm_free(ctx, block);
+            return false;
+        }
         topoml_capability_v1 *c = &caps[i];
         c->struct_size = sizeof *c;
+        c->features = (uint32_t)features;
         c->op = (uint32_t)v[0];
         c->dtypes = (uint32_t)v[1];
         c->metrics = (uint32_t)v[2];

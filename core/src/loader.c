@@ -183,6 +183,21 @@ bool tm_fd_is_safe(int fd, char *real, size_t real_size, char *why, size_t why_s
     return ok;
 }
 
+static const char *default_folder(char *buf, size_t size);
+
+/* Is the file at canonical path `real` directly in topoml's own plugin
+ * folder (the build tree's or the installed one)? */
+static bool in_default_folder(const char *real)
+{
+    char buf[4096], dir[4096];
+    const char *def = default_folder(buf, sizeof buf);
+    const char *slash = strrchr(real, '/');
+    if (!def || !slash || !realpath(def, dir))
+        return false;
+    size_t n = strlen(dir);
+    return (size_t)(slash - real) == n && strncmp(real, dir, n) == 0;
+}
+
 void tm_loader_check(topoml_context *ctx, const char *path, tm_backend *b)
 {
     char why[512], real[4096];
@@ -204,6 +219,7 @@ void tm_loader_check(topoml_context *ctx, const char *path, tm_backend *b)
         reject(b, "unsafe plugin file: %s", why);
         return;
     }
+    b->in_default_folder = in_default_folder(real);
     int err = tm_sha256_fd(fd, b->file_sha256);
     if (err) {
         close(fd);

@@ -4,8 +4,10 @@
  * check what comes back before the caller sees it.
  *
  * A backend's answer is not trusted blindly: statuses outside the known set
- * become TOPOML_E_PLUGIN, barcodes are checked for order and sanity, and
- * every array a plugin hands over is freed with the allocator it came from.
+ * become TOPOML_E_PLUGIN, every answer of a plugin is verified (verify.c:
+ * invariants, spot checks, re-runs on the reference; a wrong one is replaced
+ * by the reference's), and every array a plugin hands over is freed with the
+ * allocator it came from.
  */
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +29,12 @@ struct topoml_barcode {
     bool dense;            /* points or a matrix: every pair has a distance */
     uint32_t input_format; /* topoml_format of the data set */
     uint64_t points;
+    topoml_generator *generators; /* NULL unless TOPOML_RIPS_GENERATORS */
 };
+
+/* Bytes after a distance array that a backend must leave alone. */
+#define GUARD_BYTES 64
+#define GUARD_BYTE 0xA5
 
 /* Is interval k alive at the threshold (its death unknown, beyond it)
  * rather than essential? Only when the threshold cut the filtration short:
@@ -146,41 +153,38 @@ int topoml_distances(topoml_context *ctx, const topoml_data *points, topoml_metr
         tm_free(ctx, coords32);
         return rc;
     }
-    void *buf = tm_alloc(ctx, (size_t)bytes);
+    /* A guard zone after the array catches a backend that writes past it. */
+    if (bytes > SIZE_MAX - 1 - GUARD_BYTES)
+        return tm_error(ctx, TOPOML_E_OVERFLOW, "distance matrix too large for this machine");
+    unsigned char *buf = tm_alloc(ctx, (size_t)bytes + GUARD_BYTES);
     if (!buf) {
         tm_free(ctx, coords32);
         return tm_nomem(ctx, (size_t)bytes);
     }
+    memset(buf + bytes, GUARD_BYTE, GUARD_BYTES);
     char msg[512];
     topoml_call_v1 call;
     tm_call_init(ctx, &call, msg, sizeof msg);
+    tm_verify_call vc;
+    tm_verify_begin(ctx, b, &in, &vc);
     rc = b->vt->distances(b->state, &call, &in, buf);
-    tm_free(ctx, coords32);
-    if (rc != TOPOML_OK) {
+    if (rc == TOPOML_OK) {
+        bool guard_ok = true;
+        for (size_t k = 0; k < GUARD_BYTES; k++)
+            guard_ok &= buf[bytes + k] == GUARD_BYTE;
+        rc = tm_verify_distances(ctx, &b, &in, &vc, buf, pairs, guard_ok);
+        tm_free(ctx, coords32);
+        if (rc != TOPOML_OK) {
+            tm_free(ctx, buf);
+            return rc;
+        }
+    } else {
+        tm_free(ctx, coords32);
         tm_free(ctx, buf);
         return backend_error(ctx, b, rc, msg);
     }
     *out = buf;
     *count = pairs;
-    return TOPOML_OK;
-}
-
-static int check_edges(topoml_context *ctx, const tm_backend *b, const topoml_edge *e, uint64_t n,
-                       uint64_t n_vertices, double threshold)
-{
-    for (uint64_t k = 0; k < n; k++) {
-        bool ok = e[k].i < e[k].j && e[k].j < n_vertices && !isnan(e[k].d) && e[k].d >= 0 &&
-                  e[k].d <= threshold;
-        if (ok && k > 0) {
-            const topoml_edge *p = &e[k - 1];
-            ok = p->d < e[k].d || (p->d == e[k].d && (p->i < e[k].i ||
-                                                      (p->i == e[k].i && p->j < e[k].j)));
-        }
-        if (!ok)
-            return tm_error(ctx, TOPOML_E_PLUGIN,
-                            "backend '%s' returned a bad edge list (entry %llu: %u-%u at %g)",
-                            b->name, (unsigned long long)k, e[k].i, e[k].j, e[k].d);
-    }
     return TOPOML_OK;
 }
 
@@ -208,14 +212,14 @@ int topoml_edges(topoml_context *ctx, const topoml_data *data, topoml_metric met
     tm_call_init(ctx, &call, msg, sizeof msg);
     topoml_edge *e = NULL;
     uint64_t n = 0;
+    tm_verify_call vc;
+    tm_verify_begin(ctx, b, &in, &vc);
     rc = b->vt->edges(b->state, &call, &in, threshold, &e, &n);
     if (rc != TOPOML_OK) {
         tm_free(ctx, e);
         return backend_error(ctx, b, rc, msg);
     }
-    if (n && !e)
-        return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned no edge array", b->name);
-    rc = check_edges(ctx, b, e, n, data->n, threshold);
+    rc = tm_verify_edges(ctx, &b, &in, &vc, threshold, &e, &n);
     if (rc != TOPOML_OK) {
         tm_free(ctx, e);
         return rc;
@@ -243,6 +247,7 @@ void topoml_rips_options_init(topoml_rips_options *opts)
 static int check_barcode(topoml_context *ctx, const tm_backend *b, topoml_barcode_v1 *bc,
                          uint32_t max_dim)
 {
+    topoml_generator *g = bc->generators;
     uint32_t last = 0;
     uint64_t kept = 0;
     if (bc->max_dim > max_dim)
@@ -256,19 +261,73 @@ static int check_barcode(topoml_context *ctx, const tm_backend *b, topoml_barcod
                             "backend '%s' returned a bad interval %llu (dim %u, [%g,%g))",
                             b->name, (unsigned long long)k, v->dim, v->birth, v->death);
         last = v->dim;
-        if (v->death > v->birth)
-            bc->intervals[kept++] = *v;
+        if (!(v->death > v->birth))
+            continue;
+        if (g)
+            g[kept] = g[k];
+        bc->intervals[kept++] = *v;
     }
     bc->n_intervals = kept;
     return TOPOML_OK;
 }
 
-/* TOPOML_COLLAPSE_AUTO collapses only when at most this share of all pairs
- * is within the threshold (docs/architecture.md, "Edge collapse", has the
- * measurements): in a nearly complete graph, such as a small data set with
- * no threshold, few edges are dominated and the search costs more than the
- * reduction it saves. */
-#define TM_COLLAPSE_AUTO_DENSITY 0.5
+/* Generators asked for: `b` if its rips capability says it gives them,
+ * else the built-in scalar reference (which always does). */
+static tm_backend *generators_backend(topoml_context *ctx, tm_backend *b, uint32_t op)
+{
+    if (op != TOPOML_OP_RIPS)
+        return b; /* H0 by union-find (max_dim 0 without a rips op): none */
+    if (tm_caps_generators(b->caps, b->n_caps))
+        return b;
+    tm_backend *ref = &ctx->backends[0];
+    tm_log(ctx, TOPOML_LOG_INFO,
+           "generators: backend '%s' does not give them; the %s reference computes the barcode",
+           b->name, ref->name);
+    snprintf(ctx->last_backend, sizeof ctx->last_backend, "%s", ref->name);
+    snprintf(ctx->last_reason, sizeof ctx->last_reason, "generators asked for; %s cannot give them",
+             b->name);
+    return ref;
+}
+
+/* Generators, when asked for, must have come back (one per interval, vertices
+ * below n, each edge's vertices ascending, or TOPOML_NO_VERTEX where the
+ * interval has no such edge); when not asked for, none may come back. */
+static int check_generators(topoml_context *ctx, const tm_backend *b, topoml_barcode_v1 *bc,
+                            uint64_t n, bool asked)
+{
+    if (!asked) {
+        if (bc->generators)
+            return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned generators not asked for",
+                            b->name);
+        return TOPOML_OK;
+    }
+    if (!bc->generators && bc->n_intervals > 0)
+        return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned no generators", b->name);
+    for (uint64_t k = 0; k < bc->n_intervals; k++) {
+        const topoml_generator *g = &bc->generators[k];
+        const topoml_interval *v = &bc->intervals[k];
+        const bool need_birth = v->dim > 0, need_death = !isinf(v->death);
+        const uint32_t *e[2] = {g->birth, g->death};
+        const bool need[2] = {need_birth, need_death};
+        for (int t = 0; t < 2; t++) {
+            bool ok = need[t] ? e[t][0] < e[t][1] && e[t][1] < n
+                              : e[t][0] == TOPOML_NO_VERTEX && e[t][1] == TOPOML_NO_VERTEX;
+            if (!ok)
+                return tm_error(ctx, TOPOML_E_PLUGIN,
+                                "backend '%s' returned a bad %s edge (%u, %u) for interval %llu",
+                                b->name, t ? "death" : "birth", e[t][0], e[t][1],
+                                (unsigned long long)k);
+        }
+    }
+    return TOPOML_OK;
+}
+
+/* TOPOML_COLLAPSE_AUTO goes on with the collapse only if it removes at
+ * least this share of the longest tenth of the edges, the first it
+ * processes (docs/architecture.md, "Edge collapse", has the measurements):
+ * where few edges are dominated, as in sphere_3_192, the search costs more
+ * than the reduction it saves, and the probe costs a tenth of it. */
+#define TM_COLLAPSE_AUTO_PROBE 0.1
 /* The edge collapse stage: when it runs, `in` becomes the collapsed graph
  * (SPARSE, edges in col->edges) and col->threshold the threshold that goes
  * with it. */
@@ -278,8 +337,8 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
     /* H0 alone gains nothing from it. */
     if (o->max_dim == 0 || o->collapse == TOPOML_COLLAPSE_OFF)
         return TOPOML_OK;
-    double density = o->collapse == TOPOML_COLLAPSE_ON ? 1.0 : TM_COLLAPSE_AUTO_DENSITY;
-    int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, density, col);
+    double probe = o->collapse == TOPOML_COLLAPSE_ON ? 0.0 : TM_COLLAPSE_AUTO_PROBE;
+    int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, probe, col);
     if (rc != TOPOML_OK || !col->done)
         return rc;
     tm_log(ctx, TOPOML_LOG_INFO, "edge collapse: %llu of %llu edges remain (threshold %g)",
@@ -316,6 +375,31 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         return tm_error(ctx, TOPOML_E_INVALID, "unknown metric %u", o.metric);
     if (o.collapse > TOPOML_COLLAPSE_OFF)
         return tm_error(ctx, TOPOML_E_INVALID, "unknown collapse setting %u", o.collapse);
+    if (o.flags & ~TOPOML_RIPS_GENERATORS)
+        return tm_error(ctx, TOPOML_E_INVALID, "unknown rips flags 0x%x", o.flags);
+    const bool want_gens = (o.flags & TOPOML_RIPS_GENERATORS) != 0;
+    if (want_gens && o.collapse != TOPOML_COLLAPSE_OFF && o.max_dim > 0) {
+        /* The collapse gives edges later filtration values: the edges of
+         * the collapsed complex are not the ones of the input's lengths. */
+        tm_log(ctx, TOPOML_LOG_INFO, "generators asked for: no edge collapse");
+        o.collapse = TOPOML_COLLAPSE_OFF;
+    }
+
+    /* Without a threshold every pair of a point cloud is looked at and,
+     * unless few are within the enclosing radius, kept: the distance matrix
+     * is what the work needs. Refused here with its size, before the O(n^2)
+     * passes of the collapse, the enclosing radius or the backend. */
+    uint64_t n = data->n, pairs, bytes;
+    if (data->kind == TOPOML_INPUT_POINTS && !(o.threshold < INFINITY) && n >= 2) {
+        int st = !tm_mul_u64(n, n - 1, &pairs) || !tm_mul_u64(pairs / 2, sizeof(double), &bytes)
+                     ? tm_error(ctx, TOPOML_E_OVERFLOW, "barcode: %llu points: too many pairs",
+                                (unsigned long long)n)
+                     : tm_check_memory(ctx, bytes,
+                                       "the distance matrix (no threshold: every pair is kept; "
+                                       "a threshold gives a sparse complex)");
+        if (st != TOPOML_OK)
+            return st;
+    }
 
     topoml_input_v1 in;
     input_from_data(data, o.metric, &in);
@@ -344,6 +428,8 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         tm_free(ctx, col.edges);
         return rc;
     }
+    if (want_gens)
+        b = generators_backend(ctx, b, op);
 
     struct topoml_barcode *bc = tm_calloc(ctx, 1, sizeof *bc);
     if (!bc) {
@@ -357,28 +443,45 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     topoml_barcode_v1 res;
     memset(&res, 0, sizeof res);
     res.struct_size = sizeof res;
+    if (o.n_threads)
+        call.n_threads = o.n_threads;
     double threshold = col.done ? col.threshold : o.threshold;
-    if (op == TOPOML_OP_RIPS) {
-        topoml_rips_params_v1 p;
-        memset(&p, 0, sizeof p);
-        p.struct_size = sizeof p;
-        p.max_dim = o.max_dim;
-        p.threshold = threshold;
-        p.modulus = o.modulus;
-        p.n_threads = o.n_threads ? o.n_threads : tm_threads(ctx);
+    topoml_rips_params_v1 p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    p.max_dim = o.max_dim;
+    p.threshold = threshold;
+    p.modulus = o.modulus;
+    p.flags = want_gens ? TOPOML_RIPS_PARAM_GENERATORS : 0;
+    tm_verify_call vc;
+    tm_verify_begin(ctx, b, &in, &vc);
+    if (op == TOPOML_OP_RIPS)
         rc = b->vt->rips(b->state, &call, &in, &p, &res);
-    } else {
+    else
         rc = b->vt->h0(b->state, &call, &in, threshold, &res);
-    }
+    /* Verified on the input the backend was given (the collapsed graph, if
+     * any): the reference re-runs that same input. */
+    int vrc = rc == TOPOML_OK ? tm_verify_barcode(ctx, &b, op, &in, &vc, &p, &res) : TOPOML_OK;
     tm_free(ctx, col.edges);
+    if (vrc != TOPOML_OK && vrc != TOPOML_E_CANCELLED) {
+        tm_free(ctx, res.intervals);
+        tm_free(ctx, bc);
+        return vrc;
+    }
+    if (vrc == TOPOML_E_CANCELLED) /* the reference, answering instead */
+        rc = vrc;
     if (rc != TOPOML_OK && rc != TOPOML_E_CANCELLED) {
         tm_free(ctx, res.intervals);
+        tm_free(ctx, res.generators);
         tm_free(ctx, bc);
         return backend_error(ctx, b, rc, msg);
     }
-    int crc = check_barcode(ctx, b, &res, o.max_dim);
+    int crc = check_generators(ctx, b, &res, data->n, want_gens && op == TOPOML_OP_RIPS);
+    if (crc == TOPOML_OK)
+        crc = check_barcode(ctx, b, &res, o.max_dim);
     if (crc != TOPOML_OK) {
         tm_free(ctx, res.intervals);
+        tm_free(ctx, res.generators);
         tm_free(ctx, bc);
         return crc;
     }
@@ -397,6 +500,7 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     bc->complete = rc == TOPOML_OK ? 1 : 0;
     bc->n = res.n_intervals;
     bc->intervals = res.intervals;
+    bc->generators = res.generators;
     *out = bc;
     if (rc == TOPOML_E_CANCELLED) {
         if (res.n_intervals == 0 && data->n > 0)
@@ -412,6 +516,7 @@ void topoml_barcode_free(topoml_barcode *bc)
         return;
     topoml_context *ctx = bc->ctx;
     tm_free(ctx, bc->intervals);
+    tm_free(ctx, bc->generators);
     tm_free(ctx, bc);
 }
 
@@ -442,6 +547,13 @@ int topoml_barcode_cut_off(const topoml_barcode *bc, uint64_t k)
     if (!bc || k >= bc->n)
         return TOPOML_E_INVALID;
     return interval_cut_off(bc, k) ? 1 : 0;
+}
+
+const topoml_generator *topoml_barcode_generators(const topoml_barcode *bc, uint64_t *n)
+{
+    if (n)
+        *n = bc && bc->generators ? bc->n : 0;
+    return bc ? bc->generators : NULL;
 }
 
 /* Ripser prints with the stream default: 6 significant digits, which is

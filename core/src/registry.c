@@ -99,6 +99,17 @@ bool tm_backend_load(topoml_context *ctx, tm_backend *b)
 {
     if (b->vt)
         return true;
+    if (tm_isolation_wanted(ctx, b)) {
+        /* Not loaded here at all: a proxy sends its ops to a helper. */
+        if (tm_isolation_attach(ctx, b) != TOPOML_OK) {
+            b->gate_state = TOPOML_GATE_REJECTED;
+            snprintf(b->gate_reason, sizeof b->gate_reason, "out of memory");
+            return false;
+        }
+        tm_log(ctx, TOPOML_LOG_INFO, "plugin %s: backend '%s' runs in its own process", b->path,
+               b->name);
+        return true;
+    }
     /* What the probe process saw, to hold the plugin to it. */
     char probed_name[64];
     snprintf(probed_name, sizeof probed_name, "%s", b->name ? b->name : "");
@@ -205,7 +216,9 @@ void tm_registry_free(topoml_context *ctx)
 {
     for (uint32_t i = 0; i < ctx->n_backends; i++) {
         tm_backend *b = &ctx->backends[i];
-        if (b->created && b->vt && b->vt->destroy)
+        if (b->isolated)
+            tm_isolation_detach(ctx, b);
+        else if (b->created && b->vt && b->vt->destroy)
             b->vt->destroy(b->state);
         if (b->dl)
             dlclose(b->dl);
@@ -342,6 +355,14 @@ bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t o
             continue;
         return true;
     }
+    return false;
+}
+
+bool tm_caps_generators(const topoml_capability_v1 *caps, uint32_t n_caps)
+{
+    for (uint32_t i = 0; i < n_caps; i++)
+        if (caps[i].op == TOPOML_OP_RIPS && (caps[i].features & TOPOML_CAP_GENERATORS))
+            return true;
     return false;
 }
 

@@ -3,7 +3,8 @@
  * tiles for the kernels (tile.h) and turns what they produce into the
  * distances op's condensed array or the edges op's sorted edge list. It
  * checks the op's arguments and owns every allocation; it does no arithmetic
- * on coordinates (that is the kernels' alone).
+ * on coordinates (that is the kernels' alone; coordinates outside their
+ * range go to the reference's plugins/scalar/exact_pairs.h).
  *
  * Order of work. The smaller index j of a pair (i > j) is taken a panel of
  * 48 (f32) or 24 (f64) points at a time, packed coordinate-major so that the
@@ -38,6 +39,8 @@
  * tests check the kernels exactly.
  */
 #include "tiling.h"
+
+#include "exact_pairs.h"
 
 #include <float.h>
 #include <math.h>
@@ -403,6 +406,8 @@ int avx512_distances(const avx512_kernels *k, const topoml_call_v1 *call, const 
         return TOPOML_OK;
     if (!out)
         return fail(call, TOPOML_E_INVALID, "asm-avx512 distances: output is NULL");
+    if (!scalar_in_plain_range(in))
+        return scalar_exact_distances(call, in, out, in->dtype == TOPOML_F64, "asm-avx512");
     if ((status = sweep_start(&o, &s, in)) != TOPOML_OK)
         return status;
 
@@ -579,6 +584,8 @@ int avx512_edges(const avx512_kernels *k, const topoml_call_v1 *call, const topo
                     (unsigned long long)n);
     if (n < 2)
         return TOPOML_OK;
+    if (!scalar_in_plain_range(in))
+        return scalar_exact_edges(call, in, threshold, out, n_out, "asm-avx512");
     if ((status = sweep_start(&o, &s, in)) != TOPOML_OK)
         return status;
 

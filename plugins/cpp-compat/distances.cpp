@@ -19,8 +19,14 @@ template <class T> static void condensed(Call &call, const topoml_input_v1 *in, 
     uint64_t k = 0; /* == i*(i-1)/2 + j: Ripser's lower-triangular order */
     for (uint64_t i = 1; i < n; i++) {
         call.tick("distances", i, n, i * (dim + 1));
-        for (uint64_t j = 0; j < i; j++)
+        for (uint64_t j = 0; j < i; j++) {
             out[k++] = distance(metric, p + i * dim, p + j * dim, dim);
+            if (beyond_range(out[k - 1]))
+                fail(TOPOML_E_OVERFLOW,
+                     "the distance between points %llu and %llu is beyond the range of %s",
+                     (unsigned long long)j, (unsigned long long)i,
+                     sizeof(T) == sizeof(float) ? "float32" : "float64");
+        }
     }
 }
 

@@ -71,8 +71,9 @@ const topoml_capability_v1 caps[] = {
     {sizeof(topoml_capability_v1), TOPOML_OP_H0, both_dtypes, all_metrics, all_inputs, 0, 0, 0, 0,
      "cpu", "threads=1 algorithm=union-find"},
     {sizeof(topoml_capability_v1), TOPOML_OP_RIPS, both_dtypes, all_metrics, all_inputs,
-     rips_max_dim, rips_max_modulus, 0, 0, "cpu",
-     "threads=1 algorithm=homology filtration=explicit reduction=standard clearing=twist"},
+     rips_max_dim, rips_max_modulus, TOPOML_CAP_GENERATORS, 0, "cpu",
+     "threads=1 algorithm=cohomology filtration=explicit clearing=yes pairs=emergent "
+     "reduction=lazy-merge"},
 };
 
 int cc_capabilities(void *, const topoml_capability_v1 **out, uint32_t *n)

@@ -50,7 +50,7 @@ class Forest
 } // namespace
 
 void h0_bars(Call &call, const Vec<topoml_edge> &edges, uint32_t n, Vec<topoml_interval> &bars,
-             Vec<uint32_t> *joins)
+             Vec<uint32_t> *joins, Vec<topoml_generator> *gens)
 {
     Forest forest(call, n);
     bars.reserve(n);
@@ -65,11 +65,19 @@ void h0_bars(Call &call, const Vec<topoml_edge> &edges, uint32_t n, Vec<topoml_i
         components--;
         if (joins)
             joins->push_back(uint32_t(e));
-        if (edges[e].d > 0)
+        if (edges[e].d > 0) {
             bars.push_back(topoml_interval{0.0, edges[e].d, 0, 0});
+            if (gens)
+                gens->push_back(topoml_generator{{TOPOML_NO_VERTEX, TOPOML_NO_VERTEX},
+                                                 {edges[e].i, edges[e].j}});
+        }
     }
-    for (uint32_t c = 0; c < components; c++)
+    for (uint32_t c = 0; c < components; c++) {
         bars.push_back(topoml_interval{0.0, INFINITY, 0, 0});
+        if (gens)
+            gens->push_back(topoml_generator{{TOPOML_NO_VERTEX, TOPOML_NO_VERTEX},
+                                             {TOPOML_NO_VERTEX, TOPOML_NO_VERTEX}});
+    }
 }
 
 void op_h0(Call &call, const topoml_input_v1 *in, double threshold, topoml_barcode_v1 *out)

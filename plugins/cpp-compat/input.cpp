@@ -55,12 +55,20 @@ double pair_distance(const topoml_input_v1 *in, uint64_t i, uint64_t j)
 {
     if (in->kind == TOPOML_INPUT_POINTS) {
         topoml_metric m = static_cast<topoml_metric>(in->metric);
+        double d;
         if (in->dtype == TOPOML_F32) {
             const float *p = static_cast<const float *>(in->data);
-            return distance(m, p + i * in->dim, p + j * in->dim, in->dim);
+            d = distance(m, p + i * in->dim, p + j * in->dim, in->dim);
+        } else {
+            const double *p = static_cast<const double *>(in->data);
+            d = distance(m, p + i * in->dim, p + j * in->dim, in->dim);
         }
-        const double *p = static_cast<const double *>(in->data);
-        return distance(m, p + i * in->dim, p + j * in->dim, in->dim);
+        if (beyond_range(d))
+            fail(TOPOML_E_OVERFLOW,
+                 "the distance between points %llu and %llu is beyond the range of %s",
+                 (unsigned long long)j, (unsigned long long)i,
+                 in->dtype == TOPOML_F32 ? "float32" : "float64");
+        return d;
     }
     uint64_t k = i * (i - 1) / 2 + j;
     if (in->dtype == TOPOML_F32)

@@ -25,9 +25,10 @@ void op_h0(Call &call, const topoml_input_v1 *in, double threshold, topoml_barco
  * vertices, by union-find; the h0 op, and what a cancelled rips op still
  * returns. With `joins`, the positions of the edges that join two
  * components (the spanning forest, ascending) are appended to it: the rips
- * op clears those columns of dimension 1. */
+ * op clears those columns of dimension 1. With `gens`, each bar's generator
+ * (the joining edge as death edge) is appended to it. */
 void h0_bars(Call &call, const Vec<topoml_edge> &edges, uint32_t n, Vec<topoml_interval> &bars,
-             Vec<uint32_t> *joins = nullptr);
+             Vec<uint32_t> *joins = nullptr, Vec<topoml_generator> *gens = nullptr);
 
 void op_rips(Call &call, const topoml_input_v1 *in, const topoml_rips_params_v1 *params,
              topoml_barcode_v1 *out);

@@ -44,6 +44,7 @@
  */
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -404,7 +405,7 @@ class Pivots
 
     static uint64_t bytes_per_pivot()
     {
-        return 4 * sizeof(Slot); /* load at most 1/2, and a doubling */
+        return 3 * sizeof(Slot); /* load at least 1/3 */
     }
 
     const Slot *find(uint64_t key) const
@@ -418,10 +419,20 @@ class Pivots
         }
     }
 
+    /* Room for `count` pivots without growing (load at most 2/3). */
+    void reserve(uint64_t count)
+    {
+        uint64_t want = slots_.size();
+        while (3 * count > 2 * want)
+            want *= 2;
+        if (want != slots_.size())
+            rehash(want);
+    }
+
     void insert(const Slot &s)
     {
-        if (2 * (size_ + 1) > slots_.size())
-            grow();
+        if (3 * (size_ + 1) > 2 * slots_.size())
+            rehash(2 * slots_.size());
         place(slots_, s);
         size_++;
     }
@@ -448,10 +459,10 @@ class Pivots
             h = (h + 1) & mask;
         slots[h] = s;
     }
-    void grow()
+    void rehash(uint64_t count)
     {
         Vec<Slot> bigger(slots_.get_allocator());
-        bigger.assign(slots_.size() * 2, Slot{empty, 0, 0});
+        bigger.assign(count, Slot{empty, 0, 0});
         for (const Slot &s : slots_)
             if (s.key != empty)
                 place(bigger, s);
@@ -462,6 +473,78 @@ class Pivots
     uint64_t size_ = 0;
 };
 
+/* The pivots of the columns whose longest edge is r, the one being reduced
+ * now. A coface with the same longest edge r can only be the pivot of such
+ * a column (columns of a greater key come first and have longer edges, and
+ * a pivot's longest edge is at least its column's), so the emergent pair
+ * test asks this small set, not the whole table. Slots are stamped with the
+ * group, so starting a new one clears nothing. */
+class Group
+{
+  public:
+    explicit Group(Call &call) : keys_(make_vec<uint64_t>(call)), stamps_(make_vec<uint32_t>(call))
+    {
+        keys_.assign(64, 0);
+        stamps_.assign(64, 0);
+    }
+
+    void start(uint32_t rank)
+    {
+        r = rank;
+        size_ = 0;
+        if (++stamp_ == 0) { /* wrapped: clear the stamps once */
+            std::fill(stamps_.begin(), stamps_.end(), 0);
+            stamp_ = 1;
+        }
+    }
+
+    bool has(uint64_t key) const
+    {
+        const uint64_t mask = keys_.size() - 1;
+        for (uint64_t h = (key * 0x9e3779b97f4a7c15u >> 20) & mask; stamps_[h] == stamp_;
+             h = (h + 1) & mask)
+            if (keys_[h] == key)
+                return true;
+        return false;
+    }
+
+    void add(uint64_t key)
+    {
+        if (2 * (size_ + 1) > keys_.size()) {
+            /* Grow, keeping this group's keys. */
+            auto old_keys = make_vec<uint64_t>(*keys_.get_allocator().call);
+            auto old_stamps = make_vec<uint32_t>(*keys_.get_allocator().call);
+            old_keys.swap(keys_);
+            old_stamps.swap(stamps_);
+            keys_.assign(old_keys.size() * 2, 0);
+            stamps_.assign(old_keys.size() * 2, 0);
+            for (size_t h = 0; h < old_keys.size(); h++)
+                if (old_stamps[h] == stamp_)
+                    place(old_keys[h]);
+        }
+        place(key);
+        size_++;
+    }
+
+    uint32_t r = none;
+
+  private:
+    void place(uint64_t key)
+    {
+        const uint64_t mask = keys_.size() - 1;
+        uint64_t h = (key * 0x9e3779b97f4a7c15u >> 20) & mask;
+        while (stamps_[h] == stamp_)
+            h = (h + 1) & mask;
+        keys_[h] = key;
+        stamps_[h] = stamp_;
+    }
+
+    Vec<uint64_t> keys_;
+    Vec<uint32_t> stamps_;
+    uint32_t stamp_ = 1;
+    uint64_t size_ = 0;
+};
+
 /* The reduction of one dimension. */
 template <class Field> class Reduction
 {
@@ -469,7 +552,7 @@ template <class Field> class Reduction
     Reduction(Call &call, const Field &field, const Graph &g, const Binomials &binomials,
               uint32_t k, Vec<Column> &columns)
         : pivots(call), call_(call), field_(field), g_(g), binomials_(binomials), k_(k),
-          columns_(columns), runs_buf_(make_vec<Entry>(call)), runs_(make_vec<Run>(call)),
+          columns_(columns), group_(call), runs_buf_(make_vec<Entry>(call)), runs_(make_vec<Run>(call)),
           heap_(make_vec<Head>(call)), v_pool_(make_vec<uint32_t>(call)),
           v_coeff_(make_vec<uint32_t>(call)), v_ranges_(make_vec<VRange>(call)),
           work_(make_vec<uint32_t>(call)), work_coeff_(make_vec<uint32_t>(call)),
@@ -478,8 +561,10 @@ template <class Field> class Reduction
     }
 
     /* Reduce every column, last first; bars go to `bars`. */
-    void run(Vec<topoml_interval> &bars, uint64_t &essential)
+    /* gens: NULL, or the generators of the bars, kept alongside. */
+    void run(Vec<topoml_interval> &bars, Vec<topoml_generator> *gens, uint64_t &essential)
     {
+        pivots.reserve(columns_.size());
         char *stage = stage_;
         std::snprintf(stage, sizeof stage_, "rips: reducing dimension %u", k_);
         const uint64_t total = columns_.size();
@@ -495,27 +580,39 @@ template <class Field> class Reduction
             /* The emergent pair: the first coface that keeps the column's
              * diameter is its smallest, so if it is nobody's pivot the
              * column is reduced as it is. */
+            if (col.r != group_.r)
+                group_.start(col.r);
             bool emergent = false;
             Entry first{};
             cofaces(v, col.r, [&](const Entry &e) {
                 if (e.r != col.r)
                     return true;
                 first = e;
-                emergent = !pivots.find(e.c);
+                emergent = !group_.has(e.c);
                 return false;
             });
             if (emergent) {
                 pivots.insert(Pivots::Slot{first.c, x, first.coeff});
+                group_.add(first.c);
                 continue; /* d(tau) == d(sigma): no bar */
             }
 
+            /* A simplex's longest edge is the one of rank r: its length is
+             * the value it gives a bar (the generator of that value). */
             const std::optional<Entry> pivot = reduce(x);
+            const topoml_edge &be = g_.edges[col.r];
             if (pivot) {
-                const double death = g_.edges[pivot->r].d;
-                if (death > birth)
-                    bars.push_back(topoml_interval{birth, death, k_, 0});
+                const topoml_edge &de = g_.edges[pivot->r];
+                if (de.d > birth) {
+                    bars.push_back(topoml_interval{birth, de.d, k_, 0});
+                    if (gens)
+                        gens->push_back(topoml_generator{{be.i, be.j}, {de.i, de.j}});
+                }
             } else {
                 bars.push_back(topoml_interval{birth, INFINITY, k_, 0});
+                if (gens)
+                    gens->push_back(
+                        topoml_generator{{be.i, be.j}, {TOPOML_NO_VERTEX, TOPOML_NO_VERTEX}});
                 essential++;
             }
         }
@@ -592,20 +689,27 @@ template <class Field> class Reduction
         return key_less(y.r, y.c, x.r, x.c);
     }
 
+    /* The heap is 4-ary: children of i are 4i+1 .. 4i+4, one cache line
+     * of heads. */
     void sift_down(size_t i)
     {
         const size_t m = heap_.size();
+        const Head h = heap_[i];
         for (;;) {
-            size_t least = i, l = 2 * i + 1, r = l + 1;
-            if (l < m && run_after(heap_[least], heap_[l]))
-                least = l;
-            if (r < m && run_after(heap_[least], heap_[r]))
-                least = r;
-            if (least == i)
-                return;
-            std::swap(heap_[i], heap_[least]);
+            const size_t first = 4 * i + 1;
+            if (first >= m)
+                break;
+            size_t least = first;
+            const size_t last = std::min(first + 4, m);
+            for (size_t j = first + 1; j < last; j++)
+                if (run_after(heap_[least], heap_[j]))
+                    least = j;
+            if (!run_after(h, heap_[least]))
+                break;
+            heap_[i] = heap_[least];
             i = least;
         }
+        heap_[i] = h;
     }
 
     void add_run(uint64_t begin, uint32_t factor)
@@ -616,7 +720,7 @@ template <class Field> class Reduction
         const Entry &e = runs_buf_[begin];
         heap_.push_back(Head{e.c, e.r, uint32_t(runs_.size() - 1)});
         for (size_t i = heap_.size() - 1; i > 0;) {
-            const size_t parent = (i - 1) / 2;
+            const size_t parent = (i - 1) / 4;
             if (!run_after(heap_[parent], heap_[i]))
                 break;
             std::swap(heap_[parent], heap_[i]);
@@ -747,6 +851,8 @@ template <class Field> class Reduction
                 v_ranges_.push_back(VRange{x, begin, v_pool_.size()});
         }
         pivots.insert(Pivots::Slot{pivot.c, x, pivot.coeff});
+        if (pivot.r == columns_[x].r)
+            group_.add(pivot.c);
     }
 
     struct VRange {
@@ -763,6 +869,7 @@ template <class Field> class Reduction
     char stage_[64] = {};
     uint64_t done_ = 0;
 
+    Group group_;
     Vec<Entry> runs_buf_;
     Vec<Run> runs_;
     Vec<Head> heap_; /* of runs */
@@ -773,7 +880,8 @@ template <class Field> class Reduction
 
 static void check_params(const topoml_rips_params_v1 *params)
 {
-    if (!params || params->struct_size < sizeof(topoml_rips_params_v1))
+    if (!params ||
+        params->struct_size < offsetof(topoml_rips_params_v1, modulus) + sizeof params->modulus)
         fail(TOPOML_E_INVALID, "rips params missing or shorter than topoml_rips_params_v1");
     if (params->max_dim > rips_max_dim)
         fail(TOPOML_E_UNSUPPORTED, "max_dim %u: cpp-compat computes up to dimension %u",
@@ -833,7 +941,7 @@ static void make_columns(Call &call, const Graph &g, const Binomials &binomials,
 template <class Field>
 static void reduce_all(Call &call, const Field &field, const Graph &g, const Binomials &binomials,
                        uint32_t max_dim, const uint64_t *count, const Vec<uint32_t> &tree,
-                       Vec<topoml_interval> &bars)
+                       Vec<topoml_interval> &bars, Vec<topoml_generator> *gens)
 {
     const bool cone = g.cone();
     Pivots cleared(call); /* empty for dimension 1: the tree clears it */
@@ -842,7 +950,7 @@ static void reduce_all(Call &call, const Field &field, const Graph &g, const Bin
         make_columns(call, g, binomials, k, cleared, tree, count[k], columns);
         Reduction<Field> red(call, field, g, binomials, k, columns);
         uint64_t essential = 0;
-        red.run(bars, essential);
+        red.run(bars, gens, essential);
         if (cone && essential != 0)
             fail(TOPOML_E_INTERNAL,
                  "rips: %llu essential classes in dimension %u of a contractible complex",
@@ -853,7 +961,8 @@ static void reduce_all(Call &call, const Field &field, const Graph &g, const Bin
 
 /* Everything after the graph and H_0: count, list, reduce, emit. */
 void persistence(Call &call, const Graph &g, const topoml_rips_params_v1 &p, double threshold,
-                 const Vec<uint32_t> &tree, Vec<topoml_interval> &bars, topoml_barcode_v1 *out)
+                 const Vec<uint32_t> &tree, Vec<topoml_interval> &bars,
+                 Vec<topoml_generator> *gens, topoml_barcode_v1 *out)
 {
     /* Colex indices up to the cofaces of dimension max_dim+1 must fit in 64
      * bits, below the hash table's empty marker. */
@@ -898,11 +1007,14 @@ void persistence(Call &call, const Graph &g, const topoml_rips_params_v1 &p, dou
 
     if (p.max_dim >= 1 && g.n > 0) {
         if (p.modulus == 2)
-            reduce_all(call, Z2(), g, *binomials, p.max_dim, count, tree, bars);
+            reduce_all(call, Z2(), g, *binomials, p.max_dim, count, tree, bars, gens);
         else
-            reduce_all(call, Zp(p.modulus), g, *binomials, p.max_dim, count, tree, bars);
+            reduce_all(call, Zp(p.modulus), g, *binomials, p.max_dim, count, tree, bars, gens);
     }
-    emit_barcode(call, bars, p.max_dim, out);
+    if (gens)
+        emit_barcode(call, bars, *gens, p.max_dim, out);
+    else
+        emit_barcode(call, bars, p.max_dim, out);
 }
 
 } // namespace
@@ -929,15 +1041,26 @@ void op_rips(Call &call, const topoml_input_v1 *in, const topoml_rips_params_v1 
      * (as dimension 0, complete), and its joining edges clear dimension 1. */
     auto h0 = make_vec<topoml_interval>(call);
     auto tree = make_vec<uint32_t>(call);
-    h0_bars(call, g.edges, g.n, h0, &tree);
+    /* Generators: asked for, and room for them in out. */
+    const bool want_gens =
+        barcode_has_generators(out) &&
+        params->struct_size >= offsetof(topoml_rips_params_v1, flags) + sizeof params->flags &&
+        (params->flags & TOPOML_RIPS_PARAM_GENERATORS);
+    auto h0_gens = make_vec<topoml_generator>(call);
+    h0_bars(call, g.edges, g.n, h0, &tree, want_gens ? &h0_gens : nullptr);
     auto bars = make_vec<topoml_interval>(call);
     bars.assign(h0.begin(), h0.end());
+    auto gens = make_vec<topoml_generator>(call);
+    gens.assign(h0_gens.begin(), h0_gens.end());
     try {
-        persistence(call, g, *params, threshold, tree, bars, out);
+        persistence(call, g, *params, threshold, tree, bars, want_gens ? &gens : nullptr, out);
     } catch (const Failure &f) {
         if (f.status != TOPOML_E_CANCELLED)
             throw;
-        emit_barcode(call, h0, 0, out);
+        if (want_gens)
+            emit_barcode(call, h0, h0_gens, 0, out);
+        else
+            emit_barcode(call, h0, 0, out);
         out->complete = 0;
         throw;
     }

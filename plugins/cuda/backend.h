@@ -201,6 +201,15 @@ int tmc_distances_schedule(char *out, size_t size, int with_device);
  * row bands so that the output need not fit on the device. */
 int tmc_distances(tmc_ctx *ctx, const topoml_input_v1 *in, void *out);
 
+/* Coordinates outside the range where the device's plain sums are right go
+ * to the host (host_exact.c): the reference's metric, pair by pair. */
+bool tmc_in_device_range(const topoml_input_v1 *in);
+int tmc_exact_distances(const topoml_call_v1 *call, const topoml_input_v1 *in, void *out,
+                        bool out_f64);
+int tmc_exact_edges(const topoml_call_v1 *call, const topoml_input_v1 *in, double threshold,
+                    topoml_edge **out, uint64_t *n_out);
+
+
 /* Condensed distances as doubles (f32 results widened), for rips. */
 int tmc_distances_f64(tmc_ctx *ctx, const topoml_input_v1 *in, double *out);
 

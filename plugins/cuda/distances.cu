@@ -206,6 +206,8 @@ extern "C" int tmc_distances(tmc_ctx *ctx, const topoml_input_v1 *in, void *out)
 {
     if (!out && in->n > 1)
         return tmc_fail(ctx->call, TOPOML_E_INVALID, "no output buffer");
+    if (!tmc_in_device_range(in))
+        return tmc_exact_distances(ctx->call, in, out, in->dtype == TOPOML_F64);
     if (in->dtype == TOPOML_F32)
         return distances_to_host<float, float>(ctx, in, (float *)out);
     return distances_to_host<double, double>(ctx, in, (double *)out);
@@ -213,6 +215,8 @@ extern "C" int tmc_distances(tmc_ctx *ctx, const topoml_input_v1 *in, void *out)
 
 extern "C" int tmc_distances_f64(tmc_ctx *ctx, const topoml_input_v1 *in, double *out)
 {
+    if (!tmc_in_device_range(in))
+        return tmc_exact_distances(ctx->call, in, out, true);
     if (in->dtype == TOPOML_F32)
         return distances_to_host<float, double>(ctx, in, out);
     return distances_to_host<double, double>(ctx, in, out);

@@ -301,6 +301,8 @@ extern "C" int tmc_edges(tmc_ctx *ctx, const topoml_input_v1 *in, double thresho
     *n_out = 0;
     if (isnan(threshold))
         return tmc_fail(ctx->call, TOPOML_E_INVALID, "threshold is NaN");
+    if (in->kind == TOPOML_INPUT_POINTS && in->n > 1 && !tmc_in_device_range(in))
+        return tmc_exact_edges(ctx->call, in, threshold, out, n_out);
     if (in->kind == TOPOML_INPUT_POINTS && in->n > 1)
         return in->dtype == TOPOML_F32 ? edges_from_points<float>(ctx, in, threshold, out, n_out)
                                        : edges_from_points<double>(ctx, in, threshold, out, n_out);

@@ -18,20 +18,21 @@ namespace tmc
 {
 
 struct image_geometry {
-    double birth_min, db, pers_min, dp, scale;
+    double birth_min, db, pers_min, dp, width; /* width = sigma*sqrt2 */
     uint32_t W, H, weight, infinite;
     double weight_max, weight_power, clip_death;
 };
 
 /* erf(u1) - erf(u0) from g = erfc(|u|) at both ends (image.c's
- * erf_differences, one pixel at a time). */
+ * erf_differences, one pixel at a time). Divided by the width, as image.c
+ * does: the reciprocal of a subnormal sigma overflows. */
 __device__ __forceinline__ double erf_difference(double lo, double step, uint32_t i, double centre,
-                                                 double scale)
+                                                 double width)
 {
     const double u0 = __dsub_rn(__dadd_rn(lo, __dmul_rn((double)i, step)), centre);
     const double u1 = __dsub_rn(__dadd_rn(lo, __dmul_rn((double)(i + 1), step)), centre);
-    const double g0 = erfc(fabs(__dmul_rn(u0, scale)));
-    const double g1 = erfc(fabs(__dmul_rn(u1, scale)));
+    const double g0 = erfc(fabs(__ddiv_rn(u0, width)));
+    const double g1 = erfc(fabs(__ddiv_rn(u1, width)));
     if (u0 >= 0.0)
         return __dsub_rn(g0, g1);
     if (u1 <= 0.0)
@@ -69,12 +70,12 @@ __global__ void factors_kernel(image_geometry g, const topoml_pair *__restrict__
         const double w = skip ? 0.0 : weight_of(g, pers);
         skip = skip || w == 0.0;
         if (a < g.W) {
-            ex[q * g.W + a] = skip ? 0.0 : erf_difference(g.birth_min, g.db, a, b, g.scale);
+            ex[q * g.W + a] = skip ? 0.0 : erf_difference(g.birth_min, g.db, a, b, g.width);
         } else {
             const uint32_t r = a - g.W;
             double v = 0.0;
             if (!skip) {
-                const double e = erf_difference(g.pers_min, g.dp, r, pers, g.scale);
+                const double e = erf_difference(g.pers_min, g.dp, r, pers, g.width);
                 /* image.c skips rows with ey == 0: a zero factor marks them. */
                 v = e == 0.0 ? 0.0 : __dmul_rn(__dmul_rn(0.25, w), e);
             }
@@ -118,7 +119,7 @@ static inline image_geometry image_geometry_of(const topoml_image_params_v1 *p)
     g.pers_min = p->pers_min;
     g.db = (p->birth_max - p->birth_min) / p->width;
     g.dp = (p->pers_max - p->pers_min) / p->height;
-    g.scale = 1.0 / (p->sigma * sqrt(2.0));
+    g.width = p->sigma * sqrt(2.0);
     g.weight = p->weight;
     g.infinite = p->infinite;
     g.weight_max = p->weight_max;

@@ -83,6 +83,10 @@ int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v
     int status = check_coordinates(ctx, in);
     if (status != TOPOML_OK)
         return status;
+    /* Out of the device's range, the reference engine computes its own
+     * distances (metric.h, scaled). */
+    if (!tmc_in_device_range(in))
+        return scalar_rips(ctx->call, in, params, out);
     if (isnan(params->threshold))
         return tmc_fail(ctx->call, TOPOML_E_INVALID, "rips: threshold is NaN");
 

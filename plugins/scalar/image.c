@@ -185,11 +185,14 @@ int scalar_image_check(const topoml_image_params_v1 *params, uint64_t n_diagrams
  * g = erfc(|u|): on the right of the centre erf(u) = 1 - g, on the left
  * erf(u) = g - 1, so each difference is a difference (or, across the centre,
  * a sum) of small accurate numbers. `g` holds n+1 values of scratch. */
-static void erf_differences(double lo, double step, uint32_t n, double centre, double scale,
+static void erf_differences(double lo, double step, uint32_t n, double centre, double width,
                             double *g, double *diff)
 {
+    /* Divided by width = sigma*sqrt2, not multiplied by its reciprocal: for
+     * a subnormal sigma the reciprocal overflows (and inf * 0 is NaN), the
+     * quotient does not. */
     for (uint32_t i = 0; i <= n; i++)
-        g[i] = erfc(fabs((lo + i * step - centre) * scale));
+        g[i] = erfc(fabs((lo + i * step - centre) / width));
     for (uint32_t i = 0; i < n; i++) {
         double u0 = lo + i * step - centre, u1 = lo + (i + 1) * step - centre;
         if (u0 >= 0.0)
@@ -220,7 +223,7 @@ int scalar_image(const topoml_call_v1 *call, const topoml_image_params_v1 *param
     const size_t pixels = (size_t)W * H;
     const double db = (p->birth_max - p->birth_min) / W;
     const double dp = (p->pers_max - p->pers_min) / H;
-    const double scale = 1.0 / (p->sigma * sqrt(2.0));
+    const double width = p->sigma * sqrt(2.0);
 
     /* Scratch: edge values and differences for both axes. */
     const size_t n_scratch = 2 * ((size_t)W + 1) + 2 * ((size_t)H + 1);
@@ -254,8 +257,8 @@ int scalar_image(const topoml_call_v1 *call, const topoml_image_params_v1 *param
             double w = weight_of(p, pers);
             if (w == 0.0)
                 continue;
-            erf_differences(p->birth_min, db, W, b, scale, gx, ex);
-            erf_differences(p->pers_min, dp, H, pers, scale, gy, ey);
+            erf_differences(p->birth_min, db, W, b, width, gx, ex);
+            erf_differences(p->pers_min, dp, H, pers, width, gy, ey);
             double coef = 0.25 * w;
             for (uint32_t r = 0; r < H; r++) {
                 /* Rows many sigmas away from the point get exactly zero. */

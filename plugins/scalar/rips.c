@@ -155,6 +155,10 @@ typedef struct rips_engine {
 
     topoml_interval *bars;
     uint64_t n_bars, cap_bars;
+    /* With TOPOML_RIPS_PARAM_GENERATORS: gens[k] belongs to bars[k]. */
+    bool want_gens;
+    topoml_generator *gens;
+    uint64_t cap_gens;
 
     /* reduction of one dimension */
     rips_vec cols;  /* columns to reduce, in reduction order */
@@ -319,8 +323,25 @@ static void vec_free(rips_engine *r, rips_vec *v)
     v->n = v->cap = 0;
 }
 
-static bool emit(rips_engine *r, uint32_t dim, double birth, double death)
+/* One interval; with generators wanted, also the edges that give its
+ * values (NULL: none, TOPOML_NO_VERTEX). */
+static bool emit(rips_engine *r, uint32_t dim, double birth, double death, const uint32_t *birth_edge,
+                 const uint32_t *death_edge)
 {
+    if (r->want_gens) {
+        if (r->n_bars == r->cap_gens) {
+            topoml_generator *g =
+                grow(r, r->gens, &r->cap_gens, r->n_bars + 1, sizeof *g, 256, "the generators");
+            if (!g)
+                return false;
+            r->gens = g;
+        }
+        topoml_generator *g = &r->gens[r->n_bars];
+        for (int t = 0; t < 2; t++) {
+            g->birth[t] = birth_edge ? birth_edge[t] : TOPOML_NO_VERTEX;
+            g->death[t] = death_edge ? death_edge[t] : TOPOML_NO_VERTEX;
+        }
+    }
     if (r->n_bars == r->cap_bars) {
         topoml_interval *b =
             grow(r, r->bars, &r->cap_bars, r->n_bars + 1, sizeof *b, 256, "the barcode");
@@ -426,6 +447,25 @@ static double dist_any(const rips_engine *r, uint32_t a, uint32_t b)
             hi = mid;
     }
     return lo < r->nb_start[a + 1] && r->nb_v[lo] == b ? r->nb_d[lo] : INFINITY;
+}
+
+/* The vertices (ascending) of an edge of the simplex `index` of m vertices
+ * whose length is its diameter `diam`: the edge that gives a bar's value
+ * (generators). Of several such edges, the first in the order of the
+ * vertices, descending. */
+static void diameter_edge(const rips_engine *r, uint64_t index, uint32_t m, double diam,
+                          uint32_t out[2])
+{
+    uint32_t v[RIPS_MAX_VERTS];
+    simplex_vertices(r, index, m, v);
+    out[0] = out[1] = TOPOML_NO_VERTEX;
+    for (uint32_t a = 0; a < m; a++)
+        for (uint32_t b = a + 1; b < m; b++)
+            if (dist_any(r, v[a], v[b]) == diam) {
+                out[0] = v[b];
+                out[1] = v[a];
+                return;
+            }
 }
 
 /* ------------------------------------------------------------------------
@@ -1265,7 +1305,10 @@ static bool reduce_dimension(rips_engine *r, uint32_t k)
             return false;
         for (;;) {
             if (pivot.entry == RIPS_NONE) {
-                if (!emit(r, k, sigma.diam, INFINITY))
+                uint32_t be[2];
+                if (r->want_gens)
+                    diameter_edge(r, sigma.entry, m, sigma.diam, be);
+                if (!emit(r, k, sigma.diam, INFINITY, r->want_gens ? be : NULL, NULL))
                     return false;
                 break;
             }
@@ -1297,8 +1340,16 @@ static bool reduce_dimension(rips_engine *r, uint32_t k)
                             r, (rips_dentry){pivot.diam, make_entry(r, f, coef)}, m))
                         return false;
                 } else {
-                    if (pivot.diam > sigma.diam && !emit(r, k, sigma.diam, pivot.diam))
-                        return false;
+                    if (pivot.diam > sigma.diam) {
+                        uint32_t be[2], de[2];
+                        if (r->want_gens) {
+                            diameter_edge(r, sigma.entry, m, sigma.diam, be);
+                            diameter_edge(r, pidx, m + 1, pivot.diam, de);
+                        }
+                        if (!emit(r, k, sigma.diam, pivot.diam, r->want_gens ? be : NULL,
+                                  r->want_gens ? de : NULL))
+                            return false;
+                    }
                     r->piv.key[slot] = pivot.entry;
                     r->piv.col[slot] = (uint32_t)j;
                     for (;;) {
@@ -1395,14 +1446,15 @@ static bool compute_h0(rips_engine *r)
             parent[b] = a;
         else
             parent[a] = b;
-        if (e[q].diam > 0.0 && !emit(r, 0, 0.0, e[q].diam))
+        const uint32_t de[2] = {j, i}; /* j < i */
+        if (e[q].diam > 0.0 && !emit(r, 0, 0.0, e[q].diam, NULL, de))
             ok = 0;
         e[q].entry = RIPS_NONE;
         if (!ok)
             break;
     }
     for (uint64_t v = 0; v < n && ok; v++)
-        if (parent[v] == v && !emit(r, 0, 0.0, INFINITY))
+        if (parent[v] == v && !emit(r, 0, 0.0, INFINITY, NULL, NULL))
             ok = 0;
     mem_free(r, parent, n * sizeof *parent);
     if (!ok)
@@ -2263,6 +2315,15 @@ int scalar_rips_pooled(const topoml_call_v1 *call, const topoml_input_v1 *in,
     out->n_intervals = 0;
     out->intervals = NULL;
     out->complete = 0;
+    /* Generators: asked for in the parameters, and room for them in out. */
+    const bool gens_out = out->struct_size >= offsetof(topoml_barcode_v1, generators) +
+                                                   sizeof out->generators;
+    if (gens_out)
+        out->generators = NULL;
+    r->want_gens = gens_out &&
+                   params->struct_size >= offsetof(topoml_rips_params_v1, flags) +
+                                              sizeof params->flags &&
+                   (params->flags & TOPOML_RIPS_PARAM_GENERATORS);
     if (isnan(params->threshold))
         return fail(r, TOPOML_E_INVALID, "rips: the threshold is NaN");
     if (!check_input(r, in) || !setup_coefficients(r, params->modulus)) {
@@ -2320,11 +2381,14 @@ int scalar_rips_pooled(const topoml_call_v1 *call, const topoml_input_v1 *in,
 
     if (ok || (r->status == TOPOML_E_CANCELLED && done_dim >= 0)) {
         out->intervals = r->bars;
+        if (r->want_gens)
+            out->generators = r->gens;
         out->n_intervals = ok ? r->n_bars : bars_done;
         out->max_dim = ok ? params->max_dim : (uint32_t)done_dim;
         out->complete = ok;
         return ok ? TOPOML_OK : r->status;
     }
     mem_free(r, r->bars, r->cap_bars * sizeof *r->bars);
+    mem_free(r, r->gens, r->cap_gens * sizeof *r->gens);
     return r->status;
 }

@@ -11,6 +11,7 @@
  * A plugin file: it includes topoml/plugin.h and the scalar engine's
  * headers only, and links nothing of the core.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,9 +53,11 @@ static int threads_rips(void *state, const topoml_call_v1 *call, const topoml_in
                         const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
 {
     (void)state;
-    /* n_threads sits where ABI v1 had a field that was always 0: a core
-     * older than 0.2 asks for the default. */
-    uint32_t wanted = params && params->struct_size >= sizeof *params ? params->n_threads : 0;
+    /* A core older than 0.2 hands a shorter call: the default then. */
+    uint32_t wanted = call && call->struct_size >= offsetof(topoml_call_v1, n_threads) +
+                                                       sizeof call->n_threads
+                          ? call->n_threads
+                          : 0;
     threads_pool pool;
     if (threads_pool_init(&pool, threads_for(wanted)) != 0) {
         if (call && call->error && call->error_size)

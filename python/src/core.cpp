@@ -164,7 +164,8 @@ class Context {
     /* ---- Vietoris–Rips barcodes ----
      *
      * Exactly one input: points (n x dim), condensed (Ripser's lower order,
-     * n given) or edges (i, j, d arrays over n vertices). Returns a dict:
+     * n given) or edges (i, j, d arrays over n vertices); collapse is a
+     * topoml_collapse, n_threads 0 for the default. Returns a dict:
      * "dgms" (a list of (k, 2) arrays, dims 0..maxdim), "backend", "reason",
      * "complete", "seconds" (the C computation alone) and, when asked,
      * "num_edges" (pairs within the threshold, or the enclosing radius) and
@@ -172,7 +173,8 @@ class Context {
     nb::dict rips(std::optional<Points> points, std::optional<Vector> condensed,
                   std::optional<Index> ei, std::optional<Index> ej, std::optional<Vector> ed,
                   uint64_t n, uint32_t maxdim, double threshold, uint32_t modulus, uint32_t metric,
-                  nb::object progress, bool check_signals, bool want_stats)
+                  uint32_t collapse, uint32_t n_threads, nb::object progress, bool check_signals,
+                  bool want_stats)
     {
         Guard g(this);
         topoml_data *data = make_data(points, condensed, ei, ej, ed, n);
@@ -182,6 +184,8 @@ class Context {
         o.threshold = threshold;
         o.modulus = modulus;
         o.metric = metric;
+        o.collapse = collapse;
+        o.n_threads = n_threads;
 
         Progress pr(progress, check_signals);
         topoml_set_progress(ctx_, &Progress::callback, &pr);
@@ -525,7 +529,8 @@ class Context {
 
     /* The progress callback's state: the user's function (or None) and
      * whether to look for Ctrl-C. The callback runs without the GIL on the
-     * computing thread; it takes the GIL at most every `interval` seconds. */
+     * computing thread (backends report from the calling thread only); it
+     * takes the GIL at most every 50 ms, and always for the last report. */
     struct Progress {
         nb::object fn;
         bool check_signals;
@@ -554,6 +559,8 @@ class Context {
                 return 0;
             p->last = t;
             nb::gil_scoped_acquire g;
+            if (p->type || p->user_cancel)
+                return 1; /* already asked to stop; keep the first reason */
             if (p->check_signals && PyErr_CheckSignals() != 0) {
                 PyErr_Fetch(&p->type, &p->value, &p->trace);
                 return 1;
@@ -614,7 +621,8 @@ NB_MODULE(_core, m)
         .def("take_warnings", &Context::take_warnings)
         .def("rips", &Context::rips, "points"_a.none(), "condensed"_a.none(), "ei"_a.none(),
              "ej"_a.none(), "ed"_a.none(), "n"_a, "maxdim"_a, "threshold"_a, "modulus"_a,
-             "metric"_a, "progress"_a.none(), "check_signals"_a, "want_stats"_a)
+             "metric"_a, "collapse"_a, "n_threads"_a, "progress"_a.none(), "check_signals"_a,
+             "want_stats"_a)
         .def("distances", &Context::distances, "points"_a, "metric"_a)
         .def("pairs_finite", &Context::pairs_finite, "pairs"_a, "mode"_a, "clip"_a)
         .def("betti_curve", &Context::betti_curve, "pairs"_a, "grid"_a)

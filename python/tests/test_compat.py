@@ -139,10 +139,22 @@ def test_ripser_parallel_equals_giotto_ph(kind, n_threads):
                      gph.ripser_parallel(S, metric="precomputed", thresh=0.8)["dgms"])
 
 
+@pytest.mark.parametrize("collapse", [True, False])
+def test_collapse_edges_equals_giotto_ph(collapse):
+    rng = np.random.default_rng(17)
+    X = cloud(rng, "clusters", 60, 3)
+    want = gph.ripser_parallel(X, maxdim=2, collapse_edges=collapse)
+    assert_same_dgms(topoml.ripser_parallel(X, maxdim=2, collapse_edges=collapse)["dgms"],
+                     want["dgms"])
+    for c in ("auto", True, False):
+        assert_same_dgms(topoml.barcodes(X, maxdim=2, collapse=c).diagrams, want["dgms"])
+    with pytest.raises(ValueError, match="collapse"):
+        topoml.barcodes(X, collapse="sometimes")
+
+
 def test_ripser_parallel_refuses_what_it_cannot_do():
     X = cloud(np.random.default_rng(0), "uniform", 10)
-    for kw, word in [({"collapse_edges": True}, "collapse_edges"),
-                     ({"return_generators": True}, "return_generators"),
+    for kw, word in [({"return_generators": True}, "return_generators"),
                      ({"weights": "DTM"}, "weighted")]:
         with pytest.raises(NotImplementedError, match=word):
             topoml.ripser_parallel(X, **kw)

@@ -1,6 +1,7 @@
 """Plots (drawn with matplotlib's Agg backend and read back from the
-artists), import discipline in a fresh interpreter, and the docstrings'
-examples run as doctests."""
+artists), import discipline in a fresh interpreter (what is imported; the
+import time is measured by tools/bench/python_overhead.py), and the
+docstrings' examples run as doctests."""
 import doctest
 import importlib
 import os
@@ -57,16 +58,6 @@ def test_import_topoml_imports_nothing_heavy():
     out = fresh("import sys, topoml; topoml.barcodes([[0.0], [1.0]]); topoml.backends(); "
                 "print(' '.join(sorted(m for m in %r if m in sys.modules)))" % HEAVY)
     assert out.strip() == ""
-
-
-def test_import_topoml_takes_under_100_ms_beyond_numpy():
-    """numpy is topoml's one dependency and is imported first; what topoml
-    itself adds (the binding, libtopoml, the Python modules) must stay under
-    100 ms. The best of three fresh interpreters."""
-    code = ("import time, numpy; t = time.perf_counter(); import topoml; "
-            "print(time.perf_counter() - t)")
-    best = min(float(fresh(code)) for _ in range(3))
-    assert best < 0.1, best
 
 
 def test_plotting_and_sklearn_load_lazily():

@@ -20,8 +20,8 @@ from ._rips import BarcodeResult, barcodes, ripser, ripser_parallel
 from .features import (betti_curve, bottleneck, distances, entropy, landscapes,
                        persistence_images, total_persistence, wasserstein)
 
-__version__ = "0.2.0"
 library_version = _core.version()
+__version__ = library_version  # one version: CMakeLists.txt project()
 
 _LAZY = {
     "plot_diagrams": "plotting", "plot_barcode": "plotting",

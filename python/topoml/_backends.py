@@ -130,7 +130,10 @@ def select_backend(name):
     >>> topoml.select_backend(None)
     """
     if name is not None:
-        known = {b.name: b for b in backends()}
+        known = {}
+        for b in backends():  # a name may appear twice (a duplicate plugin file)
+            if b.name not in known or b.enabled:
+                known[b.name] = b
         if name not in known:
             raise ValueError("no backend named %r; found: %s" % (name, ", ".join(known)))
         if not known[name].enabled:

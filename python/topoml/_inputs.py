@@ -85,16 +85,15 @@ def dense(D):
     _check_finite(A, "distance matrix")
     if n < 2:
         return Input(n, condensed=np.zeros(0))
-    tol = 1e-9 * float(np.max(np.abs(A)))
-    rows = []
-    for i in range(1, n):
-        row, col = A[i, :i], A[:i, i]
-        if np.any(np.abs(row - col) > tol):
-            j = int(np.argmax(np.abs(row - col)))
-            raise ValueError("distance matrix: not symmetric: entry (%d, %d) is %r but (%d, %d) "
-                             "is %r" % (i, j, row[j], j, i, col[j]))
-        rows.append(row)
-    lower = np.concatenate(rows)
+    below = np.tri(n, k=-1, dtype=bool)
+    lower, upper = A[below], A.T[below]  # d(i, j) and d(j, i), i > j, in Ripser's order
+    diff = np.abs(lower - upper)
+    if np.any(diff > 1e-9 * float(np.max(np.abs(lower)))):
+        k = int(np.argmax(diff))
+        i = int(math.floor((1 + math.sqrt(1 + 8 * k)) / 2))
+        j = k - i * (i - 1) // 2
+        raise ValueError("distance matrix: not symmetric: entry (%d, %d) is %r but (%d, %d) "
+                         "is %r" % (i, j, lower[k], j, i, upper[k]))
     return Input(n, condensed=lower)
 
 

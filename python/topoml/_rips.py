@@ -6,6 +6,7 @@ that ran and why); ``ripser`` has ripser.py's signature and result dict;
 (``_compute``), so they give the same diagrams for the same input.
 """
 import math
+import numbers
 import time
 from dataclasses import dataclass, field
 from typing import List, Optional
@@ -90,8 +91,27 @@ def _to_input(X, kind, metric, metric_params, threshold):
     return _inputs.points(X), code
 
 
+COLLAPSE = {"auto": 0, True: 1, False: 2}  # topoml_collapse
+
+
+def _collapse(value):
+    if isinstance(value, str):
+        value = value.lower()
+    if value is None or value not in COLLAPSE:
+        raise ValueError("collapse must be 'auto', True or False, got %r" % (value,))
+    return COLLAPSE[value]
+
+
+def _threads(n_threads):
+    """giotto-ph's n_threads (-1: all cores) as the C option (0: all)."""
+    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) \
+            or n_threads == 0 or n_threads < -1:
+        raise ValueError("n_threads must be a positive integer or -1, got %r" % (n_threads,))
+    return 0 if n_threads == -1 else int(n_threads)
+
+
 def _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend, progress,
-             want_stats):
+             want_stats, collapse="auto", n_threads=-1):
     t0 = time.perf_counter()
     maxdim = _inputs.check_int(maxdim, "maxdim", 0)
     modulus = _inputs.check_int(modulus, "coeff", 2)
@@ -100,14 +120,17 @@ def _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend
     ctx = _context.context()
     with _context.use_backend(ctx, backend):
         out = _progress.run(ctx.rips, progress, maxdim=maxdim, threshold=threshold,
-                            modulus=modulus, metric=code, want_stats=want_stats, **inp.kwargs())
+                            modulus=modulus, metric=code, collapse=_collapse(collapse),
+                            n_threads=_threads(n_threads), want_stats=want_stats,
+                            **inp.kwargs())
     out["total"] = time.perf_counter() - t0
     out["maxdim"], out["threshold"], out["modulus"] = maxdim, threshold, modulus
     return out
 
 
 def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", backend=None,
-             distance_matrix=None, metric_params=None, progress=None):
+             distance_matrix=None, metric_params=None, progress=None, collapse="auto",
+             n_threads=-1):
     """Vietoris-Rips persistence barcodes of a point cloud or distance matrix.
 
     Parameters
@@ -142,6 +165,11 @@ def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", bac
         None: a progress bar when interactive; True/False: always/never; a
         callable ``f(stage, done, total)`` gets the reports and cancels by
         returning a true value.
+    collapse : "auto", True or False
+        Edge collapse of the flag complex before the reduction (it changes
+        no bar): ``"auto"`` when it pays, True always, False never.
+    n_threads : int
+        Threads a multi-threaded backend may use; -1: every core.
 
     Returns
     -------
@@ -163,13 +191,13 @@ def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", bac
     --------
     >>> import numpy as np, topoml
     >>> t = np.linspace(0, 2 * np.pi, 24, endpoint=False)
-    >>> r = topoml.barcodes(np.c_[np.cos(t), np.sin(t)], maxdim=1)
+    >>> r = topoml.barcodes(np.c_[np.cos(t), np.sin(t)], maxdim=1, backend="scalar")
     >>> len(r.diagrams[1]), r.backend
     (1, 'scalar')
     """
     kind = "auto" if distance_matrix is None else ("distance" if distance_matrix else "points")
     out = _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend, progress,
-                   False)
+                   False, collapse, n_threads)
     return BarcodeResult(diagrams=out["dgms"], backend=out["backend"],
                          selection_reason=out["reason"],
                          timings={"compute": out["seconds"], "total": out["total"]},
@@ -179,7 +207,9 @@ def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", bac
 
 class RipserResult(dict):
     """ripser.py's result dict. ``dperm2all`` (the n x n distance matrix,
-    which ripser.py always returns) is computed on first access."""
+    which ripser.py always returns) is computed on first access. Attributes,
+    not keys: ``backend`` (the backend that ran) and ``timings`` (as
+    :class:`BarcodeResult`'s)."""
 
     def __init__(self, X, kind, metric, metric_params, **items):
         super().__init__(**items)
@@ -249,9 +279,12 @@ def ripser(X, maxdim=1, thresh=math.inf, coeff=2, distance_matrix=False, do_cocy
     kind = "distance" if distance_matrix else "points"
     out = _compute(X, kind, maxdim, thresh, coeff, metric, None, None, None, True)
     n = _input_size(X, kind)
-    return RipserResult(X, kind, metric, None, dgms=out["dgms"],
-                        cocycles=[[] for _ in range(out["maxdim"] + 1)],
-                        num_edges=int(out["num_edges"]), idx_perm=np.arange(n), r_cover=0.0)
+    result = RipserResult(X, kind, metric, None, dgms=out["dgms"],
+                          cocycles=[[] for _ in range(out["maxdim"] + 1)],
+                          num_edges=int(out["num_edges"]), idx_perm=np.arange(n), r_cover=0.0)
+    result.backend, result.timings = out["backend"], {"compute": out["seconds"],
+                                                      "total": out["total"]}
+    return result
 
 
 def _input_size(X, kind):
@@ -272,10 +305,11 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
     ``gph.ripser_parallel``. ``metric="precomputed"`` reads X as a dense or
     sparse distance matrix.
 
-    ``n_threads`` is accepted (-1: all cores) and handed to the engine when
-    it takes a thread count; the diagrams do not depend on it.
-    ``collapse_edges=True`` and ``return_generators=True`` raise
-    NotImplementedError until the engine supports them, as do ``weights``.
+    ``n_threads`` (-1: all cores) is handed to the engine: a multi-threaded
+    backend uses that many threads; the diagrams do not depend on it.
+    ``collapse_edges`` turns the edge collapse on (True) or off (False); it
+    changes no bar. ``return_generators=True`` raises NotImplementedError
+    until the engine returns generators, as do ``weights``.
 
     Examples
     --------
@@ -287,17 +321,13 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
            [0. , 1.5],
            [0. , inf]])
     """
-    if isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads == 0 \
-            or n_threads < -1:
-        raise ValueError("n_threads must be a positive integer or -1, got %r" % (n_threads,))
-    if collapse_edges:
-        raise NotImplementedError("topoml.ripser_parallel: collapse_edges=True: the engine has "
-                                  "no edge collapse yet")
+    _threads(n_threads)
     if return_generators:
         raise NotImplementedError("topoml.ripser_parallel: return_generators=True: the engine "
                                   "does not return generators yet")
     if weights is not None:
         raise NotImplementedError("topoml.ripser_parallel: weighted Rips filtrations are not "
                                   "supported")
-    out = _compute(X, "points", maxdim, thresh, coeff, metric, metric_params, None, None, False)
+    out = _compute(X, "points", maxdim, thresh, coeff, metric, metric_params, None, None, False,
+                   bool(collapse_edges), n_threads)
     return {"dgms": out["dgms"]}

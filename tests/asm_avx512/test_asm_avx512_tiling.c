@@ -6,7 +6,12 @@
  * and allocation failure.
  */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metric.h"
 
 #include "opcheck.h"
 #include "standin.h"
@@ -226,6 +231,84 @@ START_TEST(test_sort_edges_orders_by_d_i_j)
 }
 END_TEST
 
+/* Coordinates outside the kernels' range (1e-300, 1e200; float 1e-30,
+ * 1e30) take the exact path: every distance equals the reference's
+ * (plugins/scalar/metric.h) bit for bit, edges follow it, and a distance
+ * beyond the dtype is TOPOML_E_OVERFLOW, never inf. */
+START_TEST(test_extreme_coordinates_take_the_exact_path)
+{
+    static const double scales64[] = {1e-320, 1e-300, 1e-170, 1e150, 1e200, 1e300};
+    static const double scales32[] = {1e-44, 1e-30, 1e-20, 1e20, 1e30};
+    for (unsigned t = 0; t < 2; t++)
+        for (unsigned m = 0; m < 2; m++)
+            for (unsigned k = 0; k < (t ? 6u : 5u); k++) {
+                const double s = t ? scales64[k] : scales32[k];
+                const uint32_t dt = dtypes[t], mt = metrics[m];
+                topoml_call_v1 call;
+                topoml_input_v1 in;
+                test_heap heap;
+                char err[256];
+                uint64_t seed = 11 + k, n = 23, dim = 3, ne = 0;
+                void *p = random_points(&seed, dt, n, dim, -s, s);
+                make_call(&call, &heap, err, sizeof err);
+                make_input(&in, dt, mt, n, dim, p);
+                const size_t elem = dt == TOPOML_F32 ? 4 : 8;
+                unsigned char *out = malloc(n * (n - 1) / 2 * elem);
+                int want_overflow = 0;
+                for (uint64_t i = 1; i < n; i++)
+                    for (uint64_t j = 0; j < i; j++)
+                        want_overflow |= isinf(scalar_point_dist(dt, mt, p, dim, i, j)) != 0;
+                int st = avx512_distances(&standin_kernels, &call, &in, out);
+                if (want_overflow) {
+                    ck_assert_int_eq(st, TOPOML_E_OVERFLOW);
+                    ck_assert_ptr_nonnull(strstr(err, "beyond the range"));
+                } else {
+                    ck_assert_int_eq(st, TOPOML_OK);
+                    uint64_t q = 0;
+                    for (uint64_t i = 1; i < n; i++)
+                        for (uint64_t j = 0; j < i; j++, q++) {
+                            double want = scalar_point_dist(dt, mt, p, dim, i, j);
+                            double got = dt == TOPOML_F32 ? ((float *)out)[q] : ((double *)out)[q];
+                            ck_assert_msg(got == want, "dtype %u metric %u scale %g: %g vs %g", dt,
+                                          mt, s, got, want);
+                        }
+                    topoml_edge *e = NULL;
+                    const double thr = dt == TOPOML_F32 ? ((float *)out)[100] : ((double *)out)[100];
+                    ck_assert_uint_gt(opcheck_edges(&standin_kernels, dt, mt, n, dim, p, thr), 0);
+                    ck_assert_int_eq(avx512_edges(&standin_kernels, &call, &in, thr, &e, &ne),
+                                     TOPOML_OK);
+                    for (uint64_t a = 0; a < ne; a++) {
+                        ck_assert(e[a].d <= thr);
+                        ck_assert(a == 0 || e[a - 1].d <= e[a].d);
+                        ck_assert(e[a].d == scalar_point_dist(dt, mt, p, dim, e[a].j, e[a].i));
+                    }
+                    ck_assert_uint_gt(ne, 0);
+                    call.free(call.host_data, e);
+                }
+                ck_assert_int_eq(heap.live, 0);
+                free(out);
+                free(p);
+            }
+    /* Squared distances beyond double: refused by both ops. */
+    topoml_call_v1 call;
+    topoml_input_v1 in;
+    test_heap heap;
+    char err[256];
+    double pts[4] = {1e200, 0, -1e200, 0}, out[1];
+    topoml_edge *e = NULL;
+    uint64_t ne = 0;
+    make_call(&call, &heap, err, sizeof err);
+    make_input(&in, TOPOML_F64, TOPOML_METRIC_SQEUCLIDEAN, 2, 2, pts);
+    ck_assert_int_eq(avx512_distances(&standin_kernels, &call, &in, out), TOPOML_E_OVERFLOW);
+    ck_assert_int_eq(avx512_edges(&standin_kernels, &call, &in, INFINITY, &e, &ne),
+                     TOPOML_E_OVERFLOW);
+    in.metric = TOPOML_METRIC_EUCLIDEAN;
+    ck_assert_int_eq(avx512_distances(&standin_kernels, &call, &in, out), TOPOML_OK);
+    ck_assert(out[0] == 2e200);
+    ck_assert_int_eq(heap.live, 0);
+}
+END_TEST
+
 START_TEST(test_ops_reject_bad_arguments)
 {
     topoml_call_v1 call;
@@ -415,6 +498,7 @@ int main(void)
     tcase_add_test(tc, test_ops_respect_memory_limit);
     tcase_add_test(tc, test_ops_stop_when_progress_cancels);
     tcase_add_test(tc, test_ops_report_every_allocation_failure);
+    tcase_add_test(tc, test_extreme_coordinates_take_the_exact_path);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -114,7 +114,9 @@ def test_wrong_plugins_are_refused(tmp):
               any(c["name"] == "longlived/repeated-calls" for c in bad))
         check("%s: refused as %s" % (name, result), bad and all(c["result"] == result for c in bad),
               str([(c["name"], c["result"]) for c in bad][:5]))
-        check("%s: says why" % name, bad and words in bad[0]["detail"], bad[0]["detail"] if bad else "")
+        cases_bad = [c for c in bad if c["name"] != "longlived/repeated-calls"]
+        check("%s: says why" % name, cases_bad and words in cases_bad[0]["detail"],
+              cases_bad[0]["detail"] if cases_bad else "")
     # One metric wrong: exactly the chebyshev distance cases fail.
     report, _ = conformance(["--plugin", plugin("wrong-metric")], 1, tmp, "wrong-metric")
     for c in report["plugins"][0]["cases"]:

@@ -24,9 +24,10 @@ def check(what, ok, detail=""):
 
 def run(args, cwd=None):
     start = time.monotonic()
-    r = subprocess.run([TOOL, "--plugin", SCALAR, "--tier", "full", "--config", "/dev/null"] + args,
-                       capture_output=True, text=True, cwd=cwd, timeout=600,
-                       env=dict(os.environ, TOPOML_PLUGIN_PATH=""))
+    env = dict(os.environ, TOPOML_PLUGIN_PATH="")
+    env.pop("TOPOML_CONFIG", None)
+    r = subprocess.run([TOOL, "--plugin", SCALAR, "--tier", "full"] + args,
+                       capture_output=True, text=True, cwd=cwd, timeout=600, env=env)
     return r, time.monotonic() - start
 
 

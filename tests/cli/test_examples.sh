@@ -4,7 +4,9 @@
 # with pkg-config (examples/Makefile: topoml-plugin.pc, topoml.pc) and once
 # with find_package(topoml) (examples/CMakeLists.txt: topoml::plugin_api,
 # topoml::topoml). Each time the plugin links no libtopoml and exports only
-# its entry symbol, is refused by a strict host before it is certified, passes the
+# its entry symbol, is refused by a strict host before it is certified,
+# is certified on first use under gate: auto (the installed tree finding
+# its helper programs from libtopoml's own place, --prefix notwithstanding), passes the
 # installed topoml-conformance with --certify, and is then used by the C and
 # the C++ host, whose H0 bars equal the built-in reference's. A host also
 # links the installed static library through find_package.
@@ -42,7 +44,14 @@ use_examples() {
     TOPOML_CONFIG=$tmp/strict.yaml TOPOML_PLUGIN_PATH=$dir/plugins "$dir/host" example \
         >"$tmp/before.txt" 2>&1
     check "$how: an uncertified plugin is refused by a strict host" \
-        "[ $? -ne 0 ] && grep -q 'not enabled' '$tmp/before.txt'"
+        "[ $? -ne 0 ] && ! grep -q '^backend: example' '$tmp/before.txt'"
+    # gate: auto certifies it on first use, with the topoml-conformance
+    # installed next to this libtopoml (found from the library's place).
+    XDG_CACHE_HOME=$tmp/auto-cache TOPOML_PLUGIN_PATH=$dir/plugins "$dir/host" example \
+        >"$tmp/auto.txt" 2>/dev/null
+    check "$how: gate: auto certifies it on first use" \
+        "head -1 '$tmp/auto.txt' | grep -qx 'backend: example'"
+    rm -rf "$tmp/auto-cache"
     "$p/bin/topoml-conformance" --plugin "$so" --certify >"$tmp/conf.txt" 2>&1
     check "$how: topoml-conformance certifies the plugin" \
         "[ $? -eq 0 ] && grep -q 'verdict: pass' '$tmp/conf.txt' && ! grep -Eq '^ *(FAIL|CRASH|TIMEOUT) ' '$tmp/conf.txt'"

@@ -7,10 +7,18 @@
  * CTOR_CRASH, CTOR_EXIT and PROBE_CRASH run wrong code before any gate
  * decision: an ELF constructor that crashes or calls _exit(0), a probe that
  * dereferences NULL. The host must never run that code in its own process.
+ * OP_STDOUT, OP_CRASH, OP_RUNAWAY and OP_EXIT compute euclidean f64
+ * distances right (so they may pass a small certification) but, in the op,
+ * write to stdout (every call), or for more than 150 points dereference
+ * NULL, loop forever, or call exit(0). Not shipped with topoml, they run
+ * in a helper process by default (isolate_ops.c), and none of that may
+ * reach the user.
+ *
  * Every fault plugin's constructor also appends "<name> <pid>" to the file
  * named by TOPOML_TEST_MARKER, so a test can see where its code ran.
  */
 #include <fcntl.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,9 +69,18 @@ static int probe(void *state, char *why, size_t why_size)
 #else
 #define FAULT_DEVICE "cpu"
 #endif
+#if defined(FAULT_OP_STDOUT) || defined(FAULT_OP_CRASH) || defined(FAULT_OP_RUNAWAY) || \
+    defined(FAULT_OP_EXIT)
+#define FAULT_IN_OP 1
+/* f64, euclidean only: what right_distances computes. */
+static const topoml_capability_v1 caps[] = {
+    {sizeof(topoml_capability_v1), TOPOML_OP_DISTANCES, 2u, 1u, 1u, 0, 0, 0, 0, FAULT_DEVICE, NULL},
+};
+#else
 static const topoml_capability_v1 caps[] = {
     {sizeof(topoml_capability_v1), TOPOML_OP_DISTANCES, 3u, 31u, 1u, 0, 0, 0, 0, FAULT_DEVICE, NULL},
 };
+#endif
 
 static int capabilities(void *state, const topoml_capability_v1 **c, uint32_t *n)
 {
@@ -89,6 +106,38 @@ static int distances(void *state, const topoml_call_v1 *call, const topoml_input
     (void)out;
     snprintf(call->error, call->error_size, "the widget overheated");
     return TOPOML_E_DEVICE;
+#elif defined(FAULT_IN_OP)
+    (void)call;
+#ifdef FAULT_OP_STDOUT
+    printf("a plugin's chatter on stdout\n");
+    fflush(stdout);
+#endif
+    if (in->n > 150) {
+#ifdef FAULT_OP_CRASH
+        *(volatile int *)(uintptr_t)getenv("TOPOML_NO_SUCH_VARIABLE_EVER") = 1;
+#endif
+#ifdef FAULT_OP_RUNAWAY
+        for (volatile unsigned long spin = 0;; spin++)
+            ;
+#endif
+#ifdef FAULT_OP_EXIT
+        exit(0);
+#endif
+    }
+    /* Right: Ripser's order, d(i,j) for i > j, row by row. */
+    const double *x = in->data;
+    double *o = out;
+    uint64_t k = 0;
+    for (uint64_t i = 1; i < in->n; i++)
+        for (uint64_t j = 0; j < i; j++) {
+            double sum = 0;
+            for (uint64_t c = 0; c < in->dim; c++) {
+                double d = x[i * in->dim + c] - x[j * in->dim + c];
+                sum += d * d;
+            }
+            o[k++] = sqrt(sum);
+        }
+    return TOPOML_OK;
 #else
     /* Every distance 1: wrong, but well-formed. */
     (void)call;

@@ -4,6 +4,7 @@
 # built from the shipped examples. Fails on any crash, leak or sanitizer
 # report, and prints how many executions ran.
 set -u
+extra=""
 bin=$1 name=$2 secs=$3 dir=$4 src=$5 shared=$6
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -30,6 +31,25 @@ elif [ "$name" = fuzz_diagrams ]; then
     printf '\3# x\n0 0 inf\n1 0.25 1e-3\n2 1 1.5 2\n' >"$work/corpus/gudhi"
     printf '\4dim,birth,death\n0,0,inf\n1,0.5,\n' >"$work/corpus/csv"
     printf '\0{"x":[1,{"y":null}],"dims":[]}' >"$work/corpus/auto"
+elif [ "$name" = fuzz_cli ]; then
+    # Seeds: one command line per subcommand, arguments one a line; @P, @D,
+    # @E, @L are the harness's point cloud, diagrams and distance matrix.
+    i=0
+    for args in 'barcode\n--format\npoint-cloud\n--dim\n2\n@P' 'barcode\n--modulus\n3\n--threshold\n1.5\n@L' \
+        'distance\n--metric\ncosine\n--dtype\nf32\n@P' 'edges\n--threshold\n1\n--format\npoint-cloud\n@P' \
+        'backends\n--json' 'image\n-W\n4\n-H\n4\n--weight\nlinear\n@D' \
+        'features\n--grid\n0:2:7\n-k\n2\n-O\ncsv\n@D' 'compare\n-p\n2\n-O\njson\n@D\n@E' \
+        'plot\n--kind\nbarcode\n--size\n300x200\n-t\nT\n@D' 'features\n--max-memory\n1.5M\n@D'; do
+        printf "$args" >"$work/corpus/s$((i++))"
+    done
+    extra="-close_fd_mask=3 -timeout=10"
+elif [ "$name" = fuzz_extremes ]; then
+    # Seeds: palette picks (see the target), and one raw double.
+    printf '\7\10\7\10\4\5' >"$work/corpus/next15"
+    printf '\0\12\0\13\21\24' >"$work/corpus/tiny"
+    printf '\33\4\34\4\31\4' >"$work/corpus/huge"
+    printf '\360\0\0\0\0\0\0\360\177\21' >"$work/corpus/raw"
+    extra="-timeout=10"
 elif [ "$name" = fuzz_certificates ]; then
     # A certificate as topoml-conformance --certify writes it.
     cp "$dir"/seeds/fuzz_certificates/* "$work/corpus/"
@@ -43,7 +63,7 @@ fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-    -artifact_prefix="$work/" "$work/corpus" 2>"$work/log"
+    -artifact_prefix="$work/" $extra "$work/corpus" 2>"$work/log"
 rc=$?
 grep -E "stat::number_of_executed_units|ERROR|SUMMARY" "$work/log" | head -20
 if [ $rc -ne 0 ]; then

@@ -49,6 +49,9 @@ NAV = [re.compile(p) for p in (
     r"^type of '.*' changed:$",
     r"^type size hasn't changed$",
     r"^\d+ data member changes?( \(\d+ filtered\))?:$",
+    # members whose only change abidiff itself filtered as harmless (e.g. a
+    # function pointer whose pointed-to struct grew by appended members)
+    r"^no data member changes? \(\d+ filtered\);?$",
 )]
 ADDED = [re.compile(p) for p in (
     r"^\d+ Added (functions?|variables?|function symbols? not referenced by debug info"

@@ -89,7 +89,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3, help="runs per case; the best is kept")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds per run")
     ap.add_argument("--quick", action="store_true",
-                    help="skip sphere_3_192 in dimension 2 (minutes on cpp-compat)")
+                    help="skip sphere_3_192 in dimension 2 (the longest case)")
     ap.add_argument("--json", help="write the figures here ('-': stdout)")
     a = ap.parse_args()
 

@@ -1,34 +1,47 @@
 #!/usr/bin/env python3
-"""Benchmark of `topoml barcode` against Ripser on Ripser's published
-benchmark inputs: both programs run on the same input, alternately, several
-times; the table gives the median wall time, the median user CPU time and
-the peak resident set size of each, and their ratios (topoml / ripser).
-The outputs of the first repetition are compared (the bars, ignoring the
-header lines). Results also go to a JSON file.
+"""CPU benchmark of Vietoris-Rips barcodes: topoml (scalar reference, and
+the threads backend with the edge collapse off, on and auto), giotto-ph
+(collapse on and off), ripser.py and Ripser (Debian's 1.2.1), every program
+on the same input, at the same thread count, alternating, in one run. The
+table gives each program's median time and peak RSS and the ratios the
+targets of issue 19 are stated in; the JSON (machine facts, versions, the
+exact commands, every time) goes to bench/results/.
 
-    tools/bench/bench_rips.py --topoml build/tools/topoml [--big] [--reps 5]
+    tools/bench/bench_rips.py --topoml build/tools/topoml \\
+        [--python /tmp/venv/bin/python] [--threads 1,2] [--reps 3] \\
+        [--big] [--torus N] [--only CASE]... [--json FILE]
+    tools/bench/bench_rips.py --markdown FILE.json   # the table, as Markdown
 
-o3_4096 (about a minute and 1.2 GB with Ripser) runs only with --big.
+Times: a CLI's wall time from start to exit; for the Python libraries the
+time from before reading the input to the end of the computation (py_rips.py:
+the interpreter's start-up and imports are left out, which favours them).
+Peak RSS is the process's (GNU time), the interpreter's included for Python.
+o3_4096 (minutes) runs only with --big; --torus N adds the seeded Clifford
+torus of N points in R^4 (dim 2, threshold 0.15; the issue's case is
+N = 50000).
 """
 import argparse
+import datetime
 import json
+import math
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests",
-                                "cli"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
 import clitest  # noqa: E402  (the one comparison of diagrams)
-
 
 
 def default_data():
     """shared/data/ripser-examples in the nearest folder above this file."""
-    d = os.path.dirname(os.path.abspath(__file__))
+    d = HERE
     while True:
         cand = os.path.join(d, "shared", "data", "ripser-examples")
         if os.path.isdir(cand) or os.path.dirname(d) == d:
@@ -36,108 +49,291 @@ def default_data():
         d = os.path.dirname(d)
 
 
-# Ripser 1.2.1 reads "distance" when no --format is given, whatever its
-# help says, so every case names its format.
-CASES = [  # name, input file, options
-    ("sphere_3_192", "sphere_3_192.lower_distance_matrix",
-     ["--format", "lower-distance", "--dim", "2"]),
-    ("o3_1024", "o3_1024.txt", ["--format", "point-cloud", "--dim", "3", "--threshold", "1.8"]),
-    ("o3_2048", "o3_2048.txt", ["--format", "point-cloud", "--dim", "2", "--threshold", "1.6"]),
-    ("random16", "random16.lower_distance_matrix", ["--format", "lower-distance", "--dim", "7"]),
+# name, file (relative to the data folder, or generated), format, dim, threshold
+CASES = [
+    ("o3_1024", "o3_1024.txt", "point-cloud", 3, 1.8),
+    ("sphere_3_192", "sphere_3_192.lower_distance_matrix", "lower-distance", 2, None),
+    ("o3_2048", "o3_2048.txt", "point-cloud", 2, 1.6),
+    ("uniform_300_r3", "gen:uniform:300:3:1", "point-cloud", 2, None),
+    ("uniform_2000_r3", "gen:uniform:2000:3:2", "point-cloud", 2, 0.25),
+    ("random16", "random16.lower_distance_matrix", "lower-distance", 7, None),
+    ("projective_plane", "projective_plane.lower_distance_matrix", "lower-distance", 2, None),
 ]
-BIG = [("o3_4096", "o3_4096.txt", ["--format", "point-cloud", "--dim", "3", "--threshold", "1.4"])]
+BIG = [("o3_4096", "o3_4096.txt", "point-cloud", 3, 1.4)]
 
 
-def measure(cmd):
-    """Wall seconds, user CPU seconds, peak RSS in KiB and stdout of one run.
-    User time and RSS come from GNU time: the rusage of a child forked from
-    this Python process would count Python's own pages as the child's."""
-    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+def generate(spec, folder):
+    """gen:uniform:N:DIM:SEED (uniform in the unit cube) or gen:torus:N:SEED (the
+    Clifford torus (cos a, sin a, cos b, sin b) / sqrt 2, a and b uniform):
+    a point cloud file, made again identically from the same spec."""
+    parts = spec.split(":")
+    rng = random.Random(int(parts[-1]))
+    n = int(parts[2])
+    path = os.path.join(folder, "_".join(parts[1:]) + ".txt")
+    with open(path, "w") as f:
+        for _ in range(n):
+            if parts[1] == "torus":
+                a, b = rng.uniform(0, 2 * math.pi), rng.uniform(0, 2 * math.pi)
+                s = 1 / math.sqrt(2)
+                p = [s * math.cos(a), s * math.sin(a), s * math.cos(b), s * math.sin(b)]
+            else:
+                p = [rng.random() for _ in range(int(parts[3]))]
+            f.write(" ".join("%.17g" % v for v in p) + "\n")
+    return path
+
+
+def programs(a, threads):
+    """(program, threads, command builder) for every program at every thread
+    count: the single-threaded ones once, at 1."""
+    out = []
+
+    def topoml(backend, collapse, t):
+        def cmd(path, fmt, dim, thr):
+            c = [a.topoml, "barcode", "--quiet", "--backend", backend, "--collapse", collapse,
+                 "--format", fmt, "--dim", str(dim)]
+            if backend != "scalar":
+                c += ["--threads", str(t)]
+            return c + (["--threshold", repr(thr)] if thr is not None else []) + [path]
+        return cmd
+
+    def py(lib, collapse, t):
+        def cmd(path, fmt, dim, thr):
+            c = [a.python, os.path.join(HERE, "py_rips.py"), lib, path, fmt, str(dim),
+                 "--threads", str(t), "--collapse", collapse]
+            return c + (["--threshold", repr(thr)] if thr is not None else [])
+        return cmd
+
+    def ripser(path, fmt, dim, thr):
+        return [a.ripser, "--format", fmt, "--dim", str(dim)] + \
+            (["--threshold", repr(thr)] if thr is not None else []) + [path]
+
+    out.append(("topoml scalar", 1, topoml("scalar", "off", 1)))
+    out.append(("ripser 1.2.1", 1, ripser))
+    if a.python:
+        out.append(("ripser.py", 1, py("ripserpy", "off", 1)))
+    for t in threads:
+        for c in ("off", "on", "auto"):
+            out.append(("topoml threads collapse=%s" % c, t, topoml("threads", c, t)))
+        if a.python:
+            for c in ("off", "on"):
+                out.append(("giotto-ph collapse=%s" % c, t, py("gph", c, t)))
+    return out
+
+
+def measure(cmd, timeout):
+    """(seconds, CPU seconds, peak RSS KiB, stdout) or None when it failed or ran
+    out of time. Seconds: the program's own figure if it prints one
+    (py_rips.py), else the wall time of the process; CPU seconds (user +
+    system, all threads) likewise, which a machine shared with other work
+    disturbs far less than the wall time."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf, \
+            tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
-        p = subprocess.run(["/usr/bin/time", "-f", "%U %M", "-o", tf.name] + cmd,
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            p = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", tf.name] + cmd,
+                               stdout=subprocess.PIPE, stderr=err, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
         wall = time.perf_counter() - start
-        user, rss = tf.read().split()[-2:]
+        rss, user, sys_ = tf.read().split()[-3:]
+        err.seek(0)
+        lines = err.read().splitlines()
+        own = [l.split()[1] for l in lines if l.startswith("seconds ")]
+        own_cpu = [l.split()[1] for l in lines if l.startswith("cpu ")]
     if p.returncode != 0:
-        raise SystemExit("%s exited with %d" % (" ".join(cmd), p.returncode))
-    return wall, float(user), int(rss), p.stdout.decode(errors="replace")
+        return None
+    cpu = float(own_cpu[-1]) if own_cpu else float(user) + float(sys_)
+    return (float(own[-1]) if own else wall), cpu, int(rss), p.stdout.decode(errors="replace")
 
 
 def same_bars(a, b):
-    """Equal diagrams up to Ripser's printed precision (it computes point
-    distances in float, topoml in double, so last digits may differ)."""
+    """Equal diagrams, bars shorter than the printed precision left out (Ripser
+    and giotto-ph compute point distances in float, topoml in double)."""
     x, _ = clitest.parse_ripser(a)
     y, _ = clitest.parse_ripser(b)
-    return sorted(x) == sorted(y) and all(clitest.same_diagram(x[k], y[k]) for k in x)
+
+    def long(bars):
+        return [(s, e) for s, e in bars
+                if math.isinf(e) or e - s > clitest.REL_TOL * max(1.0, abs(s), abs(e))]
+    return sorted(x) == sorted(y) and all(clitest.same_diagram(long(x[k]), long(y[k])) for k in x)
+
+
+def facts(a):
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    mem = None
+    try:
+        with open("/proc/meminfo") as f:
+            mem = next(int(l.split()[1]) for l in f if l.startswith("MemTotal"))
+    except (OSError, StopIteration):
+        pass
+    return {"host": platform.node(), "cpu": cpu, "cpus": os.cpu_count(),
+            "cpus_available": len(os.sched_getaffinity(0)), "mem_kib": mem,
+            "kernel": platform.release(), "load_average_start": os.getloadavg(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+
+
+def versions(a):
+    def out(cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True,
+                                  timeout=60).stdout.strip()
+        except OSError:
+            return None
+    v = {"topoml": out([a.topoml, "--version"]),
+         "ripser": out(["dpkg-query", "-W", "-f", "${Version}", "ripser"]),
+         "python": platform.python_version()}
+    if a.python:
+        v["giotto-ph"] = out([a.python, "-c", "import gph; print(gph.__version__)"])
+        v["ripser.py"] = out([a.python, "-c", "import ripser; print(ripser.__version__)"])
+        v["numpy"] = out([a.python, "-c", "import numpy; print(numpy.__version__)"])
+    return v
+
+
+def save(doc, path):
+    doc["machine"]["load_average_end"] = os.getloadavg()
+    with open(path + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
+def table(doc):
+    """The Markdown table of a result file: per case, each program's median
+    and peak RSS, and the ratios of topoml's best to the others."""
+    lines = ["| case | program | threads | median s | CPU s | peak MiB | same bars |",
+             "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
+    for c in doc["cases"]:
+        med = "%.3f" % c["median"] if c["median"] is not None else "failed"
+        cpu = "%.3f" % c["cpu_median"] if c.get("cpu_median") is not None else "-"
+        rss = "%.0f" % (c["peak_rss"] / 1024) if c["peak_rss"] else "-"
+        lines.append("| %s | %s | %d | %s | %s | %s | %s |" % (
+            c["name"], c["program"], c["threads"], med, cpu, rss,
+            {True: "yes", False: "NO", None: "-"}[c.get("same_bars")]))
+    lines += ["", "Ratios (topoml's better collapse setting of the threads backend at the "
+              "same thread count, over the other program's median; < 1 is faster):", "",
+              "| case | threads | vs better giotto-ph | vs ripser 1.2.1 | peak RSS vs giotto-ph "
+              "| peak RSS vs ripser |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    names = sorted({c["name"] for c in doc["cases"]}, key=[c["name"] for c in doc["cases"]].index)
+    for name in names:
+        rows = [c for c in doc["cases"] if c["name"] == name and c["median"] is not None]
+        rip = next((c for c in rows if c["program"] == "ripser 1.2.1"), None)
+        for t in sorted({c["threads"] for c in rows if "threads" in c["program"]}):
+            ours = [c for c in rows if c["program"].startswith("topoml threads") and
+                    c["threads"] == t and c["program"] != "topoml threads collapse=off"]
+            auto = next((c for c in ours if c["program"].endswith("auto")), None)
+            gph = [c for c in rows if c["program"].startswith("giotto-ph") and c["threads"] == t]
+            if not auto:
+                continue
+            bg = min(gph, key=lambda c: c["median"]) if gph else None
+
+            def r(x, y):
+                return "%.2f" % (x / y) if y else "-"
+            lines.append("| %s | %d | %s | %s | %s | %s |" % (
+                name, t, r(auto["median"], bg["median"]) if bg else "-",
+                r(auto["median"], rip["median"]) if rip else "-",
+                r(auto["peak_rss"], bg["peak_rss"]) if bg else "-",
+                r(auto["peak_rss"], rip["peak_rss"]) if rip else "-"))
+    return "\n".join(lines) + "\n"
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--topoml", required=True, help="the topoml CLI")
+    ap.add_argument("--topoml", help="the topoml CLI")
     ap.add_argument("--ripser", default="/usr/bin/ripser")
+    ap.add_argument("--python", help="a Python with giotto-ph and ripser.py (else they are "
+                    "left out)")
     ap.add_argument("--data", default=default_data(), help="Ripser's examples folder")
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--threads", default="1,%d" % len(os.sched_getaffinity(0)),
+                    help="thread counts, comma-separated (default: 1 and every CPU available)")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--timeout", type=float, default=600, help="seconds one run may take")
     ap.add_argument("--big", action="store_true", help="also o3_4096 (minutes)")
+    ap.add_argument("--torus", type=int, default=0, help="also a Clifford torus of N points")
     ap.add_argument("--only", action="append", help="run only these cases")
-    ap.add_argument("--json", default="bench_rips.json", help="where the results go")
+    ap.add_argument("--program", action="append",
+                    help="run only the programs whose name starts with this (repeatable; e.g. "
+                    "for cases where the others take hours)")
+    ap.add_argument("--json", help="where the results go (default: bench/results/"
+                    "rips-cpu-<date>.json)")
+    ap.add_argument("--markdown", help="print the Markdown table of this result file and exit")
     a = ap.parse_args()
-
+    if a.markdown:
+        with open(a.markdown) as f:
+            sys.stdout.write(table(json.load(f)))
+        return
+    if not a.topoml:
+        ap.error("--topoml is required")
+    threads = sorted({int(t) for t in a.threads.split(",")})
     cases = CASES + (BIG if a.big else [])
+    if a.torus:
+        cases.append(("clifford_torus_%d" % a.torus, "gen:torus:%d:19" % a.torus, "point-cloud",
+                      2, 0.15))
     if a.only:
         cases = [c for c in cases if c[0] in a.only]
-    results = []
-    hdr = "%-13s %9s %9s %6s  %9s %9s %6s  %8s %8s %6s  %s" % (
-        "case", "ripser s", "topoml s", "ratio", "ripser u", "topoml u", "ratio", "ripser MB",
-        "topoml MB", "ratio", "output")
+    out = a.json
+    if not out:
+        folder = os.path.join(ROOT, "bench", "results")
+        os.makedirs(folder, exist_ok=True)
+        out = os.path.join(folder, "rips-cpu-%s.json" %
+                           datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M"))
+    progs = programs(a, threads)
+    if a.program:
+        progs = [p for p in progs if any(p[0].startswith(x) for x in a.program)]
+    doc = {"machine": facts(a), "versions": versions(a), "commands": {}, "cases": []}
+    gen = tempfile.mkdtemp(prefix="bench_rips_")
+    hdr = "%-18s %-30s %3s %9s %9s %9s  %s" % ("case", "program", "thr", "median s", "cpu s",
+                                               "peak MiB", "bars")
     print(hdr)
     print("-" * len(hdr))
-    for name, fname, opts in cases:
-        path = os.path.join(a.data, fname)
-        runs = {"ripser": [], "topoml": []}
-        same = None
-        reps = a.reps
-        rep = 0
-        while rep < reps:
-            # alternate which goes first, so that neither always runs on a
-            # cache warmed (or a machine loaded) by the other
-            order = ["ripser", "topoml"] if rep % 2 == 0 else ["topoml", "ripser"]
-            outs = {}
-            for who in order:
-                cmd = [a.ripser] + opts + [path] if who == "ripser" else \
-                    [a.topoml, "barcode", "--quiet"] + opts + [path]
-                wall, user, rss, out = measure(cmd)
-                runs[who].append((wall, user, rss))
-                outs[who] = out
-            # runs of a few milliseconds are mostly process start-up and
-            # noise: take many more of them
-            if rep == 0 and max(runs["ripser"][0][0], runs["topoml"][0][0]) < 0.2:
-                reps = max(reps, 41)
-            if rep == 0:
-                same = same_bars(outs["ripser"], outs["topoml"])
-            rep += 1
-        med = {w: [statistics.median(x[i] for x in runs[w]) for i in range(3)] for w in runs}
-        r, t = med["ripser"], med["topoml"]
-        ratio = [t[i] / r[i] if r[i] > 0 else float("nan") for i in range(3)]
-        print("%-13s %9.3f %9.3f %6.2f  %9.3f %9.3f %6.2f  %8.1f %8.1f %6.2f  %s" % (
-            name, r[0], t[0], ratio[0], r[1], t[1], ratio[1], r[2] / 1024, t[2] / 1024, ratio[2],
-            "same bars" if same else "DIFFERS"))
-        sys.stdout.flush()
-        results.append({
-            "case": name, "input": fname, "options": opts, "reps": reps,
-            "ripser": {"wall_s": r[0], "user_s": r[1], "max_rss_kib": r[2],
-                       "runs": runs["ripser"]},
-            "topoml": {"wall_s": t[0], "user_s": t[1], "max_rss_kib": t[2],
-                       "runs": runs["topoml"]},
-            "ratio": {"wall": ratio[0], "user": ratio[1], "max_rss": ratio[2]},
-            "same_bars": same,
-        })
-    with open(a.json, "w") as f:
-        json.dump({"machine": platform.node(), "cpu": platform.processor() or platform.machine(),
-                   "load_average": os.getloadavg(), "topoml": a.topoml, "ripser": a.ripser,
-                   "results": results}, f, indent=1)
-    print("(medians of %d runs, 41 for runs under 0.2 s; ratio = topoml / ripser; u = user CPU "
-          "seconds; results in %s)" % (a.reps, a.json))
+    for name, fname, fmt, dim, thr in cases:
+        path = generate(fname, gen) if fname.startswith("gen:") else os.path.join(a.data, fname)
+        runs = {(p, t): [] for p, t, _ in progs}
+        cpus = {k: [] for k in runs}
+        rss = {k: [] for k in runs}
+        outs, failed = {}, set()
+        for rep in range(a.reps):
+            # rotate the order each repetition: no program always runs first,
+            # on a cache warmed (or a machine loaded) by another
+            order = progs[rep % len(progs):] + progs[:rep % len(progs)]
+            for prog, t, build in order:
+                key = (prog, t)
+                if key in failed:
+                    continue
+                cmd = build(path, fmt, dim, thr)
+                doc["commands"]["%s/%s/%d" % (name, prog, t)] = " ".join(cmd)
+                m = measure(cmd, a.timeout)
+                if m is None:
+                    failed.add(key)
+                    continue
+                runs[key].append(m[0])
+                cpus[key].append(m[1])
+                rss[key].append(m[2])
+                outs.setdefault(key, m[3])
+        ref = outs.get(("topoml scalar", 1))
+        for prog, t, _ in progs:
+            key = (prog, t)
+            times = runs[key]
+            med = statistics.median(times) if times and key not in failed else None
+            peak = max(rss[key]) if rss[key] else None
+            same = same_bars(ref, outs[key]) if ref is not None and key in outs else None
+            cmed = statistics.median(cpus[key]) if med is not None else None
+            doc["cases"].append({"name": name, "program": prog, "threads": t, "times": times,
+                                 "median": med, "cpu_times": cpus[key], "cpu_median": cmed,
+                                 "peak_rss": peak, "same_bars": same,
+                                 "input": fname, "dim": dim, "threshold": thr})
+            print("%-18s %-30s %3d %9s %9s %9s  %s" % (
+                name, prog, t, "%.3f" % med if med is not None else "failed",
+                "%.3f" % cmed if cmed is not None else "-",
+                "%.1f" % (peak / 1024) if peak else "-",
+                {True: "same", False: "DIFFER", None: "-"}[same]))
+            sys.stdout.flush()
+        save(doc, out)  # after every case: an interrupted run keeps what it measured
+    print("(medians of %d runs, alternating; results in %s)" % (a.reps, out))
 
 
 if __name__ == "__main__":

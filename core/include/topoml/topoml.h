@@ -271,7 +271,11 @@ TOPOML_API int topoml_data_stats(topoml_context *ctx, const topoml_data *data,
 
 /* Pairwise distances of a point cloud, condensed lower-triangular in
  * Ripser's order (n(n-1)/2 values of `dtype`), in *out, freed with
- * topoml_free. With F32 the coordinates are rounded to float first. */
+ * topoml_free. With F32 the coordinates are rounded to float first (one
+ * beyond float's range is TOPOML_E_OVERFLOW). Right at any magnitude:
+ * computed with scaling where squares would overflow or underflow (as hypot
+ * does); a distance beyond the dtype's range (sqeuclidean of points 1e200
+ * apart) is TOPOML_E_OVERFLOW here and in every op on points, never inf. */
 TOPOML_API int topoml_distances(topoml_context *ctx, const topoml_data *points,
                                 topoml_metric metric, topoml_dtype dtype, void **out,
                                 uint64_t *count);
@@ -294,14 +298,23 @@ typedef struct topoml_rips_options {
     uint32_t n_threads;   /* threads a multi-threaded backend may use; 0: the
                              configuration's `threads:`, else every core this
                              process may run on (sched_getaffinity) */
+    /* Appended in 0.3: */
+    uint32_t flags;       /* TOPOML_RIPS_* bits (default 0) */
 } topoml_rips_options;
+
+/* topoml_rips_options.flags. GENERATORS: also compute, for every interval,
+ * the edges whose lengths are its birth and death values (giotto-ph's
+ * return_generators; topoml_barcode_generators). If the chosen backend
+ * cannot (its capability record lacks TOPOML_CAP_GENERATORS), the built-in
+ * scalar reference computes the barcode instead, and says so in the log. */
+#define TOPOML_RIPS_GENERATORS 1u
 
 /* topoml_rips_options.collapse. The edge collapse (Boissonnat and Pritam,
  * SoCG 2020) shrinks the flag complex before the backend reduces it; the
  * barcode is the same in every dimension (docs/architecture.md, "Edge
- * collapse"). AUTO collapses when max_dim >= 1 and the complex has enough
- * edges per point for the collapse to pay (docs/architecture.md says the
- * rule and the measurements behind it). */
+ * collapse"). AUTO collapses when max_dim >= 1 and goes on only if the
+ * first tenth of the work removes at least 10% of the edges it looks at
+ * (docs/architecture.md says why, with the measurements). */
 typedef enum topoml_collapse {
     TOPOML_COLLAPSE_AUTO = 0,
     TOPOML_COLLAPSE_ON = 1,
@@ -324,6 +337,13 @@ TOPOML_API int topoml_barcode_complete(const topoml_barcode *barcode);
 /* All intervals, grouped by dimension ascending; *n gets the count. */
 TOPOML_API const topoml_interval *topoml_barcode_intervals(const topoml_barcode *barcode,
                                                            uint64_t *n);
+/* The generators of the intervals (topoml_generator, types.h): entry k
+ * belongs to interval k of topoml_barcode_intervals, *n gets the same
+ * count. NULL (and *n = 0) unless the barcode was computed with
+ * TOPOML_RIPS_GENERATORS. Dimension 0 has no birth edge; an infinite death
+ * has no death edge (TOPOML_NO_VERTEX). */
+TOPOML_API const topoml_generator *topoml_barcode_generators(const topoml_barcode *barcode,
+                                                             uint64_t *n);
 
 /* The threshold the barcode was computed with (+INFINITY: none; NaN for a
  * NULL barcode). */

@@ -92,6 +92,10 @@ typedef struct topoml_call_v1 {
     size_t error_size;
     int32_t device; /* accelerator index; -1 = the plugin's default */
     uint32_t reserved2;
+    /* Appended in core 0.3 (read only when struct_size covers it): */
+    uint32_t n_threads; /* threads the op may use; 0: the plugin decides, at
+                           most the CPUs the process may run on */
+    uint32_t reserved3;
 } topoml_call_v1;
 
 /* Input kinds of topoml_input_v1. */
@@ -129,10 +133,16 @@ typedef struct topoml_rips_params_v1 {
                           backend uses the enclosing radius (homology is
                           trivial beyond it) */
     uint32_t modulus;  /* coefficients in Z/p, p prime */
-    uint32_t n_threads; /* threads the op may use; 0: the backend decides (at
-                           most the cores the process may run on). Was
-                           `reserved` (always 0) before core 0.2. */
+    uint32_t reserved;
+    /* Appended in core 0.3 (read only when struct_size covers them): */
+    uint32_t flags;     /* TOPOML_RIPS_PARAM_* */
+    uint32_t reserved2; /* zero */
 } topoml_rips_params_v1;
+
+/* topoml_rips_params_v1.flags. GENERATORS: fill topoml_barcode_v1.generators
+ * (a backend whose rips capability lacks TOPOML_CAP_GENERATORS is never
+ * asked; see docs/plugin-abi.md, "Generators"). */
+#define TOPOML_RIPS_PARAM_GENERATORS 1u
 
 /* A barcode produced by a plugin. The caller zero-initialises it and sets
  * struct_size; the plugin fills it. `intervals` comes from call->alloc and is
@@ -148,6 +158,11 @@ typedef struct topoml_barcode_v1 {
                              all (n_intervals 0), which for n > 0 points
                              cannot be a finished H0 */
     uint32_t reserved;
+    /* Appended in core 0.3 (written only when struct_size covers it): with
+     * TOPOML_RIPS_PARAM_GENERATORS, n_intervals entries from call->alloc,
+     * generators[k] belonging to intervals[k]; else NULL. Owned by the
+     * caller afterwards, like `intervals`. */
+    topoml_generator *generators;
 } topoml_barcode_v1;
 
 /* Weights of the persistence image op. */
@@ -204,12 +219,17 @@ typedef struct topoml_capability_v1 {
     uint32_t inputs;      /* bit (1u << topoml_input_kind) */
     uint32_t max_dim;     /* RIPS: highest homology dimension */
     uint32_t max_modulus; /* RIPS: every prime p <= max_modulus (2: Z/2 only) */
-    uint32_t reserved;
+    uint32_t features;    /* TOPOML_CAP_* bits; was `reserved` (always 0)
+                             before core 0.3 */
     uint64_t max_points;  /* 0: no limit of the backend's own */
     const char *device;   /* "cpu" or "cpu: <model>" for the host's CPU, else the
                              accelerator, e.g. "NVIDIA H200 (sm_90, 139 GiB)" */
     const char *schedule; /* "key=value ..." tiles, warps, stages, target; or NULL */
 } topoml_capability_v1;
+
+/* topoml_capability_v1.features. GENERATORS (RIPS): the backend fills
+ * topoml_barcode_v1.generators when the parameters ask for them. */
+#define TOPOML_CAP_GENERATORS 1u
 
 /* The backend vtable. The plugin keeps it in static storage. Op pointers are
  * NULL where unsupported. Every op returns a topoml_status. */

@@ -78,6 +78,17 @@ typedef struct topoml_pair {
     double death;
 } topoml_pair;
 
+/* The edges that give one interval its values (giotto-ph's
+ * `return_generators`): the vertices of an edge whose length is the birth
+ * value and of one whose length is the death value, each pair ascending.
+ * TOPOML_NO_VERTEX in both slots where there is no such edge: the birth in
+ * dimension 0 (every vertex is born at 0) and an infinite death. */
+#define TOPOML_NO_VERTEX UINT32_MAX
+typedef struct topoml_generator {
+    uint32_t birth[2];
+    uint32_t death[2];
+} topoml_generator;
+
 #ifdef __cplusplus
 }
 #endif

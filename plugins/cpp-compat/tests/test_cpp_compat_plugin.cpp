@@ -616,6 +616,48 @@ bool rips_matches_expected_file(const char *file, const char *expected, uint32_t
     return true;
 }
 
+/* Cases of seconds natively; the Valgrind run (TOPOML_TEST_LIGHT=1) skips
+ * them. */
+void heavy()
+{
+    if (std::getenv("TOPOML_TEST_LIGHT"))
+        throw Skip{"a heavy case, TOPOML_TEST_LIGHT is set"};
+}
+
+/* Ripser's published benchmark inputs, uncut: dense complexes where almost
+ * every column of the top dimension is an emergent pair and a few need
+ * long reductions (the H2 class of the 3-sphere). */
+bool rips_matches_expected_sphere_3_192_dim2()
+{
+    heavy();
+    return rips_matches_expected_file("sphere_3_192.lower_distance_matrix",
+                                      "sphere_3_192.dim2.txt", 2, 2);
+}
+
+bool rips_mod3_matches_ripser_coeff_on_sphere_3_192_dim2()
+{
+    heavy();
+    return rips_matches_ripser_on_example("sphere_3_192.lower_distance_matrix", 2, 3);
+}
+
+bool rips_matches_expected_o3_1024_dim3()
+{
+    heavy();
+    std::vector<double> p = read_numbers(data_dir + "/o3_1024.txt");
+    CHECK(p.size() == 1024 * 9, "o3_1024.txt: %zu numbers", p.size());
+    topoml_input_v1 in = points_input(p, 9, TOPOML_METRIC_EUCLIDEAN);
+    Rips ours = run_rips(in, 3, 1.8);
+    CHECK(ours.status == TOPOML_OK, "%s", ours.error.c_str());
+    CHECK(ours.leaked == 0, "%ld allocations not freed", ours.leaked);
+    std::ifstream f(data_dir + "/expected/o3_1024.dim3.t1.8.txt");
+    std::stringstream text;
+    text << f.rdbuf();
+    CHECK(!text.str().empty(), "cannot read o3_1024.dim3.t1.8.txt");
+    std::string why;
+    CHECK(same_barcode(ours.bars, parse_ripser(text.str(), 3), 1e-5, why), "%s", why.c_str());
+    return true;
+}
+
 bool rips_matches_ripser_on_random_clouds()
 {
     std::mt19937_64 rng(14);
@@ -985,6 +1027,10 @@ int main(int argc, char **argv)
                                           2);
     });
     run_case("rips_matches_ripser_on_random_clouds", rips_matches_ripser_on_random_clouds);
+    run_case("rips_matches_expected_sphere_3_192_dim2", rips_matches_expected_sphere_3_192_dim2);
+    run_case("rips_mod3_matches_ripser_coeff_on_sphere_3_192_dim2",
+             rips_mod3_matches_ripser_coeff_on_sphere_3_192_dim2);
+    run_case("rips_matches_expected_o3_1024_dim3", rips_matches_expected_o3_1024_dim3);
     run_case("rips_f32_points_match_ripser", rips_f32_points_match_ripser);
     run_case("rips_mod3_matches_ripser_coeff", rips_mod3_matches_ripser_coeff);
     run_case("rips_sparse_matches_ripser", rips_sparse_matches_ripser);

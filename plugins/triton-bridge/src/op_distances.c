@@ -16,6 +16,7 @@
  */
 #include <string.h>
 
+#include "exact_pairs.h"
 #include "plan.h"
 #include "tb.h"
 
@@ -35,6 +36,10 @@ int tb_op_distances(void *state, const topoml_call_v1 *call, const topoml_input_
         return TOPOML_OK;
     if (out == NULL)
         return tb_fail(call, TOPOML_E_INVALID, "triton-bridge: distances: no output array");
+    /* Coordinates whose squared differences the kernels' plain sums would
+     * overflow or underflow: on the host, the reference's way. */
+    if (!scalar_in_plain_range(in))
+        return scalar_exact_distances(call, in, out, in->dtype == TOPOML_F64, "triton-bridge");
     int f32 = in->dtype == TOPOML_F32;
     size_t esz = f32 ? sizeof(float) : sizeof(double);
     uint64_t total = n * (n - 1) / 2;

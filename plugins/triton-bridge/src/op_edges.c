@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "edges_host.h"
+#include "exact_pairs.h"
 #include "plan.h"
 #include "tb.h"
 
@@ -202,6 +203,10 @@ int tb_op_edges(void *state, const topoml_call_v1 *call, const topoml_input_v1 *
     /* Distances are never negative, so below 0 there is nothing to find. */
     if (in->n < 2 || threshold < 0.0)
         return TOPOML_OK;
+    /* Coordinates whose squared differences the kernels' plain sums would
+     * overflow or underflow: on the host, the reference's way. */
+    if (!scalar_in_plain_range(in))
+        return scalar_exact_edges(call, in, threshold, out, n_out, "triton-bridge");
 
     tb_device *d;
     if ((status = tb_device_for_call(st, call, &d)) != TOPOML_OK)

@@ -150,6 +150,13 @@ int tb_op_image(void *state, const topoml_call_v1 *call, const topoml_image_para
     double db = (params->birth_max - params->birth_min) / params->width;
     double dp = (params->pers_max - params->pers_min) / params->height;
     double s = 1.0 / (params->sigma * sqrt(2.0));
+    /* The kernels multiply by s: for a subnormal sigma it overflows, and
+     * inf * 0 would be NaN pixels. */
+    if (status == TOPOML_OK && !isfinite(s))
+        status = tb_fail(call, TOPOML_E_UNSUPPORTED,
+                         "triton-bridge: image: sigma %g is too small (1/sigma overflows); the "
+                         "scalar backend computes it",
+                         params->sigma);
     for (uint64_t k0 = 0; status == TOPOML_OK && k0 < n_diagrams; k0 += per_chunk) {
         uint64_t m = n_diagrams - k0 < per_chunk ? n_diagrams - k0 : per_chunk;
         double t = tb_now();

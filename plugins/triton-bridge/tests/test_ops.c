@@ -77,8 +77,8 @@ static double uniform(void)
     return (double)(rng >> 11) / 9007199254740992.0;
 }
 
-enum pattern { RANDOM, GRID, DUPLICATES, OFFSET, NEAR };
-static const char *pattern_name[] = {"random", "grid", "duplicates", "offset", "near"};
+enum pattern { RANDOM, GRID, DUPLICATES, OFFSET, NEAR, TINY, HUGE };
+static const char *pattern_name[] = {"random", "grid", "duplicates", "offset", "near", "tiny", "huge"};
 
 static void *make_points(uint64_t n, uint64_t dim, uint32_t dtype, enum pattern pat)
 {
@@ -106,6 +106,11 @@ static void *make_points(uint64_t n, uint64_t dim, uint32_t dtype, enum pattern 
                 v = centre * (1.0 + pow(10.0, -(double)(2 + p % 5)) * (uniform() * 2 - 1));
                 break;
             }
+            /* Beyond the kernels' range (squares of differences underflow
+             * or overflow there): the host's exact path, still metric.h's
+             * values bit for bit. */
+            case TINY: v = (uniform() * 2 - 1) * (dtype == TOPOML_F32 ? 1e-20 : 1e-170); break;
+            case HUGE: v = (uniform() * 2 - 1) * (dtype == TOPOML_F32 ? 1e15 : 1e150); break;
             default: v = uniform() * 2 - 1;
             }
             if (dtype == TOPOML_F32)
@@ -547,6 +552,7 @@ int main(int argc, char **argv)
          * (cancellation), far from the origin, exact duplicates, a dimension
          * that is not a multiple of its 32-coordinate steps. */
         {400, 64, NEAR},    {300, 96, OFFSET},    {200, 80, DUPLICATES}, {129, 200, RANDOM},
+        {100, 3, TINY},     {100, 3, HUGE},
     };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int d = 0; d < 2; d++)
@@ -558,6 +564,8 @@ int main(int argc, char **argv)
             test_edges(500, 3, dtypes[d], metrics[m], RANDOM, 0.01, 0);
             test_edges(500, 3, dtypes[d], metrics[m], RANDOM, 0.5, 0);
             test_edges(130, 7, dtypes[d], metrics[m], GRID, 0.3, 0);
+            test_edges(100, 3, dtypes[d], metrics[m], TINY, 0.3, 0);
+            test_edges(100, 3, dtypes[d], metrics[m], HUGE, 0.3, 0);
             test_edges(200, 2, dtypes[d], metrics[m], DUPLICATES, NAN, 0.0);
             test_edges(100, 4, dtypes[d], metrics[m], RANDOM, NAN, INFINITY);
         }

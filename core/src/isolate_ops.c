@@ -1,0 +1,849 @@
+/*
+ * isolate_ops.c — `isolation: process`: a plugin's ops run in a helper
+ * process (topoml-plugin-host --serve), so that a crash, an exit, a write to
+ * stdout or a call that never returns ends as an error for that call, not as
+ * a dead or corrupted host.
+ *
+ * The host never loads such a plugin. Its registry entry gets a proxy
+ * vtable (below) whose ops send the call to the helper: the inputs in a
+ * sealed memfd (the helper maps it read-only, and the seals keep anyone from
+ * changing it), the parameters in a fixed-size request over a SEQPACKET
+ * socket; the helper runs the plugin's op and answers with a status, a
+ * message and, on success, a memfd holding the result, which the host
+ * checks for size and copies into memory of its own allocator. The
+ * helper's stdout is a pipe the host reads after each call: a plugin that
+ * writes there has misbehaved. Each call has a deadline (config
+ * `isolation_timeout`); the host's progress callback is still polled, so a
+ * cancel stops the helper.
+ *
+ * When the helper dies, exits, times out or writes to stdout, the call is
+ * run again on the built-in scalar reference (the caller gets the
+ * reference's answer), a warning is logged, and the plugin is rejected for
+ * the rest of the context with the reason. A status the plugin returns on
+ * its own (an error with a message) is passed on as it would be in-process.
+ *
+ * Which plugins: `isolation: auto` (default) isolates every plugin except
+ * those shipped with topoml and found in topoml's own plugin folder;
+ * `process` isolates every plugin; `none` runs every enabled plugin in the
+ * host process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* What crosses the socket. Both ends are the same build of topoml. */
+typedef struct iso_request {
+    uint32_t op;
+    uint32_t kind, dtype, metric;
+    uint64_t n, dim, n_edges;
+    uint64_t data_offset, edges_offset;     /* in the input memfd */
+    uint64_t offsets_offset, pairs_offset;  /* image */
+    uint64_t n_diagrams;
+    uint64_t out_bytes; /* distances, image: the result's exact size */
+    double threshold;
+    topoml_rips_params_v1 rips;
+    topoml_image_params_v1 image;
+    uint64_t max_memory;
+    int32_t device;
+    uint32_t reserved;
+} iso_request;
+
+typedef struct iso_response {
+    int32_t status;
+    uint32_t max_dim, complete, reserved;
+    uint64_t count; /* edges or intervals */
+    char error[512];
+} iso_response;
+
+typedef struct tm_isolated {
+    topoml_context *ctx;
+    uint32_t index; /* in ctx->backends (the array does not move after discovery) */
+    tm_child child;
+    int sock;       /* -1: no helper running */
+    int out;        /* the helper's stdout */
+} tm_isolated;
+
+static const char *shipped[] = {"scalar",     "cuda",    "asm-avx512", "triton-bridge",
+                                "cpp-compat", "threads", NULL};
+
+bool tm_isolation_wanted(const topoml_context *ctx, const tm_backend *b)
+{
+    if (!b->path || ctx->config.isolation == TM_ISOLATION_NONE)
+        return false;
+    if (ctx->config.isolation == TM_ISOLATION_PROCESS)
+        return true;
+    if (!b->in_default_folder)
+        return true;
+    for (int i = 0; shipped[i]; i++)
+        if (strcmp(b->name, shipped[i]) == 0)
+            return false;
+    return true;
+}
+
+/* ---- descriptors over the socket ---- */
+
+static int send_msg(int sock, const void *msg, size_t len, int fd)
+{
+    struct iovec iov = {(void *)msg, len};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr mh = {0};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    if (fd >= 0) {
+        memset(&u, 0, sizeof u);
+        mh.msg_control = u.buf;
+        mh.msg_controllen = sizeof u.buf;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    }
+    for (;;) {
+        ssize_t w = sendmsg(sock, &mh, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        return w == (ssize_t)len ? 0 : -1;
+    }
+}
+
+/* One message of exactly `len` bytes and at most one descriptor (-1 if
+ * none). 0, or -1 (closed, short, error). */
+static int recv_msg(int sock, void *msg, size_t len, int *fd)
+{
+    struct iovec iov = {msg, len};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr mh = {0};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = u.buf;
+    mh.msg_controllen = sizeof u.buf;
+    *fd = -1;
+    ssize_t r;
+    while ((r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        ;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); r >= 0 && c; c = CMSG_NXTHDR(&mh, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+            c->cmsg_len == CMSG_LEN(sizeof(int)))
+            memcpy(fd, CMSG_DATA(c), sizeof *fd);
+    if (r != (ssize_t)len || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        if (*fd >= 0)
+            close(*fd);
+        *fd = -1;
+        return -1;
+    }
+    return 0;
+}
+
+/* A memfd holding `len` bytes at `at` within `parts`, sealed. */
+typedef struct part {
+    const void *p;
+    uint64_t len;
+} part;
+
+static int sealed_memfd(const part *parts, int n, uint64_t *offsets)
+{
+    int fd = memfd_create("topoml-input", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return -1;
+    uint64_t at = 0;
+    for (int k = 0; k < n; k++) {
+        at = (at + 15) & ~(uint64_t)15; /* every array aligned for its type */
+        offsets[k] = at;
+        const char *p = parts[k].p;
+        uint64_t left = parts[k].len, done = 0;
+        while (left) {
+            ssize_t w = pwrite(fd, p + done, left, (off_t)(at + done));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                close(fd);
+                return -1;
+            }
+            done += (uint64_t)w;
+            left -= (uint64_t)w;
+        }
+        at += parts[k].len;
+    }
+    if (ftruncate(fd, (off_t)(at ? at : 1)) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* ---- the host's side ---- */
+
+static void stop_helper(tm_isolated *iso)
+{
+    if (iso->sock >= 0)
+        close(iso->sock);
+    iso->sock = -1;
+    if (iso->out >= 0)
+        close(iso->out);
+    iso->out = -1;
+    if (iso->child.pid > 0) {
+        char *report;
+        size_t len;
+        int status;
+        bool timed_out;
+        kill(-iso->child.pid, SIGKILL);
+        if (tm_child_finish(iso->ctx, &iso->child, tm_now() + 5.0, 64, &report, &len, &status,
+                            &timed_out) == TOPOML_OK)
+            tm_free(iso->ctx, report);
+    }
+    iso->child.pid = 0;
+}
+
+/* End the helper after a failure and say what became of it. */
+static void end_helper(tm_isolated *iso, bool timed_out, char *what, size_t size)
+{
+    if (iso->sock >= 0)
+        close(iso->sock);
+    iso->sock = -1;
+    if (iso->out >= 0)
+        close(iso->out);
+    iso->out = -1;
+    if (timed_out && iso->child.pid > 0)
+        kill(-iso->child.pid, SIGKILL);
+    char *report = NULL;
+    size_t len;
+    int status = -1;
+    bool late = false;
+    if (iso->child.pid > 0 &&
+        tm_child_finish(iso->ctx, &iso->child, tm_now() + 5.0, 64, &report, &len, &status,
+                        &late) == TOPOML_OK)
+        tm_free(iso->ctx, report);
+    iso->child.pid = 0;
+    tm_describe_status(status, timed_out, iso->ctx->config.isolation_timeout, what, size);
+}
+
+/* Wait for a message from the helper until `deadline`, polling the host's
+ * progress callback. 0 ready; 1 timed out; 2 cancelled; -1 closed. */
+static int wait_helper(tm_isolated *iso, double deadline)
+{
+    for (;;) {
+        double left = deadline - tm_now();
+        if (left <= 0)
+            return 1;
+        struct pollfd pf = {iso->sock, POLLIN, 0};
+        int r = poll(&pf, 1, left > 0.1 ? 100 : (int)(left * 1000) + 1);
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (r > 0)
+            return (pf.revents & POLLIN) ? 0 : -1;
+        topoml_context *ctx = iso->ctx;
+        if (ctx->progress_fn &&
+            ctx->progress_fn(ctx->progress_user, "isolated call", 0, 0) != 0)
+            return 2;
+    }
+}
+
+static int start_helper(tm_isolated *iso, char *why, size_t why_size)
+{
+    topoml_context *ctx = iso->ctx;
+    tm_backend *b = &ctx->backends[iso->index];
+    char helper[4096];
+    if (!tm_find_helper(TM_PLUGIN_HOST, helper, sizeof helper)) {
+        snprintf(why, why_size, TM_PLUGIN_HOST " not found");
+        return -1;
+    }
+    int sv[2], out[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        snprintf(why, why_size, "socketpair: %s", strerror(errno));
+        return -1;
+    }
+    if (pipe2(out, O_CLOEXEC | O_NONBLOCK) != 0) {
+        snprintf(why, why_size, "pipe: %s", strerror(errno));
+        close(sv[0]);
+        close(sv[1]);
+        return -1;
+    }
+    char *argv[] = {helper, "--serve", NULL};
+    int fds[3] = {b->fd, sv[1], out[1]};
+    int rc = tm_child_spawn(ctx, helper, argv, fds, 3, &iso->child, why, why_size);
+    close(sv[1]);
+    close(out[1]);
+    if (rc != TOPOML_OK) {
+        close(sv[0]);
+        close(out[0]);
+        return -1;
+    }
+    iso->sock = sv[0];
+    iso->out = out[0];
+    /* The helper loads, creates and probes the plugin, then says ready. */
+    iso_response ready;
+    int fd, w = wait_helper(iso, tm_now() + TM_PROBE_TIMEOUT_S);
+    if (w != 0 || recv_msg(iso->sock, &ready, sizeof ready, &fd) != 0) {
+        char what[200];
+        end_helper(iso, w == 1, what, sizeof what);
+        snprintf(why, why_size, "its process %s while starting", what);
+        return -1;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (ready.status != TOPOML_OK) {
+        ready.error[sizeof ready.error - 1] = '\0';
+        snprintf(why, why_size, "its process could not start it: %.400s", ready.error);
+        stop_helper(iso);
+        return -1;
+    }
+    return 0;
+}
+
+/* Bytes the helper wrote to its stdout since the last look (drained). */
+static size_t stdout_bytes(tm_isolated *iso)
+{
+    size_t total = 0;
+    char buf[4096];
+    ssize_t r;
+    while (iso->out >= 0 && (r = read(iso->out, buf, sizeof buf)) > 0)
+        total += (size_t)r;
+    return total;
+}
+
+/* The plugin failed as a process, not with a status: reject it for this
+ * context and run the call on the reference instead. */
+static void give_up(tm_isolated *iso, const char *op, const char *what)
+{
+    topoml_context *ctx = iso->ctx;
+    tm_backend *b = &ctx->backends[iso->index];
+    b->gate_state = TOPOML_GATE_REJECTED;
+    snprintf(b->gate_reason, sizeof b->gate_reason,
+             "in a %s call its process %.400s; not used again in this context", op, what);
+    tm_log(ctx, TOPOML_LOG_WARN,
+           "backend '%s': in a %s call its process %s; this call ran on the scalar reference "
+           "instead and '%s' is not used again in this context",
+           b->name, op, what, b->name);
+    snprintf(ctx->last_backend, sizeof ctx->last_backend, "scalar");
+    snprintf(ctx->last_reason, sizeof ctx->last_reason,
+             "the reference, after backend '%.48s' failed in its own process: %.400s", b->name,
+             what);
+}
+
+/* Run one request. TOPOML_OK with the response (and *out_fd, the result,
+ * or -1); the plugin's own status in rs->status. Returns TOPOML_E_PLUGIN
+ * when the process failed (then the caller falls back); another status
+ * for the host's own failures (memory, cancel). */
+static int roundtrip(tm_isolated *iso, const char *op, const iso_request *rq, int in_fd,
+                     iso_response *rs, int *out_fd)
+{
+    char why[600];
+    *out_fd = -1;
+    if (iso->sock < 0 && start_helper(iso, why, sizeof why) != 0) {
+        give_up(iso, op, why);
+        return TOPOML_E_PLUGIN;
+    }
+    stdout_bytes(iso);
+    if (send_msg(iso->sock, rq, sizeof *rq, in_fd) != 0) {
+        char what[200];
+        end_helper(iso, false, what, sizeof what);
+        give_up(iso, op, what);
+        return TOPOML_E_PLUGIN;
+    }
+    int w = wait_helper(iso, tm_now() + iso->ctx->config.isolation_timeout);
+    if (w == 2) {
+        stop_helper(iso);
+        return tm_error(iso->ctx, TOPOML_E_CANCELLED, "cancelled");
+    }
+    if (w != 0 || recv_msg(iso->sock, rs, sizeof *rs, out_fd) != 0) {
+        char what[200];
+        end_helper(iso, w == 1, what, sizeof what);
+        give_up(iso, op, what);
+        return TOPOML_E_PLUGIN;
+    }
+    rs->error[sizeof rs->error - 1] = '\0';
+    size_t printed = stdout_bytes(iso);
+    if (printed) {
+        char what[200];
+        snprintf(what, sizeof what, "wrote %zu bytes to standard output", printed);
+        if (*out_fd >= 0)
+            close(*out_fd);
+        *out_fd = -1;
+        stop_helper(iso);
+        give_up(iso, op, what);
+        return TOPOML_E_PLUGIN;
+    }
+    return TOPOML_OK;
+}
+
+/* Copy the helper's result memfd (exactly `bytes` long) to `dst`. */
+static bool copy_result(int fd, void *dst, uint64_t bytes)
+{
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_size != (bytes ? bytes : 1))
+        return false;
+    if (!bytes)
+        return true;
+    void *m = mmap(NULL, (size_t)bytes, PROT_READ, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED)
+        return false;
+    memcpy(dst, m, (size_t)bytes);
+    munmap(m, (size_t)bytes);
+    return true;
+}
+
+static const topoml_backend_v1 *reference(topoml_context *ctx, void **state)
+{
+    *state = ctx->backends[0].state;
+    return ctx->backends[0].vt;
+}
+
+static void request_from(const topoml_call_v1 *call, const topoml_input_v1 *in, uint32_t op,
+                         iso_request *rq)
+{
+    memset(rq, 0, sizeof *rq);
+    rq->op = op;
+    rq->max_memory = call->max_memory;
+    rq->device = call->device;
+    if (in) {
+        rq->kind = in->kind;
+        rq->dtype = in->dtype;
+        rq->metric = in->metric;
+        rq->n = in->n;
+        rq->dim = in->dim;
+        rq->n_edges = in->n_edges;
+    }
+}
+
+/* The input's arrays as memfd parts. */
+static int input_memfd(const topoml_input_v1 *in, iso_request *rq)
+{
+    uint64_t elem = in->dtype == TOPOML_F32 ? sizeof(float) : sizeof(double), values = 0;
+    if (in->kind == TOPOML_INPUT_POINTS)
+        values = in->n * in->dim;
+    else if (in->kind == TOPOML_INPUT_CONDENSED)
+        values = in->n > 1 ? in->n * (in->n - 1) / 2 : 0;
+    part parts[2] = {{in->data, in->data ? values * elem : 0},
+                     {in->edges, in->kind == TOPOML_INPUT_SPARSE && in->edges
+                                     ? in->n_edges * sizeof(topoml_edge)
+                                     : 0}};
+    uint64_t off[2];
+    int fd = sealed_memfd(parts, 2, off);
+    rq->data_offset = off[0];
+    rq->edges_offset = off[1];
+    return fd;
+}
+
+static int host_failure(const topoml_call_v1 *call, const char *what)
+{
+    snprintf(call->error, call->error_size, "%s", what);
+    return TOPOML_E_IO;
+}
+
+static int proxy_distances(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                           void *out)
+{
+    tm_isolated *iso = state;
+    iso_request rq;
+    request_from(call, in, TOPOML_OP_DISTANCES, &rq);
+    uint64_t pairs = in->n > 1 ? in->n * (in->n - 1) / 2 : 0;
+    rq.out_bytes = pairs * (in->dtype == TOPOML_F32 ? sizeof(float) : sizeof(double));
+    int in_fd = input_memfd(in, &rq);
+    if (in_fd < 0)
+        return host_failure(call, "cannot pass the input to the plugin's process");
+    iso_response rs;
+    int out_fd, rc = roundtrip(iso, "distances", &rq, in_fd, &rs, &out_fd);
+    close(in_fd);
+    if (rc == TOPOML_OK && rs.status == TOPOML_OK && !copy_result(out_fd, out, rq.out_bytes)) {
+        give_up(iso, "distances", "answered with a result of the wrong size");
+        rc = TOPOML_E_PLUGIN;
+    }
+    if (out_fd >= 0)
+        close(out_fd);
+    if (rc == TOPOML_E_PLUGIN) {
+        void *s;
+        const topoml_backend_v1 *ref = reference(iso->ctx, &s);
+        return ref->distances(s, call, in, out);
+    }
+    if (rc != TOPOML_OK)
+        return rc;
+    if (rs.status != TOPOML_OK)
+        snprintf(call->error, call->error_size, "%s", rs.error);
+    return rs.status;
+}
+
+static int proxy_edges(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                       double threshold, topoml_edge **out, uint64_t *n_out)
+{
+    tm_isolated *iso = state;
+    *out = NULL;
+    *n_out = 0;
+    iso_request rq;
+    request_from(call, in, TOPOML_OP_EDGES, &rq);
+    rq.threshold = threshold;
+    int in_fd = input_memfd(in, &rq);
+    if (in_fd < 0)
+        return host_failure(call, "cannot pass the input to the plugin's process");
+    iso_response rs;
+    int out_fd, rc = roundtrip(iso, "edges", &rq, in_fd, &rs, &out_fd);
+    close(in_fd);
+    const uint64_t most = in->kind == TOPOML_INPUT_SPARSE ? in->n_edges
+                          : in->n > 1                     ? in->n * (in->n - 1) / 2
+                                                          : 0;
+    if (rc == TOPOML_OK && rs.status == TOPOML_OK) {
+        topoml_edge *e = rs.count <= most ? call->alloc(call->host_data,
+                                                        (size_t)(rs.count * sizeof *e))
+                                          : NULL;
+        if (rs.count > most || !copy_result(out_fd, e, rs.count * sizeof *e)) {
+            if (e)
+                call->free(call->host_data, e);
+            if (rs.count <= most && !e) {
+                rc = TOPOML_OK;
+                rs.status = TOPOML_E_NOMEM;
+                snprintf(rs.error, sizeof rs.error, "out of memory copying %llu edges",
+                         (unsigned long long)rs.count);
+            } else {
+                give_up(iso, "edges", "answered with a result of the wrong size");
+                rc = TOPOML_E_PLUGIN;
+            }
+        } else {
+            *out = e;
+            *n_out = rs.count;
+        }
+    }
+    if (out_fd >= 0)
+        close(out_fd);
+    if (rc == TOPOML_E_PLUGIN) {
+        void *s;
+        const topoml_backend_v1 *ref = reference(iso->ctx, &s);
+        return ref->edges(s, call, in, threshold, out, n_out);
+    }
+    if (rc != TOPOML_OK)
+        return rc;
+    if (rs.status != TOPOML_OK)
+        snprintf(call->error, call->error_size, "%s", rs.error);
+    return rs.status;
+}
+
+/* h0 and rips: a barcode comes back. */
+static int proxy_barcode(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                         uint32_t op, double threshold, const topoml_rips_params_v1 *params,
+                         topoml_barcode_v1 *out)
+{
+    tm_isolated *iso = state;
+    iso_request rq;
+    request_from(call, in, op, &rq);
+    rq.threshold = threshold;
+    if (params)
+        rq.rips = *params;
+    const char *name = op == TOPOML_OP_RIPS ? "rips" : "h0";
+    int in_fd = input_memfd(in, &rq);
+    if (in_fd < 0)
+        return host_failure(call, "cannot pass the input to the plugin's process");
+    iso_response rs;
+    int out_fd, rc = roundtrip(iso, name, &rq, in_fd, &rs, &out_fd);
+    close(in_fd);
+    if (rc == TOPOML_OK && (rs.status == TOPOML_OK || rs.status == TOPOML_E_CANCELLED)) {
+        uint64_t bytes;
+        topoml_interval *v = NULL;
+        bool ok = tm_mul_u64(rs.count, sizeof *v, &bytes) && bytes <= SIZE_MAX;
+        if (ok && (v = call->alloc(call->host_data, (size_t)bytes)) == NULL) {
+            rs.status = TOPOML_E_NOMEM;
+            snprintf(rs.error, sizeof rs.error, "out of memory copying %llu bars",
+                     (unsigned long long)rs.count);
+        } else if (!ok || !copy_result(out_fd, v, bytes)) {
+            if (v)
+                call->free(call->host_data, v);
+            give_up(iso, name, "answered with a result of the wrong size");
+            rc = TOPOML_E_PLUGIN;
+        } else {
+            out->n_intervals = rs.count;
+            out->intervals = v;
+            out->max_dim = rs.max_dim;
+            out->complete = rs.complete;
+        }
+    }
+    if (out_fd >= 0)
+        close(out_fd);
+    if (rc == TOPOML_E_PLUGIN) {
+        void *s;
+        const topoml_backend_v1 *ref = reference(iso->ctx, &s);
+        return op == TOPOML_OP_RIPS ? ref->rips(s, call, in, params, out)
+                                    : ref->h0(s, call, in, threshold, out);
+    }
+    if (rc != TOPOML_OK)
+        return rc;
+    if (rs.status != TOPOML_OK)
+        snprintf(call->error, call->error_size, "%s", rs.error);
+    return rs.status;
+}
+
+static int proxy_h0(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                    double threshold, topoml_barcode_v1 *out)
+{
+    return proxy_barcode(state, call, in, TOPOML_OP_H0, threshold, NULL, out);
+}
+
+static int proxy_rips(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                      const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
+{
+    return proxy_barcode(state, call, in, TOPOML_OP_RIPS, params->threshold, params, out);
+}
+
+static int proxy_image(void *state, const topoml_call_v1 *call,
+                       const topoml_image_params_v1 *params, uint64_t n_diagrams,
+                       const uint64_t *offsets, const topoml_pair *pairs, double *out)
+{
+    tm_isolated *iso = state;
+    iso_request rq;
+    request_from(call, NULL, TOPOML_OP_IMAGE, &rq);
+    rq.image = *params;
+    rq.n_diagrams = n_diagrams;
+    rq.out_bytes = n_diagrams * params->width * params->height * sizeof(double);
+    part parts[2] = {{offsets, (n_diagrams + 1) * sizeof *offsets},
+                     {pairs, pairs ? offsets[n_diagrams] * sizeof *pairs : 0}};
+    uint64_t off[2];
+    int in_fd = sealed_memfd(parts, 2, off);
+    if (in_fd < 0)
+        return host_failure(call, "cannot pass the input to the plugin's process");
+    rq.offsets_offset = off[0];
+    rq.pairs_offset = off[1];
+    iso_response rs;
+    int out_fd, rc = roundtrip(iso, "image", &rq, in_fd, &rs, &out_fd);
+    close(in_fd);
+    if (rc == TOPOML_OK && rs.status == TOPOML_OK && !copy_result(out_fd, out, rq.out_bytes)) {
+        give_up(iso, "image", "answered with a result of the wrong size");
+        rc = TOPOML_E_PLUGIN;
+    }
+    if (out_fd >= 0)
+        close(out_fd);
+    if (rc == TOPOML_E_PLUGIN) {
+        void *s;
+        const topoml_backend_v1 *ref = reference(iso->ctx, &s);
+        return ref->image(s, call, params, n_diagrams, offsets, pairs, out);
+    }
+    if (rc != TOPOML_OK)
+        return rc;
+    if (rs.status != TOPOML_OK)
+        snprintf(call->error, call->error_size, "%s", rs.error);
+    return rs.status;
+}
+
+static int proxy_probe(void *state, char *why, size_t why_size)
+{
+    (void)state;
+    snprintf(why, why_size, "probed in its own process");
+    return TOPOML_OK;
+}
+
+static int proxy_capabilities(void *state, const topoml_capability_v1 **caps, uint32_t *n)
+{
+    tm_isolated *iso = state;
+    const tm_backend *b = &iso->ctx->backends[iso->index];
+    *caps = b->caps;
+    *n = b->n_caps;
+    return TOPOML_OK;
+}
+
+int tm_isolation_attach(topoml_context *ctx, tm_backend *b)
+{
+    tm_isolated *iso = tm_calloc(ctx, 1, sizeof *iso);
+    if (!iso)
+        return tm_nomem(ctx, sizeof *iso);
+    iso->ctx = ctx;
+    iso->index = (uint32_t)(b - ctx->backends);
+    iso->sock = -1;
+    iso->out = -1;
+    topoml_backend_v1 *vt = &b->vt_copy;
+    memset(vt, 0, sizeof *vt);
+    vt->struct_size = sizeof *vt;
+    vt->abi_version = b->abi_version;
+    vt->name = b->name;
+    vt->version = b->version;
+    vt->vendor = b->vendor;
+    vt->description = b->description;
+    vt->probe = proxy_probe;
+    vt->capabilities = proxy_capabilities;
+    if (b->op_mask & (1u << TOPOML_OP_DISTANCES))
+        vt->distances = proxy_distances;
+    if (b->op_mask & (1u << TOPOML_OP_EDGES))
+        vt->edges = proxy_edges;
+    if (b->op_mask & (1u << TOPOML_OP_H0))
+        vt->h0 = proxy_h0;
+    if (b->op_mask & (1u << TOPOML_OP_RIPS))
+        vt->rips = proxy_rips;
+    if (b->op_mask & (1u << TOPOML_OP_IMAGE))
+        vt->image = proxy_image;
+    vt->selection = b->selection;
+    b->vt = vt;
+    b->state = iso;
+    b->isolated = true;
+    return TOPOML_OK;
+}
+
+void tm_isolation_detach(topoml_context *ctx, tm_backend *b)
+{
+    tm_isolated *iso = b->state;
+    if (!b->isolated || !iso)
+        return;
+    stop_helper(iso);
+    tm_free(ctx, iso);
+    b->state = NULL;
+    b->isolated = false;
+}
+
+/* ---- the helper's side ---- */
+
+static int result_memfd(const void *p, uint64_t bytes)
+{
+    part one = {p, bytes};
+    uint64_t off;
+    return sealed_memfd(&one, 1, &off);
+}
+
+static void serve_one(tm_backend *b, topoml_context *ctx, const iso_request *rq, int in_fd,
+                      int sock)
+{
+    iso_response rs;
+    memset(&rs, 0, sizeof rs);
+    int out_fd = -1;
+    struct stat st;
+    void *base = NULL;
+    size_t size = 0;
+    if (in_fd >= 0 && fstat(in_fd, &st) == 0 && st.st_size > 0) {
+        size = (size_t)st.st_size;
+        base = mmap(NULL, size, PROT_READ, MAP_SHARED, in_fd, 0);
+        if (base == MAP_FAILED)
+            base = NULL;
+    }
+    topoml_call_v1 call;
+    tm_call_init(ctx, &call, rs.error, sizeof rs.error);
+    call.max_memory = rq->max_memory;
+    call.device = rq->device;
+    topoml_input_v1 in = {.struct_size = sizeof in,
+                          .kind = rq->kind,
+                          .n = rq->n,
+                          .dim = rq->dim,
+                          .dtype = rq->dtype,
+                          .metric = rq->metric,
+                          .n_edges = rq->n_edges};
+    if (!base && rq->op != TOPOML_OP_IMAGE) {
+        rs.status = TOPOML_E_IO;
+        snprintf(rs.error, sizeof rs.error, "the plugin's process cannot map its input");
+    } else if (rq->data_offset > size || rq->edges_offset > size ||
+               rq->offsets_offset > size || rq->pairs_offset > size) {
+        rs.status = TOPOML_E_INVALID;
+        snprintf(rs.error, sizeof rs.error, "bad request");
+    } else {
+        const char *p = base;
+        in.data = p && rq->kind != TOPOML_INPUT_SPARSE ? p + rq->data_offset : NULL;
+        in.edges = p && rq->kind == TOPOML_INPUT_SPARSE ? (const void *)(p + rq->edges_offset)
+                                                       : NULL;
+        switch (rq->op) {
+        case TOPOML_OP_DISTANCES:
+        case TOPOML_OP_IMAGE: {
+            out_fd = memfd_create("topoml-output", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+            void *o = MAP_FAILED;
+            if (out_fd >= 0 && ftruncate(out_fd, (off_t)(rq->out_bytes ? rq->out_bytes : 1)) == 0)
+                o = mmap(NULL, rq->out_bytes ? rq->out_bytes : 1, PROT_READ | PROT_WRITE,
+                         MAP_SHARED, out_fd, 0);
+            if (o == MAP_FAILED) {
+                rs.status = TOPOML_E_NOMEM;
+                snprintf(rs.error, sizeof rs.error, "the plugin's process cannot make its output");
+                break;
+            }
+            if (rq->op == TOPOML_OP_DISTANCES)
+                rs.status = b->vt->distances(b->state, &call, &in, o);
+            else
+                rs.status = b->vt->image(b->state, &call, &rq->image, rq->n_diagrams,
+                                         (const uint64_t *)(p + rq->offsets_offset),
+                                         (const topoml_pair *)(p + rq->pairs_offset), o);
+            munmap(o, rq->out_bytes ? rq->out_bytes : 1);
+            break;
+        }
+        case TOPOML_OP_EDGES: {
+            topoml_edge *e = NULL;
+            uint64_t n = 0;
+            rs.status = b->vt->edges(b->state, &call, &in, rq->threshold, &e, &n);
+            if (rs.status == TOPOML_OK) {
+                out_fd = result_memfd(e, n * sizeof *e);
+                rs.count = n;
+            }
+            call.free(call.host_data, e);
+            break;
+        }
+        case TOPOML_OP_H0:
+        case TOPOML_OP_RIPS: {
+            topoml_barcode_v1 res = {.struct_size = sizeof res};
+            rs.status = rq->op == TOPOML_OP_RIPS
+                            ? b->vt->rips(b->state, &call, &in, &rq->rips, &res)
+                            : b->vt->h0(b->state, &call, &in, rq->threshold, &res);
+            if (rs.status == TOPOML_OK || rs.status == TOPOML_E_CANCELLED) {
+                out_fd = result_memfd(res.intervals, res.n_intervals * sizeof *res.intervals);
+                rs.count = res.n_intervals;
+                rs.max_dim = res.max_dim;
+                rs.complete = res.complete;
+            }
+            call.free(call.host_data, res.intervals);
+            break;
+        }
+        default: rs.status = TOPOML_E_UNSUPPORTED;
+        }
+    }
+    fflush(stdout); /* what the plugin printed goes to the host's pipe now */
+    if (base)
+        munmap(base, size);
+    send_msg(sock, &rs, sizeof rs, out_fd);
+    if (out_fd >= 0)
+        close(out_fd);
+}
+
+int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd)
+{
+    if (dup2(stdout_fd, STDOUT_FILENO) < 0)
+        return 1;
+    close(stdout_fd);
+    iso_response ready;
+    memset(&ready, 0, sizeof ready);
+    topoml_context_options opts = {.struct_size = sizeof opts,
+                                   .flags = TOPOML_CTX_NO_ENV | TOPOML_CTX_NO_PLUGINS};
+    topoml_context *ctx = NULL;
+    tm_backend b;
+    memset(&b, 0, sizeof b);
+    b.fd = plugin_fd;
+    if (topoml_context_new(&ctx, &opts) != TOPOML_OK) {
+        ready.status = TOPOML_E_NOMEM;
+        snprintf(ready.error, sizeof ready.error, "cannot make a context");
+    } else {
+        tm_loader_negotiate(ctx, &b);
+        if (b.gate_state != TOPOML_GATE_REJECTED && tm_backend_start(ctx, &b) != TOPOML_OK &&
+            b.gate_state != TOPOML_GATE_REJECTED)
+            snprintf(b.gate_reason, sizeof b.gate_reason, "probe failed: %.250s", b.probe_message);
+        if (b.gate_state == TOPOML_GATE_REJECTED || b.probe_status != TOPOML_OK) {
+            ready.status = TOPOML_E_PLUGIN;
+            snprintf(ready.error, sizeof ready.error, "%.500s", b.gate_reason);
+        }
+    }
+    send_msg(sock, &ready, sizeof ready, -1);
+    fflush(stdout);
+    if (ready.status != TOPOML_OK)
+        return 1;
+    for (;;) {
+        iso_request rq;
+        int in_fd;
+        if (recv_msg(sock, &rq, sizeof rq, &in_fd) != 0)
+            break; /* the host closed the socket: done */
+        serve_one(&b, ctx, &rq, in_fd, sock);
+        if (in_fd >= 0)
+            close(in_fd);
+    }
+    return 0;
+}

@@ -1,0 +1,650 @@
+/*
+ * verify.c — trust, but verify: every answer a plugin gives is checked
+ * before the caller sees it, because a certificate says what a plugin did
+ * under topoml-conformance, not what it does now (a plugin may turn wrong on
+ * its 51st call, when an environment variable is set, after a date, or
+ * whenever it is not run by the suite).
+ *
+ * Per call, on a plugin's answer (never on the built-in reference's):
+ *  - invariants: no NaN; distances non-negative and finite; edges with
+ *    i < j < n, sorted by (d, i, j) and within the threshold; intervals
+ *    grouped by dimension within 0..max_dim, birth <= death, H0 born at 0;
+ *    an output array's guard zone intact; the input unchanged;
+ *  - spot checks: a few random distances and edges recomputed exactly, and a
+ *    few H0 deaths found among the input's distances;
+ *  - re-runs on the reference (config `verify`): every small call (at most
+ *    TM_VERIFY_SMALL points, answered within TM_VERIFY_SMALL_SECONDS), and
+ *    larger calls while the reference's time, estimated from the last
+ *    re-run, stays within `verify_share` (10%) of the plugins' time on
+ *    larger calls over the context's life.
+ * A wrong answer is replaced by the reference's; the plugin is rejected for
+ * the context, its certificate revoked (gate.c) and a warning logged.
+ *
+ * Not here: what a plugin does to the process itself (a crash, a write to
+ * stdout, a leak), which certification's long-lived checks and process
+ * isolation are for.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "metric.h"
+#include "topoml/features.h"
+
+/* A call on at most this many points that took the plugin at most this
+ * long is re-run on the reference every time: the reference answers it in
+ * milliseconds. */
+#define TM_VERIFY_SMALL 256u
+#define TM_VERIFY_SMALL_SECONDS 0.05
+/* Spot checks per call. */
+#define SPOT_CHECKS 8u
+/* H0 deaths looked up among the input's distances, when it has at most this
+ * many pairs. */
+#define SPOT_DEATHS 4u
+#define SPOT_PAIRS_MAX 2000000u
+
+/* 64-bit words at a time: a change anywhere in the input changes it. */
+static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    size_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        uint64_t w;
+        memcpy(&w, p + k, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 29;
+    }
+    for (; k < n; k++)
+        h = (h ^ p[k]) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t input_hash(const topoml_input_v1 *in)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t elem = in->dtype == TOPOML_F32 ? sizeof(float) : sizeof(double);
+    if (in->kind == TOPOML_INPUT_POINTS && in->data)
+        h = hash_bytes(h, in->data, (size_t)(in->n * in->dim) * elem);
+    else if (in->kind == TOPOML_INPUT_CONDENSED && in->data)
+        h = hash_bytes(h, in->data, (size_t)(in->n * (in->n ? in->n - 1 : 0) / 2) * elem);
+    else if (in->kind == TOPOML_INPUT_SPARSE && in->edges)
+        h = hash_bytes(h, in->edges, (size_t)in->n_edges * sizeof *in->edges);
+    return h;
+}
+
+void tm_verify_begin(topoml_context *ctx, const tm_backend *b, const topoml_input_v1 *in,
+                     tm_verify_call *vc)
+{
+    (void)ctx;
+    vc->input_hash = b->path ? input_hash(in) : 0;
+    vc->start = tm_now();
+}
+
+static uint64_t next_random(topoml_context *ctx)
+{
+    if (!ctx->verify_rng)
+        ctx->verify_rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)(uintptr_t)ctx ^ 1;
+    uint64_t x = ctx->verify_rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return ctx->verify_rng = x;
+}
+
+/* The bound on one distance, as the conformance suite has it (4 ulps per
+ * coordinate and two more; cosine also absolute); distances given as data
+ * are used as they are. */
+typedef struct tolerance {
+    double rel, abs;
+} tolerance;
+
+static tolerance distance_tolerance(const topoml_input_v1 *in)
+{
+    tolerance t = {0, 0};
+    if (in->kind != TOPOML_INPUT_POINTS)
+        return t;
+    double eps = in->dtype == TOPOML_F32 ? FLT_EPSILON : DBL_EPSILON;
+    t.rel = 4.0 * ((double)in->dim + 2) * eps;
+    t.abs = in->metric == TOPOML_METRIC_COSINE ? t.rel : 0;
+    return t;
+}
+
+static bool close_to(double got, double want, tolerance t)
+{
+    if (isinf(want) || isinf(got))
+        return got == want;
+    return fabs(got - want) <= t.rel * fabs(want) + t.abs;
+}
+
+/* d(i, j) of the input, exactly as the reference computes it. */
+static double input_distance(const topoml_input_v1 *in, uint64_t i, uint64_t j)
+{
+    if (i == j)
+        return 0;
+    if (i < j) {
+        uint64_t t = i;
+        i = j;
+        j = t;
+    }
+    if (in->kind == TOPOML_INPUT_POINTS)
+        return scalar_point_dist(in->dtype, (topoml_metric)in->metric, in->data, in->dim, i, j);
+    if (in->kind == TOPOML_INPUT_CONDENSED) {
+        uint64_t k = i * (i - 1) / 2 + j;
+        return in->dtype == TOPOML_F32 ? (double)((const float *)in->data)[k]
+                                       : ((const double *)in->data)[k];
+    }
+    for (uint64_t e = 0; e < in->n_edges; e++)
+        if ((in->edges[e].i == j && in->edges[e].j == i) ||
+            (in->edges[e].i == i && in->edges[e].j == j))
+            return in->edges[e].d;
+    return INFINITY;
+}
+
+static tm_backend *reference(topoml_context *ctx)
+{
+    return &ctx->backends[0]; /* the built-in scalar backend, always entry 0 */
+}
+
+/* Should this call be re-run on the reference? Small inputs always are;
+ * larger ones while the estimated reference time fits the budget. */
+static bool want_rerun(topoml_context *ctx, uint64_t n, double plugin_seconds)
+{
+    switch (ctx->config.verify) {
+    case TM_VERIFY_ALWAYS: return true;
+    case TM_VERIFY_CHECKS:
+    case TM_VERIFY_OFF: return false;
+    }
+    if (n <= TM_VERIFY_SMALL && plugin_seconds <= TM_VERIFY_SMALL_SECONDS)
+        return true;
+    ctx->verify_plugin_seconds += plugin_seconds;
+    double ratio = ctx->verify_ratio > 0 ? ctx->verify_ratio : 1.0;
+    return ctx->verify_ref_seconds + ratio * plugin_seconds <=
+           ctx->config.verify_share * ctx->verify_plugin_seconds;
+}
+
+/* Account for a re-run of a large call. */
+static void rerun_done(topoml_context *ctx, uint64_t n, double plugin_seconds, double ref_seconds)
+{
+    ctx->verify_reruns++;
+    if ((n <= TM_VERIFY_SMALL && plugin_seconds <= TM_VERIFY_SMALL_SECONDS) ||
+        ctx->config.verify != TM_VERIFY_AUTO)
+        return;
+    ctx->verify_ref_seconds += ref_seconds;
+    if (plugin_seconds > 0)
+        ctx->verify_ratio = ref_seconds / plugin_seconds;
+}
+
+/* The plugin answered wrongly: reject it for this context, revoke its
+ * certificate, say so, and let the reference answer instead. */
+static void reject(topoml_context *ctx, tm_backend **bp, uint32_t op, const char *why)
+{
+    tm_backend *b = *bp;
+    char reason[sizeof b->gate_reason];
+    snprintf(reason, sizeof reason, "wrong %s answer at run time: %.560s", tm_op_name(op), why);
+    tm_log(ctx, TOPOML_LOG_WARN,
+           "backend '%s' gave a wrong %s answer (%s); the reference's answer is used instead "
+           "and the backend is disabled",
+           b->name, tm_op_name(op), why);
+    tm_gate_revoke(ctx, b, reason);
+    b->gate_state = TOPOML_GATE_REJECTED;
+    b->gate_pending = false;
+    snprintf(b->gate_reason, sizeof b->gate_reason, "%s", reason);
+    ctx->verify_rejections++;
+    *bp = reference(ctx);
+    snprintf(ctx->last_backend, sizeof ctx->last_backend, "%s", (*bp)->name);
+    snprintf(ctx->last_reason, sizeof ctx->last_reason,
+             "the reference: backend '%.60s' answered wrongly and was disabled", b->name);
+}
+
+static int changed_input(topoml_context *ctx, tm_backend *b, uint32_t op)
+{
+    char why[128];
+    snprintf(why, sizeof why, "it changed the caller's input data");
+    tm_backend *keep = b;
+    reject(ctx, &keep, op, why);
+    return tm_error(ctx, TOPOML_E_PLUGIN,
+                    "backend '%s' changed the input data during %s; its answer is discarded and "
+                    "the data can no longer be trusted: load it again",
+                    b->name, tm_op_name(op));
+}
+
+/* ---- distances ---- */
+
+static bool distances_wrong(topoml_context *ctx, const topoml_input_v1 *in, const void *out,
+                            uint64_t count, const void *want, char *why, size_t why_size)
+{
+    tolerance t = distance_tolerance(in);
+    bool f32 = in->dtype == TOPOML_F32;
+    for (uint64_t k = 0; k < count; k++) {
+        double d = f32 ? (double)((const float *)out)[k] : ((const double *)out)[k];
+        if (!(d >= 0) || isinf(d)) {
+            snprintf(why, why_size, "distance %llu is %g", (unsigned long long)k, d);
+            return true;
+        }
+    }
+    if (want) {
+        for (uint64_t k = 0; k < count; k++) {
+            double d = f32 ? (double)((const float *)out)[k] : ((const double *)out)[k];
+            double r = f32 ? (double)((const float *)want)[k] : ((const double *)want)[k];
+            if (!close_to(d, r, t)) {
+                snprintf(why, why_size, "distance %llu is %.17g, the reference's %.17g",
+                         (unsigned long long)k, d, r);
+                return true;
+            }
+        }
+        return false;
+    }
+    if (ctx->config.verify == TM_VERIFY_OFF)
+        return false;
+    for (unsigned s = 0; s < SPOT_CHECKS && in->n >= 2; s++) {
+        uint64_t i = 1 + next_random(ctx) % (in->n - 1), j = next_random(ctx) % i;
+        if (s == 0) {
+            i = in->n - 1;
+            j = i - 1;
+        }
+        uint64_t k = i * (i - 1) / 2 + j;
+        double d = f32 ? (double)((const float *)out)[k] : ((const double *)out)[k];
+        double r = input_distance(in, i, j);
+        if (f32)
+            r = (double)(float)r;
+        if (!close_to(d, r, t)) {
+            snprintf(why, why_size, "d(%llu,%llu) is %.17g, recomputed %.17g",
+                     (unsigned long long)i, (unsigned long long)j, d, r);
+            return true;
+        }
+    }
+    return false;
+}
+
+int tm_verify_distances(topoml_context *ctx, tm_backend **bp, const topoml_input_v1 *in,
+                        const tm_verify_call *vc, void *out, uint64_t count, bool guard_ok)
+{
+    tm_backend *b = *bp;
+    double seconds = tm_now() - vc->start;
+    if (!b->path)
+        return TOPOML_OK;
+    if (input_hash(in) != vc->input_hash)
+        return changed_input(ctx, b, TOPOML_OP_DISTANCES);
+    size_t elem = in->dtype == TOPOML_F32 ? sizeof(float) : sizeof(double);
+    char why[256];
+    bool wrong = !guard_ok;
+    if (wrong)
+        snprintf(why, sizeof why, "it wrote past the end of the output array");
+    else
+        wrong = distances_wrong(ctx, in, out, count, NULL, why, sizeof why);
+    tm_backend *ref = reference(ctx);
+    if (!wrong && want_rerun(ctx, in->n, seconds)) {
+        void *want = tm_alloc(ctx, (size_t)(count * elem) + 1);
+        if (!want)
+            return tm_nomem(ctx, (size_t)(count * elem));
+        char msg[512];
+        topoml_call_v1 call;
+        tm_call_init(ctx, &call, msg, sizeof msg);
+        double t0 = tm_now();
+        int rc = ref->vt->distances(ref->state, &call, in, want);
+        rerun_done(ctx, in->n, seconds, tm_now() - t0);
+        if (rc == TOPOML_OK)
+            wrong = distances_wrong(ctx, in, out, count, want, why, sizeof why);
+        tm_free(ctx, want);
+        if (!wrong)
+            return TOPOML_OK;
+    }
+    if (!wrong)
+        return TOPOML_OK;
+    reject(ctx, bp, TOPOML_OP_DISTANCES, why);
+    char msg[512];
+    topoml_call_v1 call;
+    tm_call_init(ctx, &call, msg, sizeof msg);
+    int rc = ref->vt->distances(ref->state, &call, in, out);
+    return rc == TOPOML_OK ? TOPOML_OK : tm_error(ctx, rc, "%s", msg[0] ? msg : "reference failed");
+}
+
+/* ---- edges ---- */
+
+static int edge_order(const void *a, const void *b)
+{
+    const topoml_edge *x = a, *y = b;
+    if (x->i != y->i)
+        return x->i < y->i ? -1 : 1;
+    return x->j < y->j ? -1 : x->j > y->j;
+}
+
+static bool edges_wrong(topoml_context *ctx, const topoml_input_v1 *in, double threshold,
+                        const topoml_edge *e, uint64_t n, char *why, size_t why_size)
+{
+    for (uint64_t k = 0; k < n; k++) {
+        bool ok = e[k].i < e[k].j && e[k].j < in->n && !isnan(e[k].d) && e[k].d >= 0 &&
+                  e[k].d <= threshold;
+        if (ok && k > 0) {
+            const topoml_edge *p = &e[k - 1];
+            ok = p->d < e[k].d ||
+                 (p->d == e[k].d && (p->i < e[k].i || (p->i == e[k].i && p->j < e[k].j)));
+        }
+        if (!ok) {
+            snprintf(why, why_size, "edge %llu (%u-%u at %g) is out of order or range",
+                     (unsigned long long)k, e[k].i, e[k].j, e[k].d);
+            return true;
+        }
+    }
+    if (ctx->config.verify == TM_VERIFY_OFF)
+        return false;
+    tolerance t = distance_tolerance(in);
+    for (unsigned s = 0; s < SPOT_CHECKS && n > 0; s++) {
+        uint64_t k = s == 0 ? n - 1 : next_random(ctx) % n;
+        double r = input_distance(in, e[k].i, e[k].j);
+        if (!close_to(e[k].d, r, t)) {
+            snprintf(why, why_size, "edge %u-%u has length %.17g, recomputed %.17g", e[k].i,
+                     e[k].j, e[k].d, r);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The same pairs as the reference's list, each within the distance bound;
+ * a pair the bound puts on either side of the threshold may be missing on
+ * either side. Both lists are sorted by (i, j) here (copies). */
+static bool edges_differ(topoml_context *ctx, const topoml_input_v1 *in, double threshold,
+                         const topoml_edge *e, uint64_t n, const topoml_edge *r, uint64_t nr,
+                         char *why, size_t why_size)
+{
+    tolerance t = distance_tolerance(in);
+    topoml_edge *a = tm_alloc(ctx, (size_t)(n + nr + 1) * sizeof *a);
+    if (!a)
+        return false; /* no memory to compare: the checks above stand */
+    topoml_edge *c = a + n;
+    if (n)
+        memcpy(a, e, (size_t)n * sizeof *a);
+    if (nr)
+        memcpy(c, r, (size_t)nr * sizeof *c);
+    qsort(a, (size_t)n, sizeof *a, edge_order);
+    qsort(c, (size_t)nr, sizeof *c, edge_order);
+    bool differ = false;
+    uint64_t x = 0, y = 0;
+    while (!differ && (x < n || y < nr)) {
+        int o = x == n ? 1 : y == nr ? -1 : edge_order(&a[x], &c[y]);
+        if (o == 0) {
+            if (!close_to(a[x].d, c[y].d, t)) {
+                snprintf(why, why_size, "edge %u-%u has length %.17g, the reference's %.17g",
+                         a[x].i, a[x].j, a[x].d, c[y].d);
+                differ = true;
+            }
+            x++;
+            y++;
+        } else {
+            const topoml_edge *only = o < 0 ? &a[x] : &c[y];
+            double ref_d = o < 0 ? input_distance(in, only->i, only->j) : only->d;
+            if (!close_to(threshold, ref_d, t)) {
+                snprintf(why, why_size, "edge %u-%u at %g is %s", only->i, only->j, only->d,
+                         o < 0 ? "not in the reference's list" : "missing");
+                differ = true;
+            }
+            if (o < 0)
+                x++;
+            else
+                y++;
+        }
+    }
+    tm_free(ctx, a);
+    return differ;
+}
+
+int tm_verify_edges(topoml_context *ctx, tm_backend **bp, const topoml_input_v1 *in,
+                    const tm_verify_call *vc, double threshold, topoml_edge **edges,
+                    uint64_t *n_edges)
+{
+    tm_backend *b = *bp;
+    double seconds = tm_now() - vc->start;
+    char why[256];
+    if (!b->path) {
+        /* The reference is trusted, but its list is still checked for the
+         * caller's sake (order and range), as always. */
+        if (*n_edges && !*edges)
+            return tm_error(ctx, TOPOML_E_INTERNAL, "the reference returned no edge array");
+        if (edges_wrong(ctx, in, threshold, *edges, *n_edges, why, sizeof why))
+            return tm_error(ctx, TOPOML_E_INTERNAL, "the reference's edge list is wrong: %s", why);
+        return TOPOML_OK;
+    }
+    if (input_hash(in) != vc->input_hash)
+        return changed_input(ctx, b, TOPOML_OP_EDGES);
+    bool wrong = *n_edges && !*edges;
+    if (wrong)
+        snprintf(why, sizeof why, "it returned %llu edges but no array",
+                 (unsigned long long)*n_edges);
+    else
+        wrong = edges_wrong(ctx, in, threshold, *edges, *n_edges, why, sizeof why);
+    tm_backend *ref = reference(ctx);
+    char msg[512];
+    topoml_call_v1 call;
+    topoml_edge *r = NULL;
+    uint64_t nr = 0;
+    if (!wrong && want_rerun(ctx, in->n, seconds)) {
+        tm_call_init(ctx, &call, msg, sizeof msg);
+        double t0 = tm_now();
+        int rc = ref->vt->edges(ref->state, &call, in, threshold, &r, &nr);
+        rerun_done(ctx, in->n, seconds, tm_now() - t0);
+        if (rc != TOPOML_OK) {
+            tm_free(ctx, r);
+            return TOPOML_OK; /* e.g. the memory limit: the checks above stand */
+        }
+        wrong = edges_differ(ctx, in, threshold, *edges, *n_edges, r, nr, why, sizeof why);
+        if (!wrong) {
+            tm_free(ctx, r);
+            return TOPOML_OK;
+        }
+        /* The reference's list is the answer. */
+        reject(ctx, bp, TOPOML_OP_EDGES, why);
+        tm_free(ctx, *edges);
+        *edges = r;
+        *n_edges = nr;
+        return TOPOML_OK;
+    }
+    if (!wrong)
+        return TOPOML_OK;
+    reject(ctx, bp, TOPOML_OP_EDGES, why);
+    tm_free(ctx, *edges);
+    *edges = NULL;
+    *n_edges = 0;
+    tm_call_init(ctx, &call, msg, sizeof msg);
+    int rc = ref->vt->edges(ref->state, &call, in, threshold, edges, n_edges);
+    return rc == TOPOML_OK ? TOPOML_OK : tm_error(ctx, rc, "%s", msg[0] ? msg : "reference failed");
+}
+
+/* ---- barcodes ---- */
+
+/* Is `v` one of the input's distances (within the bound)? */
+static bool is_a_distance(const topoml_input_v1 *in, double v, tolerance t)
+{
+    if (in->kind == TOPOML_INPUT_SPARSE) {
+        for (uint64_t e = 0; e < in->n_edges; e++)
+            if (close_to(in->edges[e].d, v, t))
+                return true;
+        return false;
+    }
+    for (uint64_t i = 1; i < in->n; i++)
+        for (uint64_t j = 0; j < i; j++)
+            if (close_to(v, input_distance(in, i, j), t))
+                return true;
+    return false;
+}
+
+static bool barcode_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32_t max_dim,
+                          double threshold, const topoml_barcode_v1 *res, char *why,
+                          size_t why_size)
+{
+    if (res->n_intervals && !res->intervals) {
+        snprintf(why, why_size, "it returned %llu intervals but no array",
+                 (unsigned long long)res->n_intervals);
+        return true;
+    }
+    if (res->max_dim > max_dim) {
+        snprintf(why, why_size, "it returned dimension %u > %u", res->max_dim, max_dim);
+        return true;
+    }
+    uint32_t last = 0;
+    uint64_t h0_finite = 0;
+    for (uint64_t k = 0; k < res->n_intervals; k++) {
+        const topoml_interval *v = &res->intervals[k];
+        if (v->dim < last || v->dim > res->max_dim || isnan(v->birth) || isnan(v->death) ||
+            v->death < v->birth || isinf(v->birth) || v->birth > threshold ||
+            (isfinite(v->death) && v->death > threshold) || (v->dim == 0 && v->birth != 0)) {
+            snprintf(why, why_size, "interval %llu (dim %u, [%g,%g)) is out of order or range",
+                     (unsigned long long)k, v->dim, v->birth, v->death);
+            return true;
+        }
+        last = v->dim;
+        h0_finite += v->dim == 0 && isfinite(v->death);
+    }
+    if (ctx->config.verify == TM_VERIFY_OFF || in->n < 2 ||
+        in->n * (in->n - 1) / 2 > SPOT_PAIRS_MAX || h0_finite == 0)
+        return false;
+    /* Every finite H0 bar dies at the length of an edge of the input. */
+    tolerance t = distance_tolerance(in);
+    for (unsigned s = 0; s < SPOT_DEATHS; s++) {
+        uint64_t pick = next_random(ctx) % h0_finite, k = 0;
+        for (;; k++)
+            if (res->intervals[k].dim == 0 && isfinite(res->intervals[k].death) && pick-- == 0)
+                break;
+        if (!is_a_distance(in, res->intervals[k].death, t)) {
+            snprintf(why, why_size, "H0 bar %llu dies at %.17g, which is no distance of the input",
+                     (unsigned long long)k, res->intervals[k].death);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The pairs of dimension d, sorted, for comparing and for the bottleneck
+ * distance. */
+static int pair_order(const void *a, const void *b)
+{
+    const topoml_pair *x = a, *y = b;
+    if (x->birth != y->birth)
+        return x->birth < y->birth ? -1 : 1;
+    return x->death < y->death ? -1 : x->death > y->death;
+}
+
+static uint64_t dim_pairs(const topoml_barcode_v1 *bc, uint32_t d, topoml_pair *out)
+{
+    uint64_t m = 0;
+    for (uint64_t k = 0; k < bc->n_intervals; k++)
+        if (bc->intervals[k].dim == d && bc->intervals[k].death > bc->intervals[k].birth)
+            out[m++] = (topoml_pair){bc->intervals[k].birth, bc->intervals[k].death};
+    qsort(out, (size_t)m, sizeof *out, pair_order);
+    return m;
+}
+
+/* The conformance suite's rule (docs/conformance.md, "Barcodes"): per
+ * dimension, the same number of essential classes and of bars longer than
+ * twice the tolerance, and a bottleneck distance within it. Identical
+ * diagrams, the usual case, need no matching. */
+static bool barcodes_differ(topoml_context *ctx, const topoml_input_v1 *in, uint32_t max_dim,
+                            const topoml_barcode_v1 *got, const topoml_barcode_v1 *want,
+                            char *why, size_t why_size)
+{
+    double largest = 0;
+    for (uint64_t k = 0; k < want->n_intervals; k++) {
+        const topoml_interval *v = &want->intervals[k];
+        largest = isfinite(v->death) && v->death > largest ? v->death : largest;
+    }
+    tolerance t = distance_tolerance(in);
+    double tol = t.rel * largest + t.abs;
+    if (tol < 4 * DBL_EPSILON * largest)
+        tol = 4 * DBL_EPSILON * largest;
+    size_t cap = (size_t)(got->n_intervals + want->n_intervals + 1);
+    topoml_pair *a = tm_alloc(ctx, cap * sizeof *a);
+    if (!a)
+        return false;
+    bool differ = false;
+    for (uint32_t d = 0; d <= max_dim && !differ; d++) {
+        topoml_pair *x = a, *y;
+        uint64_t nx = dim_pairs(got, d, x);
+        y = a + nx;
+        uint64_t ny = dim_pairs(want, d, y);
+        if (nx == ny && (nx == 0 || memcmp(x, y, (size_t)nx * sizeof *x) == 0))
+            continue;
+        uint64_t ex = 0, ey = 0, lx = 0, ly = 0;
+        for (uint64_t k = 0; k < nx; k++) {
+            ex += isinf(x[k].death);
+            lx += x[k].death - x[k].birth > 2 * tol;
+        }
+        for (uint64_t k = 0; k < ny; k++) {
+            ey += isinf(y[k].death);
+            ly += y[k].death - y[k].birth > 2 * tol;
+        }
+        double bd = INFINITY;
+        if (ex == ey && lx == ly &&
+            topoml_bottleneck_distance(ctx, x, nx, y, ny, &bd) != TOPOML_OK) {
+            ctx->errmsg[0] = '\0';
+            bd = 0; /* could not match (memory): the counts above stand */
+        }
+        if (ex != ey || lx != ly || bd > tol) {
+            snprintf(why, why_size,
+                     "H%u: %llu bars (%llu essential), the reference %llu (%llu); bottleneck "
+                     "distance %.3g, tolerance %.3g",
+                     d, (unsigned long long)nx, (unsigned long long)ex, (unsigned long long)ny,
+                     (unsigned long long)ey, bd, tol);
+            differ = true;
+        }
+    }
+    tm_free(ctx, a);
+    return differ;
+}
+
+static int run_barcode(topoml_context *ctx, tm_backend *b, uint32_t op, const topoml_input_v1 *in,
+                       const topoml_rips_params_v1 *params, topoml_barcode_v1 *out, char *msg,
+                       size_t msg_size)
+{
+    topoml_call_v1 call;
+    tm_call_init(ctx, &call, msg, msg_size);
+    memset(out, 0, sizeof *out);
+    out->struct_size = sizeof *out;
+    return op == TOPOML_OP_RIPS ? b->vt->rips(b->state, &call, in, params, out)
+                                : b->vt->h0(b->state, &call, in, params->threshold, out);
+}
+
+int tm_verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op, const topoml_input_v1 *in,
+                      const tm_verify_call *vc, const topoml_rips_params_v1 *params,
+                      topoml_barcode_v1 *res)
+{
+    tm_backend *b = *bp;
+    double seconds = tm_now() - vc->start;
+    if (!b->path)
+        return TOPOML_OK;
+    if (input_hash(in) != vc->input_hash)
+        return changed_input(ctx, b, op);
+    uint32_t max_dim = op == TOPOML_OP_RIPS ? params->max_dim : 0;
+    char why[320], msg[512];
+    bool wrong = barcode_wrong(ctx, in, max_dim, params->threshold, res, why, sizeof why);
+    tm_backend *ref = reference(ctx);
+    topoml_barcode_v1 want;
+    if (!wrong && want_rerun(ctx, in->n, seconds)) {
+        double t0 = tm_now();
+        int rc = run_barcode(ctx, ref, op, in, params, &want, msg, sizeof msg);
+        rerun_done(ctx, in->n, seconds, tm_now() - t0);
+        if (rc != TOPOML_OK) {
+            tm_free(ctx, want.intervals);
+            return TOPOML_OK; /* cancelled or over the limit: the checks above stand */
+        }
+        wrong = barcodes_differ(ctx, in, max_dim, res, &want, why, sizeof why);
+        if (!wrong) {
+            tm_free(ctx, want.intervals);
+            return TOPOML_OK;
+        }
+        reject(ctx, bp, op, why);
+        tm_free(ctx, res->intervals);
+        *res = want;
+        return TOPOML_OK;
+    }
+    if (!wrong)
+        return TOPOML_OK;
+    reject(ctx, bp, op, why);
+    tm_free(ctx, res->intervals);
+    int rc = run_barcode(ctx, ref, op, in, params, res, msg, sizeof msg);
+    if (rc != TOPOML_OK && rc != TOPOML_E_CANCELLED)
+        return tm_error(ctx, rc, "%s", msg[0] ? msg : "reference failed");
+    return rc;
+}

@@ -1,0 +1,269 @@
+/*
+ * test_verify.c — run-time verification (core/src/verify.c): a plugin's
+ * wrong answer never reaches the caller. It is replaced by the reference's,
+ * the plugin is rejected for the context and its certificate revoked; the
+ * checks hold in every `verify` mode they are meant for, and the
+ * configuration keys are strict.
+ *
+ * The plugins: fault-good (every distance 1, well-formed), wrong-edge-order
+ * (its last two edges swapped), and the gate fault plugins gf-nan64 (a NaN
+ * distance above 64 points), gf-big200 (one distance wrong above 200
+ * points) and gf-env (right until TOPOML_TEST_FAULT_TRIGGER is set).
+ */
+#include <check.h>
+#include <ftw.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "topoml/topoml.h"
+
+static char *write_temp(const char *text)
+{
+    static char paths[8][64];
+    static int next;
+    char *p = paths[next++ % 8];
+    strcpy(p, "/tmp/topoml-verify-XXXXXX");
+    int fd = mkstemp(p);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return p;
+}
+
+static topoml_context *open_ctx(const char *config_text, const char *plugin_dir, int *rc_out)
+{
+    topoml_context_options o = {0};
+    o.struct_size = sizeof o;
+    o.flags = TOPOML_CTX_NO_ENV;
+    o.plugin_path = plugin_dir;
+    char *cfg = write_temp(config_text);
+    o.config_path = cfg;
+    topoml_context *ctx = NULL;
+    int rc = topoml_context_new(&ctx, &o);
+    unlink(cfg);
+    if (rc_out)
+        *rc_out = rc;
+    else
+        ck_assert_msg(rc == TOPOML_OK, "context: %s", topoml_errmsg(ctx));
+    return ctx;
+}
+
+static const char *dir_of(const char *kind, const char *name)
+{
+    static char dir[512];
+    snprintf(dir, sizeof dir, "%s/%s/%s", TOPOML_TEST_BUILD_DIR, kind, name);
+    return dir;
+}
+
+static topoml_backend_info backend(topoml_context *ctx, const char *name)
+{
+    for (uint32_t i = 0; i < topoml_backend_count(ctx); i++) {
+        topoml_backend_info info = {.struct_size = sizeof info};
+        ck_assert_int_eq(topoml_backend_get(ctx, i, &info), TOPOML_OK);
+        if (strcmp(info.name, name) == 0)
+            return info;
+    }
+    ck_abort_msg("no backend %s", name);
+    return (topoml_backend_info){0};
+}
+
+static topoml_data *random_points(topoml_context *ctx, uint64_t n, uint64_t dim, unsigned seed)
+{
+    double *xy = malloc(n * dim * sizeof *xy);
+    srand(seed);
+    for (uint64_t k = 0; k < n * dim; k++)
+        xy[k] = (double)rand() / RAND_MAX;
+    topoml_data *d = NULL;
+    ck_assert_int_eq(topoml_data_from_points(ctx, &d, n, dim, xy), TOPOML_OK);
+    free(xy);
+    return d;
+}
+
+/* The distances of `d` by the built-in reference, in a context of its own. */
+static double *reference_distances(uint64_t n, uint64_t dim, unsigned seed)
+{
+    topoml_context *ref = open_ctx("", "", NULL);
+    topoml_data *d = random_points(ref, n, dim, seed);
+    ck_assert_int_eq(topoml_use_backend(ref, "scalar"), TOPOML_OK);
+    void *out = NULL;
+    uint64_t count = 0;
+    ck_assert_int_eq(topoml_distances(ref, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &count),
+                     TOPOML_OK);
+    double *copy = malloc(count * sizeof *copy);
+    memcpy(copy, out, count * sizeof *copy);
+    topoml_free(ref, out);
+    topoml_data_free(ref, d);
+    topoml_context_free(ref);
+    return copy;
+}
+
+/* Run fault-good / gf-* named, check that the caller got the reference's
+ * distances and that the plugin ends rejected with `why` in its reason. */
+static void expect_replaced(const char *config, const char *kind, const char *plugin,
+                            const char *name, uint64_t n, const char *why)
+{
+    topoml_context *ctx = open_ctx(config, dir_of(kind, plugin), NULL);
+    ck_assert_int_eq(topoml_use_backend(ctx, name), TOPOML_OK);
+    topoml_data *d = random_points(ctx, n, 3, 7);
+    void *out = NULL;
+    uint64_t count = 0;
+    ck_assert_int_eq(topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &count),
+                     TOPOML_OK);
+    double *want = reference_distances(n, 3, 7);
+    ck_assert_uint_eq(count, n * (n - 1) / 2);
+    for (uint64_t k = 0; k < count; k++)
+        ck_assert_msg(((double *)out)[k] == want[k], "%s: distance %llu is %g, want %g", plugin,
+                      (unsigned long long)k, ((double *)out)[k], want[k]);
+    ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
+    topoml_backend_info info = backend(ctx, name);
+    ck_assert_uint_eq(info.gate_state, TOPOML_GATE_REJECTED);
+    ck_assert_msg(strstr(info.gate_reason, why), "reason: %s", info.gate_reason);
+    /* Named again, it is refused: it is rejected for the context. */
+    topoml_free(ctx, out);
+    out = NULL;
+    ck_assert_int_ne(topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &count),
+                     TOPOML_OK);
+    free(want);
+    topoml_data_free(ctx, d);
+    topoml_context_free(ctx);
+}
+
+START_TEST(test_verify_replaces_wrong_distances_in_every_checking_mode)
+{
+    /* Every distance 1: a re-run finds it (auto, always), and so do the spot
+     * checks alone (checks). */
+    expect_replaced("enable: [fault-good]\n", "fault-plugins", "good", "fault-good", 20,
+                    "wrong distances answer at run time");
+    expect_replaced("enable: [fault-good]\nverify: always\n", "fault-plugins", "good",
+                    "fault-good", 20, "wrong distances answer");
+    expect_replaced("enable: [fault-good]\nverify: checks\n", "fault-plugins", "good",
+                    "fault-good", 20, "recomputed");
+}
+END_TEST
+
+START_TEST(test_verify_invariants_hold_even_when_off)
+{
+    /* A NaN distance is never passed on, whatever the policy. */
+    expect_replaced("enable: [gf-nan64]\nverify: off\n", "gate-faults", "nan64", "gf-nan64", 80,
+                    "is nan");
+}
+END_TEST
+
+START_TEST(test_verify_always_rechecks_large_inputs)
+{
+    /* One distance wrong of 45150: the spot checks alone would likely miss
+     * it; a re-run on the reference does not. */
+    expect_replaced("enable: [gf-big200]\nverify: always\n", "gate-faults", "big200",
+                    "gf-big200", 301, "the reference's");
+}
+END_TEST
+
+START_TEST(test_verify_replaces_a_wrong_edge_list)
+{
+    topoml_context *ctx =
+        open_ctx("enable: [wrong-edge-order]\n", dir_of("conformance-plugins", "wrong-edge-order"),
+                 NULL);
+    ck_assert_int_eq(topoml_use_backend(ctx, "wrong-edge-order"), TOPOML_OK);
+    topoml_data *d = random_points(ctx, 12, 2, 3);
+    topoml_edge *e = NULL;
+    uint64_t n = 0;
+    ck_assert_int_eq(topoml_edges(ctx, d, TOPOML_METRIC_EUCLIDEAN, INFINITY, &e, &n), TOPOML_OK);
+    ck_assert_uint_eq(n, 66);
+    for (uint64_t k = 1; k < n; k++)
+        ck_assert(e[k - 1].d < e[k].d || (e[k - 1].d == e[k].d && e[k - 1].i <= e[k].i));
+    ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
+    ck_assert_uint_eq(backend(ctx, "wrong-edge-order").gate_state, TOPOML_GATE_REJECTED);
+    topoml_free(ctx, e);
+    topoml_data_free(ctx, d);
+    topoml_context_free(ctx);
+}
+END_TEST
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* Certified on first use (the behaviour is right under topoml-conformance),
+ * then wrong: the caller gets the reference's barcode, and the certificate
+ * is revoked, so that a new context rejects the plugin without certifying
+ * it again. */
+START_TEST(test_verify_revokes_the_certificate)
+{
+    char cache[] = "/tmp/topoml-verify-cache-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(cache));
+    char config[600];
+    snprintf(config, sizeof config, "cache_dir: %s\n", cache);
+    unsetenv("TOPOML_TEST_FAULT_TRIGGER");
+    topoml_context *ctx = open_ctx(config, dir_of("gate-faults", "env"), NULL);
+    ck_assert_int_eq(topoml_use_backend(ctx, "gf-env"), TOPOML_OK);
+    topoml_data *d = random_points(ctx, 30, 2, 11);
+    topoml_barcode *right = NULL, *got = NULL;
+    ck_assert_int_eq(topoml_barcode_compute(ctx, &right, d, NULL), TOPOML_OK);
+    ck_assert_str_eq(topoml_last_backend(ctx), "gf-env");
+    setenv("TOPOML_TEST_FAULT_TRIGGER", "1", 1);
+    ck_assert_int_eq(topoml_barcode_compute(ctx, &got, d, NULL), TOPOML_OK);
+    unsetenv("TOPOML_TEST_FAULT_TRIGGER");
+    ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
+    uint64_t nr, ng;
+    const topoml_interval *r = topoml_barcode_intervals(right, &nr);
+    const topoml_interval *g = topoml_barcode_intervals(got, &ng);
+    ck_assert_uint_eq(nr, ng);
+    ck_assert_int_eq(memcmp(r, g, nr * sizeof *r), 0);
+    topoml_barcode_free(right);
+    topoml_barcode_free(got);
+    topoml_data_free(ctx, d);
+    topoml_context_free(ctx);
+
+    ctx = open_ctx(config, dir_of("gate-faults", "env"), NULL);
+    topoml_backend_info info = backend(ctx, "gf-env");
+    ck_assert_uint_eq(info.gate_state, TOPOML_GATE_REJECTED);
+    ck_assert_msg(strstr(info.gate_reason, "revoked at run time"), "%s", info.gate_reason);
+    topoml_context_free(ctx);
+    nftw(cache, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+END_TEST
+
+START_TEST(test_verify_configuration_is_strict)
+{
+    static const char *bad[] = {"verify: sometimes\n", "verify_share: 2\n", "verify_share: x\n",
+                                "verify_share: -0.1\n"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        int rc;
+        topoml_context *ctx = open_ctx(bad[k], "", &rc);
+        ck_assert_int_eq(rc, TOPOML_E_CONFIG);
+        ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "verify"));
+        topoml_context_free(ctx);
+    }
+    static const char *good[] = {"verify: auto\n", "verify: always\n", "verify: checks\n",
+                                 "verify: off\n", "verify_share: 0.25\n", "verify_share: 0\n"};
+    for (size_t k = 0; k < sizeof good / sizeof good[0]; k++)
+        topoml_context_free(open_ctx(good[k], "", NULL));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("verify");
+    TCase *t = tcase_create("verify");
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, test_verify_replaces_wrong_distances_in_every_checking_mode);
+    tcase_add_test(t, test_verify_invariants_hold_even_when_off);
+    tcase_add_test(t, test_verify_always_rechecks_large_inputs);
+    tcase_add_test(t, test_verify_replaces_a_wrong_edge_list);
+    tcase_add_test(t, test_verify_revokes_the_certificate);
+    tcase_add_test(t, test_verify_configuration_is_strict);
+    suite_add_tcase(s, t);
+    SRunner *r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

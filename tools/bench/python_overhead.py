@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""What the Python binding costs, and how topoml.ripser compares with the
+Python packages people use today, on Ripser's benchmark inputs.
+
+For each case, in one run, alternating the order of the contenders:
+
+* topoml.ripser in-process (numpy array in, result dict out), and the C
+  computation alone inside it (barcodes().timings["compute"]);
+* the `topoml barcode` program on the same file (process start, parsing and
+  printing included);
+* ripser.py's ripser (single-threaded) and giotto-ph's ripser_parallel
+  in-process, giotto-ph at topoml's thread count (topoml.ripser uses every
+  core this process may run on; --threads sets both).
+
+The table gives medians; "binding" is topoml.ripser's time over the C
+computation's, minus one (target: at most 5%). The diagrams of all four are
+compared (tests/cli/clitest.py's comparison). Results also go to JSON.
+
+    PYTHONPATH=build/python .venv/bin/python tools/bench/python_overhead.py \\
+        --topoml build/tools/topoml [--reps 5] [--json bench/results/python_overhead.json]
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "cli"))
+sys.path.insert(0, HERE)
+import clitest  # noqa: E402  (the one comparison of diagrams)
+from bench_rips import CASES, default_data  # noqa: E402  (the shipped benchmark set)
+
+import numpy as np  # noqa: E402
+
+
+def load(path, fmt):
+    """The case's input as ripser.py and giotto-ph take it: a point cloud,
+    or the square matrix of a lower-distance file."""
+    if fmt == "point-cloud":
+        return np.loadtxt(path), False
+    with open(path) as f:
+        v = np.array(f.read().replace(",", " ").split(), dtype=np.float64)
+    n = int(round((1 + math.sqrt(1 + 8 * len(v))) / 2))
+    D = np.zeros((n, n))
+    i, j = np.tril_indices(n, -1)
+    D[i, j] = v
+    D[j, i] = v
+    return D, True
+
+
+def options(opts):
+    o = dict(zip(opts[::2], opts[1::2]))
+    return o["--format"], int(o["--dim"]), float(o.get("--threshold", "inf"))
+
+
+def as_lists(dgms):
+    return {k: [tuple(map(float, p)) for p in np.asarray(d).reshape(-1, 2)]
+            for k, d in enumerate(dgms)}
+
+
+def import_times(tries=7):
+    """Seconds to import numpy, then topoml, in fresh interpreters (best
+    of `tries`): what `import topoml` adds to numpy's own import."""
+    code = ("import time; t = time.perf_counter(); import numpy; u = time.perf_counter(); "
+            "import topoml; print(u - t, time.perf_counter() - u)")
+    best = [math.inf, math.inf]
+    for _ in range(tries):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True).stdout.split()
+        best = [min(b, float(x)) for b, x in zip(best, out)]
+    return {"numpy_s": best[0], "topoml_beyond_numpy_s": best[1]}
+
+
+def runs_of_one(contenders, runs):
+    """Run each contender once (kept as a timed run); their times."""
+    for f in contenders:
+        f()
+    return [v[-1] for k, v in runs.items() if k != "compute"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--topoml", required=True, help="the topoml CLI")
+    ap.add_argument("--data", default=default_data(), help="Ripser's examples folder")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--only", action="append", help="run only these cases")
+    ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
+                    help="threads for topoml and giotto-ph (default: every core available)")
+    ap.add_argument("--json", default=os.path.join(HERE, "..", "..", "bench", "results",
+                                                   "python_overhead.json"))
+    a = ap.parse_args()
+
+    import topoml
+    from gph import ripser_parallel
+    if a.threads != len(os.sched_getaffinity(0)):
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:a.threads])
+    from ripser import ripser as ripser_py
+
+    cases = [c for c in CASES if not a.only or c[0] in a.only]
+    hdr = "%-13s %9s %9s %7s %9s %9s %9s %7s %7s  %s" % (
+        "case", "C s", "ripser s", "binding", "CLI s", "ripser.py", "giotto-ph", "vs r.py",
+        "vs gph", "diagrams")
+    print(hdr)
+    print("-" * len(hdr))
+    results = []
+    for name, fname, opts in cases:
+        path = os.path.join(a.data, fname)
+        fmt, dim, thr = options(opts)
+        X, dm = load(path, fmt)
+        kw = dict(maxdim=dim, thresh=thr)
+        runs = {k: [] for k in ("compute", "topoml", "cli", "ripser.py", "giotto-ph")}
+        dgms = {}
+        backend = [None]
+
+        def run_topoml():
+            t = time.perf_counter()
+            r = topoml.ripser(X, distance_matrix=dm, **kw)
+            runs["topoml"].append(time.perf_counter() - t)
+            backend[0] = r.backend
+            runs["compute"].append(r.timings["compute"])
+            dgms["topoml"] = r["dgms"]
+
+        def run_cli():
+            t = time.perf_counter()
+            p = subprocess.run([a.topoml, "barcode", "--quiet"] + opts + [path],
+                               stdout=subprocess.PIPE, check=True)
+            runs["cli"].append(time.perf_counter() - t)
+            dgms["cli"] = p.stdout.decode()
+
+        def run_ripser_py():
+            t = time.perf_counter()
+            r = ripser_py(X, distance_matrix=dm, **kw)
+            runs["ripser.py"].append(time.perf_counter() - t)
+            dgms["ripser.py"] = r["dgms"]
+
+        def run_gph():
+            t = time.perf_counter()
+            r = ripser_parallel(X, metric="precomputed" if dm else "euclidean",
+                                n_threads=a.threads, **kw)
+            runs["giotto-ph"].append(time.perf_counter() - t)
+            dgms["giotto-ph"] = r["dgms"]
+
+        contenders = [run_topoml, run_cli, run_ripser_py, run_gph]
+        for f in contenders:  # warm-up, untimed: imports, the context, caches
+            f()
+        runs = {k: [] for k in runs}
+        # runs of a few milliseconds are mostly noise: take many more of them
+        reps = a.reps if max(runs_of_one(contenders, runs)) >= 0.2 else max(a.reps, 41)
+        for rep in range(1, reps):  # the first run was the one above
+            order = contenders[rep % 4:] + contenders[:rep % 4]
+            for f in order:
+                f()
+        ref = as_lists(dgms["topoml"])
+        cli, _ = clitest.parse_ripser(dgms["cli"])
+        same = all(sorted(o) == sorted(ref) and all(clitest.same_diagram(ref[k], o[k]) for k in ref)
+                   for o in (cli, as_lists(dgms["ripser.py"]), as_lists(dgms["giotto-ph"])))
+        med = {k: statistics.median(v) for k, v in runs.items()}
+        binding = med["topoml"] / med["compute"] - 1
+        print("%-13s %9.3f %9.3f %6.1f%% %9.3f %9.3f %9.3f %7.2f %7.2f  %s" % (
+            name, med["compute"], med["topoml"], 100 * binding, med["cli"], med["ripser.py"],
+            med["giotto-ph"], med["topoml"] / med["ripser.py"], med["topoml"] / med["giotto-ph"],
+            ("same" if same else "DIFFER") + " (%s)" % backend[0]))
+        sys.stdout.flush()
+        results.append({"case": name, "input": fname, "options": opts, "reps": reps,
+                        "median_s": med, "runs_s": runs, "binding_overhead": binding,
+                        "ratio_vs_ripser_py": med["topoml"] / med["ripser.py"],
+                        "ratio_vs_giotto_ph": med["topoml"] / med["giotto-ph"],
+                        "same_diagrams": same, "topoml_backend": backend[0]})
+    imports = import_times()
+    print("import topoml in a fresh interpreter: %.1f ms beyond numpy's %.1f ms (best of 7)"
+          % (1e3 * imports["topoml_beyond_numpy_s"], 1e3 * imports["numpy_s"]))
+    import gph
+    import ripser as ripser_mod
+    os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
+    with open(a.json, "w") as f:
+        json.dump({"machine": platform.node(), "cpu": platform.processor() or platform.machine(),
+                   "cores": os.cpu_count(), "load_average": os.getloadavg(),
+                   "python": platform.python_version(), "numpy": np.__version__,
+                   "topoml": topoml.__version__, "ripser.py": ripser_mod.__version__,
+                   "giotto-ph": getattr(gph, "__version__", "?"), "threads": a.threads,
+                   "import": imports,
+                   "results": results}, f, indent=1)
+    print("(medians of %d runs, 41 for cases under 0.2 s; C = the computation inside topoml.ripser; binding = "
+          "topoml.ripser / C - 1; vs = topoml.ripser / other, lower is better; JSON in %s)"
+          % (a.reps, a.json))
+
+
+if __name__ == "__main__":
+    main()

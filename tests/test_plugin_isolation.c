@@ -165,15 +165,20 @@ START_TEST(test_plugin_crashing_before_the_gate_leaves_the_host_working)
                       "reason: %s", b.gate_reason);
         distances_work(ctx, NULL);
         distances_work(ctx, "scalar");
-        ck_assert_int_eq(topoml_use_backend(ctx, code_before_gate[_i].name), TOPOML_OK);
-        void *out = NULL;
-        uint64_t n = 0;
-        topoml_data *d = NULL;
-        static const double two[] = {0, 0, 1, 1};
-        ck_assert_int_eq(topoml_data_from_points(ctx, &d, 2, 2, two), TOPOML_OK);
-        ck_assert_int_ne(topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &n),
-                         TOPOML_OK);
-        topoml_data_free(ctx, d);
+        /* The plugin died before it could say its name: asking for it by
+         * name is refused at once, or else the op fails; it never runs. */
+        int named = topoml_use_backend(ctx, code_before_gate[_i].name);
+        ck_assert(named == TOPOML_OK || named == TOPOML_E_NOT_FOUND);
+        if (named == TOPOML_OK) {
+            void *out = NULL;
+            uint64_t n = 0;
+            topoml_data *d = NULL;
+            static const double two[] = {0, 0, 1, 1};
+            ck_assert_int_eq(topoml_data_from_points(ctx, &d, 2, 2, two), TOPOML_OK);
+            ck_assert_int_ne(
+                topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &n), TOPOML_OK);
+            topoml_data_free(ctx, d);
+        }
         topoml_context_free(ctx);
         int here, elsewhere;
         marker_count(code_before_gate[_i].name, &here, &elsewhere);

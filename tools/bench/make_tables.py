@@ -20,9 +20,14 @@ seconds and bytes). "median" may be left out when "times" has the raw
 times; "threads" and "peak_rss" may be null or absent. Unknown keys are
 ignored.
 
-Usage: make_tables.py [--results DIR | FILE...] [--page FILE]
-Without --page the tables go to standard output. Exit status 1, with the
-file and the reason, when a file does not follow the schema.
+Cases in the shape the older scripts wrote ({"case": name, "<program>":
+{"wall_s": ...}}) are read as one case per program. A file that does not
+follow the schema is named, with the reason, on stderr and at the end of
+the page, and gets no table.
+
+Usage: make_tables.py [--results DIR | FILE...] [--page FILE] [--strict]
+Without --page the tables go to standard output. Exit status 1 when no file
+gives a table, or with --strict when any file breaks the schema.
 """
 import argparse
 import json
@@ -43,6 +48,23 @@ def number(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def per_program(c):
+    """A case as the older benchmark scripts wrote it — {"case": name,
+    "<program>": {"wall_s": ..., "runs": ...}, ...} — as one case of the
+    schema per program; a case of the schema as it is."""
+    if not isinstance(c, dict) or "name" in c or not isinstance(c.get("case"), str):
+        return [c]
+    out = []
+    for program, v in c.items():
+        if isinstance(v, dict) and number(v.get("wall_s")):
+            runs = v.get("runs") if isinstance(v.get("runs"), list) else []
+            out.append({"name": c["case"], "program": program, "median": v["wall_s"],
+                        "times": [r[0] if isinstance(r, list) else r for r in runs],
+                        "peak_rss": v["max_rss_kib"] * 1024 if number(v.get("max_rss_kib"))
+                        else None})
+    return out or [c]
+
+
 def load(path):
     """The file's run, with each case's median (seconds) and peak RSS
     (bytes) worked out."""
@@ -52,6 +74,7 @@ def load(path):
         raise SchemaError("%s: not a JSON file: %s" % (path, e))
     if not isinstance(d, dict) or not isinstance(d.get("cases"), list) or not d["cases"]:
         raise SchemaError("%s: no 'cases' list" % path)
+    d["cases"] = [c2 for c in d["cases"] for c2 in per_program(c)]
     units = d.get("units") or {}
     scale = {"s": 1.0, "ms": 1e-3, "us": 1e-6}.get(str(units.get("median", "s")).split()[0])
     if scale is None:
@@ -168,6 +191,8 @@ def main():
     ap.add_argument("--results", help="a folder of *.json artifacts")
     ap.add_argument("files", nargs="*")
     ap.add_argument("--page", help="write a Markdown page here (links relative to it)")
+    ap.add_argument("--strict", action="store_true",
+                    help="fail on a file that breaks the schema (default: list it untabled)")
     a = ap.parse_args()
     files = list(a.files)
     if a.results:
@@ -175,11 +200,15 @@ def main():
                         if f.endswith(".json"))
     if not files:
         ap.error("no artifacts")
-    try:
-        runs = [load(f) for f in files]
-    except SchemaError as e:
-        print("make_tables: %s" % e, file=sys.stderr)
-        return 1
+    runs, skipped = [], []
+    for f in files:
+        try:
+            runs.append(load(f))
+        except SchemaError as e:
+            print("make_tables: %s" % e, file=sys.stderr)
+            if a.strict:
+                return 1
+            skipped.append((f, str(e)))
     # The page is written where docs/ will have it: links are relative to
     # docs/, so a link goes up to the tree's bench/results/.
     out = ["# Benchmarks", "",
@@ -195,13 +224,19 @@ def main():
         else:
             rel = d["_path"]
         out += [table(d, rel), ""]
+    if skipped:
+        out += ["## Artifacts without a table", "",
+                "These files in `bench/results/` do not follow the schema above, so no "
+                "table is made from them; their figures are in the file itself:", ""]
+        out += ["* `%s`: %s" % (os.path.basename(f), why.split(": ", 1)[-1])
+                for f, why in skipped]
     text = "\n".join(out).rstrip() + "\n"
     if a.page:
         with open(a.page, "w", encoding="utf-8") as f:
             f.write(text)
     else:
         sys.stdout.write(text)
-    return 0
+    return 0 if runs else 1
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -902,6 +903,63 @@ bool memory_limit_refuses_before_allocating()
     return true;
 }
 
+/* Generators only when asked for and when the barcode has room: a host of
+ * core 0.1 (shorter params and barcode) gets its barcode, and nothing is
+ * written past the struct_size it gave. */
+bool generators_only_when_asked_and_room()
+{
+    std::vector<double> d = read_numbers(data_dir + "/random16.lower_distance_matrix");
+    CHECK(!d.empty(), "no random16 data");
+    topoml_input_v1 in = condensed_input(d);
+    for (int variant = 0; variant < 3; variant++) {
+        Call call;
+        topoml_rips_params_v1 p{};
+        p.struct_size = variant == 2 ? offsetof(topoml_rips_params_v1, flags) : sizeof p;
+        p.max_dim = 2;
+        p.threshold = INFINITY;
+        p.modulus = 2;
+        p.flags = variant == 0 ? 0 : TOPOML_RIPS_PARAM_GENERATORS;
+        topoml_barcode_v1 b{};
+        b.struct_size = variant == 2 ? offsetof(topoml_barcode_v1, generators) : sizeof b;
+        topoml_generator sentinel{};
+        if (variant == 2)
+            b.generators = &sentinel; /* beyond struct_size: must stay */
+        int rc = backend->rips(nullptr, &call.c, &in, &p, &b);
+        CHECK(rc == TOPOML_OK, "variant %d: %d %s", variant, rc, call.error);
+        CHECK(b.n_intervals > 16, "variant %d: %llu bars", variant,
+              (unsigned long long)b.n_intervals);
+        if (variant == 1) {
+            CHECK(b.generators != nullptr, "asked, no generators");
+            for (uint64_t k = 0; k < b.n_intervals; k++) {
+                const topoml_interval &v = b.intervals[k];
+                const topoml_generator &g = b.generators[k];
+                const uint32_t *e[2] = {g.birth, g.death};
+                const double val[2] = {v.birth, v.death};
+                for (int t = 0; t < 2; t++) {
+                    if ((t == 0 && v.dim == 0) || (t == 1 && std::isinf(v.death))) {
+                        CHECK(e[t][0] == TOPOML_NO_VERTEX && e[t][1] == TOPOML_NO_VERTEX,
+                              "bar %llu: an edge where there is none", (unsigned long long)k);
+                        continue;
+                    }
+                    CHECK(e[t][0] < e[t][1] && e[t][1] < 16, "bar %llu: edge (%u, %u)",
+                          (unsigned long long)k, e[t][0], e[t][1]);
+                    const uint64_t at = uint64_t(e[t][1]) * (e[t][1] - 1) / 2 + e[t][0];
+                    CHECK(d[at] == val[t], "bar %llu: edge (%u, %u) has length %.17g, not %.17g",
+                          (unsigned long long)k, e[t][0], e[t][1], d[at], val[t]);
+                }
+            }
+            call.c.free(call.c.host_data, b.generators);
+        } else if (variant == 0) {
+            CHECK(b.generators == nullptr, "generators not asked for");
+        } else {
+            CHECK(b.generators == &sentinel, "wrote past the barcode's struct_size");
+        }
+        call.c.free(call.c.host_data, b.intervals);
+        CHECK(call.host.live == 0, "variant %d: leak", variant);
+    }
+    return true;
+}
+
 bool progress_can_cancel_and_keeps_h0()
 {
     std::vector<double> d = read_numbers(data_dir + "/sphere_3_192.lower_distance_matrix");
@@ -1041,6 +1099,7 @@ int main(int argc, char **argv)
              threshold_keeps_classes_alive_as_infinite);
     run_case("bad_inputs_are_refused_with_a_message", bad_inputs_are_refused_with_a_message);
     run_case("memory_limit_refuses_before_allocating", memory_limit_refuses_before_allocating);
+    run_case("generators_only_when_asked_and_room", generators_only_when_asked_and_room);
     run_case("progress_can_cancel_and_keeps_h0", progress_can_cancel_and_keeps_h0);
     run_case("allocation_failures_are_reported_and_leak_nothing",
              allocation_failures_are_reported_and_leak_nothing);

@@ -401,7 +401,7 @@ START_TEST(test_column_code_gives_the_engines_barcodes)
                 h.dist[tmc_row_start(i) + j] =
                     scalar_point_dist(TOPOML_F64, (topoml_metric)in.metric, pts, dim, i, j);
         topoml_rips_params_v1 prm = {sizeof prm, 2 + (uint32_t)(c % 3),
-                                     c % 4 == 1 ? 0.6 : INFINITY, c % 5 == 0 ? 3u : 2u, 0};
+                                     c % 4 == 1 ? 0.6 : INFINITY, c % 5 == 0 ? 3u : 2u, 0, 0, 0};
         topoml_barcode_v1 a, b;
         memset(&a, 0, sizeof a);
         memset(&b, 0, sizeof b);

@@ -1,6 +1,6 @@
 """topoml.tensorflow: the tensor adapter, RipsLayer (gradients against
 finite differences, eager/tf.function parity) and activation capture.
-Run by test_tensorflow.py in an interpreter of its own (see there)."""
+Run by test_ml_frameworks.py in an interpreter of its own (see there)."""
 import math
 
 import numpy as np

@@ -1,5 +1,6 @@
 """topoml.torch: the tensor adapter, the differentiable Rips layer
-(gradcheck, a topological loss that goes down) and activation capture."""
+(gradcheck, a topological loss that goes down) and activation capture.
+Run by test_ml_frameworks.py in an interpreter of its own (see there)."""
 import math
 import subprocess
 import sys
@@ -194,3 +195,20 @@ def test_activation_capture_projection_and_errors():
         tt.rips_persistence(torch.zeros(4, 2, dtype=torch.int64))
     with pytest.raises(ValueError):
         tt.rips_persistence(torch.tensor([[0.0, math.nan], [1.0, 1.0]]))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_cuda_tensors_same_diagrams_and_gradcheck():
+    # CUDA tensors go through a host copy (TorchTensorAdapter.to_numpy); the
+    # values and gradients are computed on the device.
+    x = generic_cloud(20, 3, 9)
+    xc = x.cuda()
+    for a, b in zip(tt.rips_persistence(x, 2), tt.rips_persistence(xc, 2)):
+        assert b.device.type == "cuda"
+        assert torch.allclose(a, b.cpu(), atol=1e-12)
+    xg = generic_cloud(12, 2, 3).cuda().requires_grad_()
+
+    def f(x):
+        pairs, _, _ = tt.RipsPersistenceFunction.apply(x, 1, math.inf, False)
+        return torch.where(torch.isfinite(pairs), pairs, torch.zeros_like(pairs))
+    assert torch.autograd.gradcheck(f, (xg,), eps=1e-6, atol=1e-5)

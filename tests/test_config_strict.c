@@ -207,6 +207,26 @@ START_TEST(test_startup_warnings_respect_the_callbacks_level)
 }
 END_TEST
 
+START_TEST(test_startup_warnings_past_the_limit_are_counted)
+{
+    /* 20 refused folders: 16 lines kept, the other 4 counted. */
+    char path[2048] = "";
+    for (int k = 0; k < 20; k++)
+        snprintf(path + strlen(path), sizeof path - strlen(path), "%srel%d", k ? ":" : "", k);
+    topoml_context *ctx = context_with("gate: auto\n", path);
+    seen s = {0};
+    topoml_set_log(ctx, remember, &s, TOPOML_LOG_INFO);
+    ck_assert(saw(&s, "ignoring relative plugin folder 'rel0'"));
+    ck_assert_int_eq(s.count, 17); /* and one line saying how many were dropped */
+    topoml_context_free(ctx);
+    ctx = context_with("gate: auto\n", path);
+    seen w = {0};
+    topoml_set_log(ctx, remember, &w, TOPOML_LOG_WARN);
+    ck_assert_int_eq(w.count, 16);
+    topoml_context_free(ctx);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("config_strict");
@@ -220,6 +240,7 @@ int main(void)
     tcase_add_test(tc, test_config_isolation_keys);
     tcase_add_test(tc, test_startup_warnings_reach_a_late_log_callback_once);
     tcase_add_test(tc, test_startup_warnings_respect_the_callbacks_level);
+    tcase_add_test(tc, test_startup_warnings_past_the_limit_are_counted);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -118,7 +118,8 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
 #ifdef TMC_HAVE_RIPS
     snprintf(st->schedule_text[TOPOML_OP_RIPS], TMC_SCHEDULE,
              "distances=device(as-distances) threshold-edges=device(as-edges) "
-             "columns=host apparent-pairs=host reduction=host(scalar-engine)");
+             "columns(dim>=2)=device clearing(dim>=2)=device apparent-pairs(dim>=2)=device "
+             "columns(dim1)=host reduction=host(scalar-engine) sparse-input=host");
 #endif
 #ifdef TMC_HAVE_IMAGE
     tmc_image_schedule(st->schedule_text[TOPOML_OP_IMAGE], TMC_SCHEDULE);

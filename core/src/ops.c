@@ -395,8 +395,9 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
                      ? tm_error(ctx, TOPOML_E_OVERFLOW, "barcode: %llu points: too many pairs",
                                 (unsigned long long)n)
                      : tm_check_memory(ctx, bytes,
-                                       "the distance matrix (no threshold: every pair is kept; "
-                                       "a threshold gives a sparse complex)");
+                                       "the distance matrix (no threshold: every pair is kept, "
+                                       "in the matrix or as edges to collapse; a threshold gives "
+                                       "a sparse complex)");
         if (st != TOPOML_OK)
             return st;
     }

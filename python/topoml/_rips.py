@@ -309,7 +309,8 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
     backend uses that many threads; the diagrams do not depend on it.
     ``collapse_edges`` turns the edge collapse on (True) or off (False); it
     changes no bar. ``return_generators=True`` raises NotImplementedError
-    until the engine returns generators, as do ``weights``.
+    (the C API has generators since 0.3, topoml_barcode_generators; this
+    package does not hand them on yet), as do ``weights``.
 
     Examples
     --------
@@ -323,8 +324,8 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
     """
     _threads(n_threads)
     if return_generators:
-        raise NotImplementedError("topoml.ripser_parallel: return_generators=True: the engine "
-                                  "does not return generators yet")
+        raise NotImplementedError("topoml.ripser_parallel: return_generators=True: the Python "
+                                  "package does not return generators yet")
     if weights is not None:
         raise NotImplementedError("topoml.ripser_parallel: weighted Rips filtrations are not "
                                   "supported")

@@ -290,8 +290,7 @@ static void bench_rips(const char *name, const double *p, uint64_t n, uint64_t d
                        uint32_t max_dim, double threshold)
 {
     topoml_input_v1 in = points(n, dim, TOPOML_F64, p);
-    topoml_rips_params_v1 params = {
-        .struct_size = sizeof params, .max_dim = max_dim, .threshold = threshold, .modulus = 2};
+    topoml_rips_params_v1 params = {sizeof params, max_dim, threshold, 2, 0, 0, 0};
     topoml_barcode_v1 a, b;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);

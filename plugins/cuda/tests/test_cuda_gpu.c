@@ -497,10 +497,7 @@ static void test_edges(void)
 static void compare_rips(const topoml_input_v1 *in, uint32_t max_dim, double threshold,
                          uint32_t modulus, const char *what, topoml_barcode_v1 *keep)
 {
-    topoml_rips_params_v1 params = {.struct_size = sizeof params,
-                                    .max_dim = max_dim,
-                                    .threshold = threshold,
-                                    .modulus = modulus};
+    topoml_rips_params_v1 params = {sizeof params, max_dim, threshold, modulus, 0, 0, 0};
     topoml_call_v1 cc = make_call(err_cuda), cr = make_call(err_ref);
     topoml_barcode_v1 a = empty_barcode(), a2 = empty_barcode(), b = empty_barcode();
     double t0 = now();
@@ -819,8 +816,7 @@ static void test_errors(void)
     result(rc == TOPOML_E_INVALID && e == NULL && strstr(err_cuda, "not a distance"),
            "edges: a NaN coordinate gives a NaN distance, which is invalid (%d: %s)", rc, err_cuda);
     if (cuda->rips) {
-        topoml_rips_params_v1 params = {
-            .struct_size = sizeof params, .max_dim = 1, .threshold = INFINITY, .modulus = 2};
+        topoml_rips_params_v1 params = {sizeof params, 1, INFINITY, 2, 0, 0, 0};
         topoml_barcode_v1 bc = empty_barcode();
         p[3] = INFINITY;
         cc = make_call(err_cuda);

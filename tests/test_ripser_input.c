@@ -245,7 +245,8 @@ START_TEST(test_detect_refuses_what_fits_no_layout_saying_what_was_seen)
     topoml_data *d = NULL;
     ck_assert_int_eq(read_mem(ctx, &d, "\x01\x02\x00\x03\n", 5, "m.bin", TOPOML_FORMAT_AUTO, 0),
                      TOPOML_E_PARSE);
-    ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "m.bin:1: binary data (a NUL byte)"));
+    ck_assert_ptr_nonnull(
+        strstr(topoml_errmsg(ctx), "m.bin:1: NUL byte in column 3: binary data and no DIPHA"));
     topoml_context_free(ctx);
     /* What the chosen parser finds is said with the layout and why. */
     expect_refused("0 1 2\n1 0 3\n", TOPOML_FORMAT_AUTO, 0, TOPOML_E_PARSE,

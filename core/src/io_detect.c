@@ -115,11 +115,18 @@ int tm_detect_format(tm_reader *r, topoml_format *out, char *why, size_t why_siz
         return TOPOML_E_PARSE;
     if (nul) {
         r->line = 1;
+        const char *line_start = text;
         for (const char *q = text; q < nul; q++)
-            r->line += *q == '\n';
+            if (*q == '\n') {
+                r->line++;
+                line_start = q + 1;
+            }
+        /* Worded as the text readers word a NUL (io.c), then why no format fits. */
         return tm_fail(r, TOPOML_E_PARSE,
-                       "binary data (a NUL byte) and no DIPHA header: the format cannot be "
-                       "told; Ripser's binary format is read only when it is named (binary)");
+                       "NUL byte in column %zu: binary data and no DIPHA header: the format "
+                       "cannot be told; Ripser's binary format is read only when it is named "
+                       "(binary)",
+                       (size_t)(nul - line_start) + 1);
     }
 
     if (found > 0 && !rows[0].numeric) {

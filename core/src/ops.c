@@ -466,6 +466,7 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     tm_free(ctx, col.edges);
     if (vrc != TOPOML_OK && vrc != TOPOML_E_CANCELLED) {
         tm_free(ctx, res.intervals);
+        tm_free(ctx, res.generators);
         tm_free(ctx, bc);
         return vrc;
     }

@@ -595,6 +595,16 @@ static bool barcodes_differ(topoml_context *ctx, const topoml_input_v1 *in, uint
     return differ;
 }
 
+/* A barcode's arrays: the intervals and, when generators were asked for
+ * (topoml_rips_params_v1.flags), the generators the reference gives too. */
+static void free_barcode(topoml_context *ctx, topoml_barcode_v1 *bc)
+{
+    tm_free(ctx, bc->intervals);
+    tm_free(ctx, bc->generators);
+    bc->intervals = NULL;
+    bc->generators = NULL;
+}
+
 static int run_barcode(topoml_context *ctx, tm_backend *b, uint32_t op, const topoml_input_v1 *in,
                        const topoml_rips_params_v1 *params, topoml_barcode_v1 *out, char *msg,
                        size_t msg_size)
@@ -627,23 +637,23 @@ int tm_verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op, const t
         int rc = run_barcode(ctx, ref, op, in, params, &want, msg, sizeof msg);
         rerun_done(ctx, in->n, seconds, tm_now() - t0);
         if (rc != TOPOML_OK) {
-            tm_free(ctx, want.intervals);
+            free_barcode(ctx, &want);
             return TOPOML_OK; /* cancelled or over the limit: the checks above stand */
         }
         wrong = barcodes_differ(ctx, in, max_dim, res, &want, why, sizeof why);
         if (!wrong) {
-            tm_free(ctx, want.intervals);
+            free_barcode(ctx, &want);
             return TOPOML_OK;
         }
         reject(ctx, bp, op, why);
-        tm_free(ctx, res->intervals);
+        free_barcode(ctx, res);
         *res = want;
         return TOPOML_OK;
     }
     if (!wrong)
         return TOPOML_OK;
     reject(ctx, bp, op, why);
-    tm_free(ctx, res->intervals);
+    free_barcode(ctx, res);
     int rc = run_barcode(ctx, ref, op, in, params, res, msg, sizeof msg);
     if (rc != TOPOML_OK && rc != TOPOML_E_CANCELLED)
         return tm_error(ctx, rc, "%s", msg[0] ? msg : "reference failed");

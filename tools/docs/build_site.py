@@ -10,9 +10,7 @@ Generated into the staged copy (never into docs/ itself):
   benchmarks.md                 bench/results/*.json (tools/bench/make_tables.py)
 and the code blocks tied to files (doc_includes.py) are refreshed; a link
 to a file of the tree outside docs/ (a benchmark artifact) gets a copy of
-the file in the site. Pages a
-nav entry names that another part of the tree provides (python.md, the
-Python package's guide) are added to the nav when present.
+the file in the site.
 
 Usage: build_site.py --build BUILD_DIR --out SITE_DIR [--source SRC]
 Exit status: 0 built; 1 mkdocs or a generator failed (its output says why).
@@ -105,20 +103,6 @@ def main():
              os.path.join(src, "bench", "results"), "--page", os.path.join(docs, "benchmarks.md")])
         pull_in_sources(src, docs)
         config = open(os.path.join(src, "mkdocs.yml")).read()
-        if os.path.exists(os.path.join(docs, "python.md")):
-            config = config.replace("      - Embedding libtopoml (C, C++): embedding.md\n",
-                                    "      - Embedding libtopoml (C, C++): embedding.md\n"
-                                    "      - Python: python.md\n")
-        else:
-            # getting-started.md links the Python guide, which the Python
-            # package's part of the tree adds.
-            print("build_site: docs/python.md is not in this tree; the site says so")
-            with open(os.path.join(docs, "python.md"), "w") as f:
-                f.write("# Python\n\nThe Python package's guide is not part of this "
-                        "source tree.\n")
-            config = config.replace("      - Embedding libtopoml (C, C++): embedding.md\n",
-                                    "      - Embedding libtopoml (C, C++): embedding.md\n"
-                                    "      - Python: python.md\n")
         with open(os.path.join(tmp, "mkdocs.yml"), "w") as f:
             f.write(config)
         run([a.mkdocs, "build", "--strict", "-f", os.path.join(tmp, "mkdocs.yml"),

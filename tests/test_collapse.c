@@ -283,8 +283,8 @@ START_TEST(test_collapse_direct_on_complete_graph)
     topoml_edge e[66];
     uint64_t m = 0;
     for (uint32_t j = 1; j < n; j++)
-        for (uint32_t i = 0; i < j; i++)
-            e[m++] = (topoml_edge){(double)(m + 1), i, j};
+        for (uint32_t i = 0; i < j; i++, m++)
+            e[m] = (topoml_edge){(double)(m + 1), i, j};
     uint64_t left = 0;
     bool declined = true;
     ck_assert_int_eq(tm_collapse_edges(ctx, n, e, m, 0.0, &left, &declined), TOPOML_OK);

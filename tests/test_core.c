@@ -398,8 +398,7 @@ START_TEST(test_selection_prefers_accelerators_and_respects_by_name)
     const char *configs[] = {"enable: [fault-good, fault-accel, fault-by-name]\nverify: off\n",
                              "enable: [fault-good, fault-by-name]\nverify: off\n",
                              "enable: [fault-by-name]\nverify: off\n",
-                             "enable: [fault-good, fault-accel, fault-by-name]\nprefer: "
-                             "[fault-by-name]\nverify: off\n"};
+                             "enable: [fault-good, fault-accel, fault-by-name]\nprefer: [fault-by-name]\nverify: off\n"};
     const char *want[] = {"fault-accel", "fault-good", NULL, "fault-by-name"};
     for (int k = 0; k < 4; k++) {
         topoml_context *ctx = open_ctx(configs[k], dirs, NULL);

@@ -102,7 +102,7 @@ static bool collapse_agrees(topoml_context *ref, const tc_case *c, topoml_data *
     const topoml_interval *iv = topoml_barcode_intervals(bc, &n);
     topoml_interval *a = malloc((n + r->n_bars + 1) * sizeof *a);
     bool same = a != NULL && n == r->n_bars;
-    if (same) {
+    if (same && n > 0) { /* with no bars, iv and r->bars may be NULL */
         memcpy(a, iv, n * sizeof *a);
         memcpy(a + n, r->bars, n * sizeof *a);
         qsort(a, n, sizeof *a, bar_cmp);

@@ -711,7 +711,8 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
         out->threshold = t;
     }
 collapse:
-    qsort(edges, (size_t)m, sizeof *edges, edge_cmp);
+    if (m > 0) /* no edges: `edges` may be NULL */
+        qsort(edges, (size_t)m, sizeof *edges, edge_cmp);
     out->n_before = m;
     bool declined;
     int rc = tm_collapse_edges(ctx, n, edges, m, min_removed, &out->n_edges, &declined);

@@ -312,7 +312,9 @@ START_TEST(test_disabled_backend_is_refused_by_name)
 {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/fault-plugins/good", TOPOML_TEST_BUILD_DIR);
-    topoml_context *ctx = open_ctx(NULL, dir, NULL);
+    /* gate: strict, so that the build's other plugins (on a GPU machine: the
+     * accelerators) are not certified on first use inside this test. */
+    topoml_context *ctx = open_ctx("gate: strict\n", dir, NULL);
     topoml_data *d = three_points(ctx);
     void *out = NULL;
     uint64_t n = 0;
@@ -324,8 +326,8 @@ START_TEST(test_disabled_backend_is_refused_by_name)
     ck_assert_int_eq(topoml_use_backend(ctx, "no-such-backend"), TOPOML_E_NOT_FOUND);
     ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "no-such-backend"));
     /* Automatic selection still works, without the refused plugin (on the
-     * reference, or on another plugin of the build that passed its
-     * certification on first use). */
+     * reference, or on another plugin of the build that holds a
+     * certificate). */
     ck_assert_int_eq(topoml_use_backend(ctx, NULL), TOPOML_OK);
     ck_assert_int_eq(topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &n),
                      TOPOML_OK);
@@ -366,7 +368,7 @@ START_TEST(test_enabled_plugin_is_preferred_over_reference)
     snprintf(dir, sizeof dir, "%s/fault-plugins/good", TOPOML_TEST_BUILD_DIR);
     /* fault-good's distances are all 1: verification would replace them
      * (test_verify.c); this test is about selection. */
-    topoml_context *ctx = open_ctx("enable: [fault-good]\nverify: off\n", dir, NULL);
+    topoml_context *ctx = open_ctx("gate: strict\nenable: [fault-good]\nverify: off\n", dir, NULL);
     topoml_data *d = three_points(ctx);
     void *out = NULL;
     uint64_t n = 0;
@@ -375,7 +377,7 @@ START_TEST(test_enabled_plugin_is_preferred_over_reference)
     ck_assert_str_eq(topoml_last_backend(ctx), "fault-good");
     topoml_free(ctx, out);
     /* The plugin claims distances only: edges go elsewhere (the reference, or
-     * another plugin of the build certified on first use). */
+     * another plugin of the build that holds a certificate). */
     topoml_edge *e = NULL;
     ck_assert_int_eq(topoml_edges(ctx, d, TOPOML_METRIC_EUCLIDEAN, INFINITY, &e, &n), TOPOML_OK);
     ck_assert_str_ne(topoml_last_backend(ctx), "fault-good");
@@ -395,10 +397,10 @@ START_TEST(test_selection_prefers_accelerators_and_respects_by_name)
     snprintf(dirs, sizeof dirs, "%s/fault-plugins/by-name:%s/fault-plugins/good:%s/fault-plugins/accel",
              TOPOML_TEST_BUILD_DIR, TOPOML_TEST_BUILD_DIR, TOPOML_TEST_BUILD_DIR);
     /* verify: off, since these plugins' distances are all 1 (test_verify.c). */
-    const char *configs[] = {"enable: [fault-good, fault-accel, fault-by-name]\nverify: off\n",
-                             "enable: [fault-good, fault-by-name]\nverify: off\n",
-                             "enable: [fault-by-name]\nverify: off\n",
-                             "enable: [fault-good, fault-accel, fault-by-name]\nprefer: [fault-by-name]\nverify: off\n"};
+    const char *configs[] = {"gate: strict\nenable: [fault-good, fault-accel, fault-by-name]\nverify: off\n",
+                             "gate: strict\nenable: [fault-good, fault-by-name]\nverify: off\n",
+                             "gate: strict\nenable: [fault-by-name]\nverify: off\n",
+                             "gate: strict\nenable: [fault-good, fault-accel, fault-by-name]\nprefer: [fault-by-name]\nverify: off\n"};
     const char *want[] = {"fault-accel", "fault-good", NULL, "fault-by-name"};
     for (int k = 0; k < 4; k++) {
         topoml_context *ctx = open_ctx(configs[k], dirs, NULL);
@@ -532,11 +534,15 @@ static void count_free(void *u, void *p)
 START_TEST(test_custom_allocator_sees_every_allocation)
 {
     topoml_allocator a = {count_alloc, count_realloc, count_free, NULL};
+    /* gate: strict: the build's plugins load (their allocations count) but
+     * none is certified inside this test. */
+    char *cfg = write_temp("gate: strict\n");
     topoml_context_options o = {.struct_size = sizeof o, .flags = TOPOML_CTX_NO_ENV,
-                                .allocator = &a};
+                                .allocator = &a, .config_path = cfg};
     live = 0;
     topoml_context *ctx = NULL;
     ck_assert_int_eq(topoml_context_new(&ctx, &o), TOPOML_OK);
+    unlink(cfg);
     ck_assert_int_gt(live, 0);
     topoml_data *d = three_points(ctx);
     topoml_barcode *bc = NULL;

@@ -17,6 +17,7 @@
 #include "topoml/topoml.h"
 
 #include "check_run.h"
+#include "exact_pairs.h"
 
 static topoml_context *ctx_new(void)
 {
@@ -324,6 +325,54 @@ START_TEST(test_grids_and_images_at_the_edges_of_double)
 }
 END_TEST
 
+/* The pair-by-pair path that accelerated backends (asm-avx512, cuda,
+ * triton-bridge) take for coordinates outside their kernels' range: a NaN
+ * coordinate (outside every range) is refused, with nothing allocated, as
+ * the reference refuses it; it is not a distance that no threshold admits. */
+static void *exact_alloc(void *host, size_t size)
+{
+    (*(int *)host)++;
+    return malloc(size);
+}
+
+START_TEST(test_exact_pairs_refuse_nan_distances)
+{
+    for (int dt = 0; dt < 2; dt++) {
+        double p64[8] = {0, 0, 1e200, 1, NAN, 2, 3, 4};
+        float p32[8] = {0, 0, 1e30f, 1, NAN, 2, 3, 4};
+        topoml_input_v1 in = {0};
+        in.struct_size = sizeof in;
+        in.kind = TOPOML_INPUT_POINTS;
+        in.dtype = dt ? TOPOML_F32 : TOPOML_F64;
+        in.metric = TOPOML_METRIC_EUCLIDEAN;
+        in.n = 4;
+        in.dim = 2;
+        in.data = dt ? (const void *)p32 : (const void *)p64;
+        ck_assert(!scalar_in_plain_range(&in));
+        int allocs = 0;
+        char err[256] = "";
+        topoml_call_v1 call = {0};
+        call.struct_size = sizeof call;
+        call.host_data = &allocs;
+        call.alloc = exact_alloc;
+        call.error = err;
+        call.error_size = sizeof err;
+        topoml_edge *e = NULL;
+        uint64_t m = 7;
+        ck_assert_int_eq(scalar_exact_edges(&call, &in, INFINITY, &e, &m, "test"),
+                         TOPOML_E_INVALID);
+        ck_assert_ptr_null(e);
+        ck_assert_uint_eq(m, 0);
+        ck_assert_int_eq(allocs, 0);
+        ck_assert_ptr_nonnull(strstr(err, "not a distance"));
+        double d[6];
+        err[0] = 0;
+        ck_assert_int_eq(scalar_exact_distances(&call, &in, d, true, "test"), TOPOML_E_INVALID);
+        ck_assert_ptr_nonnull(strstr(err, "nan"));
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("float_edges");
@@ -336,6 +385,7 @@ int main(void)
     tcase_add_test(tc, test_distances_beyond_double_are_refused_by_every_op);
     tcase_add_test(tc, test_modulus_primes_near_2_to_the_32_are_primes);
     tcase_add_test(tc, test_grids_and_images_at_the_edges_of_double);
+    tcase_add_test(tc, test_exact_pairs_refuse_nan_distances);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);
 }

@@ -65,6 +65,10 @@ static inline int scalar_exact_pair(const topoml_call_v1 *call, const topoml_inp
                                     uint64_t i, uint64_t j, const char *who, double *d)
 {
     *d = scalar_point_dist(in->dtype, (topoml_metric)in->metric, in->data, in->dim, i, j);
+    if (isnan(*d))
+        return scalar_exact_fail(call, TOPOML_E_INVALID,
+                                 "%s: distance d(%llu,%llu) is nan: not a distance", who,
+                                 (unsigned long long)j, (unsigned long long)i);
     if (!isinf(*d))
         return TOPOML_OK;
     return scalar_exact_fail(call, TOPOML_E_OVERFLOW,

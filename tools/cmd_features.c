@@ -38,7 +38,7 @@ static void reset_getopt(void)
 #else
     optind = 1;
 #endif
-    opterr = 1;
+    opterr = 0; /* bad options are reported by cli_bad_option */
 }
 
 static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
@@ -110,7 +110,7 @@ static FILE *open_output(const char *cmd, const char *path, bool binary)
         return stdout;
     FILE *f = fopen(path, binary ? "wb" : "w");
     if (f == NULL)
-        fprintf(stderr, "topoml %s: %s: %s\n", cmd, path, strerror(errno));
+        cli_file_error(cmd, path, "%s", strerror(errno));
     return f;
 }
 
@@ -121,10 +121,9 @@ static int close_output(const char *cmd, FILE *f, const char *path)
         bad |= fclose(f) != 0;
     else
         bad |= fflush(f) != 0;
-    if (bad) {
-        fprintf(stderr, "topoml %s: writing %s failed\n", cmd, path ? path : "standard output");
-        return 1;
-    }
+    if (bad)
+        return cli_file_error(cmd, f == stdout ? "<stdout>" : path, "write error: %s",
+                              strerror(errno));
     return 0;
 }
 
@@ -311,6 +310,7 @@ static void write_image_pgm(FILE *f, const topoml_image_params_v1 *p, uint64_t n
 int topoml_cmd_image(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "image";
+    cli_set_command(cmd);
     static const struct option opts[] = {
         {"dim", required_argument, NULL, 'd'},
         {"format", required_argument, NULL, 'f'},
@@ -337,7 +337,7 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
     cmd_env env = {0};
     int c;
     reset_getopt();
-    while ((c = getopt_long(argc, argv, "d:f:s:W:H:b:p:w:i:O:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":d:f:s:W:H:b:p:w:i:O:o:h", opts, NULL)) != -1) {
         int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;
@@ -411,7 +411,7 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
             break;
         case 'o': out_path = optarg; break;
         case 'h': printf(image_help, format_help); return 0;
-        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
+        default: return cli_bad_option(cmd, c, argc, argv);
         }
     }
     if (optind >= argc)
@@ -581,6 +581,7 @@ static bool parse_grid(const char *s, double *lo, double *hi, uint64_t *n)
 int topoml_cmd_features(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "features";
+    cli_set_command(cmd);
     static const struct option opts[] = {
         {"dim", required_argument, NULL, 'd'},
         {"format", required_argument, NULL, 'f'},
@@ -604,7 +605,7 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
     cmd_env env = {0};
     int c;
     reset_getopt();
-    while ((c = getopt_long(argc, argv, "d:f:g:k:q:i:O:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":d:f:g:k:q:i:O:o:h", opts, NULL)) != -1) {
         int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;
@@ -649,7 +650,7 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
             break;
         case 'o': out_path = optarg; break;
         case 'h': printf(features_help, format_help); return 0;
-        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
+        default: return cli_bad_option(cmd, c, argc, argv);
         }
     }
     if (argc - optind != 1)
@@ -823,11 +824,111 @@ static const char compare_help[] =
     "  -O, --output STYLE        text (default), json or csv\n"
     "  -o, --output-file FILE    write there instead of standard output\n" COMMON_HELP "\n"
     "Infinite points match only infinite points; when their numbers differ the\n"
-    "distance is inf (null in JSON).\n";
+    "distance is inf (null in JSON). Bars cut off by the threshold of `topoml\n"
+    "barcode` (\"cut\" in its CSV, \"cut_off\" in its JSON) match only cut-off bars,\n"
+    "essential bars only essential ones; where a cut-off bar meets an essential one\n"
+    "a note says so (JSON: \"note\"; CSV: on stderr).\n";
+
+/* The infinite deaths of one dimension of the two diagrams: cut off by the
+ * threshold (alive at it) or essential. */
+typedef struct infinite_counts {
+    uint64_t cut[2], ess[2];
+} infinite_counts;
+
+/* A cut-off bar has no partner of its kind on the other side: it would
+ * have been matched with an essential one before they were told apart. */
+static bool cut_against_essential(const infinite_counts *c)
+{
+    return (c->cut[0] != c->cut[1] || c->ess[0] != c->ess[1]) &&
+           c->cut[0] + c->ess[0] == c->cut[1] + c->ess[1];
+}
+
+static const char *cut_note(char *buf, size_t size, const infinite_counts *c,
+                            const topoml_diagram *da, const topoml_diagram *db)
+{
+    char ta[32], tb[32];
+    snprintf(buf, size,
+             "bars cut off by the threshold: A %llu (threshold %s), B %llu (threshold %s); "
+             "essential bars: A %llu, B %llu; a cut-off bar is not matched with an essential "
+             "one, so the distance is inf",
+             (unsigned long long)c->cut[0], fmt_num(ta, topoml_diagram_threshold(da), false),
+             (unsigned long long)c->cut[1], fmt_num(tb, topoml_diagram_threshold(db), false),
+             (unsigned long long)c->ess[0], (unsigned long long)c->ess[1]);
+    return buf;
+}
+
+/* The distances of one dimension. Infinite points are matched only with
+ * their own kind (features.h): cut-off bars with cut-off bars, essential
+ * with essential. So the diagram is split: the finite and cut-off pairs are
+ * compared together (cut-off ones as infinite points, matched by birth),
+ * the essential ones apart, and the two parts combined as the distances
+ * combine over disjoint parts of a matching: the larger bottleneck, the
+ * q-th root of the sum of the q-th powers. Without cut-off bars the
+ * diagrams are compared whole, as before. */
+static int compare_dim(topoml_context *ctx, const topoml_diagram *da, const topoml_diagram *db,
+                       uint32_t dim, bool do_b, bool do_w, double order, double internal_p,
+                       double *bott, double *wass, infinite_counts *cnt)
+{
+    const topoml_diagram *dg[2] = {da, db};
+    const topoml_pair *p[2];
+    uint64_t n[2];
+    memset(cnt, 0, sizeof *cnt);
+    for (int s = 0; s < 2; s++) {
+        p[s] = topoml_diagram_pairs(dg[s], dim, &n[s]);
+        for (uint64_t i = 0; i < n[s]; i++)
+            if (topoml_diagram_cut_off(dg[s], dim, i) == 1)
+                cnt->cut[s]++;
+            else if (isinf(p[s][i].death))
+                cnt->ess[s]++;
+    }
+    int st = TOPOML_OK;
+    if (cnt->cut[0] + cnt->cut[1] == 0) {
+        if (do_b)
+            st = topoml_bottleneck_distance(ctx, p[0], n[0], p[1], n[1], bott);
+        if (do_w && st == TOPOML_OK)
+            st = topoml_wasserstein_distance(ctx, p[0], n[0], p[1], n[1], order, internal_p, wass);
+        return st;
+    }
+    topoml_pair *part[2][2] = {{NULL, NULL}, {NULL, NULL}}; /* [side][0 rest, 1 essential] */
+    uint64_t m[2][2] = {{0, 0}, {0, 0}};
+    for (int s = 0; s < 2 && st == TOPOML_OK; s++) {
+        part[s][0] = malloc((n[s] + 1) * sizeof(topoml_pair));
+        part[s][1] = malloc((n[s] + 1) * sizeof(topoml_pair));
+        if (part[s][0] == NULL || part[s][1] == NULL) {
+            st = TOPOML_E_NOMEM;
+            break;
+        }
+        for (uint64_t i = 0; i < n[s]; i++) {
+            int e = isinf(p[s][i].death) && topoml_diagram_cut_off(dg[s], dim, i) != 1;
+            part[s][e][m[s][e]++] = p[s][i];
+        }
+    }
+    double b[2] = {0, 0}, w[2] = {0, 0};
+    for (int e = 0; e < 2 && st == TOPOML_OK; e++) {
+        if (do_b)
+            st = topoml_bottleneck_distance(ctx, part[0][e], m[0][e], part[1][e], m[1][e], &b[e]);
+        if (do_w && st == TOPOML_OK)
+            st = topoml_wasserstein_distance(ctx, part[0][e], m[0][e], part[1][e], m[1][e], order,
+                                             internal_p, &w[e]);
+    }
+    if (st == TOPOML_OK) {
+        *bott = fmax(b[0], b[1]);
+        *wass = isinf(w[0]) || isinf(w[1]) ? INFINITY
+                                           : pow(pow(w[0], order) + pow(w[1], order), 1.0 / order);
+        if (w[1] == 0.0)
+            *wass = w[0];
+    }
+    for (int s = 0; s < 2; s++) {
+        free(part[s][0]);
+        free(part[s][1]);
+    }
+    return st;
+}
 
 int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "compare";
+    cli_set_command(cmd);
     static const struct option opts[] = {
         {"dim", required_argument, NULL, 'd'},
         {"format", required_argument, NULL, 'f'},
@@ -848,7 +949,7 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
     cmd_env env = {0};
     int c;
     reset_getopt();
-    while ((c = getopt_long(argc, argv, "d:f:m:p:P:O:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":d:f:m:p:P:O:o:h", opts, NULL)) != -1) {
         int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;
@@ -890,7 +991,7 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
             break;
         case 'o': out_path = optarg; break;
         case 'h': printf(compare_help, format_help); return 0;
-        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
+        default: return cli_bad_option(cmd, c, argc, argv);
         }
     }
     if (argc - optind != 2)
@@ -916,17 +1017,12 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
             dims[k] = k;
     }
     double bott[MAX_DIMS_LISTED], wass[MAX_DIMS_LISTED];
+    infinite_counts cnt[MAX_DIMS_LISTED];
     int st = TOPOML_OK;
     rc = 1;
-    for (uint32_t k = 0; k < n_dims && st == TOPOML_OK; k++) {
-        uint64_t na, nb;
-        const topoml_pair *pa = topoml_diagram_pairs(da, dims[k], &na);
-        const topoml_pair *pb = topoml_diagram_pairs(db, dims[k], &nb);
-        if (do_b)
-            st = topoml_bottleneck_distance(ctx, pa, na, pb, nb, &bott[k]);
-        if (do_w && st == TOPOML_OK)
-            st = topoml_wasserstein_distance(ctx, pa, na, pb, nb, order, internal_p, &wass[k]);
-    }
+    for (uint32_t k = 0; k < n_dims && st == TOPOML_OK; k++)
+        st = compare_dim(ctx, da, db, dims[k], do_b, do_w, order, internal_p, &bott[k], &wass[k],
+                         &cnt[k]);
     FILE *out = NULL;
     if (st) {
         cli_error(ctx, st);
@@ -936,11 +1032,20 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
             fprintf(out, "{\"order\":%s,", fmt_num(a, order, true));
             fprintf(out, "\"internal_p\":%s,\"dims\":[", fmt_num(a, internal_p, true));
             for (uint32_t k = 0; k < n_dims; k++) {
+                const infinite_counts *ic = &cnt[k];
                 fprintf(out, "%s\n{\"dim\":%u", k ? "," : "", dims[k]);
                 if (do_b)
                     fprintf(out, ",\"bottleneck\":%s", fmt_num(a, bott[k], true));
                 if (do_w)
                     fprintf(out, ",\"wasserstein\":%s", fmt_num(a, wass[k], true));
+                fprintf(out, ",\"cut_off\":[%llu,%llu],\"essential\":[%llu,%llu]",
+                        (unsigned long long)ic->cut[0], (unsigned long long)ic->cut[1],
+                        (unsigned long long)ic->ess[0], (unsigned long long)ic->ess[1]);
+                if (cut_against_essential(ic)) {
+                    char note[256];
+                    fputs(",\"note\":", out);
+                    json_string(out, cut_note(note, sizeof note, ic, da, db));
+                }
                 fputc('}', out);
             }
             fputs("\n]}\n", out);
@@ -974,6 +1079,17 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
                 fputc('\n', out);
             }
         }
+        /* Text and CSV: what a cut-off bar met, said under the table
+         * (text) or on stderr (CSV, whose rows stay plain). */
+        for (uint32_t k = 0; k < n_dims; k++)
+            if (cut_against_essential(&cnt[k])) {
+                char note[256];
+                cut_note(note, sizeof note, &cnt[k], da, db);
+                if (style == OUT_TEXT)
+                    fprintf(out, "dim %u: %s\n", dims[k], note);
+                else if (style == OUT_CSV)
+                    fprintf(stderr, "topoml %s: dim %u: %s\n", cmd, dims[k], note);
+            }
         rc = close_output(cmd, out, out_path);
     }
     topoml_diagram_free(da);
@@ -1002,6 +1118,7 @@ static const char plot_help[] =
 int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "plot";
+    cli_set_command(cmd);
     static const struct option opts[] = {
         {"kind", required_argument, NULL, 'k'},
         {"dim", required_argument, NULL, 'd'},
@@ -1014,12 +1131,12 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
     };
     uint32_t dims[MAX_DIMS_LISTED], n_dims = 0;
     topoml_diagram_format fmt = TOPOML_DIAGRAM_AUTO;
-    plot_spec spec = {PLOT_DIAGRAM, NULL, 0, NULL, 0, 0};
+    plot_spec spec = {PLOT_DIAGRAM, NULL, 0, NULL, 0, 0, INFINITY};
     const char *out_path = NULL;
     cmd_env env = {0};
     int c;
     reset_getopt();
-    while ((c = getopt_long(argc, argv, "k:d:f:t:s:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":k:d:f:t:s:o:h", opts, NULL)) != -1) {
         int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;
@@ -1060,7 +1177,7 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
         }
         case 'o': out_path = optarg; break;
         case 'h': printf(plot_help, format_help); return 0;
-        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
+        default: return cli_bad_option(cmd, c, argc, argv);
         }
     }
     if (argc - optind != 1)
@@ -1074,28 +1191,60 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
         env_close(&env);
         return 1;
     }
+    const uint32_t present = topoml_diagram_dim_count(dg);
     if (n_dims == 0) {
         /* By default every dimension that has something to draw. */
-        for (uint32_t k = 0; k < topoml_diagram_dim_count(dg) && n_dims < MAX_DIMS_LISTED; k++) {
+        for (uint32_t k = 0; k < present && n_dims < MAX_DIMS_LISTED; k++) {
             uint64_t n;
             topoml_diagram_pairs(dg, k, &n);
             if (n > 0)
                 dims[n_dims++] = k;
         }
     }
+    /* A dimension the file does not have is a mistake (a typo, the wrong
+     * file), not an empty plot. */
+    for (uint32_t k = 0; k < n_dims; k++)
+        if (dims[k] >= present) {
+            char have[48] = "none";
+            if (present > 0)
+                snprintf(have, sizeof have, "%s%u", present > 1 ? "0.." : "", present - 1);
+            cli_file_error(cmd, argv[optind], "no dimension %u in this diagram (it has %s)",
+                           dims[k], have);
+            topoml_diagram_free(dg);
+            env_close(&env);
+            return 1;
+        }
     plot_series series[MAX_DIMS_LISTED];
+    bool *cut = NULL;
+    uint64_t n_all = 0;
     for (uint32_t k = 0; k < n_dims; k++) {
         series[k].dim = dims[k];
         series[k].pairs = topoml_diagram_pairs(dg, dims[k], &series[k].n);
+        series[k].cut = NULL;
+        n_all += series[k].n;
     }
-    spec.series = series;
-    spec.n_series = n_dims;
     rc = 1;
-    FILE *out = open_output(cmd, out_path, false);
+    /* Which pairs the threshold cut off (topoml barcode's JSON and CSV say). */
+    FILE *out = NULL;
+    if (n_all > 0 && (cut = malloc(n_all * sizeof(*cut))) == NULL) {
+        cli_file_error(cmd, NULL, "%s", "out of memory");
+    } else {
+        uint64_t at = 0;
+        for (uint32_t k = 0; k < n_dims; k++) {
+            series[k].cut = series[k].n > 0 ? cut + at : NULL;
+            for (uint64_t i = 0; i < series[k].n; i++)
+                cut[at++] = topoml_diagram_cut_off(dg, dims[k], i) == 1;
+        }
+        spec.threshold = topoml_diagram_threshold(dg);
+        spec.series = series;
+        spec.n_series = n_dims;
+        out = open_output(cmd, out_path, false);
+    }
     if (out != NULL) {
         plot_svg_write(out, &spec);
         rc = close_output(cmd, out, out_path);
     }
+    free(cut);
     topoml_diagram_free(dg);
     env_close(&env);
     return rc;

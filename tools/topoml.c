@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,18 +21,59 @@
 
 static const char *prog = "topoml";
 
+/* The subcommand running, for the prefix of its messages (set by main). */
+static const char *cli_command = NULL;
+
+void cli_set_command(const char *cmd)
+{
+    cli_command = cmd;
+}
+
+/* "topoml CMD: " (or "topoml: " outside a command) on stderr. */
+static void error_prefix(const char *cmd)
+{
+    if (cmd == NULL)
+        cmd = cli_command;
+    if (cmd != NULL)
+        fprintf(stderr, "%s %s: ", prog, cmd);
+    else
+        fprintf(stderr, "%s: ", prog);
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
 {
-    fprintf(stderr, "%s %s: ", prog, cmd);
+    error_prefix(cmd);
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\nTry '%s %s --help'.\n", prog, cmd);
     return 2;
 }
 
+int cli_bad_option(const char *cmd, int c, int argc, char **argv)
+{
+    const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+    if (c == ':')
+        return cli_usage_error(cmd, "option '%s' needs a value", arg);
+    return cli_usage_error(cmd, "unknown option '%s'", arg);
+}
+
 int cli_error(topoml_context *ctx, int rc)
 {
     const char *msg = ctx ? topoml_errmsg(ctx) : "";
-    fprintf(stderr, "%s: %s\n", prog, msg && *msg ? msg : topoml_strerror(rc));
+    error_prefix(NULL);
+    fprintf(stderr, "%s\n", msg && *msg ? msg : topoml_strerror(rc));
+    return 1;
+}
+
+int cli_file_error(const char *cmd, const char *path, const char *fmt, ...)
+{
+    error_prefix(cmd);
+    if (path != NULL)
+        fprintf(stderr, "%s: ", path);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
     return 1;
 }
 
@@ -326,7 +368,7 @@ static int round_to_f32(topoml_context *ctx, topoml_data **data, topoml_metric m
         wide = malloc(pairs ? pairs * sizeof *wide : 1);
         if (!wide) {
             topoml_free(ctx, d);
-            fprintf(stderr, "%s: out of memory for %llu distances\n", prog,
+            cli_file_error(NULL, NULL, "out of memory for %llu distances",
                     (unsigned long long)pairs);
             return TOPOML_E_NOMEM;
         }
@@ -378,7 +420,7 @@ static int cmd_barcode(int argc, char **argv)
     bool strict = false;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:", longs, NULL)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "barcode")) == 1)
             continue;
         if (r == 2)
@@ -452,7 +494,7 @@ static int cmd_barcode(int argc, char **argv)
                                        "--threads needs a whole number from 1 to 4096, not '%s'",
                                        optarg);
             break;
-        default: return cli_usage_error("barcode", "%s", "bad option");
+        default: return cli_bad_option("barcode", c, argc, argv);
         }
     }
     topoml_context *ctx;
@@ -494,7 +536,7 @@ static int cmd_barcode(int argc, char **argv)
     if (out_path && strcmp(out_path, "-") != 0) {
         out = fopen(out_path, "w");
         if (!out) {
-            fprintf(stderr, "%s: %s: %s\n", prog, out_path, strerror(errno));
+            cli_file_error("barcode", out_path, "%s", strerror(errno));
             topoml_data_free(ctx, data);
             topoml_context_free(ctx);
             return 1;
@@ -516,12 +558,12 @@ static int cmd_barcode(int argc, char **argv)
         fprintf(stderr, "topoml: ran on backend '%s' (%s)\n", topoml_last_backend(ctx),
                 topoml_last_selection_reason(ctx));
     if ((fflush(out) != 0 || ferror(out)) && !status) {
-        fprintf(stderr, "%s: %s: write error: %s\n", prog, out == stdout ? "<stdout>" : out_path,
-                strerror(errno));
+        cli_file_error("barcode", out == stdout ? "<stdout>" : out_path, "write error: %s",
+                       strerror(errno));
         status = 1;
     }
     if (out != stdout && fclose(out) != 0 && !status) {
-        fprintf(stderr, "%s: %s: write error: %s\n", prog, out_path, strerror(errno));
+        cli_file_error("barcode", out_path, "write error: %s", strerror(errno));
         status = 1;
     }
     topoml_barcode_free(bc);
@@ -559,7 +601,7 @@ static FILE *open_output(const char *path)
         return stdout;
     FILE *f = fopen(path, "wb");
     if (!f)
-        fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+        cli_file_error(NULL, path, "%s", strerror(errno));
     return f;
 }
 
@@ -568,11 +610,11 @@ static int close_output(FILE *f, const char *path, int status)
 {
     const char *name = f == stdout ? "<stdout>" : path;
     if ((fflush(f) != 0 || ferror(f)) && !status) {
-        fprintf(stderr, "%s: %s: write error: %s\n", prog, name, strerror(errno));
+        cli_file_error(NULL, name, "write error: %s", strerror(errno));
         status = 1;
     }
     if (f != stdout && fclose(f) != 0 && !status) {
-        fprintf(stderr, "%s: %s: write error: %s\n", prog, name, strerror(errno));
+        cli_file_error(NULL, name, "write error: %s", strerror(errno));
         status = 1;
     }
     return status;
@@ -611,7 +653,7 @@ static int cmd_distance(int argc, char **argv)
     const char *out_path = NULL;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:", longs, NULL)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "distance")) == 1)
             continue;
         if (r == 2)
@@ -640,7 +682,7 @@ static int cmd_distance(int argc, char **argv)
             npy = !strcmp(optarg, "npy");
             break;
         case 'o': out_path = optarg; break;
-        default: return cli_usage_error("distance", "%s", "bad option");
+        default: return cli_bad_option("distance", c, argc, argv);
         }
     }
     topoml_context *ctx;
@@ -719,7 +761,7 @@ static int cmd_edges(int argc, char **argv)
     double threshold = NAN;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:", longs, NULL)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "edges")) == 1)
             continue;
         if (r == 2)
@@ -746,7 +788,7 @@ static int cmd_edges(int argc, char **argv)
             npy = !strcmp(optarg, "npy");
             break;
         case 'o': out_path = optarg; break;
-        default: return cli_usage_error("edges", "%s", "bad option");
+        default: return cli_bad_option("edges", c, argc, argv);
         }
     }
     if (isnan(threshold))
@@ -853,7 +895,7 @@ static int cmd_backends(int argc, char **argv)
     bool json = false;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "backends")) == 1)
             continue;
         if (r == 2)
@@ -865,7 +907,7 @@ static int cmd_backends(int argc, char **argv)
         if (c == 'j')
             json = true;
         else
-            return cli_usage_error("backends", "%s", "bad option");
+            return cli_bad_option("backends", c, argc, argv);
     }
     if (optind < argc)
         return cli_usage_error("backends", "unexpected argument '%s'", argv[optind]);
@@ -1006,9 +1048,13 @@ int main(int argc, char **argv)
                 {"distance", cmd_distance},
                 {"edges", cmd_edges},
                 {"backends", cmd_backends} CLI_EXTRA_COMMANDS};
+    /* The commands report bad options themselves, with their prefix. */
+    opterr = 0;
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        if (!strcmp(cmd, cmds[i].name))
+        if (!strcmp(cmd, cmds[i].name)) {
+            cli_set_command(cmds[i].name);
             return cmds[i].fn(argc, argv);
+        }
     fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, main_help);
     return 2;
 }

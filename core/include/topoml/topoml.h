@@ -223,7 +223,8 @@ TOPOML_API topoml_format topoml_data_format(const topoml_data *data);
 #define TOPOML_READ_STRICT_SYMMETRY 0x1u
 TOPOML_API int topoml_set_read_flags(topoml_context *ctx, uint32_t flags);
 
-/* Make a data set from memory (copied). */
+/* Make a data set from memory (copied). Every constructor here refuses n = 0
+ * (TOPOML_E_INVALID, "no points"), as reading an empty file does. */
 TOPOML_API int topoml_data_from_points(topoml_context *ctx, topoml_data **out, uint64_t n,
                                        uint64_t dim, const double *coords);
 /* A condensed matrix (Ripser's order, n(n-1)/2 values). An entry of

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_help.h"
 #include "cmd_features.h"
 #include "plot_svg.h"
 #include "topoml/features.h"
@@ -158,17 +159,13 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static const char *const format_help =
-    "  -f, --format FMT    diagram file format: auto (default), json, ripser, gudhi, csv\n";
-
-/* The shared options (cli.h): which configuration and backend, the memory
- * limit, logging. */
-#define COMMON_HELP                                                                                \
-    "      --backend NAME      run on this backend (see `topoml backends`)\n"                      \
-    "      --config FILE       configuration (default: $TOPOML_CONFIG, else none)\n"               \
-    "      --max-memory SIZE   refuse work that needs more memory (e.g. 512M, 4G)\n"               \
-    "      --verbose           log what the library does on stderr (twice: more)\n"                \
-    "  -h, --help              show this help\n"
+/* Help entries every diagram command has (cli_help.h): the diagram file
+ * format, and the shared options (cli.h: which configuration and backend,
+ * the memory limit, logging). */
+#define FORMAT_HELP \
+    {"-f, --format FMT", "diagram file format: auto (default), json, ripser, gudhi, csv"}
+#define COMMON_HELP_OPTS \
+    CLI_HELP_BACKEND, CLI_HELP_CONFIG, CLI_HELP_MAX_MEMORY, CLI_HELP_VERBOSE, CLI_HELP_HELP
 
 /* The context a command runs with: the caller's, or one opened from the
  * common options (and then freed by env_close). */
@@ -223,29 +220,29 @@ static bool parse_format(const char *s, topoml_diagram_format *fmt)
  * topoml image
  * ---------------------------------------------------------------------- */
 
-static const char image_help[] =
-    "Usage: topoml image [options] DIAGRAM...\n"
-    "Persistence images (Adams et al. 2017) of one dimension of each diagram file;\n"
-    "one image per file, all with the same parameters.\n"
-    "\n"
-    "  -d, --dim K               homology dimension (default 1)\n"
-    "%s"
-    "  -s, --sigma S             standard deviation of the Gaussians (default: the\n"
-    "                            larger of the birth span and the largest\n"
-    "                            persistence, over 20)\n"
-    "  -W, --width N             pixels along birth (default 20)\n"
-    "  -H, --height N            pixels along persistence (default 20)\n"
-    "  -b, --birth-range A:B     birth range (default: the births, widened by 3 sigma)\n"
-    "  -p, --pers-range A:B      persistence range (default: 0 to the largest\n"
-    "                            persistence + 3 sigma)\n"
-    "  -w, --weight W            constant, linear[:MAX] (ramp reaching 1 at MAX, default\n"
-    "                            the largest persistence), power:P (persistence^P);\n"
-    "                            default constant\n"
-    "  -i, --infinite M          drop (default) or clip:V (infinite deaths become V)\n"
-    "  -O, --output STYLE        csv (default: one line per image, row-major, row 0 the\n"
-    "                            lowest persistence), json, pgm (8-bit, highest\n"
-    "                            persistence at the top, each image scaled to its max)\n"
-    "  -o, --output-file FILE    write there instead of standard output\n" COMMON_HELP;
+static const cli_opt_help image_opts[] = {
+    {"-d, --dim K", "homology dimension (default 1)"},
+    FORMAT_HELP,
+    {"-s, --sigma S", "standard deviation of the Gaussians (default: the larger of the birth "
+                      "span and the largest persistence, over 20)"},
+    {"-W, --width N", "pixels along birth (default 20)"},
+    {"-H, --height N", "pixels along persistence (default 20)"},
+    {"-b, --birth-range A:B", "birth range (default: the births, widened by 3 sigma)"},
+    {"-p, --pers-range A:B", "persistence range (default: 0 to the largest persistence + 3 "
+                             "sigma)"},
+    {"-w, --weight W", "constant, linear[:MAX] (ramp reaching 1 at MAX, default the largest "
+                       "persistence), power:P (persistence^P); default constant"},
+    {"-i, --infinite M", "drop (default) or clip:V (infinite deaths become V)"},
+    {"-O, --output STYLE", "csv (default: one line per image, row-major, row 0 the lowest "
+                           "persistence), json, pgm (8-bit, highest persistence at the top, "
+                           "each image scaled to its max)"},
+    {"-o, --output-file FILE", "write there instead of standard output"},
+    COMMON_HELP_OPTS};
+static const cli_help image_help =
+    CLI_HELP("topoml image [options] DIAGRAM...",
+             "Persistence images (Adams et al. 2017) of one dimension of each diagram file;\n"
+             "one image per file, all with the same parameters.",
+             image_opts, NULL);
 
 typedef enum { OUT_CSV, OUT_JSON, OUT_PGM, OUT_TEXT } out_style;
 
@@ -410,7 +407,7 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
                 return cli_usage_error(cmd, "--output needs csv, json or pgm, got '%s'", optarg);
             break;
         case 'o': out_path = optarg; break;
-        case 'h': printf(image_help, format_help); return 0;
+        case 'h': cli_print_help(stdout, &image_help); return 0;
         default: return cli_bad_option(cmd, c, argc, argv);
         }
     }
@@ -531,24 +528,24 @@ done:
  * topoml features
  * ---------------------------------------------------------------------- */
 
-static const char features_help[] =
-    "Usage: topoml features [options] DIAGRAM\n"
-    "Betti curves, persistence landscapes, persistent entropy and total persistence\n"
-    "of each dimension of a diagram file.\n"
-    "\n"
-    "  -d, --dim LIST          dimensions, e.g. 1 or 0,1 (default: every one in the file)\n"
-    "%s"
-    "  -g, --grid LO:HI:N      the grid of the curves (default: smallest birth to the\n"
-    "                          largest finite value, 100 points)\n"
-    "  -k, --levels K          landscape levels (default 3)\n"
-    "  -q, --degree Q          degree of total persistence, sum of (death-birth)^Q\n"
-    "                          (default 1)\n"
-    "  -i, --infinite M        keep (default), drop, or clip:V. Betti curves and\n"
-    "                          landscapes use infinite deaths as they are under keep;\n"
-    "                          entropy and total persistence always use only finite\n"
-    "                          pairs, and report how many were left out\n"
-    "  -O, --output STYLE      json (default) or csv (dim,feature,level,t,value)\n"
-    "  -o, --output-file FILE  write there instead of standard output\n" COMMON_HELP;
+static const cli_opt_help features_opts[] = {
+    {"-d, --dim LIST", "dimensions, e.g. 1 or 0,1 (default: every one in the file)"},
+    FORMAT_HELP,
+    {"-g, --grid LO:HI:N", "the grid of the curves (default: smallest birth to the largest "
+                           "finite value, 100 points)"},
+    {"-k, --levels K", "landscape levels (default 3)"},
+    {"-q, --degree Q", "degree of total persistence, sum of (death-birth)^Q (default 1)"},
+    {"-i, --infinite M", "keep (default), drop, or clip:V. Betti curves and landscapes use "
+                         "infinite deaths as they are under keep; entropy and total persistence "
+                         "always use only finite pairs, and report how many were left out"},
+    {"-O, --output STYLE", "json (default) or csv (dim,feature,level,t,value)"},
+    {"-o, --output-file FILE", "write there instead of standard output"},
+    COMMON_HELP_OPTS};
+static const cli_help features_help =
+    CLI_HELP("topoml features [options] DIAGRAM",
+             "Betti curves, persistence landscapes, persistent entropy and total persistence\n"
+             "of each dimension of a diagram file.",
+             features_opts, NULL);
 
 typedef struct dim_features {
     uint32_t dim;
@@ -649,7 +646,7 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
                 return cli_usage_error(cmd, "--output needs json or csv, got '%s'", optarg);
             break;
         case 'o': out_path = optarg; break;
-        case 'h': printf(features_help, format_help); return 0;
+        case 'h': cli_print_help(stdout, &features_help); return 0;
         default: return cli_bad_option(cmd, c, argc, argv);
         }
     }
@@ -809,25 +806,26 @@ done:
  * topoml compare
  * ---------------------------------------------------------------------- */
 
-static const char compare_help[] =
-    "Usage: topoml compare [options] A B\n"
+static const cli_opt_help compare_opts[] = {
+    {"-d, --dim LIST", "dimensions, e.g. 1 or 0,1 (default: every one in either file)"},
+    FORMAT_HELP,
+    {"-m, --metric M", "bottleneck, wasserstein or both (default both)"},
+    {"-p, --order Q", "Wasserstein order, 1 <= Q < inf (default 1)"},
+    {"-P, --internal-p P", "Wasserstein ground metric L^P, P >= 1 or inf (default inf, as "
+                           "GUDHI)"},
+    {"-O, --output STYLE", "text (default), json or csv"},
+    {"-o, --output-file FILE", "write there instead of standard output"},
+    COMMON_HELP_OPTS};
+static const cli_help compare_help = CLI_HELP(
+    "topoml compare [options] A B",
     "Bottleneck and Wasserstein distances between the diagrams in files A and B,\n"
-    "dimension by dimension (a dimension missing from one file counts as empty).\n"
-    "\n"
-    "  -d, --dim LIST            dimensions, e.g. 1 or 0,1 (default: every one in\n"
-    "                            either file)\n"
-    "%s"
-    "  -m, --metric M            bottleneck, wasserstein or both (default both)\n"
-    "  -p, --order Q             Wasserstein order, 1 <= Q < inf (default 1)\n"
-    "  -P, --internal-p P        Wasserstein ground metric L^P, P >= 1 or inf\n"
-    "                            (default inf, as GUDHI)\n"
-    "  -O, --output STYLE        text (default), json or csv\n"
-    "  -o, --output-file FILE    write there instead of standard output\n" COMMON_HELP "\n"
+    "dimension by dimension (a dimension missing from one file counts as empty).",
+    compare_opts,
     "Infinite points match only infinite points; when their numbers differ the\n"
     "distance is inf (null in JSON). Bars cut off by the threshold of `topoml\n"
     "barcode` (\"cut\" in its CSV, \"cut_off\" in its JSON) match only cut-off bars,\n"
     "essential bars only essential ones; where a cut-off bar meets an essential one\n"
-    "a note says so (JSON: \"note\"; CSV: on stderr).\n";
+    "a note says so (JSON: \"note\"; CSV: on stderr).\n");
 
 /* The infinite deaths of one dimension of the two diagrams: cut off by the
  * threshold (alive at it) or essential. */
@@ -990,7 +988,7 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
                 return cli_usage_error(cmd, "--output needs text, json or csv, got '%s'", optarg);
             break;
         case 'o': out_path = optarg; break;
-        case 'h': printf(compare_help, format_help); return 0;
+        case 'h': cli_print_help(stdout, &compare_help); return 0;
         default: return cli_bad_option(cmd, c, argc, argv);
         }
     }
@@ -1102,18 +1100,22 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
  * topoml plot
  * ---------------------------------------------------------------------- */
 
-static const char plot_help[] =
-    "Usage: topoml plot [options] DIAGRAM\n"
+static const cli_opt_help plot_opts[] = {
+    {"-k, --kind K", "diagram (default) or barcode"},
+    {"-d, --dim LIST", "dimensions, e.g. 1 or 0,1 (default: every non-empty one); a dimension "
+                       "the file does not have is an error"},
+    FORMAT_HELP,
+    {"-t, --title TEXT", "a title above the plot"},
+    {"-s, --size WxH", "size in pixels (default 440x440 for a diagram; 640 wide and as tall as "
+                       "the bars need for a barcode)"},
+    {"-o, --output-file FILE", "write there instead of standard output"},
+    COMMON_HELP_OPTS};
+static const cli_help plot_help = CLI_HELP(
+    "topoml plot [options] DIAGRAM",
     "Draw a persistence diagram or a barcode as SVG: one colour per dimension with\n"
-    "a legend, the diagonal, infinite deaths on a line marked inf at the top.\n"
-    "\n"
-    "  -k, --kind K            diagram (default) or barcode\n"
-    "  -d, --dim LIST          dimensions, e.g. 1 or 0,1 (default: every non-empty one)\n"
-    "%s"
-    "  -t, --title TEXT        a title above the plot\n"
-    "  -s, --size WxH          size in pixels (default 440x440 for a diagram; 640 wide\n"
-    "                          and as tall as the bars need for a barcode)\n"
-    "  -o, --output-file FILE  write there instead of standard output\n" COMMON_HELP;
+    "a legend, the diagonal, infinite deaths on a line marked inf at the top, bars\n"
+    "cut off by the threshold of `topoml barcode` on a line at the threshold.",
+    plot_opts, NULL);
 
 int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
 {
@@ -1176,7 +1178,7 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
             break;
         }
         case 'o': out_path = optarg; break;
-        case 'h': printf(plot_help, format_help); return 0;
+        case 'h': cli_print_help(stdout, &plot_help); return 0;
         default: return cli_bad_option(cmd, c, argc, argv);
         }
     }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_help.h"
 #include "topoml/topoml.h"
 
 static const char *prog = "topoml";
@@ -194,14 +195,13 @@ int cli_common_opt(cli_common *co, int c, const char *cmd)
     return 0;
 }
 
-#define COMMON_HELP                                                                 \
-    "  --backend NAME     run on this backend (see `topoml backends`); default: the\n" \
-    "                     best enabled backend that can, finally the scalar reference\n" \
-    "  --config FILE      configuration (default: $TOPOML_CONFIG, else none)\n"       \
-    "  --max-memory SIZE  refuse work that needs more memory (e.g. 512M, 4G)\n"       \
-    "  --quiet            no progress on stderr\n"                                     \
-    "  --verbose          log what the library does, and when each stage starts, on\n" \
-    "                     stderr (twice: more)\n"
+/* The shared options' help (cli_help.h), at the end of each command's. */
+#define COMMON_HELP_OPTS                                                                    \
+    CLI_HELP_BACKEND, CLI_HELP_CONFIG, CLI_HELP_MAX_MEMORY,                                 \
+        {"--quiet", "no progress on stderr"},                                               \
+        {"--verbose", "log what the library does, and when each stage starts, on stderr "   \
+                      "(twice: more)"},                                                     \
+        CLI_HELP_HELP
 
 int cli_open_context(topoml_context **out, const char *config, const char *backend,
                      int verbose)
@@ -270,32 +270,32 @@ static int read_input(topoml_context *ctx, const char *cmd, int argc, char **arg
 
 /* ---- topoml barcode ---- */
 
-static const char barcode_help[] =
-    "Usage: topoml barcode [options] [FILE|-]\n"
-    "Vietoris-Rips persistence barcodes, with Ripser's options and output.\n\n"
-    "  --format F         auto (default: a square matrix, a lower or an upper\n"
-    "                     triangle, or DIPHA, told by the input), lower-distance,\n"
-    "                     upper-distance, distance, point-cloud, dipha, sparse,\n"
-    "                     binary; Ripser's prefixes too (lower, dist, point)\n"
-    "  --dim K            compute homology up to dimension K (default 1)\n"
-    "  --threshold T      only simplices of diameter <= T (default: the enclosing\n"
-    "                     radius, beyond which homology is trivial)\n"
-    "  --ratio R          only print bars of dimension >= 1 with death/birth > R\n"
-    "  --modulus P        coefficients in Z/P, P prime (default 2)\n"
-    "  --metric M         for point clouds: euclidean (default), sqeuclidean,\n"
-    "                     manhattan, chebyshev, cosine\n"
-    "  --output O         ripser (default: Ripser's text), json, csv\n"
-    "  --dtype T          f64 (default), or f32: distances and threshold rounded to\n"
-    "                     float as Ripser keeps them, for Ripser's output to the bit\n"
-    "  -o, --output-file FILE\n"
-    "                     write the barcode to FILE, not to standard output\n"
-    "  --strict-symmetry  refuse a full matrix whose triangles differ or whose\n"
-    "                     diagonal is not 0 (default: read its lower triangle, as\n"
-    "                     Ripser does, with a warning)\n"
-    "  --collapse C       edge collapse before the reduction: auto (default), on,\n"
-    "                     off; the barcode is the same either way\n"
-    "  --threads N        threads of a multi-threaded backend (default: the\n"
-    "                     configuration's threads:, else every core available)\n" COMMON_HELP;
+static const cli_opt_help barcode_opts[] = {
+    {"--format F", "auto (default: a square matrix, a lower or an upper triangle, or DIPHA, told "
+                   "by the input), lower-distance, upper-distance, distance, point-cloud, dipha, "
+                   "sparse, binary; Ripser's prefixes too (lower, dist, point)"},
+    {"--dim K", "compute homology up to dimension K (default 1)"},
+    {"--threshold T", "only simplices of diameter <= T (default: the enclosing radius, beyond "
+                      "which homology is trivial)"},
+    {"--ratio R", "only print bars of dimension >= 1 with death/birth > R"},
+    {"--modulus P", "coefficients in Z/P, P prime (default 2)"},
+    {"--metric M", "for point clouds: euclidean (default), sqeuclidean, manhattan, chebyshev, "
+                   "cosine"},
+    {"--output O", "ripser (default: Ripser's text), json, csv"},
+    {"--dtype T", "f64 (default), or f32: distances and threshold rounded to float as Ripser "
+                  "keeps them, for Ripser's output to the bit"},
+    {"-o, --output-file FILE", "write the barcode to FILE, not to standard output"},
+    {"--strict-symmetry", "refuse a full matrix whose triangles differ or whose diagonal is not 0 "
+                          "(default: read its lower triangle, as Ripser does, with a warning)"},
+    {"--collapse C", "edge collapse before the reduction: auto (default), on, off; the barcode "
+                     "is the same either way"},
+    {"--threads N", "threads of a multi-threaded backend (default: the configuration's "
+                    "threads:, else every core available)"},
+    COMMON_HELP_OPTS};
+static const cli_help barcode_help =
+    CLI_HELP("topoml barcode [options] [FILE|-]",
+             "Vietoris-Rips persistence barcodes, with Ripser's options and output.", barcode_opts,
+             NULL);
 
 static void print_ripser_header(topoml_context *ctx, const topoml_data *data, topoml_format fmt,
                                 uint64_t dim, topoml_metric metric, double threshold, FILE *out)
@@ -426,7 +426,7 @@ static int cmd_barcode(int argc, char **argv)
         if (r == 2)
             return 2;
         switch (c) {
-        case 'h': fputs(barcode_help, stdout); return 0;
+        case 'h': cli_print_help(stdout, &barcode_help); return 0;
         case 'f':
             if (topoml_format_from_name(optarg, &fmt) != TOPOML_OK)
                 return cli_usage_error("barcode", "unknown --format '%s'", optarg);
@@ -622,19 +622,19 @@ static int close_output(FILE *f, const char *path, int status)
 
 /* ---- topoml distance ---- */
 
-static const char distance_help[] =
-    "Usage: topoml distance [options] [FILE|-]\n"
-    "Pairwise distances of a point cloud, written as a lower-triangular matrix\n"
-    "(Ripser's lower-distance format, one row per line).\n\n"
-    "  --format F         input format: point-cloud (default) or npy\n"
-    "  --metric M         euclidean (default), sqeuclidean, manhattan, chebyshev,\n"
-    "                     cosine\n"
-    "  --dtype T          f64 (default) or f32\n"
-    "  --output O         text (default) or npy: a 1-D NumPy array of the n(n-1)/2\n"
-    "                     distances in the same order (numpy: D[np.tril_indices(n,\n"
-    "                     -1)] = a)\n"
-    "  -o, --output-file FILE\n"
-    "                     write to FILE, not to standard output\n" COMMON_HELP;
+static const cli_opt_help distance_opts[] = {
+    {"--format F", "input format: point-cloud (default) or npy"},
+    {"--metric M", "euclidean (default), sqeuclidean, manhattan, chebyshev, cosine"},
+    {"--dtype T", "f64 (default) or f32"},
+    {"--output O", "text (default) or npy: a 1-D NumPy array of the n(n-1)/2 distances in the "
+                   "same order (numpy: D[np.tril_indices(n, -1)] = a)"},
+    {"-o, --output-file FILE", "write to FILE, not to standard output"},
+    COMMON_HELP_OPTS};
+static const cli_help distance_help =
+    CLI_HELP("topoml distance [options] [FILE|-]",
+             "Pairwise distances of a point cloud, written as a lower-triangular matrix\n"
+             "(Ripser's lower-distance format, one row per line).",
+             distance_opts, NULL);
 
 static int cmd_distance(int argc, char **argv)
 {
@@ -659,7 +659,7 @@ static int cmd_distance(int argc, char **argv)
         if (r == 2)
             return 2;
         switch (c) {
-        case 'h': fputs(distance_help, stdout); return 0;
+        case 'h': cli_print_help(stdout, &distance_help); return 0;
         case 'f':
             if (topoml_format_from_name(optarg, &fmt) != TOPOML_OK)
                 return cli_usage_error("distance", "unknown --format '%s'", optarg);
@@ -729,19 +729,21 @@ static int cmd_distance(int argc, char **argv)
 
 /* ---- topoml edges ---- */
 
-static const char edges_help[] =
-    "Usage: topoml edges --threshold T [options] [FILE|-]\n"
-    "Every pair i < j with d(i,j) <= T, sorted by (d, i, j), one \"i j d\" per line\n"
-    "(Ripser's sparse format, so the output is an input of `topoml barcode\n"
-    "--format sparse`).\n\n"
-    "  --threshold T      largest distance kept (required)\n"
-    "  --format F         input format (default auto, as for `topoml barcode`)\n"
-    "  --metric M         for point clouds (default euclidean)\n"
-    "  --strict-symmetry  refuse an asymmetric full matrix (see `barcode --help`)\n"
-    "  --output O         text (default) or npy: a NumPy structured array with\n"
-    "                     fields i, j (uint32) and d (float64)\n"
-    "  -o, --output-file FILE\n"
-    "                     write to FILE, not to standard output\n" COMMON_HELP;
+static const cli_opt_help edges_opts[] = {
+    {"--threshold T", "largest distance kept (required)"},
+    {"--format F", "input format (default auto, as for `topoml barcode`)"},
+    {"--metric M", "for point clouds (default euclidean)"},
+    {"--strict-symmetry", "refuse an asymmetric full matrix (see `barcode --help`)"},
+    {"--output O", "text (default) or npy: a NumPy structured array with fields i, j (uint32) "
+                   "and d (float64)"},
+    {"-o, --output-file FILE", "write to FILE, not to standard output"},
+    COMMON_HELP_OPTS};
+static const cli_help edges_help =
+    CLI_HELP("topoml edges --threshold T [options] [FILE|-]",
+             "Every pair i < j with d(i,j) <= T, sorted by (d, i, j), one \"i j d\" per line\n"
+             "(Ripser's sparse format, so the output is an input of `topoml barcode\n"
+             "--format sparse`).",
+             edges_opts, NULL);
 
 static int cmd_edges(int argc, char **argv)
 {
@@ -767,7 +769,7 @@ static int cmd_edges(int argc, char **argv)
         if (r == 2)
             return 2;
         switch (c) {
-        case 'h': fputs(edges_help, stdout); return 0;
+        case 'h': cli_print_help(stdout, &edges_help); return 0;
         case 'f':
             if (topoml_format_from_name(optarg, &fmt) != TOPOML_OK)
                 return cli_usage_error("edges", "unknown --format '%s'", optarg);
@@ -835,11 +837,14 @@ static int cmd_edges(int argc, char **argv)
 
 /* ---- topoml backends ---- */
 
-static const char backends_help[] =
-    "Usage: topoml backends [options]\n"
-    "Every backend found: where it came from, identity, ABI, capabilities, probe\n"
-    "result and gate state, with the reasons.\n\n"
-    "  --json             as a JSON array, capabilities by name\n" COMMON_HELP;
+static const cli_opt_help backends_opts[] = {
+    {"--json", "as a JSON array, capabilities by name"},
+    COMMON_HELP_OPTS};
+static const cli_help backends_help =
+    CLI_HELP("topoml backends [options]",
+             "Every backend found: where it came from, identity, ABI, capabilities, probe\n"
+             "result and gate state, with the reasons.",
+             backends_opts, NULL);
 
 static const char *gate_names[] = {"enabled", "disabled", "unsupported", "rejected"};
 static const char *op_names[] = {"distances", "edges", "h0", "rips", "image"};
@@ -901,7 +906,7 @@ static int cmd_backends(int argc, char **argv)
         if (r == 2)
             return 2;
         if (c == 'h') {
-            fputs(backends_help, stdout);
+            cli_print_help(stdout, &backends_help);
             return 0;
         }
         if (c == 'j')
@@ -1011,8 +1016,8 @@ static const char main_help[] =
     "  distance   pairwise distances of a point cloud\n"
     "  edges      pairs within a threshold, sorted\n"
     "  backends   the backends found, their capabilities and gate state\n" CLI_EXTRA_HELP
-    "\n`topoml help COMMAND` (or `topoml COMMAND --help`) describes each. `topoml --version`\n"
-    "prints the version.\n";
+    "\n`topoml help COMMAND` (or `topoml COMMAND --help`) describes each.\n"
+    "`topoml --version` prints the version.\n";
 
 int main(int argc, char **argv)
 {

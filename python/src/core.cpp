@@ -212,9 +212,20 @@ class Context {
             }
         }
         topoml_set_progress(ctx_, nullptr, nullptr);
+        /* Generators: the merges of H0 at length 0 (duplicate points) give
+         * no bar, so no generator; giotto-ph's layout needs them to tell
+         * the components apart (topoml/_gens.py). Looked up only when
+         * there are any: fewer H0 bars than points. */
+        topoml_edge *zero = nullptr;
+        uint64_t n_zero = 0;
+        if (st == TOPOML_OK && want_generators && h0_bars(bc) < data_points(n, points)) {
+            nb::gil_scoped_release rel;
+            st = topoml_edges(ctx_, data, (topoml_metric)metric, 0.0, &zero, &n_zero);
+        }
         topoml_data_free(ctx_, data);
         if (st != TOPOML_OK) {
             topoml_barcode_free(bc);
+            topoml_free(ctx_, zero);
             if (st == TOPOML_E_CANCELLED)
                 pr.raise();
             raise_status(st);
@@ -234,8 +245,16 @@ class Context {
             out["num_edges"] = stats.edges_within;
             out["enclosing_radius"] = stats.enclosing_radius;
         }
-        if (want_generators)
+        if (want_generators) {
+            int64_t *z = new int64_t[2 * n_zero + 2];
+            for (uint64_t k = 0; k < n_zero; k++) {
+                z[2 * k] = zero[k].i;
+                z[2 * k + 1] = zero[k].j;
+            }
+            topoml_free(ctx_, zero);
+            out["zero_edges"] = owned_array(z, {(size_t)n_zero, 2});
             out["gens"] = generators_by_dim(bc, maxdim);
+        }
         topoml_barcode_free(bc);
         return out;
     }
@@ -532,6 +551,20 @@ class Context {
         return out;
     }
 
+    static uint64_t h0_bars(const topoml_barcode *bc)
+    {
+        uint64_t n = 0, k = 0;
+        const topoml_interval *iv = topoml_barcode_intervals(bc, &n);
+        while (k < n && iv[k].dim == 0)
+            k++;
+        return k;
+    }
+
+    static uint64_t data_points(uint64_t n, const std::optional<Points> &points)
+    {
+        return points ? points->shape(0) : n;
+    }
+
     /* The generators of split_by_dim's rows, one (k, 4) int64 array per
      * dimension: birth edge (i, j), death edge (i, j); -1 where there is no
      * edge (the birth in dimension 0, an infinite death). */
@@ -540,7 +573,7 @@ class Context {
         uint64_t n = 0, ng = 0;
         const topoml_interval *iv = topoml_barcode_intervals(bc, &n);
         const topoml_generator *g = topoml_barcode_generators(bc, &ng);
-        if (!g || ng != n)
+        if ((!g && n > 0) || ng != n)
             throw std::runtime_error("topoml: the barcode has no generators");
         nb::list out;
         uint64_t k = 0;

@@ -17,6 +17,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -665,6 +666,46 @@ class Context {
     };
 };
 
+/* The strict lower triangle of a square float64 matrix (any strides) in
+ * Ripser's order, in one pass, or None when the matrix is not a distance
+ * matrix as topoml.ripser takes it: a diagonal entry that is not 0, an entry
+ * that is not finite, or (i, j) and (j, i) further apart than 1e-9 of the
+ * largest lower entry. The Python layer (_inputs.dense) then finds the
+ * entry and says what is wrong; here only the fast path of a valid matrix,
+ * whose numpy passes cost more than a small Rips computation. */
+nb::object lower_triangle(nb::ndarray<const double, nb::ndim<2>, nb::device::cpu> a)
+{
+    const size_t n = a.shape(0);
+    if (a.shape(1) != n)
+        return nb::none();
+    const int64_t s0 = a.stride(0), s1 = a.stride(1);
+    const double *p = a.data();
+    double *low = new double[n > 1 ? n * (n - 1) / 2 : 1];
+    bool ok = true;
+    double largest = 0, worst = 0;
+    {
+        nb::gil_scoped_release rel;
+        size_t k = 0;
+        for (size_t i = 0; i < n && ok; i++) {
+            if (p[i * s0 + i * s1] != 0)
+                ok = false;
+            for (size_t j = 0; j < i && ok; j++, k++) {
+                const double lo = p[i * s0 + j * s1], up = p[j * s0 + i * s1];
+                if (!std::isfinite(lo) || !std::isfinite(up))
+                    ok = false;
+                low[k] = lo;
+                largest = std::max(largest, std::fabs(lo));
+                worst = std::max(worst, std::fabs(lo - up));
+            }
+        }
+    }
+    if (!ok || worst > 1e-9 * largest) {
+        delete[] low;
+        return nb::none();
+    }
+    return nb::cast(owned_array(low, {n > 1 ? n * (n - 1) / 2 : 0}));
+}
+
 } // namespace
 
 NB_MODULE(_core, m)
@@ -675,6 +716,7 @@ NB_MODULE(_core, m)
         "The computation was cancelled by the progress callback.", PyExc_RuntimeError, nullptr));
     m.attr("CancelledError") = cancelled_error;
     m.def("version", []() { return std::string(topoml_version()); });
+    m.def("lower_triangle", &lower_triangle, "matrix"_a);
 
     nb::class_<Context>(m, "Context")
         .def(nb::init<std::optional<std::string>, bool, bool>(), "plugin_path"_a = nb::none(),

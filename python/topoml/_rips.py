@@ -118,11 +118,14 @@ def _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend
     threshold = _inputs.check_threshold(threshold)
     inp, code = _to_input(X, kind, metric, metric_params, threshold)
     ctx = _context.context()
-    with _context.use_backend(ctx, backend):
-        out = _progress.run(ctx.rips, progress, maxdim=maxdim, threshold=threshold,
-                            modulus=modulus, metric=code, collapse=_collapse(collapse),
-                            n_threads=_threads(n_threads), want_stats=want_stats,
-                            want_generators=want_generators, **inp.kwargs())
+    kwargs = dict(maxdim=maxdim, threshold=threshold, modulus=modulus, metric=code,
+                  collapse=_collapse(collapse), n_threads=_threads(n_threads),
+                  want_stats=want_stats, want_generators=want_generators, **inp.kwargs())
+    if backend is None:  # the common case, kept short: small inputs take microseconds
+        out = _progress.run(ctx.rips, progress, **kwargs)
+    else:
+        with _context.use_backend(ctx, backend):
+            out = _progress.run(ctx.rips, progress, **kwargs)
     out["total"] = time.perf_counter() - t0
     out["n"] = inp.n
     out["maxdim"], out["threshold"], out["modulus"] = maxdim, threshold, modulus

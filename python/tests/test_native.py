@@ -241,7 +241,7 @@ def test_silent_unless_interactive(capfd):
 
 CTRL_C = textwrap.dedent("""
     import sys, time, numpy as np, topoml
-    X = np.random.default_rng(1).uniform(size=(200, 4))
+    X = np.random.default_rng(1).uniform(size=(400, 8))  # ~20 s uninterrupted
     seen = []
     def progress(stage, done, total):
         if not seen:

@@ -56,12 +56,16 @@ def rips_with_generators(X, maxdim=1, threshold=math.inf, distance_matrix=False)
     return dims, np.concatenate(gens).reshape(-1, 4).astype(np.int64), out["dgms"]
 
 
-def signature_scale(X, sample=128, factor=2.0, seed=0):
-    """The scale up to which an activation signature looks at X (rows):
-    `factor` times the 90th percentile of the nearest-neighbour distances
-    of `sample` rows drawn at random (seeded), Euclidean. O(sample * n)
-    work; a few times the typical gap between neighbouring rows, where the
-    small loops (H1) of the sample are born and most of them die."""
+def signature_scale(X, sample=128, factor=2.0, edges_per_row=8, seed=0):
+    """The scale up to which an activation signature looks at X (rows),
+    from the distances of `sample` rows drawn at random (seeded) to all
+    rows, Euclidean, O(sample * n) work: `factor` times the 90th percentile
+    of their nearest-neighbour distances (a few times the typical gap
+    between neighbouring rows, where the small loops of H1 are born and
+    most die), but at most the distance within which a row has
+    2 * `edges_per_row` others on average (so the complex has about
+    `edges_per_row` * n edges: where distances concentrate, as for noisy
+    high-dimensional activations, the gaps are nearly the diameter)."""
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     if n < 2:
@@ -71,9 +75,12 @@ def signature_scale(X, sample=128, factor=2.0, seed=0):
     sq = np.einsum("ij,ij->i", X, X)
     d2 = sq[idx, None] + sq[None, :] - 2.0 * (X[idx] @ X.T)
     d2[np.arange(len(idx)), idx] = np.inf  # not the row itself
-    nearest = np.sqrt(np.maximum(d2.min(axis=1), 0.0))
-    nearest = nearest[np.isfinite(nearest)]
-    return float(factor * np.quantile(nearest, 0.9)) if len(nearest) else 0.0
+    d = np.sqrt(np.maximum(d2, 0.0))
+    gaps = factor * float(np.quantile(d.min(axis=1), 0.9))
+    others = d[np.isfinite(d)]
+    share = min(1.0, 2.0 * edges_per_row / (n - 1))
+    budget = float(np.quantile(others, share)) if len(others) else gaps
+    return min(gaps, budget)
 
 
 def layer_diagrams(X, maxdim=1, scale="auto"):

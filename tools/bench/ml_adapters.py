@@ -119,6 +119,11 @@ def main():
 
     device = torch.device(args.device)
     exact_sizes = {int(v) for v in args.exact_sizes.split(",") if v}
+    # before any timing: this thread's topoml context, the certification of
+    # the plugins on first use (child processes), torch's thread pool
+    topoml.barcodes(data(torch, 64, torch.device("cpu")).numpy(), maxdim=1)
+    with torch.no_grad():
+        model(torch, device)(data(torch, 64, device))
     rows = []
     for key, (_, make_model, make_data, layers) in MODELS.items():
         net = make_model(torch, device)

@@ -270,6 +270,7 @@ int topoml_backend_get(const topoml_context *ctx, uint32_t index, topoml_backend
     info->n_caps = b->n_caps;
     info->caps = b->caps;
     info->selection = b->selection;
+    info->isolation = tm_isolation_wanted(ctx, b) ? "process" : "host";
     memcpy(out, info, size); /* only what the caller's struct has room for */
     return TOPOML_OK;
 }

@@ -22,11 +22,14 @@ signature values (--json FILE).
       [--sizes 256,512,1024] [--repeat 3] [--device cpu] [--json out.json]
 """
 import argparse
-import json
 import math
+import os
 import platform
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import artifact  # noqa: E402  (the one writer of bench/results/ files)
 
 
 def data(torch, n, device, seed=0):
@@ -47,7 +50,8 @@ def model(torch, device):
 
 
 def timed(torch, device, fn, repeat):
-    best, out = math.inf, None
+    """Every run's wall time, and the last run's result."""
+    times, out = [], None
     for _ in range(repeat):
         if device.type == "cuda":
             torch.cuda.synchronize()
@@ -55,8 +59,8 @@ def timed(torch, device, fn, repeat):
         out = fn()
         if device.type == "cuda":
             torch.cuda.synchronize()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+        times.append(time.perf_counter() - t0)
+    return times, out
 
 
 def main():
@@ -78,14 +82,14 @@ def main():
     for n in [int(s) for s in args.sizes.split(",")]:
         x = data(torch, n, device)
         with torch.no_grad():
-            t_fwd, _ = timed(torch, device, lambda: net(x), args.repeat)
+            runs_fwd, _ = timed(torch, device, lambda: net(x), args.repeat)
 
         def capture():
             with tt.TorchActivationCapture(net, layers, max_samples=n, projection_dim=16) as cap:
                 with torch.no_grad():
                     net(x)
                 return cap.signatures(), cap.activations("5")
-        t_cap, (sig, acts) = timed(torch, device, capture, args.repeat)
+        runs_cap, (sig, acts) = timed(torch, device, capture, args.repeat)
 
         def rips_grad():
             p = acts.detach().double().requires_grad_()
@@ -93,9 +97,11 @@ def main():
             loss = (h1[:, 1] - h1[:, 0]).sum() if len(h1) else (p * 0).sum()
             loss.backward()
             return float(loss.detach())
-        t_grad, loss = timed(torch, device, rips_grad, args.repeat)
+        runs_grad, loss = timed(torch, device, rips_grad, args.repeat)
+        t_fwd, t_cap, t_grad = min(runs_fwd), min(runs_cap), min(runs_grad)
         rows.append({
-            "n": n, "forward_s": t_fwd, "capture_s": t_cap, "rips_grad_s": t_grad,
+            "n": n, "runs_s": {"forward": runs_fwd, "capture": runs_cap, "rips_grad": runs_grad},
+            "forward_s": t_fwd, "capture_s": t_cap, "rips_grad_s": t_grad,
             "capture_over_forward": t_cap / t_fwd,
             "h1_total_persistence_last_layer": loss,
             "signatures": {name: {"total_persistence": s["total_persistence"],
@@ -110,18 +116,22 @@ def main():
         print("%6d %12.3f %12.3f %12.3f %10.1f" % (r["n"], 1e3 * r["forward_s"],
                                                  1e3 * r["capture_s"], 1e3 * r["rips_grad_s"],
                                                  r["capture_over_forward"]))
-    result = {
-        "benchmark": "ml_adapters", "model": "MLP 3-256-256-128-10, generated linked circles",
-        "torch": torch.__version__, "topoml": topoml.__version__, "numpy": __import__("numpy").__version__,
-        "python": platform.python_version(), "machine": platform.machine(),
-        "device": str(device), "dtype_model": "float32", "dtype_rips": "float64",
-        "capture": {"layers": layers, "projection_dim": 16, "maxdim": 1},
-        "repeat": args.repeat, "timing": "wall-clock, best of repeat", "rows": rows,
-    }
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
+        artifact.save(args.json, {
+            "title": "topoml.torch: activation capture and the differentiable Rips layer",
+            "machine": artifact.machine(),
+            "versions": {"torch": torch.__version__, "topoml": topoml.__version__,
+                         "numpy": __import__("numpy").__version__,
+                         "python": platform.python_version()},
+            "commands": [" ".join(["tools/bench/ml_adapters.py"] + sys.argv[1:])],
+            "statistic": "best of %d runs" % args.repeat,
+            "model": "MLP 3-256-256-128-10, generated linked circles",
+            "device": str(device), "dtype_model": "float32", "dtype_rips": "float64",
+            "capture": {"layers": layers, "projection_dim": 16, "maxdim": 1},
+            "cases": [artifact.case("n=%d" % r["n"], what, r["runs_s"][what],
+                                    median=r["%s_s" % what])
+                      for r in rows for what in ("forward", "capture", "rips_grad")],
+            "rows": [{k: v for k, v in r.items() if k != "runs_s"} for r in rows]})
     return 0
 
 

@@ -89,7 +89,10 @@ with tempfile.TemporaryDirectory() as tmp:
                      "From `bench/results/run.json`.\n",
         "docs/b.md": "# b\n\n## Owed\n\nAbout 5 ms ([pending](../bench/results/pending.json)).\n",
         "docs/notes/c.md": "# c\n\n## Done\n\n3.5× faster "
-                           "([run](../../bench/results/run.json)).\n",
+                           "([run](../../bench/results/run.json)).\n\n"
+                           "### bench/results/run.json\n\n| case | s |\n| --- | --- |\n"
+                           "| x | 1.250 |\n\n## Versions\n\n| version | core |\n| --- | --- |\n"
+                           "| 1 | 0.3 |\n",
     }
 
     def write_tree(pages):
@@ -108,6 +111,8 @@ with tempfile.TemporaryDirectory() as tmp:
             ("docs/a.md", "# a\n\n| case | topoml |\n| --- | --- |\n| x | 12 ms |\n",
              "quotes 12 ms"),
             ("docs/a.md", "# a\n\n```\nn  kern\n64 4.15 ms\n```\n", "quotes 4.15 ms"),
+            ("docs/a.md", "# a\n\nSeconds per call:\n\n| case | off | auto |\n| --- | --- | --- |\n"
+                          "| x | 1.608 | 1.786 (+11.1%) |\n", "quotes 1.608"),
             ("docs/notes/c.md", "# c\n\n## Done\n\n3.5× faster.\n", "quotes 3.5×"),
             ("README.md", "# x\n\n## Speed\n\n1.31 s ([run](bench/results/gone.json)).\n",
              "gone.json, which does not exist"),

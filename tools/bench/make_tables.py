@@ -43,9 +43,10 @@ Without --page the tables go to standard output. Exit status 1 when no file
 gives a table, or with --strict when any file breaks the schema.
 
 --check-figures: every section of SRC's README.md and docs/ that quotes a
-measured figure (a time, a speed ratio; not a limit such as "at most 1 s")
-names its artifact: a link or a `path` to bench/results/X.json, or to
-pending.json with a slot naming that section. Exit status 1, with each
+measured figure (a time, a speed ratio, a table of bare numbers in a
+section that speaks of seconds; not a limit such as "at most 1 s") names
+its artifact: a link, a `path` or a heading bench/results/X.json, or a link
+to pending.json with a slot naming that section. Exit status 1, with each
 section that does not, otherwise 0.
 """
 import argparse
@@ -268,7 +269,12 @@ SETTING_BEFORE = re.compile(r"((?i:limit|timeout|at most|≤|<=|under|budget|aft
                             r"up to|within|default|than)|--[a-z-]+|[A-Z_]{4,}=)[^.;|]{0,15}$")
 SETTING_AFTER = re.compile(r"^\s*(?i:at most|or less|budget|limit|timeout)")
 ARTIFACT_REF = re.compile(r"\]\(([^)#\s]*bench/results/[^)#\s]+\.json)\)"
-                          r"|`(bench/results/[^`\s]+\.json)`")
+                          r"|`(bench/results/[^`\s]+\.json)`|^#+ (bench/results/\S+\.json)$",
+                          re.M)
+# A table of bare numbers is a table of measurements when its section speaks
+# of seconds.
+TABLE_CELL = re.compile(r"^\+?\d+\.\d+(\s*\(.*\))?$")
+TIME_WORDS = re.compile(r"\bseconds?\b|\bms\b|\b[a-z+]+ s\b|wall time|CPU time", re.I)
 
 
 def sections(text):
@@ -301,12 +307,17 @@ def figures_without_artifact(src, pages, slots):
             figs = [m.group(0) for m in FIGURE.finditer(flat)
                     if not SETTING_BEFORE.search(flat[max(0, m.start() - 40):m.start()])
                     and not SETTING_AFTER.search(flat[m.end():m.end() + 12])]
+            if TIME_WORDS.search(sec):
+                figs += [c.strip() for line in sec.split("\n")
+                         if line.startswith("|") and not re.match(r"^\|\s*-", line)
+                         for c in line.strip().strip("|").split("|")
+                         if TABLE_CELL.match(c.strip())]
             refs = []
             for m in ARTIFACT_REF.finditer(sec):
-                # a link is relative to its page; a `path` to the tree
+                # a link is relative to its page; a `path` (or a heading) to the tree
                 real = os.path.normpath(os.path.join(src, os.path.dirname(page), m.group(1))) \
-                    if m.group(1) else os.path.join(src, m.group(2))
-                refs.append(m.group(1) or m.group(2))
+                    if m.group(1) else os.path.join(src, m.group(2) or m.group(3))
+                refs.append(m.group(1) or m.group(2) or m.group(3))
                 if not os.path.isfile(real):
                     problems.append("%s: names %s, which does not exist" % (where, refs[-1]))
             if any(os.path.basename(r) == PENDING for r in refs):

@@ -18,7 +18,9 @@
  *    re-run, stays within `verify_share` (10%) of the plugins' time on
  *    larger calls over the context's life.
  * A wrong answer is replaced by the reference's; the plugin is rejected for
- * the context, its certificate revoked (gate.c) and a warning logged.
+ * the context, its certificate revoked (gate.c) and a warning logged. An
+ * answer the reference could not re-run is not passed on under `verify:
+ * always` (unchecked()).
  *
  * Not here: what a plugin does to the process itself (a crash, a write to
  * stdout, a leak), which certification's long-lived checks and process
@@ -200,6 +202,24 @@ static void reject(topoml_context *ctx, tm_backend **bp, uint32_t op, const char
              "the reference: backend '%.60s' answered wrongly and was disabled", b->name);
 }
 
+/* The reference could not re-run the call (over the memory limit, an input
+ * it refuses, cancelled), so the plugin's answer cannot be checked. Under
+ * `verify: always` the caller asked for every answer to be checked: the
+ * answer is not passed on, and the call fails with the reference's status
+ * (the plugin is not blamed). Under `auto` a re-run is a sample, not a
+ * promise: the answer stands on the invariants and spot checks, as a large
+ * call's does. Returns what the call returns. */
+static int unchecked(topoml_context *ctx, const tm_backend *b, uint32_t op, int rc,
+                     const char *msg)
+{
+    if (ctx->config.verify != TM_VERIFY_ALWAYS)
+        return TOPOML_OK;
+    return tm_error(ctx, rc,
+                    "verify: always: the reference could not check backend '%s''s %s answer, "
+                    "so it is not returned: %s",
+                    b->name, tm_op_name(op), msg && msg[0] ? msg : topoml_strerror(rc));
+}
+
 static int changed_input(topoml_context *ctx, tm_backend *b, uint32_t op)
 {
     char why[128];
@@ -287,8 +307,11 @@ int tm_verify_distances(topoml_context *ctx, tm_backend **bp, const topoml_input
         double t0 = tm_now();
         int rc = ref->vt->distances(ref->state, &call, in, want);
         rerun_done(ctx, in->n, seconds, tm_now() - t0);
-        if (rc == TOPOML_OK)
-            wrong = distances_wrong(ctx, in, out, count, want, why, sizeof why);
+        if (rc != TOPOML_OK) {
+            tm_free(ctx, want);
+            return unchecked(ctx, b, TOPOML_OP_DISTANCES, rc, msg);
+        }
+        wrong = distances_wrong(ctx, in, out, count, want, why, sizeof why);
         tm_free(ctx, want);
         if (!wrong)
             return TOPOML_OK;
@@ -429,7 +452,13 @@ int tm_verify_edges(topoml_context *ctx, tm_backend **bp, const topoml_input_v1 
         rerun_done(ctx, in->n, seconds, tm_now() - t0);
         if (rc != TOPOML_OK) {
             tm_free(ctx, r);
-            return TOPOML_OK; /* e.g. the memory limit: the checks above stand */
+            rc = unchecked(ctx, b, TOPOML_OP_EDGES, rc, msg);
+            if (rc != TOPOML_OK) {
+                tm_free(ctx, *edges);
+                *edges = NULL;
+                *n_edges = 0;
+            }
+            return rc;
         }
         wrong = edges_differ(ctx, in, threshold, *edges, *n_edges, r, nr, why, sizeof why);
         if (!wrong) {
@@ -638,7 +667,15 @@ int tm_verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op, const t
         rerun_done(ctx, in->n, seconds, tm_now() - t0);
         if (rc != TOPOML_OK) {
             free_barcode(ctx, &want);
-            return TOPOML_OK; /* cancelled or over the limit: the checks above stand */
+            rc = unchecked(ctx, b, op, rc, msg);
+            if (rc != TOPOML_OK) {
+                /* nothing of the plugin's answer goes out, not even as a
+                 * cancelled call's complete dimensions */
+                free_barcode(ctx, res);
+                res->n_intervals = 0;
+                res->max_dim = 0;
+            }
+            return rc;
         }
         wrong = barcodes_differ(ctx, in, max_dim, res, &want, why, sizeof why);
         if (!wrong) {

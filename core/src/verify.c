@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "diagram_compare.h"
 #include "internal.h"
 #include "metric.h"
 #include "topoml/features.h"
@@ -547,30 +548,9 @@ static bool barcode_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32
     return false;
 }
 
-/* The pairs of dimension d, sorted, for comparing and for the bottleneck
- * distance. */
-static int pair_order(const void *a, const void *b)
-{
-    const topoml_pair *x = a, *y = b;
-    if (x->birth != y->birth)
-        return x->birth < y->birth ? -1 : 1;
-    return x->death < y->death ? -1 : x->death > y->death;
-}
-
-static uint64_t dim_pairs(const topoml_barcode_v1 *bc, uint32_t d, topoml_pair *out)
-{
-    uint64_t m = 0;
-    for (uint64_t k = 0; k < bc->n_intervals; k++)
-        if (bc->intervals[k].dim == d && bc->intervals[k].death > bc->intervals[k].birth)
-            out[m++] = (topoml_pair){bc->intervals[k].birth, bc->intervals[k].death};
-    qsort(out, (size_t)m, sizeof *out, pair_order);
-    return m;
-}
-
-/* The conformance suite's rule (docs/conformance.md, "Barcodes"): per
- * dimension, the same number of essential classes and of bars longer than
- * twice the tolerance, and a bottleneck distance within it. Identical
- * diagrams, the usual case, need no matching. */
+/* The conformance suite's rule (docs/conformance.md, "Barcodes"), through
+ * the one comparison both use (diagram_compare.c), with a tolerance from
+ * the input's distance bound. */
 static bool barcodes_differ(topoml_context *ctx, const topoml_input_v1 *in, uint32_t max_dim,
                             const topoml_barcode_v1 *got, const topoml_barcode_v1 *want,
                             char *why, size_t why_size)
@@ -584,44 +564,24 @@ static bool barcodes_differ(topoml_context *ctx, const topoml_input_v1 *in, uint
     double tol = t.rel * largest + t.abs;
     if (tol < 4 * DBL_EPSILON * largest)
         tol = 4 * DBL_EPSILON * largest;
-    size_t cap = (size_t)(got->n_intervals + want->n_intervals + 1);
-    topoml_pair *a = tm_alloc(ctx, cap * sizeof *a);
-    if (!a)
-        return false;
-    bool differ = false;
-    for (uint32_t d = 0; d <= max_dim && !differ; d++) {
-        topoml_pair *x = a, *y;
-        uint64_t nx = dim_pairs(got, d, x);
-        y = a + nx;
-        uint64_t ny = dim_pairs(want, d, y);
-        if (nx == ny && (nx == 0 || memcmp(x, y, (size_t)nx * sizeof *x) == 0))
-            continue;
-        uint64_t ex = 0, ey = 0, lx = 0, ly = 0;
-        for (uint64_t k = 0; k < nx; k++) {
-            ex += isinf(x[k].death);
-            lx += x[k].death - x[k].birth > 2 * tol;
-        }
-        for (uint64_t k = 0; k < ny; k++) {
-            ey += isinf(y[k].death);
-            ly += y[k].death - y[k].birth > 2 * tol;
-        }
-        double bd = INFINITY;
-        if (ex == ey && lx == ly &&
-            topoml_bottleneck_distance(ctx, x, nx, y, ny, &bd) != TOPOML_OK) {
+    for (uint32_t d = 0; d <= max_dim; d++) {
+        tm_dim_comparison c;
+        if (tm_compare_dimension(ctx, want->intervals, want->n_intervals, got->intervals,
+                                 got->n_intervals, d, tol, &c) != TOPOML_OK) {
             ctx->errmsg[0] = '\0';
-            bd = 0; /* could not match (memory): the counts above stand */
+            c.bottleneck = 0; /* could not match (memory): the counts stand */
         }
-        if (ex != ey || lx != ly || bd > tol) {
+        if (!tm_dimension_matches(&c, tol)) {
             snprintf(why, why_size,
                      "H%u: %llu bars (%llu essential), the reference %llu (%llu); bottleneck "
                      "distance %.3g, tolerance %.3g",
-                     d, (unsigned long long)nx, (unsigned long long)ex, (unsigned long long)ny,
-                     (unsigned long long)ey, bd, tol);
-            differ = true;
+                     d, (unsigned long long)c.n_got, (unsigned long long)c.essential_got,
+                     (unsigned long long)c.n_ref, (unsigned long long)c.essential_ref,
+                     c.bottleneck, tol);
+            return true;
         }
     }
-    tm_free(ctx, a);
-    return differ;
+    return false;
 }
 
 /* A barcode's arrays: the intervals and, when generators were asked for

@@ -84,7 +84,8 @@ with tempfile.TemporaryDirectory() as tmp:
               open(os.path.join(tree, "bench", "results", "pending.json"), "w"))
     good_pages = {
         "README.md": "# x\n\n## Speed\n\nIt takes 1.31 s ([run](bench/results/run.json)).\n",
-        "docs/a.md": "# a\n\nA call waits at most 1 s; the timeout is 10 s; 30 s at most.\n\n"
+        "docs/a.md": "# a\n\nA call waits at most 1 s; the timeout is 10 s; 30 s at most; "
+                     "a ~20 s computation under a 5 s bound.\n\n"
                      "## Table\n\n| case | s |\n| --- | ---: |\n| x | 0.25 s |\n\n"
                      "From `bench/results/run.json`.\n",
         "docs/b.md": "# b\n\n## Owed\n\nAbout 5 ms ([pending](../bench/results/pending.json)).\n",

@@ -262,12 +262,14 @@ def slot_table(slot):
 
 # A measured figure in prose or a table: a time or a speed ratio. A number
 # right after a word of limits ("at most 1 s", "timeout 10 s", "--timeout
-# 120") or right before one ("30 s at most") is a setting, not a measurement.
+# 120") or right before one ("30 s at most", "a 5 s bound", "a 20 s
+# computation" as a test's workload) is a setting, not a measurement.
 FIGURE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|µs|s)(?![\w/])"
                     r"|(?<![\w.])\d+(?:\.\d+)?\s?×(?!\s*\d)|\bx\d+\.\d+\b")
 SETTING_BEFORE = re.compile(r"((?i:limit|timeout|at most|≤|<=|under|budget|after|every|target|"
                             r"up to|within|default|than)|--[a-z-]+|[A-Z_]{4,}=)[^.;|]{0,15}$")
-SETTING_AFTER = re.compile(r"^\s*(?i:at most|or less|budget|limit|timeout)")
+SETTING_AFTER = re.compile(r"^\s*(?i:at most|or less|budget|limit|timeout|bound|deadline|"
+                           r"computation)")
 ARTIFACT_REF = re.compile(r"\]\(([^)#\s]*bench/results/[^)#\s]+\.json)\)"
                           r"|`(bench/results/[^`\s]+\.json)`|^#+ (bench/results/\S+\.json)$",
                           re.M)

@@ -26,6 +26,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,7 +34,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "cli"))
 sys.path.insert(0, HERE)
 import artifact  # noqa: E402  (the one writer of bench/results/ files)
 import clitest  # noqa: E402  (the one comparison of diagrams)
-from bench_rips import CASES, default_data  # noqa: E402  (the shipped benchmark set)
+from bench_rips import CASES, default_data, generate  # noqa: E402  (the benchmark set)
 
 import numpy as np  # noqa: E402
 
@@ -54,9 +55,9 @@ def load(path, fmt):
 
 
 def options(fmt, dim, thr):
-    """The CLI's options for a case of bench_rips.CASES."""
-    return ["--format", fmt, "--dim", str(dim)] + ([] if thr is None else
-                                                   ["--threshold", str(thr)])
+    """The `topoml barcode` options of a case of bench_rips.CASES."""
+    return ["--format", fmt, "--dim", str(dim)] + \
+        (["--threshold", repr(thr)] if thr is not None else [])
 
 
 def as_lists(dgms):
@@ -111,9 +112,11 @@ def main():
     print(hdr)
     print("-" * len(hdr))
     results = []
+    gen = tempfile.mkdtemp(prefix="python_overhead_")
     for name, fname, fmt, dim, thr in cases:
-        path = os.path.join(a.data, fname)
+        path = generate(fname, gen) if fname.startswith("gen:") else os.path.join(a.data, fname)
         opts = options(fmt, dim, thr)
+        thr = math.inf if thr is None else thr
         X, dm = load(path, fmt)
         kw = dict(maxdim=dim, thresh=math.inf if thr is None else thr)
         runs = {k: [] for k in ("compute", "topoml", "cli", "ripser.py", "giotto-ph")}

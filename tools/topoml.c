@@ -945,6 +945,8 @@ static int cmd_backends(int argc, char **argv)
             json_str(b.probe_message);
             printf(",\"gate\":\"%s\",\"gate_reason\":", gate);
             json_str(b.gate_reason);
+            printf(",\"isolation\":");
+            json_str(b.isolation);
             printf(",\"capabilities\":[");
             for (uint32_t k = 0; k < b.n_caps; k++) {
                 const topoml_capability_v1 *cp = &b.caps[k];
@@ -979,6 +981,9 @@ static int cmd_backends(int argc, char **argv)
                    b.probe_status == TOPOML_OK ? "ok" : topoml_strerror(b.probe_status),
                    b.probe_message[0] ? ": " : "", b.probe_message);
         printf("  gate:     %s (%s)\n", gate, b.gate_reason);
+        printf("  runs in:  %s\n", strcmp(b.isolation, "process") == 0
+                                       ? "a helper process (isolation)"
+                                       : "the host process");
         if (b.selection == TOPOML_SELECT_BY_NAME)
             printf("  choice:   by name only (--backend, or `prefer` in the configuration)\n");
         for (uint32_t k = 0; k < b.n_caps; k++) {

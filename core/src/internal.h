@@ -251,6 +251,15 @@ bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t o
                    const topoml_input_v1 *in, uint32_t max_dim, uint32_t modulus);
 /* Does a RIPS capability record among `caps` say TOPOML_CAP_GENERATORS? */
 bool tm_caps_generators(const topoml_capability_v1 *caps, uint32_t n_caps);
+/* What the registry keeps of a backend, however it was learnt (a loaded
+ * vtable, registry.c; a probe process's report, isolate_probe.c): the ops
+ * its vtable has, as 1 << TOPOML_OP_* bits; its identity strings (copied;
+ * NULL version, vendor or description as ""); whether a name is one a
+ * backend may have ([a-z0-9-]+, at most 48 characters; loader.c). */
+uint32_t tm_op_mask(const topoml_backend_v1 *vt);
+int tm_set_identity(topoml_context *ctx, tm_backend *b, const char *name, const char *version,
+                    const char *vendor, const char *description);
+bool tm_valid_backend_name(const char *name);
 /* Decide the gate state of a probed backend. */
 void tm_gate_apply(topoml_context *ctx, tm_backend *b);
 /* tm_select is about to use a backend whose gate decision was left for

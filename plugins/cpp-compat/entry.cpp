@@ -116,8 +116,8 @@ const topoml_backend_v1 vtable = {
     "cpp-compat",
     "0.1.0",
     "topoml",
-    "portable C++17 backend: explicit Rips filtration, boundary matrix reduced by the "
-    "standard algorithm with twist",
+    "portable C++17 backend: persistent cohomology with clearing over an explicit "
+    "Rips filtration",
     nullptr, /* create */
     nullptr, /* destroy */
     cc_probe,

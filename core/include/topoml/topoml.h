@@ -158,6 +158,11 @@ typedef struct topoml_backend_info {
     /* Appended in 0.2 (filled when struct_size covers it): the backend's
      * topoml_selection; TOPOML_SELECT_BY_NAME: never chosen unless named. */
     uint32_t selection;
+    /* Appended in 0.4: where the backend's ops run (config `isolation`,
+     * docs/security.md): "host" (in this process: the built-in reference, a
+     * plugin shipped with topoml in its own folder, or `isolation: none`) or
+     * "process" (in a topoml-plugin-host helper process). A static string. */
+    const char *isolation;
 } topoml_backend_info;
 
 /* Every backend the context knows, the built-in scalar first, then plugin

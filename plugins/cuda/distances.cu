@@ -43,7 +43,7 @@ static int upload_points(tmc_ctx *ctx, const topoml_input_v1 *in, T **d_pts, T *
     *d_norms = nullptr;
     if ((err = cudaMalloc((void **)d_pts, (n * dim != 0 ? n * dim : 1) * sizeof(T))) != cudaSuccess)
         return tmc_cuda_fail(ctx, err, "cudaMalloc(points)");
-    if ((err = cudaMemcpyAsync(*d_pts, in->data, n * dim * sizeof(T), cudaMemcpyHostToDevice,
+    if ((err = cudaMemcpyAsync(*d_pts, in->data, n * dim * sizeof(T), cudaMemcpyDefault,
                                ctx->stream)) != cudaSuccess)
         return tmc_cuda_fail(ctx, err, "cudaMemcpyAsync(points)");
     if (in->metric != TOPOML_METRIC_COSINE)

@@ -171,7 +171,7 @@ static int edges_from_points(tmc_ctx *ctx, const topoml_input_v1 *in, double thr
         status = tmc_cuda_fail(ctx, err, "cudaMalloc(counters)");
     TMC_TRY(
         ctx, status,
-        cudaMemcpyAsync(pts, in->data, n * dim * sizeof(T), cudaMemcpyHostToDevice, ctx->stream),
+        cudaMemcpyAsync(pts, in->data, n * dim * sizeof(T), cudaMemcpyDefault, ctx->stream),
         "cudaMemcpyAsync(points)");
     TMC_TRY(ctx, status,
             cudaMemcpyAsync(counters, host_counters, sizeof host_counters, cudaMemcpyHostToDevice,

@@ -12,7 +12,10 @@
  *    never stored. The engine then works in its sparse mode, as it would
  *    for a threshold that cuts the complex anyway; above the enclosing
  *    radius the complex is a cone, so the bars are the same either way.
- *  - condensed and sparse inputs go to the engine as they are.
+ *  - condensed and sparse inputs go to the engine as they are;
+ *  - points in device memory (core 0.4) are read where they are: checked
+ *    and (f32) widened on the device (device_input.cu), then the same
+ *    steps, which copy from them device to device.
  *
  * With max_dim >= 2 the columns of each dimension k >= 2 — the k-simplices
  * under the threshold less the cleared ones and those in zero-persistence
@@ -68,6 +71,9 @@ static int rips_hooked(tmc_ctx *ctx, const topoml_input_v1 *source, const topoml
     return status;
 }
 
+static int rips_points(tmc_ctx *ctx, const topoml_input_v1 *in,
+                       const topoml_rips_params_v1 *params, topoml_barcode_v1 *out);
+
 int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v1 *params,
              topoml_barcode_v1 *out)
 {
@@ -78,6 +84,31 @@ int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v
                         "missing or too short");
     if (in->kind == TOPOML_INPUT_CONDENSED)
         return rips_hooked(ctx, in, in, params, out);
+    if (tmc_on_device(in)) {
+        if (in->kind != TOPOML_INPUT_POINTS)
+            return tmc_fail(ctx->call, TOPOML_E_UNSUPPORTED,
+                            "rips: a matrix in device memory is not read there");
+        topoml_input_v1 view;
+        double *wide = NULL, *host = NULL;
+        int status = tmc_device_points(ctx, in, &view, &wide, &host);
+        if (status == TOPOML_OK && (tmc_on_device(&view) && in->n < 2)) {
+            /* One point (or none): checked finite, its coordinates change
+             * nothing; zeros on the host stand in for them. */
+            host = tmc_host_alloc(ctx, (in->dim ? in->dim : 1) * sizeof(double),
+                                  "the coordinates of one point", &status);
+            if (host) {
+                memset(host, 0, (in->dim ? in->dim : 1) * sizeof(double));
+                view.memory = TOPOML_MEMORY_HOST;
+                view.data = host;
+            }
+        }
+        if (status == TOPOML_OK)
+            status = tmc_on_device(&view) ? rips_points(ctx, &view, params, out)
+                                          : tmc_rips(ctx, &view, params, out);
+        tmc_device_free(wide);
+        tmc_host_free(ctx, host);
+        return status;
+    }
     if (in->kind != TOPOML_INPUT_POINTS || in->n < 2)
         return scalar_rips(ctx->call, in, params, out);
     int status = check_coordinates(ctx, in);
@@ -87,6 +118,16 @@ int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v
      * distances (metric.h, scaled). */
     if (!tmc_in_device_range(in))
         return scalar_rips(ctx->call, in, params, out);
+    return rips_points(ctx, in, params, out);
+}
+
+/* Points with finite coordinates in the device kernels' range, n >= 2, in
+ * host or device memory: distances or threshold edges on the device, then
+ * the engine. */
+static int rips_points(tmc_ctx *ctx, const topoml_input_v1 *in,
+                       const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
+{
+    int status = TOPOML_OK;
     if (isnan(params->threshold))
         return tmc_fail(ctx->call, TOPOML_E_INVALID, "rips: threshold is NaN");
 

@@ -285,13 +285,13 @@ static int setup(tmr_columns *c, uint64_t n, double threshold)
         const uint64_t bytes = n * in->dim * elem;
         TMC_TRY(ctx, status, cudaMalloc(&pts, bytes ? bytes : 1), "cudaMalloc(points)");
         TMC_TRY(ctx, status,
-                cudaMemcpyAsync(pts, in->data, bytes, cudaMemcpyHostToDevice, ctx->stream),
+                cudaMemcpyAsync(pts, in->data, bytes, cudaMemcpyDefault, ctx->stream),
                 "cudaMemcpyAsync(points)");
         if (status == TOPOML_OK)
             status = tmc_distances_device(ctx, in->dtype, in->metric, n, in->dim, pts, raw);
     } else {
         TMC_TRY(ctx, status,
-                cudaMemcpyAsync(raw, in->data, pairs * elem, cudaMemcpyHostToDevice, ctx->stream),
+                cudaMemcpyAsync(raw, in->data, pairs * elem, cudaMemcpyDefault, ctx->stream),
                 "cudaMemcpyAsync(distances)");
     }
     if (in->dtype == TOPOML_F32 && status == TOPOML_OK) {

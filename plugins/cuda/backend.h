@@ -115,6 +115,10 @@ typedef struct tmc_state {
      * (device_input.cu): input_to_host, and points beyond the kernels'
      * range. The rips op logs its own count. */
     uint64_t input_host_copies;
+    /* Device memory of the op in progress (tmc_begin, tmc_note_device_use):
+     * free when it began, and the most taken since, sampled after each large
+     * allocation. */
+    uint64_t free_at_begin, device_high;
 } tmc_state;
 
 /* What one op call works with: the caller's services, the chosen device and
@@ -189,6 +193,12 @@ int tmc_cuda_fail(const tmc_ctx *ctx, cudaError_t err, const char *what);
  * clear message when the device does not have that much free (with a margin
  * for the runtime and CUB's scratch), else TOPOML_OK. */
 int tmc_check_device_memory(const tmc_ctx *ctx, uint64_t bytes, const char *what);
+
+/* Sample the device memory the op has taken so far (cudaMemGetInfo against
+ * what was free when it began) into st->device_high: called right after the
+ * op's large allocations, so the samples catch its high-water mark (other
+ * users of the device blur it). */
+void tmc_note_device_use(const tmc_ctx *ctx);
 
 /* Device memory free on the current device, minus the safety margin. */
 uint64_t tmc_usable_device_memory(const tmc_ctx *ctx);

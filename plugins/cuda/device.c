@@ -222,7 +222,20 @@ int tmc_begin(tmc_ctx *ctx, tmc_state *st, const topoml_call_v1 *call, const top
     }
     ctx->stream = st->streams[ctx->device];
     ctx->copy_stream = st->copy_streams[ctx->device];
+    size_t free_b = 0, total_b = 0;
+    st->free_at_begin = cudaMemGetInfo(&free_b, &total_b) == cudaSuccess ? free_b : 0;
+    st->device_high = 0;
     return TOPOML_OK;
+}
+
+void tmc_note_device_use(const tmc_ctx *ctx)
+{
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+        return;
+    tmc_state *st = ctx->st;
+    if (st->free_at_begin > free_b && st->free_at_begin - free_b > st->device_high)
+        st->device_high = st->free_at_begin - free_b;
 }
 
 int tmc_end(tmc_ctx *ctx, int status)

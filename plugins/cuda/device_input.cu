@@ -119,6 +119,8 @@ int tmc_device_points(tmc_ctx *ctx, const topoml_input_v1 *in, topoml_input_v1 *
                 "cudaMalloc(widened points)");
     TMC_TRY(ctx, status, cudaMemcpyAsync(flags, got, sizeof got, cudaMemcpyHostToDevice, ctx->stream),
             "cudaMemcpyAsync(flags)");
+    if (status == TOPOML_OK)
+        tmc_note_device_use(ctx);
     if (status == TOPOML_OK && count) {
         if (in->dtype == TOPOML_F32)
             scan_kernel<float><<<tmc_grid_for(count), 256, 0, ctx->stream>>>(

@@ -121,7 +121,9 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
     snprintf(st->schedule_text[TOPOML_OP_RIPS], TMC_SCHEDULE,
              "distances=device(as-distances) threshold-edges=device(as-edges) "
              "columns(dim>=2)=device clearing(dim>=2)=device apparent-pairs(dim>=2)=device "
-             "columns(dim1)=host reduction=host(scalar-engine) sparse-input=host");
+             "columns(dim1)=host reduction=host(scalar-engine) "
+             "sparse-input(collapsed,threshold,n<=16384)=columns(dim>=2)=device "
+             "sparse-input(other)=host");
 #endif
 #ifdef TMC_HAVE_IMAGE
     tmc_image_schedule(st->schedule_text[TOPOML_OP_IMAGE], TMC_SCHEDULE);
@@ -211,6 +213,15 @@ static int cuda_rips(void *state, const topoml_call_v1 *call, const topoml_input
     int status = tmc_begin(&ctx, state, call, in, ALL_INPUTS);
     if (status == TOPOML_OK)
         status = tmc_rips(&ctx, in, params, out);
+    if (status == TOPOML_OK && call->log) {
+        /* GPU memory, reported (`topoml barcode --verbose`). */
+        char line[192];
+        snprintf(line, sizeof line,
+                 "cuda: rips: device memory high-water %.1f MiB (sampled after each large "
+                 "allocation; %.1f MiB were free on device %d)",
+                 ctx.st->device_high / 1048576.0, ctx.st->free_at_begin / 1048576.0, ctx.device);
+        call->log(call->host_data, TOPOML_LOG_INFO, line);
+    }
     if (status == TOPOML_OK && tmc_on_device(in) && call->log) {
         /* The no-copy check of the tests reads this line. */
         char line[192];

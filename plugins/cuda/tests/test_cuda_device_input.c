@@ -13,7 +13,12 @@
  * matrix; and the refusals: a NaN coordinate on the device, a host pointer
  * passed off as a device pointer.
  *
- * Usage: test_cuda_device_input PLUGIN_DIR. Exit 0: passed; 1: a failure;
+ * Also through the same API: the edge collapse's output (a sparse graph
+ * under a threshold) reduced with the columns of dimensions >= 2 collected
+ * on the device (the plugin's log names each such dimension), with the
+ * reference's barcode bit for bit.
+ *
+ * Usage: test_cuda_device_input PLUGIN_DIR [TEST_DATA_DIR]. Exit 0: passed; 1: a failure;
  * 77: no usable device (skipped), unless TOPOML_CUDA_EXPECT_DEVICE=1.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -37,12 +42,16 @@ static void result(int ok, const char *what, const char *detail)
     ok ? n_pass++ : n_fail++;
 }
 
-/* The plugin's line "... N host copies of the input", last seen. */
+/* The plugin's line "... N host copies of the input", last seen; and how
+ * many dimensions had their columns collected on the device. */
 static long plugin_copies = -1;
+static int device_dims;
 static void on_log(void *user, int level, const char *message)
 {
     (void)user;
     (void)level;
+    if (strstr(message, "cuda rips: dimension ") && strstr(message, "on the device"))
+        device_dims++;
     const char *p = strstr(message, "cuda: rips read its input on CUDA device");
     if (p) {
         const char *c = strstr(p, ": ");
@@ -264,6 +273,70 @@ static void run_refusals(topoml_context *ctx, cudaStream_t stream)
     topoml_data_free(ctx, dd);
 }
 
+/* The collapse on (the core hands the cuda backend the collapsed graph,
+ * SPARSE, under a finite threshold) against the reference with it off. */
+static void run_collapsed(topoml_context *ctx, topoml_data *data, const char *name,
+                          uint32_t max_dim, double threshold)
+{
+    topoml_rips_options o;
+    topoml_rips_options_init(&o);
+    o.max_dim = max_dim;
+    o.threshold = threshold;
+    o.collapse = TOPOML_COLLAPSE_OFF;
+    topoml_barcode *want = NULL, *got = NULL;
+    char what[160], why[512] = "";
+    snprintf(what, sizeof what,
+             "%s dim %u threshold %g, collapsed: columns on the device, the reference's barcode",
+             name, max_dim, threshold);
+    int rc = topoml_use_backend(ctx, "scalar");
+    if (rc == TOPOML_OK)
+        rc = topoml_barcode_compute(ctx, &want, data, &o);
+    topoml_use_backend(ctx, "cuda");
+    o.collapse = TOPOML_COLLAPSE_ON;
+    device_dims = 0;
+    if (rc == TOPOML_OK)
+        rc = topoml_barcode_compute(ctx, &got, data, &o);
+    topoml_use_backend(ctx, NULL);
+    if (rc != TOPOML_OK) {
+        snprintf(why, sizeof why, "%s", topoml_errmsg(ctx));
+        result(0, what, why);
+    } else {
+        int same = same_barcode(got, want, why, sizeof why);
+        if (same && device_dims != (int)max_dim - 1)
+            snprintf(why, sizeof why, "%d of %u dimensions >= 2 on the device", device_dims,
+                     max_dim - 1);
+        result(same && device_dims == (int)max_dim - 1, what, why);
+    }
+    topoml_barcode_free(want);
+    topoml_barcode_free(got);
+}
+
+static void run_collapsed_cases(topoml_context *ctx, const char *test_data)
+{
+    topoml_data *d = NULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/o3_1024.txt", test_data ? test_data : ".");
+    if (test_data && topoml_data_read(ctx, &d, path, TOPOML_FORMAT_POINT_CLOUD) == TOPOML_OK) {
+        run_collapsed(ctx, d, "o3_1024", 3, 1.8);
+        topoml_data_free(ctx, d);
+    } else if (test_data) {
+        result(0, "reading o3_1024.txt", topoml_errmsg(ctx));
+    }
+    for (int k = 0; k < 3; k++) {
+        const uint64_t n = 150 + 100 * (uint64_t)k, dim = 3;
+        double *p = malloc(n * dim * sizeof *p);
+        for (uint64_t i = 0; i < n * dim; i++)
+            p[i] = uniform();
+        if (topoml_data_from_points(ctx, &d, n, dim, p) == TOPOML_OK) {
+            char name[64];
+            snprintf(name, sizeof name, "%llu random points in R^3", (unsigned long long)n);
+            run_collapsed(ctx, d, name, 2 + (uint32_t)(k % 2), 0.35 + 0.05 * k);
+            topoml_data_free(ctx, d);
+        }
+        free(p);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -301,7 +374,7 @@ int main(int argc, char **argv)
         topoml_context_free(ctx);
         return 1;
     }
-    topoml_set_log(ctx, on_log, NULL, TOPOML_LOG_INFO);
+    topoml_set_log(ctx, on_log, NULL, TOPOML_LOG_DEBUG);
     int device_input_record = 0, enabled = 0;
     for (uint32_t b = 0; b < topoml_backend_count(ctx); b++) {
         topoml_backend_info bi;
@@ -339,6 +412,7 @@ int main(int argc, char **argv)
         run_cloud(ctx, &cases[k], stream);
     run_condensed(ctx, stream);
     run_refusals(ctx, stream);
+    run_collapsed_cases(ctx, argc > 2 ? argv[2] : NULL);
     cudaStreamDestroy(stream);
     topoml_context_free(ctx);
     printf("%d passed, %d failed\n", n_pass, n_fail);

@@ -154,7 +154,7 @@ double now_ms(void)
 
 struct tmr_columns {
     tmc_ctx *ctx;
-    const topoml_input_v1 *in; /* POINTS or CONDENSED, on the host */
+    const topoml_input_v1 *in; /* POINTS or CONDENSED, in host or device memory */
     bool ready, declined;
     uint32_t n;
     double threshold;

@@ -57,6 +57,9 @@ def main():
             print("%-26s skipped: out of time" % name)
             continue
         path = materialise(spec, args.data, tmp)
+        if not os.path.exists(path):
+            print("%-26s skipped: no %s" % (name, path))
+            continue
         cmd = {c: [args.topoml, "barcode", "--config", conf, "--quiet", "--backend", "cuda",
                    "--collapse", c] + opts + [path] for c in SETTINGS}
         times = {c: [] for c in SETTINGS}

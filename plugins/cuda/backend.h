@@ -294,6 +294,11 @@ int tmc_h0_from_edges(const tmc_ctx *ctx, uint64_t n, const topoml_edge *edges, 
 int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v1 *params,
              topoml_barcode_v1 *out);
 
+/* A SPARSE input as the CONDENSED source the device's columns read: the
+ * edges' values, +inf where there is no edge, in *held (tmc_host_free). */
+int tmc_sparse_source(tmc_ctx *ctx, const topoml_input_v1 *in, topoml_input_v1 *source,
+                      double **held);
+
 /* ---- image.cu ---- */
 
 int tmc_image_schedule(char *out, size_t size);

@@ -17,7 +17,7 @@
  *    (core/src/collapse.c) — goes to the engine as it is too, with the
  *    columns of dimensions >= 2 from the device, which works from the
  *    condensed matrix of the edges' values (+inf where there is no edge) when
- *    that fits in TMC_SPARSE_DENSE_MAX bytes (sparse_source below); else,
+ *    that fits in TMC_SPARSE_DENSE_MAX bytes (tmc_sparse_source); else,
  *    or without a threshold, the engine alone;
  *  - points in device memory (core 0.4) are read where they are: checked
  *    and (f32) widened on the device (device_input.cu), then the same
@@ -89,8 +89,8 @@ static int rips_points(tmc_ctx *ctx, const topoml_input_v1 *in,
  * (rips_columns.cu reads an entry above the threshold as no edge, and the
  * threshold is finite here). The engine itself still reads the edges: the
  * filtration, and so the columns, are the same. */
-static int sparse_source(tmc_ctx *ctx, const topoml_input_v1 *in, topoml_input_v1 *source,
-                         double **held)
+int tmc_sparse_source(tmc_ctx *ctx, const topoml_input_v1 *in, topoml_input_v1 *source,
+                      double **held)
 {
     *held = NULL;
     const uint64_t pairs = tmc_row_start(in->n);
@@ -159,7 +159,7 @@ int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v
         (!ctx->call->max_memory || tmc_row_start(in->n) * 8 <= ctx->call->max_memory / 2)) {
         topoml_input_v1 source;
         double *held = NULL;
-        int status = sparse_source(ctx, in, &source, &held);
+        int status = tmc_sparse_source(ctx, in, &source, &held);
         if (status == TOPOML_OK) {
             topoml_call_v1 call = *ctx->call;
             const uint64_t held_bytes = tmc_row_start(in->n) * 8;

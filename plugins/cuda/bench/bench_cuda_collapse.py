@@ -12,7 +12,7 @@ mark the plugin logs. The outputs of the three settings must be identical
 byte for byte (the collapse changes no bar). With the collapse on, the
 collapsed graph goes to the plugin as sparse input under a threshold, and its
 columns of dimensions >= 2 are collected on the device (rips.c,
-sparse_source); the device log of one verbose run per setting is kept in the
+tmc_sparse_source); the device log of one verbose run per setting is kept in the
 JSON.
 """
 import argparse

@@ -161,6 +161,25 @@ START_TEST(arguments_are_checked)
     ck_assert_uint_eq(topoml_data_host_copies(d), 0);
     topoml_data_free(ctx, d);
     ck_assert_int_eq(topoml_data_memory(NULL), TOPOML_MEMORY_HOST);
+    /* Huge but representable: refused when a host copy of it is needed,
+     * before anything is allocated or any backend is asked. */
+    ck_assert_int_eq(topoml_data_from_device(ctx, &d, TOPOML_MEMORY_CUDA, TOPOML_INPUT_POINTS,
+                                             TOPOML_F32, 1ull << 40, 1u << 20, x, 0, NULL),
+                     TOPOML_OK);
+    void *dist = NULL;
+    uint64_t count = 0;
+    int rc = topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &dist, &count);
+    ck_assert_msg(rc == TOPOML_E_OVERFLOW, "%d: %s", rc, topoml_errmsg(ctx));
+    ck_assert_uint_eq(topoml_data_host_copies(d), 0);
+    topoml_data_free(ctx, d);
+    ck_assert_int_eq(topoml_data_from_device(ctx, &d, TOPOML_MEMORY_CUDA, TOPOML_INPUT_POINTS,
+                                             TOPOML_F64, 1ull << 30, 1u << 10, x, 0, NULL),
+                     TOPOML_OK);
+    topoml_set_max_memory(ctx, 1u << 20);
+    rc = topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &dist, &count);
+    ck_assert_msg(rc == TOPOML_E_LIMIT && strstr(topoml_errmsg(ctx), "host copy"), "%d: %s", rc,
+                  topoml_errmsg(ctx));
+    topoml_data_free(ctx, d);
     topoml_context_free(ctx);
 }
 END_TEST

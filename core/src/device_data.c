@@ -121,8 +121,12 @@ int tm_data_host_copy(topoml_context *ctx, const struct topoml_data *d, struct t
     uint64_t count = d->kind == TOPOML_INPUT_POINTS ? d->n * d->dim
                                                     : d->n * (d->n ? d->n - 1 : 0) / 2;
     const size_t elem = d->device_dtype == TOPOML_F32 ? sizeof(float) : sizeof(double);
-    int rc = tm_check_memory(ctx, count * (sizeof(double) + elem),
-                             "the host copy of a data set in device memory");
+    uint64_t bytes;
+    if (!tm_mul_u64(count, sizeof(double) + elem, &bytes) || bytes > SIZE_MAX / 2)
+        return tm_error(ctx, TOPOML_E_OVERFLOW,
+                        "the host copy of %llu values does not fit in this machine's memory",
+                        (unsigned long long)count);
+    int rc = tm_check_memory(ctx, bytes, "the host copy of a data set in device memory");
     if (rc != TOPOML_OK)
         return rc;
     tm_backend *b = device_owner(ctx, d->memory);

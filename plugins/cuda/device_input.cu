@@ -107,10 +107,12 @@ int tmc_device_points(tmc_ctx *ctx, const topoml_input_v1 *in, topoml_input_v1 *
     *view = *in;
     *wide = nullptr;
     *host = nullptr;
+    const uint64_t count = in->n * in->dim;
+    if (count == 0)
+        return TOPOML_OK; /* nothing to read (an empty array may have no pointer) */
     int status = check_pointer(ctx, in);
     if (status == TOPOML_OK)
         status = wait_for_caller(ctx, in);
-    const uint64_t count = in->n * in->dim;
     unsigned long long *flags = nullptr;
     unsigned long long got[2] = {~0ull, 0};
     TMC_TRY(ctx, status, cudaMalloc((void **)&flags, sizeof got), "cudaMalloc(flags)");

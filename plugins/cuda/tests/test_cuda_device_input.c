@@ -144,7 +144,7 @@ static void run_cloud(topoml_context *ctx, const cloud_case *c, cudaStream_t str
         rc = topoml_use_backend(ctx, NULL);
     if (rc == TOPOML_OK)
         rc = topoml_data_from_device(ctx, &dd, TOPOML_MEMORY_CUDA, TOPOML_INPUT_POINTS, c->dtype,
-                                     c->n, c->dim, dev, 0, stream);
+                                     c->n, c->dim, count ? dev : NULL, 0, stream);
     plugin_copies = -1;
     if (rc == TOPOML_OK)
         rc = topoml_barcode_compute(ctx, &got, dd, &o);

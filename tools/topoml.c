@@ -958,8 +958,10 @@ static int cmd_backends(int argc, char **argv)
                 json_names(cp->metrics, metric_names, 5);
                 printf(",\"inputs\":");
                 json_names(cp->inputs, input_names, 3);
-                printf(",\"max_dim\":%u,\"max_modulus\":%u,\"max_points\":%llu,\"device\":",
-                       cp->max_dim, cp->max_modulus, (unsigned long long)cp->max_points);
+                printf(",\"max_dim\":%u,\"max_modulus\":%u,\"max_points\":%llu,"
+                       "\"device_input\":%s,\"device\":",
+                       cp->max_dim, cp->max_modulus, (unsigned long long)cp->max_points,
+                       cp->features & TOPOML_CAP_DEVICE_INPUT ? "true" : "false");
                 json_str(cp->device);
                 printf(",\"schedule\":");
                 if (cp->schedule)
@@ -999,6 +1001,8 @@ static int cmd_backends(int argc, char **argv)
             }
             if (cp->op == TOPOML_OP_RIPS)
                 printf(" max_dim=%u max_modulus=%u", cp->max_dim, cp->max_modulus);
+            if (cp->features & TOPOML_CAP_DEVICE_INPUT)
+                printf(" device-input"); /* takes the inputs above in device memory */
             printf(" device=%s", cp->device ? cp->device : "?");
             if (cp->schedule)
                 printf(" [%s]", cp->schedule);

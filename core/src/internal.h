@@ -377,7 +377,25 @@ struct topoml_data {
     topoml_edge *edges; /* SPARSE: n_edges edges, i < j, no duplicates */
     uint64_t n_edges;
     uint32_t format;   /* the topoml_format it was read as; AUTO: made from memory */
+    /* Device-resident data (topoml_data_from_device, device_data.c): memory
+     * is not TOPOML_MEMORY_HOST, `values` is NULL and the caller's device
+     * array is `device_values` (dtype `device_dtype`, not owned). */
+    uint32_t memory;
+    int32_t device;
+    void *stream;
+    const void *device_values;
+    uint32_t device_dtype;
+    _Atomic uint64_t host_copies; /* host copies made of it so far */
 };
+
+/* ---- device-resident data (device_data.c) ---- */
+
+/* A host copy of device-resident `d` in *host (a data set of the same kind,
+ * its values widened to double), made through the input_to_host entry of
+ * the enabled backend that reads such memory; free it with
+ * tm_data_host_release. Counts in d->host_copies. */
+int tm_data_host_copy(topoml_context *ctx, const struct topoml_data *d, struct topoml_data *host);
+void tm_data_host_release(topoml_context *ctx, struct topoml_data *host);
 
 /* Read one data set in `format` from `f`; `name` is used in messages
  * ("name:line: reason"). On success *out is filled (arrays from tm_alloc); on

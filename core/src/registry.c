@@ -351,6 +351,8 @@ bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t o
         if (in) {
             if (!(c->inputs & (1u << in->kind)))
                 continue;
+            if (in->memory != TOPOML_MEMORY_HOST && !(c->features & TOPOML_CAP_DEVICE_INPUT))
+                continue;
             if (in->kind != TOPOML_INPUT_SPARSE && !(c->dtypes & (1u << in->dtype)))
                 continue;
             if (in->kind == TOPOML_INPUT_POINTS && !(c->metrics & (1u << in->metric)))
@@ -380,6 +382,11 @@ static bool capable(const tm_backend *b, uint32_t op, const topoml_input_v1 *in,
 {
     if (!has_op_pointer(b, op)) {
         snprintf(why, why_size, "has no %s op", tm_op_name(op));
+        return false;
+    }
+    if (in && in->memory != TOPOML_MEMORY_HOST && b->isolated) {
+        /* A helper process cannot read this process's device pointers. */
+        snprintf(why, why_size, "runs in a helper process: no device memory");
         return false;
     }
     if (tm_caps_cover(b->caps, b->n_caps, op, in, max_dim, modulus))

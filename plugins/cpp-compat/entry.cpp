@@ -130,6 +130,7 @@ const topoml_backend_v1 vtable = {
     /* A second implementation, for cross-checking: never the automatic
      * choice (its Rips is far slower than the reference's on dense input). */
     TOPOML_SELECT_BY_NAME,
+    nullptr, /* input_to_host: reads no device memory */
 };
 
 } // namespace

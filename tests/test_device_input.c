@@ -146,11 +146,12 @@ START_TEST(arguments_are_checked)
     ck_assert_int_eq(topoml_data_from_device(ctx, NULL, TOPOML_MEMORY_CUDA, TOPOML_INPUT_POINTS,
                                              TOPOML_F64, 2, 3, x, 0, NULL),
                      TOPOML_E_INVALID);
-    /* Zero points need no pointer. */
+    /* Zero points are refused, as by every data constructor. */
     ck_assert_int_eq(topoml_data_from_device(ctx, &d, TOPOML_MEMORY_CUDA, TOPOML_INPUT_POINTS,
                                              TOPOML_F32, 0, 3, NULL, 0, NULL),
-                     TOPOML_OK);
-    topoml_data_free(ctx, d);
+                     TOPOML_E_INVALID);
+    ck_assert_ptr_null(d);
+    ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "no points"));
     ck_assert_int_eq(topoml_data_from_device(ctx, &d, TOPOML_MEMORY_CUDA, TOPOML_INPUT_POINTS,
                                              TOPOML_F64, 2, 3, x, 1, (void *)0x10),
                      TOPOML_OK);
@@ -232,6 +233,18 @@ START_TEST(rips_reads_device_input_in_place)
         o.threshold = trial % 3 == 2 ? 0.3 + uniform01() : INFINITY;
         o.modulus = trial % 5 == 4 ? 3 : 2;
         topoml_data *host = NULL, *dev = NULL;
+        if (n == 0) { /* no points: refused by both constructors */
+            ck_assert_int_eq(topoml_data_from_points_strided(ctx, &host, n, dim, dtype, p,
+                                                             dim * elem, elem),
+                             TOPOML_E_INVALID);
+            ck_assert_int_eq(topoml_data_from_device(ctx, &dev, TOPOML_MEMORY_CUDA,
+                                                     TOPOML_INPUT_POINTS, dtype, n, dim, p, 0,
+                                                     NULL),
+                             TOPOML_E_INVALID);
+            ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "no points"));
+            free(p);
+            continue;
+        }
         ck_assert_int_eq(topoml_data_from_points_strided(ctx, &host, n, dim, dtype, p, dim * elem,
                                                          elem),
                          TOPOML_OK);

@@ -41,7 +41,9 @@ int topoml_data_from_device(topoml_context *ctx, topoml_data **out, topoml_memor
     if (device < 0)
         return tm_error(ctx, TOPOML_E_INVALID, "topoml_data_from_device: device index %d < 0",
                         (int)device);
-    if (kind == TOPOML_INPUT_POINTS && n > 0 && dim == 0)
+    if (n == 0) /* as every data constructor: nothing to compute */
+        return tm_error(ctx, TOPOML_E_INVALID, "topoml_data_from_device: no points (n = 0)");
+    if (kind == TOPOML_INPUT_POINTS && dim == 0)
         return tm_error(ctx, TOPOML_E_INVALID,
                         "topoml_data_from_device: points need at least one coordinate");
     uint64_t count = 0, bytes = 0;

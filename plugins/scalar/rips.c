@@ -44,6 +44,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "metric.h"
 
@@ -58,13 +59,20 @@
  * C(2K, K) >= 4^K / (2K + 1), past 2^63 from K = 36 on. So K <= 66. */
 #define RIPS_MAX_VERTS 72
 
-/* How often the progress callback is called: every this many columns or
- * this many cofacets enumerated, whichever comes first; never per cofacet,
- * and at least a few times a second where the enumeration is slowest (a
- * cancel, e.g. Ctrl-C in the Python package, must take effect within a
- * second: 1 << 22 gave one report in 1.3 s in the H3 enumeration). */
-#define RIPS_REPORT_COLUMNS 65536u
-#define RIPS_REPORT_WORK (1u << 19)
+/* How often the progress callback is called. The work loops look at the
+ * clock every RIPS_REPORT_WORK units of work (cofacets enumerated, rows of
+ * distances), every RIPS_REPORT_COLUMNS columns, edges or RIPS_REPORT_SORT
+ * entries sorted; never per unit. A unit costs from a few nanoseconds (a
+ * push in the reduction) to microseconds (an apparent-pair test in the
+ * enumeration), which no fixed count evens out, so the callback itself is
+ * called when a new stage begins and then when RIPS_REPORT_SECONDS have
+ * passed since the last call (report): about 20 times a second in every
+ * long phase, which a terminal's progress line (4 a second) and a cancel
+ * (Ctrl-C in the Python package, within a second) need, and not more. */
+#define RIPS_REPORT_COLUMNS 4096u
+#define RIPS_REPORT_WORK 4096u
+#define RIPS_REPORT_SECONDS 0.05
+#define RIPS_REPORT_SORT (1u << 14)
 
 typedef struct rips_dentry {
     double diam;
@@ -172,7 +180,9 @@ typedef struct rips_engine {
 
     /* progress */
     uint64_t work, work_mark;
+    struct timespec last_report; /* when the callback was last called */
     char stage[32];
+    char last_stage[32]; /* of that call */
     int cur_dim; /* the dimension being computed; -1 while setting up */
 } rips_engine;
 
@@ -394,9 +404,25 @@ static bool emit(rips_engine *r, uint32_t dim, double birth, double death, const
  * stop. */
 static bool report(rips_engine *r, uint64_t done, uint64_t total)
 {
-    r->work_mark = r->work + RIPS_REPORT_WORK;
-    if (!r->call->progress)
+    if (!r->call->progress) {
+        r->work_mark = UINT64_MAX;
         return true;
+    }
+    r->work_mark = r->work + RIPS_REPORT_WORK;
+    /* A new stage is always told; within one, at most every
+     * RIPS_REPORT_SECONDS (see there). */
+    struct timespec now;
+    if (timespec_get(&now, TIME_UTC) != TIME_UTC)
+        memset(&now, 0, sizeof now);
+    if (strcmp(r->stage, r->last_stage) == 0) {
+        double since = (double)(now.tv_sec - r->last_report.tv_sec) +
+                       (double)(now.tv_nsec - r->last_report.tv_nsec) * 1e-9;
+        if (since >= 0 && since < RIPS_REPORT_SECONDS)
+            return true;
+    } else {
+        memcpy(r->last_stage, r->stage, sizeof r->stage);
+    }
+    r->last_report = now;
     if (r->call->progress(r->call->host_data, r->stage, done, total) == 0)
         return true;
     fail(r, TOPOML_E_CANCELLED, "rips: cancelled during %s", r->stage);
@@ -1061,7 +1087,27 @@ static void sort_heap_down(rips_dentry *a, uint64_t n, uint64_t i)
 
 /* Introsort: quicksort, with heapsort when the recursion goes too deep so
  * that inputs full of ties or built against us stay O(n log n). */
-static void sort_columns_rec(rips_dentry *a, uint64_t n, unsigned depth)
+/* Progress of a long sort on the calling thread: the entries in their
+ * final place so far (those of the finished pieces), of all of them. A
+ * cancel is noted (the engine's status) and takes effect after the sort. */
+typedef struct rips_sort_progress {
+    rips_engine *r;
+    uint64_t done, total, mark;
+} rips_sort_progress;
+
+static inline void sort_placed(rips_sort_progress *sp, uint64_t n)
+{
+    if (!sp)
+        return;
+    sp->done += n;
+    if (sp->done >= sp->mark) {
+        sp->mark = sp->done + RIPS_REPORT_SORT;
+        if (sp->r->status == TOPOML_OK)
+            report(sp->r, sp->done, sp->total);
+    }
+}
+
+static void sort_columns_rec(rips_dentry *a, uint64_t n, unsigned depth, rips_sort_progress *sp)
 {
     while (n > 24) {
         if (depth-- == 0) {
@@ -1073,6 +1119,7 @@ static void sort_columns_rec(rips_dentry *a, uint64_t n, unsigned depth)
                 a[i] = t;
                 sort_heap_down(a, i, 0);
             }
+            sort_placed(sp, n);
             return;
         }
         rips_dentry *x = &a[0], *y = &a[n / 2], *z = &a[n - 1], pivot;
@@ -1101,23 +1148,44 @@ static void sort_columns_rec(rips_dentry *a, uint64_t n, unsigned depth)
         /* [0, j] and [j+1, n) */
         uint64_t left = j + 1;
         if (left < n - left) {
-            sort_columns_rec(a, left, depth);
+            sort_columns_rec(a, left, depth, sp);
             a += left;
             n -= left;
         } else {
-            sort_columns_rec(a + left, n - left, depth);
+            sort_columns_rec(a + left, n - left, depth, sp);
             n = left;
         }
     }
     sort_insertion(a, n);
+    sort_placed(sp, n);
 }
 
-static void sort_columns(rips_dentry *a, uint64_t n)
+static void sort_columns_reporting(rips_dentry *a, uint64_t n, rips_sort_progress *sp)
 {
     unsigned depth = 2;
     for (uint64_t m = n; m > 1; m >>= 1)
         depth += 2;
-    sort_columns_rec(a, n, depth);
+    sort_columns_rec(a, n, depth, sp);
+}
+
+static void sort_columns(rips_dentry *a, uint64_t n)
+{
+    sort_columns_reporting(a, n, NULL);
+}
+
+/* A sort that reports under its own stage, then goes back to `stage`;
+ * false when cancelled meanwhile. */
+static bool sort_columns_staged(rips_engine *r, rips_dentry *a, uint64_t n, const char *sort_stage)
+{
+    char stage[sizeof r->stage];
+    memcpy(stage, r->stage, sizeof stage);
+    snprintf(r->stage, sizeof r->stage, "%s", sort_stage);
+    rips_sort_progress sp = {r, 0, n, RIPS_REPORT_SORT};
+    if (!report(r, 0, n))
+        return false;
+    sort_columns_reporting(a, n, &sp);
+    memcpy(r->stage, stage, sizeof stage);
+    return r->status == TOPOML_OK;
 }
 
 /* Heapsort of one neighbour list by vertex (SPARSE input arrives in any
@@ -1396,6 +1464,10 @@ static bool reduce_dimension(rips_engine *r, uint32_t k)
                     break;
                 }
             }
+            /* One column can take long (millions of entries added in
+             * sphere_3_192's H2): report within it too. */
+            if (r->work >= r->work_mark && !report(r, j, ncols))
+                return false;
             if (!col_get_pivot(r, &r->cob, &pivot))
                 return false;
         }
@@ -1457,10 +1529,9 @@ static bool compute_h0(rips_engine *r)
     }
     r->cols.n = m;
     e = r->cols.a;
-    sort_columns(e, m);
-    r->work += m;
-    if (r->work >= r->work_mark && !report(r, 0, m))
+    if (!sort_columns_staged(r, e, m, "edges"))
         return false;
+    r->work += m;
 
     uint32_t *parent = mem_alloc(r, n * sizeof *parent, "the union-find forest");
     if (!parent)
@@ -1811,8 +1882,9 @@ static bool assemble_columns(rips_engine *r, uint32_t k)
     mem_free(r, stack, bytes);
     if (!ok)
         return false;
-    sort_columns(r->cols.a, r->cols.n);
-    return report(r, r->n, r->n);
+    char sort_stage[sizeof r->stage];
+    snprintf(sort_stage, sizeof sort_stage, "dim %u sort", k);
+    return sort_columns_staged(r, r->cols.a, r->cols.n, sort_stage);
 }
 
 /* The hook's storage: r->cols, grown to `count` entries. */
@@ -2094,11 +2166,14 @@ static bool setup_pairs(rips_engine *r, const topoml_input_v1 *in, double t)
         r->dist = r->dist_own;
         return true;
     }
+    /* Each pass its own stage, so that done/total rises within a stage. */
     if (r->thr < t) {
+        snprintf(r->stage, sizeof r->stage, "distances within the radius");
         memset(r->nb_start, 0, (n + 1) * sizeof *r->nb_start);
         if (!scan_pairs(r, in, NULL, NULL, true, r->thr))
             return false;
     }
+    snprintf(r->stage, sizeof r->stage, "neighbours");
     return lists_alloc(r) && lists_fill_pairs(r, in);
 }
 

@@ -2344,18 +2344,21 @@ static bool setup_binomials(rips_engine *r)
  * The memory estimate, before any dimension is computed
  *
  * What a dimension k >= 1 holds while it is reduced grows with its columns:
- * each has its entry in the column list (16 bytes, grown by half again: 24),
- * its offset into V (8) and its share of the pivot table (12 bytes a slot,
- * at a load of at most 0.7: 17). RIPS_COLUMN_BYTES is their sum. The V
- * matrix, the working columns and the intervals come on top; they are small
- * where apparent pairs are plentiful, as in Rips complexes, so the estimate
- * is close but can be low, and a run it lets through may still stop at the
- * limit (the finished dimensions then come back, see scalar_rips_pooled).
+ * each has its offset into V (8 bytes) and its share of the pivot table (12
+ * bytes a slot, at a load of at most 0.7: 17), RIPS_COLUMN_BYTES together;
+ * and the column list (16 bytes an entry), which keeps the edges' room from
+ * H0 on and grows by half again beyond it. While dimension k is enumerated,
+ * the pivot table of k - 1 is still there. The V matrix, the working
+ * columns and the intervals come on top; they are small where apparent
+ * pairs are plentiful, as in most Rips complexes, so the estimate is close
+ * but can be low (sphere_3_192's H2: 3032 columns, tens of MiB of working
+ * column), and a run it lets through may still stop at the limit (the
+ * finished dimensions then come back, see scalar_rips_pooled).
  *
  * The columns of dimension k are the k-simplices less apparent pairs and
  * cleared ones. The k-simplices whose lowest vertex is v are at most
  * C(d+(v), k), d+(v) the neighbours of v above it within the threshold, so
- * W = sum_v C(d+(v), k) bounds them (exact for k = 1: the edges). Where W
+ * W = sum_v C(d+(v), k) bounds them (for k = 1, the edges). Where W
  * columns would fit, nothing more is done. Else the columns are counted
  * exactly for a systematic sample of lowest vertices (every 64th, without
  * clearing, which only removes a few) and scaled by W over the sample's
@@ -2363,7 +2366,8 @@ static bool setup_binomials(rips_engine *r)
  * paid only by work that is near or over the limit.
  * ---------------------------------------------------------------------- */
 
-#define RIPS_COLUMN_BYTES 49u
+#define RIPS_COLUMN_BYTES 25u
+#define RIPS_PIVOT_BYTES 17u
 
 /* C(d, k) as a double, saturating near the top of its range. */
 static double choose_d(uint64_t d, uint32_t k)
@@ -2376,7 +2380,7 @@ static double choose_d(uint64_t d, uint32_t k)
     return c;
 }
 
-/* Columns of dimension k >= 2, estimated from a sample (see above). */
+/* Columns of dimension k >= 1, estimated from a sample (see above). */
 static bool estimate_columns(rips_engine *r, uint32_t k, const uint64_t *up, double bound,
                              double *out)
 {
@@ -2425,20 +2429,26 @@ static bool estimate_memory(rips_engine *r)
     for (uint64_t v = 0; v < n; v++)
         edges += up[v];
     const double budget = (double)(r->mem_limit - r->mem_used);
+    const double edge_list = (double)edges * sizeof(rips_dentry);
+    double prev = 0.0; /* columns of dimension k - 1 */
     bool ok = true;
     for (uint32_t k = 0; k <= r->dim_max && ok; k++) {
         double cols, bytes;
         if (k == 0) {
             cols = (double)edges; /* the sorted edge list and the union-find forest */
-            bytes = cols * sizeof(rips_dentry) + (double)n * sizeof(uint32_t);
+            bytes = edge_list + (double)n * sizeof(uint32_t);
         } else {
             double bound = 0.0;
             for (uint64_t v = 0; v < n; v++)
                 bound += choose_d(up[v], k);
+            const double fixed = prev * RIPS_PIVOT_BYTES;
             cols = bound;
-            if (k >= 2 && bound * RIPS_COLUMN_BYTES > budget)
+            if (fmax(edge_list, 1.5 * bound * sizeof(rips_dentry)) +
+                    bound * RIPS_COLUMN_BYTES + fixed > budget)
                 ok = estimate_columns(r, k, up, bound, &cols);
-            bytes = cols * RIPS_COLUMN_BYTES;
+            bytes = fmax(edge_list, 1.5 * cols * sizeof(rips_dentry)) + cols * RIPS_COLUMN_BYTES +
+                    fixed;
+            prev = cols;
         }
         if (ok && bytes > budget) {
             char need[32], lim[32];

@@ -339,7 +339,17 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
     if (o->max_dim == 0 || o->collapse == TOPOML_COLLAPSE_OFF)
         return TOPOML_OK;
     double probe = o->collapse == TOPOML_COLLAPSE_ON ? 0.0 : TM_COLLAPSE_AUTO_PROBE;
+    /* The collapse does not report from inside: its stage is told as it
+     * begins and as it ends (docs/embedding.md, "Progress"). */
+    if (ctx->progress_fn && ctx->progress_fn(ctx->progress_user, "collapse", 0, 1) != 0)
+        return tm_error(ctx, TOPOML_E_CANCELLED, "cancelled before the edge collapse");
     int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, probe, col);
+    if (rc == TOPOML_OK && ctx->progress_fn &&
+        ctx->progress_fn(ctx->progress_user, "collapse", 1, 1) != 0) {
+        tm_free(ctx, col->edges);
+        memset(col, 0, sizeof *col);
+        return tm_error(ctx, TOPOML_E_CANCELLED, "cancelled after the edge collapse");
+    }
     if (rc != TOPOML_OK || !col->done)
         return rc;
     tm_log(ctx, TOPOML_LOG_INFO, "edge collapse: %llu of %llu edges remain (threshold %g)",

@@ -2407,11 +2407,31 @@ static bool estimate_columns(rips_engine *r, uint32_t k, const uint64_t *up, dou
     return ok;
 }
 
+/* Bytes dimension k holds with `cols` columns (k >= 1; see above), `edges`
+ * edges and `prev` columns in dimension k - 1. */
+static double dimension_bytes(double cols, double edges, double prev)
+{
+    return fmax(edges, 1.5 * cols) * sizeof(rips_dentry) + cols * RIPS_COLUMN_BYTES +
+           prev * RIPS_PIVOT_BYTES;
+}
+
 static bool estimate_memory(rips_engine *r)
 {
     const uint64_t n = r->n;
     if (!r->mem_limit || n < 2)
         return true;
+    const double budget = (double)(r->mem_limit - r->mem_used);
+    /* Where even a complete graph fits (C(n, k+1) k-simplices), no pass
+     * over the edges is needed: the common case of a small input. */
+    {
+        const double all = choose_d(n, 2);
+        bool fits = all * sizeof(rips_dentry) + (double)n * sizeof(uint32_t) <= budget;
+        for (uint32_t k = 1; k <= r->dim_max && fits; k++)
+            fits = dimension_bytes(choose_d(n, k + 1), all, k > 1 ? choose_d(n, k) : 0.0) <=
+                   budget;
+        if (fits)
+            return true;
+    }
     uint64_t *up = mem_alloc(r, n * sizeof *up, "the memory estimate");
     if (!up)
         return false;
@@ -2428,26 +2448,21 @@ static bool estimate_memory(rips_engine *r)
     uint64_t edges = 0;
     for (uint64_t v = 0; v < n; v++)
         edges += up[v];
-    const double budget = (double)(r->mem_limit - r->mem_used);
-    const double edge_list = (double)edges * sizeof(rips_dentry);
     double prev = 0.0; /* columns of dimension k - 1 */
     bool ok = true;
     for (uint32_t k = 0; k <= r->dim_max && ok; k++) {
         double cols, bytes;
         if (k == 0) {
             cols = (double)edges; /* the sorted edge list and the union-find forest */
-            bytes = edge_list + (double)n * sizeof(uint32_t);
+            bytes = (double)edges * sizeof(rips_dentry) + (double)n * sizeof(uint32_t);
         } else {
             double bound = 0.0;
             for (uint64_t v = 0; v < n; v++)
                 bound += choose_d(up[v], k);
-            const double fixed = prev * RIPS_PIVOT_BYTES;
             cols = bound;
-            if (fmax(edge_list, 1.5 * bound * sizeof(rips_dentry)) +
-                    bound * RIPS_COLUMN_BYTES + fixed > budget)
+            if (dimension_bytes(bound, (double)edges, prev) > budget)
                 ok = estimate_columns(r, k, up, bound, &cols);
-            bytes = fmax(edge_list, 1.5 * cols * sizeof(rips_dentry)) + cols * RIPS_COLUMN_BYTES +
-                    fixed;
+            bytes = dimension_bytes(cols, (double)edges, prev);
             prev = cols;
         }
         if (ok && bytes > budget) {

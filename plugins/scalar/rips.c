@@ -1601,7 +1601,8 @@ typedef struct rips_sink {
     /* Progress: first vertices finished (shared by the tasks), of `total`. */
     atomic_uint_fast64_t *vdone;
     uint64_t total;
-    uint64_t counted; /* counting: the columns found */
+    uint64_t counted; /* counting: the columns found, */
+    uint64_t cap;     /* ... and where to stop counting */
 } rips_sink;
 
 /* With a pool, the engine's shared state (status, memory count, the host's
@@ -1706,10 +1707,12 @@ static bool assemble_some(rips_engine *r, uint32_t k, uint64_t first, uint64_t s
             if (zero_apparent_cofacet(r, tv, m, &pt, cf.diam, cf.index) ||
                 zero_apparent_facet(r, tv, m, &pt, cf.diam, cf.index, &f, &sign))
                 continue;
-            if (!o->cols)
-                o->counted++;
-            else if (!sink_put(r, o, (rips_dentry){cf.diam, cf.index}, k))
+            if (!o->cols) {
+                if (++o->counted > o->cap)
+                    return false;
+            } else if (!sink_put(r, o, (rips_dentry){cf.diam, cf.index}, k)) {
                 return false;
+            }
         }
         atomic_fetch_add_explicit(o->vdone, 1, memory_order_relaxed);
     }
@@ -1746,7 +1749,7 @@ static void assemble_task(void *arg, uint32_t t, uint32_t worker)
     if (atomic_load_explicit(&P->stop, memory_order_relaxed))
         return;
     rips_sink o = {&P->part[t], &P->work[t], P->work[t] + RIPS_REPORT_WORK, worker == 0, &P->stop,
-                   &P->vdone, r->n, 0};
+                   &P->vdone, r->n, 0, 0};
     if (!assemble_some(r, P->k, t, P->n_tasks, P->stack[worker], &o)) {
         atomic_store(&P->stop, true);
         return;
@@ -1877,7 +1880,7 @@ static bool assemble_columns(rips_engine *r, uint32_t k)
         return false;
     atomic_uint_fast64_t vdone;
     atomic_init(&vdone, 0);
-    rips_sink o = {&r->cols, &r->work, r->work_mark, true, NULL, &vdone, r->n, 0};
+    rips_sink o = {&r->cols, &r->work, r->work_mark, true, NULL, &vdone, r->n, 0, 0};
     bool ok = assemble_some(r, k, 0, 1, stack, &o);
     mem_free(r, stack, bytes);
     if (!ok)
@@ -2360,10 +2363,11 @@ static bool setup_binomials(rips_engine *r)
  * C(d+(v), k), d+(v) the neighbours of v above it within the threshold, so
  * W = sum_v C(d+(v), k) bounds them (for k = 1, the edges). Where W
  * columns would fit, nothing more is done. Else the columns are counted
- * exactly for a systematic sample of lowest vertices (every 64th, without
- * clearing, which only removes a few) and scaled by W over the sample's
- * share of it: a ratio estimate, at about 1/64 of the enumeration's cost,
- * paid only by work that is near or over the limit.
+ * exactly for a systematic sample of lowest vertices (every 64th, or fewer:
+ * at most 32; without clearing, which only removes a few) and scaled by W
+ * over the sample's share of it: a ratio estimate, at 1/64 of the
+ * enumeration's cost or less, paid only by work that is near or over the
+ * limit.
  * ---------------------------------------------------------------------- */
 
 #define RIPS_COLUMN_BYTES 25u
@@ -2380,12 +2384,18 @@ static double choose_d(uint64_t d, uint32_t k)
     return c;
 }
 
-/* Columns of dimension k >= 1, estimated from a sample (see above). */
+/* Columns of dimension k >= 1, estimated from a sample (see above). The
+ * sample alone may show that they cannot fit: more than `cap` columns
+ * counted, less the clearing (at most `prev` of them), is more than the
+ * budget, and the count stops there (*at_least set), so that work far over
+ * the limit is not enumerated for long before it is refused. */
 static bool estimate_columns(rips_engine *r, uint32_t k, const uint64_t *up, double bound,
-                             double *out)
+                             uint64_t cap, double *out, bool *at_least)
 {
     const uint64_t n = r->n;
-    const uint64_t stride = n >= 1024 ? 64 : n >= 32 ? n / 16 : 1, first = stride / 2;
+    /* every 64th vertex (n/16-th below 1024 points), and no more than 32 */
+    const uint64_t few = n >= 1024 ? 64 : n >= 32 ? n / 16 : 1;
+    const uint64_t stride = n / 32 > few ? n / 32 : few, first = stride / 2;
     const uint64_t bytes =
         (uint64_t)k * sizeof(rips_cob) + (uint64_t)(k + 1) * (k + 1) * sizeof(double);
     rips_cob *stack = mem_alloc(r, bytes, "the simplex enumeration");
@@ -2395,7 +2405,7 @@ static bool estimate_columns(rips_engine *r, uint32_t k, const uint64_t *up, dou
     atomic_uint_fast64_t vdone;
     atomic_init(&vdone, 0);
     rips_sink o = {NULL, &r->work, r->work_mark, true, NULL, &vdone,
-                   (n - first + stride - 1) / stride, 0};
+                   (n - first + stride - 1) / stride, 0, cap};
     double share = 0.0;
     bool ok = true;
     for (uint64_t v = first; v < n && ok; v += stride) {
@@ -2403,6 +2413,11 @@ static bool estimate_columns(rips_engine *r, uint32_t k, const uint64_t *up, dou
         ok = assemble_some(r, k, v, n, stack, &o);
     }
     mem_free(r, stack, bytes);
+    *at_least = o.counted > cap && r->status == TOPOML_OK;
+    if (*at_least) {
+        *out = (double)o.counted;
+        return true;
+    }
     *out = share > 0.0 ? (double)o.counted * (bound / share) : bound;
     return ok;
 }
@@ -2452,6 +2467,7 @@ static bool estimate_memory(rips_engine *r)
     bool ok = true;
     for (uint32_t k = 0; k <= r->dim_max && ok; k++) {
         double cols, bytes;
+        bool at_least = false;
         if (k == 0) {
             cols = (double)edges; /* the sorted edge list and the union-find forest */
             bytes = (double)edges * sizeof(rips_dentry) + (double)n * sizeof(uint32_t);
@@ -2460,18 +2476,23 @@ static bool estimate_memory(rips_engine *r)
             for (uint64_t v = 0; v < n; v++)
                 bound += choose_d(up[v], k);
             cols = bound;
+            /* columns that would not fit even alone, plus what clearing
+             * could take away */
+            const double cap = budget / RIPS_COLUMN_BYTES + prev;
             if (dimension_bytes(bound, (double)edges, prev) > budget)
-                ok = estimate_columns(r, k, up, bound, &cols);
-            bytes = dimension_bytes(cols, (double)edges, prev);
+                ok = estimate_columns(r, k, up, bound, cap < 1e18 ? (uint64_t)cap : UINT64_MAX,
+                                      &cols, &at_least);
+            bytes = dimension_bytes(at_least ? cols - prev : cols, (double)edges, prev);
             prev = cols;
         }
         if (ok && bytes > budget) {
             char need[32], lim[32];
             fail(r, TOPOML_E_LIMIT,
-                 "rips: dimension %u would need about %.3g %s, about %s (%.0f bytes) with %llu "
+                 "rips: dimension %u would need %s %.3g %s, %s %s (%.0f bytes) with %llu "
                  "bytes in use for the distances; the memory limit is %s (%llu bytes); lower the "
                  "dimension or the threshold, or raise the memory limit",
-                 k, cols, k == 0 ? "edges" : "simplices to reduce",
+                 k, at_least ? "more than" : "about", at_least ? cols - prev : cols,
+                 k == 0 ? "edges" : "simplices to reduce", at_least ? "more than" : "about",
                  human_bytes(bytes + (double)r->mem_used, need, sizeof need),
                  bytes + (double)r->mem_used, (unsigned long long)r->mem_used,
                  human_bytes((double)r->mem_limit, lim, sizeof lim),

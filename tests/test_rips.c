@@ -1099,6 +1099,8 @@ START_TEST(test_rips_estimate_refuses_before_work_and_passes_what_fits)
         {50, 5, 3, 3, INFINITY},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        if (RUNNING_ON_VALGRIND && c != 0 && c != 4)
+            continue; /* one dense and one sparse case: 50 times slower there */
         const estimate_case *e = &cases[c];
         rng_state = 500 + c;
         double *x = random_cloud(e->n, e->dim);

@@ -1097,7 +1097,7 @@ typedef struct rips_sort_progress {
 
 static inline void sort_placed(rips_sort_progress *sp, uint64_t n)
 {
-    if (!sp)
+    if (!sp || n == 0)
         return;
     sp->done += n;
     if (sp->done >= sp->mark) {
@@ -1181,7 +1181,7 @@ static bool sort_columns_staged(rips_engine *r, rips_dentry *a, uint64_t n, cons
     memcpy(stage, r->stage, sizeof stage);
     snprintf(r->stage, sizeof r->stage, "%s", sort_stage);
     rips_sort_progress sp = {r, 0, n, RIPS_REPORT_SORT};
-    if (!report(r, 0, n))
+    if (n > 0 && !report(r, 0, n)) /* nothing to sort: no stage, no total of 0 */
         return false;
     sort_columns_reporting(a, n, &sp);
     memcpy(r->stage, stage, sizeof stage);

@@ -78,8 +78,9 @@ static bool parse_metric(const char *s, topoml_metric *m)
  * library reports every few tens of milliseconds of work, with a total, so
  * a long phase updates it about that often); and
  * with --verbose a timeline: one line each time a stage starts or learns
- * how much work it has (for Rips, "dim k" collecting its columns, then
- * reducing them), with the seconds since the command began. */
+ * how much work it has (for Rips, "dim k enumeration" collecting its
+ * columns, then "dim k" reducing them), with the seconds since the command
+ * began. */
 typedef struct progress_state {
     struct timespec start, last;
     bool shown;    /* the self-updating line is on the screen */

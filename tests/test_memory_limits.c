@@ -320,6 +320,86 @@ START_TEST(test_entropy_and_total_persistence_at_the_edges_of_double)
 }
 END_TEST
 
+
+/* Through the public API: under limits from plenty down to nothing, each
+ * answer is the whole barcode, a refusal before any work (no barcode), or
+ * a partial barcode — TOPOML_E_LIMIT, not complete, the stop status, the
+ * finished dimensions exactly the full barcode's first ones, and JSON
+ * output that says where it stopped. Some limit gives each kind. */
+START_TEST(test_rips_limit_mid_way_returns_the_finished_dimensions)
+{
+    topoml_context *ctx = ctx_new(NULL);
+    enum { N = 60, D = 4 };
+    double *x = malloc(N * D * sizeof *x);
+    uint64_t s = 99;
+    for (int q = 0; q < N * D; q++) {
+        s = s * 6364136223846793005u + 1442695040888963407u;
+        x[q] = (double)(s >> 11) / 9007199254740992.0;
+    }
+    topoml_data *data = NULL;
+    ck_assert_int_eq(topoml_data_from_points(ctx, &data, N, D, x), TOPOML_OK);
+    topoml_rips_options o;
+    topoml_rips_options_init(&o);
+    o.max_dim = 3;
+    o.collapse = TOPOML_COLLAPSE_OFF;
+    topoml_set_max_memory(ctx, 0);
+    topoml_barcode *full = NULL;
+    ck_assert_int_eq(topoml_barcode_compute(ctx, &full, data, &o), TOPOML_OK);
+    ck_assert_int_eq(topoml_barcode_stop_status(full), TOPOML_OK);
+    uint64_t nfull;
+    const topoml_interval *fv = topoml_barcode_intervals(full, &nfull);
+    int whole = 0, refused = 0, partial = 0;
+    for (uint64_t limit = 64u << 20; limit > 4096; limit = limit * 7 / 8) {
+        topoml_set_max_memory(ctx, limit);
+        topoml_barcode *bc = NULL;
+        int rc = topoml_barcode_compute(ctx, &bc, data, &o);
+        if (rc == TOPOML_OK) {
+            ck_assert_int_eq(topoml_barcode_complete(bc), 1);
+            whole++;
+        } else {
+            ck_assert_int_eq(rc, TOPOML_E_LIMIT);
+            ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "memory limit"));
+            if (!bc) {
+                refused++;
+            } else {
+                partial++;
+                uint32_t k = topoml_barcode_max_dim(bc);
+                ck_assert_uint_lt(k, 3);
+                ck_assert_int_eq(topoml_barcode_complete(bc), 0);
+                ck_assert_int_eq(topoml_barcode_stop_status(bc), TOPOML_E_LIMIT);
+                char stopped[64];
+                snprintf(stopped, sizeof stopped, "dimension %u stopped", k + 1);
+                ck_assert_msg(strstr(topoml_errmsg(ctx), stopped), "%s", topoml_errmsg(ctx));
+                uint64_t n, want = 0;
+                const topoml_interval *v = topoml_barcode_intervals(bc, &n);
+                while (want < nfull && fv[want].dim <= k)
+                    want++;
+                ck_assert_uint_eq(n, want);
+                ck_assert(memcmp(v, fv, n * sizeof *v) == 0);
+                char *text = NULL;
+                size_t len = 0;
+                ck_assert_int_eq(topoml_barcode_write_mem(ctx, bc, TOPOML_OUTPUT_JSON, 0, &text,
+                                                          &len),
+                                 TOPOML_OK);
+                char want_json[96];
+                snprintf(want_json, sizeof want_json,
+                         "\"complete\":false,\"stopped\":{\"dim\":%u,\"reason\":\"memory limit\"}",
+                         k + 1);
+                ck_assert_msg(strstr(text, want_json), "%s", text);
+                topoml_free(ctx, text);
+            }
+        }
+        topoml_barcode_free(bc);
+    }
+    ck_assert(whole > 0 && refused > 0 && partial > 0);
+    ck_assert_int_eq(topoml_barcode_stop_status(NULL), TOPOML_E_INVALID);
+    topoml_barcode_free(full);
+    topoml_data_free(ctx, data);
+    topoml_context_free(ctx);
+    free(x);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("memory_limits");
@@ -334,6 +414,7 @@ int main(void)
     tcase_add_test(tc, test_rips_too_large_is_refused_before_any_pass_over_pairs);
     tcase_add_test(tc, test_host_buffers_check_against_the_limit);
     tcase_add_test(tc, test_entropy_and_total_persistence_at_the_edges_of_double);
+    tcase_add_test(tc, test_rips_limit_mid_way_returns_the_finished_dimensions);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);
 }

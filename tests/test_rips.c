@@ -40,6 +40,7 @@ typedef struct tracker {
     int progress_calls;
     const char *cancel_stage; /* progress answers "stop" on this stage */
     char last_stage[32];
+    bool saw_h0; /* a report of stage "dim 0": H0 was begun */
 } tracker;
 
 typedef struct block {
@@ -100,6 +101,7 @@ static int t_progress(void *h, const char *stage, uint64_t done, uint64_t total)
     (void)total;
     t->progress_calls++;
     snprintf(t->last_stage, sizeof t->last_stage, "%s", stage);
+    t->saw_h0 = t->saw_h0 || strcmp(stage, "dim 0") == 0;
     return t->cancel_stage && strcmp(stage, t->cancel_stage) == 0;
 }
 
@@ -882,7 +884,7 @@ START_TEST(test_rips_memory_limit_is_never_exceeded)
         ref_bar *full;
         size_t nfull;
         ck_assert_int_eq(run(&in, &p, &full, &nfull, &t), TOPOML_OK);
-        int answered = 0, refused = 0;
+        int answered = 0, refused = 0, partial = 0;
         for (uint64_t limit = t.peak; limit > 0; limit = limit * 7 / 8) {
             tracker tt;
             topoml_call_v1 call = make_call(&tt);
@@ -898,12 +900,35 @@ START_TEST(test_rips_memory_limit_is_never_exceeded)
             } else {
                 refused++;
                 ck_assert_ptr_nonnull(strstr(errbuf, "bytes"));
-                ck_assert_ptr_null(out.intervals);
+                ck_assert_uint_eq(out.complete, 0);
+                if (out.intervals) {
+                    /* stopped mid-way: the dimensions before come back,
+                     * exactly, and the message names the dimension */
+                    ck_assert_uint_lt(out.max_dim, p.max_dim);
+                    size_t want = 0;
+                    while (want < nfull && full[want].dim <= out.max_dim)
+                        want++;
+                    ck_assert_uint_eq(out.n_intervals, want);
+                    ref_bar *got = malloc((want + 1) * sizeof *got);
+                    for (uint64_t k = 0; k < want; k++)
+                        got[k] = (ref_bar){out.intervals[k].dim, out.intervals[k].birth,
+                                           out.intervals[k].death};
+                    qsort(got, want, sizeof *got, ref_bar_cmp);
+                    for (size_t k = 0; k < want; k++)
+                        ck_assert_int_eq(ref_bar_cmp(&got[k], &full[k]), 0);
+                    free(got);
+                    char dim[32];
+                    snprintf(dim, sizeof dim, "dimension %u stopped", out.max_dim + 1);
+                    ck_assert_msg(strstr(errbuf, dim), "%s", errbuf);
+                    partial++;
+                } else {
+                    ck_assert_ptr_nonnull(strstr(errbuf, "memory limit"));
+                }
             }
             t_free(&tt, out.intervals);
             ck_assert_int_eq(tt.live, 0);
         }
-        ck_assert(answered > 0 && refused > 0);
+        ck_assert(answered > 0 && refused > 0 && partial > 0);
         free(full);
     }
     free(x);
@@ -1054,6 +1079,63 @@ START_TEST(test_rips_works_without_callback_or_error_buffer)
 }
 END_TEST
 
+
+/* ---- the memory estimate made before any dimension ---- */
+
+typedef struct estimate_case {
+    uint32_t n, dim, max_dim, p;
+    double threshold;
+} estimate_case;
+
+/* Over a class of inputs (dense and sparse, Z/2 and Z/3, dimensions 2 and
+ * 3): work given twice the memory it took is never refused, and work given
+ * a fraction of the memory it took is refused by the estimate,
+ * before H0 is begun, with a message in terms of the complex. */
+START_TEST(test_rips_estimate_refuses_before_work_and_passes_what_fits)
+{
+    const estimate_case cases[] = {
+        {40, 4, 3, 2, INFINITY}, {100, 4, 3, 3, INFINITY}, {200, 3, 3, 2, 0.5},
+        {60, 3, 2, 3, INFINITY}, {90, 3, 3, 2, 0.7},
+        {50, 5, 3, 3, INFINITY},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        if (RUNNING_ON_VALGRIND && c != 0 && c != 4)
+            continue; /* one dense and one sparse case: 50 times slower there */
+        const estimate_case *e = &cases[c];
+        rng_state = 500 + c;
+        double *x = random_cloud(e->n, e->dim);
+        topoml_input_v1 in = points(e->n, e->dim, x, TOPOML_F64, TOPOML_METRIC_EUCLIDEAN);
+        topoml_rips_params_v1 p = params(e->max_dim, e->threshold, e->p);
+        tracker t;
+        topoml_call_v1 call = make_call(&t);
+        topoml_barcode_v1 out = barcode();
+        ck_assert_int_eq(scalar_rips(&call, &in, &p, &out), TOPOML_OK);
+        const uint64_t peak = t.peak;
+        t_free(&t, out.intervals);
+
+        call = make_call(&t);
+        call.max_memory = 2 * peak;
+        out = barcode();
+        ck_assert_msg(scalar_rips(&call, &in, &p, &out) == TOPOML_OK, "case %zu: %s", c, errbuf);
+        ck_assert_uint_eq(out.complete, 1);
+        t_free(&t, out.intervals);
+
+        call = make_call(&t);
+        call.max_memory = peak / 4;
+        out = barcode();
+        ck_assert_int_eq(scalar_rips(&call, &in, &p, &out), TOPOML_E_LIMIT);
+        ck_assert_msg(!t.saw_h0, "case %zu: refused only after H0 began: %s", c, errbuf);
+        ck_assert_ptr_null(out.intervals);
+        ck_assert_msg(strstr(errbuf, "would need about") &&
+                          (strstr(errbuf, "simplices") || strstr(errbuf, "edges")) &&
+                          strstr(errbuf, "memory limit") && strstr(errbuf, "lower the dimension"),
+                      "case %zu: %s", c, errbuf);
+        ck_assert_int_eq(t.live, 0);
+        free(x);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("rips");
@@ -1078,6 +1160,7 @@ int main(void)
     tcase_add_test(tc, test_rips_cancel_keeps_the_finished_dimensions);
     tcase_add_test(tc, test_rips_cancel_before_h0_leaves_nothing);
     tcase_add_test(tc, test_rips_works_without_callback_or_error_buffer);
+    tcase_add_test(tc, test_rips_estimate_refuses_before_work_and_passes_what_fits);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);
 }

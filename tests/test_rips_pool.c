@@ -15,6 +15,18 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <time.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 #include "pool.h"
 #include "rips.h"
@@ -26,6 +38,7 @@ typedef struct host {
     atomic_llong live;
     atomic_int progress_calls;
     int cancel_after; /* progress calls before asking to stop; 0: never */
+    struct prog_log *log; /* log_progress: where the reports go */
 } host;
 
 static void *h_alloc(void *u, size_t n)
@@ -78,6 +91,8 @@ static topoml_call_v1 make_call(host *h)
     c.device = -1;
     return c;
 }
+
+static uint64_t rng_state_for_progress;
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -253,8 +268,8 @@ START_TEST(test_pooled_rips_respects_the_memory_limit)
     ck_assert_int_eq(compute(&in, &p, 0, &ref, &h0), TOPOML_OK);
     /* From far too little to plenty: each limit is either refused cleanly
      * or gives the serial barcode; the smallest is refused. */
-    int refused = 0, done = 0;
-    for (uint64_t limit = 1024; limit <= (UINT64_C(1) << 24); limit *= 2) {
+    int refused = 0, done = 0, partial = 0;
+    for (uint64_t limit = 1024; limit <= (UINT64_C(1) << 24); limit = limit * 5 / 4) {
         host h;
         topoml_call_v1 call = make_call(&h);
         call.max_memory = limit;
@@ -275,7 +290,19 @@ START_TEST(test_pooled_rips_respects_the_memory_limit)
                              out.n_intervals * sizeof *out.intervals) == 0);
             done++;
         } else {
-            ck_assert_ptr_null(out.intervals);
+            /* Refused before any dimension, or stopped in one with the
+             * finished dimensions kept: the serial barcode's first ones. */
+            ck_assert_uint_eq(out.complete, 0);
+            if (out.intervals) {
+                ck_assert_uint_lt(out.max_dim, p.max_dim);
+                uint64_t want = 0;
+                while (want < ref.n_intervals && ref.intervals[want].dim <= out.max_dim)
+                    want++;
+                ck_assert_uint_eq(out.n_intervals, want);
+                ck_assert(memcmp(out.intervals, ref.intervals,
+                                 want * sizeof *out.intervals) == 0);
+                partial++;
+            }
             ck_assert_msg(done == 0, "limit %llu refused after a smaller one passed",
                           (unsigned long long)limit);
             refused++;
@@ -285,6 +312,7 @@ START_TEST(test_pooled_rips_respects_the_memory_limit)
     }
     ck_assert_int_gt(refused, 0);
     ck_assert_int_gt(done, 0);
+    ck_assert_int_gt(partial, 0);
     h_free(&h0, ref.intervals);
     free(x);
 }
@@ -342,6 +370,147 @@ START_TEST(test_thread_count_never_exceeds_the_cpus_available)
 }
 END_TEST
 
+
+/* ---- progress: totals, order and cadence ---- */
+
+typedef struct prog_rec {
+    char stage[40];
+    uint64_t done, total;
+    double cpu; /* process CPU seconds when it came */
+} prog_rec;
+
+typedef struct prog_log {
+    prog_rec *a;
+    size_t n, cap;
+} prog_log;
+
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int log_progress(void *u, const char *stage, uint64_t done, uint64_t total)
+{
+    prog_log *l = ((host *)u)->log;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 256;
+        l->a = realloc(l->a, l->cap * sizeof *l->a);
+        ck_assert_ptr_nonnull(l->a);
+    }
+    prog_rec *r = &l->a[l->n++];
+    snprintf(r->stage, sizeof r->stage, "%s", stage);
+    r->done = done;
+    r->total = total;
+    r->cpu = cpu_seconds();
+    return 0;
+}
+
+static bool saw_stage(const prog_log *l, const char *stage)
+{
+    for (size_t k = 0; k < l->n; k++)
+        if (strcmp(l->a[k].stage, stage) == 0)
+            return true;
+    return false;
+}
+
+/* Every report has a total and done <= total; within a stage, done never
+ * goes back; each stage is one run of reports (a phase reports once); every
+ * phase of every dimension reports; and, in CPU time (robust on a loaded
+ * machine; not under Valgrind, which is 50 times slower), no more than a
+ * quarter of a second per thread passes without a report. */
+START_TEST(test_rips_progress_has_totals_and_comes_often)
+{
+    const bool vg = RUNNING_ON_VALGRIND;
+    rng_state_for_progress = 4242;
+    typedef struct pcase {
+        uint64_t n, dim;
+        uint32_t max_dim;
+        double threshold;
+    } pcase;
+    const pcase cases[] = {
+        {vg ? 40 : 110, 4, 3, INFINITY},   /* dense: every dimension */
+        {vg ? 800 : 4000, 2, 2, vg ? 0.08 : 0.03}, /* points under a threshold: lists */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const pcase *pc = &cases[c];
+        double *x = malloc(pc->n * pc->dim * sizeof *x);
+        for (uint64_t q = 0; q < pc->n * pc->dim; q++)
+            x[q] = (double)(rng_next(&rng_state_for_progress) >> 11) / 9007199254740992.0;
+        topoml_input_v1 in = points_input(x, pc->n, pc->dim);
+        topoml_rips_params_v1 p;
+        memset(&p, 0, sizeof p);
+        p.struct_size = sizeof p;
+        p.max_dim = pc->max_dim;
+        p.modulus = 2;
+        p.threshold = pc->threshold;
+        for (uint32_t threads = 0; threads <= 2; threads += 2) {
+            prog_log l = {NULL, 0, 0};
+            host h;
+            topoml_call_v1 call = make_call(&h);
+            h.log = &l;
+            call.progress = log_progress;
+            topoml_barcode_v1 out;
+            memset(&out, 0, sizeof out);
+            out.struct_size = sizeof out;
+            threads_pool pool;
+            ck_assert_int_eq(threads_pool_init(&pool, threads ? threads : 1), 0);
+            scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
+                                     threads_pool_unlock};
+            double t0 = cpu_seconds();
+            int rc = threads ? scalar_rips_pooled(&call, &in, &p, NULL, &lend, &out)
+                             : scalar_rips(&call, &in, &p, &out);
+            double t1 = cpu_seconds();
+            threads_pool_destroy(&pool);
+            ck_assert_msg(rc == TOPOML_OK, "case %zu: %s", c, errbuf);
+            h_free(&h, out.intervals);
+            ck_assert_uint_gt(l.n, 0);
+            double gap = l.a[0].cpu - t0, budget = 0.25 * (threads ? threads : 1);
+            size_t worst = 0;
+            for (size_t k = 0; k < l.n; k++) {
+                const prog_rec *r = &l.a[k];
+                ck_assert_msg(r->total > 0 && r->done <= r->total, "case %zu: %s: %llu of %llu",
+                              c, r->stage, (unsigned long long)r->done,
+                              (unsigned long long)r->total);
+                if (k > 0 && strcmp(r->stage, l.a[k - 1].stage) == 0) {
+                    ck_assert_msg(r->done >= l.a[k - 1].done && r->total == l.a[k - 1].total,
+                                  "case %zu: %s went back", c, r->stage);
+                } else {
+                    for (size_t j = 0; j + 1 < k; j++)
+                        ck_assert_msg(strcmp(l.a[j].stage, r->stage) != 0,
+                                      "case %zu: stage %s came back", c, r->stage);
+                }
+                if (k > 0 && r->cpu - l.a[k - 1].cpu > gap) {
+                    gap = r->cpu - l.a[k - 1].cpu;
+                    worst = k;
+                }
+            }
+            if (t1 - l.a[l.n - 1].cpu > gap)
+                gap = t1 - l.a[l.n - 1].cpu, worst = l.n;
+            char stage[40];
+            ck_assert(saw_stage(&l, "edges") && saw_stage(&l, "dim 0") && saw_stage(&l, "dim 1"));
+            for (uint32_t k = 2; k <= p.max_dim; k++) {
+                snprintf(stage, sizeof stage, "dim %u enumeration", k);
+                ck_assert_msg(saw_stage(&l, stage), "case %zu: no %s", c, stage);
+                snprintf(stage, sizeof stage, "dim %u", k);
+                ck_assert_msg(saw_stage(&l, stage), "case %zu: no %s", c, stage);
+            }
+            if (pc->threshold < INFINITY)
+                ck_assert(saw_stage(&l, "distances") && saw_stage(&l, "neighbours"));
+            ck_assert_msg(vg || gap <= budget,
+                          "case %zu, %u threads: %.3f s of CPU without a report, before %s "
+                          "(%zu reports in %.3f s)",
+                          c, threads, gap, worst < l.n ? l.a[worst].stage : "the end", l.n,
+                          t1 - t0);
+            free(l.a);
+            ck_assert_int_eq(atomic_load(&h.live), 0);
+        }
+        free(x);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("rips_pool");
@@ -352,6 +521,7 @@ int main(void)
     tcase_add_test(tc, test_pooled_rips_respects_the_memory_limit);
     tcase_add_test(tc, test_pool_runs_every_task_once);
     tcase_add_test(tc, test_thread_count_never_exceeds_the_cpus_available);
+    tcase_add_test(tc, test_rips_progress_has_totals_and_comes_often);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);
 }

@@ -117,10 +117,13 @@ static bool parse_metric(const char *s, topoml_metric *m)
 }
 
 /* Progress on stderr: a line that updates itself, only when stderr is a
- * terminal and --quiet was not given (at most ten updates a second); and
+ * terminal and --quiet was not given (at most ten updates a second; the
+ * library reports every few tens of milliseconds of work, with a total, so
+ * a long phase updates it about that often); and
  * with --verbose a timeline: one line each time a stage starts or learns
- * how much work it has (for Rips, "dim k" collecting its columns, then
- * reducing them), with the seconds since the command began. */
+ * how much work it has (for Rips, "dim k enumeration" collecting its
+ * columns, then "dim k" reducing them), with the seconds since the command
+ * began. */
 typedef struct progress_state {
     struct timespec start, last;
     bool shown;    /* the self-updating line is on the screen */
@@ -156,11 +159,12 @@ static int show_progress(void *user, const char *stage, uint64_t done, uint64_t 
         return 0;
     ps->last = now;
     ps->shown = true;
+    /* \033[K: a shorter line (another stage) leaves nothing of the last */
     if (total)
-        fprintf(stderr, "\r%s: %llu/%llu (%.0f%%)   ", stage, (unsigned long long)done,
+        fprintf(stderr, "\r\033[K%s: %llu/%llu (%.0f%%)", stage, (unsigned long long)done,
                 (unsigned long long)total, 100.0 * (double)done / (double)total);
     else
-        fprintf(stderr, "\r%s: %llu   ", stage, (unsigned long long)done);
+        fprintf(stderr, "\r\033[K%s: %llu", stage, (unsigned long long)done);
     return 0;
 }
 

@@ -30,6 +30,7 @@ struct topoml_barcode {
     uint32_t input_format; /* topoml_format of the data set */
     uint64_t points;
     topoml_generator *generators; /* NULL unless TOPOML_RIPS_GENERATORS */
+    int status; /* TOPOML_OK, or what stopped it: TOPOML_E_CANCELLED, TOPOML_E_LIMIT */
 };
 
 /* Bytes after a distance array that a backend must leave alone. */
@@ -362,7 +363,17 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
     if (o->max_dim == 0 || o->collapse == TOPOML_COLLAPSE_OFF)
         return TOPOML_OK;
     double probe = o->collapse == TOPOML_COLLAPSE_ON ? 0.0 : TM_COLLAPSE_AUTO_PROBE;
+    /* The collapse does not report from inside: its stage is told as it
+     * begins and as it ends (docs/embedding.md, "Progress"). */
+    if (ctx->progress_fn && ctx->progress_fn(ctx->progress_user, "collapse", 0, 1) != 0)
+        return tm_error(ctx, TOPOML_E_CANCELLED, "cancelled before the edge collapse");
     int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, probe, col);
+    if (rc == TOPOML_OK && ctx->progress_fn &&
+        ctx->progress_fn(ctx->progress_user, "collapse", 1, 1) != 0) {
+        tm_free(ctx, col->edges);
+        memset(col, 0, sizeof *col);
+        return tm_error(ctx, TOPOML_E_CANCELLED, "cancelled after the edge collapse");
+    }
     if (rc != TOPOML_OK || !col->done)
         return rc;
     tm_log(ctx, TOPOML_LOG_INFO, "edge collapse: %llu of %llu edges remain (threshold %g)",
@@ -550,7 +561,11 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     }
     if (vrc == TOPOML_E_CANCELLED) /* the reference, answering instead */
         rc = vrc;
-    if (rc != TOPOML_OK && rc != TOPOML_E_CANCELLED) {
+    /* Stopped by the memory limit after some dimensions were finished: those
+     * come back as for a cancel (plugin.h, topoml_barcode_v1.complete). */
+    const bool partial_limit = rc == TOPOML_E_LIMIT && res.n_intervals > 0 && !res.complete &&
+                               res.max_dim < o.max_dim;
+    if (rc != TOPOML_OK && rc != TOPOML_E_CANCELLED && !partial_limit) {
         tm_free(ctx, res.intervals);
         tm_free(ctx, res.generators);
         tm_free(ctx, bc);
@@ -578,10 +593,13 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     bc->points = data->n;
     bc->max_dim = rc == TOPOML_OK ? o.max_dim : res.max_dim;
     bc->complete = rc == TOPOML_OK ? 1 : 0;
+    bc->status = rc;
     bc->n = res.n_intervals;
     bc->intervals = res.intervals;
     bc->generators = res.generators;
     *out = bc;
+    if (partial_limit)
+        return backend_error(ctx, b, rc, msg);
     if (rc == TOPOML_E_CANCELLED) {
         if (res.n_intervals == 0 && data->n > 0)
             return tm_error(ctx, rc, "cancelled before any dimension was complete");
@@ -608,6 +626,11 @@ uint32_t topoml_barcode_max_dim(const topoml_barcode *bc)
 int topoml_barcode_complete(const topoml_barcode *bc)
 {
     return bc ? bc->complete : 0;
+}
+
+int topoml_barcode_stop_status(const topoml_barcode *bc)
+{
+    return bc ? bc->status : TOPOML_E_INVALID;
 }
 
 const topoml_interval *topoml_barcode_intervals(const topoml_barcode *bc, uint64_t *n)
@@ -666,8 +689,15 @@ int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *bc, FILE *f,
         break;
     case TOPOML_OUTPUT_JSON: {
         const char *fmt = topoml_format_name((topoml_format)bc->input_format);
-        fprintf(f, "{\"max_dim\":%u,\"complete\":%s,\"input\":{\"format\":", bc->max_dim,
+        fprintf(f, "{\"max_dim\":%u,\"complete\":%s,", bc->max_dim,
                 bc->complete ? "true" : "false");
+        /* A partial barcode says where and why it stopped: dimensions
+         * 0..max_dim are finished, max_dim + 1 (or 0) is the one that was not. */
+        if (!bc->complete)
+            fprintf(f, "\"stopped\":{\"dim\":%u,\"reason\":\"%s\"},",
+                    bc->n ? bc->max_dim + 1 : 0,
+                    bc->status == TOPOML_E_LIMIT ? "memory limit" : "cancelled");
+        fprintf(f, "\"input\":{\"format\":");
         if (bc->input_format == TOPOML_FORMAT_AUTO || !fmt)
             fprintf(f, "null"); /* made from memory */
         else

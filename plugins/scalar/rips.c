@@ -44,6 +44,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "metric.h"
 
@@ -58,13 +59,20 @@
  * C(2K, K) >= 4^K / (2K + 1), past 2^63 from K = 36 on. So K <= 66. */
 #define RIPS_MAX_VERTS 72
 
-/* How often the progress callback is called: every this many columns or
- * this many cofacets enumerated, whichever comes first; never per cofacet,
- * and at least a few times a second where the enumeration is slowest (a
- * cancel, e.g. Ctrl-C in the Python package, must take effect within a
- * second: 1 << 22 gave one report in 1.3 s in the H3 enumeration). */
-#define RIPS_REPORT_COLUMNS 65536u
-#define RIPS_REPORT_WORK (1u << 19)
+/* How often the progress callback is called. The work loops look at the
+ * clock every RIPS_REPORT_WORK units of work (cofacets enumerated, rows of
+ * distances), every RIPS_REPORT_COLUMNS columns, edges or RIPS_REPORT_SORT
+ * entries sorted; never per unit. A unit costs from a few nanoseconds (a
+ * push in the reduction) to microseconds (an apparent-pair test in the
+ * enumeration), which no fixed count evens out, so the callback itself is
+ * called when a new stage begins and then when RIPS_REPORT_SECONDS have
+ * passed since the last call (report): about 20 times a second in every
+ * long phase, which a terminal's progress line (4 a second) and a cancel
+ * (Ctrl-C in the Python package, within a second) need, and not more. */
+#define RIPS_REPORT_COLUMNS 4096u
+#define RIPS_REPORT_WORK 4096u
+#define RIPS_REPORT_SECONDS 0.05
+#define RIPS_REPORT_SORT (1u << 14)
 
 typedef struct rips_dentry {
     double diam;
@@ -172,7 +180,10 @@ typedef struct rips_engine {
 
     /* progress */
     uint64_t work, work_mark;
+    struct timespec last_report; /* when the callback was last called */
     char stage[32];
+    char last_stage[32]; /* of that call */
+    int cur_dim; /* the dimension being computed; -1 while setting up */
 } rips_engine;
 
 /* One cofacet from the enumerator. */
@@ -218,6 +229,22 @@ __attribute__((format(printf, 3, 4))) static int fail(rips_engine *r, int status
     return r->status;
 }
 
+/* "1.5 GiB": a size in the unit a person reads it in. */
+static const char *human_bytes(double bytes, char *buf, size_t size)
+{
+    static const char *unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    unsigned u = 0;
+    while (bytes >= 1024.0 && u < 6) {
+        bytes /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, size, "%.0f bytes", bytes);
+    else
+        snprintf(buf, size, "%.1f %s", bytes, unit[u]);
+    return buf;
+}
+
 static bool mem_admit(rips_engine *r, uint64_t bytes, const char *what)
 {
     if (bytes > SIZE_MAX) {
@@ -226,10 +253,26 @@ static bool mem_admit(rips_engine *r, uint64_t bytes, const char *what)
         return false;
     }
     if (r->mem_limit && bytes > r->mem_limit - r->mem_used) {
-        fail(r, TOPOML_E_LIMIT,
-             "rips: %s needs %llu more bytes with %llu in use, over the memory limit of %llu bytes",
-             what, (unsigned long long)bytes, (unsigned long long)r->mem_used,
-             (unsigned long long)r->mem_limit);
+        char want[32], used[32], lim[32];
+        human_bytes((double)bytes, want, sizeof want);
+        human_bytes((double)r->mem_used, used, sizeof used);
+        human_bytes((double)r->mem_limit, lim, sizeof lim);
+        /* In a dimension, say so in the terms of the complex: the estimate
+         * made before the work was too low (estimate_memory). */
+        if (r->cur_dim >= 0)
+            fail(r, TOPOML_E_LIMIT,
+                 "rips: dimension %d stopped at %llu %s: %s more needed with %s in use, over "
+                 "the memory limit of %s (%llu bytes); lower the dimension or the threshold, "
+                 "or raise the memory limit",
+                 r->cur_dim, (unsigned long long)r->cols.n,
+                 r->cur_dim == 0 ? "edges" : "simplices to reduce", want, used, lim,
+                 (unsigned long long)r->mem_limit);
+        else
+            fail(r, TOPOML_E_LIMIT,
+                 "rips: %s needs %s (%llu bytes) more with %s in use, over the memory limit of "
+                 "%s (%llu bytes)",
+                 what, want, (unsigned long long)bytes, used, lim,
+                 (unsigned long long)r->mem_limit);
         return false;
     }
     return true;
@@ -361,9 +404,25 @@ static bool emit(rips_engine *r, uint32_t dim, double birth, double death, const
  * stop. */
 static bool report(rips_engine *r, uint64_t done, uint64_t total)
 {
-    r->work_mark = r->work + RIPS_REPORT_WORK;
-    if (!r->call->progress)
+    if (!r->call->progress) {
+        r->work_mark = UINT64_MAX;
         return true;
+    }
+    r->work_mark = r->work + RIPS_REPORT_WORK;
+    /* A new stage is always told; within one, at most every
+     * RIPS_REPORT_SECONDS (see there). */
+    struct timespec now;
+    if (timespec_get(&now, TIME_UTC) != TIME_UTC)
+        memset(&now, 0, sizeof now);
+    if (strcmp(r->stage, r->last_stage) == 0) {
+        double since = (double)(now.tv_sec - r->last_report.tv_sec) +
+                       (double)(now.tv_nsec - r->last_report.tv_nsec) * 1e-9;
+        if (since >= 0 && since < RIPS_REPORT_SECONDS)
+            return true;
+    } else {
+        memcpy(r->last_stage, r->stage, sizeof r->stage);
+    }
+    r->last_report = now;
     if (r->call->progress(r->call->host_data, r->stage, done, total) == 0)
         return true;
     fail(r, TOPOML_E_CANCELLED, "rips: cancelled during %s", r->stage);
@@ -1028,7 +1087,27 @@ static void sort_heap_down(rips_dentry *a, uint64_t n, uint64_t i)
 
 /* Introsort: quicksort, with heapsort when the recursion goes too deep so
  * that inputs full of ties or built against us stay O(n log n). */
-static void sort_columns_rec(rips_dentry *a, uint64_t n, unsigned depth)
+/* Progress of a long sort on the calling thread: the entries in their
+ * final place so far (those of the finished pieces), of all of them. A
+ * cancel is noted (the engine's status) and takes effect after the sort. */
+typedef struct rips_sort_progress {
+    rips_engine *r;
+    uint64_t done, total, mark;
+} rips_sort_progress;
+
+static inline void sort_placed(rips_sort_progress *sp, uint64_t n)
+{
+    if (!sp || n == 0)
+        return;
+    sp->done += n;
+    if (sp->done >= sp->mark) {
+        sp->mark = sp->done + RIPS_REPORT_SORT;
+        if (sp->r->status == TOPOML_OK)
+            report(sp->r, sp->done, sp->total);
+    }
+}
+
+static void sort_columns_rec(rips_dentry *a, uint64_t n, unsigned depth, rips_sort_progress *sp)
 {
     while (n > 24) {
         if (depth-- == 0) {
@@ -1040,6 +1119,7 @@ static void sort_columns_rec(rips_dentry *a, uint64_t n, unsigned depth)
                 a[i] = t;
                 sort_heap_down(a, i, 0);
             }
+            sort_placed(sp, n);
             return;
         }
         rips_dentry *x = &a[0], *y = &a[n / 2], *z = &a[n - 1], pivot;
@@ -1068,23 +1148,44 @@ static void sort_columns_rec(rips_dentry *a, uint64_t n, unsigned depth)
         /* [0, j] and [j+1, n) */
         uint64_t left = j + 1;
         if (left < n - left) {
-            sort_columns_rec(a, left, depth);
+            sort_columns_rec(a, left, depth, sp);
             a += left;
             n -= left;
         } else {
-            sort_columns_rec(a + left, n - left, depth);
+            sort_columns_rec(a + left, n - left, depth, sp);
             n = left;
         }
     }
     sort_insertion(a, n);
+    sort_placed(sp, n);
 }
 
-static void sort_columns(rips_dentry *a, uint64_t n)
+static void sort_columns_reporting(rips_dentry *a, uint64_t n, rips_sort_progress *sp)
 {
     unsigned depth = 2;
     for (uint64_t m = n; m > 1; m >>= 1)
         depth += 2;
-    sort_columns_rec(a, n, depth);
+    sort_columns_rec(a, n, depth, sp);
+}
+
+static void sort_columns(rips_dentry *a, uint64_t n)
+{
+    sort_columns_reporting(a, n, NULL);
+}
+
+/* A sort that reports under its own stage, then goes back to `stage`;
+ * false when cancelled meanwhile. */
+static bool sort_columns_staged(rips_engine *r, rips_dentry *a, uint64_t n, const char *sort_stage)
+{
+    char stage[sizeof r->stage];
+    memcpy(stage, r->stage, sizeof stage);
+    snprintf(r->stage, sizeof r->stage, "%s", sort_stage);
+    rips_sort_progress sp = {r, 0, n, RIPS_REPORT_SORT};
+    if (n > 0 && !report(r, 0, n)) /* nothing to sort: no stage, no total of 0 */
+        return false;
+    sort_columns_reporting(a, n, &sp);
+    memcpy(r->stage, stage, sizeof stage);
+    return r->status == TOPOML_OK;
 }
 
 /* Heapsort of one neighbour list by vertex (SPARSE input arrives in any
@@ -1363,6 +1464,10 @@ static bool reduce_dimension(rips_engine *r, uint32_t k)
                     break;
                 }
             }
+            /* One column can take long (millions of entries added in
+             * sphere_3_192's H2): report within it too. */
+            if (r->work >= r->work_mark && !report(r, j, ncols))
+                return false;
             if (!col_get_pivot(r, &r->cob, &pivot))
                 return false;
         }
@@ -1424,10 +1529,9 @@ static bool compute_h0(rips_engine *r)
     }
     r->cols.n = m;
     e = r->cols.a;
-    sort_columns(e, m);
-    r->work += m;
-    if (r->work >= r->work_mark && !report(r, 0, 0))
+    if (!sort_columns_staged(r, e, m, "edges"))
         return false;
+    r->work += m;
 
     uint32_t *parent = mem_alloc(r, n * sizeof *parent, "the union-find forest");
     if (!parent)
@@ -1438,6 +1542,11 @@ static bool compute_h0(rips_engine *r)
      * per find (Tarjan and van Leeuwen), no rank array needed. */
     uint8_t ok = 1;
     for (uint64_t q = m; q-- > 0;) {
+        /* done/total: edges joined so far, of all m */
+        if (((m - 1 - q) & (RIPS_REPORT_COLUMNS - 1)) == 0 && !report(r, m - 1 - q, m)) {
+            ok = 0;
+            break;
+        }
         uint32_t i = edge_top(e[q].entry), j = (uint32_t)(e[q].entry - tri(i));
         uint32_t a = uf_find(parent, i), b = uf_find(parent, j);
         if (a == b)
@@ -1484,11 +1593,16 @@ static bool compute_h0(rips_engine *r)
  * reports progress; a task of the parallel one (below) has its own vector
  * and counter, and reports only on the calling thread. */
 typedef struct rips_sink {
-    rips_vec *cols;
+    rips_vec *cols;      /* NULL: only count the columns (estimate_memory) */
     uint64_t *work;
     uint64_t mark;       /* report when *work reaches it */
     bool reports;
     atomic_bool *stop;   /* parallel: set when any task fails or is cancelled */
+    /* Progress: first vertices finished (shared by the tasks), of `total`. */
+    atomic_uint_fast64_t *vdone;
+    uint64_t total;
+    uint64_t counted; /* counting: the columns found, */
+    uint64_t cap;     /* ... and where to stop counting */
 } rips_sink;
 
 /* With a pool, the engine's shared state (status, memory count, the host's
@@ -1521,16 +1635,18 @@ static bool sink_put(rips_engine *r, rips_sink *o, rips_dentry d, uint32_t k)
     return true;
 }
 
-static bool sink_report(rips_engine *r, rips_sink *o, uint64_t done)
+/* Called when *o->work reaches o->mark: every RIPS_REPORT_WORK cofacets
+ * enumerated, at any level, so also where few of them are k-simplices. */
+static bool sink_report(rips_engine *r, rips_sink *o)
 {
+    o->mark = *o->work + RIPS_REPORT_WORK;
     if (o->stop && atomic_load_explicit(o->stop, memory_order_relaxed))
         return false;
-    if (!o->reports || *o->work < o->mark)
+    if (!o->reports)
         return true;
     pool_lock(r);
-    bool ok = report(r, done, 0);
+    bool ok = report(r, atomic_load_explicit(o->vdone, memory_order_relaxed), o->total);
     pool_unlock(r);
-    o->mark = *o->work + RIPS_REPORT_WORK;
     return ok;
 }
 
@@ -1547,7 +1663,6 @@ static bool assemble_some(rips_engine *r, uint32_t k, uint64_t first, uint64_t s
      * that no distance is looked up twice. */
     const uint32_t K = k + 1;
     double *dm = (double *)(stack + k);
-    uint64_t seen = 0;
     for (uint64_t v0 = first; v0 < r->n; v0 += stride) {
         uint32_t base = (uint32_t)v0;
         cob_init(r, &stack[0], &base, 1, 0.0, v0, r->thr, true);
@@ -1559,7 +1674,8 @@ static bool assemble_some(rips_engine *r, uint32_t k, uint64_t first, uint64_t s
                 lvl--;
                 continue;
             }
-            (*o->work)++;
+            if (++*o->work >= o->mark && !sink_report(r, o))
+                return false;
             uint32_t m = (uint32_t)lvl + 2, tv[RIPS_MAX_VERTS];
             double dw[RIPS_MAX_VERTS];
             tv[0] = cf.vertex; /* the new top vertex */
@@ -1572,11 +1688,8 @@ static bool assemble_some(rips_engine *r, uint32_t k, uint64_t first, uint64_t s
                 lvl++;
                 continue;
             }
-            seen++;
-            if ((seen & 1023) == 0 && !sink_report(r, o, seen))
-                return false;
-            uint64_t slot = pivots_slot(r, &r->piv, cf.index), f;
-            if (r->piv.key[slot] != RIPS_NONE)
+            uint64_t f;
+            if (o->cols && r->piv.key[pivots_slot(r, &r->piv, cf.index)] != RIPS_NONE)
                 continue;
             rips_profile pt;
             pt.total = 0;
@@ -1594,9 +1707,14 @@ static bool assemble_some(rips_engine *r, uint32_t k, uint64_t first, uint64_t s
             if (zero_apparent_cofacet(r, tv, m, &pt, cf.diam, cf.index) ||
                 zero_apparent_facet(r, tv, m, &pt, cf.diam, cf.index, &f, &sign))
                 continue;
-            if (!sink_put(r, o, (rips_dentry){cf.diam, cf.index}, k))
+            if (!o->cols) {
+                if (++o->counted > o->cap)
+                    return false;
+            } else if (!sink_put(r, o, (rips_dentry){cf.diam, cf.index}, k)) {
                 return false;
+            }
         }
+        atomic_fetch_add_explicit(o->vdone, 1, memory_order_relaxed);
     }
     return true;
 }
@@ -1616,6 +1734,7 @@ typedef struct rips_par {
     uint64_t *work;  /* one per task */
     rips_cob **stack; /* one per worker */
     atomic_bool stop;
+    atomic_uint_fast64_t vdone;
     /* merging */
     const rips_dentry *src;
     rips_dentry *dst;
@@ -1629,7 +1748,8 @@ static void assemble_task(void *arg, uint32_t t, uint32_t worker)
     rips_engine *r = P->r;
     if (atomic_load_explicit(&P->stop, memory_order_relaxed))
         return;
-    rips_sink o = {&P->part[t], &P->work[t], RIPS_REPORT_WORK, worker == 0, &P->stop};
+    rips_sink o = {&P->part[t], &P->work[t], P->work[t] + RIPS_REPORT_WORK, worker == 0, &P->stop,
+                   &P->vdone, r->n, 0, 0};
     if (!assemble_some(r, P->k, t, P->n_tasks, P->stack[worker], &o)) {
         atomic_store(&P->stop, true);
         return;
@@ -1669,6 +1789,7 @@ static bool assemble_parallel(rips_engine *r, uint32_t k)
     P.k = k;
     P.n_tasks = n_tasks;
     atomic_init(&P.stop, false);
+    atomic_init(&P.vdone, 0);
     char *mem = mem_alloc(r, bytes, "the parallel enumeration");
     if (!mem)
         return false;
@@ -1731,7 +1852,7 @@ static bool assemble_parallel(rips_engine *r, uint32_t k)
     for (uint32_t w = 0; w < T; w++)
         mem_free(r, P.stack[w], stack_bytes);
     mem_free(r, mem, bytes);
-    return ok;
+    return ok && report(r, r->n, r->n);
 }
 
 /* Collects the columns of dimension k >= 2: every k-simplex under the
@@ -1747,6 +1868,9 @@ static bool assemble_parallel(rips_engine *r, uint32_t k)
 static bool assemble_columns(rips_engine *r, uint32_t k)
 {
     r->cols.n = 0;
+    snprintf(r->stage, sizeof r->stage, "dim %u enumeration", k);
+    if (!report(r, 0, r->n))
+        return false;
     if (r->pool && r->pool->n_threads > 1 && r->n >= 2 * r->pool->n_threads)
         return assemble_parallel(r, k);
     const uint64_t bytes =
@@ -1754,13 +1878,16 @@ static bool assemble_columns(rips_engine *r, uint32_t k)
     rips_cob *stack = mem_alloc(r, bytes, "the simplex enumeration");
     if (!stack)
         return false;
-    rips_sink o = {&r->cols, &r->work, r->work_mark, true, NULL};
+    atomic_uint_fast64_t vdone;
+    atomic_init(&vdone, 0);
+    rips_sink o = {&r->cols, &r->work, r->work_mark, true, NULL, &vdone, r->n, 0, 0};
     bool ok = assemble_some(r, k, 0, 1, stack, &o);
     mem_free(r, stack, bytes);
     if (!ok)
         return false;
-    sort_columns(r->cols.a, r->cols.n);
-    return true;
+    char sort_stage[sizeof r->stage];
+    snprintf(sort_stage, sizeof sort_stage, "dim %u sort", k);
+    return sort_columns_staged(r, r->cols.a, r->cols.n, sort_stage);
 }
 
 /* The hook's storage: r->cols, grown to `count` entries. */
@@ -2042,11 +2169,14 @@ static bool setup_pairs(rips_engine *r, const topoml_input_v1 *in, double t)
         r->dist = r->dist_own;
         return true;
     }
+    /* Each pass its own stage, so that done/total rises within a stage. */
     if (r->thr < t) {
+        snprintf(r->stage, sizeof r->stage, "distances within the radius");
         memset(r->nb_start, 0, (n + 1) * sizeof *r->nb_start);
         if (!scan_pairs(r, in, NULL, NULL, true, r->thr))
             return false;
     }
+    snprintf(r->stage, sizeof r->stage, "neighbours");
     return lists_alloc(r) && lists_fill_pairs(r, in);
 }
 
@@ -2214,6 +2344,167 @@ static bool setup_binomials(rips_engine *r)
 }
 
 /* ------------------------------------------------------------------------
+ * The memory estimate, before any dimension is computed
+ *
+ * What a dimension k >= 1 holds while it is reduced grows with its columns:
+ * each has its offset into V (8 bytes) and its share of the pivot table (12
+ * bytes a slot, at a load of at most 0.7: 17), RIPS_COLUMN_BYTES together;
+ * and the column list (16 bytes an entry), which keeps the edges' room from
+ * H0 on and grows by half again beyond it. While dimension k is enumerated,
+ * the pivot table of k - 1 is still there. The V matrix, the working
+ * columns and the intervals come on top; they are small where apparent
+ * pairs are plentiful, as in most Rips complexes, so the estimate is close
+ * but can be low (sphere_3_192's H2: 3032 columns, tens of MiB of working
+ * column), and a run it lets through may still stop at the limit (the
+ * finished dimensions then come back, see scalar_rips_pooled).
+ *
+ * The columns of dimension k are the k-simplices less apparent pairs and
+ * cleared ones. The k-simplices whose lowest vertex is v are at most
+ * C(d+(v), k), d+(v) the neighbours of v above it within the threshold, so
+ * W = sum_v C(d+(v), k) bounds them (for k = 1, the edges). Where W
+ * columns would fit, nothing more is done. Else the columns are counted
+ * exactly for a systematic sample of lowest vertices (every 64th, or fewer:
+ * at most 32; without clearing, which only removes a few) and scaled by W
+ * over the sample's share of it: a ratio estimate, at 1/64 of the
+ * enumeration's cost or less, paid only by work that is near or over the
+ * limit.
+ * ---------------------------------------------------------------------- */
+
+#define RIPS_COLUMN_BYTES 25u
+#define RIPS_PIVOT_BYTES 17u
+
+/* C(d, k) as a double, saturating near the top of its range. */
+static double choose_d(uint64_t d, uint32_t k)
+{
+    if (k > d)
+        return 0.0;
+    double c = 1.0;
+    for (uint32_t i = 1; i <= k && c < 1e300; i++)
+        c = c * (double)(d - k + i) / (double)i;
+    return c;
+}
+
+/* Columns of dimension k >= 1, estimated from a sample (see above). The
+ * sample alone may show that they cannot fit: more than `cap` columns
+ * counted, less the clearing (at most `prev` of them), is more than the
+ * budget, and the count stops there (*at_least set), so that work far over
+ * the limit is not enumerated for long before it is refused. */
+static bool estimate_columns(rips_engine *r, uint32_t k, const uint64_t *up, double bound,
+                             uint64_t cap, double *out, bool *at_least)
+{
+    const uint64_t n = r->n;
+    /* every 64th vertex (n/16-th below 1024 points), and no more than 32 */
+    const uint64_t few = n >= 1024 ? 64 : n >= 32 ? n / 16 : 1;
+    const uint64_t stride = n / 32 > few ? n / 32 : few, first = stride / 2;
+    const uint64_t bytes =
+        (uint64_t)k * sizeof(rips_cob) + (uint64_t)(k + 1) * (k + 1) * sizeof(double);
+    rips_cob *stack = mem_alloc(r, bytes, "the simplex enumeration");
+    if (!stack)
+        return false;
+    snprintf(r->stage, sizeof r->stage, "dim %u estimate", k);
+    atomic_uint_fast64_t vdone;
+    atomic_init(&vdone, 0);
+    rips_sink o = {NULL, &r->work, r->work_mark, true, NULL, &vdone,
+                   (n - first + stride - 1) / stride, 0, cap};
+    double share = 0.0;
+    bool ok = true;
+    for (uint64_t v = first; v < n && ok; v += stride) {
+        share += choose_d(up[v], k);
+        ok = assemble_some(r, k, v, n, stack, &o);
+    }
+    mem_free(r, stack, bytes);
+    *at_least = o.counted > cap && r->status == TOPOML_OK;
+    if (*at_least) {
+        *out = (double)o.counted;
+        return true;
+    }
+    *out = share > 0.0 ? (double)o.counted * (bound / share) : bound;
+    return ok;
+}
+
+/* Bytes dimension k holds with `cols` columns (k >= 1; see above), `edges`
+ * edges and `prev` columns in dimension k - 1. */
+static double dimension_bytes(double cols, double edges, double prev)
+{
+    return fmax(edges, 1.5 * cols) * sizeof(rips_dentry) + cols * RIPS_COLUMN_BYTES +
+           prev * RIPS_PIVOT_BYTES;
+}
+
+static bool estimate_memory(rips_engine *r)
+{
+    const uint64_t n = r->n;
+    if (!r->mem_limit || n < 2)
+        return true;
+    const double budget = (double)(r->mem_limit - r->mem_used);
+    /* Where even a complete graph fits (C(n, k+1) k-simplices), no pass
+     * over the edges is needed: the common case of a small input. */
+    {
+        const double all = choose_d(n, 2);
+        bool fits = all * sizeof(rips_dentry) + (double)n * sizeof(uint32_t) <= budget;
+        for (uint32_t k = 1; k <= r->dim_max && fits; k++)
+            fits = dimension_bytes(choose_d(n, k + 1), all, k > 1 ? choose_d(n, k) : 0.0) <=
+                   budget;
+        if (fits)
+            return true;
+    }
+    uint64_t *up = mem_alloc(r, n * sizeof *up, "the memory estimate");
+    if (!up)
+        return false;
+    memset(up, 0, n * sizeof *up);
+    if (r->sparse) {
+        for (uint64_t v = 0; v < n; v++)
+            for (uint64_t q = r->nb_start[v + 1]; q-- > r->nb_start[v] && r->nb_v[q] > v;)
+                up[v]++;
+    } else {
+        for (uint64_t i = 1; i < n; i++)
+            for (uint64_t j = 0; j < i; j++)
+                up[j] += r->dist[tri(i) + j] <= r->thr;
+    }
+    uint64_t edges = 0;
+    for (uint64_t v = 0; v < n; v++)
+        edges += up[v];
+    double prev = 0.0; /* columns of dimension k - 1 */
+    bool ok = true;
+    for (uint32_t k = 0; k <= r->dim_max && ok; k++) {
+        double cols, bytes;
+        bool at_least = false;
+        if (k == 0) {
+            cols = (double)edges; /* the sorted edge list and the union-find forest */
+            bytes = (double)edges * sizeof(rips_dentry) + (double)n * sizeof(uint32_t);
+        } else {
+            double bound = 0.0;
+            for (uint64_t v = 0; v < n; v++)
+                bound += choose_d(up[v], k);
+            cols = bound;
+            /* columns that would not fit even alone, plus what clearing
+             * could take away */
+            const double cap = budget / RIPS_COLUMN_BYTES + prev;
+            if (dimension_bytes(bound, (double)edges, prev) > budget)
+                ok = estimate_columns(r, k, up, bound, cap < 1e18 ? (uint64_t)cap : UINT64_MAX,
+                                      &cols, &at_least);
+            bytes = dimension_bytes(at_least ? cols - prev : cols, (double)edges, prev);
+            prev = cols;
+        }
+        if (ok && bytes > budget) {
+            char need[32], lim[32];
+            fail(r, TOPOML_E_LIMIT,
+                 "rips: dimension %u would need %s %.3g %s, %s %s (%.0f bytes) with %llu "
+                 "bytes in use for the distances; the memory limit is %s (%llu bytes); lower the "
+                 "dimension or the threshold, or raise the memory limit",
+                 k, at_least ? "more than" : "about", at_least ? cols - prev : cols,
+                 k == 0 ? "edges" : "simplices to reduce", at_least ? "more than" : "about",
+                 human_bytes(bytes + (double)r->mem_used, need, sizeof need),
+                 bytes + (double)r->mem_used, (unsigned long long)r->mem_used,
+                 human_bytes((double)r->mem_limit, lim, sizeof lim),
+                 (unsigned long long)r->mem_limit);
+            ok = false;
+        }
+    }
+    mem_free(r, up, n * sizeof *up);
+    return ok;
+}
+
+/* ------------------------------------------------------------------------
  * The op
  * ---------------------------------------------------------------------- */
 
@@ -2303,6 +2594,7 @@ int scalar_rips_pooled(const topoml_call_v1 *call, const topoml_input_v1 *in,
     r->call = call;
     r->mem_limit = call->max_memory;
     r->work_mark = RIPS_REPORT_WORK;
+    r->cur_dim = -1;
     r->hook = hook;
     r->pool = pool && pool->n_threads > 1 && pool->run && pool->lock && pool->unlock ? pool : NULL;
     if (!in || !params || !out)
@@ -2355,7 +2647,9 @@ int scalar_rips_pooled(const topoml_call_v1 *call, const topoml_input_v1 *in,
         ok = ok && (in->kind == TOPOML_INPUT_SPARSE ? setup_edges(r, in, params->threshold)
                                                     : setup_pairs(r, in, params->threshold));
         ok = ok && setup_binomials(r);
+        ok = ok && estimate_memory(r);
         snprintf(r->stage, sizeof r->stage, "dim 0");
+        r->cur_dim = 0;
         ok = ok && compute_h0(r);
         if (ok) {
             done_dim = 0;
@@ -2363,9 +2657,11 @@ int scalar_rips_pooled(const topoml_call_v1 *call, const topoml_input_v1 *in,
         }
         for (uint32_t k = 1; ok && k <= r->dim_max; k++) {
             snprintf(r->stage, sizeof r->stage, "dim %u", k);
+            r->cur_dim = (int)k;
             if (k >= 2) {
                 ok = collect_columns(r, k);
                 pivots_free(r, &r->piv);
+                snprintf(r->stage, sizeof r->stage, "dim %u", k);
             }
             ok = ok && reduce_dimension(r, k);
             mem_free(r, r->voff, (r->cols.n + 1) * sizeof *r->voff);
@@ -2379,7 +2675,10 @@ int scalar_rips_pooled(const topoml_call_v1 *call, const topoml_input_v1 *in,
     }
     release(r);
 
-    if (ok || (r->status == TOPOML_E_CANCELLED && done_dim >= 0)) {
+    /* Stopped by a cancel or by the memory limit after some dimensions were
+     * finished: those come back (plugin.h, topoml_barcode_v1.complete). */
+    if (ok || ((r->status == TOPOML_E_CANCELLED || r->status == TOPOML_E_LIMIT) &&
+               done_dim >= 0)) {
         out->intervals = r->bars;
         if (r->want_gens)
             out->generators = r->gens;

@@ -47,15 +47,24 @@ extern "C" {
  * fit 64 bits less the coefficient bits: found before anything is
  * allocated); TOPOML_E_LIMIT (call->max_memory would be exceeded; the
  * message gives the bytes wanted); TOPOML_E_NOMEM.
- * On these, out->intervals is NULL and out->n_intervals 0.
+ * On these, out->intervals is NULL and out->n_intervals 0, except for
+ * TOPOML_E_LIMIT mid-way (below).
  *
- * Progress: call->progress(host_data, "distances" | "dim k", done, total)
- * about 10 to 100 times a second; for "dim k", done/total count the columns
- * reduced (total 0 while the columns are still being collected). A non-zero
- * answer stops the work: the function returns TOPOML_E_CANCELLED with the
- * dimensions finished so far in *out, out->max_dim the last of them and
- * out->complete = 0 (no interval at all, max_dim 0, when H0 was not
- * finished).
+ * Progress: call->progress(host_data, stage, done, total) when a stage
+ * begins and then at most every 50 ms, with total > 0 and done <= total
+ * rising within a stage: "distances", "distances within the radius",
+ * "neighbours", "dim k estimate", "edges", "dim 0", "dim k enumeration",
+ * "dim k sort", "dim k" (docs/embedding.md, "Progress", says what each
+ * counts). A non-zero answer stops the work: the function returns
+ * TOPOML_E_CANCELLED with the dimensions finished so far in *out,
+ * out->max_dim the last of them and out->complete = 0 (no interval at all,
+ * max_dim 0, when H0 was not finished).
+ *
+ * Memory: with call->max_memory set, each dimension's memory is estimated
+ * after the distances are read and before H0 (estimate_memory in rips.c);
+ * work that would not fit is TOPOML_E_LIMIT with no intervals. A limit
+ * reached mid-way all the same is TOPOML_E_LIMIT with the finished
+ * dimensions in *out, as for a cancel.
  *
  * Scratch memory comes from call->alloc/realloc/free and counts against
  * call->max_memory, as do the intervals. The caller's data is only read. */

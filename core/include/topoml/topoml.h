@@ -333,13 +333,25 @@ TOPOML_API void topoml_rips_options_init(topoml_rips_options *opts);
 /* Vietoris–Rips persistence barcodes. Bars of zero length are not reported;
  * essential classes, and with a threshold the classes still alive at it,
  * have death +INFINITY. After TOPOML_E_CANCELLED, *out (if not NULL) holds
- * the dimensions that were finished. */
+ * the dimensions that were finished.
+ *
+ * Memory: before any dimension is computed, the work of each is estimated
+ * (docs/embedding.md, "Limits") and refused with TOPOML_E_LIMIT, *out NULL,
+ * if it would not fit the memory limit. If the limit is reached mid-way all
+ * the same, the status is TOPOML_E_LIMIT and *out (if not NULL) holds the
+ * dimensions that were finished, as after a cancel: a partial barcode
+ * (topoml_barcode_complete 0, topoml_barcode_max_dim the last finished one,
+ * topoml_barcode_stop_status TOPOML_E_LIMIT); free it either way. */
 TOPOML_API int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out,
                                       const topoml_data *data, const topoml_rips_options *opts);
 TOPOML_API void topoml_barcode_free(topoml_barcode *barcode);
 
 TOPOML_API uint32_t topoml_barcode_max_dim(const topoml_barcode *barcode);
 TOPOML_API int topoml_barcode_complete(const topoml_barcode *barcode);
+/* What stopped a partial barcode: TOPOML_OK for a complete one, else
+ * TOPOML_E_CANCELLED or TOPOML_E_LIMIT; dimensions 0..topoml_barcode_max_dim
+ * are finished and the next one was not. TOPOML_E_INVALID for NULL. */
+TOPOML_API int topoml_barcode_stop_status(const topoml_barcode *barcode);
 /* All intervals, grouped by dimension ascending; *n gets the count. */
 TOPOML_API const topoml_interval *topoml_barcode_intervals(const topoml_barcode *barcode,
                                                            uint64_t *n);

@@ -173,7 +173,9 @@ typedef struct topoml_barcode_v1 {
                              dimensions 0..max_dim are complete; a cancel
                              before H0 was finished leaves no intervals at
                              all (n_intervals 0), which for n > 0 points
-                             cannot be a finished H0 */
+                             cannot be a finished H0. The same holds for an
+                             op that returns TOPOML_E_LIMIT (the memory
+                             limit reached in dimension max_dim + 1) */
     uint32_t reserved;
     /* Appended in core 0.3 (written only when struct_size covers it): with
      * TOPOML_RIPS_PARAM_GENERATORS, n_intervals entries from call->alloc,

@@ -18,6 +18,10 @@
 # from .gpudata/ripser-examples when present. Everything each part writes
 # goes to OUTDIR/<part>/; OUTDIR/summary.txt has one line per part, and
 # OUTDIR/results.tar.gz all of it. DEVICE_SECONDS bounds the whole run.
+# Other knobs: TREE_TESTS (ctest -R of the tree part), CONF_ARGS (the tier),
+# CONF_PLUGINS (one conformance run per named plugin), RIPS_SECONDS,
+# RIPS_REPS, RIPS_ONLY, RIPS_RIPSER, RIPS_THREADS; giotto-ph joins the rips
+# part when python3 can import gph.
 set -u
 out=$(realpath -m "${1:?usage: device-run.sh OUTDIR [PART...]}")
 shift
@@ -89,7 +93,22 @@ for part in $parts; do
         ;;
     conf)
         conf=$build/tools/topoml-conformance
-        if [ -x "$conf" ]; then
+        if [ -x "$conf" ] && [ -n "${CONF_PLUGINS:-}" ]; then
+            # One run per plugin (CONF_PLUGINS="cuda triton-bridge asm-avx512"),
+            # each with its own JSON and wall time, so a slow one does not
+            # hide the others' verdicts.
+            rc=0
+            for p in $CONF_PLUGINS; do
+                t1=$(date +%s)
+                # shellcheck disable=SC2086
+                timeout "$(left)" "$conf" --plugin "$build/plugins-out/topoml-backend-$p.so" \
+                    ${CONF_ARGS:---tier full} --json "$out/conf/conformance-$p.json" \
+                    >"$out/conf/conformance-$p.txt" 2>&1
+                r=$?
+                echo "$p: exit $r in $(($(date +%s) - t1)) s" >>"$out/conf/summary.txt"
+                [ $r -ne 0 ] && rc=$r
+            done
+        elif [ -x "$conf" ]; then
             # shellcheck disable=SC2086
             timeout "$(left)" "$conf" ${CONF_ARGS:---tier full} --json "$out/conf/conformance.json" \
                 --junit "$out/conf/conformance.xml" >"$out/conf/conformance.txt" 2>&1
@@ -125,6 +144,10 @@ for part in $parts; do
         [ -x "$rpp" ] && args="--ripserpp $rpp"
         [ -n "${RIPS_RIPSER:-}" ] && command -v ripser >/dev/null &&
             args="$args --ripser $(command -v ripser)"
+        # giotto-ph at the same thread count, when this Python has it (a
+        # wheel installed beside, e.g. on PYTHONPATH)
+        python3 -c "import gph" 2>/dev/null && args="$args --python python3"
+        [ -n "${RIPS_THREADS:-}" ] && args="$args --threads $RIPS_THREADS"
         # shellcheck disable=SC2086
         timeout "$(left)" python3 "$repo/tools/bench/bench_rips_gpu.py" --topoml "$build/tools/topoml" \
             --data "$data" --budget $(($(left) - 15 < ${RIPS_SECONDS:-600} ? $(left) - 15 : ${RIPS_SECONDS:-600})) --reps "${RIPS_REPS:-3}" $args \

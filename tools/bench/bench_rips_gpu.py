@@ -1,11 +1,20 @@
 #!/usr/bin/env python3
 """Vietoris-Rips barcodes on the GPU: `topoml barcode --backend cuda` against
-the scalar reference backend on the same machine and, when given, Ripser++
-(built from its public source on that machine) and Ripser.
+the scalar reference backend on the same machine and, when given, the
+threads backend and giotto-ph (from PyPI, at the same thread count, with
+and without edge collapse), Ripser++ (built from its public source on that
+machine) and Ripser.
 
     tools/bench/bench_rips_gpu.py --topoml build/tools/topoml \
-        [--data DIR] [--ripserpp PATH] [--ripser PATH] [--reps 3] \
-        [--budget SECONDS] [--json OUT]
+        [--data DIR] [--ripserpp PATH] [--ripser PATH] [--python PY] \
+        [--threads N] [--reps 3] [--budget SECONDS] [--json OUT]
+
+Cases whose input file is not in --data (celegans, Vicsek300: Ripser++'s
+public examples) are skipped. giotto-ph's time is the one py_rips.py
+reports (file reading and computation, the interpreter's start and imports
+left out: in its favour). The peak GPU memory of the cuda plugin and of
+Ripser++ (nvidia-smi, sampled every 50 ms, above what was in use before the
+run) is in the table and the JSON.
 
 Every program runs on the same file with the same options, alternately;
 the table gives median wall times (process start and file reading
@@ -36,7 +45,7 @@ from bench_rips import clitest, default_data  # noqa: E402  (Ripser's examples, 
 
 
 # name, file (in --data or generated), options common to all programs,
-# repetitions of the scalar backend (the slow one) at most
+# repetitions of the slow programs (scalar, Ripser, giotto-ph without collapse) at most
 CASES = [
     ("sphere_3_192 dim 2", "sphere_3_192.lower_distance_matrix",
      ["--format", "lower-distance", "--dim", "2"], 3),
@@ -50,7 +59,50 @@ CASES = [
      ["--format", "point-cloud", "--dim", "3"], 1),
     ("random 1000 pts R^3 dim 2", "@random:1000:3:2",
      ["--format", "point-cloud", "--dim", "2"], 1),
+    # Ripser++'s paper set (its repository's examples), when in --data
+    ("celegans dim 3", "celegans.distance_matrix", ["--format", "distance", "--dim", "3"], 1),
+    ("Vicsek300 dim 3", "Vicsek300_300_of_300.distance_matrix",
+     ["--format", "distance", "--dim", "3"], 1),
 ]
+
+
+class GpuMemory:
+    """Peak GPU memory in use (MiB, all processes, nvidia-smi) while a run
+    lasts, above what was in use when it started."""
+
+    def __init__(self):
+        import threading
+        self.threading = threading
+        self.ok = self.sample() is not None
+
+    @staticmethod
+    def sample():
+        try:
+            out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used",
+                                  "--format=csv,noheader,nounits"], capture_output=True,
+                                 text=True, timeout=5).stdout.split()
+            return float(out[0])
+        except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
+            return None
+
+    def __enter__(self):
+        self.base = self.sample() or 0.0
+        self.peak = self.base
+        self.stop = self.threading.Event()
+
+        def loop():
+            while not self.stop.wait(0.05):
+                v = self.sample()
+                if v is not None and v > self.peak:
+                    self.peak = v
+        self.t = self.threading.Thread(target=loop, daemon=True)
+        self.t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.t.join()
+        self.used = self.peak - self.base
 
 
 def materialise(spec, data, tmp):
@@ -71,8 +123,13 @@ def run(cmd, timeout):
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None, "", "timeout after %ds" % timeout, timeout
-    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace"), \
-        time.perf_counter() - t0
+    secs = time.perf_counter() - t0
+    err = p.stderr.decode(errors="replace")
+    # py_rips.py reports its own time (the interpreter's start left out)
+    m = re.search(r"^seconds ([0-9.]+)$", err, re.M)
+    if m and p.returncode == 0:
+        secs = float(m.group(1))
+    return p.returncode, p.stdout.decode(errors="replace"), err, secs
 
 
 def counts(text):
@@ -93,17 +150,27 @@ def main():
     ap.add_argument("--slow-cap", type=float, default=100.0,
                     help="seconds after which a scalar or Ripser run is stopped (reported as "
                     "'>cap')")
+    ap.add_argument("--python", help="a Python with giotto-ph: its rows, at --threads threads, "
+                    "collapse on and off")
+    ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
+                    help="threads of the threads backend and giotto-ph (default: all CPUs)")
     ap.add_argument("--json")
     args = ap.parse_args()
+    gpu_mem = GpuMemory()
+    here = os.path.dirname(os.path.abspath(__file__))
+    fmt_of = {"lower-distance": "lower-distance", "distance": "distance",
+              "point-cloud": "point-cloud"}
     start = time.time()
     tmp = tempfile.mkdtemp(prefix="topoml-bench-")
     conf = os.path.join(tmp, "topoml.yaml")
     with open(conf, "w") as f:
         f.write("gate: off\n")
     rows = []
-    print("%-26s %10s %10s %10s %10s %9s %9s  %s" % (
-        "case", "scalar s", "cuda s", "ripser++ s", "ripser s", "scal/cuda", "rpp/cuda",
-        "check"))
+    cases = []
+    commands = {}
+    print("%-26s %9s %9s %9s %9s %9s %9s %9s %8s %8s %8s %8s  %s" % (
+        "case", "scalar s", "cuda s", "threads s", "gph s", "gph+col s", "ripser++", "ripser s",
+        "cuda/gph", "rpp/cuda", "cudaMiB", "rppMiB", "check"))
     for name, spec, opts, scalar_reps in CASES:
         if args.only and not any(w and w in name for w in args.only.split(",")):
             continue
@@ -112,12 +179,26 @@ def main():
             print("%-26s skipped: out of time" % name)
             continue
         path = materialise(spec, args.data, tmp)
+        if not os.path.exists(path):
+            print("%-26s skipped: no %s in %s" % (name, spec, args.data))
+            continue
         progs = {
             "scalar": [args.topoml, "barcode", "--config", conf, "--quiet", "--backend", "scalar"]
             + opts + [path],
             "cuda": [args.topoml, "barcode", "--config", conf, "--quiet", "--backend", "cuda"]
             + opts + [path],
         }
+        progs["threads"] = [args.topoml, "barcode", "--config", conf, "--quiet", "--backend",
+                            "threads", "--threads", str(args.threads)] + opts + [path]
+        if args.python:
+            fmt = fmt_of[opts[opts.index("--format") + 1]]
+            dim = opts[opts.index("--dim") + 1]
+            extra = ["--threads", str(args.threads)]
+            if "--threshold" in opts:
+                extra += ["--threshold", opts[opts.index("--threshold") + 1]]
+            for label, coll in (("giotto-ph", "off"), ("giotto-ph collapse", "on")):
+                progs[label] = [args.python, os.path.join(here, "py_rips.py"), "gph", path, fmt,
+                                dim, "--collapse", coll] + extra
         if args.ripserpp:
             # Ripser++ enumerates every simplex of the full complex unless
             # told the complex is sparse; under a threshold that is hopeless
@@ -127,17 +208,25 @@ def main():
         if args.ripser:
             progs["ripser"] = [args.ripser] + opts + [path]
         times = {k: [] for k in progs}
+        gpu_peak = {}
         outs, errs = {}, {}
         for rep in range(args.reps):
             for k, cmd in progs.items():
-                if k in ("scalar", "ripser") and rep >= scalar_reps:
+                slow = k in ("scalar", "ripser", "giotto-ph")
+                if slow and rep >= scalar_reps:
                     continue
                 left = args.budget - (time.time() - start)
                 if left < 5:
                     break
-                cap = args.slow_cap if k in ("scalar", "ripser") else 240
-                rc, out, err, secs = run(cmd, max(5, min(left, cap)))
-                if rc is None and k in ("scalar", "ripser") and left >= cap:
+                cap = args.slow_cap if slow else 240
+                if k in ("cuda", "ripser++") and gpu_mem.ok and k not in gpu_peak:
+                    with gpu_mem as g:
+                        rc, out, err, secs = run(cmd, max(5, min(left, cap)))
+                    if rc == 0:
+                        gpu_peak[k] = g.used
+                else:
+                    rc, out, err, secs = run(cmd, max(5, min(left, cap)))
+                if rc is None and slow and left >= cap:
                     errs[k] = "stopped after %.0f s (more than the cap)" % cap
                     times[k].append(None)
                     continue
@@ -158,8 +247,11 @@ def main():
         check = []
         if "scalar" in outs and "cuda" in outs:
             check.append("cuda==scalar" if outs["cuda"] == outs["scalar"] else "CUDA DIFFERS")
-        ref = counts(outs.get("scalar", ""))
-        for k in ("ripser++", "ripser"):
+        if "scalar" in outs and "threads" in outs:
+            check.append("threads==scalar" if outs["threads"] == outs["scalar"]
+                         else "THREADS DIFFERS")
+        ref = counts(outs.get("scalar", "") or outs.get("cuda", ""))
+        for k in ("ripser++", "ripser", "giotto-ph", "giotto-ph collapse"):
             if k in outs:
                 check.append("%s counts %s" % (k, "same" if counts(outs[k]) == ref else
                                                "differ %s vs %s" % (counts(outs[k]), ref)))
@@ -171,19 +263,65 @@ def main():
 
         def r(a, b):
             return "%9.2f" % (a / b) if a and b else "%9s" % "-"
-        print("%-26s %s %s %s %s %s %s  %s" % (
-            name, f(med["scalar"]), f(med["cuda"]), f(med.get("ripser++")),
-            f(med.get("ripser")), r(med["scalar"], med["cuda"]),
-            r(med.get("ripser++"), med["cuda"]), "; ".join(check)))
+        gph = [med.get(k) for k in ("giotto-ph", "giotto-ph collapse") if med.get(k)]
+        best_gph = min(gph) if gph else None
+
+        def m(x):
+            return "%8.0f" % x if x is not None else "%8s" % "-"
+        print("%-26s %s %s %s %s %s %s %s %s %s %s %s  %s" % (
+            name, f(med["scalar"])[1:], f(med["cuda"])[1:], f(med.get("threads"))[1:],
+            f(med.get("giotto-ph"))[1:], f(med.get("giotto-ph collapse"))[1:],
+            f(med.get("ripser++"))[1:], f(med.get("ripser"))[1:],
+            r(med["cuda"], best_gph)[1:], r(med.get("ripser++"), med["cuda"])[1:],
+            m(gpu_peak.get("cuda")), m(gpu_peak.get("ripser++")), "; ".join(check)))
         for d in device:
             print("%-26s   device: %s" % ("", d))
         sys.stdout.flush()
         rows.append({"case": name, "options": opts, "file": os.path.basename(path),
                      "times_s": times, "median_s": med, "check": check, "device_log": device,
-                     "bars_per_dim": ref})
+                     "bars_per_dim": ref, "gpu_peak_mib": gpu_peak})
+        label = {"scalar": "topoml scalar", "cuda": "topoml cuda",
+                 "threads": "topoml threads", "giotto-ph": "giotto-ph collapse=off",
+                 "giotto-ph collapse": "giotto-ph collapse=on", "ripser++": "Ripser++",
+                 "ripser": "ripser 1.2.1"}
+        for k, v in times.items():
+            commands["%s/%s" % (name, label[k])] = " ".join(progs[k])
+            ok = [x for x in v if x is not None]
+            cases.append({"name": name, "program": label[k],
+                          "threads": args.threads if k in ("threads", "giotto-ph",
+                                                           "giotto-ph collapse") else 1,
+                          "times": ok, "median": med.get(k), "peak_rss": None,
+                          "peak_gpu_mib": gpu_peak.get(k), "error": errs.get(k)})
     if args.json:
+        import platform
+        import datetime
+        machine = {"cpu": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+                                if l.startswith("model name")), platform.machine()),
+                   "cpus_available": len(os.sched_getaffinity(0)),
+                   "gpu": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,"
+                                          "memory.total", "--format=csv,noheader"],
+                                         capture_output=True, text=True).stdout.strip()
+                   if gpu_mem.ok else None,
+                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                       timespec="seconds")}
+
+        def version(cmd):
+            try:
+                return subprocess.run(cmd, capture_output=True, text=True,
+                                      timeout=60).stdout.strip() or None
+            except OSError:
+                return None
+        versions = {"topoml": version([args.topoml, "--version"])}
+        if args.python:
+            versions["giotto-ph"] = version([args.python, "-c",
+                                             "import gph; print(gph.__version__)"])
         with open(args.json, "w") as f:
-            json.dump({"rows": rows, "reps": args.reps}, f, indent=1)
+            json.dump({"title": "Rips barcodes on the GPU machine: topoml cuda and threads "
+                       "against giotto-ph, Ripser++ and Ripser",
+                       "machine": machine, "versions": versions, "commands": commands,
+                       "units": {"median": "s", "times": "s", "peak_gpu_mib": "MiB"},
+                       "baseline": "Ripser++", "cases": cases,
+                       "rows": rows, "reps": args.reps}, f, indent=1)
     bad = any("DIFFERS" in c or "differ " in c for row in rows for c in row["check"])
     return 1 if bad else 0
 

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """One Rips computation with a Python library, for bench_rips.py: giotto-ph
 (`gph.ripser_parallel`) or ripser.py (`ripser.ripser`). Reads the input the
-way topoml does (a point cloud, one point per line; or Ripser's
-lower-distance matrix), computes, prints the bars in Ripser's text format on
-stdout and, on stderr, `seconds S` and `cpu C`: the wall and CPU time (all
+way topoml does (a point cloud, one point per line; Ripser's lower-distance
+matrix; or a full distance matrix), computes, prints the bars in Ripser's
+text format on stdout and, on stderr, `seconds S` and `cpu C`: the wall and CPU time (all
 threads) from before reading the file to after the computation (the
 interpreter's start and imports are left out).
 
-    py_rips.py {gph|ripserpy} FILE {point-cloud|lower-distance} DIM
+    py_rips.py {gph|ripserpy} FILE {point-cloud|lower-distance|distance} DIM
                [--threshold T] [--threads N] [--collapse on|off]
 """
 import argparse
@@ -21,6 +21,8 @@ import numpy as np
 def read(path, fmt):
     if fmt == "point-cloud":
         return np.loadtxt(path, delimiter="," if path.endswith(".csv") else None, ndmin=2), False
+    if fmt == "distance":  # a full (square) distance matrix
+        return np.loadtxt(path, delimiter="," if path.endswith(".csv") else None, ndmin=2), True
     values = []
     with open(path) as f:
         for line in f:
@@ -35,7 +37,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("lib", choices=["gph", "ripserpy"])
     ap.add_argument("file")
-    ap.add_argument("format", choices=["point-cloud", "lower-distance"])
+    ap.add_argument("format", choices=["point-cloud", "lower-distance", "distance"])
     ap.add_argument("dim", type=int)
     ap.add_argument("--threshold", type=float, default=math.inf)
     ap.add_argument("--threads", type=int, default=1)

@@ -21,6 +21,8 @@
 
 #include "topoml/topoml.h"
 
+#include "internal.h" /* the context's re-run count */
+
 static char *write_temp(const char *text)
 {
     static char paths[8][64];
@@ -233,6 +235,38 @@ START_TEST(test_verify_revokes_the_certificate)
 }
 END_TEST
 
+/* Small calls are re-run on the reference every time, but "small" counts
+ * the top simplices, not only the points: a fast plugin's Rips call of
+ * dimension 3 on 120 points (C(120, 5) = 1.9e8 bound) would cost the
+ * reference far more than the plugin took, so it goes by the share budget
+ * (which a first call does not fit); dimension 1 on the same points is
+ * re-run. */
+START_TEST(test_verify_reruns_small_calls_only_when_the_reference_is_cheap)
+{
+    topoml_context *ctx = open_ctx("enable: [scalar-copy]\n",
+                                   dir_of("conformance-plugins", "scalar-copy"), NULL);
+    ck_assert_int_eq(topoml_use_backend(ctx, "scalar-copy"), TOPOML_OK);
+    topoml_data *d = random_points(ctx, 120, 3, 11);
+    topoml_rips_options ro;
+    topoml_rips_options_init(&ro);
+    ro.max_dim = 1;
+    ro.collapse = TOPOML_COLLAPSE_OFF;
+    topoml_barcode *bc = NULL;
+    ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &ro), TOPOML_OK);
+    ck_assert_str_eq(topoml_last_backend(ctx), "scalar-copy");
+    topoml_barcode_free(bc);
+    ck_assert_uint_eq(ctx->verify_reruns, 1);
+    ro.max_dim = 3;
+    ro.threshold = 0.25;
+    ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &ro), TOPOML_OK);
+    ck_assert_str_eq(topoml_last_backend(ctx), "scalar-copy");
+    topoml_barcode_free(bc);
+    ck_assert_uint_eq(ctx->verify_reruns, 1);
+    topoml_data_free(ctx, d);
+    topoml_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_verify_configuration_is_strict)
 {
     static const char *bad[] = {"verify: sometimes\n", "verify_share: 2\n", "verify_share: x\n",
@@ -262,6 +296,7 @@ int main(void)
     tcase_add_test(t, test_verify_replaces_a_wrong_edge_list);
     tcase_add_test(t, test_verify_revokes_the_certificate);
     tcase_add_test(t, test_verify_configuration_is_strict);
+    tcase_add_test(t, test_verify_reruns_small_calls_only_when_the_reference_is_cheap);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

@@ -42,6 +42,8 @@ import importlib.util
 wanted = {"nanobind": "nanobind", "scikit_build_core": "scikit-build-core", "pytest": "pytest",
           "numpy": "numpy", "scipy": "scipy", "sklearn": "scikit-learn", "gudhi": "gudhi",
           "matplotlib": "matplotlib", "ripser": "ripser", "gph": "giotto-ph", "persim": "persim"}
+# a real Jupyter kernel for the Ctrl-C test (python/tests/test_jupyter.py), ~70 MB
+wanted.update({"jupyter_client": "jupyter_client", "ipykernel": "ipykernel"})
 print(" ".join(d for m, d in wanted.items() if importlib.util.find_spec(m) is None))
 PY
 )

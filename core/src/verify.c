@@ -13,7 +13,8 @@
  *  - spot checks: a few random distances and edges recomputed exactly, and a
  *    few H0 deaths found among the input's distances;
  *  - re-runs on the reference (config `verify`): every small call (at most
- *    TM_VERIFY_SMALL points, answered within TM_VERIFY_SMALL_SECONDS), and
+ *    TM_VERIFY_SMALL points and TM_VERIFY_SMALL_SIMPLICES top simplices,
+ *    answered within TM_VERIFY_SMALL_SECONDS), and
  *    larger calls while the reference's time, estimated from the last
  *    re-run, stays within `verify_share` (10%) of the plugins' time on
  *    larger calls over the context's life.
@@ -40,6 +41,12 @@
  * that a slow or loaded machine (or Valgrind) still re-runs small calls. */
 #define TM_VERIFY_SMALL 256u
 #define TM_VERIFY_SMALL_SECONDS 1.0
+/* ... and whose simplices of the top dimension (C(n, max_dim + 2) for
+ * Rips) number at most this: a fast plugin's 0.5 s on 192 points in
+ * dimension 3 (C(192, 5) = 2e9) is seconds on the reference, far past any
+ * share of the plugin's time; C(256, 3) (dimension 1 on 256 points) and
+ * C(148, 4) (dimension 2 on 148 points) are re-run. */
+#define TM_VERIFY_SMALL_SIMPLICES 2e7
 /* Spot checks per call. */
 #define SPOT_CHECKS 8u
 /* H0 deaths looked up among the input's distances, when it has at most this
@@ -151,14 +158,27 @@ static tm_backend *reference(topoml_context *ctx)
 
 /* Should this call be re-run on the reference? Small inputs always are;
  * larger ones while the estimated reference time fits the budget. */
-static bool want_rerun(topoml_context *ctx, uint64_t n, double plugin_seconds)
+/* Is a call on n points whose largest simplices have `vertices` vertices,
+ * answered in plugin_seconds, small (re-run every time)? */
+static bool small_call(uint64_t n, uint32_t vertices, double plugin_seconds)
+{
+    if (n > TM_VERIFY_SMALL || plugin_seconds > TM_VERIFY_SMALL_SECONDS)
+        return false;
+    double c = 1;
+    for (uint32_t k = 0; k < vertices && k < n; k++)
+        c = c * (double)(n - k) / (double)(k + 1);
+    return c <= TM_VERIFY_SMALL_SIMPLICES;
+}
+
+static bool want_rerun(topoml_context *ctx, uint64_t n, uint32_t vertices,
+                       double plugin_seconds)
 {
     switch (ctx->config.verify) {
     case TM_VERIFY_ALWAYS: return true;
     case TM_VERIFY_CHECKS:
     case TM_VERIFY_OFF: return false;
     }
-    if (n <= TM_VERIFY_SMALL && plugin_seconds <= TM_VERIFY_SMALL_SECONDS)
+    if (small_call(n, vertices, plugin_seconds))
         return true;
     ctx->verify_plugin_seconds += plugin_seconds;
     double ratio = ctx->verify_ratio > 0 ? ctx->verify_ratio : 1.0;
@@ -167,11 +187,11 @@ static bool want_rerun(topoml_context *ctx, uint64_t n, double plugin_seconds)
 }
 
 /* Account for a re-run of a large call. */
-static void rerun_done(topoml_context *ctx, uint64_t n, double plugin_seconds, double ref_seconds)
+static void rerun_done(topoml_context *ctx, uint64_t n, uint32_t vertices, double plugin_seconds,
+                       double ref_seconds)
 {
     ctx->verify_reruns++;
-    if ((n <= TM_VERIFY_SMALL && plugin_seconds <= TM_VERIFY_SMALL_SECONDS) ||
-        ctx->config.verify != TM_VERIFY_AUTO)
+    if (small_call(n, vertices, plugin_seconds) || ctx->config.verify != TM_VERIFY_AUTO)
         return;
     ctx->verify_ref_seconds += ref_seconds;
     if (plugin_seconds > 0)
@@ -277,7 +297,7 @@ int tm_verify_distances(topoml_context *ctx, tm_backend **bp, const topoml_input
     else
         wrong = distances_wrong(ctx, in, out, count, NULL, why, sizeof why);
     tm_backend *ref = reference(ctx);
-    if (!wrong && want_rerun(ctx, in->n, seconds)) {
+    if (!wrong && want_rerun(ctx, in->n, 2, seconds)) {
         void *want = tm_alloc(ctx, (size_t)(count * elem) + 1);
         if (!want)
             return tm_nomem(ctx, (size_t)(count * elem));
@@ -286,7 +306,7 @@ int tm_verify_distances(topoml_context *ctx, tm_backend **bp, const topoml_input
         tm_call_init(ctx, &call, msg, sizeof msg);
         double t0 = tm_now();
         int rc = ref->vt->distances(ref->state, &call, in, want);
-        rerun_done(ctx, in->n, seconds, tm_now() - t0);
+        rerun_done(ctx, in->n, 2, seconds, tm_now() - t0);
         if (rc == TOPOML_OK)
             wrong = distances_wrong(ctx, in, out, count, want, why, sizeof why);
         tm_free(ctx, want);
@@ -422,11 +442,11 @@ int tm_verify_edges(topoml_context *ctx, tm_backend **bp, const topoml_input_v1 
     topoml_call_v1 call;
     topoml_edge *r = NULL;
     uint64_t nr = 0;
-    if (!wrong && want_rerun(ctx, in->n, seconds)) {
+    if (!wrong && want_rerun(ctx, in->n, 2, seconds)) {
         tm_call_init(ctx, &call, msg, sizeof msg);
         double t0 = tm_now();
         int rc = ref->vt->edges(ref->state, &call, in, threshold, &r, &nr);
-        rerun_done(ctx, in->n, seconds, tm_now() - t0);
+        rerun_done(ctx, in->n, 2, seconds, tm_now() - t0);
         if (rc != TOPOML_OK) {
             tm_free(ctx, r);
             return TOPOML_OK; /* e.g. the memory limit: the checks above stand */
@@ -632,10 +652,11 @@ int tm_verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op, const t
     bool wrong = barcode_wrong(ctx, in, max_dim, params->threshold, res, why, sizeof why);
     tm_backend *ref = reference(ctx);
     topoml_barcode_v1 want;
-    if (!wrong && want_rerun(ctx, in->n, seconds)) {
+    const uint32_t vertices = max_dim + 2;
+    if (!wrong && want_rerun(ctx, in->n, vertices, seconds)) {
         double t0 = tm_now();
         int rc = run_barcode(ctx, ref, op, in, params, &want, msg, sizeof msg);
-        rerun_done(ctx, in->n, seconds, tm_now() - t0);
+        rerun_done(ctx, in->n, vertices, seconds, tm_now() - t0);
         if (rc != TOPOML_OK) {
             free_barcode(ctx, &want);
             return TOPOML_OK; /* cancelled or over the limit: the checks above stand */

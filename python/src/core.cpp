@@ -17,6 +17,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -212,9 +213,20 @@ class Context {
             }
         }
         topoml_set_progress(ctx_, nullptr, nullptr);
+        /* Generators: the merges of H0 at length 0 (duplicate points) give
+         * no bar, so no generator; giotto-ph's layout needs them to tell
+         * the components apart (topoml/_gens.py). Looked up only when
+         * there are any: fewer H0 bars than points. */
+        topoml_edge *zero = nullptr;
+        uint64_t n_zero = 0;
+        if (st == TOPOML_OK && want_generators && h0_bars(bc) < data_points(n, points)) {
+            nb::gil_scoped_release rel;
+            st = topoml_edges(ctx_, data, (topoml_metric)metric, 0.0, &zero, &n_zero);
+        }
         topoml_data_free(ctx_, data);
         if (st != TOPOML_OK) {
             topoml_barcode_free(bc);
+            topoml_free(ctx_, zero);
             if (st == TOPOML_E_CANCELLED)
                 pr.raise();
             raise_status(st);
@@ -234,8 +246,16 @@ class Context {
             out["num_edges"] = stats.edges_within;
             out["enclosing_radius"] = stats.enclosing_radius;
         }
-        if (want_generators)
+        if (want_generators) {
+            int64_t *z = new int64_t[2 * n_zero + 2];
+            for (uint64_t k = 0; k < n_zero; k++) {
+                z[2 * k] = zero[k].i;
+                z[2 * k + 1] = zero[k].j;
+            }
+            topoml_free(ctx_, zero);
+            out["zero_edges"] = owned_array(z, {(size_t)n_zero, 2});
             out["gens"] = generators_by_dim(bc, maxdim);
+        }
         topoml_barcode_free(bc);
         return out;
     }
@@ -532,6 +552,20 @@ class Context {
         return out;
     }
 
+    static uint64_t h0_bars(const topoml_barcode *bc)
+    {
+        uint64_t n = 0, k = 0;
+        const topoml_interval *iv = topoml_barcode_intervals(bc, &n);
+        while (k < n && iv[k].dim == 0)
+            k++;
+        return k;
+    }
+
+    static uint64_t data_points(uint64_t n, const std::optional<Points> &points)
+    {
+        return points ? points->shape(0) : n;
+    }
+
     /* The generators of split_by_dim's rows, one (k, 4) int64 array per
      * dimension: birth edge (i, j), death edge (i, j); -1 where there is no
      * edge (the birth in dimension 0, an infinite death). */
@@ -540,7 +574,7 @@ class Context {
         uint64_t n = 0, ng = 0;
         const topoml_interval *iv = topoml_barcode_intervals(bc, &n);
         const topoml_generator *g = topoml_barcode_generators(bc, &ng);
-        if (!g || ng != n)
+        if ((!g && n > 0) || ng != n)
             throw std::runtime_error("topoml: the barcode has no generators");
         nb::list out;
         uint64_t k = 0;
@@ -632,6 +666,46 @@ class Context {
     };
 };
 
+/* The strict lower triangle of a square float64 matrix (any strides) in
+ * Ripser's order, in one pass, or None when the matrix is not a distance
+ * matrix as topoml.ripser takes it: a diagonal entry that is not 0, an entry
+ * that is not finite, or (i, j) and (j, i) further apart than 1e-9 of the
+ * largest lower entry. The Python layer (_inputs.dense) then finds the
+ * entry and says what is wrong; here only the fast path of a valid matrix,
+ * whose numpy passes cost more than a small Rips computation. */
+nb::object lower_triangle(nb::ndarray<const double, nb::ndim<2>, nb::device::cpu> a)
+{
+    const size_t n = a.shape(0);
+    if (a.shape(1) != n)
+        return nb::none();
+    const int64_t s0 = a.stride(0), s1 = a.stride(1);
+    const double *p = a.data();
+    double *low = new double[n > 1 ? n * (n - 1) / 2 : 1];
+    bool ok = true;
+    double largest = 0, worst = 0;
+    {
+        nb::gil_scoped_release rel;
+        size_t k = 0;
+        for (size_t i = 0; i < n && ok; i++) {
+            if (p[i * s0 + i * s1] != 0)
+                ok = false;
+            for (size_t j = 0; j < i && ok; j++, k++) {
+                const double lo = p[i * s0 + j * s1], up = p[j * s0 + i * s1];
+                if (!std::isfinite(lo) || !std::isfinite(up))
+                    ok = false;
+                low[k] = lo;
+                largest = std::max(largest, std::fabs(lo));
+                worst = std::max(worst, std::fabs(lo - up));
+            }
+        }
+    }
+    if (!ok || worst > 1e-9 * largest) {
+        delete[] low;
+        return nb::none();
+    }
+    return nb::cast(owned_array(low, {n > 1 ? n * (n - 1) / 2 : 0}));
+}
+
 } // namespace
 
 NB_MODULE(_core, m)
@@ -642,6 +716,7 @@ NB_MODULE(_core, m)
         "The computation was cancelled by the progress callback.", PyExc_RuntimeError, nullptr));
     m.attr("CancelledError") = cancelled_error;
     m.def("version", []() { return std::string(topoml_version()); });
+    m.def("lower_triangle", &lower_triangle, "matrix"_a);
 
     nb::class_<Context>(m, "Context")
         .def(nb::init<std::optional<std::string>, bool, bool>(), "plugin_path"_a = nb::none(),

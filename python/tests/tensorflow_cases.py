@@ -150,3 +150,22 @@ def test_activation_capture_eager_graph_parity(projection_dim):
         assert eager[name]["samples"] == 48
     with pytest.raises(KeyError):
         ttf.TensorFlowActivationCapture(model, ["nope"])
+
+
+def test_activation_signatures_are_truncated_at_their_scale():
+    """As topoml.torch's: the engine's diagrams at the capture's scale
+    (auto by default), the whole filtration with scale=None."""
+    from topoml import _ml
+    model = small_model()
+    for scale in ("auto", 0.05, None):
+        cap = ttf.TensorFlowActivationCapture(model, ["h1", "h2"], max_samples=48, scale=scale)
+        cap.update(circle_batch(48))
+        sig = cap.signatures()
+        for name in ("h1", "h2"):
+            x = np.asarray(cap.activations(name), dtype=np.float64)
+            want = _ml.signature_scale(x) if scale == "auto" else (
+                math.inf if scale is None else scale)
+            assert sig[name]["scale"] == want
+            engine = topoml.barcodes(x, maxdim=1, threshold=want).diagrams
+            for a, b in zip(sig[name]["diagrams"], engine):
+                np.testing.assert_array_equal(a, b)

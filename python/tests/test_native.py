@@ -241,7 +241,7 @@ def test_silent_unless_interactive(capfd):
 
 CTRL_C = textwrap.dedent("""
     import sys, time, numpy as np, topoml
-    X = np.random.default_rng(1).uniform(size=(200, 4))
+    X = np.random.default_rng(1).uniform(size=(400, 8))  # ~20 s uninterrupted
     seen = []
     def progress(stage, done, total):
         if not seen:
@@ -270,3 +270,48 @@ def test_ctrl_c_interrupts_within_a_second():
     out, _ = p.communicate(timeout=60)
     assert out.startswith("interrupted"), out
     assert float(out.split()[1]) < 1.0, out
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "strided", "float32"])
+def test_distance_matrix_checks_every_entry_in_every_layout(layout):
+    """A bad entry anywhere (either triangle, the diagonal), in any memory
+    layout, is refused naming the entry; what is within the symmetry
+    tolerance is accepted and gives the diagrams of the exact matrix."""
+    rng = np.random.default_rng(11)
+    X = rng.uniform(size=(9, 3))
+    D0 = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    if layout == "float32":
+        D0 = D0.astype(np.float32).astype(np.float64)
+
+    def arrange(D):
+        if layout == "F":
+            return np.asfortranarray(D)
+        if layout == "strided":
+            big = np.zeros((2 * len(D), 3 * len(D)))
+            big[::2, ::3] = D
+            return big[::2, ::3]
+        if layout == "float32":
+            return D.astype(np.float32)
+        return np.ascontiguousarray(D)
+
+    want = topoml.ripser(D0, maxdim=1, distance_matrix=True)["dgms"]
+    near = D0.copy()
+    near[2, 5] *= 1 + 1e-12
+    for got in (topoml.ripser(arrange(D0), maxdim=1, distance_matrix=True)["dgms"],
+                topoml.ripser(arrange(near), maxdim=1, distance_matrix=True)["dgms"]):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+    for i, j in [(0, 1), (1, 0), (8, 3), (3, 8), (7, 6)]:
+        for value, word in [(np.nan, "NaN|finite"), (np.inf, "inf|finite"),
+                            (D0[i, j] + 0.5, "not symmetric")]:
+            D = D0.copy()
+            D[i, j] = value
+            with pytest.raises(ValueError, match=word) as e:
+                topoml.ripser(arrange(D), distance_matrix=True)
+            assert "(%d, %d)" % (max(i, j), min(i, j)) in str(e.value) \
+                or "(%d, %d)" % (i, j) in str(e.value) or "entry" in str(e.value)
+    for k in (0, 4, 8):
+        D = D0.copy()
+        D[k, k] = 0.25
+        with pytest.raises(ValueError, match="diagonal entry \\(%d, %d\\)" % (k, k)):
+            topoml.ripser(arrange(D), distance_matrix=True)

@@ -212,3 +212,24 @@ def test_cuda_tensors_same_diagrams_and_gradcheck():
         pairs, _, _ = tt.RipsPersistenceFunction.apply(x, 1, math.inf, False)
         return torch.where(torch.isfinite(pairs), pairs, torch.zeros_like(pairs))
     assert torch.autograd.gradcheck(f, (xg,), eps=1e-6, atol=1e-5)
+
+
+def test_activation_signatures_are_truncated_at_their_scale():
+    """signatures() runs on the filtration truncated at the capture's scale
+    (auto by default), exactly the engine's diagrams there; scale=None
+    gives the whole filtration."""
+    from topoml import _ml
+    model = small_mlp()
+    for scale in ("auto", 0.05, None):
+        with tt.TorchActivationCapture(model, ["1", "3"], max_samples=64, scale=scale) as cap:
+            model(circle_batch())
+        sig = cap.signatures()
+        for name in ("1", "3"):
+            x = cap.activations(name).detach().double().numpy()
+            want = _ml.signature_scale(x) if scale == "auto" else (
+                math.inf if scale is None else scale)
+            assert sig[name]["scale"] == want
+            threshold = want if math.isfinite(want) else math.inf
+            engine = topoml.barcodes(x, maxdim=1, threshold=threshold).diagrams
+            for a, b in zip(sig[name]["diagrams"], engine):
+                np.testing.assert_array_equal(a, b)

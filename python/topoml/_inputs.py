@@ -12,6 +12,8 @@ import numbers
 
 import numpy as np
 
+from . import _core
+
 # topoml_metric values (topoml/types.h) under the names scikit-learn and
 # scipy use for them.
 METRICS = {
@@ -77,6 +79,9 @@ def dense(D):
         raise ValueError("distance matrix: needs a square 2-D array, got shape %s" % (A.shape,))
     n = A.shape[0]
     A = A.astype(np.float64, copy=False)
+    lower = _core.lower_triangle(A)  # one pass in C for a valid matrix, else None
+    if lower is not None:
+        return Input(n, condensed=lower)
     diag = np.diagonal(A)
     if np.any(diag != 0):
         i = int(np.flatnonzero(diag != 0)[0])

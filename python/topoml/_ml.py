@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from . import _context, features
+from . import _context, _rips, features
 
 _EUCLIDEAN = 0
 
@@ -54,6 +54,62 @@ def rips_with_generators(X, maxdim=1, threshold=math.inf, distance_matrix=False)
     gens = out["gens"]
     dims = np.concatenate([np.full(len(g), d, dtype=np.int64) for d, g in enumerate(gens)])
     return dims, np.concatenate(gens).reshape(-1, 4).astype(np.int64), out["dgms"]
+
+
+def signature_scale(X, sample=128, factor=2.0, edges_per_row=8, seed=0):
+    """The scale up to which an activation signature looks at X (rows),
+    from the distances of `sample` rows drawn at random (seeded) to all
+    rows, Euclidean, O(sample * n) work: `factor` times the 90th percentile
+    of their nearest-neighbour distances (a few times the typical gap
+    between neighbouring rows, where the small loops of H1 are born and
+    most die), but at most the distance within which a row has
+    2 * `edges_per_row` others on average (so the complex has about
+    `edges_per_row` * n edges: where distances concentrate, as for noisy
+    high-dimensional activations, the gaps are nearly the diameter)."""
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    if n < 2:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    idx = rng.choice(n, min(int(sample), n), replace=False)
+    sq = np.einsum("ij,ij->i", X, X)
+    d2 = sq[idx, None] + sq[None, :] - 2.0 * (X[idx] @ X.T)
+    d2[np.arange(len(idx)), idx] = np.inf  # not the row itself
+    d = np.sqrt(np.maximum(d2, 0.0))
+    gaps = factor * float(np.quantile(d.min(axis=1), 0.9))
+    others = d[np.isfinite(d)]
+    share = min(1.0, 2.0 * edges_per_row / (n - 1))
+    budget = float(np.quantile(others, share)) if len(others) else gaps
+    return min(gaps, budget)
+
+
+def layer_diagrams(X, maxdim=1, scale="auto"):
+    """(diagrams, scale) of the Vietoris-Rips filtration of the rows of X
+    (Euclidean), truncated at `scale`: what activation signatures are made
+    of, cheap by design.
+
+    ``scale="auto"`` (the default) is :func:`signature_scale`'s; a number is
+    used as it is; None (or inf) gives the whole filtration. Under a finite
+    scale the engine keeps only the edges within it (a sparse complex, edge
+    collapse, every core): for 1024 rows of 16 columns that is some 10 ms
+    instead of seconds. The diagrams are exactly those of the whole
+    filtration for every bar born at most at the scale, except that a bar
+    still alive there has death ``inf`` (it is cut, not essential); bars
+    born later are absent. No generators are computed (signatures need
+    none)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError("topoml: expected a 2-d array, got shape %r" % (X.shape,))
+    if not np.all(np.isfinite(X)):
+        raise ValueError("topoml: the input has NaN or infinite entries")
+    if isinstance(scale, str):
+        if scale != "auto":
+            raise ValueError("topoml: scale must be 'auto', a number or None, got %r" % (scale,))
+        scale = signature_scale(X)
+    scale = math.inf if scale is None else float(scale)
+    if math.isnan(scale) or scale < 0:
+        raise ValueError("topoml: scale must be >= 0, got %r" % (scale,))
+    return _rips.barcodes(X, maxdim=int(maxdim), threshold=scale, progress=False).diagrams, scale
 
 
 def signatures(dgms, n_bins=32):

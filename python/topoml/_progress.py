@@ -66,17 +66,21 @@ class Bar:
             self.plain = False
 
 
+def _nothing():
+    pass
+
+
 def resolve(progress):
     """(function for the binding or None, closer) for a `progress` argument."""
     if progress is None:
         progress = interactive()
     if progress is False:
-        return None, lambda: None
+        return None, _nothing
     if progress is True:
         bar = Bar()
         return bar, bar.close
     if callable(progress):
-        return progress, lambda: None
+        return progress, _nothing
     raise TypeError("progress must be None, True, False or a callable f(stage, done, total)")
 
 

@@ -13,7 +13,7 @@ from typing import List, Optional
 
 import numpy as np
 
-from . import _context, _core, _inputs, _progress
+from . import _context, _core, _gens, _inputs, _progress
 
 
 @dataclass
@@ -111,19 +111,23 @@ def _threads(n_threads):
 
 
 def _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend, progress,
-             want_stats, collapse="auto", n_threads=-1):
+             want_stats, collapse="auto", n_threads=-1, want_generators=False):
     t0 = time.perf_counter()
     maxdim = _inputs.check_int(maxdim, "maxdim", 0)
     modulus = _inputs.check_int(modulus, "coeff", 2)
     threshold = _inputs.check_threshold(threshold)
     inp, code = _to_input(X, kind, metric, metric_params, threshold)
     ctx = _context.context()
-    with _context.use_backend(ctx, backend):
-        out = _progress.run(ctx.rips, progress, maxdim=maxdim, threshold=threshold,
-                            modulus=modulus, metric=code, collapse=_collapse(collapse),
-                            n_threads=_threads(n_threads), want_stats=want_stats,
-                            **inp.kwargs())
+    kwargs = dict(maxdim=maxdim, threshold=threshold, modulus=modulus, metric=code,
+                  collapse=_collapse(collapse), n_threads=_threads(n_threads),
+                  want_stats=want_stats, want_generators=want_generators, **inp.kwargs())
+    if backend is None:  # the common case, kept short: small inputs take microseconds
+        out = _progress.run(ctx.rips, progress, **kwargs)
+    else:
+        with _context.use_backend(ctx, backend):
+            out = _progress.run(ctx.rips, progress, **kwargs)
     out["total"] = time.perf_counter() - t0
+    out["n"] = inp.n
     out["maxdim"], out["threshold"], out["modulus"] = maxdim, threshold, modulus
     return out
 
@@ -308,9 +312,18 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
     ``n_threads`` (-1: all cores) is handed to the engine: a multi-threaded
     backend uses that many threads; the diagrams do not depend on it.
     ``collapse_edges`` turns the edge collapse on (True) or off (False); it
-    changes no bar. ``return_generators=True`` raises NotImplementedError
-    (the C API has generators since 0.3, topoml_barcode_generators; this
-    package does not hand them on yet), as do ``weights``.
+    changes no bar. With ``return_generators=True`` the result also has
+    ``gens``, giotto-ph's tuple ``(finite H0 (k, 3), [finite H1.. (k, 4)],
+    essential H0 (e,), [essential H1.. (e, 2)])``: for each bar the edges
+    that give its birth and death values, edges written (larger vertex,
+    smaller vertex); the diagrams then come in the generators' order (H0 in
+    Kruskal's order, higher dimensions by (birth, death) descending). H0's
+    birth vertex is the one giotto-ph's union-find names (every vertex is
+    born at 0; see ``topoml._gens``); with ties in the distances, another
+    valid choice of edges than giotto-ph's may come back. The edge collapse
+    is not run when generators are asked for (giotto-ph refuses the
+    combination; here it is simply skipped: it changes no bar). ``weights``
+    raises NotImplementedError.
 
     Examples
     --------
@@ -321,14 +334,18 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
     array([[0. , 1. ],
            [0. , 1.5],
            [0. , inf]])
+    >>> ripser_parallel(D, metric="precomputed", return_generators=True)["gens"][0]
+    array([[1, 1, 0],
+           [2, 2, 1]])
     """
     _threads(n_threads)
-    if return_generators:
-        raise NotImplementedError("topoml.ripser_parallel: return_generators=True: the Python "
-                                  "package does not return generators yet")
     if weights is not None:
         raise NotImplementedError("topoml.ripser_parallel: weighted Rips filtrations are not "
                                   "supported")
+    want_gens = bool(return_generators)
     out = _compute(X, "points", maxdim, thresh, coeff, metric, metric_params, None, None, False,
-                   bool(collapse_edges), n_threads)
-    return {"dgms": out["dgms"]}
+                   bool(collapse_edges) and not want_gens, n_threads, want_gens)
+    if not want_gens:
+        return {"dgms": out["dgms"]}
+    dgms, gens = _gens.giotto(out["dgms"], out["gens"], out["n"], out["zero_edges"])
+    return {"dgms": dgms, "gens": gens}

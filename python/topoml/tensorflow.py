@@ -132,11 +132,11 @@ class TensorFlowActivationCapture:
     ``update(batch)`` (eager, or through tf.function with
     ``graph=True``): the first ``max_samples`` rows per layer, flattened,
     optionally multiplied by a seeded Gaussian matrix of ``projection_dim``
-    columns on the activations' device. ``signatures()`` as in
-    topoml.torch."""
+    columns on the activations' device. ``signatures()`` and ``scale`` as
+    in topoml.torch."""
 
     def __init__(self, model, layers, max_samples=1024, projection_dim=None, seed=0,
-                 maxdim=1, n_bins=32, graph=False):
+                 maxdim=1, n_bins=32, graph=False, scale="auto"):
         names = [l.name for l in model.layers]
         missing = [n for n in layers if n not in names]
         if missing:
@@ -146,7 +146,7 @@ class TensorFlowActivationCapture:
             raise ValueError("topoml.tensorflow: max_samples must be >= 1")
         self.layers = list(layers)
         self.max_samples, self.projection_dim, self.seed = int(max_samples), projection_dim, seed
-        self.maxdim, self.n_bins = maxdim, n_bins
+        self.maxdim, self.n_bins, self.scale = maxdim, n_bins, scale
         self._features = tf.keras.Model(model.inputs,
                                         [model.get_layer(n).output for n in self.layers])
         self._run = tf.function(self._forward) if graph else self._forward
@@ -187,10 +187,10 @@ class TensorFlowActivationCapture:
             acts = self.activations(name)
             if acts is None:
                 continue
-            _, _, dgms = _ml.rips_with_generators(TensorFlowTensorAdapter.to_numpy(acts),
-                                                  self.maxdim)
+            dgms, scale = _ml.layer_diagrams(TensorFlowTensorAdapter.to_numpy(acts), self.maxdim,
+                                             self.scale)
             sig = _ml.signatures(dgms, self.n_bins)
-            sig["samples"] = int(acts.shape[0])
+            sig["samples"], sig["scale"] = int(acts.shape[0]), scale
             out[name] = sig
         return out
 

@@ -147,11 +147,13 @@ class TorchActivationCapture:
     flattened to (batch, features); at most ``max_samples`` rows per layer
     are kept (the first ones seen). With ``projection_dim`` the rows are
     multiplied by a Gaussian matrix (seeded by ``seed``), made and applied
-    on the activation's own device, before they leave it. Use as a context
-    manager (hooks are removed on exit) or call ``remove()``."""
+    on the activation's own device, before they leave it. ``scale``: the
+    filtration is truncated there ("auto": a few nearest-neighbour gaps;
+    None: the whole filtration; see docs/ml.md). Use as a context manager
+    (hooks are removed on exit) or call ``remove()``."""
 
     def __init__(self, model, layers, max_samples=1024, projection_dim=None, seed=0,
-                 maxdim=1, n_bins=32):
+                 maxdim=1, n_bins=32, scale="auto"):
         names = dict(model.named_modules())
         missing = [n for n in layers if n not in names]
         if missing:
@@ -160,7 +162,7 @@ class TorchActivationCapture:
             raise ValueError("topoml.torch: max_samples must be >= 1")
         self.layers = list(layers)
         self.max_samples, self.projection_dim, self.seed = int(max_samples), projection_dim, seed
-        self.maxdim, self.n_bins = maxdim, n_bins
+        self.maxdim, self.n_bins, self.scale = maxdim, n_bins, scale
         self._rows = {n: [] for n in self.layers}
         self._count = {n: 0 for n in self.layers}
         self._proj = {}
@@ -199,16 +201,16 @@ class TorchActivationCapture:
 
     def signatures(self):
         """{layer: {"diagrams", "total_persistence", "entropy", "betti_grid",
-        "betti_curves", "samples"}} from the rows kept so far."""
+        "betti_curves", "samples", "scale"}} from the rows kept so far."""
         out = {}
         for name in self.layers:
             acts = self.activations(name)
             if acts is None:
                 continue
             x = TorchTensorAdapter.to_numpy(acts)
-            _, _, dgms = _ml.rips_with_generators(x, self.maxdim)
+            dgms, scale = _ml.layer_diagrams(x, self.maxdim, self.scale)
             sig = _ml.signatures(dgms, self.n_bins)
-            sig["samples"] = int(acts.shape[0])
+            sig["samples"], sig["scale"] = int(acts.shape[0]), scale
             out[name] = sig
         return out
 

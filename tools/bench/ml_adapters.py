@@ -1,29 +1,42 @@
 #!/usr/bin/env python3
 """Benchmark of topoml.torch's activation capture and differentiable layer
-on a small generated model (nothing is downloaded).
+on small generated models (nothing is downloaded).
 
-A 4-layer MLP (3 -> 256 -> 256 -> 128 -> 10) on a generated data set (noisy
-points on two linked circles in R^3); for each sample size n:
+Two models, each on a generated data set:
 
-* forward: the model's own forward pass over n rows;
+* "mlp": a 4-layer MLP (3 -> 256 -> 256 -> 128 -> 10) on noisy points on
+  two linked circles in R^3; captured: its three hidden layers;
+* "cnn": a small CNN (three 3x3 convolution blocks, 16/32/64 channels,
+  pooling, a linear head) on 32x32 RGB images of random oriented gratings
+  with noise; captured: the three blocks' outputs (4096, 2048, 64 values).
+
+For each model and sample size n:
+
+* forward: the model's own forward pass over n samples;
 * capture: the same forward pass with TorchActivationCapture hooks on the
-  three hidden layers (projection to 16 columns on the activations' device),
-  then signatures() (H0/H1 diagrams, total persistence, entropy, Betti
-  curves) of every layer;
-* rips_grad: RipsPersistence forward + backward of the total H1 persistence
-  on the n x 16 projected activations of the last hidden layer.
+  three layers (projection to 16 columns on the activations' device), then
+  signatures() (H0/H1 diagrams of the filtration truncated at the automatic
+  scale, total persistence, entropy, Betti curves) of every layer;
+  signature = capture - forward, the cost the signatures add;
+* capture_exact (--exact-sizes, MLP only): the same with scale=None, the
+  whole filtration, as signatures() computed it before the scale existed;
+* rips_grad (MLP only): RipsPersistence forward + backward of the total H1
+  persistence on the n x 16 projected activations of the last hidden layer.
 
-Times are wall-clock, best of --repeat runs (time.perf_counter; on a CUDA
-device torch.cuda.synchronize() is called before each reading). Prints a
+Times are wall-clock, best of --repeat runs (the forward pass: of at least
+25; time.perf_counter; on a CUDA device torch.cuda.synchronize() is called
+before each reading). Prints a
 table and writes JSON with the framework versions, dtype, device and the
 signature values (--json FILE).
 
   PYTHONPATH=build/python .venv/bin/python tools/bench/ml_adapters.py \\
-      [--sizes 256,512,1024] [--repeat 3] [--device cpu] [--json out.json]
+      [--sizes 256,512,1024] [--exact-sizes 1024] [--repeat 3] [--device cpu] \\
+      [--json out.json]
 """
 import argparse
 import json
 import math
+import os
 import platform
 import sys
 import time
@@ -46,6 +59,36 @@ def model(torch, device):
                          nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10)).to(device).eval()
 
 
+def images(torch, n, device, seed=0):
+    """n RGB 32x32 images: an oriented grating per image (random angle,
+    frequency, phase and colour) plus noise."""
+    g = torch.Generator().manual_seed(seed)
+    yy, xx = torch.meshgrid(torch.arange(32.0), torch.arange(32.0), indexing="ij")
+    angle = torch.rand(n, 1, 1, generator=g) * math.pi
+    freq = 0.1 + 0.4 * torch.rand(n, 1, 1, generator=g)
+    phase = torch.rand(n, 1, 1, generator=g) * 2 * math.pi
+    wave = torch.sin(freq * (torch.cos(angle) * xx + torch.sin(angle) * yy) + phase)
+    colour = torch.rand(n, 3, 1, 1, generator=g)
+    x = colour * wave[:, None] + 0.1 * torch.randn(n, 3, 32, 32, generator=g)
+    return x.to(device)
+
+
+def cnn(torch, device):
+    torch.manual_seed(0)
+    nn = torch.nn
+    return nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                         nn.Flatten(), nn.Linear(64, 10)).to(device).eval()
+
+
+MODELS = {
+    "mlp": ("MLP 3-256-256-128-10, generated linked circles", model, data, ["1", "3", "5"]),
+    "cnn": ("CNN conv16-pool-conv32-pool-conv64-avgpool-linear10, generated 32x32 RGB gratings",
+            cnn, images, ["2", "5", "8"]),
+}
+
+
 def timed(torch, device, fn, repeat):
     best, out = math.inf, None
     for _ in range(repeat):
@@ -62,6 +105,9 @@ def timed(torch, device, fn, repeat):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="256,512,1024")
+    ap.add_argument("--exact-sizes", default="1024",
+                    help="sizes at which the MLP's whole-filtration signatures are timed too "
+                         "(empty: none)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--json", default=None)
@@ -72,51 +118,80 @@ def main():
     import topoml.torch as tt
 
     device = torch.device(args.device)
-    net = model(torch, device)
-    layers = ["1", "3", "5"]
+    exact_sizes = {int(v) for v in args.exact_sizes.split(",") if v}
+    # before any timing: this thread's topoml context, the certification of
+    # the plugins on first use (child processes), torch's thread pool
+    topoml.barcodes(data(torch, 64, torch.device("cpu")).numpy(), maxdim=1)
+    with torch.no_grad():
+        model(torch, device)(data(torch, 64, device))
     rows = []
-    for n in [int(s) for s in args.sizes.split(",")]:
-        x = data(torch, n, device)
-        with torch.no_grad():
-            t_fwd, _ = timed(torch, device, lambda: net(x), args.repeat)
+    for key, (_, make_model, make_data, layers) in MODELS.items():
+        net = make_model(torch, device)
+        for n in [int(v) for v in args.sizes.split(",")]:
+            x = make_data(torch, n, device)
+            with torch.no_grad():
+                net(x)  # warm-up
+                # best of many: a forward pass of a few ms is the figure most
+                # disturbed by other work on the machine
+                t_fwd, _ = timed(torch, device, lambda: net(x), max(25, args.repeat))
 
-        def capture():
-            with tt.TorchActivationCapture(net, layers, max_samples=n, projection_dim=16) as cap:
-                with torch.no_grad():
-                    net(x)
-                return cap.signatures(), cap.activations("5")
-        t_cap, (sig, acts) = timed(torch, device, capture, args.repeat)
+            def capture(scale="auto"):
+                with tt.TorchActivationCapture(net, layers, max_samples=n, projection_dim=16,
+                                               scale=scale) as cap:
+                    with torch.no_grad():
+                        net(x)
+                    return cap.signatures(), cap.activations(layers[-1])
+            capture()  # warm-up: a plugin's certification on first use, caches
+            t_cap, (sig, acts) = timed(torch, device, capture, args.repeat)
+            row = {
+                "model": key, "n": n, "forward_s": t_fwd, "capture_s": t_cap,
+                "signature_s": t_cap - t_fwd, "signature_over_forward": (t_cap - t_fwd) / t_fwd,
+                "signatures": {name: {"scale": s["scale"],
+                                      "total_persistence": s["total_persistence"],
+                                      "entropy": s["entropy"],
+                                      "bars": [len(d) for d in s["diagrams"]]}
+                               for name, s in sig.items()},
+            }
+            if key == "mlp" and n in exact_sizes:
+                t_exact, (sig_exact, _) = timed(torch, device, lambda: capture(None), 1)
+                row["capture_exact_s"] = t_exact
+                row["signatures_exact"] = {
+                    name: {"total_persistence": s["total_persistence"], "entropy": s["entropy"],
+                           "bars": [len(d) for d in s["diagrams"]]}
+                    for name, s in sig_exact.items()}
+            if key == "mlp":
+                def rips_grad():
+                    p = acts.detach().double().requires_grad_()
+                    h1 = tt.RipsPersistence(maxdim=1)(p)[1]
+                    loss = (h1[:, 1] - h1[:, 0]).sum() if len(h1) else (p * 0).sum()
+                    loss.backward()
+                    return float(loss.detach())
+                row["rips_grad_s"], row["h1_total_persistence_last_layer"] = timed(
+                    torch, device, rips_grad, args.repeat)
+            rows.append(row)
 
-        def rips_grad():
-            p = acts.detach().double().requires_grad_()
-            h1 = tt.RipsPersistence(maxdim=1)(p)[1]
-            loss = (h1[:, 1] - h1[:, 0]).sum() if len(h1) else (p * 0).sum()
-            loss.backward()
-            return float(loss.detach())
-        t_grad, loss = timed(torch, device, rips_grad, args.repeat)
-        rows.append({
-            "n": n, "forward_s": t_fwd, "capture_s": t_cap, "rips_grad_s": t_grad,
-            "capture_over_forward": t_cap / t_fwd,
-            "h1_total_persistence_last_layer": loss,
-            "signatures": {name: {"total_persistence": s["total_persistence"],
-                                  "entropy": s["entropy"],
-                                  "bars": [len(d) for d in s["diagrams"]]}
-                           for name, s in sig.items()},
-        })
-
-    print("%6s %12s %12s %12s %10s" % ("n", "forward ms", "capture ms", "rips+grad ms",
-                                       "cap/fwd"))
+    print("%5s %6s %11s %11s %13s %8s %15s %12s" % (
+        "model", "n", "forward ms", "capture ms", "signature ms", "sig/fwd", "exact capture ms",
+        "rips+grad ms"))
     for r in rows:
-        print("%6d %12.3f %12.3f %12.3f %10.1f" % (r["n"], 1e3 * r["forward_s"],
-                                                 1e3 * r["capture_s"], 1e3 * r["rips_grad_s"],
-                                                 r["capture_over_forward"]))
+        print("%5s %6d %11.3f %11.3f %13.3f %8.2f %15s %12s" % (
+            r["model"], r["n"], 1e3 * r["forward_s"], 1e3 * r["capture_s"],
+            1e3 * r["signature_s"], r["signature_over_forward"],
+            "%.1f" % (1e3 * r["capture_exact_s"]) if "capture_exact_s" in r else "-",
+            "%.3f" % (1e3 * r["rips_grad_s"]) if "rips_grad_s" in r else "-"))
     result = {
-        "benchmark": "ml_adapters", "model": "MLP 3-256-256-128-10, generated linked circles",
-        "torch": torch.__version__, "topoml": topoml.__version__, "numpy": __import__("numpy").__version__,
+        "benchmark": "ml_adapters", "models": {k: v[0] for k, v in MODELS.items()},
+        "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
+        "topoml": topoml.__version__, "numpy": __import__("numpy").__version__,
         "python": platform.python_version(), "machine": platform.machine(),
+        "load_average": list(os.getloadavg()),
         "device": str(device), "dtype_model": "float32", "dtype_rips": "float64",
-        "capture": {"layers": layers, "projection_dim": 16, "maxdim": 1},
-        "repeat": args.repeat, "timing": "wall-clock, best of repeat", "rows": rows,
+        "capture": {"layers": {k: v[3] for k, v in MODELS.items()}, "projection_dim": 16,
+                    "maxdim": 1, "scale": "auto"},
+        "repeat": args.repeat,
+        "timing": "wall-clock; forward: best of max(25, repeat), capture and rips_grad: best of "
+                  "repeat, capture_exact_s: one run",
+        "rows": rows,
     }
     if args.json:
         with open(args.json, "w") as f:

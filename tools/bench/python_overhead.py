@@ -27,13 +27,14 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "cli"))
 sys.path.insert(0, HERE)
 import clitest  # noqa: E402  (the one comparison of diagrams)
-from bench_rips import CASES, default_data  # noqa: E402  (the shipped benchmark set)
+from bench_rips import CASES, default_data, generate  # noqa: E402  (the benchmark set)
 
 import numpy as np  # noqa: E402
 
@@ -53,9 +54,10 @@ def load(path, fmt):
     return D, True
 
 
-def options(opts):
-    o = dict(zip(opts[::2], opts[1::2]))
-    return o["--format"], int(o["--dim"]), float(o.get("--threshold", "inf"))
+def options(fmt, dim, thr):
+    """The `topoml barcode` options of a case of bench_rips.CASES."""
+    return ["--format", fmt, "--dim", str(dim)] + \
+        (["--threshold", repr(thr)] if thr is not None else [])
 
 
 def as_lists(dgms):
@@ -109,9 +111,11 @@ def main():
     print(hdr)
     print("-" * len(hdr))
     results = []
-    for name, fname, opts in cases:
-        path = os.path.join(a.data, fname)
-        fmt, dim, thr = options(opts)
+    gen = tempfile.mkdtemp(prefix="python_overhead_")
+    for name, fname, fmt, dim, thr in cases:
+        path = generate(fname, gen) if fname.startswith("gen:") else os.path.join(a.data, fname)
+        opts = options(fmt, dim, thr)
+        thr = math.inf if thr is None else thr
         X, dm = load(path, fmt)
         kw = dict(maxdim=dim, thresh=thr)
         runs = {k: [] for k in ("compute", "topoml", "cli", "ripser.py", "giotto-ph")}

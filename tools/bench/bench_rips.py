@@ -335,6 +335,13 @@ def main():
             peak = max(rss[key]) if rss[key] else None
             same = same_bars(ref, outs[key]) if ref is not None and key in outs else None
             cmed = statistics.median(cpus[key]) if med is not None else None
+            if med is None:
+                # not a case of the schema (no time): listed apart, with why
+                doc.setdefault("failed", []).append({
+                    "name": name, "program": prog, "threads": t, "input": fname, "dim": dim,
+                    "threshold": thr, "why": "failed or ran past --timeout %g s" % a.timeout})
+                print("%-18s %-30s %3d %9s" % (name, prog, t, "failed"))
+                continue
             doc["cases"].append({"name": name, "program": prog, "threads": t, "times": times,
                                  "median": med, "cpu_times": cpus[key], "cpu_median": cmed,
                                  "peak_rss": peak, "same_bars": same,

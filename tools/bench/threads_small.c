@@ -154,8 +154,10 @@ int main(int argc, char **argv)
     fprintf(js, " \"machine\": {\"cpus_available\": %u, \"load_average_start\": "
                 "[%.2f, %.2f, %.2f]},\n",
             threads_available(), load[0], load[1], load[2]);
-    fprintf(js, " \"versions\": {},\n \"commands\": [\"%s %s %d\"],\n", argv[0], argv[1],
-            reps);
+    fprintf(js, " \"versions\": {\"topoml\": \"plugins/scalar/rips.c and plugins/threads/pool.c "
+                "of this tree\", \"cc\": \"%s\"},\n",
+            __VERSION__);
+    fprintf(js, " \"commands\": [\"%s %s %d\"],\n", argv[0], argv[1], reps);
     fprintf(js, " \"cases\": [\n");
     printf("%6s %4s %12s %11s %11s %11s %8s\n", "points", "dim", "simplices", "serial s",
            "pool 1 s", "pool 2 s", "2 / 1");

@@ -310,26 +310,31 @@ static bool check_case(parser *p, const yaml_node_t *at, const tc_case *c)
     return true;
 }
 
+void tc_case_init(tc_case *c)
+{
+    memset(c, 0, sizeof *c);
+    c->dtype = TOPOML_F64;
+    c->metric = TOPOML_METRIC_EUCLIDEAN;
+    c->threshold = INFINITY;
+    c->modulus = 2;
+    c->as = TOPOML_INPUT_POINTS;
+    c->radius = 1.0;
+    c->radius2 = 0.3;
+    c->spread = 0.05;
+    c->scale = 1.0;
+    c->sparse_threshold = -1;
+}
+
 static bool parse_case(parser *p, tc_suite *s, const yaml_node_t *node, double default_ulps)
 {
     if (node->type != YAML_MAPPING_NODE)
         return fail(p, node, "%s", "each case must be a mapping");
     tc_case c;
-    memset(&c, 0, sizeof c);
+    tc_case_init(&c);
     c.line = (unsigned)node->start_mark.line + 1;
     c.tier = TC_TIER_FULL;
     c.op = TOPOML_OP_COUNT;
-    c.dtype = TOPOML_F64;
-    c.metric = TOPOML_METRIC_EUCLIDEAN;
-    c.threshold = INFINITY;
     c.max_dim = 1;
-    c.modulus = 2;
-    c.as = TOPOML_INPUT_POINTS;
-    c.radius = 1.0;
-    c.radius2 = 0.3;
-    c.spread = 0.05;
-    c.scale = 1.0;
-    c.sparse_threshold = -1;
     c.file_format = TOPOML_FORMAT_LOWER_DISTANCE;
     c.tol_ulps = default_ulps;
     axis axes[8];

@@ -17,8 +17,9 @@
  *    have diagrams within delta), and both must have the same number of
  *    bars longer than twice that (a shorter bar can be matched to the
  *    diagonal at a cost within the bound, so it may come or go).
- * The one comparison of diagrams is topoml_bottleneck_distance, from the
- * core: this file does not compute its own.
+ * The one comparison of diagrams is the core's (tm_compare_dimension,
+ * core/src/diagram_compare.c, which run-time verification uses too, over
+ * topoml_bottleneck_distance): this file words the verdict.
  */
 #include <float.h>
 #include <math.h>
@@ -27,6 +28,7 @@
 #include <string.h>
 
 #include "conformance.h"
+#include "diagram_compare.h"
 #include "topoml/features.h"
 
 static const char *result_names[TC_RESULT_COUNT] = {"PASS", "NOT_SUPPORTED", "QUALITY_WARNING",
@@ -273,24 +275,6 @@ void tc_compare_edges(const double *ref_dist, uint64_t n, const topoml_edge *ref
              v->error, v->bound);
 }
 
-/* Pairs of dimension d into a fresh array (malloc); counts in *n. */
-static topoml_pair *dim_pairs(const topoml_interval *iv, uint64_t n, uint32_t d, uint64_t *count)
-{
-    *count = tc_diagram_pairs(iv, n, d, NULL);
-    topoml_pair *p = malloc((*count ? *count : 1) * sizeof *p);
-    if (p)
-        tc_diagram_pairs(iv, n, d, p);
-    return p;
-}
-
-static uint64_t count_longer(const topoml_pair *p, uint64_t n, double length)
-{
-    uint64_t m = 0;
-    for (uint64_t k = 0; k < n; k++)
-        m += p[k].death - p[k].birth > length;
-    return m;
-}
-
 void tc_compare_barcodes(topoml_context *ctx, const topoml_interval *ref, uint64_t n_ref,
                          const topoml_interval *got, uint64_t n_got, uint32_t max_dim, double tol,
                          double last_bit, tc_verdict *v)
@@ -318,36 +302,26 @@ void tc_compare_barcodes(topoml_context *ctx, const topoml_interval *ref, uint64
     }
     uint32_t worst_dim = 0;
     for (uint32_t d = 0; d <= max_dim; d++) {
-        uint64_t nr, ng;
-        topoml_pair *pr = dim_pairs(ref, n_ref, d, &nr), *pg = dim_pairs(got, n_got, d, &ng);
-        if (!pr || !pg) {
-            free(pr);
-            free(pg);
-            return fail(v, "the test harness ran out of memory");
-        }
-        uint64_t er = count_longer(pr, nr, DBL_MAX), eg = count_longer(pg, ng, DBL_MAX);
-        uint64_t sr = count_longer(pr, nr, 2 * tol), sg = count_longer(pg, ng, 2 * tol);
-        double bd = 0;
-        int rc = topoml_bottleneck_distance(ctx, pr, nr, pg, ng, &bd);
-        free(pr);
-        free(pg);
-        if (er != eg)
+        tm_dim_comparison c;
+        int rc = tm_compare_dimension(ctx, ref, n_ref, got, n_got, d, tol, &c);
+        if (c.essential_got != c.essential_ref)
             return fail(v, "H%u: %llu essential classes (infinite bars), reference %llu", d,
-                        (unsigned long long)eg, (unsigned long long)er);
+                        (unsigned long long)c.essential_got, (unsigned long long)c.essential_ref);
         if (rc != TOPOML_OK)
             return fail(v, "H%u: bottleneck distance failed: %s", d, topoml_errmsg(ctx));
-        if (sg != sr)
+        if (c.long_got != c.long_ref)
             return fail(v,
                         "H%u: %llu bars longer than %.3g, reference %llu (bottleneck distance "
                         "%.3g)",
-                        d, (unsigned long long)sg, 2 * tol, (unsigned long long)sr, bd);
-        if (bd > tol)
+                        d, (unsigned long long)c.long_got, 2 * tol,
+                        (unsigned long long)c.long_ref, c.bottleneck);
+        if (!tm_dimension_matches(&c, tol))
             return fail(v,
                         "H%u: bottleneck distance %.6g to the reference exceeds the tolerance "
                         "%.3g",
-                        d, bd, tol);
-        if (bd > v->error) {
-            v->error = bd;
+                        d, c.bottleneck, tol);
+        if (c.bottleneck > v->error) {
+            v->error = c.bottleneck;
             worst_dim = d;
         }
     }

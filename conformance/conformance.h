@@ -89,6 +89,11 @@ typedef struct tc_case {
     double tol_ulps;
 } tc_case;
 
+/* A case with the defaults of cases.yaml that every case shares (f64
+ * euclidean points, no threshold, Z/2, the generators' default shapes);
+ * the case list and the generated cases set the rest. */
+void tc_case_init(tc_case *c);
+
 typedef struct tc_suite {
     char version[32];
     char path[1024];     /* the case file */

@@ -217,6 +217,10 @@ static bool points_to_condensed(topoml_context *ref, const tc_case *c, tc_input 
     topoml_data *d = NULL;
     void *dist = NULL;
     uint64_t count = 0;
+    if (in->n == 0) { /* no distances (and no data set: n = 0 is refused) */
+        in->condensed = malloc(sizeof(double));
+        return in->condensed != NULL || gen_fail(err, err_size, c, "out of memory");
+    }
     if (topoml_data_from_points(ref, &d, in->n, in->dim, in->points) != TOPOML_OK ||
         topoml_distances(ref, d, (topoml_metric)c->metric, TOPOML_F64, &dist, &count) !=
             TOPOML_OK) {

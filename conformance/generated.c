@@ -61,24 +61,14 @@ static const char *input_names[TOPOML_INPUT_KIND_COUNT] = {"points", "condensed"
 static tc_case base(gen_list *g, uint32_t op, const char *generator, uint64_t n, uint64_t dim)
 {
     tc_case c;
-    memset(&c, 0, sizeof c);
+    tc_case_init(&c);
     c.tier = TC_TIER_QUICK;
     c.op = op;
     snprintf(c.generator, sizeof c.generator, "%s", generator);
     c.seed = mix(g->seed ^ mix(g->n + 1));
     c.n = n;
     c.dim = dim;
-    c.dtype = TOPOML_F64;
-    c.metric = TOPOML_METRIC_EUCLIDEAN;
-    c.threshold = INFINITY;
     c.max_dim = op == TOPOML_OP_RIPS ? 1 : 0;
-    c.modulus = 2;
-    c.as = TOPOML_INPUT_POINTS;
-    c.radius = 1.0;
-    c.radius2 = 0.3;
-    c.spread = 0.05;
-    c.scale = 1.0;
-    c.sparse_threshold = -1;
     c.tol_ulps = g->ulps;
     return c;
 }

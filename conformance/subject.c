@@ -265,9 +265,15 @@ static void child_stop(int fd, topoml_context *ctx, tm_backend *b)
     topoml_context_free(ctx);
 }
 
-static int child_identify(int fd, void *arg)
+typedef void (*child_body)(int fd, const child_job *job, topoml_context *ctx, tm_backend *b,
+                           buf *out);
+
+/* What every child does: start the plugin, let `body` write one record of
+ * type `rec`, send it (when it ran out of memory: `nomem` as the answer's
+ * message, or no record at all), stop the plugin, end the report. */
+static int child_serve(int fd, const child_job *job, char rec, child_body body,
+                       const char *nomem)
 {
-    const child_job *job = arg;
     topoml_context *ctx = NULL;
     tm_backend b;
     if (!child_start(fd, job, &ctx, &b)) {
@@ -276,32 +282,49 @@ static int child_identify(int fd, void *arg)
         return 0;
     }
     buf out = {0};
-    const topoml_backend_v1 *vt = b.vt;
-    put_str(&out, vt->name);
-    put_str(&out, vt->version);
-    put_str(&out, vt->vendor);
-    put_str(&out, vt->description);
-    put_u32(&out, b.abi_version);
-    put_u32(&out, (uint32_t)b.probe_status);
-    put_str(&out, b.probe_message);
-    uint32_t ops = (vt->distances ? 1u : 0) | (vt->edges ? 2u : 0) | (vt->h0 ? 4u : 0) |
-                   (vt->rips ? 8u : 0) | (vt->image ? 16u : 0);
-    put_u32(&out, ops);
-    put_u32(&out, b.n_caps);
-    for (uint32_t i = 0; i < b.n_caps; i++) {
-        topoml_capability_v1 cp = b.caps[i];
-        put_str(&out, cp.device);
-        put_str(&out, cp.schedule);
-        cp.device = NULL;
-        cp.schedule = NULL;
-        put(&out, &cp, sizeof cp);
+    body(fd, job, ctx, &b, &out);
+    if (out.failed && nomem) {
+        free(out.p);
+        out = (buf){0};
+        put_u32(&out, (uint32_t)TOPOML_E_NOMEM);
+        put_str(&out, nomem);
     }
     if (!out.failed)
-        put_record(fd, REC_IDENTITY, out.p, (uint32_t)out.len);
+        put_record(fd, rec, out.p, (uint32_t)out.len);
     free(out.p);
     child_stop(fd, ctx, &b);
     put_record(fd, REC_END, NULL, 0);
     return 0;
+}
+
+static void identify(int fd, const child_job *job, topoml_context *ctx, tm_backend *b, buf *out)
+{
+    (void)fd;
+    (void)job;
+    (void)ctx;
+    const topoml_backend_v1 *vt = b->vt;
+    put_str(out, vt->name);
+    put_str(out, vt->version);
+    put_str(out, vt->vendor);
+    put_str(out, vt->description);
+    put_u32(out, b->abi_version);
+    put_u32(out, (uint32_t)b->probe_status);
+    put_str(out, b->probe_message);
+    put_u32(out, tm_op_mask(vt));
+    put_u32(out, b->n_caps);
+    for (uint32_t i = 0; i < b->n_caps; i++) {
+        topoml_capability_v1 cp = b->caps[i];
+        put_str(out, cp.device);
+        put_str(out, cp.schedule);
+        cp.device = NULL;
+        cp.schedule = NULL;
+        put(out, &cp, sizeof cp);
+    }
+}
+
+static int child_identify(int fd, void *arg)
+{
+    return child_serve(fd, arg, REC_IDENTITY, identify, NULL);
 }
 
 /* Bytes written past the end of an output array the host sized. */
@@ -432,27 +455,8 @@ static void run_op(int fd, const child_job *job, topoml_context *ctx, tm_backend
 
 static int child_run(int fd, void *arg)
 {
-    const child_job *job = arg;
-    topoml_context *ctx = NULL;
-    tm_backend b;
-    if (!child_start(fd, job, &ctx, &b)) {
-        put_record(fd, REC_END, NULL, 0);
-        topoml_context_free(ctx);
-        return 0;
-    }
-    buf out = {0};
-    run_op(fd, job, ctx, &b, &out);
-    if (out.failed) {
-        free(out.p);
-        out = (buf){0};
-        put_u32(&out, (uint32_t)TOPOML_E_NOMEM);
-        put_str(&out, "the test harness ran out of memory sending the answer");
-    }
-    put_record(fd, REC_RESULT, out.p, (uint32_t)out.len);
-    free(out.p);
-    child_stop(fd, ctx, &b);
-    put_record(fd, REC_END, NULL, 0);
-    return 0;
+    return child_serve(fd, arg, REC_RESULT, run_op,
+                       "the test harness ran out of memory sending the answer");
 }
 
 /* ---- the long-lived checks: one process, many calls ---- */

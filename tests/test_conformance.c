@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "conformance.h"
+#include "diagram_compare.h"
 
 #include "check_run.h"
 
@@ -257,6 +258,64 @@ static char *write_temp(const char *text)
     return path;
 }
 
+/* The one comparison of diagrams (core/src/diagram_compare.c), which
+ * run-time verification and the suite share, on seeded random diagrams:
+ * order and zero-length bars do not matter; a shift within the tolerance
+ * matches and one beyond it does not; a bar shorter than twice the
+ * tolerance may come or go, a longer one may not; an essential class more
+ * or less never matches. */
+START_TEST(test_shared_diagram_comparison_follows_the_rule)
+{
+    topoml_context *ctx = ctx_new();
+    const double tol = 1e-3;
+    srand(11);
+    for (int round = 0; round < 50; round++) {
+        topoml_interval ref[40], got[42];
+        uint64_t n = 0;
+        for (; n < 30; n++) {
+            double b = (double)rand() / RAND_MAX, len = 0.01 + (double)rand() / RAND_MAX;
+            ref[n] = (topoml_interval){.dim = (uint32_t)(n % 2), .birth = b, .death = b + len};
+        }
+        ref[n++] = (topoml_interval){.dim = 0, .birth = 0, .death = INFINITY};
+        tm_dim_comparison c;
+        for (uint32_t d = 0; d < 2; d++) {
+            /* reversed, with a bar of zero length added */
+            for (uint64_t k = 0; k < n; k++)
+                got[k] = ref[n - 1 - k];
+            got[n] = (topoml_interval){.dim = d, .birth = 0.5, .death = 0.5};
+            ck_assert_int_eq(tm_compare_dimension(ctx, ref, n, got, n + 1, d, tol, &c), TOPOML_OK);
+            ck_assert(tm_dimension_matches(&c, tol));
+            ck_assert_double_eq(c.bottleneck, 0);
+            ck_assert_uint_eq(c.n_ref, c.n_got);
+        }
+        uint64_t k = (uint64_t)rand() % (n - 1);
+        uint32_t d = ref[k].dim;
+        const double shifts[] = {0.5 * tol, 2 * tol};
+        for (int s = 0; s < 2; s++) {
+            memcpy(got, ref, n * sizeof *ref);
+            got[k].death += shifts[s];
+            ck_assert_int_eq(tm_compare_dimension(ctx, ref, n, got, n, d, tol, &c), TOPOML_OK);
+            ck_assert_msg(tm_dimension_matches(&c, tol) == (s == 0), "shift %g: bottleneck %g",
+                          shifts[s], c.bottleneck);
+        }
+        const double extra[] = {1.5 * tol, 3 * tol};
+        for (int s = 0; s < 2; s++) {
+            memcpy(got, ref, n * sizeof *ref);
+            got[n] = (topoml_interval){.dim = d, .birth = 0.25, .death = 0.25 + extra[s]};
+            ck_assert_int_eq(tm_compare_dimension(ctx, ref, n, got, n + 1, d, tol, &c), TOPOML_OK);
+            ck_assert_msg(tm_dimension_matches(&c, tol) == (s == 0), "extra bar of %g",
+                          extra[s]);
+        }
+        memcpy(got, ref, n * sizeof *ref);
+        got[n] = (topoml_interval){.dim = 0, .birth = 0.1, .death = INFINITY};
+        ck_assert_int_eq(tm_compare_dimension(ctx, ref, n, got, n + 1, 0, tol, &c), TOPOML_OK);
+        ck_assert(!tm_dimension_matches(&c, tol));
+        ck_assert_uint_eq(c.essential_got, c.essential_ref + 1);
+    }
+    topoml_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_case_lists_expand_into_named_cases)
 {
     const char *text = "suite_version: \"7\"\n"
@@ -381,6 +440,7 @@ int main(void)
     tcase_add_test(tc, test_gate_rejects_wrong_barcode);
     tcase_add_test(tc, test_short_extra_bars_are_noise_long_ones_are_not);
     tcase_add_test(tc, test_malformed_barcodes_fail);
+    tcase_add_test(tc, test_shared_diagram_comparison_follows_the_rule);
     tcase_add_test(tc, test_case_lists_expand_into_named_cases);
     tcase_add_test(tc, test_case_list_errors_name_line_and_column);
     tcase_add_test(tc, test_isolation_turns_crash_and_hang_into_results);

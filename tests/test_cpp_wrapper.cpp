@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "topoml/features.h"
 #include "topoml/topoml.hpp"
 
 namespace
@@ -354,6 +355,165 @@ bool exceptions_from_callbacks_cross_no_c_code()
     return true;
 }
 
+/* features.h has no C++ layer of its own: its C functions are called from
+ * C++ with the wrapper's handles (get()) and views, as docs/embedding.md
+ * shows, and their results owned by a unique_ptr. */
+bool features_from_cpp_through_the_c_api()
+{
+    topoml::Context ctx = plain();
+    topoml::RipsOptions o;
+    o.threshold = 1.0;
+    topoml::Barcode bc = ctx.barcode(ctx.from_points(circle(24), 2), o);
+    std::vector<topoml_pair> h1;
+    for (const topoml_interval &v : bc.dimension(1))
+        h1.push_back({v.birth, v.death});
+    CHECK(h1.size() == 1);
+    double d = -1;
+    CHECK(topoml_bottleneck_distance(ctx.get(), h1.data(), h1.size(), h1.data(), h1.size(), &d) ==
+              TOPOML_OK &&
+          d == 0);
+    std::vector<topoml_pair> empty;
+    CHECK(topoml_bottleneck_distance(ctx.get(), h1.data(), h1.size(), empty.data(), 0, &d) ==
+              TOPOML_OK &&
+          std::isinf(d)); /* the loop outlives the threshold: it is cut off, infinite */
+    struct DiagramFree {
+        void operator()(topoml_diagram *p) const noexcept { topoml_diagram_free(p); }
+    };
+    topoml_diagram *raw = nullptr;
+    CHECK(topoml_diagram_from_barcode(ctx.get(), &raw, bc.get()) == TOPOML_OK);
+    std::unique_ptr<topoml_diagram, DiagramFree> dg(raw);
+    std::uint64_t n = 0;
+    topoml_diagram_pairs(dg.get(), 1, &n);
+    CHECK(n == 1 && topoml_diagram_cut_off(dg.get(), 1, 0) == 1);
+    CHECK(topoml_diagram_threshold(dg.get()) == 1.0);
+    return true;
+}
+
+/* Blocks the library holds through a counting allocator. */
+struct Counting {
+    long live = 0;
+};
+
+void *counting_alloc(void *user, std::size_t n)
+{
+    void *p = std::malloc(n ? n : 1);
+    if (p)
+        static_cast<Counting *>(user)->live++;
+    return p;
+}
+
+void *counting_realloc(void *user, void *ptr, std::size_t n)
+{
+    void *q = std::realloc(ptr, n ? n : 1);
+    if (q && !ptr)
+        static_cast<Counting *>(user)->live++;
+    return q;
+}
+
+void counting_free(void *user, void *ptr)
+{
+    if (ptr) {
+        static_cast<Counting *>(user)->live--;
+        std::free(ptr);
+    }
+}
+
+struct Thrown : std::runtime_error {
+    Thrown() : std::runtime_error(std::string(300, 'x')) {} /* its text on the heap */
+};
+
+/* Whatever a call made is released when a callback (log or progress)
+ * throws during it: the exception reaches the caller, and the library
+ * holds no more blocks than before. Every call of the Context that returns
+ * something the library allocated, with callbacks that throw at their first
+ * report; a call that reports nothing returns normally. */
+bool a_throwing_callback_leaks_nothing()
+{
+    Counting count;
+    topoml_allocator al{counting_alloc, counting_realloc, counting_free, &count};
+    topoml::ContextOptions o;
+    o.use_environment = false;
+    o.load_plugins = false;
+    o.allocator = &al;
+    /* A full matrix whose triangles differ: read with a warning. */
+    const std::string asym = write_temp("0 1 2 3\n1.5 0 3 4\n2 3 0 5\n3 4 5 0\n");
+    int thrown = 0;
+    bool ok = true;
+    {
+        topoml::Context ctx(o);
+        const std::vector<double> pts = circle(40);
+        const topoml::Data d = ctx.from_points(pts, 2);
+        const topoml::Barcode bc = ctx.barcode(d);
+        std::vector<topoml_edge> edges = {{1.0, 0, 1}, {2.0, 1, 2}};
+        for (int which = 0; which < 2; which++) {
+            if (which == 0)
+                ctx.set_log([](int, const char *) { throw Thrown(); }, TOPOML_LOG_DEBUG);
+            else
+                ctx.set_progress(
+                    [](const char *, std::uint64_t, std::uint64_t) -> bool { throw Thrown(); });
+            const std::vector<std::pair<const char *, std::function<void()>>> calls = {
+                {"read", [&] { ctx.read(asym, TOPOML_FORMAT_AUTO); }},
+                {"read FILE", [&] {
+                     std::FILE *f = std::fopen(asym.c_str(), "rb");
+                     try {
+                         ctx.read(f, "asym", TOPOML_FORMAT_AUTO);
+                     } catch (...) {
+                         std::fclose(f);
+                         throw;
+                     }
+                     std::fclose(f);
+                 }},
+                {"from_points", [&] { ctx.from_points(pts, 2); }},
+                {"from_condensed", [&] { ctx.from_condensed({1, 2, 3}); }},
+                {"from_edges", [&] { ctx.from_edges(3, edges); }},
+                {"stats", [&] { ctx.stats(d); }},
+                {"distances<double>", [&] { ctx.distances<double>(d); }},
+                {"distances<float>", [&] { ctx.distances<float>(d); }},
+                {"edges", [&] { ctx.edges(d, 0.5); }},
+                {"barcode", [&] { ctx.barcode(d); }},
+                {"format", [&] { ctx.format(bc, TOPOML_OUTPUT_JSON); }},
+                /* A failing call logs its error (debug): thrown too. */
+                {"failing barcode", [&] {
+                     topoml::RipsOptions r;
+                     r.modulus = 4;
+                     ctx.barcode(d, r);
+                 }},
+            };
+            for (const auto &c : calls) {
+                const long before = count.live;
+                try {
+                    c.second();
+                } catch (const Thrown &) {
+                    thrown++;
+                } catch (const topoml::Error &e) {
+                    /* Refused before any progress: the status, rightly. */
+                    if (which == 0 || std::strncmp(c.first, "failing", 7) != 0) {
+                        std::printf("    %s: %s instead of the callback's exception\n",
+                                    c.first, e.what());
+                        ok = false;
+                    }
+                } catch (const std::exception &e) {
+                    std::printf("    %s: %s instead of the callback's exception\n", c.first,
+                                e.what());
+                    ok = false;
+                }
+                if (count.live != before) {
+                    std::printf("    %s (%s callback): %ld blocks more than before\n", c.first,
+                                which ? "progress" : "log", count.live - before);
+                    ok = false;
+                }
+            }
+            ctx.set_log(nullptr);
+            ctx.set_progress(nullptr);
+        }
+    }
+    std::remove(asym.c_str());
+    CHECK(ok);
+    CHECK(thrown >= 4); /* the reads, the failing barcode, a progress report */
+    CHECK(count.live == 0);
+    return true;
+}
+
 /* Handles outliving their Context (a misuse the C API cannot forgive): the
  * C context lives until the last of them goes, so using and freeing them
  * afterwards is sound (memcheck_test_cpp_wrapper would see it otherwise);
@@ -452,6 +612,8 @@ int main(int argc, char **argv)
     run_case("exceptions_from_callbacks_cross_no_c_code",
              exceptions_from_callbacks_cross_no_c_code);
     run_case("backends_are_listed_and_can_be_chosen", backends_are_listed_and_can_be_chosen);
+    run_case("a_throwing_callback_leaks_nothing", a_throwing_callback_leaks_nothing);
+    run_case("features_from_cpp_through_the_c_api", features_from_cpp_through_the_c_api);
     run_case("handles_may_outlive_their_context", handles_may_outlive_their_context);
     std::printf("%d passed, %d failed\n", passes, failures);
     return failures ? 1 : 0;

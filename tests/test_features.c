@@ -830,6 +830,107 @@ START_TEST(test_diagram_add_and_format_names)
 }
 END_TEST
 
+/* The threshold and the cut-off bars of `topoml barcode`'s JSON and CSV are
+ * read, kept through topoml_diagram_from_barcode, and written back. */
+static void expect_cut(const topoml_diagram *d, uint32_t dim, const char *flags)
+{
+    uint64_t n;
+    topoml_diagram_pairs(d, dim, &n);
+    ck_assert_uint_eq(n, strlen(flags));
+    for (uint64_t i = 0; i < n; i++)
+        ck_assert_msg(topoml_diagram_cut_off(d, dim, i) == (flags[i] == 'c'), "dim %u pair %llu",
+                      dim, (unsigned long long)i);
+    ck_assert_int_eq(topoml_diagram_cut_off(d, dim, n), 0);
+}
+
+START_TEST(test_cut_off_bars_are_read_kept_and_written)
+{
+    topoml_diagram *d, *e;
+    /* JSON: the last "cut_off" null deaths of a dimension are cut off. */
+    ck_assert_int_eq(read_text("{\"threshold\":1.5,\"dims\":[{\"dim\":0,\"intervals\":[[0,1],"
+                               "[0,null],[0,null],[0,null]],\"cut_off\":2},{\"dim\":1,"
+                               "\"intervals\":[[0.5,null],[0.5,1]],\"cut_off\":1}]}",
+                               TOPOML_DIAGRAM_AUTO, &d),
+                     TOPOML_OK);
+    ck_assert(topoml_diagram_threshold(d) == 1.5);
+    expect_cut(d, 0, "-.cc");
+    expect_cut(d, 1, "c-");
+    /* Written and read back in both formats that can say it. */
+    const topoml_diagram_format fmts[] = {TOPOML_DIAGRAM_JSON, TOPOML_DIAGRAM_CSV};
+    for (int k = 0; k < 2; k++) {
+        const topoml_diagram_format fmt = fmts[k];
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        ck_assert_int_eq(topoml_diagram_write(ctx, d, f, fmt), TOPOML_OK);
+        fclose(f);
+        ck_assert_msg(read_text(buf, TOPOML_DIAGRAM_AUTO, &e) == TOPOML_OK, "%s", buf);
+        ck_assert(topoml_diagram_threshold(e) == 1.5);
+        expect_cut(e, 0, "-.cc");
+        expect_cut(e, 1, "c-");
+        topoml_diagram_free(e);
+        free(buf);
+    }
+    topoml_diagram_free(d);
+    /* CSV: "cut" deaths and the "# threshold" comment; "inf" is essential. */
+    ck_assert_int_eq(read_text("# threshold 2\ndim,birth,death\n0,0,cut\n0,0,inf\n1,1,cut\n",
+                               TOPOML_DIAGRAM_AUTO, &d),
+                     TOPOML_OK);
+    ck_assert(topoml_diagram_threshold(d) == 2);
+    expect_cut(d, 0, "c.");
+    expect_cut(d, 1, "c");
+    topoml_diagram_free(d);
+    /* No threshold: +inf; nothing cut off. */
+    ck_assert_int_eq(read_text("0 0 inf\n", TOPOML_DIAGRAM_AUTO, &d), TOPOML_OK);
+    ck_assert(isinf(topoml_diagram_threshold(d)));
+    expect_cut(d, 0, ".");
+    topoml_diagram_free(d);
+    ck_assert(isnan(topoml_diagram_threshold(NULL)));
+    ck_assert_int_eq(topoml_diagram_cut_off(NULL, 0, 0), 0);
+    /* More cut off than there are null deaths, or a bad threshold. */
+    ck_assert_int_eq(read_text("{\"dims\":[{\"dim\":0,\"intervals\":[[0,null]],\"cut_off\":2}]}",
+                               TOPOML_DIAGRAM_AUTO, &d),
+                     TOPOML_E_PARSE);
+    ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "t.txt:1: \"cut_off\" is 2"));
+    ck_assert_int_eq(read_text("{\"threshold\":-1,\"dims\":[]}", TOPOML_DIAGRAM_AUTO, &d),
+                     TOPOML_E_PARSE);
+    ck_assert_int_eq(read_text("# threshold x\ndim,birth,death\n", TOPOML_DIAGRAM_CSV, &d),
+                     TOPOML_E_PARSE);
+    ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "t.txt:1:"));
+
+    /* From a barcode: 4 points on a line 1 apart. Without a threshold 3 H0
+     * bars die at 1 and one class is essential; under threshold 0.5 no edge
+     * is in: 4 classes alive at it, one essential, three cut off. */
+    const double dist[] = {1, 2, 1, 3, 2, 1};
+    topoml_data *data;
+    ck_assert_int_eq(topoml_data_from_condensed(ctx, &data, 4, dist), TOPOML_OK);
+    for (int t = 0; t < 2; t++) {
+        topoml_rips_options ro;
+        topoml_rips_options_init(&ro);
+        ro.max_dim = 0;
+        ro.threshold = t ? 0.5 : INFINITY;
+        topoml_barcode *bc;
+        ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, data, &ro), TOPOML_OK);
+        ck_assert_int_eq(topoml_diagram_from_barcode(ctx, &d, bc), TOPOML_OK);
+        ck_assert(topoml_diagram_threshold(d) == ro.threshold);
+        uint64_t n, n_cut = 0, n_inf = 0;
+        const topoml_pair *p = topoml_diagram_pairs(d, 0, &n);
+        for (uint64_t i = 0; i < n; i++) {
+            n_cut += topoml_diagram_cut_off(d, 0, i) == 1;
+            n_inf += isinf(p[i].death) != 0;
+            ck_assert_int_eq(topoml_diagram_cut_off(d, 0, i), topoml_barcode_cut_off(bc, i));
+        }
+        ck_assert_uint_eq(n_inf, t ? 4 : 1);
+        ck_assert_uint_eq(n_cut, t ? 3 : 0);
+        topoml_diagram_free(d);
+        topoml_barcode_free(bc);
+    }
+    topoml_data_free(ctx, data);
+    ck_assert_int_eq(topoml_diagram_from_barcode(ctx, &d, NULL), TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_diagram_from_barcode(NULL, &d, NULL), TOPOML_E_INVALID);
+}
+END_TEST
+
 static Suite *features_suite(void)
 {
     Suite *s = suite_create("features");
@@ -869,6 +970,7 @@ static Suite *features_suite(void)
     tcase_add_test(t, test_read_refuses_binary_and_missing_files);
     tcase_add_test(t, test_every_format_round_trips);
     tcase_add_test(t, test_diagram_add_and_format_names);
+    tcase_add_test(t, test_cut_off_bars_are_read_kept_and_written);
     suite_add_tcase(s, t);
     return s;
 }

@@ -2,12 +2,14 @@
  * test_inmemory.c — Check tests of the in-memory inputs and outputs of the C
  * API: points as float32 or float64 in any strides (C order, Fortran order,
  * every other column), +INFINITY in a condensed matrix meaning "no edge",
- * and barcodes written into memory (topoml_barcode_write_mem).
+ * and barcodes written into memory (topoml_barcode_write_mem); one data set
+ * shared by several contexts in several threads (docs/embedding.md).
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <check.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,6 +182,76 @@ START_TEST(test_write_mem_gives_what_write_gives_in_every_style)
 }
 END_TEST
 
+/* A data set is read-only once made: contexts other than the one that made
+ * it may run ops on it, each in its own thread, at the same time, and get
+ * what the maker gets; it is freed with the maker, after them. */
+typedef struct share_job {
+    const topoml_data *data;
+    char *text; /* the barcode as JSON, malloc'd */
+    int rc;
+} share_job;
+
+static void *share_run(void *arg)
+{
+    share_job *job = arg;
+    topoml_context_options o = {.struct_size = sizeof o,
+                                .flags = TOPOML_CTX_NO_ENV | TOPOML_CTX_NO_PLUGINS};
+    topoml_context *ctx = NULL;
+    job->rc = topoml_context_new(&ctx, &o);
+    topoml_rips_options ro;
+    topoml_rips_options_init(&ro);
+    ro.max_dim = 2;
+    topoml_barcode *bc = NULL;
+    for (int rep = 0; job->rc == TOPOML_OK && rep < 3; rep++) {
+        topoml_barcode_free(bc);
+        bc = NULL;
+        job->rc = topoml_barcode_compute(ctx, &bc, job->data, &ro);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    if (job->rc == TOPOML_OK)
+        job->rc = topoml_barcode_write_mem(ctx, bc, TOPOML_OUTPUT_JSON, 0, &text, &len);
+    if (job->rc == TOPOML_OK) {
+        job->text = malloc(len + 1);
+        memcpy(job->text, text, len + 1);
+    }
+    topoml_free(ctx, text);
+    topoml_barcode_free(bc);
+    topoml_context_free(ctx);
+    return NULL;
+}
+
+START_TEST(test_one_data_set_shared_by_contexts_in_threads)
+{
+    topoml_context *maker = ctx_new();
+    enum { NP = 40, THREADS = 4 };
+    double xy[NP * 3];
+    for (int i = 0; i < NP; i++)
+        for (int k = 0; k < 3; k++)
+            xy[i * 3 + k] = coord(i, k) + sin(1.7 * i + k);
+    topoml_data *d = NULL;
+    ck_assert_int_eq(topoml_data_from_points(maker, &d, NP, 3, xy), TOPOML_OK);
+    share_job own = {d, NULL, 0};
+    share_run(&own);
+    ck_assert_int_eq(own.rc, TOPOML_OK);
+    share_job jobs[THREADS];
+    pthread_t t[THREADS];
+    for (int k = 0; k < THREADS; k++) {
+        jobs[k] = (share_job){d, NULL, 0};
+        ck_assert_int_eq(pthread_create(&t[k], NULL, share_run, &jobs[k]), 0);
+    }
+    for (int k = 0; k < THREADS; k++) {
+        pthread_join(t[k], NULL);
+        ck_assert_int_eq(jobs[k].rc, TOPOML_OK);
+        ck_assert_str_eq(jobs[k].text, own.text);
+        free(jobs[k].text);
+    }
+    free(own.text);
+    topoml_data_free(maker, d);
+    topoml_context_free(maker);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("inmemory");
@@ -187,6 +259,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_strided_points_in_every_layout_match_c_ordered_doubles);
     tcase_add_test(t, test_infinite_condensed_entries_mean_no_edge);
     tcase_add_test(t, test_write_mem_gives_what_write_gives_in_every_style);
+    tcase_add_test(t, test_one_data_set_shared_by_contexts_in_threads);
     suite_add_tcase(s, t);
     return s;
 }

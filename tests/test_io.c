@@ -1041,8 +1041,48 @@ START_TEST(test_data_from_points_copies_and_rejects_nan)
     ck_assert_ptr_null(d);
     ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "coordinate 1 of point 1 is NaN"));
     ck_assert_int_eq(topoml_data_from_points(ctx, &d, UINT64_MAX, 2, pts), TOPOML_E_OVERFLOW);
-    ck_assert_int_eq(topoml_data_from_points(ctx, &d, 0, 0, NULL), TOPOML_OK);
-    ck_assert_uint_eq(topoml_data_count(d), 0);
+    ck_assert_int_eq(counted.live, 0);
+    ctx_free(ctx);
+}
+END_TEST
+
+/* No points is an error like an empty file, from every constructor, with
+ * or without data behind the pointer and whatever the other sizes. */
+START_TEST(test_data_constructors_refuse_no_points)
+{
+    topoml_context *ctx = ctx_new();
+    double pts[] = {0, 1, 2, 3};
+    float pts32[] = {0, 1, 2, 3};
+    topoml_edge e[] = {{1.0, 0, 1}};
+    for (int with_data = 0; with_data < 2; with_data++)
+        for (uint64_t dim = 0; dim < 3; dim++) {
+            const double *p = with_data ? pts : NULL;
+            int st[6];
+            topoml_data *d[6] = {(topoml_data *)1, (topoml_data *)1, (topoml_data *)1,
+                                 (topoml_data *)1, (topoml_data *)1, (topoml_data *)1};
+            st[0] = topoml_data_from_points(ctx, &d[0], 0, dim, p);
+            st[1] = topoml_data_from_condensed(ctx, &d[1], 0, p);
+            st[2] = topoml_data_from_edges(ctx, &d[2], 0, with_data ? dim : 0,
+                                           with_data ? e : NULL);
+            st[3] = topoml_data_from_points_strided(ctx, &d[3], 0, dim, TOPOML_F64, p,
+                                                    dim * sizeof(double), sizeof(double));
+            st[4] = topoml_data_from_points_strided(ctx, &d[4], 0, dim, TOPOML_F32,
+                                                    with_data ? (const void *)pts32 : NULL,
+                                                    sizeof(float), sizeof(float));
+            st[5] = topoml_data_from_condensed(ctx, &d[5], 0, NULL);
+            for (int k = 0; k < 6; k++) {
+                ck_assert_msg(st[k] == TOPOML_E_INVALID, "constructor %d, dim %llu: %d", k,
+                              (unsigned long long)dim, st[k]);
+                ck_assert_ptr_null(d[k]);
+            }
+            ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "no points"));
+        }
+    /* One point is a data set. */
+    topoml_data *d;
+    ck_assert_int_eq(topoml_data_from_points(ctx, &d, 1, 2, pts), TOPOML_OK);
+    ck_assert_uint_eq(topoml_data_count(d), 1);
+    topoml_data_free(ctx, d);
+    ck_assert_int_eq(topoml_data_from_condensed(ctx, &d, 1, NULL), TOPOML_OK);
     topoml_data_free(ctx, d);
     ck_assert_int_eq(counted.live, 0);
     ctx_free(ctx);
@@ -1180,6 +1220,7 @@ static Suite *io_suite(void)
     TCase *data = tcase_create("data");
     tcase_add_test(data, test_data_from_points_copies_and_rejects_nan);
     tcase_add_test(data, test_data_from_condensed_rejects_negative_naming_pair);
+    tcase_add_test(data, test_data_constructors_refuse_no_points);
     tcase_add_test(data, test_data_from_edges_normalizes_and_rejects_conflicts);
     tcase_add_test(data, test_data_accessors_accept_null);
     suite_add_tcase(s, data);

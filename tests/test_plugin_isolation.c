@@ -684,6 +684,73 @@ START_TEST(test_isolated_plugin_failing_in_an_op_falls_back_to_the_reference)
 }
 END_TEST
 
+/* topoml_backend_info.isolation says where each backend's ops run, as the
+ * configuration decides (tm_isolation_wanted): the built-in reference in the
+ * host always; a plugin found outside topoml's own folder in a helper unless
+ * `isolation: none`; a plugin shipped with topoml in its own folder in the
+ * host unless `isolation: process`. A caller's struct of the size before the
+ * field is not written past. */
+START_TEST(test_backend_info_says_where_each_backend_runs)
+{
+    char dir[512], own_dir[512];
+    snprintf(dir, sizeof dir, "%s/fault-plugins/good", TOPOML_TEST_BUILD_DIR);
+    snprintf(own_dir, sizeof own_dir, "%s/plugins-out", TOPOML_TEST_BUILD_DIR);
+    static const struct {
+        const char *config;
+        const char *found, *shipped; /* fault-good's, a shipped plugin's */
+    } rows[] = {
+        {"enable: [fault-good]\n", "process", "host"},
+        {"enable: [fault-good]\nisolation: auto\n", "process", "host"},
+        {"enable: [fault-good]\nisolation: none\n", "host", "host"},
+        {"enable: [fault-good]\nisolation: process\n", "process", "process"},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        fresh_marker();
+        topoml_context *ctx = context(rows[r].config, dir);
+        topoml_backend_info b;
+        ck_assert(backend_named(ctx, "scalar", &b));
+        ck_assert_ptr_null(b.path);
+        ck_assert_str_eq(b.isolation, "host");
+        ck_assert(backend_named(ctx, "fault-good", &b));
+        ck_assert_msg(strcmp(b.isolation, rows[r].found) == 0, "%s: fault-good runs in %s",
+                      rows[r].config, b.isolation);
+        /* What is said is what happens: the plugin's code runs in the host,
+         * or in its probe and then a helper process, never both. */
+        static const double cloud[] = {0, 0, 3, 4, 6, 8};
+        topoml_data *d = NULL;
+        void *out = NULL;
+        uint64_t n = 0;
+        ck_assert_int_eq(topoml_data_from_points(ctx, &d, 3, 2, cloud), TOPOML_OK);
+        ck_assert_int_eq(topoml_use_backend(ctx, "fault-good"), TOPOML_OK);
+        ck_assert_int_eq(topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &n),
+                         TOPOML_OK);
+        topoml_free(ctx, out);
+        topoml_data_free(ctx, d);
+        topoml_context_free(ctx);
+        int here, elsewhere;
+        marker_count("fault-good", &here, &elsewhere);
+        const bool isolated = strcmp(rows[r].found, "process") == 0;
+        ck_assert_int_eq(here, isolated ? 0 : 1);
+        ck_assert_int_eq(elsewhere, isolated ? 2 : 1);
+        drop_marker();
+
+        ctx = context(rows[r].config, own_dir);
+        ck_assert_msg(backend_named(ctx, "threads", &b), "no threads plugin in %s", own_dir);
+        ck_assert_msg(strcmp(b.isolation, rows[r].shipped) == 0, "%s: threads runs in %s",
+                      rows[r].config, b.isolation);
+        /* A caller built before the field: nothing written past its size. */
+        unsigned char old[sizeof(topoml_backend_info) + 8];
+        memset(old, 0xa5, sizeof old);
+        topoml_backend_info *o = (topoml_backend_info *)(void *)old;
+        o->struct_size = (uint32_t)offsetof(topoml_backend_info, isolation);
+        ck_assert_int_eq(topoml_backend_get(ctx, 0, o), TOPOML_OK);
+        for (size_t k = offsetof(topoml_backend_info, isolation); k < sizeof old; k++)
+            ck_assert_uint_eq(old[k], 0xa5);
+        topoml_context_free(ctx);
+    }
+}
+END_TEST
+
 static int cancel_after_half_a_second(void *user, const char *stage, uint64_t done, uint64_t total)
 {
     (void)stage;
@@ -743,6 +810,7 @@ int main(void)
     tcase_add_test(tc, test_race_swapping_a_symlinked_folder_never_loads_the_swapped_in_file);
     tcase_add_test(tc, test_isolated_plugin_answers_every_op_like_in_process);
     tcase_add_test(tc, test_isolated_call_is_cancelled_through_the_progress_callback);
+    tcase_add_test(tc, test_backend_info_says_where_each_backend_runs);
     tcase_add_loop_test(tc, test_isolated_plugin_failing_in_an_op_falls_back_to_the_reference, 0,
                         (int)(sizeof op_faults / sizeof op_faults[0]));
     suite_add_tcase(s, tc);

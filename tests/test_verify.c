@@ -8,7 +8,8 @@
  * The plugins: fault-good (every distance 1, well-formed), wrong-edge-order
  * (its last two edges swapped), and the gate fault plugins gf-nan64 (a NaN
  * distance above 64 points), gf-big200 (one distance wrong above 200
- * points) and gf-env (right until TOPOML_TEST_FAULT_TRIGGER is set).
+ * points), gf-env (right until TOPOML_TEST_FAULT_TRIGGER is set) and
+ * gf-no-limit (right, but blind to the memory limit).
  */
 #include <check.h>
 #include <ftw.h>
@@ -235,6 +236,74 @@ START_TEST(test_verify_revokes_the_certificate)
 }
 END_TEST
 
+/* A right plugin that ignores the memory limit answers calls the reference
+ * refuses (TOPOML_E_LIMIT), so a re-run cannot check them. Under `verify:
+ * always` such an answer is not passed on: the call fails with the
+ * reference's status and says why, nothing is returned, and the plugin is
+ * not blamed. Under `auto` (and `checks`) it stands on the invariants and
+ * spot checks. For edge lists and barcodes, in the host and isolated. */
+START_TEST(test_verify_always_withholds_an_answer_the_reference_cannot_check)
+{
+    static const char *modes[] = {"auto", "checks", "always"};
+    static const char *isolation[] = {"none", "process"};
+    for (size_t m = 0; m < 3; m++)
+        for (size_t i = 0; i < 2; i++) {
+            char config[160];
+            snprintf(config, sizeof config,
+                     "enable: [gf-no-limit]\nverify: %s\nisolation: %s\nmax_memory: 1KB\n",
+                     modes[m], isolation[i]);
+            topoml_context *ctx = open_ctx(config, dir_of("gate-faults", "no-limit"), NULL);
+            ck_assert_int_eq(topoml_use_backend(ctx, "gf-no-limit"), TOPOML_OK);
+            const bool always = strcmp(modes[m], "always") == 0;
+            topoml_data *d = random_points(ctx, 12, 2, 5);
+
+            /* 66 edges, 1056 bytes: over the reference's limit */
+            topoml_edge *e = NULL;
+            uint64_t n = 0;
+            int rc = topoml_edges(ctx, d, TOPOML_METRIC_EUCLIDEAN, INFINITY, &e, &n);
+            if (always) {
+                ck_assert_msg(rc == TOPOML_E_LIMIT, "%s: edges: %d %s", config, rc,
+                              topoml_errmsg(ctx));
+                ck_assert_ptr_null(e);
+                ck_assert_msg(strstr(topoml_errmsg(ctx), "could not check") &&
+                                  strstr(topoml_errmsg(ctx), "gf-no-limit") &&
+                                  strstr(topoml_errmsg(ctx), "memory limit"),
+                              "%s", topoml_errmsg(ctx));
+            } else {
+                ck_assert_msg(rc == TOPOML_OK, "%s: edges: %s", config, topoml_errmsg(ctx));
+                ck_assert_uint_eq(n, 66);
+                ck_assert_str_eq(topoml_last_backend(ctx), "gf-no-limit");
+            }
+            topoml_free(ctx, e);
+
+            topoml_rips_options ro;
+            topoml_rips_options_init(&ro);
+            ro.max_dim = 1;
+            ro.collapse = TOPOML_COLLAPSE_OFF;
+            topoml_barcode *bc = NULL;
+            rc = topoml_barcode_compute(ctx, &bc, d, &ro);
+            if (always) {
+                ck_assert_msg(rc == TOPOML_E_LIMIT, "%s: rips: %d %s", config, rc,
+                              topoml_errmsg(ctx));
+                ck_assert_ptr_null(bc);
+                ck_assert_ptr_nonnull(strstr(topoml_errmsg(ctx), "could not check"));
+            } else {
+                ck_assert_msg(rc == TOPOML_OK, "%s: rips: %s", config, topoml_errmsg(ctx));
+                uint64_t bars = 0;
+                ck_assert_ptr_nonnull(topoml_barcode_intervals(bc, &bars));
+                ck_assert_uint_ge(bars, 12); /* H0: 11 finite bars and one essential */
+                ck_assert_str_eq(topoml_last_backend(ctx), "gf-no-limit");
+            }
+            topoml_barcode_free(bc);
+            /* Not blamed: still enabled, and nothing revoked. */
+            topoml_backend_info info = backend(ctx, "gf-no-limit");
+            ck_assert_uint_eq(info.gate_state, TOPOML_GATE_ENABLED);
+            topoml_data_free(ctx, d);
+            topoml_context_free(ctx);
+        }
+}
+END_TEST
+
 /* Small calls are re-run on the reference every time, but "small" counts
  * the top simplices, not only the points: a fast plugin's Rips call of
  * dimension 3 on 120 points (C(120, 5) = 1.9e8 bound) would cost the
@@ -296,6 +365,7 @@ int main(void)
     tcase_add_test(t, test_verify_replaces_a_wrong_edge_list);
     tcase_add_test(t, test_verify_revokes_the_certificate);
     tcase_add_test(t, test_verify_configuration_is_strict);
+    tcase_add_test(t, test_verify_always_withholds_an_answer_the_reference_cannot_check);
     tcase_add_test(t, test_verify_reruns_small_calls_only_when_the_reference_is_cheap);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);

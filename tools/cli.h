@@ -10,10 +10,24 @@
 
 #include "topoml/topoml.h"
 
+/* Every message of a command on stderr starts "topoml CMD: ", then, when
+ * it is about a file, "FILE:" (and "LINE:" where the library knows it),
+ * then the reason (tests/cli/test_error_prefix.py checks it). */
+
 /* Print "topoml CMD: message" and a hint to stderr; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
-/* Print the context's last error (or the status text); returns 1. */
+/* A getopt_long result that is no option of the command ('?', or ':' for a
+ * missing value: optstrings start with ':'): reported as a usage error. */
+int cli_bad_option(const char *cmd, int c, int argc, char **argv);
+/* Print the context's last error (or the status text) after the running
+ * command's prefix; returns 1. */
 int cli_error(topoml_context *ctx, int rc);
+/* Print "topoml CMD: PATH: message" (cmd NULL: the running command; path
+ * NULL: none); returns 1. */
+int cli_file_error(const char *cmd, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The command whose name prefixes cli_error's messages. */
+void cli_set_command(const char *cmd);
 
 bool cli_parse_double(const char *s, double *out);
 bool cli_parse_uint(const char *s, uint32_t *out);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_help.h"
 #include "cmd_features.h"
 #include "plot_svg.h"
 #include "topoml/features.h"
@@ -38,7 +39,7 @@ static void reset_getopt(void)
 #else
     optind = 1;
 #endif
-    opterr = 1;
+    opterr = 0; /* bad options are reported by cli_bad_option */
 }
 
 static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
@@ -110,7 +111,7 @@ static FILE *open_output(const char *cmd, const char *path, bool binary)
         return stdout;
     FILE *f = fopen(path, binary ? "wb" : "w");
     if (f == NULL)
-        fprintf(stderr, "topoml %s: %s: %s\n", cmd, path, strerror(errno));
+        cli_file_error(cmd, path, "%s", strerror(errno));
     return f;
 }
 
@@ -121,10 +122,9 @@ static int close_output(const char *cmd, FILE *f, const char *path)
         bad |= fclose(f) != 0;
     else
         bad |= fflush(f) != 0;
-    if (bad) {
-        fprintf(stderr, "topoml %s: writing %s failed\n", cmd, path ? path : "standard output");
-        return 1;
-    }
+    if (bad)
+        return cli_file_error(cmd, f == stdout ? "<stdout>" : path, "write error: %s",
+                              strerror(errno));
     return 0;
 }
 
@@ -159,17 +159,13 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static const char *const format_help =
-    "  -f, --format FMT    diagram file format: auto (default), json, ripser, gudhi, csv\n";
-
-/* The shared options (cli.h): which configuration and backend, the memory
- * limit, logging. */
-#define COMMON_HELP                                                                                \
-    "      --backend NAME      run on this backend (see `topoml backends`)\n"                      \
-    "      --config FILE       configuration (default: $TOPOML_CONFIG, else none)\n"               \
-    "      --max-memory SIZE   refuse work that needs more memory (e.g. 512M, 4G)\n"               \
-    "      --verbose           log what the library does on stderr (twice: more)\n"                \
-    "  -h, --help              show this help\n"
+/* Help entries every diagram command has (cli_help.h): the diagram file
+ * format, and the shared options (cli.h: which configuration and backend,
+ * the memory limit, logging). */
+#define FORMAT_HELP \
+    {"-f, --format FMT", "diagram file format: auto (default), json, ripser, gudhi, csv"}
+#define COMMON_HELP_OPTS \
+    CLI_HELP_BACKEND, CLI_HELP_CONFIG, CLI_HELP_MAX_MEMORY, CLI_HELP_VERBOSE, CLI_HELP_HELP
 
 /* The context a command runs with: the caller's, or one opened from the
  * common options (and then freed by env_close). */
@@ -224,29 +220,29 @@ static bool parse_format(const char *s, topoml_diagram_format *fmt)
  * topoml image
  * ---------------------------------------------------------------------- */
 
-static const char image_help[] =
-    "Usage: topoml image [options] DIAGRAM...\n"
-    "Persistence images (Adams et al. 2017) of one dimension of each diagram file;\n"
-    "one image per file, all with the same parameters.\n"
-    "\n"
-    "  -d, --dim K               homology dimension (default 1)\n"
-    "%s"
-    "  -s, --sigma S             standard deviation of the Gaussians (default: the\n"
-    "                            larger of the birth span and the largest\n"
-    "                            persistence, over 20)\n"
-    "  -W, --width N             pixels along birth (default 20)\n"
-    "  -H, --height N            pixels along persistence (default 20)\n"
-    "  -b, --birth-range A:B     birth range (default: the births, widened by 3 sigma)\n"
-    "  -p, --pers-range A:B      persistence range (default: 0 to the largest\n"
-    "                            persistence + 3 sigma)\n"
-    "  -w, --weight W            constant, linear[:MAX] (ramp reaching 1 at MAX, default\n"
-    "                            the largest persistence), power:P (persistence^P);\n"
-    "                            default constant\n"
-    "  -i, --infinite M          drop (default) or clip:V (infinite deaths become V)\n"
-    "  -O, --output STYLE        csv (default: one line per image, row-major, row 0 the\n"
-    "                            lowest persistence), json, pgm (8-bit, highest\n"
-    "                            persistence at the top, each image scaled to its max)\n"
-    "  -o, --output-file FILE    write there instead of standard output\n" COMMON_HELP;
+static const cli_opt_help image_opts[] = {
+    {"-d, --dim K", "homology dimension (default 1)"},
+    FORMAT_HELP,
+    {"-s, --sigma S", "standard deviation of the Gaussians (default: the larger of the birth "
+                      "span and the largest persistence, over 20)"},
+    {"-W, --width N", "pixels along birth (default 20)"},
+    {"-H, --height N", "pixels along persistence (default 20)"},
+    {"-b, --birth-range A:B", "birth range (default: the births, widened by 3 sigma)"},
+    {"-p, --pers-range A:B", "persistence range (default: 0 to the largest persistence + 3 "
+                             "sigma)"},
+    {"-w, --weight W", "constant, linear[:MAX] (ramp reaching 1 at MAX, default the largest "
+                       "persistence), power:P (persistence^P); default constant"},
+    {"-i, --infinite M", "drop (default) or clip:V (infinite deaths become V)"},
+    {"-O, --output STYLE", "csv (default: one line per image, row-major, row 0 the lowest "
+                           "persistence), json, pgm (8-bit, highest persistence at the top, "
+                           "each image scaled to its max)"},
+    {"-o, --output-file FILE", "write there instead of standard output"},
+    COMMON_HELP_OPTS};
+static const cli_help image_help =
+    CLI_HELP("topoml image [options] DIAGRAM...",
+             "Persistence images (Adams et al. 2017) of one dimension of each diagram file;\n"
+             "one image per file, all with the same parameters.",
+             image_opts, NULL);
 
 typedef enum { OUT_CSV, OUT_JSON, OUT_PGM, OUT_TEXT } out_style;
 
@@ -311,6 +307,7 @@ static void write_image_pgm(FILE *f, const topoml_image_params_v1 *p, uint64_t n
 int topoml_cmd_image(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "image";
+    cli_set_command(cmd);
     static const struct option opts[] = {
         {"dim", required_argument, NULL, 'd'},
         {"format", required_argument, NULL, 'f'},
@@ -337,7 +334,7 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
     cmd_env env = {0};
     int c;
     reset_getopt();
-    while ((c = getopt_long(argc, argv, "d:f:s:W:H:b:p:w:i:O:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":d:f:s:W:H:b:p:w:i:O:o:h", opts, NULL)) != -1) {
         int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;
@@ -410,8 +407,8 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
                 return cli_usage_error(cmd, "--output needs csv, json or pgm, got '%s'", optarg);
             break;
         case 'o': out_path = optarg; break;
-        case 'h': printf(image_help, format_help); return 0;
-        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
+        case 'h': cli_print_help(stdout, &image_help); return 0;
+        default: return cli_bad_option(cmd, c, argc, argv);
         }
     }
     if (optind >= argc)
@@ -531,24 +528,24 @@ done:
  * topoml features
  * ---------------------------------------------------------------------- */
 
-static const char features_help[] =
-    "Usage: topoml features [options] DIAGRAM\n"
-    "Betti curves, persistence landscapes, persistent entropy and total persistence\n"
-    "of each dimension of a diagram file.\n"
-    "\n"
-    "  -d, --dim LIST          dimensions, e.g. 1 or 0,1 (default: every one in the file)\n"
-    "%s"
-    "  -g, --grid LO:HI:N      the grid of the curves (default: smallest birth to the\n"
-    "                          largest finite value, 100 points)\n"
-    "  -k, --levels K          landscape levels (default 3)\n"
-    "  -q, --degree Q          degree of total persistence, sum of (death-birth)^Q\n"
-    "                          (default 1)\n"
-    "  -i, --infinite M        keep (default), drop, or clip:V. Betti curves and\n"
-    "                          landscapes use infinite deaths as they are under keep;\n"
-    "                          entropy and total persistence always use only finite\n"
-    "                          pairs, and report how many were left out\n"
-    "  -O, --output STYLE      json (default) or csv (dim,feature,level,t,value)\n"
-    "  -o, --output-file FILE  write there instead of standard output\n" COMMON_HELP;
+static const cli_opt_help features_opts[] = {
+    {"-d, --dim LIST", "dimensions, e.g. 1 or 0,1 (default: every one in the file)"},
+    FORMAT_HELP,
+    {"-g, --grid LO:HI:N", "the grid of the curves (default: smallest birth to the largest "
+                           "finite value, 100 points)"},
+    {"-k, --levels K", "landscape levels (default 3)"},
+    {"-q, --degree Q", "degree of total persistence, sum of (death-birth)^Q (default 1)"},
+    {"-i, --infinite M", "keep (default), drop, or clip:V. Betti curves and landscapes use "
+                         "infinite deaths as they are under keep; entropy and total persistence "
+                         "always use only finite pairs, and report how many were left out"},
+    {"-O, --output STYLE", "json (default) or csv (dim,feature,level,t,value)"},
+    {"-o, --output-file FILE", "write there instead of standard output"},
+    COMMON_HELP_OPTS};
+static const cli_help features_help =
+    CLI_HELP("topoml features [options] DIAGRAM",
+             "Betti curves, persistence landscapes, persistent entropy and total persistence\n"
+             "of each dimension of a diagram file.",
+             features_opts, NULL);
 
 typedef struct dim_features {
     uint32_t dim;
@@ -581,6 +578,7 @@ static bool parse_grid(const char *s, double *lo, double *hi, uint64_t *n)
 int topoml_cmd_features(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "features";
+    cli_set_command(cmd);
     static const struct option opts[] = {
         {"dim", required_argument, NULL, 'd'},
         {"format", required_argument, NULL, 'f'},
@@ -604,7 +602,7 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
     cmd_env env = {0};
     int c;
     reset_getopt();
-    while ((c = getopt_long(argc, argv, "d:f:g:k:q:i:O:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":d:f:g:k:q:i:O:o:h", opts, NULL)) != -1) {
         int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;
@@ -648,8 +646,8 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
                 return cli_usage_error(cmd, "--output needs json or csv, got '%s'", optarg);
             break;
         case 'o': out_path = optarg; break;
-        case 'h': printf(features_help, format_help); return 0;
-        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
+        case 'h': cli_print_help(stdout, &features_help); return 0;
+        default: return cli_bad_option(cmd, c, argc, argv);
         }
     }
     if (argc - optind != 1)
@@ -808,26 +806,127 @@ done:
  * topoml compare
  * ---------------------------------------------------------------------- */
 
-static const char compare_help[] =
-    "Usage: topoml compare [options] A B\n"
+static const cli_opt_help compare_opts[] = {
+    {"-d, --dim LIST", "dimensions, e.g. 1 or 0,1 (default: every one in either file)"},
+    FORMAT_HELP,
+    {"-m, --metric M", "bottleneck, wasserstein or both (default both)"},
+    {"-p, --order Q", "Wasserstein order, 1 <= Q < inf (default 1)"},
+    {"-P, --internal-p P", "Wasserstein ground metric L^P, P >= 1 or inf (default inf, as "
+                           "GUDHI)"},
+    {"-O, --output STYLE", "text (default), json or csv"},
+    {"-o, --output-file FILE", "write there instead of standard output"},
+    COMMON_HELP_OPTS};
+static const cli_help compare_help = CLI_HELP(
+    "topoml compare [options] A B",
     "Bottleneck and Wasserstein distances between the diagrams in files A and B,\n"
-    "dimension by dimension (a dimension missing from one file counts as empty).\n"
-    "\n"
-    "  -d, --dim LIST            dimensions, e.g. 1 or 0,1 (default: every one in\n"
-    "                            either file)\n"
-    "%s"
-    "  -m, --metric M            bottleneck, wasserstein or both (default both)\n"
-    "  -p, --order Q             Wasserstein order, 1 <= Q < inf (default 1)\n"
-    "  -P, --internal-p P        Wasserstein ground metric L^P, P >= 1 or inf\n"
-    "                            (default inf, as GUDHI)\n"
-    "  -O, --output STYLE        text (default), json or csv\n"
-    "  -o, --output-file FILE    write there instead of standard output\n" COMMON_HELP "\n"
+    "dimension by dimension (a dimension missing from one file counts as empty).",
+    compare_opts,
     "Infinite points match only infinite points; when their numbers differ the\n"
-    "distance is inf (null in JSON).\n";
+    "distance is inf (null in JSON). Bars cut off by the threshold of `topoml\n"
+    "barcode` (\"cut\" in its CSV, \"cut_off\" in its JSON) match only cut-off bars,\n"
+    "essential bars only essential ones; where a cut-off bar meets an essential one\n"
+    "a note says so (JSON: \"note\"; CSV: on stderr).\n");
+
+/* The infinite deaths of one dimension of the two diagrams: cut off by the
+ * threshold (alive at it) or essential. */
+typedef struct infinite_counts {
+    uint64_t cut[2], ess[2];
+} infinite_counts;
+
+/* A cut-off bar has no partner of its kind on the other side: it would
+ * have been matched with an essential one before they were told apart. */
+static bool cut_against_essential(const infinite_counts *c)
+{
+    return (c->cut[0] != c->cut[1] || c->ess[0] != c->ess[1]) &&
+           c->cut[0] + c->ess[0] == c->cut[1] + c->ess[1];
+}
+
+static const char *cut_note(char *buf, size_t size, const infinite_counts *c,
+                            const topoml_diagram *da, const topoml_diagram *db)
+{
+    char ta[32], tb[32];
+    snprintf(buf, size,
+             "bars cut off by the threshold: A %llu (threshold %s), B %llu (threshold %s); "
+             "essential bars: A %llu, B %llu; a cut-off bar is not matched with an essential "
+             "one, so the distance is inf",
+             (unsigned long long)c->cut[0], fmt_num(ta, topoml_diagram_threshold(da), false),
+             (unsigned long long)c->cut[1], fmt_num(tb, topoml_diagram_threshold(db), false),
+             (unsigned long long)c->ess[0], (unsigned long long)c->ess[1]);
+    return buf;
+}
+
+/* The distances of one dimension. Infinite points are matched only with
+ * their own kind (features.h): cut-off bars with cut-off bars, essential
+ * with essential. So the diagram is split: the finite and cut-off pairs are
+ * compared together (cut-off ones as infinite points, matched by birth),
+ * the essential ones apart, and the two parts combined as the distances
+ * combine over disjoint parts of a matching: the larger bottleneck, the
+ * q-th root of the sum of the q-th powers. Without cut-off bars the
+ * diagrams are compared whole, as before. */
+static int compare_dim(topoml_context *ctx, const topoml_diagram *da, const topoml_diagram *db,
+                       uint32_t dim, bool do_b, bool do_w, double order, double internal_p,
+                       double *bott, double *wass, infinite_counts *cnt)
+{
+    const topoml_diagram *dg[2] = {da, db};
+    const topoml_pair *p[2];
+    uint64_t n[2];
+    memset(cnt, 0, sizeof *cnt);
+    for (int s = 0; s < 2; s++) {
+        p[s] = topoml_diagram_pairs(dg[s], dim, &n[s]);
+        for (uint64_t i = 0; i < n[s]; i++)
+            if (topoml_diagram_cut_off(dg[s], dim, i) == 1)
+                cnt->cut[s]++;
+            else if (isinf(p[s][i].death))
+                cnt->ess[s]++;
+    }
+    int st = TOPOML_OK;
+    if (cnt->cut[0] + cnt->cut[1] == 0) {
+        if (do_b)
+            st = topoml_bottleneck_distance(ctx, p[0], n[0], p[1], n[1], bott);
+        if (do_w && st == TOPOML_OK)
+            st = topoml_wasserstein_distance(ctx, p[0], n[0], p[1], n[1], order, internal_p, wass);
+        return st;
+    }
+    topoml_pair *part[2][2] = {{NULL, NULL}, {NULL, NULL}}; /* [side][0 rest, 1 essential] */
+    uint64_t m[2][2] = {{0, 0}, {0, 0}};
+    for (int s = 0; s < 2 && st == TOPOML_OK; s++) {
+        part[s][0] = malloc((n[s] + 1) * sizeof(topoml_pair));
+        part[s][1] = malloc((n[s] + 1) * sizeof(topoml_pair));
+        if (part[s][0] == NULL || part[s][1] == NULL) {
+            st = TOPOML_E_NOMEM;
+            break;
+        }
+        for (uint64_t i = 0; i < n[s]; i++) {
+            int e = isinf(p[s][i].death) && topoml_diagram_cut_off(dg[s], dim, i) != 1;
+            part[s][e][m[s][e]++] = p[s][i];
+        }
+    }
+    double b[2] = {0, 0}, w[2] = {0, 0};
+    for (int e = 0; e < 2 && st == TOPOML_OK; e++) {
+        if (do_b)
+            st = topoml_bottleneck_distance(ctx, part[0][e], m[0][e], part[1][e], m[1][e], &b[e]);
+        if (do_w && st == TOPOML_OK)
+            st = topoml_wasserstein_distance(ctx, part[0][e], m[0][e], part[1][e], m[1][e], order,
+                                             internal_p, &w[e]);
+    }
+    if (st == TOPOML_OK) {
+        *bott = fmax(b[0], b[1]);
+        *wass = isinf(w[0]) || isinf(w[1]) ? INFINITY
+                                           : pow(pow(w[0], order) + pow(w[1], order), 1.0 / order);
+        if (w[1] == 0.0)
+            *wass = w[0];
+    }
+    for (int s = 0; s < 2; s++) {
+        free(part[s][0]);
+        free(part[s][1]);
+    }
+    return st;
+}
 
 int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "compare";
+    cli_set_command(cmd);
     static const struct option opts[] = {
         {"dim", required_argument, NULL, 'd'},
         {"format", required_argument, NULL, 'f'},
@@ -848,7 +947,7 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
     cmd_env env = {0};
     int c;
     reset_getopt();
-    while ((c = getopt_long(argc, argv, "d:f:m:p:P:O:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":d:f:m:p:P:O:o:h", opts, NULL)) != -1) {
         int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;
@@ -889,8 +988,8 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
                 return cli_usage_error(cmd, "--output needs text, json or csv, got '%s'", optarg);
             break;
         case 'o': out_path = optarg; break;
-        case 'h': printf(compare_help, format_help); return 0;
-        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
+        case 'h': cli_print_help(stdout, &compare_help); return 0;
+        default: return cli_bad_option(cmd, c, argc, argv);
         }
     }
     if (argc - optind != 2)
@@ -916,17 +1015,12 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
             dims[k] = k;
     }
     double bott[MAX_DIMS_LISTED], wass[MAX_DIMS_LISTED];
+    infinite_counts cnt[MAX_DIMS_LISTED];
     int st = TOPOML_OK;
     rc = 1;
-    for (uint32_t k = 0; k < n_dims && st == TOPOML_OK; k++) {
-        uint64_t na, nb;
-        const topoml_pair *pa = topoml_diagram_pairs(da, dims[k], &na);
-        const topoml_pair *pb = topoml_diagram_pairs(db, dims[k], &nb);
-        if (do_b)
-            st = topoml_bottleneck_distance(ctx, pa, na, pb, nb, &bott[k]);
-        if (do_w && st == TOPOML_OK)
-            st = topoml_wasserstein_distance(ctx, pa, na, pb, nb, order, internal_p, &wass[k]);
-    }
+    for (uint32_t k = 0; k < n_dims && st == TOPOML_OK; k++)
+        st = compare_dim(ctx, da, db, dims[k], do_b, do_w, order, internal_p, &bott[k], &wass[k],
+                         &cnt[k]);
     FILE *out = NULL;
     if (st) {
         cli_error(ctx, st);
@@ -936,11 +1030,20 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
             fprintf(out, "{\"order\":%s,", fmt_num(a, order, true));
             fprintf(out, "\"internal_p\":%s,\"dims\":[", fmt_num(a, internal_p, true));
             for (uint32_t k = 0; k < n_dims; k++) {
+                const infinite_counts *ic = &cnt[k];
                 fprintf(out, "%s\n{\"dim\":%u", k ? "," : "", dims[k]);
                 if (do_b)
                     fprintf(out, ",\"bottleneck\":%s", fmt_num(a, bott[k], true));
                 if (do_w)
                     fprintf(out, ",\"wasserstein\":%s", fmt_num(a, wass[k], true));
+                fprintf(out, ",\"cut_off\":[%llu,%llu],\"essential\":[%llu,%llu]",
+                        (unsigned long long)ic->cut[0], (unsigned long long)ic->cut[1],
+                        (unsigned long long)ic->ess[0], (unsigned long long)ic->ess[1]);
+                if (cut_against_essential(ic)) {
+                    char note[256];
+                    fputs(",\"note\":", out);
+                    json_string(out, cut_note(note, sizeof note, ic, da, db));
+                }
                 fputc('}', out);
             }
             fputs("\n]}\n", out);
@@ -974,6 +1077,17 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
                 fputc('\n', out);
             }
         }
+        /* Text and CSV: what a cut-off bar met, said under the table
+         * (text) or on stderr (CSV, whose rows stay plain). */
+        for (uint32_t k = 0; k < n_dims; k++)
+            if (cut_against_essential(&cnt[k])) {
+                char note[256];
+                cut_note(note, sizeof note, &cnt[k], da, db);
+                if (style == OUT_TEXT)
+                    fprintf(out, "dim %u: %s\n", dims[k], note);
+                else if (style == OUT_CSV)
+                    fprintf(stderr, "topoml %s: dim %u: %s\n", cmd, dims[k], note);
+            }
         rc = close_output(cmd, out, out_path);
     }
     topoml_diagram_free(da);
@@ -986,22 +1100,27 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
  * topoml plot
  * ---------------------------------------------------------------------- */
 
-static const char plot_help[] =
-    "Usage: topoml plot [options] DIAGRAM\n"
+static const cli_opt_help plot_opts[] = {
+    {"-k, --kind K", "diagram (default) or barcode"},
+    {"-d, --dim LIST", "dimensions, e.g. 1 or 0,1 (default: every non-empty one); a dimension "
+                       "the file does not have is an error"},
+    FORMAT_HELP,
+    {"-t, --title TEXT", "a title above the plot"},
+    {"-s, --size WxH", "size in pixels (default 440x440 for a diagram; 640 wide and as tall as "
+                       "the bars need for a barcode)"},
+    {"-o, --output-file FILE", "write there instead of standard output"},
+    COMMON_HELP_OPTS};
+static const cli_help plot_help = CLI_HELP(
+    "topoml plot [options] DIAGRAM",
     "Draw a persistence diagram or a barcode as SVG: one colour per dimension with\n"
-    "a legend, the diagonal, infinite deaths on a line marked inf at the top.\n"
-    "\n"
-    "  -k, --kind K            diagram (default) or barcode\n"
-    "  -d, --dim LIST          dimensions, e.g. 1 or 0,1 (default: every non-empty one)\n"
-    "%s"
-    "  -t, --title TEXT        a title above the plot\n"
-    "  -s, --size WxH          size in pixels (default 440x440 for a diagram; 640 wide\n"
-    "                          and as tall as the bars need for a barcode)\n"
-    "  -o, --output-file FILE  write there instead of standard output\n" COMMON_HELP;
+    "a legend, the diagonal, infinite deaths on a line marked inf at the top, bars\n"
+    "cut off by the threshold of `topoml barcode` on a line at the threshold.",
+    plot_opts, NULL);
 
 int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "plot";
+    cli_set_command(cmd);
     static const struct option opts[] = {
         {"kind", required_argument, NULL, 'k'},
         {"dim", required_argument, NULL, 'd'},
@@ -1014,12 +1133,12 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
     };
     uint32_t dims[MAX_DIMS_LISTED], n_dims = 0;
     topoml_diagram_format fmt = TOPOML_DIAGRAM_AUTO;
-    plot_spec spec = {PLOT_DIAGRAM, NULL, 0, NULL, 0, 0};
+    plot_spec spec = {PLOT_DIAGRAM, NULL, 0, NULL, 0, 0, INFINITY};
     const char *out_path = NULL;
     cmd_env env = {0};
     int c;
     reset_getopt();
-    while ((c = getopt_long(argc, argv, "k:d:f:t:s:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":k:d:f:t:s:o:h", opts, NULL)) != -1) {
         int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;
@@ -1059,8 +1178,8 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
             break;
         }
         case 'o': out_path = optarg; break;
-        case 'h': printf(plot_help, format_help); return 0;
-        default: fprintf(stderr, "Try 'topoml %s --help'.\n", cmd); return 2;
+        case 'h': cli_print_help(stdout, &plot_help); return 0;
+        default: return cli_bad_option(cmd, c, argc, argv);
         }
     }
     if (argc - optind != 1)
@@ -1074,28 +1193,60 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
         env_close(&env);
         return 1;
     }
+    const uint32_t present = topoml_diagram_dim_count(dg);
     if (n_dims == 0) {
         /* By default every dimension that has something to draw. */
-        for (uint32_t k = 0; k < topoml_diagram_dim_count(dg) && n_dims < MAX_DIMS_LISTED; k++) {
+        for (uint32_t k = 0; k < present && n_dims < MAX_DIMS_LISTED; k++) {
             uint64_t n;
             topoml_diagram_pairs(dg, k, &n);
             if (n > 0)
                 dims[n_dims++] = k;
         }
     }
+    /* A dimension the file does not have is a mistake (a typo, the wrong
+     * file), not an empty plot. */
+    for (uint32_t k = 0; k < n_dims; k++)
+        if (dims[k] >= present) {
+            char have[48] = "none";
+            if (present > 0)
+                snprintf(have, sizeof have, "%s%u", present > 1 ? "0.." : "", present - 1);
+            cli_file_error(cmd, argv[optind], "no dimension %u in this diagram (it has %s)",
+                           dims[k], have);
+            topoml_diagram_free(dg);
+            env_close(&env);
+            return 1;
+        }
     plot_series series[MAX_DIMS_LISTED];
+    bool *cut = NULL;
+    uint64_t n_all = 0;
     for (uint32_t k = 0; k < n_dims; k++) {
         series[k].dim = dims[k];
         series[k].pairs = topoml_diagram_pairs(dg, dims[k], &series[k].n);
+        series[k].cut = NULL;
+        n_all += series[k].n;
     }
-    spec.series = series;
-    spec.n_series = n_dims;
     rc = 1;
-    FILE *out = open_output(cmd, out_path, false);
+    /* Which pairs the threshold cut off (topoml barcode's JSON and CSV say). */
+    FILE *out = NULL;
+    if (n_all > 0 && (cut = malloc(n_all * sizeof(*cut))) == NULL) {
+        cli_file_error(cmd, NULL, "%s", "out of memory");
+    } else {
+        uint64_t at = 0;
+        for (uint32_t k = 0; k < n_dims; k++) {
+            series[k].cut = series[k].n > 0 ? cut + at : NULL;
+            for (uint64_t i = 0; i < series[k].n; i++)
+                cut[at++] = topoml_diagram_cut_off(dg, dims[k], i) == 1;
+        }
+        spec.threshold = topoml_diagram_threshold(dg);
+        spec.series = series;
+        spec.n_series = n_dims;
+        out = open_output(cmd, out_path, false);
+    }
     if (out != NULL) {
         plot_svg_write(out, &spec);
         rc = close_output(cmd, out, out_path);
     }
+    free(cut);
     topoml_diagram_free(dg);
     env_close(&env);
     return rc;

@@ -13,6 +13,9 @@
 #            the scalar one, Ripser++ (.gpudata/ripser++ when present: built
 #            from its public source, never part of this tree) and Ripser
 #
+# TREE_CMAKE_ARGS: more options for the tree's configure (e.g.
+# -DTOPOML_PYTHON_VENV=... to build the Python package with that Python).
+#
 # Dependencies that such a machine may lack (libyaml, Check, OpenBLAS) are
 # taken from Debian packages in .devdeps/ when present; Ripser's examples
 # from .gpudata/ripser-examples when present. Everything each part writes
@@ -78,7 +81,7 @@ for part in $parts; do
     tree)
         (cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
             -DCMAKE_CUDA_ARCHITECTURES=90 -DTOPOML_SUBBUILD_TESTS=OFF \
-            -DTOPOML_VALGRIND_TESTS=OFF -DTOPOML_SHARED_DATA="$data" &&
+            -DTOPOML_VALGRIND_TESTS=OFF -DTOPOML_SHARED_DATA="$data" ${TREE_CMAKE_ARGS:-} &&
             cmake --build "$build" -j"$(nproc)") >"$out/tree/build.log" 2>&1
         rc=$?
         if [ $rc -eq 0 ]; then

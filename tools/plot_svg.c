@@ -4,6 +4,9 @@
  * colour per dimension (the Okabe–Ito palette, which stays distinct for
  * colour-blind readers and in greyscale print) with a legend, the diagonal,
  * and infinite deaths drawn on a dashed line marked with the infinity sign.
+ * Bars cut off by the threshold of the computation (alive at it, their death
+ * unknown) end on a dashed line at the threshold, labelled with its value:
+ * drawing them at infinity would make them look essential.
  *
  * Only drawing; reading files and choosing dimensions is cmd_features.c's.
  */
@@ -145,13 +148,22 @@ static void tick_label(char *buf, size_t n, const axis *a, double v)
     }
 }
 
-/* Range of the finite values of the selected dimensions. */
+/* Is pair i drawn as cut off at the threshold (one is known)? */
+static bool cut_at_threshold(const plot_spec *s, const plot_series *se, uint64_t i)
+{
+    return se->cut != NULL && se->cut[i] && isfinite(s->threshold) &&
+           s->threshold >= se->pairs[i].birth;
+}
+
+/* Range of the finite values of the selected dimensions, the threshold
+ * included when a pair is drawn there. */
 static bool finite_range(const plot_spec *s, double *lo, double *hi, bool *any_inf,
-                         uint64_t *n_total)
+                         bool *any_cut, uint64_t *n_total)
 {
     *lo = INFINITY;
     *hi = -INFINITY;
     *any_inf = false;
+    *any_cut = false;
     *n_total = 0;
     for (uint32_t k = 0; k < s->n_series; k++) {
         const plot_series *se = &s->series[k];
@@ -159,10 +171,14 @@ static bool finite_range(const plot_spec *s, double *lo, double *hi, bool *any_i
         for (uint64_t i = 0; i < se->n; i++) {
             *lo = fmin(*lo, se->pairs[i].birth);
             *hi = fmax(*hi, se->pairs[i].birth);
-            if (isinf(se->pairs[i].death))
+            if (cut_at_threshold(s, se, i)) {
+                *any_cut = true;
+                *hi = fmax(*hi, s->threshold);
+            } else if (isinf(se->pairs[i].death)) {
                 *any_inf = true;
-            else
+            } else {
                 *hi = fmax(*hi, se->pairs[i].death);
+            }
         }
     }
     if (*lo > *hi) {
@@ -210,9 +226,9 @@ static void draw_diagram(FILE *f, const plot_spec *s)
     const double side = fmin(W - left - right, H - top - bottom);
 
     double lo, hi;
-    bool any_inf;
+    bool any_inf, any_cut;
     uint64_t n_total;
-    finite_range(s, &lo, &hi, &any_inf, &n_total);
+    finite_range(s, &lo, &hi, &any_inf, &any_cut, &n_total);
     const frame fr = frame_for(lo, hi);
     lo = to_frame(&fr, lo);
     hi = to_frame(&fr, hi);
@@ -253,6 +269,20 @@ static void draw_diagram(FILE *f, const plot_spec *s)
                 "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" dominant-baseline=\"central\" "
                 "font-size=\"15\">+&#8734;</text>\n",
                 x0 - 8, SY(inf_level));
+    }
+    char thr[48];
+    if (any_cut) {
+        const double ty = SY(to_frame(&fr, s->threshold));
+        tick_label(thr, sizeof thr, &(axis){.e = fr.e, .decimals = -1, .step = 0},
+                   to_frame(&fr, s->threshold));
+        fprintf(f,
+                "<line class=\"threshold\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+                "stroke=\"#777777\" stroke-width=\"1\" stroke-dasharray=\"2,3\"/>\n",
+                SX(origin), ty, SX(vmax), ty);
+        fprintf(f,
+                "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#555555\" "
+                "font-size=\"11\">threshold %s (cut off: open markers)</text>\n",
+                SX(vmax) - 4, ty - 5, thr);
     }
 
     /* Axes, ticks, labels. */
@@ -297,6 +327,14 @@ static void draw_diagram(FILE *f, const plot_spec *s)
                 colour(se->dim));
         for (uint64_t i = 0; i < se->n; i++) {
             double b = to_frame(&fr, se->pairs[i].birth), d = se->pairs[i].death;
+            if (cut_at_threshold(s, se, i)) {
+                /* Open: alive at the threshold, not dead there. */
+                fprintf(f,
+                        "<circle class=\"cut\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\" "
+                        "fill=\"white\" stroke=\"%s\" stroke-width=\"1.4\"/>\n",
+                        SX(b), SY(to_frame(&fr, s->threshold)), r, colour(se->dim));
+                continue;
+            }
             double y = isinf(d) ? inf_level : to_frame(&fr, d);
             fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\"/>\n", SX(b), SY(y), r);
         }
@@ -339,23 +377,35 @@ static void draw_diagram(FILE *f, const plot_spec *s)
  * Barcode
  * ---------------------------------------------------------------------- */
 
+/* A bar as drawn: a cut-off one ends at the threshold. */
+typedef struct bar {
+    double birth, end;
+    bool cut;
+} bar;
+
 static int cmp_bar(const void *pa, const void *pb)
 {
-    const topoml_pair *a = pa, *b = pb;
+    const bar *a = pa, *b = pb;
     if (a->birth != b->birth)
         return a->birth < b->birth ? -1 : 1;
-    if (a->death != b->death)
-        return a->death < b->death ? -1 : 1;
+    if (a->end != b->end)
+        return a->end < b->end ? -1 : 1;
     return 0;
+}
+
+static bar bar_of(const plot_spec *s, const plot_series *se, uint64_t i)
+{
+    bool cut = cut_at_threshold(s, se, i);
+    return (bar){se->pairs[i].birth, cut ? s->threshold : se->pairs[i].death, cut};
 }
 
 static void draw_barcode(FILE *f, const plot_spec *s)
 {
     const bool has_title = s->title != NULL && *s->title != '\0';
     double lo, hi;
-    bool any_inf;
+    bool any_inf, any_cut;
     uint64_t n_total;
-    finite_range(s, &lo, &hi, &any_inf, &n_total);
+    finite_range(s, &lo, &hi, &any_inf, &any_cut, &n_total);
     const frame fr = frame_for(lo, hi);
     lo = to_frame(&fr, lo);
     hi = to_frame(&fr, hi);
@@ -406,28 +456,43 @@ static void draw_barcode(FILE *f, const plot_spec *s)
                 "+&#8734;</text>\n",
                 SX(inf_at), y_axis + 19);
     }
+    if (any_cut) {
+        char thr[48];
+        const double tx = SX(to_frame(&fr, s->threshold));
+        tick_label(thr, sizeof thr, &(axis){.e = fr.e, .decimals = -1, .step = 0},
+                   to_frame(&fr, s->threshold));
+        fprintf(f,
+                "<line class=\"threshold\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+                "stroke=\"#777777\" stroke-dasharray=\"2,3\"/>\n",
+                tx, top - 4, tx, y_axis);
+        fprintf(f,
+                "<text transform=\"translate(%.2f,%.2f) rotate(-90)\" fill=\"#555555\" "
+                "font-size=\"11\">threshold %s</text>\n",
+                tx - 4, y_axis - 4, thr);
+    }
 
     /* Bars, dimension by dimension, each sorted by birth then death. */
     double y = top;
     for (uint32_t k = 0; k < s->n_series; k++) {
         const plot_series *se = &s->series[k];
-        topoml_pair *sorted = se->n ? malloc(se->n * sizeof(*sorted)) : NULL;
+        bar *sorted = se->n ? malloc(se->n * sizeof(*sorted)) : NULL;
         double y_start = y;
         if (sorted != NULL) {
-            memcpy(sorted, se->pairs, se->n * sizeof(*sorted));
+            for (uint64_t i = 0; i < se->n; i++)
+                sorted[i] = bar_of(s, se, i);
             qsort(sorted, se->n, sizeof(*sorted), cmp_bar);
         }
         fprintf(f, "<g stroke=\"%s\" stroke-width=\"%.2f\">\n", colour(se->dim), thick);
         for (uint64_t i = 0; i < se->n; i++) {
-            topoml_pair p = sorted != NULL ? sorted[i] : se->pairs[i];
+            bar p = sorted != NULL ? sorted[i] : bar_of(s, se, i);
             double yc = y + pitch * (i + 0.5);
             const double xb = SX(to_frame(&fr, p.birth));
-            double xe = isinf(p.death) ? SX(inf_at) : SX(to_frame(&fr, p.death));
+            double xe = isinf(p.end) ? SX(inf_at) : SX(to_frame(&fr, p.end));
             /* A bar shorter than a pixel is still drawn, as a pixel. */
             if (xe - xb < 1.0)
                 xe = xb + 1.0;
-            fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", xb, yc, xe,
-                    yc);
+            fprintf(f, "<line%s x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n",
+                    p.cut ? " class=\"cut\"" : "", xb, yc, xe, yc);
         }
         fputs("</g>\n", f);
         free(sorted);

@@ -6,6 +6,7 @@
 #ifndef TOPOML_PLOT_SVG_H
 #define TOPOML_PLOT_SVG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -17,6 +18,7 @@ typedef struct plot_series {
     uint32_t dim;
     const topoml_pair *pairs;
     uint64_t n;
+    const bool *cut; /* cut[i]: pair i was cut off by the threshold; NULL: none */
 } plot_series;
 
 typedef struct plot_spec {
@@ -25,6 +27,10 @@ typedef struct plot_spec {
     uint32_t n_series;
     const char *title;    /* NULL or "": none */
     double width, height; /* pixels; 0: a default for the kind and data */
+    /* The threshold the diagram was computed with (+INFINITY: none known).
+     * Cut-off pairs end on a dashed line there, labelled; without a known
+     * threshold they are drawn as infinite. */
+    double threshold;
 } plot_spec;
 
 /* Write the SVG document; 0, or -1 when writing failed. */

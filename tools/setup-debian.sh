@@ -70,3 +70,13 @@ if [ -n "$ml_need" ]; then
     # shellcheck disable=SC2086
     "$venv/bin/pip" install -q --disable-pip-version-check $ml_need "numpy<2"
 fi
+# Ripser built from its current source, the drop-in test's second reference
+# (tests/CMakeLists.txt looks for `ripser-current` on the PATH; without it the
+# test compares with Debian's Ripser 1.2.1 only and says so). Debian packages
+# 1.2.1 only, so the source is not fetched here: set TOPOML_RIPSER_SOURCE to
+# a checkout of Ripser's repository to build it as Ripser's Makefile does.
+if [ -n "${TOPOML_RIPSER_SOURCE:-}" ] && ! command -v ripser-current >/dev/null 2>&1; then
+    echo "setup-debian: building ripser-current from $TOPOML_RIPSER_SOURCE" >&2
+    c++ -std=c++11 -Wall -O3 -D NDEBUG -o /usr/local/bin/ripser-current \
+        "$TOPOML_RIPSER_SOURCE/ripser.cpp"
+fi

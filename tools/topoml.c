@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,22 +17,64 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_help.h"
 #include "topoml/topoml.h"
 
 static const char *prog = "topoml";
 
+/* The subcommand running, for the prefix of its messages (set by main). */
+static const char *cli_command = NULL;
+
+void cli_set_command(const char *cmd)
+{
+    cli_command = cmd;
+}
+
+/* "topoml CMD: " (or "topoml: " outside a command) on stderr. */
+static void error_prefix(const char *cmd)
+{
+    if (cmd == NULL)
+        cmd = cli_command;
+    if (cmd != NULL)
+        fprintf(stderr, "%s %s: ", prog, cmd);
+    else
+        fprintf(stderr, "%s: ", prog);
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
 {
-    fprintf(stderr, "%s %s: ", prog, cmd);
+    error_prefix(cmd);
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\nTry '%s %s --help'.\n", prog, cmd);
     return 2;
 }
 
+int cli_bad_option(const char *cmd, int c, int argc, char **argv)
+{
+    const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+    if (c == ':')
+        return cli_usage_error(cmd, "option '%s' needs a value", arg);
+    return cli_usage_error(cmd, "unknown option '%s'", arg);
+}
+
 int cli_error(topoml_context *ctx, int rc)
 {
     const char *msg = ctx ? topoml_errmsg(ctx) : "";
-    fprintf(stderr, "%s: %s\n", prog, msg && *msg ? msg : topoml_strerror(rc));
+    error_prefix(NULL);
+    fprintf(stderr, "%s\n", msg && *msg ? msg : topoml_strerror(rc));
+    return 1;
+}
+
+int cli_file_error(const char *cmd, const char *path, const char *fmt, ...)
+{
+    error_prefix(cmd);
+    if (path != NULL)
+        fprintf(stderr, "%s: ", path);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
     return 1;
 }
 
@@ -152,14 +195,13 @@ int cli_common_opt(cli_common *co, int c, const char *cmd)
     return 0;
 }
 
-#define COMMON_HELP                                                                 \
-    "  --backend NAME     run on this backend (see `topoml backends`); default: the\n" \
-    "                     best enabled backend that can, finally the scalar reference\n" \
-    "  --config FILE      configuration (default: $TOPOML_CONFIG, else none)\n"       \
-    "  --max-memory SIZE  refuse work that needs more memory (e.g. 512M, 4G)\n"       \
-    "  --quiet            no progress on stderr\n"                                     \
-    "  --verbose          log what the library does, and when each stage starts, on\n" \
-    "                     stderr (twice: more)\n"
+/* The shared options' help (cli_help.h), at the end of each command's. */
+#define COMMON_HELP_OPTS                                                                    \
+    CLI_HELP_BACKEND, CLI_HELP_CONFIG, CLI_HELP_MAX_MEMORY,                                 \
+        {"--quiet", "no progress on stderr"},                                               \
+        {"--verbose", "log what the library does, and when each stage starts, on stderr "   \
+                      "(twice: more)"},                                                     \
+        CLI_HELP_HELP
 
 int cli_open_context(topoml_context **out, const char *config, const char *backend,
                      int verbose)
@@ -228,32 +270,32 @@ static int read_input(topoml_context *ctx, const char *cmd, int argc, char **arg
 
 /* ---- topoml barcode ---- */
 
-static const char barcode_help[] =
-    "Usage: topoml barcode [options] [FILE|-]\n"
-    "Vietoris-Rips persistence barcodes, with Ripser's options and output.\n\n"
-    "  --format F         auto (default: a square matrix, a lower or an upper\n"
-    "                     triangle, or DIPHA, told by the input), lower-distance,\n"
-    "                     upper-distance, distance, point-cloud, dipha, sparse,\n"
-    "                     binary; Ripser's prefixes too (lower, dist, point)\n"
-    "  --dim K            compute homology up to dimension K (default 1)\n"
-    "  --threshold T      only simplices of diameter <= T (default: the enclosing\n"
-    "                     radius, beyond which homology is trivial)\n"
-    "  --ratio R          only print bars of dimension >= 1 with death/birth > R\n"
-    "  --modulus P        coefficients in Z/P, P prime (default 2)\n"
-    "  --metric M         for point clouds: euclidean (default), sqeuclidean,\n"
-    "                     manhattan, chebyshev, cosine\n"
-    "  --output O         ripser (default: Ripser's text), json, csv\n"
-    "  --dtype T          f64 (default), or f32: distances and threshold rounded to\n"
-    "                     float as Ripser keeps them, for Ripser's output to the bit\n"
-    "  -o, --output-file FILE\n"
-    "                     write the barcode to FILE, not to standard output\n"
-    "  --strict-symmetry  refuse a full matrix whose triangles differ or whose\n"
-    "                     diagonal is not 0 (default: read its lower triangle, as\n"
-    "                     Ripser does, with a warning)\n"
-    "  --collapse C       edge collapse before the reduction: auto (default), on,\n"
-    "                     off; the barcode is the same either way\n"
-    "  --threads N        threads of a multi-threaded backend (default: the\n"
-    "                     configuration's threads:, else every core available)\n" COMMON_HELP;
+static const cli_opt_help barcode_opts[] = {
+    {"--format F", "auto (default: a square matrix, a lower or an upper triangle, or DIPHA, told "
+                   "by the input), lower-distance, upper-distance, distance, point-cloud, dipha, "
+                   "sparse, binary; Ripser's prefixes too (lower, dist, point)"},
+    {"--dim K", "compute homology up to dimension K (default 1)"},
+    {"--threshold T", "only simplices of diameter <= T (default: the enclosing radius, beyond "
+                      "which homology is trivial)"},
+    {"--ratio R", "only print bars of dimension >= 1 with death/birth > R"},
+    {"--modulus P", "coefficients in Z/P, P prime (default 2)"},
+    {"--metric M", "for point clouds: euclidean (default), sqeuclidean, manhattan, chebyshev, "
+                   "cosine"},
+    {"--output O", "ripser (default: Ripser's text), json, csv"},
+    {"--dtype T", "f64 (default), or f32: distances and threshold rounded to float as Ripser "
+                  "keeps them, for Ripser's output to the bit"},
+    {"-o, --output-file FILE", "write the barcode to FILE, not to standard output"},
+    {"--strict-symmetry", "refuse a full matrix whose triangles differ or whose diagonal is not 0 "
+                          "(default: read its lower triangle, as Ripser does, with a warning)"},
+    {"--collapse C", "edge collapse before the reduction: auto (default), on, off; the barcode "
+                     "is the same either way"},
+    {"--threads N", "threads of a multi-threaded backend (default: the configuration's "
+                    "threads:, else every core available)"},
+    COMMON_HELP_OPTS};
+static const cli_help barcode_help =
+    CLI_HELP("topoml barcode [options] [FILE|-]",
+             "Vietoris-Rips persistence barcodes, with Ripser's options and output.", barcode_opts,
+             NULL);
 
 static void print_ripser_header(topoml_context *ctx, const topoml_data *data, topoml_format fmt,
                                 uint64_t dim, topoml_metric metric, double threshold, FILE *out)
@@ -326,7 +368,7 @@ static int round_to_f32(topoml_context *ctx, topoml_data **data, topoml_metric m
         wide = malloc(pairs ? pairs * sizeof *wide : 1);
         if (!wide) {
             topoml_free(ctx, d);
-            fprintf(stderr, "%s: out of memory for %llu distances\n", prog,
+            cli_file_error(NULL, NULL, "out of memory for %llu distances",
                     (unsigned long long)pairs);
             return TOPOML_E_NOMEM;
         }
@@ -378,13 +420,13 @@ static int cmd_barcode(int argc, char **argv)
     bool strict = false;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:", longs, NULL)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "barcode")) == 1)
             continue;
         if (r == 2)
             return 2;
         switch (c) {
-        case 'h': fputs(barcode_help, stdout); return 0;
+        case 'h': cli_print_help(stdout, &barcode_help); return 0;
         case 'f':
             if (topoml_format_from_name(optarg, &fmt) != TOPOML_OK)
                 return cli_usage_error("barcode", "unknown --format '%s'", optarg);
@@ -452,7 +494,7 @@ static int cmd_barcode(int argc, char **argv)
                                        "--threads needs a whole number from 1 to 4096, not '%s'",
                                        optarg);
             break;
-        default: return cli_usage_error("barcode", "%s", "bad option");
+        default: return cli_bad_option("barcode", c, argc, argv);
         }
     }
     topoml_context *ctx;
@@ -494,7 +536,7 @@ static int cmd_barcode(int argc, char **argv)
     if (out_path && strcmp(out_path, "-") != 0) {
         out = fopen(out_path, "w");
         if (!out) {
-            fprintf(stderr, "%s: %s: %s\n", prog, out_path, strerror(errno));
+            cli_file_error("barcode", out_path, "%s", strerror(errno));
             topoml_data_free(ctx, data);
             topoml_context_free(ctx);
             return 1;
@@ -516,12 +558,12 @@ static int cmd_barcode(int argc, char **argv)
         fprintf(stderr, "topoml: ran on backend '%s' (%s)\n", topoml_last_backend(ctx),
                 topoml_last_selection_reason(ctx));
     if ((fflush(out) != 0 || ferror(out)) && !status) {
-        fprintf(stderr, "%s: %s: write error: %s\n", prog, out == stdout ? "<stdout>" : out_path,
-                strerror(errno));
+        cli_file_error("barcode", out == stdout ? "<stdout>" : out_path, "write error: %s",
+                       strerror(errno));
         status = 1;
     }
     if (out != stdout && fclose(out) != 0 && !status) {
-        fprintf(stderr, "%s: %s: write error: %s\n", prog, out_path, strerror(errno));
+        cli_file_error("barcode", out_path, "write error: %s", strerror(errno));
         status = 1;
     }
     topoml_barcode_free(bc);
@@ -559,7 +601,7 @@ static FILE *open_output(const char *path)
         return stdout;
     FILE *f = fopen(path, "wb");
     if (!f)
-        fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+        cli_file_error(NULL, path, "%s", strerror(errno));
     return f;
 }
 
@@ -568,11 +610,11 @@ static int close_output(FILE *f, const char *path, int status)
 {
     const char *name = f == stdout ? "<stdout>" : path;
     if ((fflush(f) != 0 || ferror(f)) && !status) {
-        fprintf(stderr, "%s: %s: write error: %s\n", prog, name, strerror(errno));
+        cli_file_error(NULL, name, "write error: %s", strerror(errno));
         status = 1;
     }
     if (f != stdout && fclose(f) != 0 && !status) {
-        fprintf(stderr, "%s: %s: write error: %s\n", prog, name, strerror(errno));
+        cli_file_error(NULL, name, "write error: %s", strerror(errno));
         status = 1;
     }
     return status;
@@ -580,19 +622,19 @@ static int close_output(FILE *f, const char *path, int status)
 
 /* ---- topoml distance ---- */
 
-static const char distance_help[] =
-    "Usage: topoml distance [options] [FILE|-]\n"
-    "Pairwise distances of a point cloud, written as a lower-triangular matrix\n"
-    "(Ripser's lower-distance format, one row per line).\n\n"
-    "  --format F         input format: point-cloud (default) or npy\n"
-    "  --metric M         euclidean (default), sqeuclidean, manhattan, chebyshev,\n"
-    "                     cosine\n"
-    "  --dtype T          f64 (default) or f32\n"
-    "  --output O         text (default) or npy: a 1-D NumPy array of the n(n-1)/2\n"
-    "                     distances in the same order (numpy: D[np.tril_indices(n,\n"
-    "                     -1)] = a)\n"
-    "  -o, --output-file FILE\n"
-    "                     write to FILE, not to standard output\n" COMMON_HELP;
+static const cli_opt_help distance_opts[] = {
+    {"--format F", "input format: point-cloud (default) or npy"},
+    {"--metric M", "euclidean (default), sqeuclidean, manhattan, chebyshev, cosine"},
+    {"--dtype T", "f64 (default) or f32"},
+    {"--output O", "text (default) or npy: a 1-D NumPy array of the n(n-1)/2 distances in the "
+                   "same order (numpy: D[np.tril_indices(n, -1)] = a)"},
+    {"-o, --output-file FILE", "write to FILE, not to standard output"},
+    COMMON_HELP_OPTS};
+static const cli_help distance_help =
+    CLI_HELP("topoml distance [options] [FILE|-]",
+             "Pairwise distances of a point cloud, written as a lower-triangular matrix\n"
+             "(Ripser's lower-distance format, one row per line).",
+             distance_opts, NULL);
 
 static int cmd_distance(int argc, char **argv)
 {
@@ -611,13 +653,13 @@ static int cmd_distance(int argc, char **argv)
     const char *out_path = NULL;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:", longs, NULL)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "distance")) == 1)
             continue;
         if (r == 2)
             return 2;
         switch (c) {
-        case 'h': fputs(distance_help, stdout); return 0;
+        case 'h': cli_print_help(stdout, &distance_help); return 0;
         case 'f':
             if (topoml_format_from_name(optarg, &fmt) != TOPOML_OK)
                 return cli_usage_error("distance", "unknown --format '%s'", optarg);
@@ -640,7 +682,7 @@ static int cmd_distance(int argc, char **argv)
             npy = !strcmp(optarg, "npy");
             break;
         case 'o': out_path = optarg; break;
-        default: return cli_usage_error("distance", "%s", "bad option");
+        default: return cli_bad_option("distance", c, argc, argv);
         }
     }
     topoml_context *ctx;
@@ -687,19 +729,21 @@ static int cmd_distance(int argc, char **argv)
 
 /* ---- topoml edges ---- */
 
-static const char edges_help[] =
-    "Usage: topoml edges --threshold T [options] [FILE|-]\n"
-    "Every pair i < j with d(i,j) <= T, sorted by (d, i, j), one \"i j d\" per line\n"
-    "(Ripser's sparse format, so the output is an input of `topoml barcode\n"
-    "--format sparse`).\n\n"
-    "  --threshold T      largest distance kept (required)\n"
-    "  --format F         input format (default auto, as for `topoml barcode`)\n"
-    "  --metric M         for point clouds (default euclidean)\n"
-    "  --strict-symmetry  refuse an asymmetric full matrix (see `barcode --help`)\n"
-    "  --output O         text (default) or npy: a NumPy structured array with\n"
-    "                     fields i, j (uint32) and d (float64)\n"
-    "  -o, --output-file FILE\n"
-    "                     write to FILE, not to standard output\n" COMMON_HELP;
+static const cli_opt_help edges_opts[] = {
+    {"--threshold T", "largest distance kept (required)"},
+    {"--format F", "input format (default auto, as for `topoml barcode`)"},
+    {"--metric M", "for point clouds (default euclidean)"},
+    {"--strict-symmetry", "refuse an asymmetric full matrix (see `barcode --help`)"},
+    {"--output O", "text (default) or npy: a NumPy structured array with fields i, j (uint32) "
+                   "and d (float64)"},
+    {"-o, --output-file FILE", "write to FILE, not to standard output"},
+    COMMON_HELP_OPTS};
+static const cli_help edges_help =
+    CLI_HELP("topoml edges --threshold T [options] [FILE|-]",
+             "Every pair i < j with d(i,j) <= T, sorted by (d, i, j), one \"i j d\" per line\n"
+             "(Ripser's sparse format, so the output is an input of `topoml barcode\n"
+             "--format sparse`).",
+             edges_opts, NULL);
 
 static int cmd_edges(int argc, char **argv)
 {
@@ -719,13 +763,13 @@ static int cmd_edges(int argc, char **argv)
     double threshold = NAN;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:", longs, NULL)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "edges")) == 1)
             continue;
         if (r == 2)
             return 2;
         switch (c) {
-        case 'h': fputs(edges_help, stdout); return 0;
+        case 'h': cli_print_help(stdout, &edges_help); return 0;
         case 'f':
             if (topoml_format_from_name(optarg, &fmt) != TOPOML_OK)
                 return cli_usage_error("edges", "unknown --format '%s'", optarg);
@@ -746,7 +790,7 @@ static int cmd_edges(int argc, char **argv)
             npy = !strcmp(optarg, "npy");
             break;
         case 'o': out_path = optarg; break;
-        default: return cli_usage_error("edges", "%s", "bad option");
+        default: return cli_bad_option("edges", c, argc, argv);
         }
     }
     if (isnan(threshold))
@@ -793,11 +837,14 @@ static int cmd_edges(int argc, char **argv)
 
 /* ---- topoml backends ---- */
 
-static const char backends_help[] =
-    "Usage: topoml backends [options]\n"
-    "Every backend found: where it came from, identity, ABI, capabilities, probe\n"
-    "result and gate state, with the reasons.\n\n"
-    "  --json             as a JSON array, capabilities by name\n" COMMON_HELP;
+static const cli_opt_help backends_opts[] = {
+    {"--json", "as a JSON array, capabilities by name"},
+    COMMON_HELP_OPTS};
+static const cli_help backends_help =
+    CLI_HELP("topoml backends [options]",
+             "Every backend found: where it came from, identity, ABI, capabilities, probe\n"
+             "result and gate state, with the reasons.",
+             backends_opts, NULL);
 
 static const char *gate_names[] = {"enabled", "disabled", "unsupported", "rejected"};
 static const char *op_names[] = {"distances", "edges", "h0", "rips", "image"};
@@ -853,19 +900,19 @@ static int cmd_backends(int argc, char **argv)
     bool json = false;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "backends")) == 1)
             continue;
         if (r == 2)
             return 2;
         if (c == 'h') {
-            fputs(backends_help, stdout);
+            cli_print_help(stdout, &backends_help);
             return 0;
         }
         if (c == 'j')
             json = true;
         else
-            return cli_usage_error("backends", "%s", "bad option");
+            return cli_bad_option("backends", c, argc, argv);
     }
     if (optind < argc)
         return cli_usage_error("backends", "unexpected argument '%s'", argv[optind]);
@@ -898,6 +945,8 @@ static int cmd_backends(int argc, char **argv)
             json_str(b.probe_message);
             printf(",\"gate\":\"%s\",\"gate_reason\":", gate);
             json_str(b.gate_reason);
+            printf(",\"isolation\":");
+            json_str(b.isolation);
             printf(",\"capabilities\":[");
             for (uint32_t k = 0; k < b.n_caps; k++) {
                 const topoml_capability_v1 *cp = &b.caps[k];
@@ -909,8 +958,10 @@ static int cmd_backends(int argc, char **argv)
                 json_names(cp->metrics, metric_names, 5);
                 printf(",\"inputs\":");
                 json_names(cp->inputs, input_names, 3);
-                printf(",\"max_dim\":%u,\"max_modulus\":%u,\"max_points\":%llu,\"device\":",
-                       cp->max_dim, cp->max_modulus, (unsigned long long)cp->max_points);
+                printf(",\"max_dim\":%u,\"max_modulus\":%u,\"max_points\":%llu,"
+                       "\"device_input\":%s,\"device\":",
+                       cp->max_dim, cp->max_modulus, (unsigned long long)cp->max_points,
+                       cp->features & TOPOML_CAP_DEVICE_INPUT ? "true" : "false");
                 json_str(cp->device);
                 printf(",\"schedule\":");
                 if (cp->schedule)
@@ -932,6 +983,9 @@ static int cmd_backends(int argc, char **argv)
                    b.probe_status == TOPOML_OK ? "ok" : topoml_strerror(b.probe_status),
                    b.probe_message[0] ? ": " : "", b.probe_message);
         printf("  gate:     %s (%s)\n", gate, b.gate_reason);
+        printf("  runs in:  %s\n", strcmp(b.isolation, "process") == 0
+                                       ? "a helper process (isolation)"
+                                       : "the host process");
         if (b.selection == TOPOML_SELECT_BY_NAME)
             printf("  choice:   by name only (--backend, or `prefer` in the configuration)\n");
         for (uint32_t k = 0; k < b.n_caps; k++) {
@@ -947,6 +1001,8 @@ static int cmd_backends(int argc, char **argv)
             }
             if (cp->op == TOPOML_OP_RIPS)
                 printf(" max_dim=%u max_modulus=%u", cp->max_dim, cp->max_modulus);
+            if (cp->features & TOPOML_CAP_DEVICE_INPUT)
+                printf(" device-input"); /* takes the inputs above in device memory */
             printf(" device=%s", cp->device ? cp->device : "?");
             if (cp->schedule)
                 printf(" [%s]", cp->schedule);
@@ -969,8 +1025,8 @@ static const char main_help[] =
     "  distance   pairwise distances of a point cloud\n"
     "  edges      pairs within a threshold, sorted\n"
     "  backends   the backends found, their capabilities and gate state\n" CLI_EXTRA_HELP
-    "\n`topoml help COMMAND` (or `topoml COMMAND --help`) describes each. `topoml --version`\n"
-    "prints the version.\n";
+    "\n`topoml help COMMAND` (or `topoml COMMAND --help`) describes each.\n"
+    "`topoml --version` prints the version.\n";
 
 int main(int argc, char **argv)
 {
@@ -1006,9 +1062,13 @@ int main(int argc, char **argv)
                 {"distance", cmd_distance},
                 {"edges", cmd_edges},
                 {"backends", cmd_backends} CLI_EXTRA_COMMANDS};
+    /* The commands report bad options themselves, with their prefix. */
+    opterr = 0;
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        if (!strcmp(cmd, cmds[i].name))
+        if (!strcmp(cmd, cmds[i].name)) {
+            cli_set_command(cmds[i].name);
             return cmds[i].fn(argc, argv);
+        }
     fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, main_help);
     return 2;
 }

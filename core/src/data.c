@@ -199,6 +199,13 @@ static int new_data(topoml_context *ctx, uint64_t bytes, const char *what, struc
     return TOPOML_OK;
 }
 
+/* A data set of no points is refused, as an empty file is: there is
+ * nothing to compute, and an empty barcode would hide the mistake. */
+static int no_points(topoml_context *ctx, const char *fn)
+{
+    return tm_error(ctx, TOPOML_E_INVALID, "%s: no points (n = 0)", fn);
+}
+
 int topoml_data_from_points(topoml_context *ctx, topoml_data **out, uint64_t n, uint64_t dim,
                             const double *coords)
 {
@@ -209,7 +216,9 @@ int topoml_data_from_points(topoml_context *ctx, topoml_data **out, uint64_t n, 
     if (!out)
         return tm_error(ctx, TOPOML_E_INVALID, "%s: out is NULL", fn);
     *out = NULL;
-    if (n > 0 && dim == 0)
+    if (n == 0)
+        return no_points(ctx, fn);
+    if (dim == 0)
         return tm_error(ctx, TOPOML_E_INVALID, "%s: points need at least one coordinate", fn);
     if (!tm_mul_u64(n, dim, &count) || !tm_mul_u64(count, sizeof(double), &bytes))
         return tm_error(ctx, TOPOML_E_OVERFLOW,
@@ -246,6 +255,8 @@ int topoml_data_from_points_strided(topoml_context *ctx, topoml_data **out, uint
     if (!out)
         return tm_error(ctx, TOPOML_E_INVALID, "%s: out is NULL", fn);
     *out = NULL;
+    if (n == 0)
+        return no_points(ctx, fn);
     if (dtype != TOPOML_F32 && dtype != TOPOML_F64)
         return tm_error(ctx, TOPOML_E_INVALID, "%s: dtype %d is neither F32 nor F64", fn,
                         (int)dtype);
@@ -322,6 +333,8 @@ int topoml_data_from_condensed(topoml_context *ctx, topoml_data **out, uint64_t 
     if (!out)
         return tm_error(ctx, TOPOML_E_INVALID, "%s: out is NULL", fn);
     *out = NULL;
+    if (n == 0)
+        return no_points(ctx, fn);
     if (!tm_condensed_count(n, &count) || !tm_mul_u64(count, sizeof(double), &bytes))
         return tm_error(ctx, TOPOML_E_OVERFLOW, "%s: n = %" PRIu64 " overflows n(n-1)/2", fn, n);
     if (count > 0 && !condensed)
@@ -373,6 +386,8 @@ int topoml_data_from_edges(topoml_context *ctx, topoml_data **out, uint64_t n, u
     if (!out)
         return tm_error(ctx, TOPOML_E_INVALID, "%s: out is NULL", fn);
     *out = NULL;
+    if (n == 0)
+        return no_points(ctx, fn);
     /* Vertices are uint32_t in topoml_edge. */
     if (n > (uint64_t)UINT32_MAX)
         return tm_error(ctx, TOPOML_E_OVERFLOW,

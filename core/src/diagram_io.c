@@ -19,6 +19,7 @@
 
 typedef struct dim_pairs {
     topoml_pair *pairs;
+    unsigned char *cut; /* cut[i]: pair i is cut off by the threshold */
     uint64_t n, cap;
 } dim_pairs;
 
@@ -26,6 +27,7 @@ struct topoml_diagram {
     topoml_context *ctx;
     uint32_t n_dims;
     dim_pairs *dims;
+    double threshold; /* of the barcode it came from; +INFINITY: none known */
 };
 
 /* ------------------------------------------------------------------------
@@ -42,6 +44,7 @@ int topoml_diagram_new(topoml_context *ctx, topoml_diagram **out)
     if (*out == NULL)
         return tm_nomem(ctx, sizeof(topoml_diagram));
     (*out)->ctx = ctx;
+    (*out)->threshold = INFINITY;
     return TOPOML_OK;
 }
 
@@ -49,8 +52,10 @@ void topoml_diagram_free(topoml_diagram *d)
 {
     if (d == NULL)
         return;
-    for (uint32_t k = 0; k < d->n_dims; k++)
+    for (uint32_t k = 0; k < d->n_dims; k++) {
         tm_free(d->ctx, d->dims[k].pairs);
+        tm_free(d->ctx, d->dims[k].cut);
+    }
     tm_free(d->ctx, d->dims);
     tm_free(d->ctx, d);
 }
@@ -72,6 +77,18 @@ const topoml_pair *topoml_diagram_pairs(const topoml_diagram *d, uint32_t dim, u
     return d->dims[dim].pairs;
 }
 
+double topoml_diagram_threshold(const topoml_diagram *d)
+{
+    return d != NULL ? d->threshold : NAN;
+}
+
+int topoml_diagram_cut_off(const topoml_diagram *d, uint32_t dim, uint64_t k)
+{
+    if (d == NULL || dim >= d->n_dims || k >= d->dims[dim].n)
+        return 0;
+    return d->dims[dim].cut[k] != 0;
+}
+
 /* Make dimensions 0..dim present. */
 static int ensure_dim(topoml_diagram *d, uint32_t dim)
 {
@@ -89,7 +106,9 @@ static int ensure_dim(topoml_diagram *d, uint32_t dim)
     return TOPOML_OK;
 }
 
-static int append(topoml_diagram *d, uint32_t dim, const topoml_pair *pairs, uint64_t n)
+/* Append n pairs, all cut off by the threshold (cut) or none. */
+static int append_marked(topoml_diagram *d, uint32_t dim, const topoml_pair *pairs, uint64_t n,
+                         bool cut)
 {
     int st = ensure_dim(d, dim);
     if (st)
@@ -101,18 +120,29 @@ static int append(topoml_diagram *d, uint32_t dim, const topoml_pair *pairs, uin
         uint64_t cap = dp->cap < 16 ? 16 : dp->cap;
         while (cap < dp->n + n)
             cap = cap > SIZE_MAX / sizeof(topoml_pair) / 2 ? dp->n + n : cap * 2;
-        if ((st = tm_check_memory(d->ctx, cap * sizeof(topoml_pair), "diagram pairs")))
+        if ((st = tm_check_memory(d->ctx, cap * (sizeof(topoml_pair) + 1), "diagram pairs")))
             return st;
         topoml_pair *p = tm_realloc(d->ctx, dp->pairs, cap * sizeof(topoml_pair));
         if (p == NULL)
             return tm_nomem(d->ctx, cap * sizeof(topoml_pair));
         dp->pairs = p;
+        unsigned char *c = tm_realloc(d->ctx, dp->cut, cap);
+        if (c == NULL)
+            return tm_nomem(d->ctx, cap);
+        dp->cut = c;
         dp->cap = cap;
     }
-    if (n > 0)
+    if (n > 0) {
         memcpy(dp->pairs + dp->n, pairs, n * sizeof(topoml_pair));
+        memset(dp->cut + dp->n, cut ? 1 : 0, n);
+    }
     dp->n += n;
     return TOPOML_OK;
+}
+
+static int append(topoml_diagram *d, uint32_t dim, const topoml_pair *pairs, uint64_t n)
+{
+    return append_marked(d, dim, pairs, n, false);
 }
 
 int topoml_diagram_add(topoml_diagram *d, uint32_t dim, const topoml_pair *pairs, uint64_t n)
@@ -144,6 +174,32 @@ int topoml_diagram_from_intervals(topoml_context *ctx, topoml_diagram **out,
         topoml_diagram_free(d);
         return st;
     }
+    *out = d;
+    return TOPOML_OK;
+}
+
+int topoml_diagram_from_barcode(topoml_context *ctx, topoml_diagram **out,
+                                const topoml_barcode *bc)
+{
+    if (ctx == NULL)
+        return TOPOML_E_INVALID;
+    if (out == NULL || bc == NULL)
+        return tm_error(ctx, TOPOML_E_INVALID, "diagram_from_barcode: NULL argument");
+    uint64_t n = 0;
+    const topoml_interval *iv = topoml_barcode_intervals(bc, &n);
+    topoml_diagram *d;
+    int st = topoml_diagram_new(ctx, &d);
+    if (st)
+        return st;
+    for (uint64_t i = 0; st == TOPOML_OK && i < n; i++) {
+        topoml_pair p = {iv[i].birth, iv[i].death};
+        st = append_marked(d, iv[i].dim, &p, 1, topoml_barcode_cut_off(bc, i) == 1);
+    }
+    if (st) {
+        topoml_diagram_free(d);
+        return st;
+    }
+    d->threshold = topoml_barcode_threshold(bc);
     *out = d;
     return TOPOML_OK;
 }
@@ -239,8 +295,9 @@ static int parse_error(reader *r, const char *reason)
     return tm_error(r->ctx, TOPOML_E_PARSE, "%s:%zu: %s", r->name, r->line, reason);
 }
 
-/* A pair as read from a file: births finite, deaths >= births. */
-static int add_read_pair(reader *r, long dim, double b, double d)
+/* A pair as read from a file: births finite, deaths >= births; `cut`: its
+ * death is beyond the threshold (infinite), not essential. */
+static int add_read_pair_marked(reader *r, long dim, double b, double d, bool cut)
 {
     char msg[128];
     if (dim < 0 || dim > (long)TOPOML_DIAGRAM_MAX_DIM) {
@@ -256,7 +313,12 @@ static int add_read_pair(reader *r, long dim, double b, double d)
         return parse_error(r, msg);
     }
     topoml_pair p = {b, d};
-    return append(r->d, (uint32_t)dim, &p, 1);
+    return append_marked(r->d, (uint32_t)dim, &p, 1, cut);
+}
+
+static int add_read_pair(reader *r, long dim, double b, double d)
+{
+    return add_read_pair_marked(r, dim, b, d, false);
 }
 
 /* Parse the whole of [s, s+n) as a double (strtod's syntax, which includes
@@ -448,6 +510,16 @@ static int read_csv(reader *r)
     while (next_line(r, &p, &e)) {
         p = skip_space(p, e);
         e = trim_end(p, e);
+        /* "# threshold T", as `topoml barcode --output csv` writes it. */
+        static const char thr[] = "# threshold ";
+        if ((size_t)(e - p) > sizeof thr - 1 && memcmp(p, thr, sizeof thr - 1) == 0) {
+            double t;
+            const char *v = skip_space(p + sizeof thr - 1, e);
+            if (!parse_double(v, (size_t)(e - v), &t) || !(t >= 0))
+                return parse_error(r, "the threshold is not a number >= 0");
+            r->d->threshold = t;
+            continue;
+        }
         if (p == e || *p == '#')
             continue;
         const char *f[3], *fe[3];
@@ -483,11 +555,13 @@ static int read_csv(reader *r)
             return parse_error(r, "the dimension is not a non-negative integer");
         if (!parse_double(f[1], (size_t)(fe[1] - f[1]), &b))
             return parse_error(r, "the birth is not a number");
-        if (fe[2] == f[2] || (fe[2] - f[2] == 3 && strncmp(f[2], "cut", 3) == 0))
-            d = INFINITY; /* "cut": alive at the threshold of `topoml barcode` */
+        /* "cut": alive at the threshold of `topoml barcode`, death unknown */
+        bool cut = fe[2] - f[2] == 3 && strncmp(f[2], "cut", 3) == 0;
+        if (fe[2] == f[2] || cut)
+            d = INFINITY;
         else if (!parse_double(f[2], (size_t)(fe[2] - f[2]), &d))
             return parse_error(r, "the death is not a number");
-        int st = add_read_pair(r, dim, b, d);
+        int st = add_read_pair_marked(r, dim, b, d, cut);
         if (st)
             return st;
     }
@@ -735,6 +809,7 @@ static int json_dim_object(reader *r, topoml_diagram *tmp)
     char key[16];
     bool fits, more, have_dim = false, have_intervals = false;
     long dim = 0;
+    double cut_off = 0;
     size_t obj_line = r->line;
     int st = json_member(r, true, key, sizeof key, &fits, &more);
     tmp->dims[0].n = 0;
@@ -747,6 +822,11 @@ static int json_dim_object(reader *r, topoml_diagram *tmp)
                 return json_error(r, "\"dim\" must be an integer in 0..1023");
             dim = (long)v;
             have_dim = true;
+        } else if (fits && strcmp(key, "cut_off") == 0) {
+            if ((st = json_number(r, &cut_off, false)))
+                return st;
+            if (cut_off != floor(cut_off) || cut_off < 0)
+                return json_error(r, "\"cut_off\" must be a whole number >= 0");
         } else if (fits && strcmp(key, "intervals") == 0) {
             have_intervals = true;
             bool emore;
@@ -784,7 +864,27 @@ static int json_dim_object(reader *r, topoml_diagram *tmp)
         return tm_error(r->ctx, TOPOML_E_PARSE,
                         "%s:%zu: an entry of \"dims\" needs \"dim\" and \"intervals\"", r->name,
                         obj_line);
-    return append(r->d, (uint32_t)dim, tmp->dims[0].pairs, tmp->dims[0].n);
+    /* "cut_off": c of the null deaths are cut off by the threshold, the
+     * rest essential. `topoml barcode` counts them so: all null deaths of a
+     * dimension are cut off, or all but one of H0 (born at 0 like the
+     * others, so which one does not matter): the last c are marked. */
+    const dim_pairs *t = &tmp->dims[0];
+    uint64_t n_inf = 0;
+    for (uint64_t i = 0; i < t->n; i++)
+        n_inf += isinf(t->pairs[i].death) != 0;
+    if (cut_off > (double)n_inf) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "\"cut_off\" is %.0f but only %llu intervals have no death",
+                 cut_off, (unsigned long long)n_inf);
+        return tm_error(r->ctx, TOPOML_E_PARSE, "%s:%zu: %s", r->name, obj_line, msg);
+    }
+    uint64_t uncut = n_inf - (uint64_t)cut_off, seen = 0;
+    int st2 = ensure_dim(r->d, (uint32_t)dim);
+    for (uint64_t i = 0; st2 == TOPOML_OK && i < t->n; i++) {
+        bool inf = isinf(t->pairs[i].death) != 0;
+        st2 = append_marked(r->d, (uint32_t)dim, &t->pairs[i], 1, inf && seen++ >= uncut);
+    }
+    return st2;
 }
 
 static int read_json(reader *r)
@@ -801,7 +901,18 @@ static int read_json(reader *r)
     }
     st = json_member(r, true, key, sizeof key, &fits, &more);
     while (st == TOPOML_OK && more) {
-        if (fits && strcmp(key, "dims") == 0) {
+        if (fits && strcmp(key, "threshold") == 0) {
+            double t = INFINITY;
+            if (!json_literal(r, "null")) {
+                if ((st = json_number(r, &t, true)))
+                    break;
+                if (!(t >= 0)) {
+                    st = json_error(r, "\"threshold\" must be a number >= 0 or null");
+                    break;
+                }
+            }
+            r->d->threshold = t;
+        } else if (fits && strcmp(key, "dims") == 0) {
             have_dims = true;
             bool emore;
             st = json_element(r, true, &emore);
@@ -929,15 +1040,25 @@ int topoml_diagram_write(topoml_context *ctx, const topoml_diagram *d, FILE *f,
     char b[TM_DOUBLE_BUF], e[TM_DOUBLE_BUF];
     switch (format) {
     case TOPOML_DIAGRAM_JSON:
-        fputs("{\"dims\":[", f);
+        /* The threshold and the cut-off counts only where there are some,
+         * so that a plain diagram's file stays as it was. */
+        fputs("{", f);
+        if (!isinf(d->threshold))
+            fprintf(f, "\"threshold\":%s,", tm_format_double(b, d->threshold));
+        fputs("\"dims\":[", f);
         for (uint32_t k = 0; k < d->n_dims; k++) {
+            uint64_t cut = 0;
             fprintf(f, "%s\n  {\"dim\":%u,\"intervals\":[", k ? "," : "", k);
             for (uint64_t i = 0; i < d->dims[k].n; i++) {
                 topoml_pair p = d->dims[k].pairs[i];
                 fprintf(f, "%s[%s,%s]", i ? "," : "", tm_format_double(b, p.birth),
                         isinf(p.death) ? "null" : tm_format_double(e, p.death));
+                cut += d->dims[k].cut[i];
             }
-            fputs("]}", f);
+            fputs("]", f);
+            if (cut > 0)
+                fprintf(f, ",\"cut_off\":%llu", (unsigned long long)cut);
+            fputs("}", f);
         }
         fputs(d->n_dims ? "\n]}\n" : "]}\n", f);
         break;
@@ -956,14 +1077,17 @@ int topoml_diagram_write(topoml_context *ctx, const topoml_diagram *d, FILE *f,
         break;
     case TOPOML_DIAGRAM_GUDHI:
     case TOPOML_DIAGRAM_CSV: {
-        const char *sep = format == TOPOML_DIAGRAM_CSV ? "," : " ";
-        if (format == TOPOML_DIAGRAM_CSV)
+        const bool csv = format == TOPOML_DIAGRAM_CSV;
+        const char *sep = csv ? "," : " ";
+        if (csv && !isinf(d->threshold))
+            fprintf(f, "# threshold %s\n", tm_format_double(b, d->threshold));
+        if (csv)
             fputs("dim,birth,death\n", f);
         for (uint32_t k = 0; k < d->n_dims; k++)
             for (uint64_t i = 0; i < d->dims[k].n; i++) {
                 topoml_pair p = d->dims[k].pairs[i];
                 fprintf(f, "%u%s%s%s%s\n", k, sep, tm_format_double(b, p.birth), sep,
-                        tm_format_double(e, p.death));
+                        csv && d->dims[k].cut[i] ? "cut" : tm_format_double(e, p.death));
             }
         break;
     }

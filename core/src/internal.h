@@ -251,6 +251,15 @@ bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t o
                    const topoml_input_v1 *in, uint32_t max_dim, uint32_t modulus);
 /* Does a RIPS capability record among `caps` say TOPOML_CAP_GENERATORS? */
 bool tm_caps_generators(const topoml_capability_v1 *caps, uint32_t n_caps);
+/* What the registry keeps of a backend, however it was learnt (a loaded
+ * vtable, registry.c; a probe process's report, isolate_probe.c): the ops
+ * its vtable has, as 1 << TOPOML_OP_* bits; its identity strings (copied;
+ * NULL version, vendor or description as ""); whether a name is one a
+ * backend may have ([a-z0-9-]+, at most 48 characters; loader.c). */
+uint32_t tm_op_mask(const topoml_backend_v1 *vt);
+int tm_set_identity(topoml_context *ctx, tm_backend *b, const char *name, const char *version,
+                    const char *vendor, const char *description);
+bool tm_valid_backend_name(const char *name);
 /* Decide the gate state of a probed backend. */
 void tm_gate_apply(topoml_context *ctx, tm_backend *b);
 /* tm_select is about to use a backend whose gate decision was left for
@@ -368,7 +377,25 @@ struct topoml_data {
     topoml_edge *edges; /* SPARSE: n_edges edges, i < j, no duplicates */
     uint64_t n_edges;
     uint32_t format;   /* the topoml_format it was read as; AUTO: made from memory */
+    /* Device-resident data (topoml_data_from_device, device_data.c): memory
+     * is not TOPOML_MEMORY_HOST, `values` is NULL and the caller's device
+     * array is `device_values` (dtype `device_dtype`, not owned). */
+    uint32_t memory;
+    int32_t device;
+    void *stream;
+    const void *device_values;
+    uint32_t device_dtype;
+    _Atomic uint64_t host_copies; /* host copies made of it so far */
 };
+
+/* ---- device-resident data (device_data.c) ---- */
+
+/* A host copy of device-resident `d` in *host (a data set of the same kind,
+ * its values widened to double), made through the input_to_host entry of
+ * the enabled backend that reads such memory; free it with
+ * tm_data_host_release. Counts in d->host_copies. */
+int tm_data_host_copy(topoml_context *ctx, const struct topoml_data *d, struct topoml_data *host);
+void tm_data_host_release(topoml_context *ctx, struct topoml_data *host);
 
 /* Read one data set in `format` from `f`; `name` is used in messages
  * ("name:line: reason"). On success *out is filled (arrays from tm_alloc); on

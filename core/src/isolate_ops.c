@@ -448,89 +448,123 @@ static int host_failure(const topoml_call_v1 *call, const char *what)
     return TOPOML_E_IO;
 }
 
-static int proxy_distances(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
-                           void *out)
-{
-    tm_isolated *iso = state;
-    iso_request rq;
-    request_from(call, in, TOPOML_OP_DISTANCES, &rq);
-    uint64_t pairs = in->n > 1 ? in->n * (in->n - 1) / 2 : 0;
-    rq.out_bytes = pairs * (in->dtype == TOPOML_F32 ? sizeof(float) : sizeof(double));
-    int in_fd = input_memfd(in, &rq);
-    if (in_fd < 0)
-        return host_failure(call, "cannot pass the input to the plugin's process");
-    iso_response rs;
-    int out_fd, rc = roundtrip(iso, "distances", &rq, in_fd, &rs, &out_fd);
-    close(in_fd);
-    if (rc == TOPOML_OK && rs.status == TOPOML_OK && !copy_result(out_fd, out, rq.out_bytes)) {
-        give_up(iso, "distances", "answered with a result of the wrong size");
-        rc = TOPOML_E_PLUGIN;
-    }
-    if (out_fd >= 0)
-        close(out_fd);
-    if (rc == TOPOML_E_PLUGIN) {
-        void *s;
-        const topoml_backend_v1 *ref = reference(iso->ctx, &s);
-        return ref->distances(s, call, in, out);
-    }
-    if (rc != TOPOML_OK)
-        return rc;
-    if (rs.status != TOPOML_OK)
-        snprintf(call->error, call->error_size, "%s", rs.error);
-    return rs.status;
-}
+/* What a call gets back, the one thing that differs between the ops:
+ * rq->out_bytes into `fixed` (the caller's array, of a size known
+ * beforehand: distances, images), or rs.count elements of `elem` bytes, at
+ * most `most`, into a new array from the call's allocator, stored at
+ * *array (edges, bars; `noun` names them). A cancelled barcode brings its
+ * complete dimensions back too (`partial`). Filled in: `delivered` when
+ * the result was copied, and what the response says of it. */
+typedef struct iso_result {
+    void *fixed;
+    size_t elem;
+    uint64_t most;
+    void **array;
+    const char *noun;
+    bool partial;
+    bool delivered;
+    uint64_t count;
+    uint32_t max_dim, complete;
+} iso_result;
 
-static int proxy_edges(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
-                       double threshold, topoml_edge **out, uint64_t *n_out)
+/* Every op's path: send the request with its input (in_fd, closed here),
+ * take the answer as `res` says, and pass the plugin's status and message
+ * on. *fall_back is set when the helper failed as a process (or answered
+ * with a result of the wrong size): the plugin is given up and the caller
+ * runs the reference instead. Otherwise returns the host's own status
+ * (memory, cancel) or the plugin's. */
+static int exchange(tm_isolated *iso, const topoml_call_v1 *call, const char *name,
+                    const iso_request *rq, int in_fd, iso_result *res, bool *fall_back)
 {
-    tm_isolated *iso = state;
-    *out = NULL;
-    *n_out = 0;
-    iso_request rq;
-    request_from(call, in, TOPOML_OP_EDGES, &rq);
-    rq.threshold = threshold;
-    int in_fd = input_memfd(in, &rq);
+    *fall_back = false;
     if (in_fd < 0)
         return host_failure(call, "cannot pass the input to the plugin's process");
     iso_response rs;
-    int out_fd, rc = roundtrip(iso, "edges", &rq, in_fd, &rs, &out_fd);
+    int out_fd, rc = roundtrip(iso, name, rq, in_fd, &rs, &out_fd);
     close(in_fd);
-    const uint64_t most = in->kind == TOPOML_INPUT_SPARSE ? in->n_edges
-                          : in->n > 1                     ? in->n * (in->n - 1) / 2
-                                                          : 0;
-    if (rc == TOPOML_OK && rs.status == TOPOML_OK) {
-        topoml_edge *e = rs.count <= most ? call->alloc(call->host_data,
-                                                        (size_t)(rs.count * sizeof *e))
-                                          : NULL;
-        if (rs.count > most || !copy_result(out_fd, e, rs.count * sizeof *e)) {
-            if (e)
-                call->free(call->host_data, e);
-            if (rs.count <= most && !e) {
-                rc = TOPOML_OK;
-                rs.status = TOPOML_E_NOMEM;
-                snprintf(rs.error, sizeof rs.error, "out of memory copying %llu edges",
-                         (unsigned long long)rs.count);
-            } else {
-                give_up(iso, "edges", "answered with a result of the wrong size");
-                rc = TOPOML_E_PLUGIN;
-            }
+    if (rc == TOPOML_OK &&
+        (rs.status == TOPOML_OK || (res->partial && rs.status == TOPOML_E_CANCELLED))) {
+        bool fits;
+        if (res->fixed) {
+            fits = copy_result(out_fd, res->fixed, rq->out_bytes);
         } else {
-            *out = e;
-            *n_out = rs.count;
+            uint64_t bytes = 0;
+            void *v = NULL;
+            fits = rs.count <= res->most && tm_mul_u64(rs.count, res->elem, &bytes) &&
+                   bytes <= SIZE_MAX;
+            if (fits && (v = call->alloc(call->host_data, (size_t)bytes)) == NULL) {
+                rs.status = TOPOML_E_NOMEM;
+                snprintf(rs.error, sizeof rs.error, "out of memory copying %llu %s",
+                         (unsigned long long)rs.count, res->noun);
+            } else if (fits && !copy_result(out_fd, v, bytes)) {
+                call->free(call->host_data, v);
+                fits = false;
+            } else if (fits) {
+                *res->array = v;
+            }
+        }
+        res->delivered = fits && rs.status != TOPOML_E_NOMEM;
+        if (!fits) {
+            give_up(iso, name, "answered with a result of the wrong size");
+            rc = TOPOML_E_PLUGIN;
         }
     }
     if (out_fd >= 0)
         close(out_fd);
     if (rc == TOPOML_E_PLUGIN) {
-        void *s;
-        const topoml_backend_v1 *ref = reference(iso->ctx, &s);
-        return ref->edges(s, call, in, threshold, out, n_out);
+        *fall_back = true;
+        return rc;
     }
     if (rc != TOPOML_OK)
         return rc;
     if (rs.status != TOPOML_OK)
         snprintf(call->error, call->error_size, "%s", rs.error);
+    res->count = rs.count;
+    res->max_dim = rs.max_dim;
+    res->complete = rs.complete;
     return rs.status;
+}
+
+static int proxy_distances(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                           void *out)
+{
+    iso_request rq;
+    request_from(call, in, TOPOML_OP_DISTANCES, &rq);
+    uint64_t pairs = in->n > 1 ? in->n * (in->n - 1) / 2 : 0;
+    rq.out_bytes = pairs * (in->dtype == TOPOML_F32 ? sizeof(float) : sizeof(double));
+    iso_result res = {.fixed = out};
+    bool fall_back;
+    int rc = exchange(state, call, "distances", &rq, input_memfd(in, &rq), &res, &fall_back);
+    if (!fall_back)
+        return rc;
+    void *s;
+    const topoml_backend_v1 *ref = reference(((tm_isolated *)state)->ctx, &s);
+    return ref->distances(s, call, in, out);
+}
+
+static int proxy_edges(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                       double threshold, topoml_edge **out, uint64_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    iso_request rq;
+    request_from(call, in, TOPOML_OP_EDGES, &rq);
+    rq.threshold = threshold;
+    iso_result res = {.elem = sizeof **out,
+                      .most = in->kind == TOPOML_INPUT_SPARSE ? in->n_edges
+                              : in->n > 1                     ? in->n * (in->n - 1) / 2
+                                                              : 0,
+                      .array = (void **)out,
+                      .noun = "edges"};
+    bool fall_back;
+    int rc = exchange(state, call, "edges", &rq, input_memfd(in, &rq), &res, &fall_back);
+    if (res.delivered)
+        *n_out = res.count;
+    if (!fall_back)
+        return rc;
+    void *s;
+    const topoml_backend_v1 *ref = reference(((tm_isolated *)state)->ctx, &s);
+    return ref->edges(s, call, in, threshold, out, n_out);
 }
 
 /* h0 and rips: a barcode comes back. */
@@ -538,52 +572,32 @@ static int proxy_barcode(void *state, const topoml_call_v1 *call, const topoml_i
                          uint32_t op, double threshold, const topoml_rips_params_v1 *params,
                          topoml_barcode_v1 *out)
 {
-    tm_isolated *iso = state;
     iso_request rq;
     request_from(call, in, op, &rq);
     rq.threshold = threshold;
     if (params)
         rq.rips = *params;
+    topoml_interval *v = NULL;
+    iso_result res = {.elem = sizeof *v,
+                      .most = UINT64_MAX,
+                      .array = (void **)&v,
+                      .noun = "bars",
+                      .partial = true};
+    bool fall_back;
     const char *name = op == TOPOML_OP_RIPS ? "rips" : "h0";
-    int in_fd = input_memfd(in, &rq);
-    if (in_fd < 0)
-        return host_failure(call, "cannot pass the input to the plugin's process");
-    iso_response rs;
-    int out_fd, rc = roundtrip(iso, name, &rq, in_fd, &rs, &out_fd);
-    close(in_fd);
-    if (rc == TOPOML_OK && (rs.status == TOPOML_OK || rs.status == TOPOML_E_CANCELLED)) {
-        uint64_t bytes;
-        topoml_interval *v = NULL;
-        bool ok = tm_mul_u64(rs.count, sizeof *v, &bytes) && bytes <= SIZE_MAX;
-        if (ok && (v = call->alloc(call->host_data, (size_t)bytes)) == NULL) {
-            rs.status = TOPOML_E_NOMEM;
-            snprintf(rs.error, sizeof rs.error, "out of memory copying %llu bars",
-                     (unsigned long long)rs.count);
-        } else if (!ok || !copy_result(out_fd, v, bytes)) {
-            if (v)
-                call->free(call->host_data, v);
-            give_up(iso, name, "answered with a result of the wrong size");
-            rc = TOPOML_E_PLUGIN;
-        } else {
-            out->n_intervals = rs.count;
-            out->intervals = v;
-            out->max_dim = rs.max_dim;
-            out->complete = rs.complete;
-        }
+    int rc = exchange(state, call, name, &rq, input_memfd(in, &rq), &res, &fall_back);
+    if (res.delivered) {
+        out->n_intervals = res.count;
+        out->intervals = v;
+        out->max_dim = res.max_dim;
+        out->complete = res.complete;
     }
-    if (out_fd >= 0)
-        close(out_fd);
-    if (rc == TOPOML_E_PLUGIN) {
-        void *s;
-        const topoml_backend_v1 *ref = reference(iso->ctx, &s);
-        return op == TOPOML_OP_RIPS ? ref->rips(s, call, in, params, out)
-                                    : ref->h0(s, call, in, threshold, out);
-    }
-    if (rc != TOPOML_OK)
+    if (!fall_back)
         return rc;
-    if (rs.status != TOPOML_OK)
-        snprintf(call->error, call->error_size, "%s", rs.error);
-    return rs.status;
+    void *s;
+    const topoml_backend_v1 *ref = reference(((tm_isolated *)state)->ctx, &s);
+    return op == TOPOML_OP_RIPS ? ref->rips(s, call, in, params, out)
+                                : ref->h0(s, call, in, threshold, out);
 }
 
 static int proxy_h0(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
@@ -602,7 +616,6 @@ static int proxy_image(void *state, const topoml_call_v1 *call,
                        const topoml_image_params_v1 *params, uint64_t n_diagrams,
                        const uint64_t *offsets, const topoml_pair *pairs, double *out)
 {
-    tm_isolated *iso = state;
     iso_request rq;
     request_from(call, NULL, TOPOML_OP_IMAGE, &rq);
     rq.image = *params;
@@ -612,29 +625,16 @@ static int proxy_image(void *state, const topoml_call_v1 *call,
                      {pairs, pairs ? offsets[n_diagrams] * sizeof *pairs : 0}};
     uint64_t off[2];
     int in_fd = sealed_memfd(parts, 2, off);
-    if (in_fd < 0)
-        return host_failure(call, "cannot pass the input to the plugin's process");
     rq.offsets_offset = off[0];
     rq.pairs_offset = off[1];
-    iso_response rs;
-    int out_fd, rc = roundtrip(iso, "image", &rq, in_fd, &rs, &out_fd);
-    close(in_fd);
-    if (rc == TOPOML_OK && rs.status == TOPOML_OK && !copy_result(out_fd, out, rq.out_bytes)) {
-        give_up(iso, "image", "answered with a result of the wrong size");
-        rc = TOPOML_E_PLUGIN;
-    }
-    if (out_fd >= 0)
-        close(out_fd);
-    if (rc == TOPOML_E_PLUGIN) {
-        void *s;
-        const topoml_backend_v1 *ref = reference(iso->ctx, &s);
-        return ref->image(s, call, params, n_diagrams, offsets, pairs, out);
-    }
-    if (rc != TOPOML_OK)
+    iso_result res = {.fixed = out};
+    bool fall_back;
+    int rc = exchange(state, call, "image", &rq, in_fd, &res, &fall_back);
+    if (!fall_back)
         return rc;
-    if (rs.status != TOPOML_OK)
-        snprintf(call->error, call->error_size, "%s", rs.error);
-    return rs.status;
+    void *s;
+    const topoml_backend_v1 *ref = reference(((tm_isolated *)state)->ctx, &s);
+    return ref->image(s, call, params, n_diagrams, offsets, pairs, out);
 }
 
 static int proxy_probe(void *state, char *why, size_t why_size)

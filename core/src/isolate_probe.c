@@ -118,11 +118,7 @@ static void put_identity(out_buf *o, const tm_backend *b)
     put_field(o, vt->description ? vt->description : "");
     put_u64(o, b->abi_version);
     put_u64(o, vt->selection);
-    uint32_t ops = (vt->distances ? 1u << TOPOML_OP_DISTANCES : 0) |
-                   (vt->edges ? 1u << TOPOML_OP_EDGES : 0) | (vt->h0 ? 1u << TOPOML_OP_H0 : 0) |
-                   (vt->rips ? 1u << TOPOML_OP_RIPS : 0) |
-                   (vt->image ? 1u << TOPOML_OP_IMAGE : 0);
-    put_u64(o, ops);
+    put_u64(o, tm_op_mask(vt));
     put_u64(o, (uint64_t)(int64_t)b->probe_status);
     put_field(o, b->probe_message);
     uint32_t n = b->probe_status == TOPOML_OK ? b->n_caps : 0;
@@ -274,11 +270,8 @@ static bool read_identity(topoml_context *ctx, in_buf *in, tm_backend *b)
         return false;
     if (abi == 0 || abi > TOPOML_ABI_VERSION || ops >= (1u << TOPOML_OP_COUNT) ||
         selection > 0xffffffffu || n > MAX_CAPS || (int64_t)probe < INT32_MIN ||
-        (int64_t)probe > INT32_MAX || !name[0])
+        (int64_t)probe > INT32_MAX || !tm_valid_backend_name(name))
         return false;
-    for (const char *c = name; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-'))
-            return false;
     size_t bytes = (size_t)n * (sizeof(topoml_capability_v1) + sizeof(cap_strings));
     unsigned char *block = tm_calloc(ctx, 1, bytes ? bytes : 1);
     if (!block)
@@ -316,11 +309,7 @@ static bool read_identity(topoml_context *ctx, in_buf *in, tm_backend *b)
         c->device = has_device ? text[i].device : NULL;
         c->schedule = has_schedule ? text[i].schedule : NULL;
     }
-    b->name = tm_strdup(ctx, name);
-    b->version = tm_strdup(ctx, version);
-    b->vendor = tm_strdup(ctx, vendor);
-    b->description = tm_strdup(ctx, description);
-    if (!b->name || !b->version || !b->vendor || !b->description) {
+    if (tm_set_identity(ctx, b, name, version, vendor, description) != TOPOML_OK) {
         tm_free(ctx, block);
         return false;
     }

@@ -48,7 +48,7 @@ static void reject(tm_backend *b, const char *fmt, const char *arg)
     snprintf(b->gate_reason, sizeof b->gate_reason, fmt, arg);
 }
 
-static bool valid_name(const char *s)
+bool tm_valid_backend_name(const char *s)
 {
     if (!s || !*s || strlen(s) > 48)
         return false;
@@ -275,7 +275,7 @@ void tm_loader_negotiate(topoml_context *ctx, tm_backend *b)
         reject(b, "%s", why);
         return;
     }
-    if (!valid_name(vt->name)) {
+    if (!tm_valid_backend_name(vt->name)) {
         reject(b, "%s", "plugin name missing or not of the form [a-z0-9-]+");
         return;
     }

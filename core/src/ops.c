@@ -67,6 +67,13 @@ static void input_from_data(const struct topoml_data *d, uint32_t metric, topoml
     in->data = d->values;
     in->n_edges = d->n_edges;
     in->edges = d->edges;
+    if (d->memory != TOPOML_MEMORY_HOST) {
+        in->dtype = d->device_dtype;
+        in->data = d->device_values;
+        in->memory = d->memory;
+        in->device = d->device;
+        in->stream = d->stream;
+    }
 }
 
 /* A plugin's status, mapped into the known set, with its message. */
@@ -110,6 +117,15 @@ int topoml_distances(topoml_context *ctx, const topoml_data *points, topoml_metr
     if (points->kind != TOPOML_INPUT_POINTS)
         return tm_error(ctx, TOPOML_E_INVALID,
                         "distances need a point cloud; this data set is a distance matrix");
+    if (points->memory != TOPOML_MEMORY_HOST) {
+        /* No backend's distances op reads device memory (yet): a host copy. */
+        struct topoml_data host;
+        int hrc = tm_data_host_copy(ctx, points, &host);
+        if (hrc == TOPOML_OK)
+            hrc = topoml_distances(ctx, &host, metric, dtype, out, count);
+        tm_data_host_release(ctx, &host);
+        return hrc;
+    }
     if ((unsigned)metric >= TOPOML_METRIC_COUNT || (unsigned)dtype >= TOPOML_DTYPE_COUNT)
         return tm_error(ctx, TOPOML_E_INVALID, "distances: unknown metric or dtype");
     uint64_t n = points->n, pairs, bytes, coord_bytes = 0;
@@ -201,6 +217,14 @@ int topoml_edges(topoml_context *ctx, const topoml_data *data, topoml_metric met
         return tm_error(ctx, TOPOML_E_INVALID, "edges: unknown metric");
     if (isnan(threshold) || threshold < 0)
         return tm_error(ctx, TOPOML_E_INVALID, "edges: threshold must be a number >= 0");
+    if (data->memory != TOPOML_MEMORY_HOST) {
+        struct topoml_data host;
+        int hrc = tm_data_host_copy(ctx, data, &host);
+        if (hrc == TOPOML_OK)
+            hrc = topoml_edges(ctx, &host, metric, threshold, out, n_out);
+        tm_data_host_release(ctx, &host);
+        return hrc;
+    }
     topoml_input_v1 in;
     input_from_data(data, metric, &in);
     tm_backend *b;
@@ -351,6 +375,45 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
     return TOPOML_OK;
 }
 
+/* Data in device memory: *b is the backend that takes it there for these
+ * options (rips with TOPOML_CAP_DEVICE_INPUT), or NULL when it must go
+ * through a host copy — no such backend, generators asked for (the
+ * reference gives them), or the collapse turned on (a stage of the core, on
+ * the host). Under TOPOML_COLLAPSE_AUTO the device path does without it. */
+static int device_stage(topoml_context *ctx, const struct topoml_data *d,
+                        const topoml_rips_options *o, const topoml_input_v1 *in, tm_backend **b)
+{
+    *b = NULL;
+    if ((o->flags & TOPOML_RIPS_GENERATORS) ||
+        (o->collapse == TOPOML_COLLAPSE_ON && o->max_dim > 0))
+        return TOPOML_OK;
+    int rc = tm_select(ctx, TOPOML_OP_RIPS, in, o->max_dim, o->modulus, b);
+    if (rc == TOPOML_E_GATE || rc == TOPOML_E_NOT_FOUND)
+        return rc; /* a backend named that cannot run: as for host data */
+    if (rc != TOPOML_OK) {
+        tm_log(ctx, TOPOML_LOG_INFO, "data set on device %d: %s; using a host copy",
+               (int)d->device, topoml_errmsg(ctx));
+        *b = NULL;
+        return TOPOML_OK;
+    }
+    if (o->max_dim > 0 && o->collapse == TOPOML_COLLAPSE_AUTO)
+        tm_log(ctx, TOPOML_LOG_INFO,
+               "edge collapse: not done; backend '%s' reads the data set on device %d",
+               (*b)->name, (int)d->device);
+    return TOPOML_OK;
+}
+
+static int barcode_on_host_copy(topoml_context *ctx, topoml_barcode **out,
+                                const struct topoml_data *d, const topoml_rips_options *opts)
+{
+    struct topoml_data host;
+    int rc = tm_data_host_copy(ctx, d, &host);
+    if (rc == TOPOML_OK)
+        rc = topoml_barcode_compute(ctx, out, &host, opts);
+    tm_data_host_release(ctx, &host);
+    return rc;
+}
+
 int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topoml_data *data,
                            const topoml_rips_options *opts)
 {
@@ -408,10 +471,20 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     tm_backend *b;
     tm_collapsed col;
     memset(&col, 0, sizeof col);
-    int rc = collapse_stage(ctx, data, &o, &in, &col);
-    if (rc != TOPOML_OK)
-        return rc;
-    rc = tm_select(ctx, op, &in, o.max_dim, o.modulus, &b);
+    const bool on_device = data->memory != TOPOML_MEMORY_HOST;
+    int rc;
+    if (on_device) {
+        rc = device_stage(ctx, data, &o, &in, &b);
+        if (rc != TOPOML_OK)
+            return rc;
+        if (!b)
+            return barcode_on_host_copy(ctx, out, data, opts);
+    } else {
+        rc = collapse_stage(ctx, data, &o, &in, &col);
+        if (rc != TOPOML_OK)
+            return rc;
+        rc = tm_select(ctx, op, &in, o.max_dim, o.modulus, &b);
+    }
     if (rc != TOPOML_OK && col.done && o.collapse == TOPOML_COLLAPSE_AUTO) {
         /* No backend here takes the collapsed graph: run the input as it is. */
         tm_log(ctx, TOPOML_LOG_INFO, "edge collapse skipped: %s", topoml_errmsg(ctx));
@@ -455,14 +528,19 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     p.modulus = o.modulus;
     p.flags = want_gens ? TOPOML_RIPS_PARAM_GENERATORS : 0;
     tm_verify_call vc;
-    tm_verify_begin(ctx, b, &in, &vc);
+    if (!on_device)
+        tm_verify_begin(ctx, b, &in, &vc);
     if (op == TOPOML_OP_RIPS)
         rc = b->vt->rips(b->state, &call, &in, &p, &res);
     else
         rc = b->vt->h0(b->state, &call, &in, threshold, &res);
     /* Verified on the input the backend was given (the collapsed graph, if
-     * any): the reference re-runs that same input. */
-    int vrc = rc == TOPOML_OK ? tm_verify_barcode(ctx, &b, op, &in, &vc, &p, &res) : TOPOML_OK;
+     * any): the reference re-runs that same input. Input in device memory
+     * cannot be read here without the host copy this path exists to avoid:
+     * its barcode gets the invariant checks below only (docs/plugin-abi.md,
+     * "Device memory"). */
+    int vrc = rc == TOPOML_OK && !on_device ? tm_verify_barcode(ctx, &b, op, &in, &vc, &p, &res)
+                                            : TOPOML_OK;
     tm_free(ctx, col.edges);
     if (vrc != TOPOML_OK && vrc != TOPOML_E_CANCELLED) {
         tm_free(ctx, res.intervals);
@@ -689,6 +767,14 @@ int topoml_data_stats(topoml_context *ctx, const topoml_data *data, topoml_metri
         return tm_error(ctx, TOPOML_E_INVALID, "data_stats: NULL argument");
     if ((unsigned)metric >= TOPOML_METRIC_COUNT)
         return tm_error(ctx, TOPOML_E_INVALID, "unknown metric");
+    if (data->memory != TOPOML_MEMORY_HOST) {
+        struct topoml_data host;
+        int hrc = tm_data_host_copy(ctx, data, &host);
+        if (hrc == TOPOML_OK)
+            hrc = topoml_data_stats(ctx, &host, metric, threshold, st);
+        tm_data_host_release(ctx, &host);
+        return hrc;
+    }
     memset(st, 0, sizeof *st);
     st->min = INFINITY;
     st->max_finite = -INFINITY;

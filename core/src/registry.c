@@ -44,24 +44,28 @@ static int set_caps(topoml_context *ctx, tm_backend *b)
     return TOPOML_OK;
 }
 
+uint32_t tm_op_mask(const topoml_backend_v1 *vt)
+{
+    return (vt->distances ? 1u << TOPOML_OP_DISTANCES : 0) |
+           (vt->edges ? 1u << TOPOML_OP_EDGES : 0) | (vt->h0 ? 1u << TOPOML_OP_H0 : 0) |
+           (vt->rips ? 1u << TOPOML_OP_RIPS : 0) | (vt->image ? 1u << TOPOML_OP_IMAGE : 0);
+}
+
 /* The op pointers and selection mode of a loaded vtable, as the registry
  * keeps them for backends that are not loaded (yet). */
 static void note_vtable(tm_backend *b)
 {
-    const topoml_backend_v1 *vt = b->vt;
-    b->op_mask = (vt->distances ? 1u << TOPOML_OP_DISTANCES : 0) |
-                 (vt->edges ? 1u << TOPOML_OP_EDGES : 0) | (vt->h0 ? 1u << TOPOML_OP_H0 : 0) |
-                 (vt->rips ? 1u << TOPOML_OP_RIPS : 0) | (vt->image ? 1u << TOPOML_OP_IMAGE : 0);
-    b->selection = vt->selection;
+    b->op_mask = tm_op_mask(b->vt);
+    b->selection = b->vt->selection;
 }
 
-static int copy_identity(topoml_context *ctx, tm_backend *b)
+int tm_set_identity(topoml_context *ctx, tm_backend *b, const char *name, const char *version,
+                    const char *vendor, const char *description)
 {
-    const topoml_backend_v1 *vt = b->vt;
-    b->name = tm_strdup(ctx, vt->name);
-    b->version = tm_strdup(ctx, vt->version ? vt->version : "");
-    b->vendor = tm_strdup(ctx, vt->vendor ? vt->vendor : "");
-    b->description = tm_strdup(ctx, vt->description ? vt->description : "");
+    b->name = tm_strdup(ctx, name);
+    b->version = tm_strdup(ctx, version ? version : "");
+    b->vendor = tm_strdup(ctx, vendor ? vendor : "");
+    b->description = tm_strdup(ctx, description ? description : "");
     if (!b->name || !b->version || !b->vendor || !b->description)
         return tm_nomem(ctx, 64);
     return TOPOML_OK;
@@ -150,7 +154,9 @@ bool tm_backend_load(topoml_context *ctx, tm_backend *b)
 static int bring_up(topoml_context *ctx, tm_backend *b)
 {
     if (!b->path) {
-        if (copy_identity(ctx, b) != TOPOML_OK) {
+        const topoml_backend_v1 *vt = b->vt;
+        if (tm_set_identity(ctx, b, vt->name, vt->version, vt->vendor, vt->description) !=
+            TOPOML_OK) {
             b->gate_state = TOPOML_GATE_REJECTED;
             snprintf(b->gate_reason, sizeof b->gate_reason, "out of memory");
             return TOPOML_E_NOMEM;
@@ -270,6 +276,7 @@ int topoml_backend_get(const topoml_context *ctx, uint32_t index, topoml_backend
     info->n_caps = b->n_caps;
     info->caps = b->caps;
     info->selection = b->selection;
+    info->isolation = tm_isolation_wanted(ctx, b) ? "process" : "host";
     memcpy(out, info, size); /* only what the caller's struct has room for */
     return TOPOML_OK;
 }
@@ -344,6 +351,8 @@ bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t o
         if (in) {
             if (!(c->inputs & (1u << in->kind)))
                 continue;
+            if (in->memory != TOPOML_MEMORY_HOST && !(c->features & TOPOML_CAP_DEVICE_INPUT))
+                continue;
             if (in->kind != TOPOML_INPUT_SPARSE && !(c->dtypes & (1u << in->dtype)))
                 continue;
             if (in->kind == TOPOML_INPUT_POINTS && !(c->metrics & (1u << in->metric)))
@@ -373,6 +382,11 @@ static bool capable(const tm_backend *b, uint32_t op, const topoml_input_v1 *in,
 {
     if (!has_op_pointer(b, op)) {
         snprintf(why, why_size, "has no %s op", tm_op_name(op));
+        return false;
+    }
+    if (in && in->memory != TOPOML_MEMORY_HOST && b->isolated) {
+        /* A helper process cannot read this process's device pointers. */
+        snprintf(why, why_size, "runs in a helper process: no device memory");
         return false;
     }
     if (tm_caps_cover(b->caps, b->n_caps, op, in, max_dim, modulus))

@@ -19,7 +19,9 @@
  *    re-run, stays within `verify_share` (10%) of the plugins' time on
  *    larger calls over the context's life.
  * A wrong answer is replaced by the reference's; the plugin is rejected for
- * the context, its certificate revoked (gate.c) and a warning logged.
+ * the context, its certificate revoked (gate.c) and a warning logged. An
+ * answer the reference could not re-run is not passed on under `verify:
+ * always` (unchecked()).
  *
  * Not here: what a plugin does to the process itself (a crash, a write to
  * stdout, a leak), which certification's long-lived checks and process
@@ -31,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "diagram_compare.h"
 #include "internal.h"
 #include "metric.h"
 #include "topoml/features.h"
@@ -220,6 +223,24 @@ static void reject(topoml_context *ctx, tm_backend **bp, uint32_t op, const char
              "the reference: backend '%.60s' answered wrongly and was disabled", b->name);
 }
 
+/* The reference could not re-run the call (over the memory limit, an input
+ * it refuses, cancelled), so the plugin's answer cannot be checked. Under
+ * `verify: always` the caller asked for every answer to be checked: the
+ * answer is not passed on, and the call fails with the reference's status
+ * (the plugin is not blamed). Under `auto` a re-run is a sample, not a
+ * promise: the answer stands on the invariants and spot checks, as a large
+ * call's does. Returns what the call returns. */
+static int unchecked(topoml_context *ctx, const tm_backend *b, uint32_t op, int rc,
+                     const char *msg)
+{
+    if (ctx->config.verify != TM_VERIFY_ALWAYS)
+        return TOPOML_OK;
+    return tm_error(ctx, rc,
+                    "verify: always: the reference could not check backend '%s''s %s answer, "
+                    "so it is not returned: %s",
+                    b->name, tm_op_name(op), msg && msg[0] ? msg : topoml_strerror(rc));
+}
+
 static int changed_input(topoml_context *ctx, tm_backend *b, uint32_t op)
 {
     char why[128];
@@ -307,8 +328,11 @@ int tm_verify_distances(topoml_context *ctx, tm_backend **bp, const topoml_input
         double t0 = tm_now();
         int rc = ref->vt->distances(ref->state, &call, in, want);
         rerun_done(ctx, in->n, 2, seconds, tm_now() - t0);
-        if (rc == TOPOML_OK)
-            wrong = distances_wrong(ctx, in, out, count, want, why, sizeof why);
+        if (rc != TOPOML_OK) {
+            tm_free(ctx, want);
+            return unchecked(ctx, b, TOPOML_OP_DISTANCES, rc, msg);
+        }
+        wrong = distances_wrong(ctx, in, out, count, want, why, sizeof why);
         tm_free(ctx, want);
         if (!wrong)
             return TOPOML_OK;
@@ -449,7 +473,13 @@ int tm_verify_edges(topoml_context *ctx, tm_backend **bp, const topoml_input_v1 
         rerun_done(ctx, in->n, 2, seconds, tm_now() - t0);
         if (rc != TOPOML_OK) {
             tm_free(ctx, r);
-            return TOPOML_OK; /* e.g. the memory limit: the checks above stand */
+            rc = unchecked(ctx, b, TOPOML_OP_EDGES, rc, msg);
+            if (rc != TOPOML_OK) {
+                tm_free(ctx, *edges);
+                *edges = NULL;
+                *n_edges = 0;
+            }
+            return rc;
         }
         wrong = edges_differ(ctx, in, threshold, *edges, *n_edges, r, nr, why, sizeof why);
         if (!wrong) {
@@ -538,30 +568,9 @@ static bool barcode_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32
     return false;
 }
 
-/* The pairs of dimension d, sorted, for comparing and for the bottleneck
- * distance. */
-static int pair_order(const void *a, const void *b)
-{
-    const topoml_pair *x = a, *y = b;
-    if (x->birth != y->birth)
-        return x->birth < y->birth ? -1 : 1;
-    return x->death < y->death ? -1 : x->death > y->death;
-}
-
-static uint64_t dim_pairs(const topoml_barcode_v1 *bc, uint32_t d, topoml_pair *out)
-{
-    uint64_t m = 0;
-    for (uint64_t k = 0; k < bc->n_intervals; k++)
-        if (bc->intervals[k].dim == d && bc->intervals[k].death > bc->intervals[k].birth)
-            out[m++] = (topoml_pair){bc->intervals[k].birth, bc->intervals[k].death};
-    qsort(out, (size_t)m, sizeof *out, pair_order);
-    return m;
-}
-
-/* The conformance suite's rule (docs/conformance.md, "Barcodes"): per
- * dimension, the same number of essential classes and of bars longer than
- * twice the tolerance, and a bottleneck distance within it. Identical
- * diagrams, the usual case, need no matching. */
+/* The conformance suite's rule (docs/conformance.md, "Barcodes"), through
+ * the one comparison both use (diagram_compare.c), with a tolerance from
+ * the input's distance bound. */
 static bool barcodes_differ(topoml_context *ctx, const topoml_input_v1 *in, uint32_t max_dim,
                             const topoml_barcode_v1 *got, const topoml_barcode_v1 *want,
                             char *why, size_t why_size)
@@ -575,44 +584,24 @@ static bool barcodes_differ(topoml_context *ctx, const topoml_input_v1 *in, uint
     double tol = t.rel * largest + t.abs;
     if (tol < 4 * DBL_EPSILON * largest)
         tol = 4 * DBL_EPSILON * largest;
-    size_t cap = (size_t)(got->n_intervals + want->n_intervals + 1);
-    topoml_pair *a = tm_alloc(ctx, cap * sizeof *a);
-    if (!a)
-        return false;
-    bool differ = false;
-    for (uint32_t d = 0; d <= max_dim && !differ; d++) {
-        topoml_pair *x = a, *y;
-        uint64_t nx = dim_pairs(got, d, x);
-        y = a + nx;
-        uint64_t ny = dim_pairs(want, d, y);
-        if (nx == ny && (nx == 0 || memcmp(x, y, (size_t)nx * sizeof *x) == 0))
-            continue;
-        uint64_t ex = 0, ey = 0, lx = 0, ly = 0;
-        for (uint64_t k = 0; k < nx; k++) {
-            ex += isinf(x[k].death);
-            lx += x[k].death - x[k].birth > 2 * tol;
-        }
-        for (uint64_t k = 0; k < ny; k++) {
-            ey += isinf(y[k].death);
-            ly += y[k].death - y[k].birth > 2 * tol;
-        }
-        double bd = INFINITY;
-        if (ex == ey && lx == ly &&
-            topoml_bottleneck_distance(ctx, x, nx, y, ny, &bd) != TOPOML_OK) {
+    for (uint32_t d = 0; d <= max_dim; d++) {
+        tm_dim_comparison c;
+        if (tm_compare_dimension(ctx, want->intervals, want->n_intervals, got->intervals,
+                                 got->n_intervals, d, tol, &c) != TOPOML_OK) {
             ctx->errmsg[0] = '\0';
-            bd = 0; /* could not match (memory): the counts above stand */
+            c.bottleneck = 0; /* could not match (memory): the counts stand */
         }
-        if (ex != ey || lx != ly || bd > tol) {
+        if (!tm_dimension_matches(&c, tol)) {
             snprintf(why, why_size,
                      "H%u: %llu bars (%llu essential), the reference %llu (%llu); bottleneck "
                      "distance %.3g, tolerance %.3g",
-                     d, (unsigned long long)nx, (unsigned long long)ex, (unsigned long long)ny,
-                     (unsigned long long)ey, bd, tol);
-            differ = true;
+                     d, (unsigned long long)c.n_got, (unsigned long long)c.essential_got,
+                     (unsigned long long)c.n_ref, (unsigned long long)c.essential_ref,
+                     c.bottleneck, tol);
+            return true;
         }
     }
-    tm_free(ctx, a);
-    return differ;
+    return false;
 }
 
 /* A barcode's arrays: the intervals and, when generators were asked for
@@ -659,7 +648,15 @@ int tm_verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op, const t
         rerun_done(ctx, in->n, vertices, seconds, tm_now() - t0);
         if (rc != TOPOML_OK) {
             free_barcode(ctx, &want);
-            return TOPOML_OK; /* cancelled or over the limit: the checks above stand */
+            rc = unchecked(ctx, b, op, rc, msg);
+            if (rc != TOPOML_OK) {
+                /* nothing of the plugin's answer goes out, not even as a
+                 * cancelled call's complete dimensions */
+                free_barcode(ctx, res);
+                res->n_intervals = 0;
+                res->max_dim = 0;
+            }
+            return rc;
         }
         wrong = barcodes_differ(ctx, in, max_dim, res, &want, why, sizeof why);
         if (!wrong) {

@@ -116,8 +116,8 @@ const topoml_backend_v1 vtable = {
     "cpp-compat",
     "0.1.0",
     "topoml",
-    "portable C++17 backend: explicit Rips filtration, boundary matrix reduced by the "
-    "standard algorithm with twist",
+    "portable C++17 backend: persistent cohomology with clearing over an explicit "
+    "Rips filtration",
     nullptr, /* create */
     nullptr, /* destroy */
     cc_probe,
@@ -130,6 +130,7 @@ const topoml_backend_v1 vtable = {
     /* A second implementation, for cross-checking: never the automatic
      * choice (its Rips is far slower than the reference's on dense input). */
     TOPOML_SELECT_BY_NAME,
+    nullptr, /* input_to_host: reads no device memory */
 };
 
 } // namespace

@@ -106,10 +106,19 @@ typedef struct tmc_state {
     cudaStream_t streams[TMC_MAX_DEVICES];
     cudaStream_t copy_streams[TMC_MAX_DEVICES];
     /* Capability records and the strings they point to (valid until destroy). */
-    topoml_capability_v1 caps[TOPOML_OP_COUNT];
+    topoml_capability_v1 caps[TOPOML_OP_COUNT + 1]; /* + rips on device input */
     uint32_t n_caps;
     char device_text[TMC_TEXT];
     char schedule_text[TOPOML_OP_COUNT][TMC_SCHEDULE];
+    char device_input_schedule[TMC_SCHEDULE];
+    /* Copies of input in device memory to the host, over the state's life
+     * (device_input.cu): input_to_host, and points beyond the kernels'
+     * range. The rips op logs its own count. */
+    uint64_t input_host_copies;
+    /* Device memory of the op in progress (tmc_begin, tmc_note_device_use):
+     * free when it began, and the most taken since, sampled after each large
+     * allocation. */
+    uint64_t free_at_begin, device_high;
 } tmc_state;
 
 /* What one op call works with: the caller's services, the chosen device and
@@ -121,7 +130,16 @@ typedef struct tmc_ctx {
     cudaStream_t stream;
     cudaStream_t copy_stream;
     int previous_device; /* the caller's current device, restored by tmc_end */
+    uint64_t input_copies; /* host copies of device input in this op */
 } tmc_ctx;
+
+/* Is `in` in device memory? (memory is a field of core 0.4: a shorter
+ * struct, from an older core, is host memory.) */
+static inline bool tmc_on_device(const topoml_input_v1 *in)
+{
+    return in->struct_size >= offsetof(topoml_input_v1, stream) + sizeof(void *) &&
+           in->memory != TOPOML_MEMORY_HOST;
+}
 
 /* ---- device.c ---- */
 
@@ -176,6 +194,12 @@ int tmc_cuda_fail(const tmc_ctx *ctx, cudaError_t err, const char *what);
  * for the runtime and CUB's scratch), else TOPOML_OK. */
 int tmc_check_device_memory(const tmc_ctx *ctx, uint64_t bytes, const char *what);
 
+/* Sample the device memory the op has taken so far (cudaMemGetInfo against
+ * what was free when it began) into st->device_high: called right after the
+ * op's large allocations, so the samples catch its high-water mark (other
+ * users of the device blur it). */
+void tmc_note_device_use(const tmc_ctx *ctx);
+
 /* Device memory free on the current device, minus the safety margin. */
 uint64_t tmc_usable_device_memory(const tmc_ctx *ctx);
 
@@ -189,6 +213,26 @@ bool tmc_cancelled(const tmc_ctx *ctx, const char *stage, uint64_t done, uint64_
 /* Validate an input for an op that accepts the kinds in `kinds` (bits of
  * topoml_input_kind). */
 int tmc_check_input(const topoml_call_v1 *call, const topoml_input_v1 *in, uint32_t kinds);
+
+/* ---- device_input.cu ---- */
+
+/* The memory kind, input kind and device index of input in device memory. */
+int tmc_device_input_check(const topoml_call_v1 *call, const topoml_input_v1 *in);
+
+/* Copy input in device memory to the host (`out`: its n*dim or n(n-1)/2
+ * values of in->dtype) after the caller's stream; counted. */
+int tmc_input_to_host(tmc_ctx *ctx, const topoml_input_v1 *in, void *out);
+
+/* POINTS in device memory, made ready for the op: the pointer checked
+ * (device memory on in->device), the caller's stream waited for, every
+ * coordinate checked finite on the device, f32 widened to f64 there (*wide,
+ * device memory). *view is the input the op then works on: f64 points on
+ * the device; or, for coordinates beyond the device kernels' range, f64
+ * points in *host (a counted host copy). Free *wide with tmc_device_free
+ * and *host with tmc_host_free. */
+int tmc_device_points(tmc_ctx *ctx, const topoml_input_v1 *in, topoml_input_v1 *view,
+                      double **wide, double **host);
+void tmc_device_free(void *p);
 
 /* ---- distances.cu ---- */
 
@@ -249,6 +293,11 @@ int tmc_h0_from_edges(const tmc_ctx *ctx, uint64_t n, const topoml_edge *edges, 
 
 int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v1 *params,
              topoml_barcode_v1 *out);
+
+/* A SPARSE input as the CONDENSED source the device's columns read: the
+ * edges' values, +inf where there is no edge, in *held (tmc_host_free). */
+int tmc_sparse_source(tmc_ctx *ctx, const topoml_input_v1 *in, topoml_input_v1 *source,
+                      double **held);
 
 /* ---- image.cu ---- */
 

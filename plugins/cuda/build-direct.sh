@@ -16,7 +16,7 @@ s=$repo/plugins/scalar
 inc=(-I"$repo/plugin-api/include" -I"$c" -I"$s" -I"$c/bench" -I"$cuda_home/include")
 defs=(-D_GNU_SOURCE -DTMC_MIN_CC=90 '-DTMC_ARCHS="90"')
 cuda_c=(device.c host_edges.c h0.c)
-cuda_cu=(distances.cu edges.cu)
+cuda_cu=(device_input.cu distances.cu edges.cu)
 scalar_c=("$s/scalar.c")
 if [ -f "$s/rips.c" ]; then
     defs+=(-DTMC_HAVE_RIPS=1 -DTOPOML_SCALAR_HAVE_RIPS=1)

@@ -192,11 +192,13 @@ int tmc_begin(tmc_ctx *ctx, tmc_state *st, const topoml_call_v1 *call, const top
         if (status != TOPOML_OK)
             return status;
     }
+    /* Input in device memory is worked on where it is. */
+    const int32_t wanted = in && tmc_on_device(in) ? in->device : call->device;
     char why[TMC_TEXT];
-    int status = tmc_probe_device(call->device, why, sizeof why, NULL, NULL, NULL);
+    int status = tmc_probe_device(wanted, why, sizeof why, NULL, NULL, NULL);
     if (status != TOPOML_OK)
         return tmc_fail(call, TOPOML_E_DEVICE, "%s", why);
-    ctx->device = call->device < 0 ? 0 : call->device;
+    ctx->device = wanted < 0 ? 0 : wanted;
     if (ctx->device >= TMC_MAX_DEVICES)
         return tmc_fail(call, TOPOML_E_DEVICE, "CUDA device %d: more than %d devices", ctx->device,
                         TMC_MAX_DEVICES);
@@ -220,7 +222,20 @@ int tmc_begin(tmc_ctx *ctx, tmc_state *st, const topoml_call_v1 *call, const top
     }
     ctx->stream = st->streams[ctx->device];
     ctx->copy_stream = st->copy_streams[ctx->device];
+    size_t free_b = 0, total_b = 0;
+    st->free_at_begin = cudaMemGetInfo(&free_b, &total_b) == cudaSuccess ? free_b : 0;
+    st->device_high = 0;
     return TOPOML_OK;
+}
+
+void tmc_note_device_use(const tmc_ctx *ctx)
+{
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+        return;
+    tmc_state *st = ctx->st;
+    if (st->free_at_begin > free_b && st->free_at_begin - free_b > st->device_high)
+        st->device_high = st->free_at_begin - free_b;
 }
 
 int tmc_end(tmc_ctx *ctx, int status)
@@ -339,8 +354,15 @@ bool tmc_cancelled(const tmc_ctx *ctx, const char *stage, uint64_t done, uint64_
 
 int tmc_check_input(const topoml_call_v1 *call, const topoml_input_v1 *in, uint32_t kinds)
 {
-    if (!in || in->struct_size < sizeof(topoml_input_v1))
+    /* The fields appended in core 0.4 (memory, device, stream) may be
+     * missing: an older core's input is host memory. */
+    if (!in || in->struct_size < offsetof(topoml_input_v1, memory))
         return tmc_fail(call, TOPOML_E_INVALID, "input struct missing or too short");
+    if (tmc_on_device(in)) {
+        int status = tmc_device_input_check(call, in);
+        if (status != TOPOML_OK)
+            return status;
+    }
     if (in->kind >= TOPOML_INPUT_KIND_COUNT || !(kinds & (1u << in->kind)))
         return tmc_fail(call, TOPOML_E_UNSUPPORTED, "input kind %u not supported by this op",
                         in->kind);

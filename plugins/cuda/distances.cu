@@ -43,7 +43,7 @@ static int upload_points(tmc_ctx *ctx, const topoml_input_v1 *in, T **d_pts, T *
     *d_norms = nullptr;
     if ((err = cudaMalloc((void **)d_pts, (n * dim != 0 ? n * dim : 1) * sizeof(T))) != cudaSuccess)
         return tmc_cuda_fail(ctx, err, "cudaMalloc(points)");
-    if ((err = cudaMemcpyAsync(*d_pts, in->data, n * dim * sizeof(T), cudaMemcpyHostToDevice,
+    if ((err = cudaMemcpyAsync(*d_pts, in->data, n * dim * sizeof(T), cudaMemcpyDefault,
                                ctx->stream)) != cudaSuccess)
         return tmc_cuda_fail(ctx, err, "cudaMemcpyAsync(points)");
     if (in->metric != TOPOML_METRIC_COSINE)
@@ -115,6 +115,8 @@ static int distances_to_host(tmc_ctx *ctx, const topoml_input_v1 *in, O *out)
                  cudaSuccess)
             status = tmc_cuda_fail(ctx, err, "cudaEventCreate");
     }
+    if (status == TOPOML_OK)
+        tmc_note_device_use(ctx);
     /* Iteration k launches band k into buf[k % 2], then copies band k-1 out
      * of the other buffer on the copy stream and waits for that copy. So
      * band k's kernel overlaps band k-1's copy, and a buffer is only written

@@ -98,6 +98,7 @@ static int sort_and_download(tmc_ctx *ctx, uint64_t *work, uint64_t m, uint64_t 
     void *scratch = nullptr;
     if ((err = cudaMalloc(&scratch, bytes)) != cudaSuccess)
         return tmc_cuda_fail(ctx, err, "cudaMalloc(radix sort scratch)");
+    tmc_note_device_use(ctx);
     /* (i, j) order first, then a stable sort by d (bit 63, the sign, is 0). */
     err = cub::DeviceRadixSort::SortPairs(scratch, bytes, vals, keys, m, 0, pair_bits, ctx->stream);
     if (err == cudaSuccess)
@@ -171,7 +172,7 @@ static int edges_from_points(tmc_ctx *ctx, const topoml_input_v1 *in, double thr
         status = tmc_cuda_fail(ctx, err, "cudaMalloc(counters)");
     TMC_TRY(
         ctx, status,
-        cudaMemcpyAsync(pts, in->data, n * dim * sizeof(T), cudaMemcpyHostToDevice, ctx->stream),
+        cudaMemcpyAsync(pts, in->data, n * dim * sizeof(T), cudaMemcpyDefault, ctx->stream),
         "cudaMemcpyAsync(points)");
     TMC_TRY(ctx, status,
             cudaMemcpyAsync(counters, host_counters, sizeof host_counters, cudaMemcpyHostToDevice,

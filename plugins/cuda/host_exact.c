@@ -10,6 +10,9 @@
 
 bool tmc_in_device_range(const topoml_input_v1 *in)
 {
+    /* Input in device memory was checked there (tmc_device_points). */
+    if (tmc_on_device(in))
+        return true;
     return scalar_in_plain_range(in);
 }
 

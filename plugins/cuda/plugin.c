@@ -82,8 +82,9 @@ static void describe_device(tmc_state *st)
              prop.multiProcessorCount, count > 1 ? ", device 0 of several" : "");
 }
 
-static void add_cap(tmc_state *st, uint32_t op, uint32_t dtypes, uint32_t metrics, uint32_t inputs,
-                    uint32_t max_dim, uint32_t max_modulus)
+static topoml_capability_v1 *add_cap(tmc_state *st, uint32_t op, uint32_t dtypes,
+                                     uint32_t metrics, uint32_t inputs, uint32_t max_dim,
+                                     uint32_t max_modulus)
 {
     topoml_capability_v1 *c = &st->caps[st->n_caps++];
     memset(c, 0, sizeof *c);
@@ -96,6 +97,7 @@ static void add_cap(tmc_state *st, uint32_t op, uint32_t dtypes, uint32_t metric
     c->max_modulus = max_modulus;
     c->device = st->device_text;
     c->schedule = st->schedule_text[op];
+    return c;
 }
 
 static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uint32_t *n_caps)
@@ -119,7 +121,9 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
     snprintf(st->schedule_text[TOPOML_OP_RIPS], TMC_SCHEDULE,
              "distances=device(as-distances) threshold-edges=device(as-edges) "
              "columns(dim>=2)=device clearing(dim>=2)=device apparent-pairs(dim>=2)=device "
-             "columns(dim1)=host reduction=host(scalar-engine) sparse-input=host");
+             "columns(dim1)=host reduction=host(scalar-engine) "
+             "sparse-input(collapsed,threshold,n<=16384)=columns(dim>=2)=device "
+             "sparse-input(other)=host");
 #endif
 #ifdef TMC_HAVE_IMAGE
     tmc_image_schedule(st->schedule_text[TOPOML_OP_IMAGE], TMC_SCHEDULE);
@@ -141,6 +145,16 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
 #ifdef TMC_HAVE_RIPS
     add_cap(st, TOPOML_OP_RIPS, BOTH_DTYPES, ALL_METRICS, ALL_INPUTS, SCALAR_RIPS_MAX_DIM,
             SCALAR_RIPS_MAX_MODULUS);
+    /* Points in device memory are read where they are (device_input.cu);
+     * a matrix there is not (the engine reads it on the host): the core
+     * copies it through input_to_host. */
+    snprintf(st->device_input_schedule, TMC_SCHEDULE,
+             "input=device(points, read in place; checked and f32 widened on the device) %.400s",
+             st->schedule_text[TOPOML_OP_RIPS]);
+    add_cap(st, TOPOML_OP_RIPS, BOTH_DTYPES, ALL_METRICS, 1u << TOPOML_INPUT_POINTS,
+            SCALAR_RIPS_MAX_DIM, SCALAR_RIPS_MAX_MODULUS)
+        ->features = TOPOML_CAP_DEVICE_INPUT;
+    st->caps[st->n_caps - 1].schedule = st->device_input_schedule;
 #endif
 #ifdef TMC_HAVE_IMAGE
     add_cap(st, TOPOML_OP_IMAGE, 1u << TOPOML_F64, 0, 0, 0, 0);
@@ -199,9 +213,39 @@ static int cuda_rips(void *state, const topoml_call_v1 *call, const topoml_input
     int status = tmc_begin(&ctx, state, call, in, ALL_INPUTS);
     if (status == TOPOML_OK)
         status = tmc_rips(&ctx, in, params, out);
+    if (status == TOPOML_OK && call->log) {
+        /* GPU memory, reported (`topoml barcode --verbose`). */
+        char line[192];
+        snprintf(line, sizeof line,
+                 "cuda: rips: device memory high-water %.1f MiB (sampled after each large "
+                 "allocation; %.1f MiB were free on device %d)",
+                 ctx.st->device_high / 1048576.0, ctx.st->free_at_begin / 1048576.0, ctx.device);
+        call->log(call->host_data, TOPOML_LOG_INFO, line);
+    }
+    if (status == TOPOML_OK && tmc_on_device(in) && call->log) {
+        /* The no-copy check of the tests reads this line. */
+        char line[192];
+        snprintf(line, sizeof line,
+                 "cuda: rips read its input on CUDA device %d: %llu host copies of the input",
+                 in->device, (unsigned long long)ctx.input_copies);
+        call->log(call->host_data, TOPOML_LOG_INFO, line);
+    }
     return tmc_end(&ctx, status);
 }
 #endif
+
+static int cuda_input_to_host(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                              void *out)
+{
+    if (!in || !tmc_on_device(in) || (!out && in->n > 1))
+        return tmc_fail(call, TOPOML_E_INVALID, "input_to_host: no input in device memory");
+    tmc_ctx ctx;
+    int status = tmc_begin(&ctx, state, call, in, (1u << TOPOML_INPUT_POINTS) |
+                                                      (1u << TOPOML_INPUT_CONDENSED));
+    if (status == TOPOML_OK)
+        status = tmc_input_to_host(&ctx, in, out);
+    return tmc_end(&ctx, status);
+}
 
 #ifdef TMC_HAVE_IMAGE
 static int cuda_image(void *state, const topoml_call_v1 *call, const topoml_image_params_v1 *params,
@@ -237,6 +281,7 @@ static const topoml_backend_v1 cuda_vtable = {
 #ifdef TMC_HAVE_IMAGE
     .image = cuda_image,
 #endif
+    .input_to_host = cuda_input_to_host,
 };
 
 TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version, const topoml_host_v1 *host,

@@ -12,7 +12,16 @@
  *    never stored. The engine then works in its sparse mode, as it would
  *    for a threshold that cuts the complex anyway; above the enclosing
  *    radius the complex is a cone, so the bars are the same either way.
- *  - condensed and sparse inputs go to the engine as they are.
+ *  - condensed inputs go to the engine as they are;
+ *  - a sparse input under a finite threshold — the edge collapse's output
+ *    (core/src/collapse.c) — goes to the engine as it is too, with the
+ *    columns of dimensions >= 2 from the device, which works from the
+ *    condensed matrix of the edges' values (+inf where there is no edge) when
+ *    that fits in TMC_SPARSE_DENSE_MAX bytes (tmc_sparse_source); else,
+ *    or without a threshold, the engine alone;
+ *  - points in device memory (core 0.4) are read where they are: checked
+ *    and (f32) widened on the device (device_input.cu), then the same
+ *    steps, which copy from them device to device.
  *
  * With max_dim >= 2 the columns of each dimension k >= 2 — the k-simplices
  * under the threshold less the cleared ones and those in zero-persistence
@@ -68,6 +77,48 @@ static int rips_hooked(tmc_ctx *ctx, const topoml_input_v1 *source, const topoml
     return status;
 }
 
+static int rips_points(tmc_ctx *ctx, const topoml_input_v1 *in,
+                       const topoml_rips_params_v1 *params, topoml_barcode_v1 *out);
+
+/* The largest condensed matrix made for a sparse input's columns (1 GiB:
+ * 16 384 vertices); above it the engine collects the columns on the host. */
+#define TMC_SPARSE_DENSE_MAX (1ull << 30)
+
+/* A sparse input over n vertices as the condensed matrix of its edges'
+ * values, +inf where there is no edge: the source the device's columns read
+ * (rips_columns.cu reads an entry above the threshold as no edge, and the
+ * threshold is finite here). The engine itself still reads the edges: the
+ * filtration, and so the columns, are the same. */
+int tmc_sparse_source(tmc_ctx *ctx, const topoml_input_v1 *in, topoml_input_v1 *source,
+                      double **held)
+{
+    *held = NULL;
+    const uint64_t pairs = tmc_row_start(in->n);
+    int status = TOPOML_OK;
+    double *m = tmc_host_alloc(ctx, pairs * sizeof *m, "the condensed matrix of the edges", &status);
+    if (!m)
+        return status;
+    for (uint64_t k = 0; k < pairs; k++)
+        m[k] = INFINITY;
+    for (uint64_t e = 0; e < in->n_edges; e++) {
+        const topoml_edge *ed = &in->edges[e];
+        if (ed->i >= ed->j || ed->j >= in->n || !(ed->d >= 0)) {
+            tmc_host_free(ctx, m);
+            return tmc_fail(ctx->call, TOPOML_E_INVALID, "edge %llu (%u, %u, %g) is not an edge",
+                            (unsigned long long)e, ed->i, ed->j, ed->d);
+        }
+        m[tmc_row_start(ed->j) + ed->i] = ed->d;
+    }
+    memset(source, 0, sizeof *source);
+    source->struct_size = sizeof *source;
+    source->kind = TOPOML_INPUT_CONDENSED;
+    source->n = in->n;
+    source->dtype = TOPOML_F64;
+    source->data = m;
+    *held = m;
+    return TOPOML_OK;
+}
+
 int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v1 *params,
              topoml_barcode_v1 *out)
 {
@@ -78,6 +129,49 @@ int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v
                         "missing or too short");
     if (in->kind == TOPOML_INPUT_CONDENSED)
         return rips_hooked(ctx, in, in, params, out);
+    if (tmc_on_device(in)) {
+        if (in->kind != TOPOML_INPUT_POINTS)
+            return tmc_fail(ctx->call, TOPOML_E_UNSUPPORTED,
+                            "rips: a matrix in device memory is not read there");
+        topoml_input_v1 view;
+        double *wide = NULL, *host = NULL;
+        int status = tmc_device_points(ctx, in, &view, &wide, &host);
+        if (status == TOPOML_OK && (tmc_on_device(&view) && in->n < 2)) {
+            /* One point (or none): checked finite, its coordinates change
+             * nothing; zeros on the host stand in for them. */
+            host = tmc_host_alloc(ctx, (in->dim ? in->dim : 1) * sizeof(double),
+                                  "the coordinates of one point", &status);
+            if (host) {
+                memset(host, 0, (in->dim ? in->dim : 1) * sizeof(double));
+                view.memory = TOPOML_MEMORY_HOST;
+                view.data = host;
+            }
+        }
+        if (status == TOPOML_OK)
+            status = tmc_on_device(&view) ? rips_points(ctx, &view, params, out)
+                                          : tmc_rips(ctx, &view, params, out);
+        tmc_device_free(wide);
+        tmc_host_free(ctx, host);
+        return status;
+    }
+    if (in->kind == TOPOML_INPUT_SPARSE && params->max_dim >= 2 && in->n >= 4 &&
+        isfinite(params->threshold) && tmc_row_start(in->n) <= TMC_SPARSE_DENSE_MAX / 8 &&
+        (!ctx->call->max_memory || tmc_row_start(in->n) * 8 <= ctx->call->max_memory / 2)) {
+        topoml_input_v1 source;
+        double *held = NULL;
+        int status = tmc_sparse_source(ctx, in, &source, &held);
+        if (status == TOPOML_OK) {
+            topoml_call_v1 call = *ctx->call;
+            const uint64_t held_bytes = tmc_row_start(in->n) * 8;
+            if (call.max_memory)
+                call.max_memory = call.max_memory - held_bytes;
+            tmc_ctx sub = *ctx;
+            sub.call = &call;
+            status = rips_hooked(&sub, &source, in, params, out);
+        }
+        tmc_host_free(ctx, held);
+        return status;
+    }
     if (in->kind != TOPOML_INPUT_POINTS || in->n < 2)
         return scalar_rips(ctx->call, in, params, out);
     int status = check_coordinates(ctx, in);
@@ -87,6 +181,16 @@ int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v
      * distances (metric.h, scaled). */
     if (!tmc_in_device_range(in))
         return scalar_rips(ctx->call, in, params, out);
+    return rips_points(ctx, in, params, out);
+}
+
+/* Points with finite coordinates in the device kernels' range, n >= 2, in
+ * host or device memory: distances or threshold edges on the device, then
+ * the engine. */
+static int rips_points(tmc_ctx *ctx, const topoml_input_v1 *in,
+                       const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
+{
+    int status = TOPOML_OK;
     if (isnan(params->threshold))
         return tmc_fail(ctx->call, TOPOML_E_INVALID, "rips: threshold is NaN");
 

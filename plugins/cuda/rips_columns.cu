@@ -154,7 +154,7 @@ double now_ms(void)
 
 struct tmr_columns {
     tmc_ctx *ctx;
-    const topoml_input_v1 *in; /* POINTS or CONDENSED, on the host */
+    const topoml_input_v1 *in; /* POINTS or CONDENSED, in host or device memory */
     bool ready, declined;
     uint32_t n;
     double threshold;
@@ -285,13 +285,13 @@ static int setup(tmr_columns *c, uint64_t n, double threshold)
         const uint64_t bytes = n * in->dim * elem;
         TMC_TRY(ctx, status, cudaMalloc(&pts, bytes ? bytes : 1), "cudaMalloc(points)");
         TMC_TRY(ctx, status,
-                cudaMemcpyAsync(pts, in->data, bytes, cudaMemcpyHostToDevice, ctx->stream),
+                cudaMemcpyAsync(pts, in->data, bytes, cudaMemcpyDefault, ctx->stream),
                 "cudaMemcpyAsync(points)");
         if (status == TOPOML_OK)
             status = tmc_distances_device(ctx, in->dtype, in->metric, n, in->dim, pts, raw);
     } else {
         TMC_TRY(ctx, status,
-                cudaMemcpyAsync(raw, in->data, pairs * elem, cudaMemcpyHostToDevice, ctx->stream),
+                cudaMemcpyAsync(raw, in->data, pairs * elem, cudaMemcpyDefault, ctx->stream),
                 "cudaMemcpyAsync(distances)");
     }
     if (in->dtype == TOPOML_F32 && status == TOPOML_OK) {
@@ -336,6 +336,7 @@ static int setup(tmr_columns *c, uint64_t n, double threshold)
     c->m = 1;
     c->count = n;
     c->setup_ms = now_ms() - t0;
+    tmc_note_device_use(ctx);
     say(c, TOPOML_LOG_DEBUG, "cuda rips: distances and %llu neighbours under %.17g on the device in %.1f ms",
         (unsigned long long)nnz, threshold, c->setup_ms);
     return status == TOPOML_OK ? status : release(c, status);
@@ -477,6 +478,8 @@ static int columns(tmr_columns *c, scalar_rips_columns_query *q)
             "cub::DeviceRadixSort (scratch size)");
     size_t bytes = bytes_a > bytes_b ? bytes_a : bytes_b;
     TMC_TRY(ctx, status, cudaMalloc(&scratch, bytes ? bytes : 1), "cudaMalloc(sort scratch)");
+    if (status == TOPOML_OK)
+        tmc_note_device_use(ctx);
     TMC_TRY(ctx, status,
             cub::DeviceRadixSort::SortPairs(scratch, bytes, vals, keys, total, 0, 64, ctx->stream),
             "cub::DeviceRadixSort::SortPairs");

@@ -260,6 +260,77 @@ class Context {
         return out;
     }
 
+    /* ---- Vietoris–Rips on an array in CUDA device memory ----
+     *
+     * `a`: anything DLPack imports as a C-contiguous float32/float64 CUDA
+     * array (a torch/CuPy array or a DLPack capsule): points (n x dim) or,
+     * with condensed, the n(n-1)/2 entries of a condensed matrix. The values
+     * stay where they are (topoml_data_from_device); `stream` is the
+     * cudaStream_t (as an integer) after whose work they are ready. Returns
+     * rips's dict with "host_copies": the host copies the library made. */
+    nb::dict rips_device(nb::ndarray<nb::device::cuda, nb::c_contig> a, bool condensed, uint64_t n,
+                         uint32_t maxdim, double threshold, uint32_t modulus, uint32_t metric,
+                         uintptr_t stream, nb::object progress, bool check_signals)
+    {
+        Guard g(this);
+        topoml_dtype dtype;
+        if (a.dtype() == nb::dtype<float>())
+            dtype = TOPOML_F32;
+        else if (a.dtype() == nb::dtype<double>())
+            dtype = TOPOML_F64;
+        else
+            throw nb::type_error("device array: float32 or float64 values only");
+        if (a.ndim() != (condensed ? 1u : 2u))
+            throw nb::value_error(condensed ? "device array: a condensed matrix is 1-D"
+                                            : "device array: points need a 2-D array");
+        const uint64_t dim = condensed ? 0 : a.shape(1);
+        if (!condensed)
+            n = a.shape(0);
+        else if (a.shape(0) != n * (n ? n - 1 : 0) / 2)
+            throw nb::value_error("device array: not n(n-1)/2 entries");
+        topoml_data *data = nullptr;
+        int st = topoml_data_from_device(ctx_, &data, TOPOML_MEMORY_CUDA,
+                                         condensed ? TOPOML_INPUT_CONDENSED : TOPOML_INPUT_POINTS,
+                                         dtype, n, dim, a.data(), a.device_id(),
+                                         reinterpret_cast<void *>(stream));
+        if (st != TOPOML_OK)
+            raise_status(st);
+        topoml_rips_options o;
+        topoml_rips_options_init(&o);
+        o.max_dim = maxdim;
+        o.threshold = threshold;
+        o.modulus = modulus;
+        o.metric = metric;
+        Progress pr(progress, check_signals);
+        topoml_set_progress(ctx_, &Progress::callback, &pr);
+        topoml_barcode *bc = nullptr;
+        double t0, t1;
+        {
+            nb::gil_scoped_release rel;
+            t0 = now_seconds();
+            st = topoml_barcode_compute(ctx_, &bc, data, &o);
+            t1 = now_seconds();
+        }
+        topoml_set_progress(ctx_, nullptr, nullptr);
+        const uint64_t copies = topoml_data_host_copies(data);
+        topoml_data_free(ctx_, data);
+        if (st != TOPOML_OK) {
+            topoml_barcode_free(bc);
+            if (st == TOPOML_E_CANCELLED)
+                pr.raise();
+            raise_status(st);
+        }
+        nb::dict out;
+        out["dgms"] = split_by_dim(bc, maxdim);
+        out["complete"] = topoml_barcode_complete(bc) != 0;
+        out["backend"] = str_or_none(topoml_last_backend(ctx_));
+        out["reason"] = str_or_none(topoml_last_selection_reason(ctx_));
+        out["seconds"] = t1 - t0;
+        out["host_copies"] = copies;
+        topoml_barcode_free(bc);
+        return out;
+    }
+
     /* Pairwise distances of a point cloud, condensed in Ripser's order. */
     nb::ndarray<nb::numpy, double> distances(Points points, uint32_t metric)
     {
@@ -730,6 +801,9 @@ NB_MODULE(_core, m)
              "ej"_a.none(), "ed"_a.none(), "n"_a, "maxdim"_a, "threshold"_a, "modulus"_a,
              "metric"_a, "collapse"_a, "n_threads"_a, "progress"_a.none(), "check_signals"_a,
              "want_stats"_a, "want_generators"_a = false)
+        .def("rips_device", &Context::rips_device, "a"_a, "condensed"_a, "n"_a, "maxdim"_a,
+             "threshold"_a, "modulus"_a, "metric"_a, "stream"_a, "progress"_a.none(),
+             "check_signals"_a)
         .def("distances", &Context::distances, "points"_a, "metric"_a)
         .def("pairs_finite", &Context::pairs_finite, "pairs"_a, "mode"_a, "clip"_a)
         .def("betti_curve", &Context::betti_curve, "pairs"_a, "grid"_a)

@@ -214,6 +214,41 @@ def test_cuda_tensors_same_diagrams_and_gradcheck():
     assert torch.autograd.gradcheck(f, (xg,), eps=1e-6, atol=1e-5)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cuda_tensors_reach_the_cuda_plugin_with_no_host_copy(dtype):
+    # CUDA tensors go to the library through DLPack and stay on the device:
+    # the cuda plugin reads them there, the library makes no host copy, and
+    # the diagrams are the engine's on the same values in host memory
+    # (widened to float64, as the host path widens them), bit for bit.
+    adapter = tt.TorchTensorAdapter()
+    side = torch.cuda.Stream()
+    for seed, (n, d, maxdim, thr) in enumerate(((60, 2, 1, math.inf), (150, 3, 2, math.inf),
+                                                (300, 3, 2, 0.5), (1, 3, 1, math.inf))):
+        x = generic_cloud(n, d, seed, dtype)
+        want = topoml.ripser(x.double().numpy(), maxdim=maxdim, thresh=thr)["dgms"]
+        # Written on a side stream: the plugin must wait for that stream.
+        with torch.cuda.stream(side):
+            xc = x.cuda(non_blocking=True) * 1
+            got = adapter.diagrams(xc, maxdim, thr)
+        assert adapter.last_info["backend"] == "cuda", adapter.last_info
+        assert adapter.last_info["host_copies"] == 0, adapter.last_info
+        assert len(got) == maxdim + 1
+        for a, b in zip(want, got):
+            assert b.device.type == "cuda" and b.dtype == dtype
+            assert torch.equal(torch.from_numpy(a).to(dtype), b.cpu()), (a, b)
+    # A distance matrix on the device: condensed there, copied once by the
+    # library (the engine reads matrices on the host); the same diagrams.
+    x = generic_cloud(40, 3, 5, dtype)
+    D = torch.cdist(x.double(), x.double())
+    D = ((D + D.T) / 2).fill_diagonal_(0).to(dtype)  # exactly symmetric, zero diagonal
+    want = topoml.ripser(D.double().numpy(), maxdim=1, distance_matrix=True)["dgms"]
+    got = adapter.diagrams(D.cuda(), 1, math.inf, distance_matrix=True)
+    assert adapter.last_info["host_copies"] == 1, adapter.last_info
+    for a, b in zip(want, got):
+        assert torch.equal(torch.from_numpy(a).to(dtype), b.cpu()), (a, b)
+
+
 def test_activation_signatures_are_truncated_at_their_scale():
     """signatures() runs on the filtration truncated at the capture's scale
     (auto by default), exactly the engine's diagrams there; scale=None

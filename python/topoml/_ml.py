@@ -56,6 +56,22 @@ def rips_with_generators(X, maxdim=1, threshold=math.inf, distance_matrix=False)
     return dims, np.concatenate(gens).reshape(-1, 4).astype(np.int64), out["dgms"]
 
 
+def rips_device(array, n, maxdim=1, threshold=math.inf, condensed=False, stream=0):
+    """Diagrams of an array in CUDA device memory, read there (no host
+    copy where a backend takes device input: the cuda plugin, for points).
+    ``array``: what DLPack imports as a C-contiguous float32/float64 CUDA
+    array, points (n, d) or, with ``condensed``, the n(n-1)/2 entries of the
+    strict lower triangle in Ripser's order; ``stream``: the cudaStream_t
+    (an int) after whose work the values are ready. Returns the C binding's
+    dict: "dgms" (host arrays), "backend", "host_copies", ..."""
+    maxdim = int(maxdim)
+    if maxdim < 0:
+        raise ValueError("topoml: maxdim must be >= 0")
+    return _context.context().rips_device(array, bool(condensed), int(n), maxdim,
+                                          float(threshold), 2, _EUCLIDEAN, int(stream), None,
+                                          False)
+
+
 def signature_scale(X, sample=128, factor=2.0, edges_per_row=8, seed=0):
     """The scale up to which an activation signature looks at X (rows),
     from the distances of `sample` rows drawn at random (seeded) to all

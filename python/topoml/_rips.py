@@ -265,7 +265,9 @@ def ripser(X, maxdim=1, thresh=math.inf, coeff=2, distance_matrix=False, do_cocy
 
     Differences: a distance matrix must have a zero diagonal (ripser.py
     reads a nonzero diagonal as vertex birth times; topoml raises
-    ValueError), and must be symmetric.
+    ValueError), and must be symmetric. An input with no points raises
+    ValueError ("no points"), as ripser.py does for a point cloud; ripser.py
+    reads an empty distance matrix as one point, topoml refuses it too.
 
     Examples
     --------

@@ -50,9 +50,29 @@ class TorchTensorAdapter:
         return out.to(device=t.device)
 
     def diagrams(self, x, maxdim=1, threshold=math.inf, distance_matrix=False):
-        """Diagrams of x (no gradient) as tensors with x's dtype and device."""
+        """Diagrams of x (no gradient) as tensors with x's dtype and device.
+
+        A float32/float64 CUDA tensor goes to the library through DLPack and
+        stays on its device (read there by the cuda plugin: no host copy of
+        the input); ``last_info`` then holds the backend that ran and
+        ``host_copies``, the host copies the library made (0 on that path)."""
+        if isinstance(x, torch.Tensor) and x.is_cuda and x.dtype in (torch.float32,
+                                                                      torch.float64):
+            return self._device_diagrams(x.detach(), maxdim, threshold, distance_matrix)
         with torch.no_grad():
             return rips_persistence(x, maxdim, threshold, distance_matrix)
+
+    def _device_diagrams(self, x, maxdim, threshold, distance_matrix):
+        n = x.shape[0]
+        if distance_matrix:
+            # Ripser's order of the strict lower triangle, gathered on the device.
+            r, c = torch.tril_indices(n, n, -1, device=x.device)
+            x = x[r, c]
+        x = x.contiguous()
+        stream = torch.cuda.current_stream(x.device).cuda_stream
+        out = _ml.rips_device(x, n, maxdim, threshold, distance_matrix, stream)
+        self.last_info = {k: v for k, v in out.items() if k != "dgms"}
+        return [self.like(d, x) for d in out["dgms"]]
 
 
 def _edge_values(x, idx, distance_matrix):

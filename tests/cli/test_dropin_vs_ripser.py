@@ -194,6 +194,21 @@ rep.check(r.stdout.endswith("persistence intervals in dim 0:\n [0, )\n"), "one p
 for ref in refs[1:]:
     same_bytes("--dim 0", topoml(["--dim", "0", small]).stdout,
                ["--format", "distance", "--dim", "0", small], ref)
+# No points: Ripser reads an empty file as one point, prints its header and
+# then aborts or crashes, in every format; topoml refuses it (file, line,
+# reason, status 1) and prints nothing on stdout.
+empty = os.path.join(tmp, "empty.txt")
+open(empty, "w").close()
+for fmt in ([], ["--format", "lower-distance"], ["--format", "distance"],
+            ["--format", "point-cloud"]):
+    r = ct.run([a.topoml, "barcode"] + fmt + [empty], check=False)
+    rep.check(r.returncode == 1 and not r.stdout and
+              r.stderr.startswith("topoml barcode: %s:1: empty input" % empty),
+              "empty input %s refused: %d %r" % (fmt, r.returncode, r.stderr[:120]))
+    for ref in refs:
+        theirs = ct.run([ref[1]] + (fmt or ["--format", "distance"]) + [empty], check=False)
+        rep.check(theirs.returncode != 0, "%s fails on empty input %s (status %d): the "
+                  "difference docs/formats.md lists" % (ref[0], fmt, theirs.returncode))
 
 # 4. Imperfect full matrices: read by the lower triangle, as Ripser does.
 rng = random.Random(5)

@@ -57,6 +57,41 @@ check "host builds with pkg-config" '[ $? -eq 0 ]'
 "$tmp/host" >"$tmp/h.txt" 2>&1
 check "host runs" "grep -q '\[0,5)' '$tmp/h.txt'"
 
+# A host linked with a run path relative to itself ($ORIGIN, as
+# docs/embedding.md says), in a folder of the prefix that is not bin/, runs
+# after the prefix is moved: it finds libtopoml, the moved plugins, and the
+# helper that probes them, from where libtopoml is.
+cat >"$tmp/lister.c" <<'C'
+#include <topoml/topoml.h>
+#include <stdio.h>
+int main(void)
+{
+    topoml_context *ctx = NULL;
+    if (topoml_context_new(&ctx, NULL) != TOPOML_OK)
+        return 1;
+    for (uint32_t i = 0; i < topoml_backend_count(ctx); i++) {
+        topoml_backend_info b = {.struct_size = sizeof b};
+        if (topoml_backend_get(ctx, i, &b) == TOPOML_OK && b.path)
+            printf("%s %s\n", b.path, b.probe_status == TOPOML_OK ? "probed" : b.probe_message);
+    }
+    topoml_context_free(ctx);
+    return 0;
+}
+C
+mkdir -p "$p/app"
+cc -std=c11 -Wall -Wextra -Werror -o "$p/app/lister" "$tmp/lister.c" \
+    $(PKG_CONFIG_PATH=$p/lib/pkgconfig pkg-config --cflags --libs topoml) \
+    -Wl,-rpath,'$ORIGIN/../lib'
+check "host builds with an \$ORIGIN run path" '[ $? -eq 0 ]'
+mv "$p" "$tmp/moved"
+env -u TOPOML_PLUGIN_PATH -u TOPOML_CONFIG -u LD_LIBRARY_PATH "$tmp/moved/app/lister" \
+    >"$tmp/l.txt" 2>&1
+check "a moved host finds libtopoml, its plugins and its helper" \
+    "grep -q '^$tmp/moved/lib/topoml/plugins/topoml-backend-scalar.so probed$' '$tmp/l.txt'"
+[ $fail -eq 0 ] || cat "$tmp/l.txt"
+mv "$tmp/moved" "$p"
+rm -rf "$p/app"
+
 mkdir -p "$tmp/cm"
 cat >"$tmp/cm/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.25)

@@ -1,13 +1,19 @@
-"""tools/bench/make_tables.py: the committed artifacts in bench/results/
-all follow the schema, and every link from README.md and docs/ to one
-resolves; a file in the schema the benchmark scripts write (raw times, no
-median, threads, peak RSS) gets its median computed and its ratios to the
-baseline; cases in the older scripts' shape are read per program; a file
-that breaks the schema is refused under --strict, naming the file and the
-case, and otherwise listed on the page without a table."""
+"""tools/bench/make_tables.py and tools/bench/artifact.py: every committed
+artifact in bench/results/ follows the one schema (--strict) and gets a
+table; the slots of pending.json show as "no artifact yet", never as a
+number; every measured figure in README.md and docs/ names its artifact or
+its slot (--check-figures), and a figure that does not is found, in prose,
+in a table and in a fenced block; a file in the schema the benchmark scripts
+write (raw times, no median, threads, peak RSS) gets its median computed and
+its ratios to the baseline; a case without raw times is refused unless the
+file says why; the older per-program shape, a file without machine,
+versions or commands, and a broken pending.json are refused under --strict,
+naming the file and the case, and otherwise listed on the page without a
+table; artifact.save refuses what the tables would refuse."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,6 +23,10 @@ import clitest
 A = clitest.args()
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 TOOL = os.path.join(SRC, "tools", "bench", "make_tables.py")
+sys.path.insert(0, os.path.join(SRC, "tools", "bench"))
+import artifact  # noqa: E402
+import make_tables  # noqa: E402
+
 failures = []
 
 
@@ -30,17 +40,27 @@ def tables(*args):
     return subprocess.run([sys.executable, TOOL] + list(args), capture_output=True, text=True)
 
 
+# The committed artifacts: all in the schema, each with a table.
 results = os.path.join(SRC, "bench", "results")
-r = tables("--results", results)
-check("the committed artifacts give a page", r.returncode == 0, r.stderr)
+r = tables("--strict", "--results", results)
+check("the committed artifacts follow the schema", r.returncode == 0, r.stderr)
 for f in sorted(os.listdir(results)):
-    if f.endswith(".json"):
-        check("%s has a table or is listed without one" % f,
-              "[%s](" % f in r.stdout or "* `%s`:" % f in r.stdout, r.stdout[-800:])
-for f in ("2026-12-scalar-vs-ripser.json", "2026-12-cuda-rips.json"):
-    r = tables("--strict", os.path.join(results, f))
-    check("%s follows the schema" % f, r.returncode == 0, r.stderr)
+    if f.endswith(".json") and f != "pending.json":
+        check("%s has a table" % f, "[%s](" % f in r.stdout, r.stdout[-800:])
+slots = json.load(open(os.path.join(results, "pending.json")))["pending"]
+for s in slots:
+    check("slot '%s' is on the page" % s["title"], "## %s" % s["title"] in r.stdout)
+    if "file" in s:
+        check("slot %s has no artifact yet" % s["file"],
+              not os.path.exists(os.path.join(results, s["file"])) and
+              "`%s` — **no artifact yet**" % s["file"] in r.stdout)
+check("the GPU figures have slots", {"2026-12-triton-bridge.json", "2026-12-asm-avx512.json",
+                                     "2026-12-conformance-gpu.json"} <=
+      {s.get("file") for s in slots})
 
+# Every figure quoted in README.md and docs/ names its artifact.
+r = tables("--check-figures", SRC)
+check("every figure in README and docs names its artifact", r.returncode == 0, r.stderr)
 linked = 0
 pages = [os.path.join(SRC, "README.md")] + [
     os.path.join(d, f) for d, _, fs in os.walk(os.path.join(SRC, "docs")) for f in fs
@@ -54,6 +74,65 @@ for p in pages:
 check("README and docs link artifacts", linked >= 3, str(linked))
 
 with tempfile.TemporaryDirectory() as tmp:
+    # --check-figures on a small tree: what it finds and what it lets pass.
+    tree = os.path.join(tmp, "tree")
+    os.makedirs(os.path.join(tree, "docs", "notes"))
+    os.makedirs(os.path.join(tree, "bench", "results"))
+    shutil.copy(os.path.join(results, "cpp_compat.json"),
+                os.path.join(tree, "bench", "results", "run.json"))
+    json.dump({"pending": [{"title": "t", "why": "w", "quoted_in": ["docs/b.md: Owed"]}]},
+              open(os.path.join(tree, "bench", "results", "pending.json"), "w"))
+    good_pages = {
+        "README.md": "# x\n\n## Speed\n\nIt takes 1.31 s ([run](bench/results/run.json)).\n",
+        "docs/a.md": "# a\n\nA call waits at most 1 s; the timeout is 10 s; 30 s at most; "
+                     "a ~20 s computation under a 5 s bound.\n\n"
+                     "## Table\n\n| case | s |\n| --- | ---: |\n| x | 0.25 s |\n\n"
+                     "From `bench/results/run.json`.\n",
+        "docs/b.md": "# b\n\n## Owed\n\nAbout 5 ms ([pending](../bench/results/pending.json)).\n",
+        "docs/notes/c.md": "# c\n\n## Done\n\n3.5× faster "
+                           "([run](../../bench/results/run.json)).\n\n"
+                           "### bench/results/run.json\n\n| case | s |\n| --- | --- |\n"
+                           "| x | 1.250 |\n\n## Versions\n\n| version | core |\n| --- | --- |\n"
+                           "| 1 | 0.3 |\n",
+    }
+
+    def write_tree(pages):
+        for f in list(good_pages) + list(pages):
+            path = os.path.join(tree, f)
+            if os.path.exists(path):
+                os.unlink(path)
+        for f, text in pages.items():
+            open(os.path.join(tree, f), "w").write(text)
+        return tables("--check-figures", tree)
+
+    r = write_tree(good_pages)
+    check("figures with artifacts, slots and limits pass", r.returncode == 0, r.stderr)
+    for page, text, why in (
+            ("docs/a.md", "# a\n\n## New\n\nIt now takes 0.82 s.\n", "quotes 0.82 s"),
+            ("docs/a.md", "# a\n\n| case | topoml |\n| --- | --- |\n| x | 12 ms |\n",
+             "quotes 12 ms"),
+            ("docs/a.md", "# a\n\n```\nn  kern\n64 4.15 ms\n```\n", "quotes 4.15 ms"),
+            ("docs/a.md", "# a\n\nSeconds per call:\n\n| case | off | auto |\n| --- | --- | --- |\n"
+                          "| x | 1.608 | 1.786 (+11.1%) |\n", "quotes 1.608"),
+            ("docs/notes/c.md", "# c\n\n## Done\n\n3.5× faster.\n", "quotes 3.5×"),
+            ("README.md", "# x\n\n## Speed\n\n1.31 s ([run](bench/results/gone.json)).\n",
+             "gone.json, which does not exist"),
+            ("docs/a.md", "# a\n\n## Other\n\n2 s ([p](../bench/results/pending.json)).\n",
+             "no slot there names this section"),
+            ("docs/b.md", "# b\n\n## Owed\n\nAbout 5 ms (later).\n", "quotes 5 ms"),
+    ):
+        pages = dict(good_pages)
+        pages[page] = text
+        r = write_tree(pages)
+        check("--check-figures finds: %s" % why, r.returncode == 1 and why in r.stderr and
+              page in r.stderr, r.stderr)
+    pages = dict(good_pages)
+    pages["docs/b.md"] = "# b\n\n## Owed\n\nNothing measured here.\n"
+    r = write_tree(pages)
+    check("--check-figures finds a slot its section does not point at", r.returncode == 1 and
+          "names 'docs/b.md: Owed', which does not point at it" in r.stderr, r.stderr)
+
+    # The schema.
     run = {"machine": "test machine", "versions": {"topoml": "x"}, "commands": ["bench --x"],
            "baseline": "ripser",
            "cases": [
@@ -65,7 +144,7 @@ with tempfile.TemporaryDirectory() as tmp:
            ]}
     good = os.path.join(tmp, "good.json")
     json.dump(run, open(good, "w"))
-    r = tables(good)
+    r = tables("--strict", good)
     check("the scripts' schema is read", r.returncode == 0, r.stderr)
     row = [l for l in r.stdout.splitlines() if l.startswith("| a |")]
     check("one row per case", len(row) == 1, r.stdout)
@@ -76,11 +155,35 @@ with tempfile.TemporaryDirectory() as tmp:
     check("ratios to the baseline", cells[4:6] == ["0.31", "0.12"], str(cells))
     check("peak RSS in MiB", cells[6:9] == ["2.0 MiB", "1.0 MiB", ""], str(cells))
     check("threads named when they differ", "topoml (2 threads)" in r.stdout, r.stdout)
+    check("the raw times are counted", "raw times per case: 1/3/4" in r.stdout, r.stdout)
 
+    # A figure without raw times: allowed only when the file says why, and
+    # the page says it too; the statistic is named.
+    medians = dict(run, statistic="best of 3 runs", no_raw_times="kept the best run only")
+    medians["cases"] = [{"name": "b", "program": "ripser", "median": 2.0},
+                        {"name": "b", "program": "topoml", "median": 0.5}]
+    p = os.path.join(tmp, "medians.json")
+    json.dump(medians, open(p, "w"))
+    r = tables("--strict", p)
+    check("a file that says why it has no raw times is read",
+          r.returncode == 0 and "| b | 2 s | 500 ms | 0.25 |" in r.stdout and
+          "Best of 3 runs; no raw times: kept the best run only." in r.stdout,
+          r.stdout + r.stderr)
+
+    silent = dict(medians)
+    del silent["no_raw_times"]
+    old_shape = {"cases": [{"case": "b", "scalar": {"wall_s": 2.0}, "cpp_compat": {"wall_s": 1.0}}],
+                 "machine": "m", "versions": {"x": "1"}, "commands": ["c"]}
     for bad, why in (({"cases": []}, "no 'cases'"),
-                     ({"cases": [{"name": "a", "program": "p"}]}, "neither 'median' nor 'times'"),
-                     ({"cases": [{"name": "a", "program": "p", "times": ["1"]}]}, "'times'"),
-                     ({"cases": [{"name": "a", "times": [1]}]}, "'name' and a 'program'")):
+                     (dict(run, cases=[{"name": "a", "program": "p"}]),
+                      "neither 'median' nor 'times'"),
+                     (dict(run, cases=[{"name": "a", "program": "p", "times": ["1"]}]), "'times'"),
+                     (dict(run, cases=[{"name": "a", "times": [1]}]), "'name' and a 'program'"),
+                     (silent, "'no_raw_times' does not say why"),
+                     ({k: v for k, v in run.items() if k != "machine"}, "no 'machine'"),
+                     ({k: v for k, v in run.items() if k != "versions"}, "no 'versions'"),
+                     (dict(run, commands=[]), "no 'commands'"),
+                     (old_shape, "'name' and a 'program'")):
         p = os.path.join(tmp, "bad.json")
         json.dump(bad, open(p, "w"))
         r = tables("--strict", good, p)
@@ -89,16 +192,55 @@ with tempfile.TemporaryDirectory() as tmp:
         r = tables(good, p)
         check("without --strict, listed untabled: %s" % why,
               r.returncode == 0 and "* `bad.json`:" in r.stdout and "| a |" in r.stdout, r.stderr)
+        try:
+            artifact.save(os.path.join(tmp, "saved.json"), bad)
+            check("artifact.save refuses: %s" % why, False)
+        except make_tables.SchemaError as e:
+            check("artifact.save refuses: %s" % why, why in str(e), str(e))
+        check("artifact.save wrote nothing: %s" % why,
+              not os.path.exists(os.path.join(tmp, "saved.json")))
     open(os.path.join(tmp, "broken.json"), "w").write("{")
     r = tables(os.path.join(tmp, "broken.json"))
     check("refused: not JSON", r.returncode == 1 and "broken.json" in r.stderr, r.stderr)
-    # The older scripts' shape: per-program results under "case".
-    old = os.path.join(tmp, "old.json")
-    json.dump({"cases": [{"case": "b", "scalar": {"wall_s": 2.0}, "cpp_compat": {"wall_s": 1.0},
-                          "same": True}], "baseline": "scalar"}, open(old, "w"))
-    r = tables("--strict", old)
-    check("the older shape is read per program", r.returncode == 0 and
-          "| b | 2 s | 1 s | 0.50 |" in r.stdout, r.stdout + r.stderr)
+
+    # artifact.save writes what the tables read.
+    saved = os.path.join(tmp, "saved.json")
+    artifact.save(saved, {"machine": artifact.machine(), "versions": {"topoml": "x"},
+                          "commands": ["bench"], "baseline": "p",
+                          "cases": [artifact.case("c", "p", [0.2, 0.1, 0.3]),
+                                    artifact.case("c", "q", [0.05], threads=2, extra=1)]})
+    r = tables("--strict", saved)
+    check("artifact.save's file is read", r.returncode == 0 and "| c | 200 ms | 50 ms | 0.25 |"
+          in r.stdout, r.stdout + r.stderr)
+
+    # Slots: a missing artifact shows as such; a slot whose file has landed,
+    # or a slot without its command, is refused under --strict.
+    folder = os.path.join(tmp, "results")
+    os.mkdir(folder)
+    shutil.copy(good, folder)
+    slot = {"file": "gpu.json", "title": "GPU run", "command": "device-run gpu",
+            "why": "not run yet", "quoted_in": ["README.md: Speed"]}
+    json.dump({"pending": [slot]}, open(os.path.join(folder, "pending.json"), "w"))
+    r = tables("--strict", "--results", folder)
+    check("a slot shows 'no artifact yet' and no number",
+          r.returncode == 0 and "## GPU run" in r.stdout and
+          "`gpu.json` — **no artifact yet**" in r.stdout and "device-run gpu" in r.stdout and
+          not re.search(r"## GPU run\n(?:(?!\n## ).)*\|", r.stdout, re.S), r.stdout + r.stderr)
+    check("pending.json is not read as a run", "[pending.json](" not in r.stdout, r.stdout)
+    shutil.copy(good, os.path.join(folder, "gpu.json"))
+    r = tables("--strict", "--results", folder)
+    check("a slot whose artifact landed is refused",
+          r.returncode == 1 and "gpu.json has its artifact now" in r.stderr, r.stderr)
+    r = tables("--results", folder)
+    check("without --strict, the landed artifact gets its table and the slot goes",
+          r.returncode == 0 and "[gpu.json](" in r.stdout and "no artifact yet" not in r.stdout,
+          r.stdout + r.stderr)
+    os.unlink(os.path.join(folder, "gpu.json"))
+    json.dump({"pending": [{k: v for k, v in slot.items() if k != "command"}]},
+              open(os.path.join(folder, "pending.json"), "w"))
+    r = tables("--strict", "--results", folder)
+    check("a slot with a file but no command is refused",
+          r.returncode == 1 and "comes with the 'command'" in r.stderr, r.stderr)
 
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)

@@ -7,7 +7,8 @@
  * wrong when an environment variable is set, wrong unless run by
  * topoml-conformance, a write to stdout, a change to its input, a leak of
  * 64 MiB per call, and a capability claim (max_dim 10) it cannot keep
- * (wrong from dimension 4). Each is built into its own folder by
+ * (wrong from dimension 4), and one that is right but ignores the memory
+ * limit (answers what the reference refuses). Each is built into its own folder by
  * tests/CMakeLists.txt and never installed.
  *
  * "Wrong" is the subtle kind: the longest finite bar dies 10% of its length
@@ -131,6 +132,24 @@ static bool turns_wrong(const topoml_input_v1 *in, uint32_t modulus, uint32_t ma
 static void *volatile last_scratch;
 #endif
 
+#ifdef GF_NO_LIMIT
+/* Right, but blind to call->max_memory: it answers calls that the
+ * reference refuses, so a re-run on the reference cannot check them. */
+static topoml_call_v1 unlimited(const topoml_call_v1 *call)
+{
+    topoml_call_v1 c = *call;
+    c.max_memory = 0;
+    return c;
+}
+
+static int edges(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                 double threshold, topoml_edge **out, uint64_t *n_out)
+{
+    topoml_call_v1 c = unlimited(call);
+    return ref->edges(state, &c, in, threshold, out, n_out);
+}
+#endif
+
 static int rips(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
                 const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
 {
@@ -153,6 +172,10 @@ static int rips(void *state, const topoml_call_v1 *call, const topoml_input_v1 *
     last_scratch = scratch; /* kept where the compiler cannot drop it */
 #endif
     bool wrong = turns_wrong(in, params->modulus, params->max_dim);
+#ifdef GF_NO_LIMIT
+    topoml_call_v1 c = unlimited(call);
+    call = &c;
+#endif
     int rc = ref->rips(state, call, in, params, out);
 #ifdef GF_MODIFIES_INPUT
     /* Scales the caller's points in place "to normalise" them. */
@@ -234,6 +257,9 @@ TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version, const t
     vt.distances = distances;
 #ifdef GF_MAXDIM
     vt.capabilities = capabilities;
+#endif
+#ifdef GF_NO_LIMIT
+    vt.edges = edges;
 #endif
     *abi_version = 1;
     *backend = &vt;

@@ -11,23 +11,25 @@ of --repeat runs is kept. The outputs of the two backends are compared: bars
 as sorted lists, distances line by line; `same` says whether they agree
 exactly.
 
-Prints a table and writes every figure as JSON (--json FILE, or stdout with
---json -). Only the standard library is needed.
+Prints a table and writes every figure as a bench/results artifact
+(tools/bench/artifact.py; --json FILE, or stdout with --json -). Only the
+standard library is needed.
 
   tools/bench/bench_cpp_compat.py --topoml build/tools/topoml \\
       --data ../shared/data/ripser-examples [--quick] [--json out.json]
 """
 
 import argparse
-import json
 import os
-import platform
 import random
 import resource
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import artifact  # noqa: E402  (the one writer of bench/results/ files)
 
 
 def cloud(rng, n, dim, kind):
@@ -135,19 +137,24 @@ def main():
             if backend != "scalar":
                 cmd += ["--config", config]
             cmd += args
-            best = None
+            best, runs = None, []
             for _ in range(a.repeat):
                 t = timed(cmd, a.timeout)
                 if t is None:
                     best = None
                     break
+                runs.append(t)
                 if best is None or t[1] < best[1]:
                     best = t
             key = backend.replace("-", "_")
             if best is None:
                 row[key] = {"timeout": a.timeout}
                 continue
-            row[key] = {"wall_s": round(best[0], 4), "cpu_s": round(best[1], 4)}
+            row[key] = {"wall_s": round(best[0], 4), "cpu_s": round(best[1], 4),
+                        "cpu_runs": [round(t[1], 4) for t in runs],
+                        "wall_runs": [round(t[0], 4) for t in runs],
+                        "command": " ".join(os.path.basename(x) if x.startswith(tmp) else x
+                                            for x in cmd)}
             outputs[backend] = canonical(command, best[2])
         if len(outputs) == 2:
             row["same"] = outputs["scalar"] == outputs["cpp-compat"]
@@ -156,20 +163,25 @@ def main():
         rows.append(row)
         print_row(row, first=len(rows) == 1)
 
-    report = {
-        "benchmark": "cpp-compat vs scalar through the topoml CLI",
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                    "load_average": list(os.getloadavg())},
-        "repeat": a.repeat,
-        "cases": rows,
-    }
-    if a.json == "-":
-        json.dump(report, sys.stdout, indent=1)
-        print()
-    elif a.json:
-        with open(a.json, "w") as f:
-            json.dump(report, f, indent=1)
-        print("figures written to", a.json)
+    if a.json:
+        artifact.save(a.json, {
+            "title": "cpp-compat against the scalar reference through the topoml CLI",
+            "machine": artifact.machine(),
+            "versions": {"topoml": subprocess.run([a.topoml, "--version"], capture_output=True,
+                                                  text=True).stdout.strip() or "?"},
+            "commands": [" ".join(["tools/bench/bench_cpp_compat.py"] + sys.argv[1:])],
+            "baseline": "scalar",
+            "statistic": "best of %d runs, CPU seconds (user + system) of the whole CLI process"
+                         % a.repeat,
+            "cases": [artifact.case(row["case"], backend, row[key]["cpu_runs"], threads=1,
+                                    median=row[key]["cpu_s"], wall_s=row[key]["wall_s"],
+                                    wall_times=row[key]["wall_runs"],
+                                    command=row[key]["command"], same=row.get("same"))
+                      for row in rows for backend, key in (("scalar", "scalar"),
+                                                           ("cpp-compat", "cpp_compat"))
+                      if "cpu_s" in row.get(key, {})]})
+        if a.json != "-":
+            print("figures written to", a.json)
     for p in os.listdir(tmp):
         os.unlink(os.path.join(tmp, p))
     os.rmdir(tmp)

@@ -17,34 +17,37 @@ Two figures:
   the outputs of the two runs must be identical.
 
 Each figure is the best of --repeat runs (wall-clock). Prints a table and
-writes every figure as JSON (--json FILE, or - for stdout). Needs only the
+writes every run as a bench/results artifact (tools/bench/artifact.py;
+--json FILE, or - for stdout). Needs only the
 standard library and a build tree with the tests' plugins.
 
   tools/bench/bench_isolation.py --build build [--quick] [--json out.json]
 """
 
 import argparse
-import json
 import os
-import platform
 import random
 import subprocess
 import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import artifact  # noqa: E402  (the one writer of bench/results/ files)
+
 
 def timed(cmd, env, repeat):
-    best, out = None, None
+    """(every run's wall time, the last run's output)."""
+    times, out = [], None
     for _ in range(repeat):
         t0 = time.perf_counter()
         r = subprocess.run(cmd, capture_output=True, text=True, env=env)
         dt = time.perf_counter() - t0
         if r.returncode != 0:
             sys.exit("FAILED (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr))
-        best = dt if best is None else min(best, dt)
+        times.append(dt)
         out = r.stdout
-    return best, out
+    return times, out
 
 
 def main():
@@ -72,14 +75,17 @@ def main():
             f.write("enable: [scalar-copy]\nisolation: %s\n" % mode)
         configs[mode] = path
 
-    results = {"machine": platform.machine(), "cpus": os.cpu_count(),
-               "repeat": a.repeat, "probe": {}, "ops": []}
+    results = {"probe": {}, "ops": []}
+    cases = []
     # The build tree's own plugins are probed in both runs; the difference
     # is the one plugin.
-    base, _ = timed([topoml, "backends"], dict(env, TOPOML_PLUGIN_PATH=empty), a.repeat)
-    one, _ = timed([topoml, "backends"], dict(env, TOPOML_PLUGIN_PATH=plugin_dir), a.repeat)
+    runs_base, _ = timed([topoml, "backends"], dict(env, TOPOML_PLUGIN_PATH=empty), a.repeat)
+    runs_one, _ = timed([topoml, "backends"], dict(env, TOPOML_PLUGIN_PATH=plugin_dir), a.repeat)
+    base, one = min(runs_base), min(runs_one)
     results["probe"] = {"backends_s": base, "backends_one_more_plugin_s": one,
                         "per_plugin_s": one - base}
+    cases += [artifact.case("topoml backends", "build tree's plugins", runs_base, median=base),
+              artifact.case("topoml backends", "one more plugin", runs_one, median=one)]
 
     rng = random.Random(11)
     sizes = [(200, "distance"), (1000, "distance"), (200, "barcode")]
@@ -95,8 +101,13 @@ def main():
         if cmd == "barcode":
             args += ["--format", "point-cloud", "--dim", "1"]
         e = dict(env, TOPOML_PLUGIN_PATH=plugin_dir)
-        t_in, out_in = timed(args + ["--config", configs["none"]], e, a.repeat)
-        t_iso, out_iso = timed(args + ["--config", configs["process"]], e, a.repeat)
+        runs_in, out_in = timed(args + ["--config", configs["none"]], e, a.repeat)
+        runs_iso, out_iso = timed(args + ["--config", configs["process"]], e, a.repeat)
+        t_in, t_iso = min(runs_in), min(runs_iso)
+        name = "topoml %s%s, %d points" % (cmd, " --dim 1" if cmd == "barcode" else "", n)
+        cases += [artifact.case(name, "in the host", runs_in, median=t_in),
+                  artifact.case(name, "isolated", runs_iso, median=t_iso,
+                                same_output=out_in == out_iso)]
         results["ops"].append({"command": cmd, "points": n, "in_process_s": t_in,
                                "isolated_s": t_iso, "overhead_s": t_iso - t_in,
                                "overhead_pct": 100.0 * (t_iso - t_in) / t_in,
@@ -113,12 +124,15 @@ def main():
             r["command"], r["points"], 1e3 * r["in_process_s"], 1e3 * r["isolated_s"],
             1e3 * r["overhead_s"], r["overhead_pct"], "yes" if r["same_output"] else "NO"))
     if a.json:
-        text = json.dumps(results, indent=2) + "\n"
-        if a.json == "-":
-            sys.stdout.write(text)
-        else:
-            with open(a.json, "w") as f:
-                f.write(text)
+        version = subprocess.run([topoml, "--version"], capture_output=True, text=True, env=env)
+        artifact.save(a.json, {
+            "title": "Plugin isolation: what probing and running a plugin in its own process cost",
+            "machine": artifact.machine(),
+            "versions": {"topoml": version.stdout.strip() or "?"},
+            "commands": [" ".join(["tools/bench/bench_isolation.py"] + sys.argv[1:])],
+            "baseline": "in the host",
+            "statistic": "best of %d runs, wall seconds of the whole command" % a.repeat,
+            "cases": cases})
     return 0 if all(r["same_output"] for r in results["ops"]) else 1
 
 

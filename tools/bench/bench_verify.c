@@ -3,7 +3,9 @@
  * costs over a process's calls: on Ripser's benchmark inputs, one context
  * per mode (off, auto, always) makes the same barcode call --calls times on
  * the backend named, and the table gives the seconds per call and the
- * overhead of auto and always over off. The same figures go to --json.
+ * overhead of auto and always over off. The same figures, with every call's
+ * time, go to --json as a bench/results artifact (the schema of
+ * tools/bench/make_tables.py).
  *
  *   bench_verify --data shared/data/ripser-examples --backend threads \
  *       [--calls 20] [--json out.json]
@@ -45,9 +47,10 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Seconds per call of `calls` calls in one context, -1 on error. */
+/* Seconds per call of `calls` calls in one context (each call's in
+ * times[]), -1 on error. */
 static double run(const char *data_dir, const bench_case *c, const char *mode,
-                  const char *backend, int calls, char *used, size_t used_size)
+                  const char *backend, int calls, double *times, char *used, size_t used_size)
 {
     char cfg[] = "/tmp/topoml-bench-verify-XXXXXX";
     int fd = mkstemp(cfg);
@@ -77,10 +80,12 @@ static double run(const char *data_dir, const bench_case *c, const char *mode,
         topoml_barcode *bc = NULL;
         double t0 = now();
         rc = topoml_barcode_compute(ctx, &bc, d, &ro);
-        if (k == 0)
+        if (k == 0) {
             total = 0; /* the first call certifies the backend: not timed */
-        else
-            total += now() - t0;
+        } else {
+            times[k - 1] = now() - t0;
+            total += times[k - 1];
+        }
         topoml_barcode_free(bc);
     }
     if (rc != TOPOML_OK) {
@@ -121,14 +126,20 @@ int main(int argc, char **argv)
     }
     double sec[N_CASES][3];
     char used[N_CASES][3][64];
+    double *times = calloc(N_CASES * 3 * (size_t)calls, sizeof *times);
+    if (!times)
+        return 1;
     printf("%-20s %-10s %12s %12s %12s %9s %9s\n", "case", "backend", "off s/call",
            "auto s/call", "always s/call", "auto", "always");
     double sum[3] = {0, 0, 0};
     for (size_t c = 0; c < N_CASES; c++) {
         for (int m = 0; m < 3; m++)
-            sec[c][m] = run(data, &cases[c], modes[m], backend, calls, used[c][m], 64);
-        if (sec[c][0] <= 0 || sec[c][1] < 0 || sec[c][2] < 0)
+            sec[c][m] = run(data, &cases[c], modes[m], backend, calls,
+                            times + (c * 3 + (size_t)m) * (size_t)calls, used[c][m], 64);
+        if (sec[c][0] <= 0 || sec[c][1] < 0 || sec[c][2] < 0) {
+            free(times);
             return 1;
+        }
         for (int m = 0; m < 3; m++)
             sum[m] += sec[c][m];
         printf("%-20s %-10s %12.4f %12.4f %12.4f %+8.1f%% %+8.1f%%\n", cases[c].name, used[c][1],
@@ -137,20 +148,47 @@ int main(int argc, char **argv)
     }
     printf("%-20s %-10s %12.4f %12.4f %12.4f %+8.1f%% %+8.1f%%\n", "all", "", sum[0], sum[1],
            sum[2], 100 * (sum[1] / sum[0] - 1), 100 * (sum[2] / sum[0] - 1));
+    int rc = 0;
     if (json) {
+        /* An artifact in the schema of tools/bench/make_tables.py. */
         FILE *f = fopen(json, "w");
-        if (!f)
+        if (!f) {
+            free(times);
             return 1;
-        fprintf(f, "{\"benchmark\":\"verify\",\"backend\":\"%s\",\"calls\":%d,\"cases\":[", backend,
+        }
+        char host[256] = "?", cpu[256] = "?", line[512];
+        gethostname(host, sizeof host - 1);
+        FILE *ci = fopen("/proc/cpuinfo", "r");
+        while (ci && fgets(line, sizeof line, ci))
+            if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
+                snprintf(cpu, sizeof cpu, "%s", strchr(line, ':') + 2);
+                cpu[strcspn(cpu, "\n\"\\")] = '\0';
+                break;
+            }
+        if (ci)
+            fclose(ci);
+        fprintf(f, "{\"title\": \"Run-time verification: seconds per barcode call, verify off, "
+                   "auto and always\",\n \"machine\": {\"host\": \"%s\", \"cpu\": \"%s\", "
+                   "\"cpus\": %ld},\n \"versions\": {\"topoml\": \"%s\"},\n \"commands\": "
+                   "[\"bench_verify --data DIR --backend %s --calls %d --json FILE\"],\n "
+                   "\"baseline\": \"verify: off\",\n \"statistic\": \"mean seconds per call of "
+                   "%d calls in one context (after an untimed first call)\",\n \"cases\": [",
+                host, cpu, sysconf(_SC_NPROCESSORS_ONLN), topoml_version(), backend, calls,
                 calls);
         for (size_t c = 0; c < N_CASES; c++)
-            fprintf(f,
-                    "%s\n{\"name\":\"%s\",\"answered_by\":\"%s\",\"off\":%.6f,\"auto\":%.6f,"
-                    "\"always\":%.6f}",
-                    c ? "," : "", cases[c].name, used[c][1], sec[c][0], sec[c][1], sec[c][2]);
-        fprintf(f, "],\"overhead_auto\":%.4f,\"overhead_always\":%.4f}\n", sum[1] / sum[0] - 1,
-                sum[2] / sum[0] - 1);
-        fclose(f);
+            for (int m = 0; m < 3; m++) {
+                fprintf(f, "%s\n  {\"name\": \"%s\", \"program\": \"verify: %s\", "
+                           "\"answered_by\": \"%s\", \"median\": %.6f, \"times\": [",
+                        c || m ? "," : "", cases[c].name, modes[m], used[c][m], sec[c][m]);
+                const double *t = times + (c * 3 + (size_t)m) * (size_t)calls;
+                for (int k = 0; k < calls; k++)
+                    fprintf(f, "%s%.6f", k ? ", " : "", t[k]);
+                fprintf(f, "]}");
+            }
+        fprintf(f, "\n ],\n \"overhead_auto\": %.4f, \"overhead_always\": %.4f}\n",
+                sum[1] / sum[0] - 1, sum[2] / sum[0] - 1);
+        rc = fclose(f) == 0 ? 0 : 1;
     }
-    return 0;
+    free(times);
+    return rc;
 }

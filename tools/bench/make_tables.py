@@ -7,37 +7,61 @@ script, so a number can be traced to the run that made it and made again.
 
 A file holds one run:
 
-  machine   what it ran on (text)
+  machine   what it ran on (text, or an object of named facts)
   versions  {"program": "version", ...}
-  commands  ["the command that made it", ...]
+  commands  ["the command that made it", ...] (or {"what": "command", ...})
   cases     [{"name", "program", "threads", "times": [seconds, ...],
               "median", "peak_rss"}, ...]
 
 and may add: title, source (where the numbers come from, e.g. "transcribed
 from docs/notes/..."), baseline (the program the others are divided by),
-units ({"median": "s", "peak_rss": "bytes" | "KiB" | "MiB"}; default
-seconds and bytes). "median" may be left out when "times" has the raw
-times; "threads" and "peak_rss" may be null or absent. Unknown keys are
-ignored.
+statistic (what a case's figure is when it is not the median of its times,
+e.g. "best of 3"; the figure is then in "median" all the same), units
+({"median": "s" | "ms" | "us", "peak_rss": "bytes" | "KiB" | "MiB"};
+default seconds and bytes). "median" may be left out when "times" has the
+raw times; "threads" and "peak_rss" may be null or absent. A file with a case
+whose "times" is empty must say why in "no_raw_times" (e.g. "transcribed
+from a table that kept medians only"): a figure without its raw times is
+never silent. Unknown keys are ignored (a script may keep more there).
 
-Cases in the shape the older scripts wrote ({"case": name, "<program>":
-{"wall_s": ...}}) are read as one case per program. A file that does not
-follow the schema is named, with the reason, on stderr and at the end of
-the page, and gets no table.
+A figure quoted in the README or the docs without an artifact has a slot in
+pending.json in the same folder ({"pending": [{"title", "why", "quoted_in":
+["page: heading", ...], "file", "command"}]}): with "file" and "command" it
+waits for the run that makes that file, without them no run will (a figure
+of an intermediate build, a time taken by hand). The page shows each as "no
+artifact yet" or "no artifact", never as a number. A slot whose file exists
+is an error under --strict (the slot goes when the artifact lands).
+
+A file that does not follow the schema is named, with the reason, on stderr
+and at the end of the page, and gets no table.
+
+tools/bench/artifact.py writes files in this schema (checked by check()).
 
 Usage: make_tables.py [--results DIR | FILE...] [--page FILE] [--strict]
+       make_tables.py --check-figures SRC
 Without --page the tables go to standard output. Exit status 1 when no file
 gives a table, or with --strict when any file breaks the schema.
+
+--check-figures: every section of SRC's README.md and docs/ that quotes a
+measured figure (a time, a speed ratio, a table of bare numbers in a
+section that speaks of seconds; not a limit such as "at most 1 s") names
+its artifact: a link, a `path` or a heading bench/results/X.json, or a link
+to pending.json with a slot naming that section. Exit status 1, with each
+section that does not, otherwise 0.
 """
 import argparse
 import json
 import math
 import os
+import re
 import statistics
 import sys
 
 RSS_UNITS = {"bytes": 1, "b": 1, "kib": 1024, "kb": 1000, "mib": 1048576, "mb": 1e6,
              "gib": 1073741824, "gb": 1e9}
+
+
+PENDING = "pending.json"
 
 
 class SchemaError(Exception):
@@ -48,23 +72,6 @@ def number(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def per_program(c):
-    """A case as the older benchmark scripts wrote it — {"case": name,
-    "<program>": {"wall_s": ..., "runs": ...}, ...} — as one case of the
-    schema per program; a case of the schema as it is."""
-    if not isinstance(c, dict) or "name" in c or not isinstance(c.get("case"), str):
-        return [c]
-    out = []
-    for program, v in c.items():
-        if isinstance(v, dict) and number(v.get("wall_s")):
-            runs = v.get("runs") if isinstance(v.get("runs"), list) else []
-            out.append({"name": c["case"], "program": program, "median": v["wall_s"],
-                        "times": [r[0] if isinstance(r, list) else r for r in runs],
-                        "peak_rss": v["max_rss_kib"] * 1024 if number(v.get("max_rss_kib"))
-                        else None})
-    return out or [c]
-
-
 def load(path):
     """The file's run, with each case's median (seconds) and peak RSS
     (bytes) worked out."""
@@ -72,9 +79,19 @@ def load(path):
         d = json.load(open(path, encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise SchemaError("%s: not a JSON file: %s" % (path, e))
+    return check(d, path)
+
+
+def check(d, path):
+    """d (a run as the schema says) with '_cases' worked out; SchemaError
+    naming path and the case otherwise."""
     if not isinstance(d, dict) or not isinstance(d.get("cases"), list) or not d["cases"]:
         raise SchemaError("%s: no 'cases' list" % path)
-    d["cases"] = [c2 for c in d["cases"] for c2 in per_program(c)]
+    for key, kinds in (("machine", (str, dict)), ("versions", (dict,)),
+                       ("commands", (list, dict))):
+        if not isinstance(d.get(key), kinds) or not d[key]:
+            raise SchemaError("%s: no '%s' (%s)" % (path, key, " or ".join(
+                {"str": "text", "dict": "object", "list": "list"}[k.__name__] for k in kinds)))
     units = d.get("units") or {}
     scale = {"s": 1.0, "ms": 1e-3, "us": 1e-6}.get(str(units.get("median", "s")).split()[0])
     if scale is None:
@@ -107,9 +124,46 @@ def load(path):
         cases.append({"name": c["name"], "program": c["program"], "threads": threads,
                       "runs": len(times), "median": median * scale,
                       "rss": None if rss is None else rss * RSS_UNITS[rss_unit]})
+    if any(c["runs"] == 0 for c in cases) and not (
+            isinstance(d.get("no_raw_times"), str) and d["no_raw_times"].strip()):
+        raise SchemaError("%s: a case has no raw times and 'no_raw_times' does not say why"
+                          % path)
     d["_cases"] = cases
     d["_path"] = path
     return d
+
+
+def load_pending(path):
+    """The slots of pending.json: [{"file", "title", "command", ...}]."""
+    try:
+        d = json.load(open(path, encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise SchemaError("%s: not a JSON file: %s" % (path, e))
+    slots = d.get("pending") if isinstance(d, dict) else None
+    if not isinstance(slots, list):
+        raise SchemaError("%s: no 'pending' list" % path)
+    for i, s in enumerate(slots):
+        if not isinstance(s, dict) or not all(isinstance(s.get(k), str) and s[k]
+                                              for k in ("title", "why")):
+            raise SchemaError("%s: slot %d needs a 'title' and a 'why'" % (path, i))
+        if ("file" in s) != ("command" in s) or not all(
+                isinstance(s[k], str) and s[k] for k in ("file", "command") if k in s):
+            raise SchemaError("%s: slot %d (%s): a 'file' comes with the 'command' that makes it"
+                              % (path, i, s["title"]))
+        if not isinstance(s.get("quoted_in"), list) or not s["quoted_in"] or not all(
+                isinstance(q, str) and ": " in q for q in s["quoted_in"]):
+            raise SchemaError("%s: slot %d (%s): 'quoted_in' must list 'page: heading'"
+                              % (path, i, s["title"]))
+    return slots
+
+
+def fact(v):
+    """A machine fact as text: numbers to 3 significant digits."""
+    if isinstance(v, list):
+        return "/".join(fact(x) for x in v)
+    if isinstance(v, float):
+        return "%.3g" % v
+    return str(v)
 
 
 def seconds(x):
@@ -147,7 +201,9 @@ def table(d, link):
     cell = {(c["name"], column(c, multi)): c for c in cases}
     base = d.get("baseline")
     base = base if base in cols else None
-    others = [x for x in cols if x != base]
+    # a ratio column only for a program measured on a case the baseline has
+    others = [x for x in cols if x != base and any((n, x) in cell and (n, base) in cell
+                                                   for n in names)]
     has_rss = any(c["rss"] is not None for c in cases)
     head = ["case"] + cols
     if base:
@@ -159,14 +215,15 @@ def table(d, link):
     if d.get("source"):
         out.append("— %s." % d["source"].rstrip("."))
     out.append("")
-    if d.get("machine"):
-        out += ["Machine: %s." % str(d["machine"]).rstrip("."), ""]
-    if d.get("versions"):
-        out += ["Versions: " + "; ".join("%s %s" % kv for kv in d["versions"].items()) + ".", ""]
-    for cmd in d.get("commands") or []:
-        out += ["    " + cmd]
-    if d.get("commands"):
-        out.append("")
+    machine = d["machine"]
+    if isinstance(machine, dict):
+        machine = "; ".join("%s %s" % (k, fact(v)) for k, v in machine.items())
+    out += ["Machine: %s." % str(machine).rstrip("."), ""]
+    out += ["Versions: " + "; ".join("%s %s" % kv for kv in d["versions"].items()) + ".", ""]
+    commands = d["commands"]
+    if isinstance(commands, dict):
+        commands = ["%s: %s" % kv for kv in commands.items()]
+    out += ["    " + str(cmd) for cmd in commands] + [""]
     out += ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
     for n in names:
         row = [n.replace("|", "\\|")]
@@ -180,10 +237,119 @@ def table(d, link):
             row += [mib(cell[(n, x)]["rss"]) if (n, x) in cell and cell[(n, x)]["rss"]
                     is not None else "" for x in cols]
         out.append("| " + " | ".join(row) + " |")
-    runs = sorted({c["runs"] for c in cases})
-    out += ["", "Medians%s." % (" of %s raw times" % "/".join(map(str, runs)) if runs != [0]
-                                else " (the artifact has no raw times)"), ""]
+    runs = sorted({c["runs"] for c in cases if c["runs"]})
+    what = (d.get("statistic") or "medians").rstrip(".")
+    what = what[0].upper() + what[1:]
+    if runs:
+        out += ["", "%s; raw times per case: %s." % (what, "/".join(map(str, runs)))]
+    if any(c["runs"] == 0 for c in cases):
+        out += ["", "%s; no raw times: %s." % (what, d["no_raw_times"].rstrip("."))]
+    return "\n".join(out + [""])
+
+
+def slot_table(slot):
+    """A figure quoted without its artifact: a visible gap, no number."""
+    out = ["## %s" % slot["title"], ""]
+    if slot.get("file"):
+        out += ["Artifact: `%s` — **no artifact yet**; to be made by" % slot["file"], "",
+                "    " + slot["command"], ""]
+    else:
+        out += ["**No artifact**: no run will make one.", ""]
+    out += [slot["why"][0].upper() + slot["why"][1:].rstrip(".") + ".", ""]
+    out += ["Quoted in: " + "; ".join(slot["quoted_in"]) + ".", ""]
     return "\n".join(out)
+
+
+# A measured figure in prose or a table: a time or a speed ratio. A number
+# right after a word of limits ("at most 1 s", "timeout 10 s", "--timeout
+# 120") or right before one ("30 s at most", "a 5 s bound", "a 20 s
+# computation" as a test's workload) is a setting, not a measurement.
+FIGURE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|µs|s)(?![\w/])"
+                    r"|(?<![\w.])\d+(?:\.\d+)?\s?×(?!\s*\d)|\bx\d+\.\d+\b")
+SETTING_BEFORE = re.compile(r"((?i:limit|timeout|at most|≤|<=|under|budget|after|every|target|"
+                            r"up to|within|default|than)|--[a-z-]+|[A-Z_]{4,}=)[^.;|]{0,15}$")
+SETTING_AFTER = re.compile(r"^\s*(?i:at most|or less|budget|limit|timeout|bound|deadline|"
+                           r"computation)")
+ARTIFACT_REF = re.compile(r"\]\(([^)#\s]*bench/results/[^)#\s]+\.json)\)"
+                          r"|`(bench/results/[^`\s]+\.json)`|^#+ (bench/results/\S+\.json)$",
+                          re.M)
+# A table of bare numbers is a table of measurements when its section speaks
+# of seconds.
+TABLE_CELL = re.compile(r"^\+?\d+\.\d+(\s*\(.*\))?$")
+TIME_WORDS = re.compile(r"\bseconds?\b|\bms\b|\b[a-z+]+ s\b|wall time|CPU time", re.I)
+
+
+def sections(text):
+    """(heading, text) of each part of a Markdown page between headings
+    (of any level; a '#' inside a fenced block is no heading)."""
+    out, head, cur, fence = [], "", [], False
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        if line.startswith("#") and not fence:
+            out.append((head, "\n".join(cur)))
+            head, cur = line.lstrip("#").strip(), []
+        cur.append(line)
+    out.append((head, "\n".join(cur)))
+    return out
+
+
+def figures_without_artifact(src, pages, slots):
+    """Every section of the pages (paths relative to src) that quotes a
+    measured figure must name its artifact: a link (or a `path`) to
+    bench/results/X.json that exists, or to pending.json with a slot whose
+    quoted_in names this page and heading. Returns the problems found."""
+    problems, quoted = [], set()
+    named = {q for slot in slots for q in slot.get("quoted_in", [])}
+    for page in pages:
+        text = open(os.path.join(src, page), encoding="utf-8").read()
+        for head, sec in sections(text):
+            where = "%s: %s" % (page, head)
+            flat = re.sub(r"\s+", " ", sec)
+            figs = [m.group(0) for m in FIGURE.finditer(flat)
+                    if not SETTING_BEFORE.search(flat[max(0, m.start() - 40):m.start()])
+                    and not SETTING_AFTER.search(flat[m.end():m.end() + 12])]
+            if TIME_WORDS.search(sec):
+                figs += [c.strip() for line in sec.split("\n")
+                         if line.startswith("|") and not re.match(r"^\|\s*-", line)
+                         for c in line.strip().strip("|").split("|")
+                         if TABLE_CELL.match(c.strip())]
+            refs = []
+            for m in ARTIFACT_REF.finditer(sec):
+                # a link is relative to its page; a `path` (or a heading) to the tree
+                real = os.path.normpath(os.path.join(src, os.path.dirname(page), m.group(1))) \
+                    if m.group(1) else os.path.join(src, m.group(2) or m.group(3))
+                refs.append(m.group(1) or m.group(2) or m.group(3))
+                if not os.path.isfile(real):
+                    problems.append("%s: names %s, which does not exist" % (where, refs[-1]))
+            if any(os.path.basename(r) == PENDING for r in refs):
+                quoted.add(where)
+                if where not in named:
+                    problems.append("%s: points at %s, but no slot there names this section"
+                                    % (where, PENDING))
+            if figs and not refs:
+                problems.append("%s: quotes %s without naming its artifact in bench/results/"
+                                % (where, ", ".join(figs[:3])))
+    for q in sorted(named - quoted):
+        if q.split(": ", 1)[0] in pages:
+            problems.append("%s names '%s', which does not point at it" % (PENDING, q))
+    return problems
+
+
+def check_figures(src):
+    pages = ["README.md"] + sorted(
+        os.path.relpath(os.path.join(d, f), src)
+        for d, _, fs in os.walk(os.path.join(src, "docs")) for f in fs if f.endswith(".md"))
+    pending = os.path.join(src, "bench", "results", PENDING)
+    try:
+        slots = load_pending(pending) if os.path.exists(pending) else []
+    except SchemaError as e:
+        print("make_tables: %s" % e, file=sys.stderr)
+        return 1
+    problems = figures_without_artifact(src, pages, slots)
+    for p in problems:
+        print("make_tables: %s" % p, file=sys.stderr)
+    return 1 if problems else 0
 
 
 def main():
@@ -193,14 +359,36 @@ def main():
     ap.add_argument("--page", help="write a Markdown page here (links relative to it)")
     ap.add_argument("--strict", action="store_true",
                     help="fail on a file that breaks the schema (default: list it untabled)")
+    ap.add_argument("--check-figures", metavar="SRC",
+                    help="instead of tables: check that every measured figure in SRC's "
+                         "README.md and docs/ names its artifact (exit 1 if one does not)")
     a = ap.parse_args()
+    if a.check_figures:
+        return check_figures(a.check_figures)
     files = list(a.files)
+    slots, skipped = [], []
     if a.results:
         files += sorted(os.path.join(a.results, f) for f in os.listdir(a.results)
-                        if f.endswith(".json"))
+                        if f.endswith(".json") and f != PENDING)
+        if os.path.exists(os.path.join(a.results, PENDING)):
+            try:
+                slots = load_pending(os.path.join(a.results, PENDING))
+            except SchemaError as e:
+                print("make_tables: %s" % e, file=sys.stderr)
+                if a.strict:
+                    return 1
+                skipped.append((PENDING, str(e)))
+        for slot in slots:
+            if slot.get("file") and os.path.exists(os.path.join(a.results, slot["file"])):
+                print("make_tables: %s: %s has its artifact now: remove the slot"
+                      % (PENDING, slot["file"]), file=sys.stderr)
+                if a.strict:
+                    return 1
+        slots = [x for x in slots
+                 if not (x.get("file") and os.path.exists(os.path.join(a.results, x["file"])))]
     if not files:
         ap.error("no artifacts")
-    runs, skipped = [], []
+    runs = []
     for f in files:
         try:
             runs.append(load(f))
@@ -224,6 +412,12 @@ def main():
         else:
             rel = d["_path"]
         out += [table(d, rel), ""]
+    if slots:
+        out += ["# Figures without an artifact", "",
+                "Quoted in the README or the docs from runs that kept no JSON; each has a "
+                "slot in `bench/results/%s`: one with a file waits for the run that makes "
+                "it, one without will not get one." % PENDING, ""]
+        out += [slot_table(x) for x in slots]
     if skipped:
         out += ["## Artifacts without a table", "",
                 "These files in `bench/results/` do not follow the schema above, so no "

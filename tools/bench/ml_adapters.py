@@ -34,12 +34,14 @@ signature values (--json FILE).
       [--json out.json]
 """
 import argparse
-import json
 import math
 import os
 import platform
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import artifact  # noqa: E402  (the one writer of bench/results/ files)
 
 
 def data(torch, n, device, seed=0):
@@ -194,10 +196,27 @@ def main():
         "rows": rows,
     }
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
+        artifact.save(args.json, as_artifact(result, " ".join(["tools/bench/ml_adapters.py"] +
+                                                              sys.argv[1:])))
     return 0
+
+
+def as_artifact(result, command):
+    """The run in the bench/results schema (tools/bench/make_tables.py): a
+    case per model, size and timed step; what the script keeps besides
+    stays as it is."""
+    cases = [{"name": "%s n=%d" % (r["model"], r["n"]), "program": what, "times": [],
+              "median": r[what + "_s"]}
+             for r in result["rows"] for what in ("forward", "capture", "rips_grad")
+             if what + "_s" in r]
+    return dict(result,
+                title="topoml.torch: activation signatures and the differentiable Rips layer",
+                machine={"cpu": result["machine"], "device": result["device"],
+                         "load_average": result["load_average"]},
+                versions={k: result[k] for k in ("torch", "topoml", "numpy", "python")},
+                commands=[command], statistic="best of the runs (" + result["timing"] + ")",
+                no_raw_times="ml_adapters.py keeps the best of its runs, not the runs",
+                cases=cases)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ compared (tests/cli/clitest.py's comparison). Results also go to JSON.
         --topoml build/tools/topoml [--reps 5] [--json bench/results/python_overhead.json]
 """
 import argparse
-import json
 import math
 import os
 import platform
@@ -33,6 +32,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "cli"))
 sys.path.insert(0, HERE)
+import artifact  # noqa: E402  (the one writer of bench/results/ files)
 import clitest  # noqa: E402  (the one comparison of diagrams)
 from bench_rips import CASES, default_data, generate  # noqa: E402  (the benchmark set)
 
@@ -104,7 +104,8 @@ def main():
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:a.threads])
     from ripser import ripser as ripser_py
 
-    cases = [c for c in CASES if not a.only or c[0] in a.only]
+    # the shipped inputs of the benchmark set (not its generated clouds)
+    cases = [c for c in CASES if not c[1].startswith("gen:") and (not a.only or c[0] in a.only)]
     hdr = "%-13s %9s %9s %7s %9s %9s %9s %7s %7s  %s" % (
         "case", "C s", "ripser s", "binding", "CLI s", "ripser.py", "giotto-ph", "vs r.py",
         "vs gph", "diagrams")
@@ -117,7 +118,7 @@ def main():
         opts = options(fmt, dim, thr)
         thr = math.inf if thr is None else thr
         X, dm = load(path, fmt)
-        kw = dict(maxdim=dim, thresh=thr)
+        kw = dict(maxdim=dim, thresh=math.inf if thr is None else thr)
         runs = {k: [] for k in ("compute", "topoml", "cli", "ripser.py", "giotto-ph")}
         dgms = {}
         backend = [None]
@@ -181,15 +182,20 @@ def main():
           % (1e3 * imports["topoml_beyond_numpy_s"], 1e3 * imports["numpy_s"]))
     import gph
     import ripser as ripser_mod
-    os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
-    with open(a.json, "w") as f:
-        json.dump({"machine": platform.node(), "cpu": platform.processor() or platform.machine(),
-                   "cores": os.cpu_count(), "load_average": os.getloadavg(),
-                   "python": platform.python_version(), "numpy": np.__version__,
-                   "topoml": topoml.__version__, "ripser.py": ripser_mod.__version__,
-                   "giotto-ph": getattr(gph, "__version__", "?"), "threads": a.threads,
-                   "import": imports,
-                   "results": results}, f, indent=1)
+    versions = {"python": platform.python_version(), "numpy": np.__version__,
+                "topoml": topoml.__version__, "ripser.py": ripser_mod.__version__,
+                "giotto-ph": getattr(gph, "__version__", "?")}
+    artifact.save(a.json, {
+        "title": "topoml.ripser in Python against ripser.py and giotto-ph, and the binding's cost",
+        "machine": artifact.machine(), "versions": versions,
+        "commands": [" ".join(["tools/bench/python_overhead.py"] + sys.argv[1:])],
+        "baseline": "ripser.py", "threads": a.threads, "import": imports,
+        "cases": [artifact.case(r["case"], program, r["runs_s"][program],
+                                threads=1 if program == "ripser.py" else a.threads,
+                                median=r["median_s"][program])
+                  for r in results for program in r["runs_s"]],
+        "results": [{k: v for k, v in r.items() if k not in ("median_s", "runs_s")}
+                    for r in results]})
     print("(medians of %d runs, 41 for cases under 0.2 s; C = the computation inside topoml.ripser; binding = "
           "topoml.ripser / C - 1; vs = topoml.ripser / other, lower is better; JSON in %s)"
           % (a.reps, a.json))

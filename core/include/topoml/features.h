@@ -154,6 +154,12 @@ TOPOML_API int topoml_diagram_new(topoml_context *ctx, topoml_diagram **out);
 TOPOML_API int topoml_diagram_from_intervals(topoml_context *ctx, topoml_diagram **out,
                                              const topoml_interval *intervals, uint64_t n);
 
+/* A diagram holding a barcode's intervals (every dimension up to its
+ * max_dim present), with its threshold and which intervals the threshold cut
+ * off (topoml_barcode_threshold, topoml_barcode_cut_off). */
+TOPOML_API int topoml_diagram_from_barcode(topoml_context *ctx, topoml_diagram **out,
+                                           const topoml_barcode *barcode);
+
 /* Append pairs to dimension `dim` (dimensions up to it become present). */
 TOPOML_API int topoml_diagram_add(topoml_diagram *diagram, uint32_t dim, const topoml_pair *pairs,
                                   uint64_t n);
@@ -168,6 +174,20 @@ TOPOML_API uint32_t topoml_diagram_dim_count(const topoml_diagram *diagram);
  * changes or is freed. */
 TOPOML_API const topoml_pair *topoml_diagram_pairs(const topoml_diagram *diagram, uint32_t dim,
                                                    uint64_t *n);
+
+/* The threshold of the barcode the diagram came from: "threshold" in
+ * topoml's JSON, "# threshold T" in its CSV, topoml_diagram_from_barcode;
+ * +INFINITY when none is known, NaN for a NULL diagram. */
+TOPOML_API double topoml_diagram_threshold(const topoml_diagram *diagram);
+
+/* Is pair k of dimension `dim` cut off by the threshold — alive at it, its
+ * death beyond it and unknown, written as an infinite death — rather than
+ * essential? 1 or 0 (0 for a NULL diagram or an index out of range). Read
+ * from "cut" deaths in topoml's CSV and the "cut_off" count of each
+ * dimension in its JSON (the last that many null deaths), kept by
+ * topoml_diagram_from_barcode, written back by topoml_diagram_write (JSON,
+ * CSV; Ripser's and GUDHI's text have no way to say it). */
+TOPOML_API int topoml_diagram_cut_off(const topoml_diagram *diagram, uint32_t dim, uint64_t k);
 
 /* Read a diagram file ("-" is standard input). Errors name the file, the
  * line and the reason ("name:line: reason"; JSON adds the column). Births

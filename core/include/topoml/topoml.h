@@ -158,6 +158,11 @@ typedef struct topoml_backend_info {
     /* Appended in 0.2 (filled when struct_size covers it): the backend's
      * topoml_selection; TOPOML_SELECT_BY_NAME: never chosen unless named. */
     uint32_t selection;
+    /* Appended in 0.4: where the backend's ops run (config `isolation`,
+     * docs/security.md): "host" (in this process: the built-in reference, a
+     * plugin shipped with topoml in its own folder, or `isolation: none`) or
+     * "process" (in a topoml-plugin-host helper process). A static string. */
+    const char *isolation;
 } topoml_backend_info;
 
 /* Every backend the context knows, the built-in scalar first, then plugin
@@ -223,7 +228,8 @@ TOPOML_API topoml_format topoml_data_format(const topoml_data *data);
 #define TOPOML_READ_STRICT_SYMMETRY 0x1u
 TOPOML_API int topoml_set_read_flags(topoml_context *ctx, uint32_t flags);
 
-/* Make a data set from memory (copied). */
+/* Make a data set from memory (copied). Every constructor here refuses n = 0
+ * (TOPOML_E_INVALID, "no points"), as reading an empty file does. */
 TOPOML_API int topoml_data_from_points(topoml_context *ctx, topoml_data **out, uint64_t n,
                                        uint64_t dim, const double *coords);
 /* A condensed matrix (Ripser's order, n(n-1)/2 values). An entry of
@@ -376,6 +382,41 @@ TOPOML_API int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *b
 TOPOML_API int topoml_barcode_write_mem(topoml_context *ctx, const topoml_barcode *barcode,
                                         topoml_output style, double ratio, char **out,
                                         size_t *len);
+
+/* ------------------------------------------------------------------------
+ * Data in device memory (0.4)
+ * ---------------------------------------------------------------------- */
+
+/* A data set whose values stay in device memory: `device_values` is a
+ * device pointer (memory TOPOML_MEMORY_CUDA: on CUDA device `device`) to n
+ * points of `dim` coordinates, row-major (kind TOPOML_INPUT_POINTS), or to
+ * the n(n-1)/2 entries of a condensed matrix in Ripser's order
+ * (TOPOML_INPUT_CONDENSED), of `dtype` (TOPOML_F32 or TOPOML_F64; f32
+ * values mean the same as topoml_data_from_points_strided's: widened to
+ * double). `stream` is the cudaStream_t after whose work so far the values
+ * are ready (NULL: the legacy default stream). Nothing is copied: the
+ * memory must stay valid and unchanged until topoml_data_free.
+ *
+ * An op whose backend takes device input (a capability record with
+ * TOPOML_CAP_DEVICE_INPUT, shown by `topoml backends` as device-input)
+ * reads the values where they are; for every other op the library makes a
+ * host copy first, through that backend (the library itself does not link
+ * CUDA), and counts it (topoml_data_host_copies). No enabled backend that
+ * reads device memory: the op fails with TOPOML_E_UNSUPPORTED. Values are
+ * checked where they are read: a NaN coordinate is TOPOML_E_INVALID from the
+ * op, not from here. */
+TOPOML_API int topoml_data_from_device(topoml_context *ctx, topoml_data **out,
+                                       topoml_memory memory, topoml_input_kind kind,
+                                       topoml_dtype dtype, uint64_t n, uint64_t dim,
+                                       const void *device_values, int32_t device, void *stream);
+
+/* Where a data set's values are: TOPOML_MEMORY_HOST for everything but
+ * topoml_data_from_device's. */
+TOPOML_API topoml_memory topoml_data_memory(const topoml_data *data);
+
+/* How many host copies the library has made of a data set in device memory
+ * so far (0 while every op read it on the device). */
+TOPOML_API uint64_t topoml_data_host_copies(const topoml_data *data);
 
 #ifdef __cplusplus
 }

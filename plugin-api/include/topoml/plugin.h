@@ -123,7 +123,24 @@ typedef struct topoml_input_v1 {
     const void *data; /* POINTS, CONDENSED */
     uint64_t n_edges;          /* SPARSE */
     const topoml_edge *edges;  /* SPARSE */
+    /* Appended in core 0.4 (read only when struct_size covers them; a
+     * shorter struct is host memory): where `data` lives. The core hands
+     * memory other than HOST only to an op whose capability record has
+     * TOPOML_CAP_DEVICE_INPUT (docs/plugin-abi.md, "Device memory"). */
+    uint32_t memory;  /* topoml_memory; not HOST: f32 values are widened to
+                         double before any arithmetic (the core widens host
+                         data so), in every op */
+    int32_t device;   /* CUDA: the index of the device that holds `data` */
+    void *stream;     /* CUDA: the cudaStream_t after whose work so far `data`
+                         is ready (NULL: the legacy default stream); the
+                         plugin waits for it and never writes `data` */
 } topoml_input_v1;
+
+/* topoml_input_v1.memory. */
+typedef enum topoml_memory {
+    TOPOML_MEMORY_HOST = 0, /* ordinary memory of this process */
+    TOPOML_MEMORY_CUDA = 1  /* CUDA device memory (a device pointer) */
+} topoml_memory;
 
 /* Parameters of the Vietoris–Rips op. */
 typedef struct topoml_rips_params_v1 {
@@ -230,6 +247,11 @@ typedef struct topoml_capability_v1 {
 /* topoml_capability_v1.features. GENERATORS (RIPS): the backend fills
  * topoml_barcode_v1.generators when the parameters ask for them. */
 #define TOPOML_CAP_GENERATORS 1u
+/* topoml_capability_v1.features, core 0.4. DEVICE_INPUT (any op): the op
+ * takes input whose `memory` is not TOPOML_MEMORY_HOST, for the kinds in
+ * `inputs`, and reads it where it is. Other backends get a host copy, made
+ * by the core through the input_to_host entry of a backend that has one. */
+#define TOPOML_CAP_DEVICE_INPUT 2u
 
 /* The backend vtable. The plugin keeps it in static storage. Op pointers are
  * NULL where unsupported. Every op returns a topoml_status. */
@@ -284,6 +306,15 @@ typedef struct topoml_backend_v1 {
      * core may choose this backend when the host names none, a
      * topoml_selection. */
     uint32_t selection;
+
+    /* Appended to v1 in core 0.4 (a shorter vtable reads as NULL): copy the
+     * data of `in`, which lives in device memory (in->memory, in->device,
+     * after in->stream's work), into host memory at `out`, sized by the core:
+     * n*dim (POINTS) or n*(n-1)/2 (CONDENSED) values of in->dtype. Returns
+     * when the copy is complete. NULL for a backend that reads no device
+     * memory; one that claims TOPOML_CAP_DEVICE_INPUT must have it. */
+    int (*input_to_host)(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                         void *out);
 } topoml_backend_v1;
 
 /* topoml_backend_v1.selection. */

@@ -485,6 +485,11 @@ bool negotiation_and_capabilities()
 {
     CHECK(backend->struct_size >= sizeof(topoml_backend_v1), "short vtable");
     CHECK(std::strcmp(backend->name, "cpp-compat") == 0, "name %s", backend->name);
+    /* The identity says how rips works, as the README does (it once named an
+     * algorithm the plugin no longer uses). */
+    CHECK(backend->description && std::strstr(backend->description, "cohomology with clearing") &&
+              !std::strstr(backend->description, "boundary matrix"),
+          "description %s", backend->description ? backend->description : "(null)");
     char why[128] = "";
     CHECK(backend->probe(nullptr, why, sizeof why) == TOPOML_OK, "probe: %s", why);
     const topoml_capability_v1 *caps;

@@ -428,6 +428,127 @@ START_TEST(test_column_code_gives_the_engines_barcodes)
 }
 END_TEST
 
+/* The edge collapse's output goes to the plugin as SPARSE input under a
+ * finite threshold; its columns come from the condensed matrix of the
+ * edges' values, +inf where there is no edge (tmc_sparse_source). With that
+ * matrix the column code must give the engine's barcode on the edges, for
+ * random graphs whose values are not distances (the collapse moves edges to
+ * other edges' values), with ties. */
+START_TEST(test_sparse_columns_read_the_matrix_of_the_edges)
+{
+    setup();
+    uint64_t total_cols = 0;
+    for (int c = 0; c < 120; c++) {
+        const uint32_t n = 4 + (uint32_t)(rnd_unit() * 24);
+        const int ties = c % 3 == 0;
+        topoml_edge *edges = malloc((size_t)n * n * sizeof *edges);
+        uint64_t m = 0;
+        double keep = 0.4 + 0.5 * rnd_unit();
+        for (uint32_t j = 1; j < n; j++)
+            for (uint32_t i = 0; i < j; i++)
+                if (rnd_unit() < keep)
+                    edges[m++] = (topoml_edge){ties ? (double)(int)(rnd_unit() * 4)
+                                                    : rnd_unit(),
+                                               i, j};
+        topoml_input_v1 in = {0};
+        in.struct_size = sizeof in;
+        in.kind = TOPOML_INPUT_SPARSE;
+        in.n = n;
+        in.n_edges = m;
+        in.edges = edges;
+        topoml_input_v1 source;
+        double *held = NULL;
+        ck_assert_int_eq(tmc_sparse_source(&ctx, &in, &source, &held), TOPOML_OK);
+        ck_assert_int_eq(source.kind, TOPOML_INPUT_CONDENSED);
+        ck_assert_ptr_eq(source.data, held);
+        uint64_t finite = 0;
+        for (uint64_t k = 0; k < tmc_row_start(n); k++)
+            finite += isfinite(held[k]);
+        ck_assert_uint_eq(finite, m);
+        for (uint64_t e = 0; e < m; e++)
+            ck_assert(held[tmc_row_start(edges[e].j) + edges[e].i] == edges[e].d);
+        host_cols h = {n, held, 0, 0, 0};
+        topoml_rips_params_v1 prm = {sizeof prm, 2 + (uint32_t)(c % 2),
+                                     ties ? 2.0 : 0.3 + 0.6 * rnd_unit(), c % 5 == 0 ? 3u : 2u,
+                                     0, 0, 0};
+        topoml_barcode_v1 a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        a.struct_size = b.struct_size = sizeof a;
+        scalar_rips_hook hook = {&h, host_columns};
+        ck_assert_msg(scalar_rips(&call, &in, &prm, &a) == TOPOML_OK, "%s", err);
+        ck_assert_msg(scalar_rips_hooked(&call, &in, &prm, &hook, &b) == TOPOML_OK, "%s", err);
+        ck_assert_uint_ge(h.calls, 1);
+        ck_assert_uint_eq(a.n_intervals, b.n_intervals);
+        qsort(a.intervals, a.n_intervals, sizeof *a.intervals, bar_cmp);
+        qsort(b.intervals, b.n_intervals, sizeof *b.intervals, bar_cmp);
+        for (uint64_t k = 0; k < a.n_intervals; k++)
+            ck_assert_int_eq(bar_cmp(&a.intervals[k], &b.intervals[k]), 0);
+        total_cols += h.columns;
+        free(a.intervals);
+        free(b.intervals);
+        tmc_host_free(&ctx, held);
+        free(edges);
+    }
+    ck_assert_uint_gt(total_cols, 0);
+    /* An edge that is not one is refused; the matrix counts against the
+     * memory limit. */
+    topoml_edge bad[2] = {{0.5, 0, 1}, {0.5, 2, 2}};
+    topoml_input_v1 in = {0};
+    in.struct_size = sizeof in;
+    in.kind = TOPOML_INPUT_SPARSE;
+    in.n = 3;
+    in.n_edges = 2;
+    in.edges = bad;
+    topoml_input_v1 source;
+    double *held = (double *)1;
+    ck_assert_int_eq(tmc_sparse_source(&ctx, &in, &source, &held), TOPOML_E_INVALID);
+    ck_assert_ptr_null(held);
+    ck_assert_ptr_nonnull(strstr(err, "edge 1"));
+    in.n_edges = 1;
+    in.n = 1000;
+    call.max_memory = 1000;
+    ck_assert_int_eq(tmc_sparse_source(&ctx, &in, &source, &held), TOPOML_E_LIMIT);
+    ck_assert_ptr_null(held);
+}
+END_TEST
+
+/* Fields appended in core 0.4 are read only when the struct has them; input
+ * in device memory is checked for what it can be before any device work. */
+START_TEST(test_device_input_fields_are_checked)
+{
+    setup();
+    double pts[4] = {0, 1, 2, 3};
+    topoml_input_v1 in;
+    memset(&in, 0, sizeof in);
+    in.struct_size = offsetof(topoml_input_v1, memory); /* an older core's */
+    in.kind = TOPOML_INPUT_POINTS;
+    in.n = 2;
+    in.dim = 2;
+    in.data = pts;
+    in.memory = 7; /* beyond struct_size: never read */
+    ck_assert(!tmc_on_device(&in));
+    ck_assert_int_eq(tmc_check_input(&call, &in, 1u << TOPOML_INPUT_POINTS), TOPOML_OK);
+    in.struct_size = offsetof(topoml_input_v1, memory) - 4;
+    ck_assert_int_eq(tmc_check_input(&call, &in, 1u << TOPOML_INPUT_POINTS), TOPOML_E_INVALID);
+    in.struct_size = sizeof in;
+    ck_assert(tmc_on_device(&in));
+    ck_assert_int_eq(tmc_check_input(&call, &in, 1u << TOPOML_INPUT_POINTS),
+                     TOPOML_E_UNSUPPORTED);
+    in.memory = TOPOML_MEMORY_CUDA;
+    ck_assert_int_eq(tmc_check_input(&call, &in, 1u << TOPOML_INPUT_POINTS), TOPOML_OK);
+    in.device = -1;
+    ck_assert_int_eq(tmc_check_input(&call, &in, 1u << TOPOML_INPUT_POINTS), TOPOML_E_INVALID);
+    in.device = 0;
+    in.kind = TOPOML_INPUT_SPARSE;
+    ck_assert_int_eq(tmc_check_input(&call, &in, 1u << TOPOML_INPUT_SPARSE),
+                     TOPOML_E_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(err, "points or a condensed matrix"));
+    in.memory = TOPOML_MEMORY_HOST;
+    ck_assert(!tmc_on_device(&in));
+}
+END_TEST
+
 START_TEST(test_probe_without_driver_says_why)
 {
     char why[256] = "";
@@ -454,6 +575,8 @@ int main(void)
     tcase_add_test(tc, test_host_scratch_respects_the_memory_limit);
     tcase_add_test(tc, test_probe_without_driver_says_why);
     tcase_add_test(tc, test_column_code_gives_the_engines_barcodes);
+    tcase_add_test(tc, test_sparse_columns_read_the_matrix_of_the_edges);
+    tcase_add_test(tc, test_device_input_fields_are_checked);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -194,6 +194,32 @@ int main(int argc, char **argv)
     if (bc.intervals)
         t_free(NULL, bc.intervals);
 
+    /* Device-resident input: rips claims points in device memory in a
+     * record of its own, and input_to_host copies such input; without a
+     * device it fails cleanly. */
+    uint32_t device_records = 0;
+    for (uint32_t k = 0; k < n_caps; k++)
+        if (caps[k].features & TOPOML_CAP_DEVICE_INPUT) {
+            device_records++;
+            CHECK(caps[k].op == TOPOML_OP_RIPS && caps[k].inputs == (1u << TOPOML_INPUT_POINTS),
+                  "device-input record %u: op %u inputs 0x%x", k, caps[k].op, caps[k].inputs);
+        }
+    CHECK(device_records == 1, "%u device-input records", device_records);
+    CHECK(be->struct_size >= sizeof(topoml_backend_v1) && be->input_to_host,
+          "no input_to_host entry");
+    if (be->input_to_host && probe != TOPOML_OK) {
+        topoml_input_v1 dev = in;
+        dev.memory = TOPOML_MEMORY_CUDA;
+        dev.device = 0;
+        err[0] = '\0';
+        double back[6];
+        rc = be->input_to_host(state, &call, &dev, back);
+        CHECK(rc == TOPOML_E_DEVICE && err[0], "input_to_host without a device: %d '%s'", rc, err);
+        err[0] = '\0';
+        rc = be->input_to_host(state, &call, &in, back); /* host memory: not its job */
+        CHECK(rc == TOPOML_E_INVALID && err[0], "input_to_host on host memory: %d '%s'", rc, err);
+    }
+
     /* A bad call struct is refused before anything else. */
     topoml_call_v1 short_call = call;
     short_call.struct_size = 8;

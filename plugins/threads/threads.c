@@ -11,6 +11,7 @@
  * A plugin file: it includes topoml/plugin.h and the scalar engine's
  * headers only, and links nothing of the core.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +28,28 @@
 #define THREADS_SCHEDULE                                                                       \
     "columns=threads apparent-pairs=threads sort=threads reduction=serial "                    \
     "threads=sched_getaffinity"
+
+/* An input whose complete flag complex has fewer simplices than this in
+ * dimensions 2 .. max_dim (the part the pool shares) runs on the calling
+ * thread alone: its whole enumeration takes less time than starting the
+ * threads and merging their sorted runs (docs/notes/bench-cpu.md, "Small
+ * inputs"). A bound on the complete complex, so a threshold only makes the
+ * real count smaller: nothing that would gain from threads is kept from them. */
+#define THREADS_MIN_SIMPLICES 100000.0
+
+/* sum of C(n, k + 1) for k = 2 .. max_dim, stopping once it reaches
+ * THREADS_MIN_SIMPLICES (in double: C(n, k + 1) overflows 64 bits). */
+static bool small_input(uint64_t n, uint32_t max_dim)
+{
+    double c = (double)n * (double)(n - 1) * (double)(n - 2) / 6.0, sum = 0.0;
+    for (uint32_t k = 2; k <= max_dim && n >= k + 1; k++) {
+        sum += c;
+        if (sum >= THREADS_MIN_SIMPLICES)
+            return false;
+        c = c * (double)(n - k - 1) / (double)(k + 2);
+    }
+    return true;
+}
 
 static const topoml_capability_v1 threads_caps[] = {
     {sizeof(topoml_capability_v1), TOPOML_OP_RIPS, BOTH_DTYPES, ALL_METRICS, ALL_INPUTS,
@@ -58,16 +81,18 @@ static int threads_rips(void *state, const topoml_call_v1 *call, const topoml_in
                                                        sizeof call->n_threads
                           ? call->n_threads
                           : 0;
+    bool small = in && params && small_input(in->n, params->max_dim);
     threads_pool pool;
-    if (threads_pool_init(&pool, threads_for(wanted)) != 0) {
+    if (threads_pool_init(&pool, small ? 1 : threads_for(wanted)) != 0) {
         if (call && call->error && call->error_size)
             snprintf(call->error, call->error_size, "threads: cannot make a mutex");
         return TOPOML_E_INTERNAL;
     }
     if (call && call->struct_size >= sizeof *call && call->log) {
-        char line[128];
-        snprintf(line, sizeof line, "threads: %u threads (%u asked, %u available)",
-                 pool.n_threads, wanted, threads_available());
+        char line[160];
+        snprintf(line, sizeof line, "threads: %u threads (%u asked, %u available)%s",
+                 pool.n_threads, wanted, threads_available(),
+                 small ? ": an input this small runs on one" : "");
         call->log(call->host_data, TOPOML_LOG_INFO, line);
     }
     scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,

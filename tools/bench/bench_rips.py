@@ -321,7 +321,13 @@ def main():
                 cpus[key].append(m[1])
                 rss[key].append(m[2])
                 outs.setdefault(key, m[3])
+        # The reference bars: the scalar backend's; where it was left out
+        # (--program, for a case it would take too long on), the first
+        # topoml run that finished.
         ref = outs.get(("topoml scalar", 1))
+        if ref is None:
+            ref = next((outs[(p, t)] for p, t, _ in progs
+                        if p.startswith("topoml") and (p, t) in outs), None)
         for prog, t, _ in progs:
             key = (prog, t)
             times = runs[key]
@@ -329,6 +335,13 @@ def main():
             peak = max(rss[key]) if rss[key] else None
             same = same_bars(ref, outs[key]) if ref is not None and key in outs else None
             cmed = statistics.median(cpus[key]) if med is not None else None
+            if med is None:
+                # not a case of the schema (no time): listed apart, with why
+                doc.setdefault("failed", []).append({
+                    "name": name, "program": prog, "threads": t, "input": fname, "dim": dim,
+                    "threshold": thr, "why": "failed or ran past --timeout %g s" % a.timeout})
+                print("%-18s %-30s %3d %9s" % (name, prog, t, "failed"))
+                continue
             doc["cases"].append({"name": name, "program": prog, "threads": t, "times": times,
                                  "median": med, "cpu_times": cpus[key], "cpu_median": cmed,
                                  "peak_rss": peak, "same_bars": same,

@@ -105,10 +105,12 @@ static void check_svg(const char *s)
     }
 }
 
-static void plot(const topoml_pair *p, uint64_t n, plot_kind kind)
+static void plot_with(const topoml_pair *p, uint64_t n, plot_kind kind, const bool *cut,
+                      double threshold)
 {
-    plot_series se = {1, p, n};
-    plot_spec spec = {kind, &se, 1, "extremes", 0, 0};
+    plot_series se = {.dim = 1, .pairs = p, .n = n, .cut = cut};
+    plot_spec spec = {.kind = kind, .series = &se, .n_series = 1, .title = "extremes",
+                      .width = 0, .height = 0, .threshold = threshold};
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -117,6 +119,25 @@ static void plot(const topoml_pair *p, uint64_t n, plot_kind kind)
     fclose(f);
     check_svg(buf);
     free(buf);
+}
+
+/* Drawn twice: with no threshold, and with the largest finite value as the
+ * threshold, the infinite deaths then marked cut off (a barcode with
+ * --threshold). */
+static void plot(const topoml_pair *p, uint64_t n, plot_kind kind)
+{
+    plot_with(p, n, kind, NULL, INFINITY);
+    double t = -INFINITY;
+    for (uint64_t i = 0; i < n; i++)
+        t = fmax(t, isinf(p[i].death) ? p[i].birth : p[i].death);
+    if (n == 0 || !isfinite(t))
+        return;
+    bool *cut = malloc(n * sizeof *cut);
+    check(cut != NULL);
+    for (uint64_t i = 0; i < n; i++)
+        cut[i] = isinf(p[i].death);
+    plot_with(p, n, kind, cut, t);
+    free(cut);
 }
 
 static void features(topoml_context *ctx, const topoml_pair *p, uint64_t n)

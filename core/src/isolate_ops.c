@@ -82,7 +82,8 @@ bool tm_isolation_wanted(const topoml_context *ctx, const tm_backend *b)
         return false;
     if (ctx->config.isolation == TM_ISOLATION_PROCESS)
         return true;
-    if (!b->in_default_folder)
+    /* (A backend rejected before it told its name is no shipped one.) */
+    if (!b->in_default_folder || !b->name)
         return true;
     for (int i = 0; shipped[i]; i++)
         if (strcmp(b->name, shipped[i]) == 0)

@@ -117,6 +117,7 @@ class Context {
             d["gate_state"] = bi.gate_state;
             d["gate_reason"] = str_or_none(bi.gate_reason);
             d["selection"] = bi.selection;
+            d["isolation"] = str_or_none(bi.isolation);
             nb::list caps;
             for (uint32_t k = 0; k < bi.n_caps; k++) {
                 const topoml_capability_v1 &c = bi.caps[k];

@@ -70,9 +70,11 @@ def test_backends_mirror_capability_records():
     assert set(ops["rips"].inputs) == {"points", "condensed", "sparse"}
     assert set(ops["distances"].dtypes) == {"float32", "float64"}
     assert ops["rips"].device.startswith("cpu")
+    assert bs[0].isolation == "host"  # the built-in reference runs in this process
     for b in bs:
         assert b.gate_state in ("enabled", "disabled", "unsupported", "rejected")
         assert b.selection in ("auto", "by-name")
+        assert b.isolation in ("host", "process")
     assert "scalar" in topoml.available_backends()
     assert set(topoml.available_backends()) == {b.name for b in bs if b.enabled}
 

@@ -56,6 +56,9 @@ class BackendInfo:
     selection: str  # "auto", or "by-name": runs only when named
     capabilities: List[Capability]
     warnings: List[str]
+    # "host": its ops run in this process; "process": in a helper process of
+    # its own (the configuration's `isolation`); None if the core is older
+    isolation: Optional[str] = None
 
     @property
     def enabled(self):
@@ -84,7 +87,7 @@ def _info(d, warnings):
                        gate_state=GATE_STATES[state] if state < len(GATE_STATES) else str(state),
                        gate_reason=d["gate_reason"],
                        selection=SELECTIONS[d["selection"]] if d["selection"] < 2 else "auto",
-                       capabilities=caps, warnings=mine)
+                       capabilities=caps, warnings=mine, isolation=d.get("isolation"))
 
 
 def backends():

@@ -237,12 +237,7 @@ class Context {
             raise_status(st_stats);
         }
 
-        nb::dict out;
-        out["dgms"] = split_by_dim(bc, maxdim);
-        out["complete"] = topoml_barcode_complete(bc) != 0;
-        out["backend"] = str_or_none(topoml_last_backend(ctx_));
-        out["reason"] = str_or_none(topoml_last_selection_reason(ctx_));
-        out["seconds"] = t1 - t0;
+        nb::dict out = barcode_dict(bc, maxdim, t1 - t0);
         if (want_stats) {
             out["num_edges"] = stats.edges_within;
             out["enclosing_radius"] = stats.enclosing_radius;
@@ -321,12 +316,7 @@ class Context {
                 pr.raise();
             raise_status(st);
         }
-        nb::dict out;
-        out["dgms"] = split_by_dim(bc, maxdim);
-        out["complete"] = topoml_barcode_complete(bc) != 0;
-        out["backend"] = str_or_none(topoml_last_backend(ctx_));
-        out["reason"] = str_or_none(topoml_last_selection_reason(ctx_));
-        out["seconds"] = t1 - t0;
+        nb::dict out = barcode_dict(bc, maxdim, t1 - t0);
         out["host_copies"] = copies;
         topoml_barcode_free(bc);
         return out;
@@ -598,6 +588,19 @@ class Context {
         if (st != TOPOML_OK)
             raise_status(st);
         return data;
+    }
+
+    /* What every barcode call returns: the diagrams, whether they are
+     * complete, the backend that ran and why, the computation's seconds. */
+    nb::dict barcode_dict(const topoml_barcode *bc, uint32_t maxdim, double seconds)
+    {
+        nb::dict out;
+        out["dgms"] = split_by_dim(bc, maxdim);
+        out["complete"] = topoml_barcode_complete(bc) != 0;
+        out["backend"] = str_or_none(topoml_last_backend(ctx_));
+        out["reason"] = str_or_none(topoml_last_selection_reason(ctx_));
+        out["seconds"] = seconds;
+        return out;
     }
 
     /* Intervals grouped by dimension into one (k, 2) array per dimension

@@ -377,6 +377,28 @@ static int bar_cmp(const void *a, const void *b)
     return x->death < y->death ? -1 : x->death > y->death;
 }
 
+/* The engine's barcodes of `in` with its own columns and with the hook's
+ * (host_columns over h), equal bar for bar. */
+static void expect_hooked_barcodes_equal(const topoml_input_v1 *in,
+                                         const topoml_rips_params_v1 *prm, host_cols *h)
+{
+    topoml_barcode_v1 a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    a.struct_size = b.struct_size = sizeof a;
+    scalar_rips_hook hook = {h, host_columns};
+    ck_assert_msg(scalar_rips(&call, in, prm, &a) == TOPOML_OK, "%s", err);
+    ck_assert_msg(scalar_rips_hooked(&call, in, prm, &hook, &b) == TOPOML_OK, "%s", err);
+    ck_assert_uint_ge(h->calls, 1);
+    ck_assert_uint_eq(a.n_intervals, b.n_intervals);
+    qsort(a.intervals, a.n_intervals, sizeof *a.intervals, bar_cmp);
+    qsort(b.intervals, b.n_intervals, sizeof *b.intervals, bar_cmp);
+    for (uint64_t k = 0; k < a.n_intervals; k++)
+        ck_assert_int_eq(bar_cmp(&a.intervals[k], &b.intervals[k]), 0);
+    free(a.intervals);
+    free(b.intervals);
+}
+
 START_TEST(test_column_code_gives_the_engines_barcodes)
 {
     setup();
@@ -402,23 +424,9 @@ START_TEST(test_column_code_gives_the_engines_barcodes)
                     scalar_point_dist(TOPOML_F64, (topoml_metric)in.metric, pts, dim, i, j);
         topoml_rips_params_v1 prm = {sizeof prm, 2 + (uint32_t)(c % 3),
                                      c % 4 == 1 ? 0.6 : INFINITY, c % 5 == 0 ? 3u : 2u, 0, 0, 0};
-        topoml_barcode_v1 a, b;
-        memset(&a, 0, sizeof a);
-        memset(&b, 0, sizeof b);
-        a.struct_size = b.struct_size = sizeof a;
-        scalar_rips_hook hook = {&h, host_columns};
-        ck_assert_msg(scalar_rips(&call, &in, &prm, &a) == TOPOML_OK, "%s", err);
-        ck_assert_msg(scalar_rips_hooked(&call, &in, &prm, &hook, &b) == TOPOML_OK, "%s", err);
-        ck_assert_uint_ge(h.calls, 1);
-        ck_assert_uint_eq(a.n_intervals, b.n_intervals);
-        qsort(a.intervals, a.n_intervals, sizeof *a.intervals, bar_cmp);
-        qsort(b.intervals, b.n_intervals, sizeof *b.intervals, bar_cmp);
-        for (uint64_t k = 0; k < a.n_intervals; k++)
-            ck_assert_int_eq(bar_cmp(&a.intervals[k], &b.intervals[k]), 0);
+        expect_hooked_barcodes_equal(&in, &prm, &h);
         total_cols += h.columns;
         total_simplices += h.simplices;
-        free(a.intervals);
-        free(b.intervals);
         free(h.dist);
         free(pts);
     }
@@ -471,22 +479,8 @@ START_TEST(test_sparse_columns_read_the_matrix_of_the_edges)
         topoml_rips_params_v1 prm = {sizeof prm, 2 + (uint32_t)(c % 2),
                                      ties ? 2.0 : 0.3 + 0.6 * rnd_unit(), c % 5 == 0 ? 3u : 2u,
                                      0, 0, 0};
-        topoml_barcode_v1 a, b;
-        memset(&a, 0, sizeof a);
-        memset(&b, 0, sizeof b);
-        a.struct_size = b.struct_size = sizeof a;
-        scalar_rips_hook hook = {&h, host_columns};
-        ck_assert_msg(scalar_rips(&call, &in, &prm, &a) == TOPOML_OK, "%s", err);
-        ck_assert_msg(scalar_rips_hooked(&call, &in, &prm, &hook, &b) == TOPOML_OK, "%s", err);
-        ck_assert_uint_ge(h.calls, 1);
-        ck_assert_uint_eq(a.n_intervals, b.n_intervals);
-        qsort(a.intervals, a.n_intervals, sizeof *a.intervals, bar_cmp);
-        qsort(b.intervals, b.n_intervals, sizeof *b.intervals, bar_cmp);
-        for (uint64_t k = 0; k < a.n_intervals; k++)
-            ck_assert_int_eq(bar_cmp(&a.intervals[k], &b.intervals[k]), 0);
+        expect_hooked_barcodes_equal(&in, &prm, &h);
         total_cols += h.columns;
-        free(a.intervals);
-        free(b.intervals);
         tmc_host_free(&ctx, held);
         free(edges);
     }

@@ -30,8 +30,10 @@ The gate is switched off for the timed runs (a configuration file with
 the outputs are checked here against the scalar backend.
 """
 import argparse
+import datetime
 import json
 import os
+import platform
 import random
 import re
 import statistics
@@ -293,8 +295,6 @@ def main():
                           "times": ok, "median": med.get(k), "peak_rss": None,
                           "peak_gpu_mib": gpu_peak.get(k), "error": errs.get(k)})
     if args.json:
-        import platform
-        import datetime
         machine = {"cpu": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                                 if l.startswith("model name")), platform.machine()),
                    "cpus_available": len(os.sched_getaffinity(0)),

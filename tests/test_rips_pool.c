@@ -2,9 +2,12 @@
  * test_rips_pool.c — the multi-threaded Rips of topoml-backend-threads: the
  * scalar engine with a pool of threads (scalar_rips_pooled, with the pool of
  * plugins/threads/pool.c) gives exactly the single-threaded engine's
- * barcode, interval for interval, for every thread count, on seeded random
- * clouds, tie-heavy matrices and sparse graphs in dimensions up to 3 over Z/2
- * and Z/3; it is cancelled, limited and freed like the serial engine; the
+ * barcode, interval for interval, for every thread count from 1 to 8 and
+ * every batch size of the parallel reduction (1, 2, 7 and the default), on
+ * seeded random clouds, tie-heavy matrices and sparse graphs in dimensions
+ * up to 3 over Z/2, Z/3 and Z/5, with and without a threshold, and the
+ * reduction's serial phase really finishes columns whose pivots collide in
+ * their batch; it is cancelled, limited and freed like the serial engine; the
  * pool runs every task exactly once and never asks for more threads than
  * the process may use. Run under ThreadSanitizer by the sanitize_thread
  * sub-build too.
@@ -102,9 +105,12 @@ static uint64_t rng_next(uint64_t *s)
     return *s * UINT64_C(2685821657736338717);
 }
 
-/* One run of the engine with `threads` threads (0: scalar_rips itself). */
-static int compute(const topoml_input_v1 *in, const topoml_rips_params_v1 *p, uint32_t threads,
-                   topoml_barcode_v1 *out, host *h)
+/* One run of the engine with `threads` threads (0: scalar_rips itself),
+ * batches of `batch` columns in the parallel reduction (0: the default);
+ * the columns resumed by its serial phase are added to *resumed. */
+static int compute_batched(const topoml_input_v1 *in, const topoml_rips_params_v1 *p,
+                           uint32_t threads, uint32_t batch, uint64_t *resumed,
+                           topoml_barcode_v1 *out, host *h)
 {
     topoml_call_v1 call = make_call(h);
     memset(out, 0, sizeof *out);
@@ -114,11 +120,23 @@ static int compute(const topoml_input_v1 *in, const topoml_rips_params_v1 *p, ui
     threads_pool pool;
     ck_assert_int_eq(threads_pool_init(&pool, threads), 0);
     scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
-                             threads_pool_unlock};
+                             threads_pool_unlock, batch, resumed};
     int rc = scalar_rips_pooled(&call, in, p, NULL, &lend, out);
     threads_pool_destroy(&pool);
     return rc;
 }
+
+static int compute(const topoml_input_v1 *in, const topoml_rips_params_v1 *p, uint32_t threads,
+                   topoml_barcode_v1 *out, host *h)
+{
+    return compute_batched(in, p, threads, 0, NULL, out, h);
+}
+
+/* Batch sizes of the parallel reduction under test (0: the default), and
+ * the columns each had to resume in its serial phase, over all runs. */
+static const uint32_t batches[] = {1, 2, 7, 0};
+#define N_BATCHES (sizeof batches / sizeof batches[0])
+static uint64_t resumed_by_batch[N_BATCHES];
 
 static void assert_same_as_serial(const topoml_input_v1 *in, const topoml_rips_params_v1 *p,
                                   const char *what, int seed)
@@ -126,22 +144,31 @@ static void assert_same_as_serial(const topoml_input_v1 *in, const topoml_rips_p
     host h0;
     topoml_barcode_v1 ref;
     ck_assert_msg(compute(in, p, 0, &ref, &h0) == TOPOML_OK, "%s: %s", what, errbuf);
-    static const uint32_t counts[] = {1, 2, 3, 5, 8};
-    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
-        host h;
-        topoml_barcode_v1 got;
-        int rc = compute(in, p, counts[c], &got, &h);
-        ck_assert_msg(rc == TOPOML_OK, "%s seed %d, %u threads: %s", what, seed, counts[c],
-                      errbuf);
-        ck_assert_msg(got.n_intervals == ref.n_intervals,
-                      "%s seed %d, %u threads: %llu bars, serial %llu", what, seed, counts[c],
-                      (unsigned long long)got.n_intervals, (unsigned long long)ref.n_intervals);
-        ck_assert_msg(got.n_intervals == 0 || memcmp(got.intervals, ref.intervals,
-                                                     got.n_intervals * sizeof *got.intervals) == 0,
-                      "%s seed %d, %u threads: other bars than serial", what, seed, counts[c]);
-        h_free(&h, got.intervals);
-        ck_assert_int_eq(atomic_load(&h.live), 0);
-    }
+    for (uint32_t threads = 1; threads <= 8; threads++)
+        for (size_t b = 0; b < N_BATCHES; b++) {
+            host h;
+            topoml_barcode_v1 got;
+            uint64_t resumed = 0;
+            int rc = compute_batched(in, p, threads, batches[b], &resumed, &got, &h);
+            ck_assert_msg(rc == TOPOML_OK, "%s seed %d, %u threads, batch %u: %s", what, seed,
+                          threads, batches[b], errbuf);
+            ck_assert_msg(got.n_intervals == ref.n_intervals,
+                          "%s seed %d, %u threads, batch %u: %llu bars, serial %llu", what, seed,
+                          threads, batches[b], (unsigned long long)got.n_intervals,
+                          (unsigned long long)ref.n_intervals);
+            ck_assert_msg(got.n_intervals == 0 ||
+                              memcmp(got.intervals, ref.intervals,
+                                     got.n_intervals * sizeof *got.intervals) == 0,
+                          "%s seed %d, %u threads, batch %u: other bars than serial", what, seed,
+                          threads, batches[b]);
+            /* One thread is the serial engine; a batch of one column has
+             * nothing in it to collide with. */
+            if (threads == 1 || batches[b] == 1)
+                ck_assert_uint_eq(resumed, 0);
+            resumed_by_batch[b] += resumed;
+            h_free(&h, got.intervals);
+            ck_assert_int_eq(atomic_load(&h.live), 0);
+        }
     h_free(&h0, ref.intervals);
 }
 
@@ -186,13 +213,17 @@ START_TEST(test_pooled_rips_equals_serial_on_random_inputs)
         memset(&p, 0, sizeof p);
         p.struct_size = sizeof p;
         p.max_dim = n <= 20 ? 3 : 2;
-        p.modulus = seed % 4 == 0 ? 3 : 2;
+        p.modulus = (uint32_t[]){2, 3, 5}[(seed / 3) % 3];
         p.threshold = seed % 2 ? INFINITY : (kind == 0 ? 0.6 : 2.5);
         assert_same_as_serial(&in, &p, kind == 0 ? "points" : kind == 1 ? "matrix" : "sparse",
                               seed);
         free(x);
         free(e);
     }
+    /* Columns of one batch did collide, so the serial phase was tested. */
+    for (size_t b = 0; b < N_BATCHES; b++)
+        ck_assert_msg(batches[b] == 1 || resumed_by_batch[b] > 0,
+                      "batch %u: no column was resumed in the serial phase", batches[b]);
 }
 END_TEST
 
@@ -241,7 +272,7 @@ START_TEST(test_pooled_rips_cancels_and_frees_everything)
         threads_pool pool;
         ck_assert_int_eq(threads_pool_init(&pool, 3), 0);
         scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
-                                 threads_pool_unlock};
+                                 threads_pool_unlock, 0, NULL};
         int rc = scalar_rips_pooled(&call, &in, &p, NULL, &lend, &out);
         threads_pool_destroy(&pool);
         ck_assert_int_eq(rc, TOPOML_E_CANCELLED);
@@ -279,7 +310,7 @@ START_TEST(test_pooled_rips_respects_the_memory_limit)
         threads_pool pool;
         ck_assert_int_eq(threads_pool_init(&pool, 4), 0);
         scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
-                                 threads_pool_unlock};
+                                 threads_pool_unlock, 0, NULL};
         int rc = scalar_rips_pooled(&call, &in, &p, NULL, &lend, &out);
         threads_pool_destroy(&pool);
         ck_assert_msg(rc == TOPOML_OK || rc == TOPOML_E_LIMIT, "limit %llu: rc %d: %s",
@@ -457,7 +488,7 @@ START_TEST(test_rips_progress_has_totals_and_comes_often)
             threads_pool pool;
             ck_assert_int_eq(threads_pool_init(&pool, threads ? threads : 1), 0);
             scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
-                                     threads_pool_unlock};
+                                     threads_pool_unlock, 0, NULL};
             double t0 = cpu_seconds();
             int rc = threads ? scalar_rips_pooled(&call, &in, &p, NULL, &lend, &out)
                              : scalar_rips(&call, &in, &p, &out);

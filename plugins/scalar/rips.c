@@ -20,7 +20,8 @@
  * This file is the algorithm only: no parsing, no output format, no choice of
  * backend. It runs on one thread and allocates only through the call; a
  * caller may lend it threads (scalar_rips_pooled), which then share the
- * enumeration of the columns (assemble_parallel) and nothing else.
+ * enumeration of the columns (assemble_parallel) and the first phase of
+ * the reduction of each batch of columns (reduce_parallel).
  *
  * Filtration order (relied on throughout). Within a dimension, simplex a
  * comes before simplex b when diam(a) < diam(b), or the diameters are equal
@@ -127,6 +128,16 @@ typedef struct rips_column {
     rips_key top;
 } rips_column;
 
+/* The state of one column's reduction: the working coboundary, the working
+ * column of V, and the counter the work goes to. The serial reduction has
+ * one (r->w0, counting into r->work); the parallel one (reduce_parallel)
+ * one per worker. */
+typedef struct rips_work {
+    rips_column cob;
+    rips_heap red;
+    uint64_t *work;
+} rips_work;
+
 /* Pivots of one dimension: open addressing with linear probing, keyed by the
  * simplex index of the pivot (the key keeps its coefficient in the low bits),
  * valued by the column that has it. */
@@ -172,11 +183,13 @@ typedef struct rips_engine {
     rips_vec cols;  /* columns to reduce, in reduction order */
     uint64_t *voff; /* V of column j is vent.a[voff[j] .. voff[j+1]) */
     rips_vec vent;
-    rips_column cob; /* the working coboundary */
-    rips_heap red;   /* the working column of V */
+    rips_work w0; /* the serial reduction's working columns */
     rips_pivots piv;
     const scalar_rips_hook *hook; /* columns of dimensions >= 2 from outside */
     const scalar_rips_pool *pool; /* threads from outside, or NULL */
+    /* Set while tasks of the parallel reduction run: grow() then takes the
+     * pool's lock (written only by the calling thread, between runs). */
+    bool par;
 
     /* progress */
     uint64_t work, work_mark;
@@ -331,8 +344,8 @@ static void mem_free(rips_engine *r, void *p, uint64_t bytes)
  * half again as much (amortised O(1) appends), or, when that would cross
  * the memory limit, to exactly `want`, so that the limit refuses only what
  * does not fit. NULL on failure, a untouched. */
-static void *grow(rips_engine *r, void *a, uint64_t *cap, uint64_t want, uint64_t size,
-                  uint64_t first, const char *what)
+static void *grow_unlocked(rips_engine *r, void *a, uint64_t *cap, uint64_t want, uint64_t size,
+                           uint64_t first, const char *what)
 {
     if (want > UINT64_MAX / 2 / size) {
         fail(r, TOPOML_E_LIMIT, "rips: %s would need more than 2^63 bytes", what);
@@ -346,6 +359,21 @@ static void *grow(rips_engine *r, void *a, uint64_t *cap, uint64_t want, uint64_
     void *b = mem_resize(r, a, *cap * size, c * size, what);
     if (b)
         *cap = c;
+    return b;
+}
+
+/* grow, under the pool's lock while the parallel reduction's tasks run:
+ * the memory count, the status and the host's allocator are shared. The
+ * only allocations of those tasks come through here, and rarely (amortised
+ * growth of per-worker arrays). */
+static void *grow(rips_engine *r, void *a, uint64_t *cap, uint64_t want, uint64_t size,
+                  uint64_t first, const char *what)
+{
+    if (!r->par)
+        return grow_unlocked(r, a, cap, want, size, first, what);
+    r->pool->lock(r->pool->user);
+    void *b = grow_unlocked(r, a, cap, want, size, first, what);
+    r->pool->unlock(r->pool->user);
     return b;
 }
 
@@ -969,9 +997,11 @@ static void col_free(rips_engine *r, rips_column *c)
     memset(c, 0, sizeof *c);
 }
 
-/* Makes the next minimum the new `last` and fills bucket 0 with its copies;
- * false when the column is empty (or on allocation failure, status set). */
-static bool col_advance(rips_engine *r, rips_column *c)
+/* Makes the next minimum the new `last` and fills bucket 0 with its copies:
+ * 1; 0 when the column is empty; -1 on allocation failure (status set). Not
+ * a bool and a look at the status: the status is shared with other workers
+ * in the parallel reduction. */
+static int col_advance(rips_engine *r, rips_column *c)
 {
     unsigned i = RIPS_BUCKETS;
     for (unsigned w = 0; w < 3; w++) {
@@ -989,7 +1019,7 @@ static bool col_advance(rips_engine *r, rips_column *c)
             break;
     }
     if (i == RIPS_BUCKETS)
-        return false;
+        return 0;
     rips_bucket *b = &c->b[i];
     rips_key m = col_order(c, b->a[0]);
     for (uint64_t q = 1; q < b->n; q++) {
@@ -1003,8 +1033,8 @@ static bool col_advance(rips_engine *r, rips_column *c)
     /* every entry lands in a lower bucket, so b is not written to */
     for (uint64_t q = 0; q < cnt; q++)
         if (!col_put(r, c, col_bucket(c, b->a[q]), b->a[q]))
-            return false;
-    return true;
+            return -1;
+    return 1;
 }
 
 /* Removes the first entry of the column with its copies summed; entry
@@ -1015,9 +1045,10 @@ static bool col_pop_pivot(rips_engine *r, rips_column *c, rips_dentry *out)
     for (;;) {
         rips_bucket *b0 = &c->b[0];
         if (!c->held && b0->n == 0) {
-            if (!col_advance(r, c)) {
-                if (r->status != TOPOML_OK)
-                    return false;
+            int a = col_advance(r, c);
+            if (a < 0)
+                return false;
+            if (a == 0) {
                 *out = (rips_dentry){0.0, RIPS_NONE};
                 return true;
             }
@@ -1284,13 +1315,10 @@ static inline uint64_t pivots_slot(const rips_engine *r, const rips_pivots *h, u
  * Reduction of one dimension
  * ---------------------------------------------------------------------- */
 
-/* Adds the coboundary of s (with its coefficient) to the working coboundary,
- * and s to the working column of V. */
-static bool add_simplex_coboundary(rips_engine *r, rips_dentry s, uint32_t m)
+/* Adds the coboundary of s (with its coefficient) to the working
+ * coboundary. */
+static bool push_coboundary(rips_engine *r, rips_work *w, rips_dentry s, uint32_t m)
 {
-    if (!heap_reserve(r, &r->red, 1, "the working column"))
-        return false;
-    heap_push(&r->red, key_make(s.diam, s.entry));
     uint32_t verts[RIPS_MAX_VERTS];
     uint64_t index = entry_index(r, s.entry);
     simplex_vertices(r, index, m, verts);
@@ -1299,12 +1327,22 @@ static bool add_simplex_coboundary(rips_engine *r, rips_dentry s, uint32_t m)
     uint32_t coef = entry_coef(r, s.entry), neg = r->p - coef;
     rips_cofacet cf;
     while (cob_next(r, &c, &cf)) {
-        r->work++;
-        if (!col_push(r, &r->cob,
+        ++*w->work;
+        if (!col_push(r, &w->cob,
                       key_make(cf.diam, make_entry(r, cf.index, cf.kb & 1 ? neg : coef))))
             return false;
     }
     return true;
+}
+
+/* Adds the coboundary of s (with its coefficient) to the working coboundary,
+ * and s to the working column of V. */
+static bool add_simplex_coboundary(rips_engine *r, rips_work *w, rips_dentry s, uint32_t m)
+{
+    if (!heap_reserve(r, &w->red, 1, "the working column"))
+        return false;
+    heap_push(&w->red, key_make(s.diam, s.entry));
+    return push_coboundary(r, w, s, m);
 }
 
 /* Adds `factor` times the reduced column `col` (R = D V: the coboundary of
@@ -1314,17 +1352,17 @@ static bool add_simplex_coboundary(rips_engine *r, rips_dentry s, uint32_t m)
  * entry of the reduced column added. So the sum has no entry before t, and
  * the entries before t that the single coboundaries bring cancel out among
  * themselves: the working column drops them on the way in (col_push). */
-static bool add_column(rips_engine *r, uint64_t col, uint32_t factor, uint32_t m)
+static bool add_column(rips_engine *r, rips_work *w, uint64_t col, uint32_t factor, uint32_t m)
 {
     rips_dentry s = r->cols.a[col];
     s.entry = make_entry(r, s.entry, factor);
-    if (!add_simplex_coboundary(r, s, m))
+    if (!add_simplex_coboundary(r, w, s, m))
         return false;
     for (uint64_t i = r->voff[col]; i < r->voff[col + 1]; i++) {
         rips_dentry e = r->vent.a[i];
         uint32_t coef = (uint32_t)((uint64_t)entry_coef(r, e.entry) * factor % r->p);
         e.entry = make_entry(r, entry_index(r, e.entry), coef);
-        if (!add_simplex_coboundary(r, e, m))
+        if (!add_simplex_coboundary(r, w, e, m))
             return false;
     }
     return true;
@@ -1343,8 +1381,11 @@ static bool add_column(rips_engine *r, uint64_t col, uint32_t factor, uint32_t m
  * pair of zero persistence, found without enumerating the rest of the
  * coboundary. Cleared columns to the left are zero and have no pivot. The
  * working coboundary is then left empty: the column is never needed in
- * reduced form except through V (empty) and its own coboundary. */
-static bool init_coboundary(rips_engine *r, rips_dentry sigma, uint32_t m, rips_dentry *pivot)
+ * reduced form except through V (empty) and its own coboundary.
+ * (The parallel reduction sees a table without the pivots of the columns
+ * of the same batch: its phase 2 checks the pivot against them.) */
+static bool init_coboundary(rips_engine *r, rips_work *w, rips_dentry sigma, uint32_t m,
+                            rips_dentry *pivot)
 {
     uint32_t verts[RIPS_MAX_VERTS];
     simplex_vertices(r, sigma.entry, m, verts);
@@ -1354,8 +1395,8 @@ static bool init_coboundary(rips_engine *r, rips_dentry sigma, uint32_t m, rips_
     rips_cofacet cf;
     while (cob_next(r, &c, &cf)) {
         rips_dentry e = {cf.diam, make_entry(r, cf.index, cf.kb & 1 ? r->p - 1 : 1)};
-        r->work++;
-        if (!col_push(r, &r->cob, key_make(e.diam, e.entry)))
+        ++*w->work;
+        if (!col_push(r, &w->cob, key_make(e.diam, e.entry)))
             return false;
         if (check && cf.diam == sigma.diam) {
             check = false;
@@ -1372,23 +1413,346 @@ static bool init_coboundary(rips_engine *r, rips_dentry sigma, uint32_t m, rips_
                 uint64_t f;
                 int sign;
                 if (!zero_apparent_facet(r, tv, m + 1, &pt, cf.diam, cf.index, &f, &sign)) {
-                    col_clear(&r->cob);
+                    col_clear(&w->cob);
                     *pivot = e;
                     return true;
                 }
             }
         }
     }
-    return col_get_pivot(r, &r->cob, pivot);
+    return col_get_pivot(r, &w->cob, pivot);
+}
+
+/* How a reduction checks in while it works: the serial one reports through
+ * the engine (tick NULL); a task of the parallel one through its worker's
+ * tick, which only worker 0 (the calling thread) turns into a report. */
+typedef struct rips_tick {
+    uint64_t mark;     /* check in when the worker's count reaches it */
+    bool reports;      /* worker 0 */
+    atomic_bool *stop; /* set when any task fails or is cancelled */
+    uint64_t done, total;
+} rips_tick;
+
+static bool check_in(rips_engine *r, const rips_work *w, rips_tick *tick, uint64_t j,
+                     uint64_t ncols)
+{
+    if (!tick)
+        return r->work < r->work_mark || report(r, j, ncols);
+    if (*w->work < tick->mark)
+        return true;
+    tick->mark = *w->work + RIPS_REPORT_WORK;
+    if (atomic_load_explicit(tick->stop, memory_order_relaxed))
+        return false;
+    if (!tick->reports)
+        return true;
+    r->pool->lock(r->pool->user);
+    bool ok = report(r, tick->done, tick->total);
+    r->pool->unlock(r->pool->user);
+    return ok;
+}
+
+/* Reduces column j (of m-vertex simplices) from the state in w, whose pivot
+ * is *pivot, against the pivots in the table: adds reduced columns to the
+ * left until the column is zero (*pivot RIPS_NONE) or its pivot belongs to
+ * no column to the left — none in the table, and not the cofacet of a zero
+ * apparent pair. The pivot is then *pivot, not yet claimed. Reads the
+ * table, never writes it. False on failure or cancel. */
+static bool reduce_column(rips_engine *r, rips_work *w, uint64_t j, uint32_t m, rips_dentry *pivot,
+                          rips_tick *tick, uint64_t ncols)
+{
+    const uint32_t p = r->p;
+    while (pivot->entry != RIPS_NONE) {
+        uint64_t pidx = entry_index(r, pivot->entry);
+        uint32_t pcoef = entry_coef(r, pivot->entry);
+        uint64_t slot = pivots_slot(r, &r->piv, pidx);
+        if (r->piv.key[slot] != RIPS_NONE) {
+            /* The column to the left with this pivot: cancel ours. */
+            uint32_t other = entry_coef(r, r->piv.key[slot]);
+            uint32_t factor = p - (uint32_t)((uint64_t)pcoef * r->inv[other] % p);
+            if (!add_column(r, w, r->piv.col[slot], factor, m))
+                return false;
+        } else {
+            uint32_t tv[RIPS_MAX_VERTS];
+            uint64_t f;
+            int sign;
+            rips_profile pt;
+            simplex_vertices(r, pidx, m + 1, tv);
+            profile_lookup(r, tv, m + 1, pivot->diam, &pt);
+            if (!zero_apparent_facet(r, tv, m + 1, &pt, pivot->diam, pidx, &f, &sign))
+                return true;
+            /* The pivot belongs to a zero apparent pair (f, pivot): f's
+             * column, skipped when the columns were collected, is to the
+             * left (f is the last facet of the pivot, and sigma or a column
+             * to its left is a facet too) and is its own coboundary, with
+             * the pivot at coefficient sign. Adding -pcoef*sign times it
+             * cancels the pivot. */
+            uint32_t coef = sign > 0 ? p - pcoef : pcoef;
+            if (!add_simplex_coboundary(r, w, (rips_dentry){pivot->diam, make_entry(r, f, coef)},
+                                        m))
+                return false;
+        }
+        /* One column can take long (millions of entries added in
+         * sphere_3_192's H2): check in within it too. */
+        if (!check_in(r, w, tick, j, ncols))
+            return false;
+        if (!col_get_pivot(r, &w->cob, pivot))
+            return false;
+    }
+    return true;
+}
+
+/* Column j (simplex sigma) is reduced, with `pivot` (RIPS_NONE: zero) in no
+ * column to its left: its bar, and the pivot's slot in the table. */
+static bool claim(rips_engine *r, uint32_t k, uint64_t j, rips_dentry sigma, rips_dentry pivot)
+{
+    const uint32_t m = k + 1;
+    uint32_t be[2], de[2];
+    if (pivot.entry == RIPS_NONE) {
+        if (r->want_gens)
+            diameter_edge(r, sigma.entry, m, sigma.diam, be);
+        return emit(r, k, sigma.diam, INFINITY, r->want_gens ? be : NULL, NULL);
+    }
+    uint64_t pidx = entry_index(r, pivot.entry);
+    if (pivot.diam > sigma.diam) {
+        if (r->want_gens) {
+            diameter_edge(r, sigma.entry, m, sigma.diam, be);
+            diameter_edge(r, pidx, m + 1, pivot.diam, de);
+        }
+        if (!emit(r, k, sigma.diam, pivot.diam, r->want_gens ? be : NULL,
+                  r->want_gens ? de : NULL))
+            return false;
+    }
+    uint64_t slot = pivots_slot(r, &r->piv, pidx);
+    r->piv.key[slot] = pivot.entry;
+    r->piv.col[slot] = (uint32_t)j;
+    return true;
+}
+
+/* Appends the working column of V, its copies of each simplex summed, to
+ * `to`. */
+static bool store_v(rips_engine *r, rips_heap *red, rips_vec *to)
+{
+    for (;;) {
+        rips_dentry e = pop_pivot(r, red);
+        if (e.entry == RIPS_NONE)
+            return true;
+        if (!vec_reserve(r, to, 1, "the reduction matrix"))
+            return false;
+        to->a[to->n++] = e;
+    }
+}
+
+/* The columns in r->cols one after the other, on the calling thread. */
+static bool reduce_serial(rips_engine *r, uint32_t k)
+{
+    const uint32_t m = k + 1;
+    const uint64_t ncols = r->cols.n;
+    rips_work *w = &r->w0;
+    for (uint64_t j = 0; j < ncols; j++) {
+        if ((j % RIPS_REPORT_COLUMNS == 0 || r->work >= r->work_mark) && !report(r, j, ncols))
+            return false;
+        rips_dentry sigma = r->cols.a[j], pivot;
+        col_clear(&w->cob);
+        heap_clear(&w->red);
+        if (!init_coboundary(r, w, sigma, m, &pivot) ||
+            !reduce_column(r, w, j, m, &pivot, NULL, ncols) || !claim(r, k, j, sigma, pivot))
+            return false;
+        if (pivot.entry != RIPS_NONE && !store_v(r, &w->red, &r->vent))
+            return false;
+        r->voff[j + 1] = r->vent.n;
+    }
+    return true;
+}
+
+/* ---- The same reduction in parallel: batches in two phases ----
+ *
+ * The columns go in batches of consecutive columns (scalar_rips_pool.batch,
+ * else RIPS_BATCH). Phase 1, on the pool, one task a column: the column is
+ * reduced (reduce_column) against the pivot table as it stands at the
+ * start of the batch — the pivots of the batches before, whose columns are
+ * finished; the table, the columns and V are only read — until it is zero
+ * or its pivot is in none of them. What is kept is that pivot and the
+ * column of V, summed: not the working coboundary, which can be large.
+ * Phase 2, on the calling thread, in column order: a column whose pivot no
+ * earlier column of the batch has claimed is finished as it is (the common
+ * case); one whose pivot was claimed meanwhile — a conflict, an emergent
+ * pair's pivot included — is resumed: its working coboundary is rebuilt
+ * from the coboundaries of its simplex and of its V, and reduced further
+ * against the whole table, as the serial reduction would.
+ *
+ * Why the bars are the serial ones, bit for bit: every column operation,
+ * in either phase, adds a reduced column to the left to a later one, so
+ * the result is a reduction R = D V of the same matrix; the pivot a column
+ * has once no column to its left shares it is fixed by the ranks of the
+ * lower-left submatrices of D, whatever additions led there; so the pairs
+ * are the serial ones, and phase 2 emits them in the same order. */
+
+/* Columns per batch by default: large enough that a batch's tasks outweigh
+ * starting the pool's threads, small enough that few pivots of a batch
+ * collide (docs/notes/bench-cpu.md, "A parallel reduction"). */
+#define RIPS_BATCH 4096u
+
+typedef struct rips_pending {
+    rips_dentry pivot; /* RIPS_NONE: the column is zero */
+    uint64_t off, len; /* its V: vstore[worker].a[off .. off + len) */
+    uint32_t worker;
+} rips_pending;
+
+typedef struct rips_red {
+    rips_engine *r;
+    uint32_t k;
+    uint64_t b0, ncols; /* the batch starts at column b0 */
+    rips_work *w;       /* one per worker */
+    uint64_t *work;     /* one per worker */
+    rips_tick *tick;    /* one per worker */
+    rips_vec *vstore;   /* one per worker: the V of its columns of the batch */
+    rips_pending *pend; /* one per column of the batch */
+    atomic_bool stop;
+} rips_red;
+
+static void reduce_task(void *arg, uint32_t t, uint32_t worker)
+{
+    rips_red *P = arg;
+    rips_engine *r = P->r;
+    if (atomic_load_explicit(&P->stop, memory_order_relaxed))
+        return;
+    const uint64_t j = P->b0 + t;
+    rips_work *w = &P->w[worker];
+    rips_pending *q = &P->pend[t];
+    rips_vec *v = &P->vstore[worker];
+    rips_dentry pivot = {0.0, RIPS_NONE};
+    col_clear(&w->cob);
+    heap_clear(&w->red);
+    q->worker = worker;
+    q->off = v->n;
+    bool ok = init_coboundary(r, w, r->cols.a[j], P->k + 1, &pivot) &&
+              reduce_column(r, w, j, P->k + 1, &pivot, &P->tick[worker], P->ncols) &&
+              (pivot.entry == RIPS_NONE || store_v(r, &w->red, v));
+    q->pivot = pivot;
+    q->len = v->n - q->off;
+    if (!ok)
+        atomic_store(&P->stop, true);
+}
+
+/* Phase 2 for column j = b0 + t (see above). */
+static bool finish_column(rips_engine *r, rips_red *P, uint64_t t, uint64_t *resumed)
+{
+    const uint32_t k = P->k, m = k + 1;
+    const uint64_t j = P->b0 + t;
+    const rips_pending *q = &P->pend[t];
+    const rips_vec *v = &P->vstore[q->worker];
+    rips_dentry sigma = r->cols.a[j], pivot = q->pivot;
+    if (pivot.entry == RIPS_NONE ||
+        r->piv.key[pivots_slot(r, &r->piv, entry_index(r, pivot.entry))] == RIPS_NONE) {
+        if (!claim(r, k, j, sigma, pivot))
+            return false;
+        if (pivot.entry == RIPS_NONE || q->len == 0)
+            return true;
+        if (!vec_reserve(r, &r->vent, q->len, "the reduction matrix"))
+            return false;
+        memcpy(r->vent.a + r->vent.n, v->a + q->off, q->len * sizeof *v->a);
+        r->vent.n += q->len;
+        return true;
+    }
+    ++*resumed;
+    rips_work *w = &r->w0;
+    col_clear(&w->cob);
+    heap_clear(&w->red);
+    if (!push_coboundary(r, w, (rips_dentry){sigma.diam, make_entry(r, sigma.entry, 1)}, m))
+        return false;
+    for (uint64_t i = 0; i < q->len; i++)
+        if (!add_simplex_coboundary(r, w, v->a[q->off + i], m))
+            return false;
+    rips_dentry again;
+    if (!col_get_pivot(r, &w->cob, &again))
+        return false;
+    if (again.entry != pivot.entry)
+        return fail(r, TOPOML_E_INTERNAL,
+                    "rips: dimension %u, column %llu: the rebuilt column has another pivot", k,
+                    (unsigned long long)j),
+               false;
+    return reduce_column(r, w, j, m, &pivot, NULL, P->ncols) && claim(r, k, j, sigma, pivot) &&
+           (pivot.entry == RIPS_NONE || store_v(r, &w->red, &r->vent));
+}
+
+static bool reduce_parallel(rips_engine *r, uint32_t k)
+{
+    const scalar_rips_pool *pool = r->pool;
+    const uint32_t T = pool->n_threads;
+    const uint64_t ncols = r->cols.n;
+    const uint64_t B = pool->batch ? pool->batch : RIPS_BATCH;
+    const uint64_t nb = ncols < B ? ncols : B;
+    /* rips_work first: it holds 128-bit keys, and the host's blocks are
+     * aligned for any type */
+    const uint64_t bytes = (uint64_t)T * (sizeof(rips_work) + sizeof(uint64_t) +
+                                          sizeof(rips_tick) + sizeof(rips_vec)) +
+                           nb * sizeof(rips_pending);
+    rips_red P;
+    memset(&P, 0, sizeof P);
+    char *mem = mem_alloc(r, bytes, "the parallel reduction");
+    if (!mem)
+        return false;
+    memset(mem, 0, (size_t)bytes);
+    P.r = r;
+    P.k = k;
+    P.ncols = ncols;
+    P.w = (rips_work *)(void *)mem;
+    P.work = (uint64_t *)(void *)(P.w + T);
+    P.tick = (rips_tick *)(void *)(P.work + T);
+    P.vstore = (rips_vec *)(void *)(P.tick + T);
+    P.pend = (rips_pending *)(void *)(P.vstore + T);
+    atomic_init(&P.stop, false);
+    for (uint32_t w = 0; w < T; w++) {
+        P.w[w].cob.ordmask = r->w0.cob.ordmask;
+        P.w[w].work = &P.work[w];
+        P.tick[w] = (rips_tick){RIPS_REPORT_WORK, w == 0, &P.stop, 0, ncols};
+    }
+    uint64_t counted = 0, resumed = 0;
+    bool ok = true;
+    for (uint64_t b0 = 0; ok && b0 < ncols; b0 += B) {
+        const uint64_t bn = ncols - b0 < B ? ncols - b0 : B;
+        if (!report(r, b0, ncols)) {
+            ok = false;
+            break;
+        }
+        P.b0 = b0;
+        for (uint32_t w = 0; w < T; w++) {
+            P.vstore[w].n = 0;
+            P.tick[w].done = b0;
+        }
+        r->par = true;
+        pool->run(pool->user, (uint32_t)bn, reduce_task, &P);
+        r->par = false;
+        uint64_t sum = 0;
+        for (uint32_t w = 0; w < T; w++)
+            sum += P.work[w];
+        r->work += sum - counted;
+        counted = sum;
+        ok = r->status == TOPOML_OK;
+        for (uint64_t t = 0; ok && t < bn; t++) {
+            uint64_t j = b0 + t;
+            if ((j % RIPS_REPORT_COLUMNS == 0 || r->work >= r->work_mark) && !report(r, j, ncols))
+                ok = false;
+            ok = ok && finish_column(r, &P, t, &resumed);
+            r->voff[j + 1] = r->vent.n;
+        }
+    }
+    for (uint32_t w = 0; w < T; w++) {
+        col_free(r, &P.w[w].cob);
+        heap_free(r, &P.w[w].red);
+        vec_free(r, &P.vstore[w]);
+    }
+    mem_free(r, mem, bytes);
+    if (pool->resumed)
+        *pool->resumed += resumed;
+    return ok;
 }
 
 /* Reduces the columns in r->cols (dimension k, in reduction order), reports
  * the pairs and records the pivots in r->piv for clearing dimension k+1. */
 static bool reduce_dimension(rips_engine *r, uint32_t k)
 {
-    const uint32_t m = k + 1;
     const uint64_t ncols = r->cols.n;
-    const uint32_t p = r->p;
     if (!pivots_init(r, &r->piv, ncols))
         return false;
     r->voff = mem_alloc(r, (ncols + 1) * sizeof *r->voff, "the reduction matrix");
@@ -1396,84 +1760,7 @@ static bool reduce_dimension(rips_engine *r, uint32_t k)
         return false;
     r->voff[0] = 0;
     r->vent.n = 0;
-    for (uint64_t j = 0; j < ncols; j++) {
-        if ((j % RIPS_REPORT_COLUMNS == 0 || r->work >= r->work_mark) && !report(r, j, ncols))
-            return false;
-        rips_dentry sigma = r->cols.a[j], pivot;
-        col_clear(&r->cob);
-        heap_clear(&r->red);
-        if (!init_coboundary(r, sigma, m, &pivot))
-            return false;
-        for (;;) {
-            if (pivot.entry == RIPS_NONE) {
-                uint32_t be[2];
-                if (r->want_gens)
-                    diameter_edge(r, sigma.entry, m, sigma.diam, be);
-                if (!emit(r, k, sigma.diam, INFINITY, r->want_gens ? be : NULL, NULL))
-                    return false;
-                break;
-            }
-            uint64_t pidx = entry_index(r, pivot.entry);
-            uint32_t pcoef = entry_coef(r, pivot.entry);
-            uint64_t slot = pivots_slot(r, &r->piv, pidx);
-            if (r->piv.key[slot] != RIPS_NONE) {
-                /* The column to the left with this pivot: cancel ours. */
-                uint32_t other = entry_coef(r, r->piv.key[slot]);
-                uint32_t factor = p - (uint32_t)((uint64_t)pcoef * r->inv[other] % p);
-                if (!add_column(r, r->piv.col[slot], factor, m))
-                    return false;
-            } else {
-                uint32_t tv[RIPS_MAX_VERTS];
-                uint64_t f;
-                int sign;
-                rips_profile pt;
-                simplex_vertices(r, pidx, m + 1, tv);
-                profile_lookup(r, tv, m + 1, pivot.diam, &pt);
-                if (zero_apparent_facet(r, tv, m + 1, &pt, pivot.diam, pidx, &f, &sign)) {
-                    /* The pivot belongs to a zero apparent pair (f, pivot):
-                     * f's column, skipped when the columns were collected,
-                     * is to the left (f is the last facet of the pivot, and
-                     * sigma or a column to its left is a facet too) and is
-                     * its own coboundary, with the pivot at coefficient
-                     * sign. Adding -pcoef*sign times it cancels the pivot. */
-                    uint32_t coef = sign > 0 ? p - pcoef : pcoef;
-                    if (!add_simplex_coboundary(
-                            r, (rips_dentry){pivot.diam, make_entry(r, f, coef)}, m))
-                        return false;
-                } else {
-                    if (pivot.diam > sigma.diam) {
-                        uint32_t be[2], de[2];
-                        if (r->want_gens) {
-                            diameter_edge(r, sigma.entry, m, sigma.diam, be);
-                            diameter_edge(r, pidx, m + 1, pivot.diam, de);
-                        }
-                        if (!emit(r, k, sigma.diam, pivot.diam, r->want_gens ? be : NULL,
-                                  r->want_gens ? de : NULL))
-                            return false;
-                    }
-                    r->piv.key[slot] = pivot.entry;
-                    r->piv.col[slot] = (uint32_t)j;
-                    for (;;) {
-                        rips_dentry e = pop_pivot(r, &r->red);
-                        if (e.entry == RIPS_NONE)
-                            break;
-                        if (!vec_reserve(r, &r->vent, 1, "the reduction matrix"))
-                            return false;
-                        r->vent.a[r->vent.n++] = e;
-                    }
-                    break;
-                }
-            }
-            /* One column can take long (millions of entries added in
-             * sphere_3_192's H2): report within it too. */
-            if (r->work >= r->work_mark && !report(r, j, ncols))
-                return false;
-            if (!col_get_pivot(r, &r->cob, &pivot))
-                return false;
-        }
-        r->voff[j + 1] = r->vent.n;
-    }
-    return true;
+    return r->pool && ncols > 1 ? reduce_parallel(r, k) : reduce_serial(r, k);
 }
 
 /* ------------------------------------------------------------------------
@@ -2282,7 +2569,7 @@ static bool setup_coefficients(rips_engine *r, uint32_t p)
     while ((1u << r->cbits) <= p - 1)
         r->cbits++;
     r->cmask = (UINT64_C(1) << r->cbits) - 1;
-    r->cob.ordmask = ~(rips_key)r->cmask;
+    r->w0.cob.ordmask = ~(rips_key)r->cmask;
     r->inv = mem_alloc(r, (uint64_t)p * sizeof *r->inv, "the coefficient inverses");
     if (!r->inv)
         return false;
@@ -2523,8 +2810,8 @@ static void release(rips_engine *r)
     mem_free(r, r->voff, (r->cols.n + 1) * sizeof *r->voff);
     vec_free(r, &r->cols);
     vec_free(r, &r->vent);
-    col_free(r, &r->cob);
-    heap_free(r, &r->red);
+    col_free(r, &r->w0.cob);
+    heap_free(r, &r->w0.red);
     pivots_free(r, &r->piv);
     r->dist_own = NULL;
     r->nb_start = NULL;
@@ -2594,6 +2881,7 @@ int scalar_rips_pooled(const topoml_call_v1 *call, const topoml_input_v1 *in,
     r->call = call;
     r->mem_limit = call->max_memory;
     r->work_mark = RIPS_REPORT_WORK;
+    r->w0.work = &r->work;
     r->cur_dim = -1;
     r->hook = hook;
     r->pool = pool && pool->n_threads > 1 && pool->run && pool->lock && pool->unlock ? pool : NULL;

@@ -136,10 +136,15 @@ int scalar_rips_hooked(const topoml_call_v1 *call, const topoml_input_v1 *in,
 
 /* ------------------------------------------------------------------------
  * Threads from outside: the engine stays single-threaded code, but with a
- * pool it hands the enumeration of the columns of each dimension k >= 2
- * (the simplices under the threshold, clearing, the apparent-pair tests and
- * the sort: most of the time of a dense complex) to the pool as independent
- * tasks. The barcode is the same either way. plugins/threads is the user.
+ * pool it hands the pool two things as independent tasks. The enumeration
+ * of the columns of each dimension k >= 2 (the simplices under the
+ * threshold, clearing, the apparent-pair tests and the sort: most of the
+ * time of a dense complex). And the reduction of every dimension k >= 1, in
+ * batches of consecutive columns: each column of a batch reduced on the
+ * pool against the pivots of the batches before, then, on the calling
+ * thread in column order, finished against those of its own batch
+ * (rips.c, "The same reduction in parallel"). The barcode is the same
+ * either way, bit for bit. plugins/threads is the user.
  *
  * run(user, n_tasks, task, arg) calls task(arg, t, worker) once for every
  * t < n_tasks, on at most n_threads threads at once, worker (< n_threads)
@@ -154,6 +159,15 @@ typedef struct scalar_rips_pool {
                 void *arg);
     void (*lock)(void *user);
     void (*unlock)(void *user);
+    /* Columns per batch of the parallel reduction; 0: the engine's default
+     * (4096). Smaller batches leave fewer columns to the serial phase but
+     * start the threads more often; tests use 1, 2, 7 so that columns of one
+     * batch really collide. */
+    uint32_t batch;
+    /* If not NULL, the engine adds to it the columns whose pivot was claimed
+     * by an earlier column of their batch, so that the serial phase had to
+     * reduce them further (for tests and benchmarks). */
+    uint64_t *resumed;
 } scalar_rips_pool;
 
 /* scalar_rips_hooked with a pool (NULL, or one of fewer than 2 threads:

@@ -121,7 +121,7 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
     snprintf(st->schedule_text[TOPOML_OP_RIPS], TMC_SCHEDULE,
              "distances=device(as-distances) threshold-edges=device(as-edges) "
              "columns(dim>=2)=device clearing(dim>=2)=device apparent-pairs(dim>=2)=device "
-             "columns(dim1)=host reduction=host(scalar-engine) "
+             "columns(dim1)=host reduction=host(scalar-engine,threads) "
              "sparse-input(collapsed,threshold,n<=16384)=columns(dim>=2)=device "
              "sparse-input(other)=host");
 #endif

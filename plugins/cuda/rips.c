@@ -29,13 +29,46 @@
  * (rips_columns.cu, through scalar_rips_hooked): the split of Ripser++. The
  * engine reduces what is left; a dimension too large for the device is
  * collected by the engine itself.
+ *
+ * The engine runs on a pool of host threads (plugins/threads/pool.c, the
+ * threads backend's; engine() below): the reduction of every dimension in
+ * batches of columns, and the enumeration of the columns the device does
+ * not collect, on as many CPUs as the call allows. The barcode is the same
+ * at every thread count.
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "backend.h"
+#include "pool.h"
 #include "rips.h"
 #include "rips_columns.h"
+
+/* The scalar engine with the columns of dimensions >= 2 from `hook` (NULL:
+ * the engine's own), lent a pool of the threads the call allows
+ * (call->n_threads; 0: every CPU of the process's affinity mask; never
+ * more). Only the engine's tasks run on the pool: the hook is called from
+ * the calling thread, so the device is used from one thread as before. */
+static int engine(const tmc_ctx *ctx, const topoml_input_v1 *in,
+                  const topoml_rips_params_v1 *params, const scalar_rips_hook *hook,
+                  topoml_barcode_v1 *out)
+{
+    const topoml_call_v1 *call = ctx->call;
+    /* A core older than 0.3 hands a shorter call: the default then. */
+    uint32_t wanted =
+        call->struct_size >= offsetof(topoml_call_v1, n_threads) + sizeof call->n_threads
+            ? call->n_threads
+            : 0;
+    threads_pool pool;
+    if (threads_pool_init(&pool, threads_for(wanted)) != 0)
+        return tmc_fail(call, TOPOML_E_INTERNAL, "rips: cannot make a mutex for the host threads");
+    scalar_rips_pool lend = {pool.n_threads,    &pool, threads_pool_run, threads_pool_lock,
+                             threads_pool_unlock, 0, NULL};
+    int status = scalar_rips_pooled(call, in, params, hook, &lend, out);
+    threads_pool_destroy(&pool);
+    return status;
+}
 
 /* Points must have finite coordinates: the engine refuses others, and
  * through a distance matrix an infinite coordinate would turn into an
@@ -60,13 +93,13 @@ static int rips_hooked(tmc_ctx *ctx, const topoml_input_v1 *source, const topoml
                        const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
 {
     if (params->max_dim < 2 || in->n < 4)
-        return scalar_rips(ctx->call, in, params, out);
+        return engine(ctx, in, params, NULL, out);
     tmr_columns *cols = NULL;
     int status = tmr_columns_open(ctx, source, &cols);
     if (status != TOPOML_OK)
         return status;
     scalar_rips_hook hook = {cols, tmr_columns_hook};
-    status = scalar_rips_hooked(ctx->call, in, params, &hook, out);
+    status = engine(ctx, in, params, &hook, out);
     int closed = tmr_columns_close(cols, TOPOML_OK);
     if (status == TOPOML_OK && closed != TOPOML_OK) {
         ctx->call->free(ctx->call->host_data, out->intervals);
@@ -173,14 +206,14 @@ int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v
         return status;
     }
     if (in->kind != TOPOML_INPUT_POINTS || in->n < 2)
-        return scalar_rips(ctx->call, in, params, out);
+        return engine(ctx, in, params, NULL, out);
     int status = check_coordinates(ctx, in);
     if (status != TOPOML_OK)
         return status;
     /* Out of the device's range, the reference engine computes its own
      * distances (metric.h, scaled). */
     if (!tmc_in_device_range(in))
-        return scalar_rips(ctx->call, in, params, out);
+        return engine(ctx, in, params, NULL, out);
     return rips_points(ctx, in, params, out);
 }
 

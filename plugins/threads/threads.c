@@ -4,9 +4,11 @@
  * (plugins/scalar/rips.c, compiled in, exactly the same arithmetic); this
  * plugin lends it a pool of POSIX threads (pool.c), on which it enumerates
  * the columns of each dimension >= 2, tests them for apparent pairs and
- * sorts them — most of the time of a dense complex — while the reduction
- * itself stays on the calling thread. The barcode is the reference's, bit
- * for bit, whatever the thread count.
+ * sorts them — most of the time of a dense complex — and reduces the
+ * columns of each dimension >= 1 in batches: each column of a batch
+ * against the pivots of the batches before on the pool, then on the
+ * calling thread, in order, against those of its own batch. The barcode is
+ * the reference's, bit for bit, whatever the thread count.
  *
  * A plugin file: it includes topoml/plugin.h and the scalar engine's
  * headers only, and links nothing of the core.
@@ -26,8 +28,8 @@
 
 /* What runs where, for `topoml backends` and the certificates. */
 #define THREADS_SCHEDULE                                                                       \
-    "columns=threads apparent-pairs=threads sort=threads reduction=serial "                    \
-    "threads=sched_getaffinity"
+    "columns=threads apparent-pairs=threads sort=threads reduction=threads "                   \
+    "reduction-scheme=batched-two-phase threads=sched_getaffinity"
 
 /* An input whose complete flag complex has fewer simplices than this in
  * dimensions 2 .. max_dim (the part the pool shares) runs on the calling
@@ -108,7 +110,7 @@ static const topoml_backend_v1 threads_vtable = {
     .name = "threads",
     .version = "0.1.0",
     .vendor = "topoml",
-    .description = "the scalar Rips engine with its column enumeration on every core",
+    .description = "the scalar Rips engine with its column enumeration and reduction on every core",
     .create = NULL,
     .destroy = NULL,
     .probe = threads_probe,

@@ -109,7 +109,7 @@ rep.check(r.returncode != 0 and "threads" in r.stderr and ":2:" in r.stderr,
 
 # The backend list shows what runs where.
 r = ct.run([a.topoml, "backends"])
-rep.check("columns=threads" in r.stdout and "reduction=serial" in r.stdout,
+rep.check("columns=threads" in r.stdout and "reduction=threads" in r.stdout,
           "topoml backends does not show the threads schedule")
 
 for p in tmp:

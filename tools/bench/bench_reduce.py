@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""The reduction stage of the threads backend's engine at 1 and 2 threads
+(or any list): wall and CPU seconds of the reductions ("dim k", k >= 1),
+of the enumerations and of the whole call, per case, by
+tools/bench/reduce_stages.c (the engine called directly, no edge collapse,
+no CLI start-up), every thread count on the same input, alternating, in one
+run. "threads 0" is scalar_rips itself, the serial reference. Every run's
+barcode digest must agree, or the script stops. Prints a Markdown table,
+writes the JSON artifact (tools/bench/artifact.py; a case's "times" are the
+reduction's wall times, "cpu_times" its CPU seconds, the process's: every
+thread's).
+
+    gcc -O2 -g -std=c11 -D_GNU_SOURCE -Iplugin-api/include -Iplugins/scalar \\
+        -Iplugins/threads tools/bench/reduce_stages.c plugins/threads/pool.c \\
+        plugins/scalar/rips.c -lm -lpthread -o /tmp/reduce_stages
+    tools/bench/bench_reduce.py --bin /tmp/reduce_stages [--threads 0,1,2] \\
+        [--reps 3] [--only CASE]... [--batch N] [--json FILE]
+"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import artifact  # noqa: E402
+import bench_rips  # noqa: E402  (the data folder and the seeded generators)
+
+# name, file (relative to the data folder, or generated), dim, threshold
+CASES = [
+    ("clifford_torus_10000", "gen:torus:10000:19", 2, 0.15),
+    ("clifford_torus_50000", "gen:torus:50000:19", 2, 0.15),
+    ("o3_4096", "o3_4096.txt", 3, 1.4),
+]
+
+KEYS = ("reduce_wall", "reduce_cpu", "enum_wall", "enum_cpu", "wall", "cpu")
+
+
+def med(runs, key):
+    return statistics.median(r[key] for r in runs)
+
+
+def table(cases):
+    print("| case | threads | reduction wall s | reduction CPU s | enumeration CPU s "
+          "| whole CPU s | whole wall s | resumed | runs |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for c in cases:
+        print("| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %d | %d |" % (
+            c["name"], c["engine_threads"], c["median"], c["cpu_median"],
+            statistics.median(c["enum_cpu_times"]), statistics.median(c["whole_cpu_times"]),
+            statistics.median(c["whole_times"]), c["resumed"], len(c["times"])))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", help="reduce_stages, built as above")
+    ap.add_argument("--data", default=bench_rips.default_data(), help="Ripser's examples folder")
+    ap.add_argument("--threads", default="0,1,2",
+                    help="thread counts (0: scalar_rips, the serial reference)")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--batch", type=int, default=0, help="columns per batch (0: the default)")
+    ap.add_argument("--only", action="append", help="run only these cases")
+    ap.add_argument("--json", help="where the results go (default: bench/results/"
+                    "reduce-cpu-<date>.json)")
+    ap.add_argument("--markdown", help="print the Markdown table of this result file and exit")
+    a = ap.parse_args()
+    if a.markdown:
+        with open(a.markdown, encoding="utf-8") as f:
+            table(json.load(f)["cases"])
+        return 0
+    if not a.bin:
+        ap.error("--bin is needed")
+    threads = [int(t) for t in a.threads.split(",")]
+    cases = [c for c in CASES if not a.only or c[0] in a.only]
+    tmp = tempfile.mkdtemp(prefix="bench_reduce_")
+    commands, out = [], []
+    for name, src, dim, thr in cases:
+        path = bench_rips.generate(src, tmp) if src.startswith("gen:") else \
+            os.path.join(a.data, src)
+        runs = {t: [] for t in threads}
+        digest = None
+        for rep in range(a.reps):
+            for t in threads:
+                cmd = [a.bin, path, str(dim), repr(thr), str(t), str(a.batch)]
+                if rep == 0:
+                    commands.append(" ".join(cmd))
+                r = json.loads(subprocess.run(cmd, check=True, capture_output=True,
+                                              text=True).stdout)
+                if digest is None:
+                    digest = r["digest"]
+                if r["digest"] != digest:
+                    sys.exit("%s: %d threads gave another barcode (%s, not %s)"
+                             % (name, t, r["digest"], digest))
+                runs[t].append(r)
+                print("%s threads %d: reduction %.3f s wall, %.3f s CPU; whole %.3f s CPU"
+                      % (name, t, r["reduce_wall"], r["reduce_cpu"], r["cpu"]),
+                      file=sys.stderr)
+        for t in threads:
+            rs = runs[t]
+            out.append(artifact.case(
+                name, "topoml engine" + (" pooled" if t else " serial"),
+                [r["reduce_wall"] for r in rs], threads=max(t, 1), engine_threads=t,
+                cpu_times=[r["reduce_cpu"] for r in rs], cpu_median=med(rs, "reduce_cpu"),
+                median=med(rs, "reduce_wall"),
+                enum_times=[r["enum_wall"] for r in rs],
+                enum_cpu_times=[r["enum_cpu"] for r in rs],
+                whole_times=[r["wall"] for r in rs], whole_cpu_times=[r["cpu"] for r in rs],
+                resumed=rs[0]["resumed"], batch=a.batch, bars=rs[0]["bars"], digest=digest,
+                dim=dim, threshold=thr))
+    run = {
+        "title": "Reduction stage of the Rips engine: serial and pooled (threads backend)",
+        "machine": artifact.machine(),
+        "versions": {"topoml": subprocess.run(["git", "-C", HERE, "rev-parse", "--short",
+                                               "HEAD"], capture_output=True,
+                                              text=True).stdout.strip() or "unknown"},
+        "commands": commands,
+        "statistic": "median of the reduction stage's wall time; cpu_median: its CPU "
+                     "seconds (process, all threads)",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "cases": out,
+    }
+    path = a.json or os.path.join(HERE, "..", "..", "bench", "results", "reduce-cpu-%s.json"
+                                  % datetime.date.today().isoformat())
+    artifact.save(path, run)
+    table(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1567,7 +1567,7 @@ static bool reduce_serial(rips_engine *r, uint32_t k)
 /* ---- The same reduction in parallel: batches in two phases ----
  *
  * The columns go in batches of consecutive columns (scalar_rips_pool.batch,
- * else RIPS_BATCH). Phase 1, on the pool, one task a column: the column is
+ * else a size that adapts, below). Phase 1, on the pool, one task a column: the column is
  * reduced (reduce_column) against the pivot table as it stands at the
  * start of the batch — the pivots of the batches before, whose columns are
  * finished; the table, the columns and V are only read — until it is zero
@@ -1587,10 +1587,22 @@ static bool reduce_serial(rips_engine *r, uint32_t k)
  * lower-left submatrices of D, whatever additions led there; so the pairs
  * are the serial ones, and phase 2 emits them in the same order. */
 
-/* Columns per batch by default: large enough that a batch's tasks outweigh
- * starting the pool's threads, small enough that few pivots of a batch
- * collide (docs/notes/bench-cpu.md, "A parallel reduction"). */
-#define RIPS_BATCH 4096u
+/* Columns per batch by default: where a batch begins, and its bounds.
+ * After each batch the size adapts to what phase 2 cost, in units of work
+ * (cofacets enumerated) against phase 1: the serial phase more than a
+ * 1/(4T) share of it (T threads) halves the size — in a dimension with few
+ * columns and long reductions (H1 of a large sparse complex) most of the
+ * work is in columns that collide, and their rest runs serially — and
+ * less than 1/(16T) doubles it, so that a dimension of many cheap columns
+ * starts the threads seldom (each batch starts and joins them). A batch
+ * whose phase 1 is under RIPS_BATCH_WORK units (about a millisecond) is
+ * not made smaller, and one under a quarter of that grows: starting the
+ * threads would cost more than the batch's work. Either way
+ * the bars are the same; only the time changes (docs/notes/bench-cpu.md,
+ * "A parallel reduction"). */
+#define RIPS_BATCH_FIRST 256u
+#define RIPS_BATCH_MAX 65536u
+#define RIPS_BATCH_WORK 65536u
 
 typedef struct rips_pending {
     rips_dentry pivot; /* RIPS_NONE: the column is zero */
@@ -1680,8 +1692,10 @@ static bool reduce_parallel(rips_engine *r, uint32_t k)
     const scalar_rips_pool *pool = r->pool;
     const uint32_t T = pool->n_threads;
     const uint64_t ncols = r->cols.n;
-    const uint64_t B = pool->batch ? pool->batch : RIPS_BATCH;
-    const uint64_t nb = ncols < B ? ncols : B;
+    const uint64_t B_max = pool->batch ? pool->batch : RIPS_BATCH_MAX;
+    const uint64_t nb = ncols < B_max ? ncols : B_max;
+    const uint64_t B_min = 8u * T < B_max ? 8u * T : B_max;
+    uint64_t B = pool->batch ? pool->batch : RIPS_BATCH_FIRST;
     /* rips_work first: it holds 128-bit keys, and the host's blocks are
      * aligned for any type */
     const uint64_t bytes = (uint64_t)T * (sizeof(rips_work) + sizeof(uint64_t) +
@@ -1709,8 +1723,8 @@ static bool reduce_parallel(rips_engine *r, uint32_t k)
     }
     uint64_t counted = 0, resumed = 0;
     bool ok = true;
-    for (uint64_t b0 = 0; ok && b0 < ncols; b0 += B) {
-        const uint64_t bn = ncols - b0 < B ? ncols - b0 : B;
+    for (uint64_t b0 = 0, bn; ok && b0 < ncols; b0 += bn) {
+        bn = ncols - b0 < B ? ncols - b0 : B;
         if (!report(r, b0, ncols)) {
             ok = false;
             break;
@@ -1726,9 +1740,11 @@ static bool reduce_parallel(rips_engine *r, uint32_t k)
         uint64_t sum = 0;
         for (uint32_t w = 0; w < T; w++)
             sum += P.work[w];
-        r->work += sum - counted;
+        const uint64_t work1 = sum - counted;
+        r->work += work1;
         counted = sum;
         ok = r->status == TOPOML_OK;
+        const uint64_t before = r->work;
         for (uint64_t t = 0; ok && t < bn; t++) {
             uint64_t j = b0 + t;
             if ((j % RIPS_REPORT_COLUMNS == 0 || r->work >= r->work_mark) && !report(r, j, ncols))
@@ -1736,6 +1752,11 @@ static bool reduce_parallel(rips_engine *r, uint32_t k)
             ok = ok && finish_column(r, &P, t, &resumed);
             r->voff[j + 1] = r->vent.n;
         }
+        const uint64_t work2 = r->work - before;
+        if (!pool->batch && work2 * 4 * T > work1 && work1 >= RIPS_BATCH_WORK)
+            B = B / 2 > B_min ? B / 2 : B_min;
+        else if (!pool->batch && (work2 * 16 * T < work1 || work1 < RIPS_BATCH_WORK / 4))
+            B = 2 * B < B_max ? 2 * B : B_max;
     }
     for (uint32_t w = 0; w < T; w++) {
         col_free(r, &P.w[w].cob);

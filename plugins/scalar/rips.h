@@ -159,10 +159,11 @@ typedef struct scalar_rips_pool {
                 void *arg);
     void (*lock)(void *user);
     void (*unlock)(void *user);
-    /* Columns per batch of the parallel reduction; 0: the engine's default
-     * (4096). Smaller batches leave fewer columns to the serial phase but
-     * start the threads more often; tests use 1, 2, 7 so that columns of one
-     * batch really collide. */
+    /* Columns per batch of the parallel reduction; 0: the engine's choice,
+     * from 256 on, halved or doubled (up to 65536) after each batch as the
+     * serial phase's share of the work is large or small. Smaller batches
+     * leave less work to the serial phase but start the threads more often;
+     * tests use 1, 2, 7 so that columns of one batch really collide. */
     uint32_t batch;
     /* If not NULL, the engine adds to it the columns whose pivot was claimed
      * by an earlier column of their batch, so that the serial phase had to

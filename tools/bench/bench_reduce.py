@@ -17,7 +17,10 @@ thread's).
         -Iplugins/threads tools/bench/reduce_stages.c plugins/threads/pool.c \\
         plugins/scalar/rips.c -lm -lpthread -o /tmp/reduce_stages
     tools/bench/bench_reduce.py --bin /tmp/reduce_stages [--threads 0,1,2] \\
-        [--reps 3] [--only CASE]... [--batch N] [--json FILE]
+        [--reps 3] [--only CASE]... [--batch N,...] [--json FILE]
+
+With several --batch sizes (0: the engine's adaptive choice) every pooled
+thread count runs at each; the serial one (threads 0 or 1) once.
 """
 import argparse
 import datetime
@@ -48,12 +51,14 @@ def med(runs, key):
 
 
 def table(cases):
-    print("| case | threads | reduction wall s | reduction CPU s | reduction CPU s, calling "
+    print("| case | threads | batch | reduction wall s | reduction CPU s | reduction CPU s, calling "
           "thread | enumeration CPU s | whole CPU s | whole wall s | resumed | runs |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for c in cases:
-        print("| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %d | %d |" % (
-            c["name"], c["engine_threads"], c["median"], c["cpu_median"],
+        print("| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %d | %d |" % (
+            c["name"], c["engine_threads"],
+            "-" if c["engine_threads"] < 2 else c.get("batch") or "adaptive",
+            c["median"], c["cpu_median"],
             statistics.median(c["main_cpu_times"]), statistics.median(c["enum_cpu_times"]),
             statistics.median(c["whole_cpu_times"]), statistics.median(c["whole_times"]),
             c["resumed"], len(c["times"])))
@@ -67,7 +72,9 @@ def main():
     ap.add_argument("--threads", default="0,1,2",
                     help="thread counts (0: scalar_rips, the serial reference)")
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--batch", type=int, default=0, help="columns per batch (0: the default)")
+    ap.add_argument("--batch", default="0",
+                    help="columns per batch of the parallel reduction, comma-separated "
+                    "(0: the engine's adaptive choice)")
     ap.add_argument("--only", action="append", help="run only these cases")
     ap.add_argument("--json", help="where the results go (default: bench/results/"
                     "reduce-cpu-<date>.json)")
@@ -80,17 +87,20 @@ def main():
     if not a.bin:
         ap.error("--bin is needed")
     threads = [int(t) for t in a.threads.split(",")]
+    batches = [int(b) for b in a.batch.split(",")]
+    # (threads, batch) per configuration; one batch size for a serial run
+    configs = [(t, b) for t in threads for b in (batches if t > 1 else batches[:1])]
     cases = [c for c in CASES if not a.only or c[0] in a.only]
     tmp = tempfile.mkdtemp(prefix="bench_reduce_")
-    commands, out = [], []
+    commands, out = [" ".join([os.path.relpath(__file__)] + sys.argv[1:])], []
     for name, src, dim, thr in cases:
         path = bench_rips.generate(src, tmp) if src.startswith("gen:") else \
             os.path.join(a.data, src)
-        runs = {t: [] for t in threads}
+        runs = {c: [] for c in configs}
         digest = None
         for rep in range(a.reps):
-            for t in threads:
-                cmd = [a.bin, path, str(dim), repr(thr), str(t), str(a.batch)]
+            for t, b in configs:
+                cmd = [a.bin, path, str(dim), repr(thr), str(t), str(b)]
                 if rep == 0:
                     commands.append(" ".join(cmd))
                 r = json.loads(subprocess.run(cmd, check=True, capture_output=True,
@@ -100,14 +110,17 @@ def main():
                 if r["digest"] != digest:
                     sys.exit("%s: %d threads gave another barcode (%s, not %s)"
                              % (name, t, r["digest"], digest))
-                runs[t].append(r)
-                print("%s threads %d: reduction %.3f s wall, %.3f s CPU; whole %.3f s CPU"
-                      % (name, t, r["reduce_wall"], r["reduce_cpu"], r["cpu"]),
+                runs[(t, b)].append(r)
+                print("%s threads %d batch %d: reduction %.3f s wall, %.3f s CPU; whole %.3f s "
+                      "CPU" % (name, t, b, r["reduce_wall"], r["reduce_cpu"], r["cpu"]),
                       file=sys.stderr)
-        for t in threads:
-            rs = runs[t]
+        for t, b in configs:
+            rs = runs[(t, b)]
+            program = "topoml engine" + (" pooled" if t else " serial")
+            if len(batches) > 1 and t > 1:
+                program += " batch %s" % (b or "adaptive")
             out.append(artifact.case(
-                name, "topoml engine" + (" pooled" if t else " serial"),
+                name, program,
                 [r["reduce_wall"] for r in rs], threads=max(t, 1), engine_threads=t,
                 cpu_times=[r["reduce_cpu"] for r in rs], cpu_median=med(rs, "reduce_cpu"),
                 main_cpu_times=[r["reduce_main_cpu"] for r in rs],
@@ -116,7 +129,7 @@ def main():
                 enum_times=[r["enum_wall"] for r in rs],
                 enum_cpu_times=[r["enum_cpu"] for r in rs],
                 whole_times=[r["wall"] for r in rs], whole_cpu_times=[r["cpu"] for r in rs],
-                resumed=rs[0]["resumed"], batch=a.batch, bars=rs[0]["bars"], digest=digest,
+                resumed=rs[0]["resumed"], batch=b, bars=rs[0]["bars"], digest=digest,
                 dim=dim, threshold=thr))
     run = {
         "title": "Reduction stage of the Rips engine: serial and pooled (threads backend)",

@@ -1518,8 +1518,7 @@ static bool claim(rips_engine *r, uint32_t k, uint64_t j, rips_dentry sigma, rip
             diameter_edge(r, sigma.entry, m, sigma.diam, be);
             diameter_edge(r, pidx, m + 1, pivot.diam, de);
         }
-        if (!emit(r, k, sigma.diam, pivot.diam, r->want_gens ? be : NULL,
-                  r->want_gens ? de : NULL))
+        if (!emit(r, k, sigma.diam, pivot.diam, r->want_gens ? be : NULL, r->want_gens ? de : NULL))
             return false;
     }
     uint64_t slot = pivots_slot(r, &r->piv, pidx);
@@ -1698,8 +1697,8 @@ static bool reduce_parallel(rips_engine *r, uint32_t k)
     uint64_t B = pool->batch ? pool->batch : RIPS_BATCH_FIRST;
     /* rips_work first: it holds 128-bit keys, and the host's blocks are
      * aligned for any type */
-    const uint64_t bytes = (uint64_t)T * (sizeof(rips_work) + sizeof(uint64_t) +
-                                          sizeof(rips_tick) + sizeof(rips_vec)) +
+    const uint64_t bytes = (uint64_t)T * (sizeof(rips_work) + sizeof(uint64_t) + sizeof(rips_tick) +
+                                          sizeof(rips_vec)) +
                            nb * sizeof(rips_pending);
     rips_red P;
     memset(&P, 0, sizeof P);

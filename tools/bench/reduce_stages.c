@@ -197,7 +197,7 @@ int main(int argc, char **argv)
     threads_pool pool;
     if (threads_pool_init(&pool, threads ? threads : 1) != 0)
         return 1;
-    scalar_rips_pool lend = {pool.n_threads,    &pool, threads_pool_run, threads_pool_lock,
+    scalar_rips_pool lend = {pool.n_threads,      &pool, threads_pool_run, threads_pool_lock,
                              threads_pool_unlock, batch, &resumed};
     double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     st.wall0 = w0;
@@ -221,9 +221,8 @@ int main(int argc, char **argv)
            "\"reduce_wall\": %.6f, \"reduce_cpu\": %.6f, \"reduce_main_cpu\": %.6f, "
            "\"enum_wall\": %.6f, \"enum_cpu\": %.6f, \"enum_main_cpu\": %.6f, "
            "\"resumed\": %llu, \"bars\": %llu, \"digest\": \"%016llx\"}\n",
-           (unsigned long long)n, threads, batch, w1 - w0, c1 - c0, st.reduce_wall,
-           st.reduce_cpu, st.reduce_main, st.enum_wall, st.enum_cpu, st.enum_main,
-           (unsigned long long)resumed,
+           (unsigned long long)n, threads, batch, w1 - w0, c1 - c0, st.reduce_wall, st.reduce_cpu,
+           st.reduce_main, st.enum_wall, st.enum_cpu, st.enum_main, (unsigned long long)resumed,
            (unsigned long long)out.n_intervals, (unsigned long long)h);
     free(out.intervals);
     free(x);

@@ -249,6 +249,10 @@ int tm_backend_start(topoml_context *ctx, tm_backend *b);
  * any) and, for rips, this dimension and modulus? */
 bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t op,
                    const topoml_input_v1 *in, uint32_t max_dim, uint32_t modulus);
+/* ... by a record that also says every TOPOML_CAP_* bit of `features`. */
+bool tm_caps_cover_features(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t op,
+                            const topoml_input_v1 *in, uint32_t max_dim, uint32_t modulus,
+                            uint32_t features);
 /* Does a RIPS capability record among `caps` say TOPOML_CAP_GENERATORS? */
 bool tm_caps_generators(const topoml_capability_v1 *caps, uint32_t n_caps);
 /* What the registry keeps of a backend, however it was learnt (a loaded

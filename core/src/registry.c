@@ -344,9 +344,16 @@ static bool enable_on_first_use(topoml_context *ctx, tm_backend *b)
 bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t op,
                    const topoml_input_v1 *in, uint32_t max_dim, uint32_t modulus)
 {
+    return tm_caps_cover_features(caps, n_caps, op, in, max_dim, modulus, 0);
+}
+
+bool tm_caps_cover_features(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t op,
+                            const topoml_input_v1 *in, uint32_t max_dim, uint32_t modulus,
+                            uint32_t features)
+{
     for (uint32_t i = 0; i < n_caps; i++) {
         const topoml_capability_v1 *c = &caps[i];
-        if (c->op != op)
+        if (c->op != op || (c->features & features) != features)
             continue;
         if (in) {
             if (!(c->inputs & (1u << in->kind)))

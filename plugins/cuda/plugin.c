@@ -143,8 +143,12 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
     add_cap(st, TOPOML_OP_EDGES, BOTH_DTYPES, ALL_METRICS, ALL_INPUTS, 0, 0);
     add_cap(st, TOPOML_OP_H0, BOTH_DTYPES, ALL_METRICS, ALL_INPUTS, 0, 0);
 #ifdef TMC_HAVE_RIPS
+    /* Every Rips call ends in the scalar engine's reduction, which gives
+     * the generators when asked (TOPOML_RIPS_PARAM_GENERATORS): so on
+     * points in device memory too. */
     add_cap(st, TOPOML_OP_RIPS, BOTH_DTYPES, ALL_METRICS, ALL_INPUTS, SCALAR_RIPS_MAX_DIM,
-            SCALAR_RIPS_MAX_MODULUS);
+            SCALAR_RIPS_MAX_MODULUS)
+        ->features = TOPOML_CAP_GENERATORS;
     /* Points in device memory are read where they are (device_input.cu);
      * a matrix there is not (the engine reads it on the host): the core
      * copies it through input_to_host. */
@@ -153,7 +157,7 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
              st->schedule_text[TOPOML_OP_RIPS]);
     add_cap(st, TOPOML_OP_RIPS, BOTH_DTYPES, ALL_METRICS, 1u << TOPOML_INPUT_POINTS,
             SCALAR_RIPS_MAX_DIM, SCALAR_RIPS_MAX_MODULUS)
-        ->features = TOPOML_CAP_DEVICE_INPUT;
+        ->features = TOPOML_CAP_DEVICE_INPUT | TOPOML_CAP_GENERATORS;
     st->caps[st->n_caps - 1].schedule = st->device_input_schedule;
 #endif
 #ifdef TMC_HAVE_IMAGE

@@ -84,15 +84,13 @@ static void fault_dir(const char *fault, char *out, size_t size)
 static topoml_context *context(const char *config_text, const char *plugin_path)
 {
     char config_file[64] = "";
-    topoml_context_options o = {.struct_size = sizeof o,
-                                .flags = TOPOML_CTX_NO_ENV,
-                                .plugin_path = plugin_path};
+    topoml_context_options o = {
+        .struct_size = sizeof o, .flags = TOPOML_CTX_NO_ENV, .plugin_path = plugin_path};
     if (config_text) {
         strcpy(config_file, "/tmp/topoml-cfg-XXXXXX");
         int fd = mkstemp(config_file);
         ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(write(fd, config_text, strlen(config_text)),
-                         (ssize_t)strlen(config_text));
+        ck_assert_int_eq(write(fd, config_text, strlen(config_text)), (ssize_t)strlen(config_text));
         close(fd);
         o.config_path = config_file;
     }
@@ -208,10 +206,9 @@ START_TEST(test_a_call_that_needs_the_plugins_probes_them_all)
     char path[2000];
     plugin_path(path, sizeof path);
     fresh_logs();
-    topoml_context *ctx =
-        context(_i == NEED_PREFER ? "prefer: [fault-accel, scalar]\ngate: strict\n"
-                                  : "gate: strict\n",
-                path);
+    topoml_context *ctx = context(
+        _i == NEED_PREFER ? "prefer: [fault-accel, scalar]\ngate: strict\n" : "gate: strict\n",
+        path);
     ck_assert_int_eq(count_lines(probe_log), 0); /* creating the context probes nothing */
     topoml_backend_info b = {.struct_size = sizeof b};
     switch ((need)_i) {
@@ -224,8 +221,7 @@ START_TEST(test_a_call_that_needs_the_plugins_probes_them_all)
     case NEED_UNKNOWN_NAME: {
         ck_assert_int_eq(topoml_use_backend(ctx, "no-such-backend"), TOPOML_E_NOT_FOUND);
         /* The refusal lists what was found: the plugins too. */
-        ck_assert_msg(strstr(topoml_errmsg(ctx), "fault-probe-slow"), "%s",
-                      topoml_errmsg(ctx));
+        ck_assert_msg(strstr(topoml_errmsg(ctx), "fault-probe-slow"), "%s", topoml_errmsg(ctx));
         break;
     }
     case NEED_AUTO:

@@ -174,8 +174,7 @@ static int bring_up(topoml_context *ctx, tm_backend *b)
     /* Only an earlier backend of the same name runs instead (every plugin is
      * probed, so named, before any is brought up: a later one is too). */
     for (tm_backend *o = ctx->backends; o < b; o++) {
-        if (o->name && strcmp(o->name, b->name) == 0 &&
-            o->gate_state != TOPOML_GATE_REJECTED) {
+        if (o->name && strcmp(o->name, b->name) == 0 && o->gate_state != TOPOML_GATE_REJECTED) {
             b->duplicate = true;
             snprintf(b->gate_reason, sizeof b->gate_reason,
                      "duplicate of backend '%s' from %s, which comes first and runs instead",

@@ -19,8 +19,9 @@ size (297 points in R^3, Rips up to dimension 2) or --data FILE:
 all under `gate: strict` (no certification on first use, which would time
 the conformance suite instead), with the build tree's own plugins found as
 usual: on a GPU machine whose build has the cuda and triton-bridge plugins,
-the rows with 0 slow plugins time their real probes. --baseline BUILD times a build of the earlier code the same way, the
-runs of the two builds alternating. Medians of --repeat runs, wall seconds.
+the rows with 0 slow plugins time their real probes. --baseline BUILD
+times a build of the earlier code the same way, the runs of the two builds
+alternating. Medians of --repeat runs, wall seconds.
 Prints a table and writes a bench/results artifact (tools/bench/artifact.py;
 --json FILE, or - for stdout). Standard library only.
 

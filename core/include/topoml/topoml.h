@@ -418,8 +418,9 @@ TOPOML_API int topoml_barcode_write_mem(topoml_context *ctx, const topoml_barcod
  *
  * An op whose backend takes device input (a capability record with
  * TOPOML_CAP_DEVICE_INPUT, shown by `topoml backends` as device-input)
- * reads the values where they are; for every other op the library makes a
- * host copy first, through that backend (the library itself does not link
+ * reads the values where they are (with TOPOML_RIPS_GENERATORS, only if
+ * that record also says TOPOML_CAP_GENERATORS); for every other op the
+ * library makes a host copy first, through that backend (the library itself does not link
  * CUDA), and counts it (topoml_data_host_copies). No enabled backend that
  * reads device memory: the op fails with TOPOML_E_UNSUPPORTED. Values are
  * checked where they are read: a NaN coordinate is TOPOML_E_INVALID from the

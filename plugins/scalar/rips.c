@@ -1541,13 +1541,14 @@ static bool store_v(rips_engine *r, rips_heap *red, rips_vec *to)
     }
 }
 
-/* The columns in r->cols one after the other, on the calling thread. */
-static bool reduce_serial(rips_engine *r, uint32_t k)
+/* The columns in r->cols from j0 on, one after the other, on the calling
+ * thread. */
+static bool reduce_serial(rips_engine *r, uint32_t k, uint64_t j0)
 {
     const uint32_t m = k + 1;
     const uint64_t ncols = r->cols.n;
     rips_work *w = &r->w0;
-    for (uint64_t j = 0; j < ncols; j++) {
+    for (uint64_t j = j0; j < ncols; j++) {
         if ((j % RIPS_REPORT_COLUMNS == 0 || r->work >= r->work_mark) && !report(r, j, ncols))
             return false;
         rips_dentry sigma = r->cols.a[j], pivot;
@@ -1599,6 +1600,16 @@ static bool reduce_serial(rips_engine *r, uint32_t k)
  * threads would cost more than the batch's work. Either way
  * the bars are the same; only the time changes (docs/notes/bench-cpu.md,
  * "A parallel reduction"). */
+/* Under a memory limit the workers' own working columns and V come on top
+ * of what the serial reduction holds, and how much each worker holds at a
+ * given moment depends on the scheduling. So a batch starts on the pool
+ * only while the limit leaves RIPS_PAR_ROOM bytes a thread beyond what the
+ * serial reduction holds (the engine's memory less the workers'); closer to
+ * the limit the calling thread reduces the rest of the dimension alone, as
+ * the serial engine would: whether a limit is kept then does not depend on
+ * the threads. A worker that hits the limit all the same (phase 1) leads
+ * to the same. */
+#define RIPS_PAR_ROOM (UINT64_C(8) << 20)
 #define RIPS_BATCH_FIRST 256u
 #define RIPS_BATCH_MAX 65536u
 #define RIPS_BATCH_WORK 65536u
@@ -1720,10 +1731,21 @@ static bool reduce_parallel(rips_engine *r, uint32_t k)
         P.w[w].work = &P.work[w];
         P.tick[w] = (rips_tick){RIPS_REPORT_WORK, w == 0, &P.stop, 0, ncols};
     }
-    uint64_t counted = 0, resumed = 0;
+    uint64_t counted = 0, resumed = 0, serial_from = ncols;
     bool ok = true;
     for (uint64_t b0 = 0, bn; ok && b0 < ncols; b0 += bn) {
         bn = ncols - b0 < B ? ncols - b0 : B;
+        uint64_t held = 0; /* bytes the workers hold */
+        for (uint32_t w = 0; w < T; w++) {
+            for (unsigned i = 0; i < RIPS_BUCKETS; i++)
+                held += P.w[w].cob.b[i].a ? mem_size(P.w[w].cob.b[i].cap * sizeof(rips_key)) : 0;
+            held += P.w[w].red.a ? mem_size(P.w[w].red.cap * sizeof(rips_key)) : 0;
+            held += P.vstore[w].a ? mem_size(P.vstore[w].cap * sizeof(rips_dentry)) : 0;
+        }
+        if (r->mem_limit && r->mem_limit - (r->mem_used - held) < (uint64_t)T * RIPS_PAR_ROOM) {
+            serial_from = b0;
+            break;
+        }
         if (!report(r, b0, ncols)) {
             ok = false;
             break;
@@ -1742,6 +1764,14 @@ static bool reduce_parallel(rips_engine *r, uint32_t k)
         const uint64_t work1 = sum - counted;
         r->work += work1;
         counted = sum;
+        if (r->status == TOPOML_E_LIMIT) {
+            /* A worker hit the memory limit (RIPS_PAR_ROOM): the batch's
+             * results are dropped (none of its columns is claimed yet), and
+             * the calling thread reduces it and the rest alone. */
+            r->status = TOPOML_OK;
+            serial_from = b0;
+            break;
+        }
         ok = r->status == TOPOML_OK;
         const uint64_t before = r->work;
         for (uint64_t t = 0; ok && t < bn; t++) {
@@ -1765,7 +1795,7 @@ static bool reduce_parallel(rips_engine *r, uint32_t k)
     mem_free(r, mem, bytes);
     if (pool->resumed)
         *pool->resumed += resumed;
-    return ok;
+    return ok && reduce_serial(r, k, serial_from);
 }
 
 /* Reduces the columns in r->cols (dimension k, in reduction order), reports
@@ -1780,7 +1810,7 @@ static bool reduce_dimension(rips_engine *r, uint32_t k)
         return false;
     r->voff[0] = 0;
     r->vent.n = 0;
-    return r->pool && ncols > 1 ? reduce_parallel(r, k) : reduce_serial(r, k);
+    return r->pool && ncols > 1 ? reduce_parallel(r, k) : reduce_serial(r, k, 0);
 }
 
 /* ------------------------------------------------------------------------

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -41,7 +42,8 @@ using Index = nb::ndarray<const uint32_t, nb::ndim<1>, nb::c_contig, nb::device:
 using Offsets = nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using Pairs = nb::ndarray<const double, nb::shape<-1, 2>, nb::c_contig, nb::device::cpu>;
 
-nb::object cancelled_error; /* topoml._core.CancelledError */
+nb::object cancelled_error;    /* topoml._core.CancelledError */
+nb::object memory_limit_error; /* topoml._core.MemoryLimitError */
 
 double now_seconds()
 {
@@ -170,9 +172,17 @@ class Context {
      * n given) or edges (i, j, d arrays over n vertices); collapse is a
      * topoml_collapse, n_threads 0 for the default. Returns a dict:
      * "dgms" (a list of (k, 2) arrays, dims 0..maxdim), "backend", "reason",
-     * "complete", "seconds" (the C computation alone) and, when asked,
-     * "num_edges" (pairs within the threshold, or the enclosing radius) and
-     * "enclosing_radius". */
+     * "complete", "seconds" (topoml_barcode_compute alone), "c_seconds"
+     * (every C call the result needs: the data set, the barcode and, when
+     * asked, the statistics and generators) and, when asked, "num_edges"
+     * (pairs within the threshold, or the enclosing radius) and
+     * "enclosing_radius".
+     *
+     * All the C work runs in one stretch without the GIL: on inputs of a
+     * few points each release and re-acquire is a measurable part of the
+     * call. A memory limit reached mid-way raises MemoryLimitError with the
+     * finished dimensions in its `partial` attribute (rips's dict, "stopped"
+     * saying where). */
     nb::dict rips(std::optional<Points> points, std::optional<Vector> condensed,
                   std::optional<Index> ei, std::optional<Index> ej, std::optional<Vector> ed,
                   uint64_t n, uint32_t maxdim, double threshold, uint32_t modulus, uint32_t metric,
@@ -180,7 +190,7 @@ class Context {
                   bool want_stats, bool want_generators)
     {
         Guard g(this);
-        topoml_data *data = make_data(points, condensed, ei, ej, ed, n);
+        check_input(points, condensed, ei, ej, ed, n);
         topoml_rips_options o;
         topoml_rips_options_init(&o);
         o.max_dim = maxdim;
@@ -194,16 +204,27 @@ class Context {
 
         Progress pr(progress, check_signals);
         topoml_set_progress(ctx_, &Progress::callback, &pr);
+        topoml_data *data = nullptr;
         topoml_barcode *bc = nullptr;
         topoml_stats stats;
         std::memset(&stats, 0, sizeof stats);
+        /* Generators: the merges of H0 at length 0 (duplicate points) give
+         * no bar, so no generator; giotto-ph's layout needs them to tell
+         * the components apart (topoml/_gens.py). Looked up only when
+         * there are any: fewer H0 bars than points. */
+        topoml_edge *zero = nullptr;
+        uint64_t n_zero = 0;
         int st, st_stats = TOPOML_OK;
-        double t0, t1;
+        double t0, t1, c0, c1;
         {
             nb::gil_scoped_release rel;
-            t0 = now_seconds();
-            st = topoml_barcode_compute(ctx_, &bc, data, &o);
-            t1 = now_seconds();
+            c0 = now_seconds();
+            st = create_data(&data, points, condensed, ei, ej, ed, n);
+            t0 = t1 = now_seconds();
+            if (st == TOPOML_OK) {
+                st = topoml_barcode_compute(ctx_, &bc, data, &o);
+                t1 = now_seconds();
+            }
             if (st == TOPOML_OK && want_stats) {
                 double within = std::isinf(threshold) ? INFINITY : threshold;
                 st_stats = topoml_data_stats(ctx_, data, (topoml_metric)metric, within, &stats);
@@ -212,24 +233,21 @@ class Context {
                     st_stats = topoml_data_stats(ctx_, data, (topoml_metric)metric,
                                                  stats.enclosing_radius, &stats);
             }
+            if (st == TOPOML_OK && want_generators && h0_bars(bc) < data_points(n, points))
+                st = topoml_edges(ctx_, data, (topoml_metric)metric, 0.0, &zero, &n_zero);
+            c1 = now_seconds();
         }
         topoml_set_progress(ctx_, nullptr, nullptr);
-        /* Generators: the merges of H0 at length 0 (duplicate points) give
-         * no bar, so no generator; giotto-ph's layout needs them to tell
-         * the components apart (topoml/_gens.py). Looked up only when
-         * there are any: fewer H0 bars than points. */
-        topoml_edge *zero = nullptr;
-        uint64_t n_zero = 0;
-        if (st == TOPOML_OK && want_generators && h0_bars(bc) < data_points(n, points)) {
-            nb::gil_scoped_release rel;
-            st = topoml_edges(ctx_, data, (topoml_metric)metric, 0.0, &zero, &n_zero);
-        }
         topoml_data_free(ctx_, data);
         if (st != TOPOML_OK) {
-            topoml_barcode_free(bc);
             topoml_free(ctx_, zero);
-            if (st == TOPOML_E_CANCELLED)
+            if (st == TOPOML_E_CANCELLED) {
+                topoml_barcode_free(bc);
                 pr.raise();
+            }
+            if (st == TOPOML_E_LIMIT && bc)
+                raise_partial(bc, t1 - t0, c1 - c0); /* frees bc */
+            topoml_barcode_free(bc);
             raise_status(st);
         }
         if (st_stats != TOPOML_OK) {
@@ -238,6 +256,7 @@ class Context {
         }
 
         nb::dict out = barcode_dict(bc, maxdim, t1 - t0);
+        out["c_seconds"] = c1 - c0;
         if (want_stats) {
             out["num_edges"] = stats.edges_within;
             out["enclosing_radius"] = stats.enclosing_radius;
@@ -526,9 +545,14 @@ class Context {
         case TOPOML_E_CONFIG:
             throw nb::value_error(msg.c_str());
         case TOPOML_E_NOMEM:
-        case TOPOML_E_LIMIT:
             PyErr_SetString(PyExc_MemoryError, msg.c_str());
             throw nb::python_error();
+        case TOPOML_E_LIMIT: {
+            nb::object exc = memory_limit_error(msg.c_str());
+            nb::setattr(exc, "partial", nb::none());
+            PyErr_SetObject(memory_limit_error.ptr(), exc.ptr());
+            throw nb::python_error();
+        }
         case TOPOML_E_IO:
             PyErr_SetString(PyExc_OSError, msg.c_str());
             throw nb::python_error();
@@ -557,37 +581,92 @@ class Context {
         return reinterpret_cast<const topoml_pair *>(p.data());
     }
 
+    /* The shape checks of an input, with the GIL held: a ValueError. */
+    static void check_input(const std::optional<Points> &points,
+                            const std::optional<Vector> &condensed, const std::optional<Index> &ei,
+                            const std::optional<Index> &ej, const std::optional<Vector> &ed,
+                            uint64_t n)
+    {
+        if (points)
+            return;
+        if (condensed) {
+            if (n < 2 ? condensed->shape(0) != 0 : condensed->shape(0) != n * (n - 1) / 2)
+                throw nb::value_error("condensed distances: length is not n(n-1)/2");
+        } else if (ei && ej && ed) {
+            size_t m = ed->shape(0);
+            if (ei->shape(0) != m || ej->shape(0) != m)
+                throw nb::value_error("sparse distances: i, j and d differ in length");
+        } else {
+            throw nb::value_error("no input: give points, condensed distances or edges");
+        }
+    }
+
+    /* The data set of an input that passed check_input; runs without the
+     * GIL (the arrays are held by the caller's arguments). */
+    int create_data(topoml_data **data, const std::optional<Points> &points,
+                    const std::optional<Vector> &condensed, const std::optional<Index> &ei,
+                    const std::optional<Index> &ej, const std::optional<Vector> &ed, uint64_t n)
+    {
+        if (points)
+            return topoml_data_from_points(ctx_, data, points->shape(0), points->shape(1),
+                                           points->data());
+        if (condensed)
+            return topoml_data_from_condensed(ctx_, data, n, condensed->data());
+        size_t m = ed->shape(0);
+        auto *edges = static_cast<topoml_edge *>(std::malloc(sizeof(topoml_edge) * (m ? m : 1)));
+        if (!edges)
+            return TOPOML_E_NOMEM;
+        for (size_t k = 0; k < m; k++)
+            edges[k] = topoml_edge{ed->data()[k], ei->data()[k], ej->data()[k]};
+        int st = topoml_data_from_edges(ctx_, data, n, m, edges);
+        std::free(edges);
+        return st;
+    }
+
     topoml_data *make_data(const std::optional<Points> &points,
                            const std::optional<Vector> &condensed, const std::optional<Index> &ei,
                            const std::optional<Index> &ej, const std::optional<Vector> &ed,
                            uint64_t n)
     {
+        check_input(points, condensed, ei, ej, ed, n);
         topoml_data *data = nullptr;
         int st;
-        if (points) {
+        {
             nb::gil_scoped_release rel;
-            st = topoml_data_from_points(ctx_, &data, points->shape(0), points->shape(1),
-                                         points->data());
-        } else if (condensed) {
-            if (n < 2 ? condensed->shape(0) != 0 : condensed->shape(0) != n * (n - 1) / 2)
-                throw nb::value_error("condensed distances: length is not n(n-1)/2");
-            nb::gil_scoped_release rel;
-            st = topoml_data_from_condensed(ctx_, &data, n, condensed->data());
-        } else if (ei && ej && ed) {
-            size_t m = ed->shape(0);
-            if (ei->shape(0) != m || ej->shape(0) != m)
-                throw nb::value_error("sparse distances: i, j and d differ in length");
-            std::vector<topoml_edge> edges(m);
-            for (size_t k = 0; k < m; k++)
-                edges[k] = topoml_edge{ed->data()[k], ei->data()[k], ej->data()[k]};
-            nb::gil_scoped_release rel;
-            st = topoml_data_from_edges(ctx_, &data, n, m, edges.data());
-        } else {
-            throw nb::value_error("no input: give points, condensed distances or edges");
+            st = create_data(&data, points, condensed, ei, ej, ed, n);
         }
         if (st != TOPOML_OK)
             raise_status(st);
         return data;
+    }
+
+    /* TOPOML_E_LIMIT after some dimensions were finished: MemoryLimitError
+     * with the C message and `partial`, the finished dimensions as rips's
+     * dict plus "stopped" ({"dim": the first unfinished dimension,
+     * "reason": "memory limit"}, as the CLI's JSON says it). Frees bc. */
+    [[noreturn]] void raise_partial(topoml_barcode *bc, double seconds, double c_seconds)
+    {
+        std::string msg = topoml_errmsg(ctx_);
+        if (msg.empty())
+            msg = topoml_strerror(TOPOML_E_LIMIT);
+        const uint32_t done = topoml_barcode_max_dim(bc);
+        nb::dict partial;
+        try {
+            partial = barcode_dict(bc, done, seconds);
+        } catch (...) {
+            topoml_barcode_free(bc);
+            throw;
+        }
+        topoml_barcode_free(bc);
+        partial["c_seconds"] = c_seconds;
+        nb::dict stopped;
+        stopped["dim"] = done + 1;
+        stopped["reason"] = "memory limit";
+        partial["stopped"] = stopped;
+        nb::object exc = memory_limit_error(msg.c_str());
+        nb::setattr(exc, "partial", partial);
+        PyErr_SetObject(memory_limit_error.ptr(), exc.ptr());
+        throw nb::python_error();
     }
 
     /* What every barcode call returns: the diagrams, whether they are
@@ -790,6 +869,12 @@ NB_MODULE(_core, m)
         "topoml._core.CancelledError",
         "The computation was cancelled by the progress callback.", PyExc_RuntimeError, nullptr));
     m.attr("CancelledError") = cancelled_error;
+    memory_limit_error = nb::steal(PyErr_NewExceptionWithDoc(
+        "topoml._core.MemoryLimitError",
+        "The work would exceed the memory limit. `partial`: None when it was refused before "
+        "any dimension was computed, else the finished dimensions.",
+        PyExc_MemoryError, nullptr));
+    m.attr("MemoryLimitError") = memory_limit_error;
     m.def("version", []() { return std::string(topoml_version()); });
     m.def("lower_triangle", &lower_triangle, "matrix"_a);
 

@@ -26,8 +26,9 @@ def test_barcodes_result_object():
         assert np.all(d[:, 0] <= d[:, 1])
     assert np.isinf(r.diagrams[0][:, 1]).sum() == 1
     assert r.backend in topoml.available_backends() and r.selection_reason
-    assert 0 < r.timings["compute"] <= r.timings["total"]
+    assert 0 < r.timings["compute"] <= r.timings["c"] <= r.timings["total"]
     assert (r.maxdim, r.threshold, r.modulus, r.complete) == (1, math.inf, 2, True)
+    assert r.stopped is None
     # the one long H1 bar of a circle
     assert len(r.diagrams[1]) >= 1 and np.ptp(r.diagrams[1], axis=1).max() > 0.5
     assert_same_dgms(list(r), topoml.ripser(X)["dgms"])
@@ -164,6 +165,77 @@ def test_memory_limit_is_memory_error():
             topoml.barcodes(cloud(np.random.default_rng(0), "uniform", 400, 3), maxdim=2)
     finally:
         ctx.set_max_memory(old)
+
+
+@pytest.fixture
+def memory_limit():
+    """Sets the calling thread's memory limit; the old one comes back after."""
+    ctx = topoml._context.context()
+    old = ctx.max_memory()
+    yield ctx.set_max_memory
+    ctx.set_max_memory(old)
+
+
+def _rows(d):
+    return d[np.lexsort((d[:, 1], d[:, 0]))]
+
+
+def _limit_outcomes(call, full, set_limit):
+    """Run call() under limits from 4 MiB down to 4 KiB: each outcome is the
+    whole barcode, a refusal before any work (partial None), or the finished
+    dimensions of a computation stopped mid-way, exactly the first ones of
+    the full diagrams. Counts of each."""
+    seen = {"whole": 0, "refused": 0, "partial": 0}
+    limit = 4 << 20
+    while limit > 4096:
+        set_limit(limit)
+        try:
+            dgms = call()
+        except topoml.MemoryLimitError as e:
+            assert isinstance(e, MemoryError)
+            assert "memory limit" in str(e)
+            p = e.partial
+            if p is None:
+                seen["refused"] += 1
+            else:
+                seen["partial"] += 1
+                assert isinstance(p, topoml.BarcodeResult)
+                assert p.complete is False
+                assert p.stopped == {"dim": p.maxdim + 1, "reason": "memory limit"}
+                assert "dimension %d stopped" % (p.maxdim + 1) in str(e)
+                assert len(p.diagrams) == p.maxdim + 1 < len(full)
+                assert p.backend and p.selection_reason
+                for got, want in zip(p.diagrams, full):
+                    np.testing.assert_array_equal(_rows(got), _rows(want))
+        else:
+            seen["whole"] += 1
+            assert_same_dgms(dgms, full)
+        limit = limit * 7 // 8
+    return seen
+
+
+@pytest.mark.parametrize("backend", [None, "scalar"])
+@pytest.mark.parametrize("kind", ["points", "distances"])
+def test_memory_limit_mid_way_keeps_the_finished_dimensions(memory_limit, backend, kind):
+    X = np.random.default_rng(11).random((60, 4))
+    if kind == "distances":
+        X = topoml.features.squareform(topoml.distances(X))
+    full = topoml.barcodes(X, maxdim=3, collapse=False, backend=backend).diagrams
+    seen = _limit_outcomes(lambda: topoml.barcodes(X, maxdim=3, collapse=False,
+                                                   backend=backend).diagrams, full, memory_limit)
+    assert all(seen.values()), seen
+
+
+@pytest.mark.parametrize("call", ["ripser", "ripser_parallel"])
+def test_memory_limit_mid_way_in_the_compatible_calls(memory_limit, call):
+    """ripser.py's and giotto-ph's calls raise the same MemoryLimitError,
+    with the finished dimensions as a BarcodeResult."""
+    X = np.random.default_rng(12).random((60, 4))
+    fn = getattr(topoml, call)
+    kw = {"collapse_edges": False} if call == "ripser_parallel" else {}
+    full = fn(X, maxdim=3, **kw)["dgms"]
+    seen = _limit_outcomes(lambda: fn(X, maxdim=3, **kw)["dgms"], full, memory_limit)
+    assert all(seen.values()), seen
 
 
 def test_threads_give_the_same_answers():

@@ -58,6 +58,32 @@ template <class T> nb::ndarray<nb::numpy, T> owned_array(T *data, std::initializ
     return nb::ndarray<nb::numpy, T>(data, shape, owner);
 }
 
+/* The strict lower triangle of the n x n matrix at p (strides s0, s1 in
+ * elements) in Ripser's order, widened to double, into `low`; false when it
+ * is not a distance matrix as topoml.ripser takes it: a diagonal entry that
+ * is not 0, an entry that is not finite, or (i, j) and (j, i) further apart
+ * than 1e-9 of the largest lower entry. */
+template <class T>
+bool lower_of(const T *p, size_t n, int64_t s0, int64_t s1, std::vector<double> &low)
+{
+    low.resize(n > 1 ? n * (n - 1) / 2 : 0);
+    double largest = 0, worst = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i * s0 + i * s1] != 0)
+            return false;
+        for (size_t j = 0; j < i; j++, k++) {
+            const double lo = p[i * s0 + j * s1], up = p[j * s0 + i * s1];
+            if (!std::isfinite(lo) || !std::isfinite(up))
+                return false;
+            low[k] = lo;
+            largest = std::max(largest, std::fabs(lo));
+            worst = std::max(worst, std::fabs(lo - up));
+        }
+    }
+    return worst <= 1e-9 * largest;
+}
+
 /*
  * One topoml_context. The C API allows one thread at a time per context; the
  * Python layer keeps one Context per thread, and `busy` turns a breach of that
@@ -191,6 +217,69 @@ class Context {
     {
         Guard g(this);
         check_input(points, condensed, ei, ej, ed, n);
+        const uint64_t n_points = data_points(n, points);
+        return run_rips([&](topoml_data **data) {
+            return create_data(data, points, condensed, ei, ej, ed, n);
+        }, n_points, maxdim, threshold, modulus, metric, collapse, n_threads, progress,
+           check_signals, want_stats, want_generators);
+    }
+
+    /* rips for a 2-D numpy array as the caller gave it (any strides,
+     * float32 or float64), with no conversion in Python: a point cloud, or
+     * with `matrix` a square distance matrix whose strict lower triangle
+     * (Ripser's order) is the input, taken in the same pass that checks it
+     * (a zero diagonal, finite entries, (i, j) and (j, i) within 1e-9 of
+     * the largest lower entry). None when the array is not one this path
+     * takes (another dtype, negative strides, a matrix that fails a check):
+     * the Python layer then converts it, or says what is wrong with it. */
+    nb::object rips_array(nb::ndarray<nb::ndim<2>, nb::device::cpu, nb::ro> a, bool matrix,
+                          uint32_t maxdim, double threshold, uint32_t modulus, uint32_t metric,
+                          uint32_t collapse, uint32_t n_threads, nb::object progress,
+                          bool check_signals, bool want_stats, bool want_generators)
+    {
+        Guard g(this);
+        const bool f64 = a.dtype() == nb::dtype<double>();
+        if ((!f64 && a.dtype() != nb::dtype<float>()) || a.stride(0) < 0 || a.stride(1) < 0)
+            return nb::none();
+        const uint64_t n = a.shape(0);
+        std::vector<double> lower;
+        if (matrix) {
+            if (a.shape(1) != n)
+                return nb::none();
+            bool ok;
+            {
+                nb::gil_scoped_release rel;
+                ok = f64 ? lower_of(static_cast<const double *>(a.data()), n, a.stride(0),
+                                    a.stride(1), lower)
+                         : lower_of(static_cast<const float *>(a.data()), n, a.stride(0),
+                                    a.stride(1), lower);
+            }
+            if (!ok)
+                return nb::none();
+            return run_rips([&](topoml_data **data) {
+                return topoml_data_from_condensed(ctx_, data, n, lower.data());
+            }, n, maxdim, threshold, modulus, metric, collapse, n_threads, progress,
+               check_signals, want_stats, want_generators);
+        }
+        const uint64_t size = f64 ? sizeof(double) : sizeof(float);
+        const uint64_t dim = a.shape(1);
+        return run_rips([&](topoml_data **data) {
+            return topoml_data_from_points_strided(ctx_, data, n, dim, f64 ? TOPOML_F64 : TOPOML_F32,
+                                                   a.data(), (uint64_t)a.stride(0) * size,
+                                                   (uint64_t)a.stride(1) * size);
+        }, n, maxdim, threshold, modulus, metric, collapse, n_threads, progress, check_signals,
+           want_stats, want_generators);
+    }
+
+  private:
+    /* The computation behind rips and rips_array: `create(&data)` makes the
+     * data set (without the GIL); n_points is its number of points. */
+    template <class Create>
+    nb::dict run_rips(Create &&create, uint64_t n_points, uint32_t maxdim, double threshold,
+                      uint32_t modulus, uint32_t metric, uint32_t collapse, uint32_t n_threads,
+                      nb::object progress, bool check_signals, bool want_stats,
+                      bool want_generators)
+    {
         topoml_rips_options o;
         topoml_rips_options_init(&o);
         o.max_dim = maxdim;
@@ -219,7 +308,7 @@ class Context {
         {
             nb::gil_scoped_release rel;
             c0 = now_seconds();
-            st = create_data(&data, points, condensed, ei, ej, ed, n);
+            st = create(&data);
             t0 = t1 = now_seconds();
             if (st == TOPOML_OK) {
                 st = topoml_barcode_compute(ctx_, &bc, data, &o);
@@ -233,7 +322,7 @@ class Context {
                     st_stats = topoml_data_stats(ctx_, data, (topoml_metric)metric,
                                                  stats.enclosing_radius, &stats);
             }
-            if (st == TOPOML_OK && want_generators && h0_bars(bc) < data_points(n, points))
+            if (st == TOPOML_OK && want_generators && h0_bars(bc) < n_points)
                 st = topoml_edges(ctx_, data, (topoml_metric)metric, 0.0, &zero, &n_zero);
             c1 = now_seconds();
         }
@@ -275,6 +364,7 @@ class Context {
         return out;
     }
 
+  public:
     /* ---- Vietoris–Rips on an array in CUDA device memory ----
      *
      * `a`: anything DLPack imports as a C-contiguous float32/float64 CUDA
@@ -832,32 +922,17 @@ nb::object lower_triangle(nb::ndarray<const double, nb::ndim<2>, nb::device::cpu
     const size_t n = a.shape(0);
     if (a.shape(1) != n)
         return nb::none();
-    const int64_t s0 = a.stride(0), s1 = a.stride(1);
-    const double *p = a.data();
-    double *low = new double[n > 1 ? n * (n - 1) / 2 : 1];
-    bool ok = true;
-    double largest = 0, worst = 0;
+    std::vector<double> low;
+    bool ok;
     {
         nb::gil_scoped_release rel;
-        size_t k = 0;
-        for (size_t i = 0; i < n && ok; i++) {
-            if (p[i * s0 + i * s1] != 0)
-                ok = false;
-            for (size_t j = 0; j < i && ok; j++, k++) {
-                const double lo = p[i * s0 + j * s1], up = p[j * s0 + i * s1];
-                if (!std::isfinite(lo) || !std::isfinite(up))
-                    ok = false;
-                low[k] = lo;
-                largest = std::max(largest, std::fabs(lo));
-                worst = std::max(worst, std::fabs(lo - up));
-            }
-        }
+        ok = lower_of(a.data(), n, a.stride(0), a.stride(1), low);
     }
-    if (!ok || worst > 1e-9 * largest) {
-        delete[] low;
+    if (!ok)
         return nb::none();
-    }
-    return nb::cast(owned_array(low, {n > 1 ? n * (n - 1) / 2 : 0}));
+    double *out = new double[low.size() + 1];
+    std::copy(low.begin(), low.end(), out);
+    return nb::cast(owned_array(out, {low.size()}));
 }
 
 } // namespace
@@ -890,6 +965,9 @@ NB_MODULE(_core, m)
              "ej"_a.none(), "ed"_a.none(), "n"_a, "maxdim"_a, "threshold"_a, "modulus"_a,
              "metric"_a, "collapse"_a, "n_threads"_a, "progress"_a.none(), "check_signals"_a,
              "want_stats"_a, "want_generators"_a = false)
+        .def("rips_array", &Context::rips_array, "a"_a, "matrix"_a, "maxdim"_a, "threshold"_a,
+             "modulus"_a, "metric"_a, "collapse"_a, "n_threads"_a, "progress"_a.none(),
+             "check_signals"_a, "want_stats"_a, "want_generators"_a)
         .def("rips_device", &Context::rips_device, "a"_a, "condensed"_a, "n"_a, "maxdim"_a,
              "threshold"_a, "modulus"_a, "metric"_a, "stream"_a, "progress"_a.none(),
              "check_signals"_a)

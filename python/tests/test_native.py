@@ -358,6 +358,37 @@ def test_ctrl_c_interrupts_within_a_second():
     assert float(out.split()[1]) < 1.0, out
 
 
+@pytest.mark.parametrize("matrix", [False, True])
+def test_arrays_go_to_c_as_they_are_with_the_converted_answer(matrix):
+    """A float64 or float32 array with non-negative strides goes to the C
+    side unconverted (Context.rips_array); any other array is converted in
+    Python first. Both give exactly the diagrams of the same values as a
+    C-ordered float64 array."""
+    rng = np.random.default_rng(21)
+    X = rng.uniform(size=(25, 3))
+    A = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1)) if matrix else X
+    big = np.zeros((2 * A.shape[0], 3 * A.shape[1]))
+    big[::2, ::3] = A
+    layouts = {"C": (A, True), "F": (np.asfortranarray(A), True),
+               "strided": (big[::2, ::3], True), "float32": (A.astype(np.float32), True),
+               "float32 F": (np.asfortranarray(A.astype(np.float32)), True),
+               "reversed": (A[::-1, ::-1] if matrix else A[::-1], False),
+               "int": ((A * 1000).astype(np.int64), False)}
+    ctx = topoml._context.context()
+    for name, (B, direct) in layouts.items():
+        ref = np.array(B.tolist(), dtype=np.float64)
+        want = topoml.barcodes(ref.tolist(), maxdim=2, distance_matrix=matrix).diagrams
+        got = topoml.barcodes(B, maxdim=2, distance_matrix=matrix).diagrams
+        assert len(got) == len(want) == 3, name
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(_rows(g), _rows(w), err_msg=name)
+        out = ctx.rips_array(B, matrix, 2, math.inf, 2, 0, 0, 0, None, True, False, False)
+        assert (out is not None) == direct, name
+        if direct:
+            for g, w in zip(out["dgms"], want):
+                np.testing.assert_array_equal(_rows(g), _rows(w), err_msg=name)
+
+
 @pytest.mark.parametrize("layout", ["C", "F", "strided", "float32"])
 def test_distance_matrix_checks_every_entry_in_every_layout(layout):
     """A bad entry anywhere (either triangle, the diagonal), in any memory

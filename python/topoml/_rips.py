@@ -131,19 +131,17 @@ def _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend
     maxdim = _inputs.check_int(maxdim, "maxdim", 0)
     modulus = _inputs.check_int(modulus, "coeff", 2)
     threshold = _inputs.check_threshold(threshold)
-    inp, code = _to_input(X, kind, metric, metric_params, threshold)
+    coll, threads = _collapse(collapse), _threads(n_threads)
     ctx = _context.context()
     fn, close = _progress.resolve(progress)
-    edges = inp.edges or (None, None, None)
-    args = (inp.points, inp.condensed, edges[0], edges[1], edges[2], inp.n, maxdim, threshold,
-            modulus, code, _collapse(collapse), _threads(n_threads), fn, True, want_stats,
-            want_generators)
     try:
         if backend is None:  # the common case
-            out = ctx.rips(*args)
+            out, n = _run(ctx, X, kind, metric, metric_params, maxdim, threshold, modulus, coll,
+                          threads, fn, want_stats, want_generators)
         else:
             with _context.use_backend(ctx, backend):
-                out = ctx.rips(*args)
+                out, n = _run(ctx, X, kind, metric, metric_params, maxdim, threshold, modulus,
+                              coll, threads, fn, want_stats, want_generators)
     except _core.MemoryLimitError as e:
         if e.partial is not None:
             e.partial = _partial_result(e.partial, threshold, modulus, time.perf_counter() - t0)
@@ -151,9 +149,36 @@ def _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend
     finally:
         close()
     out["total"] = time.perf_counter() - t0
-    out["n"] = inp.n
+    out["n"] = n
     out["maxdim"], out["threshold"], out["modulus"] = maxdim, threshold, modulus
     return out
+
+
+_FAST_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
+
+
+def _run(ctx, X, kind, metric, metric_params, maxdim, threshold, modulus, collapse, n_threads,
+         progress, want_stats, want_generators):
+    """(Context.rips's dict, number of points). A 2-D float64 or float32
+    array read as points under a metric the C side has, or as a dense
+    distance matrix, goes to the C side as it is (Context.rips_array); any
+    other input, or one that path refuses, is converted by _inputs, which
+    also says what is wrong with a bad one."""
+    if type(X) is np.ndarray and X.ndim == 2 and X.dtype in _FAST_DTYPES and not metric_params:
+        if kind == "distance" or (isinstance(metric, str) and metric.lower() == "precomputed"):
+            matrix, code = True, 0
+        else:
+            matrix, code = False, _inputs.metric_code(metric)
+        if code is not None:
+            out = ctx.rips_array(X, matrix, maxdim, threshold, modulus, code, collapse, n_threads,
+                                 progress, True, want_stats, want_generators)
+            if out is not None:
+                return out, X.shape[0]
+    inp, code = _to_input(X, kind, metric, metric_params, threshold)
+    edges = inp.edges or (None, None, None)
+    return ctx.rips(inp.points, inp.condensed, edges[0], edges[1], edges[2], inp.n, maxdim,
+                    threshold, modulus, code, collapse, n_threads, progress, True, want_stats,
+                    want_generators), inp.n
 
 
 def _partial_result(out, threshold, modulus, total):

@@ -5,16 +5,23 @@ Python packages people use today, on Ripser's benchmark inputs.
 For each case, in one run, alternating the order of the contenders:
 
 * topoml.ripser in-process (numpy array in, result dict out), and the C
-  computation alone inside it (barcodes().timings["compute"]);
+  computation inside it: result.timings["c"], every C call the result
+  needs (the data set made from the array, the barcode, and the edge count
+  that ripser.py's num_edges asks for), on the same backend with the same
+  verification; result.timings["compute"], the barcode alone, is kept in
+  the JSON too;
 * the `topoml barcode` program on the same file (process start, parsing and
   printing included);
 * ripser.py's ripser (single-threaded) and giotto-ph's ripser_parallel
   in-process, giotto-ph at topoml's thread count (topoml.ripser uses every
   core this process may run on; --threads sets both).
 
-The table gives medians; "binding" is topoml.ripser's time over the C
-computation's, minus one (target: at most 5%). The diagrams of all four are
-compared (tests/cli/clitest.py's comparison). Results also go to JSON.
+The table gives medians; "binding" is the median over the runs of
+topoml.ripser's time over its own C computation's, minus one (target: at
+most 5%): each run is compared with itself, so the load of a shared machine
+moves both alike. The diagrams of all four are compared
+(tests/cli/clitest.py's comparison). Results, with the load average before
+and after, also go to JSON.
 
     PYTHONPATH=build/python .venv/bin/python tools/bench/python_overhead.py \\
         --topoml build/tools/topoml [--reps 5] [--json bench/results/python_overhead.json]
@@ -82,7 +89,7 @@ def runs_of_one(contenders, runs):
     """Run each contender once (kept as a timed run); their times."""
     for f in contenders:
         f()
-    return [v[-1] for k, v in runs.items() if k != "compute"]
+    return [v[-1] for k, v in runs.items() if k not in ("compute", "c")]
 
 
 def main():
@@ -106,6 +113,7 @@ def main():
 
     # the shipped inputs of the benchmark set (not its generated clouds)
     cases = [c for c in CASES if not c[1].startswith("gen:") and (not a.only or c[0] in a.only)]
+    loadavg = {"before": os.getloadavg()}
     hdr = "%-13s %9s %9s %7s %9s %9s %9s %7s %7s  %s" % (
         "case", "C s", "ripser s", "binding", "CLI s", "ripser.py", "giotto-ph", "vs r.py",
         "vs gph", "diagrams")
@@ -119,7 +127,7 @@ def main():
         thr = math.inf if thr is None else thr
         X, dm = load(path, fmt)
         kw = dict(maxdim=dim, thresh=math.inf if thr is None else thr)
-        runs = {k: [] for k in ("compute", "topoml", "cli", "ripser.py", "giotto-ph")}
+        runs = {k: [] for k in ("compute", "c", "topoml", "cli", "ripser.py", "giotto-ph")}
         dgms = {}
         backend = [None]
 
@@ -129,6 +137,7 @@ def main():
             runs["topoml"].append(time.perf_counter() - t)
             backend[0] = r.backend
             runs["compute"].append(r.timings["compute"])
+            runs["c"].append(r.timings["c"])
             dgms["topoml"] = r["dgms"]
 
         def run_cli():
@@ -166,17 +175,21 @@ def main():
         same = all(sorted(o) == sorted(ref) and all(clitest.same_diagram(ref[k], o[k]) for k in ref)
                    for o in (cli, as_lists(dgms["ripser.py"]), as_lists(dgms["giotto-ph"])))
         med = {k: statistics.median(v) for k, v in runs.items()}
-        binding = med["topoml"] / med["compute"] - 1
+        binding = statistics.median(t / c for t, c in zip(runs["topoml"], runs["c"])) - 1
         print("%-13s %9.3f %9.3f %6.1f%% %9.3f %9.3f %9.3f %7.2f %7.2f  %s" % (
-            name, med["compute"], med["topoml"], 100 * binding, med["cli"], med["ripser.py"],
+            name, med["c"], med["topoml"], 100 * binding, med["cli"], med["ripser.py"],
             med["giotto-ph"], med["topoml"] / med["ripser.py"], med["topoml"] / med["giotto-ph"],
             ("same" if same else "DIFFER") + " (%s)" % backend[0]))
         sys.stdout.flush()
         results.append({"case": name, "input": fname, "options": opts, "reps": reps,
                         "median_s": med, "runs_s": runs, "binding_overhead": binding,
+                        "num_edges_s": med["c"] - med["compute"],
                         "ratio_vs_ripser_py": med["topoml"] / med["ripser.py"],
                         "ratio_vs_giotto_ph": med["topoml"] / med["giotto-ph"],
                         "same_diagrams": same, "topoml_backend": backend[0]})
+    loadavg["after"] = os.getloadavg()
+    print("load average (1, 5, 15 min): %s before, %s after" % tuple(
+        "/".join("%.1f" % x for x in loadavg[k]) for k in ("before", "after")))
     imports = import_times()
     print("import topoml in a fresh interpreter: %.1f ms beyond numpy's %.1f ms (best of 7)"
           % (1e3 * imports["topoml_beyond_numpy_s"], 1e3 * imports["numpy_s"]))
@@ -189,16 +202,16 @@ def main():
         "title": "topoml.ripser in Python against ripser.py and giotto-ph, and the binding's cost",
         "machine": artifact.machine(), "versions": versions,
         "commands": [" ".join(["tools/bench/python_overhead.py"] + sys.argv[1:])],
-        "baseline": "ripser.py", "threads": a.threads, "import": imports,
+        "baseline": "ripser.py", "threads": a.threads, "import": imports, "load_average": loadavg,
         "cases": [artifact.case(r["case"], program, r["runs_s"][program],
                                 threads=1 if program == "ripser.py" else a.threads,
                                 median=r["median_s"][program])
                   for r in results for program in r["runs_s"]],
         "results": [{k: v for k, v in r.items() if k not in ("median_s", "runs_s")}
                     for r in results]})
-    print("(medians of %d runs, 41 for cases under 0.2 s; C = the computation inside topoml.ripser; binding = "
-          "topoml.ripser / C - 1; vs = topoml.ripser / other, lower is better; JSON in %s)"
-          % (a.reps, a.json))
+    print("(medians of %d runs, 41 for cases under 0.2 s; C = the C calls inside topoml.ripser: "
+          "data set, barcode, edge count; binding = median of topoml.ripser / C - 1 per run; "
+          "vs = topoml.ripser / other, lower is better; JSON in %s)" % (a.reps, a.json))
 
 
 if __name__ == "__main__":

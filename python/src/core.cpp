@@ -263,7 +263,14 @@ class Context {
         }
         const uint64_t size = f64 ? sizeof(double) : sizeof(float);
         const uint64_t dim = a.shape(1);
+        /* C-ordered float64 is what topoml_data_from_points copies as it is;
+         * the strided reader would widen it into a buffer first. */
+        const bool plain = f64 && (n < 2 || (uint64_t)a.stride(0) == dim) &&
+                           (dim < 2 || a.stride(1) == 1);
         return run_rips([&](topoml_data **data) {
+            if (plain)
+                return topoml_data_from_points(ctx_, data, n, dim,
+                                               static_cast<const double *>(a.data()));
             return topoml_data_from_points_strided(ctx_, data, n, dim, f64 ? TOPOML_F64 : TOPOML_F32,
                                                    a.data(), (uint64_t)a.stride(0) * size,
                                                    (uint64_t)a.stride(1) * size);

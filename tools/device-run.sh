@@ -12,6 +12,13 @@
 #   rips     tools/bench/bench_rips_gpu.py: barcodes on the cuda backend vs
 #            the scalar one, Ripser++ (.gpudata/ripser++ when present: built
 #            from its public source, never part of this tree) and Ripser
+#   collapse plugins/cuda/bench/bench_cuda_collapse.py (collapse off/on/auto
+#            in front of the cuda backend)
+#   py       the Python package on this machine's python3 (a venv with its
+#            site packages, e.g. torch; wheels from .whl/: nanobind, pytest
+#            and what else is there): the CUDA cases of the torch tests with
+#            the cuda plugin enabled in-process, then tools/bench/ml_adapters.py
+#            --device cuda (ML_SIZES, ML_TRANSFER_SIZES)
 #
 # TREE_CMAKE_ARGS: more options for the tree's configure (e.g.
 # -DTOPOML_PYTHON_VENV=... to build the Python package with that Python).
@@ -157,6 +164,45 @@ for part in $parts; do
             --json "$out/rips/bench_rips_gpu.json" ${RIPS_ONLY:+--only "$RIPS_ONLY"} \
             >"$out/rips/bench_rips_gpu.txt" 2>&1
         rc=$?
+        ;;
+    collapse)
+        # shellcheck disable=SC2086
+        timeout "$(left)" python3 "$repo/plugins/cuda/bench/bench_cuda_collapse.py" \
+            --topoml "$build/tools/topoml" --data "$data" --reps "${RIPS_REPS:-3}" \
+            --budget $(($(left) - 15 < ${COLLAPSE_SECONDS:-240} ? $(left) - 15 : ${COLLAPSE_SECONDS:-240})) \
+            --json "$out/collapse/bench_cuda_collapse.json" >"$out/collapse/bench_cuda_collapse.txt" 2>&1
+        rc=$?
+        ;;
+    py)
+        venv=/tmp/topoml-device-venv
+        {
+            python3 -m venv --system-site-packages "$venv" &&
+                if ls "$repo"/.whl/*.whl >/dev/null 2>&1; then
+                    "$venv/bin/pip" install -q --no-index --no-deps "$repo"/.whl/*.whl
+                fi &&
+                cmake -S "$repo" -B "$build" -DTOPOML_PYTHON_VENV="$venv" &&
+                cmake --build "$build" -j"$(nproc)"
+        } >"$out/py/build.log" 2>&1
+        rc=$?
+        if [ $rc -eq 0 ]; then
+            # The cuda plugin in this process (device pointers are only
+            # valid here), enabled by configuration: its certificate is the
+            # conformance part's business.
+            printf 'enable: [cuda]\nisolation: none\n' >"$out/py/cuda.yaml"
+            export TOPOML_CONFIG=$out/py/cuda.yaml XDG_CACHE_HOME=/tmp/topoml-device-cache \
+                PYTHONPATH=$build/python PYTHONDONTWRITEBYTECODE=1
+            timeout "$(left)" "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider \
+                "$repo/python/tests/torch_cases.py" -k cuda --topoml-build "$build" \
+                --topoml-data "$data" --topoml-source "$repo" >"$out/py/torch_cuda.log" 2>&1
+            rc=$?
+            timeout "$(left)" "$venv/bin/python" "$repo/tools/bench/ml_adapters.py" --device cuda \
+                --sizes "${ML_SIZES:-256,512,1024,4096}" --exact-sizes "" --repeat 5 \
+                --transfer-sizes "${ML_TRANSFER_SIZES:-4096,16384,65536}" \
+                --json "$out/py/ml_adapters_cuda.json" >"$out/py/ml_adapters_cuda.txt" 2>&1
+            r=$?
+            [ $rc -eq 0 ] && rc=$r
+            unset TOPOML_CONFIG PYTHONPATH
+        fi
         ;;
     *)
         note "$part: unknown part"

@@ -121,9 +121,11 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
     snprintf(st->schedule_text[TOPOML_OP_RIPS], TMC_SCHEDULE,
              "distances=device(as-distances) threshold-edges=device(as-edges) "
              "columns(dim>=2)=device clearing(dim>=2)=device apparent-pairs(dim>=2)=device "
-             "columns(dim1)=host reduction=host(scalar-engine) "
-             "sparse-input(collapsed,threshold,n<=16384)=columns(dim>=2)=device "
-             "sparse-input(other)=host");
+             "columns(dim1)=host reduction=host(scalar-engine) %s",
+             tmc_sparse_columns_on_device()
+                 ? "sparse-input(collapsed,threshold,n<=16384)=columns(dim>=2)=device "
+                   "sparse-input(other)=host"
+                 : "sparse-input=host(scalar-engine)");
 #endif
 #ifdef TMC_HAVE_IMAGE
     tmc_image_schedule(st->schedule_text[TOPOML_OP_IMAGE], TMC_SCHEDULE);

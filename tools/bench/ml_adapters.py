@@ -23,6 +23,19 @@ For each model and sample size n:
 * rips_grad (MLP only): RipsPersistence forward + backward of the total H1
   persistence on the n x 16 projected activations of the last hidden layer.
 
+On a CUDA device (--device cuda), also, for each of --transfer-sizes: a
+uniform cloud of n points in the unit cube of R^3, made on the device, H0/H1
+truncated where a point has about 15 neighbours, on the cuda backend two ways:
+
+* device: TorchTensorAdapter.diagrams on the CUDA tensor (DLPack, read on
+  the device; the run checks that the library made no host copy);
+* round trip: the tensor copied to the host, topoml.barcodes(...,
+  backend="cuda") on that array, the diagrams copied back to the device as
+  tensors — what a caller without the device path does.
+
+Both alternate, median of --repeat runs each; the run checks that both give
+the same diagrams.
+
 Times are wall-clock, best of --repeat runs (the forward pass: of at least
 25; time.perf_counter; on a CUDA device torch.cuda.synchronize() is called
 before each reading). Prints a
@@ -31,7 +44,7 @@ signature values (--json FILE).
 
   PYTHONPATH=build/python .venv/bin/python tools/bench/ml_adapters.py \\
       [--sizes 256,512,1024] [--exact-sizes 1024] [--repeat 3] [--device cpu] \\
-      [--json out.json]
+      [--transfer-sizes 4096,16384,65536] [--json out.json]
 """
 import argparse
 import math
@@ -104,6 +117,46 @@ def timed(torch, device, fn, repeat):
     return best, out
 
 
+def uniform_cloud(torch, n, device, seed=1):
+    g = torch.Generator(device=device).manual_seed(seed)
+    return torch.rand(n, 3, generator=g, device=device, dtype=torch.float32)
+
+
+def transfer_rows(torch, topoml, tt, device, sizes, repeat):
+    """The device path against a host round trip, on the cuda backend."""
+    adapter = tt.TorchTensorAdapter()
+    rows = []
+    for n in sizes:
+        x = uniform_cloud(torch, n, device)
+        # about 15 points within the threshold of each: (4/3) pi r^3 n = 15
+        thr = (15 * 3 / (4 * math.pi * n)) ** (1 / 3)
+
+        def on_device():
+            return adapter.diagrams(x, 1, thr)
+
+        def round_trip():
+            host = x.cpu().numpy()
+            res = topoml.barcodes(host, maxdim=1, threshold=thr, backend="cuda")
+            return [torch.from_numpy(d).to(device=device, dtype=x.dtype)
+                    for d in res.diagrams]
+
+        a, b = on_device(), round_trip()  # warm-up, and the same diagrams
+        info = dict(adapter.last_info)
+        same = len(a) == len(b) and all(torch.equal(u, v) for u, v in zip(a, b))
+        t_dev, t_host = [], []
+        for _ in range(repeat):
+            t_dev.append(timed(torch, device, on_device, 1)[0])
+            t_host.append(timed(torch, device, round_trip, 1)[0])
+        t_dev.sort()
+        t_host.sort()
+        rows.append({"n": n, "threshold": thr, "dtype": str(x.dtype).replace("torch.", ""),
+                     "device_s": t_dev[len(t_dev) // 2], "round_trip_s": t_host[len(t_host) // 2],
+                     "device_times": t_dev, "round_trip_times": t_host,
+                     "backend": info.get("backend"), "host_copies": info.get("host_copies"),
+                     "same_diagrams": same, "bars": [len(d) for d in a]})
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="256,512,1024")
@@ -112,6 +165,9 @@ def main():
                          "(empty: none)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--transfer-sizes", default="4096,16384,65536",
+                    help="cloud sizes of the device-path vs host-round-trip comparison "
+                         "(CUDA devices only; empty: none)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
 
@@ -172,6 +228,12 @@ def main():
                     torch, device, rips_grad, args.repeat)
             rows.append(row)
 
+    transfer = []
+    if device.type == "cuda" and args.transfer_sizes:
+        transfer = transfer_rows(torch, topoml, tt, device,
+                                 [int(v) for v in args.transfer_sizes.split(",")],
+                                 max(5, args.repeat))
+
     print("%5s %6s %11s %11s %13s %8s %15s %12s" % (
         "model", "n", "forward ms", "capture ms", "signature ms", "sig/fwd", "exact capture ms",
         "rips+grad ms"))
@@ -181,6 +243,13 @@ def main():
             1e3 * r["signature_s"], r["signature_over_forward"],
             "%.1f" % (1e3 * r["capture_exact_s"]) if "capture_exact_s" in r else "-",
             "%.3f" % (1e3 * r["rips_grad_s"]) if "rips_grad_s" in r else "-"))
+    if transfer:
+        print("\n%7s %10s %12s %15s %8s %12s %6s" % (
+            "n", "threshold", "device ms", "round trip ms", "ratio", "host copies", "same"))
+        for r in transfer:
+            print("%7d %10.4f %12.3f %15.3f %8.2f %12s %6s" % (
+                r["n"], r["threshold"], 1e3 * r["device_s"], 1e3 * r["round_trip_s"],
+                r["device_s"] / r["round_trip_s"], r["host_copies"], r["same_diagrams"]))
     result = {
         "benchmark": "ml_adapters", "models": {k: v[0] for k, v in MODELS.items()},
         "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
@@ -194,6 +263,7 @@ def main():
         "timing": "wall-clock; forward: best of max(25, repeat), capture and rips_grad: best of "
                   "repeat, capture_exact_s: one run",
         "rows": rows,
+        "transfer": transfer,
     }
     if args.json:
         artifact.save(args.json, as_artifact(result, " ".join(["tools/bench/ml_adapters.py"] +
@@ -209,6 +279,9 @@ def as_artifact(result, command):
               "median": r[what + "_s"]}
              for r in result["rows"] for what in ("forward", "capture", "rips_grad")
              if what + "_s" in r]
+    cases += [{"name": "cloud n=%d dim 1 (cuda backend)" % r["n"], "program": what,
+               "times": r[what + "_times"], "median": r[what + "_s"]}
+              for r in result.get("transfer", []) for what in ("device", "round_trip")]
     return dict(result,
                 title="topoml.torch: activation signatures and the differentiable Rips layer",
                 machine={"cpu": result["machine"], "device": result["device"],

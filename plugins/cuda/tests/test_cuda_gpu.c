@@ -697,6 +697,47 @@ static void test_rips(const char *dir)
         compare_rips(&in, 3, INFINITY, 2, "points f64 chebyshev grid n=40 dim=4 (ties)", NULL);
         free(p);
     }
+    /* Sparse input under a threshold, as the edge collapse hands it over:
+     * geometric graphs (a share of the edges dropped; lengths kept or
+     * rounded to a few values: ties) and random graphs. By default the
+     * engine collects their columns on the host; run with
+     * TOPOML_CUDA_SPARSE_COLUMNS=device, on the device (rips.c) — either
+     * must give the reference's barcode. */
+    {
+        const char *mode = getenv("TOPOML_CUDA_SPARSE_COLUMNS");
+        const int device_cols = mode && strcmp(mode, "device") == 0;
+        for (int c = 0; c < 6; c++) {
+            const uint32_t n = small_mode ? 60 : (c < 2 ? 350 : c < 4 ? 200 : 120), dim = c < 4 ? 3 : 4;
+            const double thr = c < 2 ? 0.45 : c < 4 ? 0.6 : 0.9;
+            double *p = make_points(n, dim, RANDOM);
+            topoml_edge *edges = malloc((size_t)n * n * sizeof *edges);
+            uint64_t m = 0;
+            for (uint32_t j = 1; j < n; j++)
+                for (uint32_t i = 0; i < j; i++) {
+                    double d = 0;
+                    for (uint32_t x = 0; x < dim; x++)
+                        d += (p[j * dim + x] - p[i * dim + x]) * (p[j * dim + x] - p[i * dim + x]);
+                    d = sqrt(d);
+                    if (c >= 4)
+                        d = (double)(int)(uniform() * 8) / 8; /* random graph, ties */
+                    if (d <= thr && (c % 2 == 0 || uniform() < 0.6))
+                        edges[m++] = (topoml_edge){c % 2 ? (double)(int)(d * 20) / 20 : d, i, j};
+                }
+            topoml_input_v1 in;
+            memset(&in, 0, sizeof in);
+            in.struct_size = sizeof in;
+            in.kind = TOPOML_INPUT_SPARSE;
+            in.n = n;
+            in.n_edges = m;
+            in.edges = edges;
+            snprintf(what, sizeof what, "sparse %s graph n=%u %llu edges%s, columns on the %s",
+                     c < 4 ? "geometric" : "random", n, (unsigned long long)m,
+                     c % 2 ? " (ties)" : "", device_cols ? "device" : "host");
+            compare_rips(&in, c < 2 ? 2 : 3, thr, 2, what, NULL);
+            free(edges);
+            free(p);
+        }
+    }
     test_rips_file(dir, "projective_plane.lower_distance_matrix", 0, 2, INFINITY, 2,
                    "projective_plane.dim2.mod2.txt");
     test_rips_file(dir, "projective_plane.lower_distance_matrix", 0, 2, INFINITY, 3,

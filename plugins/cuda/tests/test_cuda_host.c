@@ -507,6 +507,46 @@ START_TEST(test_sparse_columns_read_the_matrix_of_the_edges)
 }
 END_TEST
 
+/* Larger graphs than above, as the collapse hands them over: geometric
+ * graphs of a few hundred points (the edges under a threshold, a share of
+ * them dropped, with their own lengths or rounded to a few values: ties),
+ * up to dimension 2 or 3. */
+START_TEST(test_sparse_columns_on_larger_geometric_graphs)
+{
+    setup();
+    for (int c = 0; c < 4; c++) {
+        const uint32_t n = c < 2 ? 350 : 200, dim = 3;
+        const double thr = c < 2 ? 0.45 : 0.6;
+        double *pts = malloc((size_t)n * dim * 8);
+        for (uint32_t k = 0; k < n * dim; k++)
+            pts[k] = rnd_unit();
+        topoml_edge *edges = malloc((size_t)n * n * sizeof *edges);
+        uint64_t m = 0;
+        for (uint32_t j = 1; j < n; j++)
+            for (uint32_t i = 0; i < j; i++) {
+                double d = scalar_point_dist(TOPOML_F64, TOPOML_METRIC_EUCLIDEAN, pts, dim, j, i);
+                if (d <= thr && (c % 2 == 0 || rnd_unit() < 0.6))
+                    edges[m++] = (topoml_edge){c % 2 ? (double)(int)(d * 20) / 20 : d, i, j};
+            }
+        topoml_input_v1 in = {0};
+        in.struct_size = sizeof in;
+        in.kind = TOPOML_INPUT_SPARSE;
+        in.n = n;
+        in.n_edges = m;
+        in.edges = edges;
+        topoml_input_v1 source;
+        double *held = NULL;
+        ck_assert_int_eq(tmc_sparse_source(&ctx, &in, &source, &held), TOPOML_OK);
+        host_cols h = {n, held, 0, 0, 0};
+        topoml_rips_params_v1 prm = {sizeof prm, c < 2 ? 2u : 3u, thr, 2u, 0, 0, 0};
+        expect_hooked_barcodes_equal(&in, &prm, &h);
+        tmc_host_free(&ctx, held);
+        free(edges);
+        free(pts);
+    }
+}
+END_TEST
+
 /* Fields appended in core 0.4 are read only when the struct has them; input
  * in device memory is checked for what it can be before any device work. */
 START_TEST(test_device_input_fields_are_checked)
@@ -570,6 +610,7 @@ int main(void)
     tcase_add_test(tc, test_probe_without_driver_says_why);
     tcase_add_test(tc, test_column_code_gives_the_engines_barcodes);
     tcase_add_test(tc, test_sparse_columns_read_the_matrix_of_the_edges);
+    tcase_add_test(tc, test_sparse_columns_on_larger_geometric_graphs);
     tcase_add_test(tc, test_device_input_fields_are_checked);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);

@@ -226,6 +226,19 @@ def test_memory_limit_mid_way_keeps_the_finished_dimensions(memory_limit, backen
     assert all(seen.values()), seen
 
 
+@pytest.mark.parametrize("size,bytes_", [("300KiB", 300 << 10), ("2MB", 2000000)])
+def test_memory_limit_comes_from_the_configuration(tmp_path, size, bytes_):
+    """docs/python.md's way to set the limit: max_memory in the file named
+    by $TOPOML_CONFIG."""
+    cfg = tmp_path / "topoml.yaml"
+    cfg.write_text("max_memory: %s\n" % size)
+    out = subprocess.run([sys.executable, "-c", "import topoml; "
+                          "print(topoml._context.context().max_memory())"],
+                         env=dict(os.environ, TOPOML_CONFIG=str(cfg)), capture_output=True,
+                         text=True, check=True).stdout
+    assert int(out) == bytes_
+
+
 @pytest.mark.parametrize("call", ["ripser", "ripser_parallel"])
 def test_memory_limit_mid_way_in_the_compatible_calls(memory_limit, call):
     """ripser.py's and giotto-ph's calls raise the same MemoryLimitError,

@@ -792,15 +792,40 @@ class Context {
         nb::list out;
         uint64_t k = 0;
         for (uint32_t d = 0; d <= maxdim; d++) {
-            double *a = new double[2 * count[d] + 2];
+            nb::object arr = new_pairs(count[d]);
+            double *a = pairs_data(arr);
             uint64_t w = 0;
             for (; k < n && iv[k].dim == d; k++, w++) {
                 a[2 * w] = iv[k].birth;
                 a[2 * w + 1] = iv[k].death;
             }
-            out.append(owned_array(a, {(size_t)count[d], 2}));
+            out.append(arr);
         }
         return out;
+    }
+
+    /* A new (rows, 2) float64 numpy array that owns its memory, made by
+     * numpy.empty: on small results a nanobind export (a wrapper object,
+     * then numpy's look for the array protocols on it) costs more than
+     * filling the array. */
+    static nb::object new_pairs(uint64_t rows)
+    {
+        /* held for the life of the process: never released at exit, when
+         * the interpreter may already be gone */
+        static PyObject *empty =
+            nb::object(nb::module_::import_("numpy").attr("empty")).release().ptr();
+        return nb::borrow(empty)(nb::make_tuple(rows, 2));
+    }
+
+    /* The memory of a new_pairs array (C-contiguous, so pointer stable). */
+    static double *pairs_data(const nb::object &arr)
+    {
+        Py_buffer view;
+        if (PyObject_GetBuffer(arr.ptr(), &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0)
+            throw nb::python_error();
+        double *p = static_cast<double *>(view.buf);
+        PyBuffer_Release(&view);
+        return p;
     }
 
     static uint64_t h0_bars(const topoml_barcode *bc)

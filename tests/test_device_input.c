@@ -305,19 +305,23 @@ START_TEST(host_copy_where_the_values_are_needed_on_the_host)
     assert_same_barcode(got, want);
     topoml_barcode_free(got);
     ck_assert_int_eq(topoml_use_backend(ctx, NULL), TOPOML_OK);
-    /* Generators (the reference gives them), and the collapse turned on (a
-     * stage of the core): on the host. */
+    /* Generators: the fake plugin's device-input record claims them, so
+     * they are computed there, with no copy (generators_on_device_input
+     * has the plugin that does not claim them). */
     o.flags = TOPOML_RIPS_GENERATORS;
+    copied = read_in_place = 0;
     ck_assert_int_eq(topoml_barcode_compute(ctx, &got, dev, &o), TOPOML_OK);
-    ck_assert_uint_eq(topoml_data_host_copies(dev), 2);
+    ck_assert_int_eq(read_in_place, 1);
+    ck_assert_uint_eq(topoml_data_host_copies(dev), 1);
     uint64_t ng = 0;
     ck_assert_ptr_nonnull(topoml_barcode_generators(got, &ng));
     assert_same_barcode(got, want);
     topoml_barcode_free(got);
     o.flags = 0;
     o.collapse = TOPOML_COLLAPSE_ON;
+    copied = read_in_place = 0;
     ck_assert_int_eq(topoml_barcode_compute(ctx, &got, dev, &o), TOPOML_OK);
-    ck_assert_uint_eq(topoml_data_host_copies(dev), 3);
+    ck_assert_uint_eq(topoml_data_host_copies(dev), 2);
     assert_same_barcode(got, want);
     topoml_barcode_free(got);
     ck_assert_int_eq(read_in_place, 0);
@@ -343,8 +347,8 @@ START_TEST(host_copy_where_the_values_are_needed_on_the_host)
     ck_assert_int_eq(topoml_data_stats(ctx, host, TOPOML_METRIC_EUCLIDEAN, 0.5, &sh), TOPOML_OK);
     ck_assert_int_eq(topoml_data_stats(ctx, dev, TOPOML_METRIC_EUCLIDEAN, 0.5, &sd), TOPOML_OK);
     ck_assert_int_eq(memcmp(&sh, &sd, sizeof sh), 0);
-    ck_assert_uint_eq(topoml_data_host_copies(dev), 6);
-    ck_assert_int_eq(copied, 6);
+    ck_assert_uint_eq(topoml_data_host_copies(dev), 5);
+    ck_assert_int_eq(copied, 4); /* collapse, distances, edges, stats: one copy each */
     topoml_barcode_free(want);
     topoml_data_free(ctx, host);
     topoml_data_free(ctx, dev);
@@ -409,6 +413,69 @@ START_TEST(condensed_matrix_and_bad_values)
 }
 END_TEST
 
+/* Generators asked for on device input: a backend whose device-input
+ * record claims them gives them there (no host copy, the reference's
+ * generators); one that does not claim them leaves the call to a host copy
+ * and the reference. */
+START_TEST(generators_on_device_input)
+{
+    for (int variant = 0; variant < 2; variant++) {
+        topoml_context *ctx =
+            variant ? ctx_with("enable: [fake-device-nogens]\nisolation: none\n",
+                               TOPOML_TEST_BUILD_DIR "/device-plugin-nogens")
+                    : fake_ctx();
+        rng_state = 99;
+        for (int trial = 0; trial < 6; trial++) {
+            const uint64_t n = 8 + (uint64_t)(uniform01() * 40), dim = 2 + (uint64_t)trial % 3;
+            const topoml_dtype dtype = trial % 2 ? TOPOML_F32 : TOPOML_F64;
+            const size_t elem = dtype == TOPOML_F32 ? 4 : 8;
+            void *p = random_points(n, dim, dtype);
+            topoml_rips_options o;
+            topoml_rips_options_init(&o);
+            o.max_dim = 1 + (uint32_t)trial % 2;
+            o.threshold = trial == 5 ? 0.8 : INFINITY;
+            o.flags |= TOPOML_RIPS_GENERATORS;
+            topoml_data *host = NULL, *dev = NULL;
+            ck_assert_int_eq(topoml_data_from_points_strided(ctx, &host, n, dim, dtype, p,
+                                                             dim * elem, elem),
+                             TOPOML_OK);
+            ck_assert_int_eq(topoml_data_from_device(ctx, &dev, TOPOML_MEMORY_CUDA,
+                                                     TOPOML_INPUT_POINTS, dtype, n, dim, p, 0,
+                                                     NULL),
+                             TOPOML_OK);
+            topoml_barcode *want = NULL, *got = NULL;
+            ck_assert_int_eq(topoml_use_backend(ctx, "scalar"), TOPOML_OK);
+            ck_assert_int_eq(topoml_barcode_compute(ctx, &want, host, &o), TOPOML_OK);
+            ck_assert_int_eq(topoml_use_backend(ctx, NULL), TOPOML_OK);
+            read_in_place = copied = 0;
+            ck_assert_msg(topoml_barcode_compute(ctx, &got, dev, &o) == TOPOML_OK, "%s",
+                          topoml_errmsg(ctx));
+            if (variant == 0) {
+                ck_assert_str_eq(topoml_last_backend(ctx), "fake-device");
+                ck_assert_int_eq(read_in_place, 1);
+                ck_assert_uint_eq(topoml_data_host_copies(dev), 0);
+            } else {
+                ck_assert_int_eq(read_in_place, 0);
+                ck_assert_uint_eq(topoml_data_host_copies(dev), 1);
+            }
+            assert_same_barcode(got, want);
+            uint64_t ng, nw;
+            const topoml_generator *g = topoml_barcode_generators(got, &ng);
+            const topoml_generator *w = topoml_barcode_generators(want, &nw);
+            ck_assert_ptr_nonnull(g);
+            ck_assert_uint_eq(ng, nw);
+            ck_assert_int_eq(memcmp(g, w, ng * sizeof *g), 0);
+            topoml_barcode_free(want);
+            topoml_barcode_free(got);
+            topoml_data_free(ctx, host);
+            topoml_data_free(ctx, dev);
+            free(p);
+        }
+        topoml_context_free(ctx);
+    }
+}
+END_TEST
+
 /* A plugin whose ops run in a helper process cannot read this process's
  * device pointers: it is not chosen for them, and not used to copy them. */
 START_TEST(isolated_plugin_gets_no_device_pointer)
@@ -446,6 +513,7 @@ int main(void)
     tcase_add_test(tc, host_copy_where_the_values_are_needed_on_the_host);
     tcase_add_test(tc, condensed_matrix_and_bad_values);
     tcase_add_test(tc, isolated_plugin_gets_no_device_pointer);
+    tcase_add_test(tc, generators_on_device_input);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);
 }

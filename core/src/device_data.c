@@ -91,6 +91,7 @@ uint64_t topoml_data_host_copies(const topoml_data *data)
  * now (gate: auto), as tm_select would. NULL, with the error set, if none. */
 static tm_backend *device_owner(topoml_context *ctx, uint32_t memory)
 {
+    tm_registry_probe(ctx);
     for (uint32_t i = 1; i < ctx->n_backends; i++) {
         tm_backend *b = &ctx->backends[i];
         if (!b->name || b->duplicate || b->isolated ||

@@ -112,6 +112,7 @@ struct topoml_context {
     topoml_host_v1 host;
     tm_backend *backends;
     uint32_t n_backends;
+    bool plugins_probed; /* tm_registry_probe has run */
     char *preferred; /* topoml_use_backend */
     char last_backend[64];
     char last_reason[512];
@@ -204,8 +205,16 @@ bool tm_strlist_has(const tm_strlist *list, const char *s);
 
 /* ---- registry, loader, gate (registry.c, loader.c, gate.c) ---- */
 
-/* Register the built-in scalar backend, then discover plugin files. */
+/* Register the built-in scalar backend, then discover plugin files: checked
+ * (loader.c), not probed. */
 int tm_registry_init(topoml_context *ctx);
+/* Probe every plugin file found (each in a child process, all at once),
+ * give each its gate state and load what the gate enables; once per
+ * context, on the first need: listing the backends (topoml_backend_get),
+ * naming a backend other than the built-in reference, an automatic
+ * selection that looks past the reference's entry in `prefer`, data in
+ * device memory. */
+void tm_registry_probe(topoml_context *ctx);
 void tm_registry_free(topoml_context *ctx);
 /* Load every topoml-backend-*.so in the search path into the registry. */
 void tm_loader_discover(topoml_context *ctx);
@@ -249,6 +258,10 @@ int tm_backend_start(topoml_context *ctx, tm_backend *b);
  * any) and, for rips, this dimension and modulus? */
 bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t op,
                    const topoml_input_v1 *in, uint32_t max_dim, uint32_t modulus);
+/* ... by a record that also says every TOPOML_CAP_* bit of `features`. */
+bool tm_caps_cover_features(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t op,
+                            const topoml_input_v1 *in, uint32_t max_dim, uint32_t modulus,
+                            uint32_t features);
 /* Does a RIPS capability record among `caps` say TOPOML_CAP_GENERATORS? */
 bool tm_caps_generators(const topoml_capability_v1 *caps, uint32_t n_caps);
 /* What the registry keeps of a backend, however it was learnt (a loaded

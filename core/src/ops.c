@@ -388,15 +388,15 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
 
 /* Data in device memory: *b is the backend that takes it there for these
  * options (rips with TOPOML_CAP_DEVICE_INPUT), or NULL when it must go
- * through a host copy — no such backend, generators asked for (the
- * reference gives them), or the collapse turned on (a stage of the core, on
- * the host). Under TOPOML_COLLAPSE_AUTO the device path does without it. */
+ * through a host copy — no such backend, generators asked for and that
+ * backend cannot give them (the reference then does), or the collapse
+ * turned on (a stage of the core, on the host). Under TOPOML_COLLAPSE_AUTO
+ * the device path does without it. */
 static int device_stage(topoml_context *ctx, const struct topoml_data *d,
                         const topoml_rips_options *o, const topoml_input_v1 *in, tm_backend **b)
 {
     *b = NULL;
-    if ((o->flags & TOPOML_RIPS_GENERATORS) ||
-        (o->collapse == TOPOML_COLLAPSE_ON && o->max_dim > 0))
+    if (o->collapse == TOPOML_COLLAPSE_ON && o->max_dim > 0)
         return TOPOML_OK;
     int rc = tm_select(ctx, TOPOML_OP_RIPS, in, o->max_dim, o->modulus, b);
     if (rc == TOPOML_E_GATE || rc == TOPOML_E_NOT_FOUND)
@@ -404,6 +404,17 @@ static int device_stage(topoml_context *ctx, const struct topoml_data *d,
     if (rc != TOPOML_OK) {
         tm_log(ctx, TOPOML_LOG_INFO, "data set on device %d: %s; using a host copy",
                (int)d->device, topoml_errmsg(ctx));
+        *b = NULL;
+        return TOPOML_OK;
+    }
+    /* the record that takes this input must say generators itself */
+    if ((o->flags & TOPOML_RIPS_GENERATORS) &&
+        !tm_caps_cover_features((*b)->caps, (*b)->n_caps, TOPOML_OP_RIPS, in, o->max_dim,
+                                o->modulus, TOPOML_CAP_GENERATORS)) {
+        tm_log(ctx, TOPOML_LOG_INFO,
+               "data set on device %d: generators asked for and backend '%s' does not give "
+               "them; using a host copy",
+               (int)d->device, (*b)->name);
         *b = NULL;
         return TOPOML_OK;
     }

@@ -3,10 +3,14 @@
  * place that decides which backend runs an op (tm_select).
  *
  * The built-in scalar reference is always entry 0 and always enabled. Plugin
- * files follow in discovery order (loader.c), each probed in a child process
- * (isolate_probe.c) and given a gate state (gate.c); only a plugin the gate
- * enables is loaded into this process (tm_backend_load), at context creation
- * or, for certification on first use, when tm_select first wants it.
+ * files follow in discovery order (loader.c): found and checked at context
+ * creation, but probed only when something first needs to know a plugin
+ * (tm_registry_probe): then every one at once, each in a child process
+ * (isolate_probe.c), and given a gate state (gate.c). A call that names the
+ * built-in reference, or whose `prefer` list reaches it first, never needs
+ * a plugin, so it starts no probe process at all. Only a plugin the gate
+ * enables is loaded into this process (tm_backend_load), right after the
+ * probes or, for certification on first use, when tm_select first wants it.
  * Invariant: an ENABLED backend has its vtable (b->vt). Rejected files stay
  * in the list so that `topoml backends` can say why.
  */
@@ -167,10 +171,10 @@ static int bring_up(topoml_context *ctx, tm_backend *b)
             tm_gate_apply(ctx, b);
         return TOPOML_OK;
     }
-    for (uint32_t i = 0; i < ctx->n_backends; i++) {
-        tm_backend *o = &ctx->backends[i];
-        if (o != b && o->name && strcmp(o->name, b->name) == 0 &&
-            o->gate_state != TOPOML_GATE_REJECTED) {
+    /* Only an earlier backend of the same name runs instead (every plugin is
+     * probed, so named, before any is brought up: a later one is too). */
+    for (tm_backend *o = ctx->backends; o < b; o++) {
+        if (o->name && strcmp(o->name, b->name) == 0 && o->gate_state != TOPOML_GATE_REJECTED) {
             b->duplicate = true;
             snprintf(b->gate_reason, sizeof b->gate_reason,
                      "duplicate of backend '%s' from %s, which comes first and runs instead",
@@ -205,17 +209,32 @@ int tm_registry_init(topoml_context *ctx)
         return tm_error(ctx, TOPOML_E_INTERNAL, "the built-in scalar backend failed: %s",
                         s->gate_reason);
 
-    /* Check the files (no plugin code runs), probe them in child processes,
-     * then let the gate decide; only what it enables is loaded here. */
-    uint32_t first_plugin = ctx->n_backends;
+    /* Check the files (no plugin code runs); probing waits for a need. */
     tm_loader_discover(ctx);
-    tm_probe_all(ctx, first_plugin);
-    for (uint32_t i = first_plugin; i < ctx->n_backends; i++) {
+    return TOPOML_OK;
+}
+
+void tm_registry_probe(topoml_context *ctx)
+{
+    if (ctx->plugins_probed)
+        return;
+    ctx->plugins_probed = true;
+    /* Probe the files in child processes, all at once, then let the gate
+     * decide; only what it enables is loaded here. */
+    tm_probe_all(ctx, 1);
+    for (uint32_t i = 1; i < ctx->n_backends; i++) {
         tm_backend *b = &ctx->backends[i];
         if (b->gate_state != TOPOML_GATE_REJECTED)
             bring_up(ctx, b);
     }
-    return TOPOML_OK;
+}
+
+/* Is `name` the built-in reference's? No plugin can stand for that name (a
+ * plugin that takes it is a duplicate, DISABLED), so nothing needs probing
+ * to find it. */
+static bool is_reference(const topoml_context *ctx, const char *name)
+{
+    return strcmp(ctx->backends[0].name, name) == 0;
 }
 
 void tm_registry_free(topoml_context *ctx)
@@ -256,6 +275,9 @@ int topoml_backend_get(const topoml_context *ctx, uint32_t index, topoml_backend
         return TOPOML_E_INVALID;
     if (index >= ctx->n_backends)
         return TOPOML_E_NOT_FOUND;
+    /* Listing shows every plugin probed. The context was made non-const by
+     * topoml_context_new; a context is used by one thread at a time. */
+    tm_registry_probe((topoml_context *)ctx);
     const uint32_t size =
         out->struct_size < sizeof(topoml_backend_info) ? out->struct_size : (uint32_t)sizeof(topoml_backend_info);
     const tm_backend *b = &ctx->backends[index];
@@ -287,6 +309,8 @@ int topoml_use_backend(topoml_context *ctx, const char *name)
         return TOPOML_E_INVALID;
     if (name && *name) {
         /* A name no backend has is refused now, not at the first op. */
+        if (!is_reference(ctx, name))
+            tm_registry_probe(ctx);
         bool known = false;
         char names[512] = "";
         size_t len = 0;
@@ -344,9 +368,16 @@ static bool enable_on_first_use(topoml_context *ctx, tm_backend *b)
 bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t op,
                    const topoml_input_v1 *in, uint32_t max_dim, uint32_t modulus)
 {
+    return tm_caps_cover_features(caps, n_caps, op, in, max_dim, modulus, 0);
+}
+
+bool tm_caps_cover_features(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t op,
+                            const topoml_input_v1 *in, uint32_t max_dim, uint32_t modulus,
+                            uint32_t features)
+{
     for (uint32_t i = 0; i < n_caps; i++) {
         const topoml_capability_v1 *c = &caps[i];
-        if (c->op != op)
+        if (c->op != op || (c->features & features) != features)
             continue;
         if (in) {
             if (!(c->inputs & (1u << in->kind)))
@@ -416,6 +447,8 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
     ctx->last_backend[0] = '\0';
     ctx->last_reason[0] = '\0';
     if (ctx->preferred) {
+        if (!is_reference(ctx, ctx->preferred))
+            tm_registry_probe(ctx);
         for (uint32_t i = 0; i < ctx->n_backends; i++) {
             tm_backend *b = &ctx->backends[i];
             if (!b->name || strcmp(b->name, ctx->preferred) != 0 ||
@@ -454,6 +487,13 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
         for (uint32_t i = 0; i < ctx->n_backends; i++) {
             tm_backend *b = &ctx->backends[(i + 1) % ctx->n_backends];
             const bool reference = i + 1 == ctx->n_backends;
+            if (!reference && !ctx->plugins_probed) {
+                /* A `prefer` entry naming the reference is met by it alone;
+                 * anything else needs to know the plugins. */
+                if (p < n_prefer && is_reference(ctx, ctx->config.prefer.items[p]))
+                    continue;
+                tm_registry_probe(ctx);
+            }
             if (!b->name || (b->gate_state != TOPOML_GATE_ENABLED && !b->gate_pending))
                 continue;
             if (p < n_prefer) {

@@ -296,10 +296,6 @@ int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v
 
 /* A SPARSE input as the CONDENSED source the device's columns read: the
  * edges' values, +inf where there is no edge, in *held (tmc_host_free). */
-/* Whether a sparse input's columns of dimensions >= 2 are collected on the
- * device (TOPOML_CUDA_SPARSE_COLUMNS=device; off by default, see rips.c). */
-bool tmc_sparse_columns_on_device(void);
-
 int tmc_sparse_source(tmc_ctx *ctx, const topoml_input_v1 *in, topoml_input_v1 *source,
                       double **held);
 

@@ -121,11 +121,9 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
     snprintf(st->schedule_text[TOPOML_OP_RIPS], TMC_SCHEDULE,
              "distances=device(as-distances) threshold-edges=device(as-edges) "
              "columns(dim>=2)=device clearing(dim>=2)=device apparent-pairs(dim>=2)=device "
-             "columns(dim1)=host reduction=host(scalar-engine) %s",
-             tmc_sparse_columns_on_device()
-                 ? "sparse-input(collapsed,threshold,n<=16384)=columns(dim>=2)=device "
-                   "sparse-input(other)=host"
-                 : "sparse-input=host(scalar-engine)");
+             "columns(dim1)=host reduction=host(scalar-engine) "
+             "sparse-input(collapsed,threshold,n<=16384)=columns(dim>=2)=device "
+             "sparse-input(other)=host");
 #endif
 #ifdef TMC_HAVE_IMAGE
     tmc_image_schedule(st->schedule_text[TOPOML_OP_IMAGE], TMC_SCHEDULE);
@@ -145,8 +143,12 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
     add_cap(st, TOPOML_OP_EDGES, BOTH_DTYPES, ALL_METRICS, ALL_INPUTS, 0, 0);
     add_cap(st, TOPOML_OP_H0, BOTH_DTYPES, ALL_METRICS, ALL_INPUTS, 0, 0);
 #ifdef TMC_HAVE_RIPS
+    /* Every Rips call ends in the scalar engine's reduction, which gives
+     * the generators when asked (TOPOML_RIPS_PARAM_GENERATORS): so on
+     * points in device memory too. */
     add_cap(st, TOPOML_OP_RIPS, BOTH_DTYPES, ALL_METRICS, ALL_INPUTS, SCALAR_RIPS_MAX_DIM,
-            SCALAR_RIPS_MAX_MODULUS);
+            SCALAR_RIPS_MAX_MODULUS)
+        ->features = TOPOML_CAP_GENERATORS;
     /* Points in device memory are read where they are (device_input.cu);
      * a matrix there is not (the engine reads it on the host): the core
      * copies it through input_to_host. */
@@ -155,7 +157,7 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
              st->schedule_text[TOPOML_OP_RIPS]);
     add_cap(st, TOPOML_OP_RIPS, BOTH_DTYPES, ALL_METRICS, 1u << TOPOML_INPUT_POINTS,
             SCALAR_RIPS_MAX_DIM, SCALAR_RIPS_MAX_MODULUS)
-        ->features = TOPOML_CAP_DEVICE_INPUT;
+        ->features = TOPOML_CAP_DEVICE_INPUT | TOPOML_CAP_GENERATORS;
     st->caps[st->n_caps - 1].schedule = st->device_input_schedule;
 #endif
 #ifdef TMC_HAVE_IMAGE

@@ -13,15 +13,12 @@
  *    for a threshold that cuts the complex anyway; above the enclosing
  *    radius the complex is a cone, so the bars are the same either way.
  *  - condensed inputs go to the engine as they are;
- *  - a sparse input — the edge collapse's output (core/src/collapse.c) —
- *    goes to the engine as it is, which collects its columns on the host.
- *    Collecting them on the device from the condensed matrix of the edges'
- *    values (+inf where there is no edge, tmc_sparse_source) gave wrong
- *    barcodes on the GPU for some collapsed graphs (o3_4096, random clouds
- *    in R^4) while the same column code run on the host gives the engine's:
- *    that path runs only with TOPOML_CUDA_SPARSE_COLUMNS=device, for the
- *    tests that look for the fault (README.md, "The edge collapse and the
- *    device");
+ *  - a sparse input under a finite threshold — the edge collapse's output
+ *    (core/src/collapse.c) — goes to the engine as it is too, with the
+ *    columns of dimensions >= 2 from the device, which works from the
+ *    condensed matrix of the edges' values (+inf where there is no edge) when
+ *    that fits in TMC_SPARSE_DENSE_MAX bytes (tmc_sparse_source); else,
+ *    or without a threshold, the engine alone;
  *  - points in device memory (core 0.4) are read where they are: checked
  *    and (f32) widened on the device (device_input.cu), then the same
  *    steps, which copy from them device to device.
@@ -34,8 +31,6 @@
  * collected by the engine itself.
  */
 #include <math.h>
-#include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
@@ -84,14 +79,6 @@ static int rips_hooked(tmc_ctx *ctx, const topoml_input_v1 *source, const topoml
 
 static int rips_points(tmc_ctx *ctx, const topoml_input_v1 *in,
                        const topoml_rips_params_v1 *params, topoml_barcode_v1 *out);
-
-/* Columns of a sparse input on the device: only when asked for
- * (TOPOML_CUDA_SPARSE_COLUMNS=device), see the top of this file. */
-bool tmc_sparse_columns_on_device(void)
-{
-    const char *v = getenv("TOPOML_CUDA_SPARSE_COLUMNS");
-    return v && strcmp(v, "device") == 0;
-}
 
 /* The largest condensed matrix made for a sparse input's columns (1 GiB:
  * 16 384 vertices); above it the engine collects the columns on the host. */
@@ -168,7 +155,6 @@ int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v
         return status;
     }
     if (in->kind == TOPOML_INPUT_SPARSE && params->max_dim >= 2 && in->n >= 4 &&
-        tmc_sparse_columns_on_device() &&
         isfinite(params->threshold) && tmc_row_start(in->n) <= TMC_SPARSE_DENSE_MAX / 8 &&
         (!ctx->call->max_memory || tmc_row_start(in->n) * 8 <= ctx->call->max_memory / 2)) {
         topoml_input_v1 source;

@@ -77,6 +77,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # --check-figures on a small tree: what it finds and what it lets pass.
     tree = os.path.join(tmp, "tree")
     os.makedirs(os.path.join(tree, "docs", "notes"))
+    os.makedirs(os.path.join(tree, "plugins", "p"))
     os.makedirs(os.path.join(tree, "bench", "results"))
     shutil.copy(os.path.join(results, "cpp_compat.json"),
                 os.path.join(tree, "bench", "results", "run.json"))
@@ -94,6 +95,9 @@ with tempfile.TemporaryDirectory() as tmp:
                            "### bench/results/run.json\n\n| case | s |\n| --- | --- |\n"
                            "| x | 1.250 |\n\n## Versions\n\n| version | core |\n| --- | --- |\n"
                            "| 1 | 0.3 |\n",
+        "plugins/p/README.md": "# p\n\n## Measured\n\n2.5× faster "
+                               "([run](../../bench/results/run.json)); a run takes 240 s by "
+                               "default.\n",
     }
 
     def write_tree(pages):
@@ -120,6 +124,7 @@ with tempfile.TemporaryDirectory() as tmp:
             ("docs/a.md", "# a\n\n## Other\n\n2 s ([p](../bench/results/pending.json)).\n",
              "no slot there names this section"),
             ("docs/b.md", "# b\n\n## Owed\n\nAbout 5 ms (later).\n", "quotes 5 ms"),
+            ("plugins/p/README.md", "# p\n\n## Measured\n\n2.5× faster.\n", "quotes 2.5×"),
     ):
         pages = dict(good_pages)
         pages[page] = text

@@ -8,6 +8,8 @@
  * a test sees which path ran and that nothing was copied on the device path.
  * Input said to be on another device than 0 is refused, as a real device
  * plugin refuses a pointer that is not where it is said to be.
+ * Built with FAKE_DEVICE_NO_GENERATORS, it is "fake-device-nogens", whose
+ * device-input record does not claim generators.
  */
 #include <stdio.h>
 #include <string.h>
@@ -59,7 +61,11 @@ static int capabilities(void *state, const topoml_capability_v1 **caps, uint32_t
             claimed[n] = c[i];
             claimed[n].device = "fake accelerator";
             claimed[n].inputs = 1u << TOPOML_INPUT_POINTS;
+#ifdef FAKE_DEVICE_NO_GENERATORS
             claimed[n].features = TOPOML_CAP_DEVICE_INPUT;
+#else
+            claimed[n].features = c[i].features | TOPOML_CAP_DEVICE_INPUT;
+#endif
         }
     }
     *caps = claimed;
@@ -120,7 +126,11 @@ TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version, const t
     ref = topoml_scalar_backend();
     vt = *ref;
     vt.struct_size = sizeof vt;
+#ifdef FAKE_DEVICE_NO_GENERATORS
+    vt.name = "fake-device-nogens";
+#else
     vt.name = "fake-device";
+#endif
     vt.version = "0.0.1";
     vt.vendor = "topoml tests";
     vt.description = "the scalar reference reading \"device\" memory that is host memory, for "

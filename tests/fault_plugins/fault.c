@@ -15,7 +15,13 @@
  * reach the user.
  *
  * Every fault plugin's constructor also appends "<name> <pid>" to the file
- * named by TOPOML_TEST_MARKER, so a test can see where its code ran.
+ * named by TOPOML_TEST_MARKER, so a test can see where its code ran, and
+ * its probe appends "<name> <pid> <start> <end>" (CLOCK_MONOTONIC
+ * nanoseconds, one clock for every process of the machine) to the file
+ * named by TOPOML_TEST_PROBE_LOG, so a test can see whether and when probes
+ * ran. PROBE_SLOW is well-formed but its probe takes TOPOML_TEST_PROBE_MS
+ * milliseconds (default 400), like a probe that initialises a GPU runtime:
+ * the lazy-probing tests and tools/bench/bench_probe.py use it.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -23,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "topoml/plugin.h"
@@ -49,9 +56,38 @@ __attribute__((constructor)) static void on_load(void)
 #endif
 }
 
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* The probe's window, for the tests (see the top of the file). */
+static void log_probe(long long start)
+{
+    const char *log = getenv("TOPOML_TEST_PROBE_LOG");
+    if (log && *log) {
+        int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            dprintf(fd, "%s %ld %lld %lld\n", FAULT_NAME, (long)getpid(), start, now_ns());
+            close(fd);
+        }
+    }
+}
+
 static int probe(void *state, char *why, size_t why_size)
 {
     (void)state;
+    const long long start = now_ns();
+#ifdef FAULT_PROBE_SLOW
+    const char *ms = getenv("TOPOML_TEST_PROBE_MS");
+    long wait_ms = ms && *ms ? strtol(ms, NULL, 10) : 400;
+    struct timespec left = {wait_ms / 1000, (wait_ms % 1000) * 1000000L};
+    while (wait_ms > 0 && nanosleep(&left, &left) != 0)
+        ;
+#endif
+    log_probe(start);
 #ifdef FAULT_PROBE_CRASH
     *(volatile int *)(uintptr_t)getenv("TOPOML_NO_SUCH_VARIABLE_EVER") = 1;
 #endif

@@ -42,7 +42,7 @@ Usage: make_tables.py [--results DIR | FILE...] [--page FILE] [--strict]
 Without --page the tables go to standard output. Exit status 1 when no file
 gives a table, or with --strict when any file breaks the schema.
 
---check-figures: every section of SRC's README.md and docs/ that quotes a
+--check-figures: every section of SRC's README.md, docs/ and plugins/*/README.md that quotes a
 measured figure (a time, a speed ratio, a table of bare numbers in a
 section that speaks of seconds; not a limit such as "at most 1 s") names
 its artifact: a link, a `path` or a heading bench/results/X.json, or a link
@@ -269,7 +269,7 @@ FIGURE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|µs|s)(?![\w/])"
 SETTING_BEFORE = re.compile(r"((?i:limit|timeout|at most|≤|<=|under|budget|after|every|target|"
                             r"up to|within|default|than)|--[a-z-]+|[A-Z_]{4,}=)[^.;|]{0,15}$")
 SETTING_AFTER = re.compile(r"^\s*(?i:at most|or less|budget|limit|timeout|bound|deadline|"
-                           r"computation)")
+                           r"computation|by default)")
 ARTIFACT_REF = re.compile(r"\]\(([^)#\s]*bench/results/[^)#\s]+\.json)\)"
                           r"|`(bench/results/[^`\s]+\.json)`|^#+ (bench/results/\S+\.json)$",
                           re.M)
@@ -337,9 +337,15 @@ def figures_without_artifact(src, pages, slots):
 
 
 def check_figures(src):
+    # the README, the docs, and each plugin's README (the backend pages
+    # quote their own measurements)
+    plugins = os.path.join(src, "plugins")
     pages = ["README.md"] + sorted(
         os.path.relpath(os.path.join(d, f), src)
-        for d, _, fs in os.walk(os.path.join(src, "docs")) for f in fs if f.endswith(".md"))
+        for d, _, fs in os.walk(os.path.join(src, "docs")) for f in fs if f.endswith(".md")) + \
+        sorted(os.path.join("plugins", p, "README.md") for p in
+               (os.listdir(plugins) if os.path.isdir(plugins) else [])
+               if os.path.isfile(os.path.join(plugins, p, "README.md")))
     pending = os.path.join(src, "bench", "results", PENDING)
     try:
         slots = load_pending(pending) if os.path.exists(pending) else []

@@ -76,8 +76,14 @@ typedef struct topoml_context_options {
     const char *plugin_path;       /* extra colon-separated plugin folders, or NULL */
 } topoml_context_options;
 
-/* Make a context: read the configuration, discover and negotiate plugins,
- * probe them and apply the gate. `opts` may be NULL. When the configuration
+/* Make a context: read the configuration and discover plugin files (each
+ * opened, checked and hashed; no plugin code runs). The plugins are probed
+ * (each in a child process, all at once) and given their gate state on the
+ * first call that needs them: listing (topoml_backend_get), naming a
+ * backend other than "scalar", an automatic choice that does not stop at
+ * "scalar" first in `prefer`, data in device memory. A context used only
+ * with the scalar reference starts no probe at all. `opts` may be NULL.
+ * When the configuration
  * is wrong this fails (TOPOML_E_CONFIG) and, if `out` is not NULL, *out is a
  * context whose topoml_errmsg() says why ("file:line:column: reason"); free
  * it with topoml_context_free. A bad plugin file never fails it: the plugin
@@ -167,7 +173,8 @@ typedef struct topoml_backend_info {
 
 /* Every backend the context knows, the built-in scalar first, then plugin
  * files in discovery order (rejected ones too). Strings stay valid until the
- * context is freed. */
+ * context is freed. The first topoml_backend_get probes the plugins not
+ * probed yet (topoml_context_new), so every one is listed as probed. */
 TOPOML_API uint32_t topoml_backend_count(const topoml_context *ctx);
 TOPOML_API int topoml_backend_get(const topoml_context *ctx, uint32_t index,
                                   topoml_backend_info *info);
@@ -411,8 +418,9 @@ TOPOML_API int topoml_barcode_write_mem(topoml_context *ctx, const topoml_barcod
  *
  * An op whose backend takes device input (a capability record with
  * TOPOML_CAP_DEVICE_INPUT, shown by `topoml backends` as device-input)
- * reads the values where they are; for every other op the library makes a
- * host copy first, through that backend (the library itself does not link
+ * reads the values where they are (with TOPOML_RIPS_GENERATORS, only if
+ * that record also says TOPOML_CAP_GENERATORS); for every other op the
+ * library makes a host copy first, through that backend (the library itself does not link
  * CUDA), and counts it (topoml_data_host_copies). No enabled backend that
  * reads device memory: the op fails with TOPOML_E_UNSUPPORTED. Values are
  * checked where they are read: a NaN coordinate is TOPOML_E_INVALID from the

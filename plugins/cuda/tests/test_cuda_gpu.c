@@ -699,16 +699,13 @@ static void test_rips(const char *dir)
     }
     /* Sparse input under a threshold, as the edge collapse hands it over:
      * geometric graphs (a share of the edges dropped; lengths kept or
-     * rounded to a few values: ties) and random graphs. By default the
-     * engine collects their columns on the host; run with
-     * TOPOML_CUDA_SPARSE_COLUMNS=device, on the device (rips.c) — either
-     * must give the reference's barcode. */
+     * rounded to a few values: ties) and random graphs, whose columns of
+     * dimensions >= 2 the device collects from the condensed matrix of the
+     * edges' values (rips.c, tmc_sparse_source). */
     {
-        const char *mode = getenv("TOPOML_CUDA_SPARSE_COLUMNS");
-        const int device_cols = mode && strcmp(mode, "device") == 0;
         for (int c = 0; c < 6; c++) {
-            const uint32_t n = small_mode ? 60 : (c < 2 ? 350 : c < 4 ? 200 : 120), dim = c < 4 ? 3 : 4;
-            const double thr = c < 2 ? 0.45 : c < 4 ? 0.6 : 0.9;
+            const uint32_t n = small_mode ? 60 : (c < 2 ? 350 : c < 4 ? 150 : 80), dim = c < 4 ? 3 : 4;
+            const double thr = c < 2 ? 0.4 : c < 4 ? 0.45 : 0.6;
             double *p = make_points(n, dim, RANDOM);
             topoml_edge *edges = malloc((size_t)n * n * sizeof *edges);
             uint64_t m = 0;
@@ -730,9 +727,9 @@ static void test_rips(const char *dir)
             in.n = n;
             in.n_edges = m;
             in.edges = edges;
-            snprintf(what, sizeof what, "sparse %s graph n=%u %llu edges%s, columns on the %s",
+            snprintf(what, sizeof what, "sparse %s graph n=%u %llu edges%s",
                      c < 4 ? "geometric" : "random", n, (unsigned long long)m,
-                     c % 2 ? " (ties)" : "", device_cols ? "device" : "host");
+                     c % 2 ? " (ties)" : "");
             compare_rips(&in, c < 2 ? 2 : 3, thr, 2, what, NULL);
             free(edges);
             free(p);

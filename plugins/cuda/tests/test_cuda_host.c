@@ -515,8 +515,8 @@ START_TEST(test_sparse_columns_on_larger_geometric_graphs)
 {
     setup();
     for (int c = 0; c < 4; c++) {
-        const uint32_t n = c < 2 ? 350 : 200, dim = 3;
-        const double thr = c < 2 ? 0.45 : 0.6;
+        const uint32_t n = c < 2 ? 240 : 120, dim = 3;
+        const double thr = c < 2 ? 0.35 : 0.45;
         double *pts = malloc((size_t)n * dim * 8);
         for (uint32_t k = 0; k < n * dim; k++)
             pts[k] = rnd_unit();

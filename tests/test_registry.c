@@ -1,0 +1,388 @@
+/*
+ * test_registry.c — when the registry probes plugins (registry.c,
+ * isolate_probe.c): only on a need, every plugin at once, with the
+ * isolation guarantees of probing at context creation.
+ *
+ * The fault plugins append a line to the file named by TOPOML_TEST_PROBE_LOG
+ * whenever their probe runs ("<name> <pid> <start ns> <end ns>", one
+ * monotonic clock for every process) and to TOPOML_TEST_MARKER whenever
+ * their code is loaded ("<name> <pid>"): the tests read what ran, where and
+ * when, never the wall time of a call. PROBE_SLOW's probe sleeps
+ * TOPOML_TEST_PROBE_MS.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "topoml/topoml.h"
+
+static char probe_log[64], marker[64];
+
+/* Fresh, empty log files named by the plugins' variables. */
+static void fresh_logs(void)
+{
+    strcpy(probe_log, "/tmp/topoml-probe-log-XXXXXX");
+    strcpy(marker, "/tmp/topoml-marker-XXXXXX");
+    int a = mkstemp(probe_log), b = mkstemp(marker);
+    ck_assert_int_ge(a, 0);
+    ck_assert_int_ge(b, 0);
+    close(a);
+    close(b);
+    ck_assert_int_eq(setenv("TOPOML_TEST_PROBE_LOG", probe_log, 1), 0);
+    ck_assert_int_eq(setenv("TOPOML_TEST_MARKER", marker, 1), 0);
+}
+
+static void drop_logs(void)
+{
+    unlink(probe_log);
+    unlink(marker);
+    unsetenv("TOPOML_TEST_PROBE_LOG");
+    unsetenv("TOPOML_TEST_MARKER");
+    unsetenv("TOPOML_TEST_PROBE_MS");
+}
+
+static int count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    int n = 0, c;
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+typedef struct probe_run {
+    char name[64];
+    long pid;
+    long long start, end;
+} probe_run;
+
+/* The probe log's entries (at most `max`); returns how many. */
+static int read_probe_log(probe_run *runs, int max)
+{
+    FILE *f = fopen(probe_log, "r");
+    ck_assert_ptr_nonnull(f);
+    int n = 0;
+    probe_run r;
+    while (n < max && fscanf(f, "%63s %ld %lld %lld", r.name, &r.pid, &r.start, &r.end) == 4)
+        runs[n++] = r;
+    fclose(f);
+    return n;
+}
+
+static void fault_dir(const char *fault, char *out, size_t size)
+{
+    snprintf(out, size, "%s/fault-plugins/%s", TOPOML_TEST_BUILD_DIR, fault);
+}
+
+static topoml_context *context(const char *config_text, const char *plugin_path)
+{
+    char config_file[64] = "";
+    topoml_context_options o = {
+        .struct_size = sizeof o, .flags = TOPOML_CTX_NO_ENV, .plugin_path = plugin_path};
+    if (config_text) {
+        strcpy(config_file, "/tmp/topoml-cfg-XXXXXX");
+        int fd = mkstemp(config_file);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, config_text, strlen(config_text)), (ssize_t)strlen(config_text));
+        close(fd);
+        o.config_path = config_file;
+    }
+    topoml_context *ctx = NULL;
+    int rc = topoml_context_new(&ctx, &o);
+    if (config_text)
+        unlink(config_file);
+    ck_assert_msg(rc == TOPOML_OK, "context: %s", topoml_errmsg(ctx));
+    return ctx;
+}
+
+/* A Rips barcode of a small cloud (a square: one H1 bar), on whatever the
+ * context picks; it must work and run on `want`. */
+static void rips_runs_on(topoml_context *ctx, const char *want)
+{
+    static const double square[] = {0, 0, 1, 0, 1, 1, 0, 1};
+    topoml_data *d = NULL;
+    ck_assert_int_eq(topoml_data_from_points(ctx, &d, 4, 2, square), TOPOML_OK);
+    topoml_rips_options opts;
+    topoml_rips_options_init(&opts);
+    topoml_barcode *bc = NULL;
+    int rc = topoml_barcode_compute(ctx, &bc, d, &opts);
+    ck_assert_msg(rc == TOPOML_OK, "%s", topoml_errmsg(ctx));
+    ck_assert_str_eq(topoml_last_backend(ctx), want);
+    uint64_t n = 0, h1 = 0;
+    const topoml_interval *bars = topoml_barcode_intervals(bc, &n);
+    for (uint64_t k = 0; k < n; k++)
+        h1 += bars[k].dim == 1;
+    ck_assert_uint_eq(h1, 1);
+    topoml_barcode_free(bc);
+    topoml_data_free(ctx, d);
+}
+
+/* Distances of three points on whatever the context picks: must be right. */
+static void distances_work(topoml_context *ctx)
+{
+    static const double cloud[] = {0, 0, 3, 4, 6, 8};
+    topoml_data *d = NULL;
+    ck_assert_int_eq(topoml_data_from_points(ctx, &d, 3, 2, cloud), TOPOML_OK);
+    void *out = NULL;
+    uint64_t n = 0;
+    int rc = topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &n);
+    ck_assert_msg(rc == TOPOML_OK, "%s", topoml_errmsg(ctx));
+    const double *v = out;
+    ck_assert(n == 3 && v[0] == 5.0 && v[1] == 10.0 && v[2] == 5.0);
+    topoml_free(ctx, out);
+    topoml_data_free(ctx, d);
+}
+
+/* The plugins of these folders: a slow probe, a good plugin that claims an
+ * accelerator, a crashing probe. */
+static void plugin_path(char *out, size_t size)
+{
+    char a[400], b[400], c[400];
+    fault_dir("probe-slow", a, sizeof a);
+    fault_dir("accel", b, sizeof b);
+    fault_dir("probe-crash", c, sizeof c);
+    snprintf(out, size, "%s:%s:%s", a, b, c);
+}
+
+/* How the reference is asked for without naming any plugin: by name
+ * through the C API, or first in the configuration's `prefer` (whatever
+ * follows it), for Rips and for distances. */
+static const struct {
+    const char *config;
+    const char *use; /* topoml_use_backend, NULL: automatic selection */
+} by_reference[] = {
+    {NULL, "scalar"},
+    {"gate: \"off\"\n", "scalar"},
+    {"enable: [fault-accel]\n", "scalar"},
+    {"prefer: [scalar]\n", NULL},
+    {"prefer: [scalar, fault-accel]\ngate: \"off\"\n", NULL},
+};
+
+START_TEST(test_asking_for_the_reference_starts_no_probe)
+{
+    char path[2000];
+    plugin_path(path, sizeof path);
+    fresh_logs();
+    topoml_context *ctx = context(by_reference[_i].config, path);
+    ck_assert_int_eq(topoml_use_backend(ctx, by_reference[_i].use), TOPOML_OK);
+    rips_runs_on(ctx, "scalar");
+    distances_work(ctx);
+    ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
+    /* No plugin code ran anywhere: no probe, not even a constructor. */
+    ck_assert_int_eq(count_lines(probe_log), 0);
+    ck_assert_int_eq(count_lines(marker), 0);
+    /* Listing probes every plugin (ours, and those of topoml's own plugin
+     * folder), once per context. */
+    ck_assert_uint_ge(topoml_backend_count(ctx), 4);
+    for (int round = 0; round < 2; round++)
+        for (uint32_t i = 0; i < topoml_backend_count(ctx); i++) {
+            topoml_backend_info b = {.struct_size = sizeof b};
+            ck_assert_int_eq(topoml_backend_get(ctx, i, &b), TOPOML_OK);
+            ck_assert_msg(b.name[0] || b.gate_state == TOPOML_GATE_REJECTED,
+                          "backend %u listed unprobed", i);
+        }
+    probe_run runs[8];
+    int n = read_probe_log(runs, 8);
+    ck_assert_int_eq(n, 3); /* slow, accel, probe-crash (its log comes before the crash) */
+    for (int k = 0; k < n; k++)
+        ck_assert_int_ne(runs[k].pid, getpid());
+    topoml_context_free(ctx);
+    drop_logs();
+}
+END_TEST
+
+/* Each of these needs to know the plugins, so it probes them (all). */
+typedef enum need { NEED_LIST, NEED_NAME, NEED_UNKNOWN_NAME, NEED_AUTO, NEED_PREFER } need;
+
+START_TEST(test_a_call_that_needs_the_plugins_probes_them_all)
+{
+    char path[2000];
+    plugin_path(path, sizeof path);
+    fresh_logs();
+    topoml_context *ctx = context(
+        _i == NEED_PREFER ? "prefer: [fault-accel, scalar]\ngate: strict\n" : "gate: strict\n",
+        path);
+    ck_assert_int_eq(count_lines(probe_log), 0); /* creating the context probes nothing */
+    topoml_backend_info b = {.struct_size = sizeof b};
+    switch ((need)_i) {
+    case NEED_LIST: ck_assert_int_eq(topoml_backend_get(ctx, 0, &b), TOPOML_OK); break;
+    case NEED_NAME:
+        /* Known only from its probe; disabled (gate: strict), so refused at the call. */
+        ck_assert_int_eq(topoml_use_backend(ctx, "fault-accel"), TOPOML_OK);
+        ck_assert_int_eq(topoml_use_backend(ctx, NULL), TOPOML_OK);
+        break;
+    case NEED_UNKNOWN_NAME: {
+        ck_assert_int_eq(topoml_use_backend(ctx, "no-such-backend"), TOPOML_E_NOT_FOUND);
+        /* The refusal lists what was found: the plugins too. */
+        ck_assert_msg(strstr(topoml_errmsg(ctx), "fault-probe-slow"), "%s", topoml_errmsg(ctx));
+        break;
+    }
+    case NEED_AUTO:
+    case NEED_PREFER: rips_runs_on(ctx, "scalar"); break;
+    }
+    probe_run runs[8];
+    ck_assert_int_eq(read_probe_log(runs, 8), 3);
+    /* Nothing probes them again in this context. */
+    rips_runs_on(ctx, "scalar");
+    for (uint32_t i = 0; i < topoml_backend_count(ctx); i++)
+        ck_assert_int_eq(topoml_backend_get(ctx, i, &b), TOPOML_OK);
+    ck_assert_int_eq(count_lines(probe_log), 3);
+    topoml_context_free(ctx);
+    drop_logs();
+}
+END_TEST
+
+/* Copy `from` to `to`, mode 0700. */
+static void copy_file(const char *from, const char *to)
+{
+    int in = open(from, O_RDONLY);
+    ck_assert_int_ge(in, 0);
+    int out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0700);
+    ck_assert_int_ge(out, 0);
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof buf)) > 0)
+        ck_assert_int_eq(write(out, buf, (size_t)n), n);
+    close(in);
+    close(out);
+}
+
+START_TEST(test_plugins_are_probed_at_once_not_one_after_another)
+{
+    /* Three files of the slow plugin, each probe 800 ms: every probe process
+     * is started before any is waited for, so all three windows overlap. */
+    char dir[] = "/tmp/topoml-slow-XXXXXX", src[600], files[3][700];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(src, sizeof src, "%s/fault-plugins/probe-slow/topoml-backend-fault-probe-slow.so",
+             TOPOML_TEST_BUILD_DIR);
+    for (int k = 0; k < 3; k++) {
+        snprintf(files[k], sizeof files[k], "%s/topoml-backend-slow-%d.so", dir, k);
+        copy_file(src, files[k]);
+    }
+    fresh_logs();
+    ck_assert_int_eq(setenv("TOPOML_TEST_PROBE_MS", "800", 1), 0);
+    topoml_context *ctx = context("gate: strict\n", dir);
+    distances_work(ctx); /* automatic selection: every plugin is probed */
+    probe_run runs[8];
+    int n = read_probe_log(runs, 8);
+    ck_assert_int_eq(n, 3);
+    long long last_start = runs[0].start, first_end = runs[0].end;
+    for (int k = 1; k < n; k++) {
+        ck_assert_int_ne(runs[k].pid, runs[0].pid);
+        last_start = runs[k].start > last_start ? runs[k].start : last_start;
+        first_end = runs[k].end < first_end ? runs[k].end : first_end;
+    }
+    ck_assert_msg(last_start < first_end,
+                  "the probes ran one after another: the last started %lld ns after the first "
+                  "ended",
+                  last_start - first_end);
+
+    /* One name in three files: the first found runs, the later ones are its
+     * duplicates (and not the other way round). The caller's folder comes
+     * first in discovery order, its files sorted. */
+    for (uint32_t i = 1; i <= 3; i++) {
+        topoml_backend_info b = {.struct_size = sizeof b};
+        ck_assert_int_eq(topoml_backend_get(ctx, i, &b), TOPOML_OK);
+        ck_assert_str_eq(b.path, files[i - 1]);
+        ck_assert_str_eq(b.name, "fault-probe-slow");
+        ck_assert_int_eq(b.probe_status, TOPOML_OK);
+        if (i == 1) {
+            ck_assert_msg(!strstr(b.gate_reason, "duplicate"), "%s", b.gate_reason);
+        } else {
+            char want[800];
+            snprintf(want, sizeof want, "duplicate of backend 'fault-probe-slow' from %s",
+                     files[0]);
+            ck_assert_msg(strstr(b.gate_reason, want), "%s", b.gate_reason);
+        }
+    }
+    topoml_context_free(ctx);
+    drop_logs();
+    for (int k = 0; k < 3; k++)
+        unlink(files[k]);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_a_crashing_probe_rejects_only_its_plugin_when_probed_on_need)
+{
+    /* The probes run when the automatic selection needs them (_i == 0) or
+     * when the backends are listed (_i == 1); either way the crashing one is
+     * rejected with the stage, its neighbours probe fine, and the host
+     * never runs any of their code. */
+    char path[2000];
+    plugin_path(path, sizeof path);
+    fresh_logs();
+    topoml_context *ctx = context("gate: strict\n", path);
+    if (_i == 0)
+        distances_work(ctx);
+    int rejected = 0, probed_ok = 0;
+    for (uint32_t i = 1; i < topoml_backend_count(ctx); i++) {
+        topoml_backend_info b = {.struct_size = sizeof b};
+        ck_assert_int_eq(topoml_backend_get(ctx, i, &b), TOPOML_OK);
+        if (!strstr(b.path, "/fault-plugins/"))
+            continue; /* topoml's own plugin folder */
+        if (strstr(b.path, "/probe-crash/")) {
+            ck_assert_uint_eq(b.gate_state, TOPOML_GATE_REJECTED);
+            ck_assert_msg(strstr(b.gate_reason, "probe process") &&
+                              strstr(b.gate_reason, "in create, probe, capabilities"),
+                          "%s", b.gate_reason);
+            rejected++;
+        } else {
+            ck_assert_int_eq(b.probe_status, TOPOML_OK);
+            ck_assert_uint_eq(b.gate_state, TOPOML_GATE_DISABLED); /* gate: strict */
+            ck_assert_uint_eq(b.n_caps, 1);
+            probed_ok++;
+        }
+    }
+    ck_assert_int_eq(rejected, 1);
+    ck_assert_int_eq(probed_ok, 2);
+    distances_work(ctx);
+    rips_runs_on(ctx, "scalar");
+    topoml_context_free(ctx);
+    /* Their code ran, in probe processes only. */
+    FILE *f = fopen(marker, "r");
+    ck_assert_ptr_nonnull(f);
+    char name[128];
+    long pid;
+    int lines = 0;
+    while (fscanf(f, "%127s %ld", name, &pid) == 2) {
+        ck_assert_int_ne(pid, getpid());
+        lines++;
+    }
+    fclose(f);
+    ck_assert_int_eq(lines, 3);
+    drop_logs();
+}
+END_TEST
+
+int main(void)
+{
+    /* Certificates (none are made: gate strict or off) in a cache of our own. */
+    char cache[] = "/tmp/topoml-test-cache-XXXXXX";
+    if (!mkdtemp(cache) || setenv("XDG_CACHE_HOME", cache, 1) != 0)
+        return EXIT_FAILURE;
+    Suite *s = suite_create("registry");
+    TCase *tc = tcase_create("probing");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, test_asking_for_the_reference_starts_no_probe, 0,
+                        (int)(sizeof by_reference / sizeof by_reference[0]));
+    tcase_add_loop_test(tc, test_a_call_that_needs_the_plugins_probes_them_all, NEED_LIST,
+                        NEED_PREFER + 1);
+    tcase_add_test(tc, test_plugins_are_probed_at_once_not_one_after_another);
+    tcase_add_loop_test(tc, test_a_crashing_probe_rejects_only_its_plugin_when_probed_on_need, 0,
+                        2);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    rmdir(cache);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

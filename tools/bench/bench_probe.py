@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""What plugin probes cost a topoml command, before and after probing on need.
+
+Every topoml process used to probe every plugin it found (one helper process
+each, at context creation), so a command paid for the slowest probe — on a
+GPU machine the CUDA initialisation of the cuda and triton-bridge plugins —
+even when it ran on the scalar reference. Now the plugins are probed only
+when a call needs them (docs/architecture.md, "Loading a plugin").
+
+This times whole commands with 0, 1 and 3 plugins whose probe sleeps
+(the tests' fault plugin PROBE_SLOW, TOPOML_TEST_PROBE_MS, default 400 ms;
+copies under distinct file names), on a seeded point cloud of celegans'
+size (297 points in R^3, Rips up to dimension 2) or --data FILE:
+
+* `topoml barcode --backend scalar`  (needs no plugin)
+* `topoml barcode`                   (automatic choice: probes every plugin)
+* `topoml backends`                  (lists: probes every plugin)
+
+all under `gate: strict` (no certification on first use, which would time
+the conformance suite instead), with the build tree's own plugins found as
+usual: on a GPU machine whose build has the cuda and triton-bridge plugins,
+the rows with 0 slow plugins time their real probes. --baseline BUILD
+times a build of the earlier code the same way, the runs of the two builds
+alternating. Medians of --repeat runs, wall seconds.
+Prints a table and writes a bench/results artifact (tools/bench/artifact.py;
+--json FILE, or - for stdout). Standard library only.
+
+  tools/bench/bench_probe.py --build build [--baseline OLD_BUILD] [--json out.json]
+"""
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import artifact  # noqa: E402  (the one writer of bench/results/ files)
+
+SLOW = os.path.join("fault-plugins", "probe-slow", "topoml-backend-fault-probe-slow.so")
+
+
+def run_once(cmd, env):
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    dt = time.perf_counter() - t0
+    if r.returncode != 0:
+        sys.exit("FAILED (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr))
+    return dt, r.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", required=True, help="the build tree (with the tests' plugins)")
+    ap.add_argument("--baseline", help="a build tree of the code to compare with")
+    ap.add_argument("--label", default="after", help="what to call --build's runs")
+    ap.add_argument("--baseline-label", default="before",
+                    help="what to call --baseline's runs")
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--probe-ms", type=int, default=400, help="each slow probe's sleep")
+    ap.add_argument("--data", help="input file (default: a seeded 297-point cloud)")
+    ap.add_argument("--format", default="point-cloud", help="--format of --data")
+    ap.add_argument("--dim", type=int, default=2)
+    ap.add_argument("--json", help="write the figures here (- for stdout)")
+    a = ap.parse_args()
+    builds = [(a.label, os.path.abspath(a.build))]
+    if a.baseline:
+        builds.append((a.baseline_label, os.path.abspath(a.baseline)))
+    slow = os.path.join(builds[0][1], SLOW)
+    if not os.path.exists(slow):
+        sys.exit("no %s: build the tests' plugins first (target fault_probe_slow)" % slow)
+
+    tmp = tempfile.mkdtemp(prefix="topoml-bench-probe-")
+    try:
+        data = a.data
+        if not data:
+            data = os.path.join(tmp, "cloud297.txt")
+            rng = random.Random(297)
+            with open(data, "w") as f:
+                for _ in range(297):
+                    f.write("%.17g %.17g %.17g\n" % (rng.random(), rng.random(), rng.random()))
+        config = os.path.join(tmp, "strict.yaml")
+        with open(config, "w") as f:
+            f.write("gate: strict\n")
+        folders = {}
+        for count in (0, 1, 3):
+            d = os.path.join(tmp, "plugins%d" % count)
+            os.mkdir(d, 0o700)
+            for k in range(count):
+                shutil.copy(slow, os.path.join(d, "topoml-backend-slow-%d.so" % k))
+            folders[count] = d
+        env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache"),
+                   TOPOML_TEST_PROBE_MS=str(a.probe_ms))
+        env.pop("TOPOML_CONFIG", None)
+        env.pop("TOPOML_TEST_PROBE_LOG", None)
+
+        commands = [
+            ("barcode --backend scalar", ["barcode", "--backend", "scalar", "--format",
+                                          a.format, "--dim", str(a.dim), data]),
+            ("barcode (automatic)", ["barcode", "--format", a.format, "--dim", str(a.dim),
+                                     data]),
+            ("backends", ["backends"]),
+        ]
+        times, outputs = {}, {}
+        for _ in range(a.repeat):
+            for what, args in commands:
+                for count, folder in folders.items():
+                    for label, build in builds:
+                        cmd = [os.path.join(build, "tools", "topoml")] + args[:1] + \
+                            ["--config", config] + args[1:]
+                        dt, out = run_once(cmd, dict(env, TOPOML_PLUGIN_PATH=folder))
+                        times.setdefault((what, count, label), []).append(dt)
+                        if what.startswith("barcode"):
+                            outputs.setdefault((what, count), set()).add(out)
+        same = all(len(v) == 1 for v in outputs.values())
+
+        cases = []
+        labels = [label for label, _ in builds]
+        print("%-26s %8s " % ("command", "plugins") +
+              " ".join("%12s" % ("%s (ms)" % l) for l in labels))
+        for what, _ in commands:
+            for count in folders:
+                row = []
+                for label in labels:
+                    t = times[(what, count, label)]
+                    med = statistics.median(t)
+                    row.append(med)
+                    cases.append(artifact.case(
+                        "topoml %s, %d slow-probe plugin%s" % (what, count,
+                                                                "" if count == 1 else "s"),
+                        "topoml (%s)" % label, t, median=med, slow_plugins=count,
+                        probe_ms=a.probe_ms))
+                print("%-26s %8d " % (what, count) +
+                      " ".join("%12.1f" % (1e3 * m) for m in row))
+        print("barcodes identical across builds and plugin counts: %s" % ("yes" if same else "NO"))
+        if a.json:
+            versions = {}
+            for label, build in builds:
+                v = subprocess.run([os.path.join(build, "tools", "topoml"), "--version"],
+                                   capture_output=True, text=True, env=env)
+                versions["topoml (%s)" % label] = v.stdout.strip() or "?"
+            artifact.save(a.json, {
+                "title": "Plugin probes: what they cost a command, before and after probing "
+                         "on need",
+                "machine": artifact.machine(),
+                "versions": versions,
+                "commands": [" ".join(["tools/bench/bench_probe.py"] + sys.argv[1:])],
+                "baseline": "topoml (%s)" % labels[-1],
+                "statistic": "median of %d runs, wall seconds of the whole command"
+                             % a.repeat,
+                "input": a.data or "seeded cloud: 297 points in the unit cube of R^3",
+                "dim": a.dim,
+                "same_output": same,
+                "cases": cases})
+        return 0 if same else 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

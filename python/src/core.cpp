@@ -271,9 +271,9 @@ class Context {
             if (plain)
                 return topoml_data_from_points(ctx_, data, n, dim,
                                                static_cast<const double *>(a.data()));
-            return topoml_data_from_points_strided(ctx_, data, n, dim, f64 ? TOPOML_F64 : TOPOML_F32,
-                                                   a.data(), (uint64_t)a.stride(0) * size,
-                                                   (uint64_t)a.stride(1) * size);
+            return topoml_data_from_points_strided(
+                ctx_, data, n, dim, f64 ? TOPOML_F64 : TOPOML_F32, a.data(),
+                (uint64_t)a.stride(0) * size, (uint64_t)a.stride(1) * size);
         }, n, maxdim, threshold, modulus, metric, collapse, n_threads, progress, check_signals,
            want_stats, want_generators);
     }

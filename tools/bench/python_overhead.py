@@ -20,12 +20,12 @@ The table gives medians; "binding" is the median over the runs of
 topoml.ripser's time over its own C computation's, minus one (target: at
 most 5%): each run is compared with itself, so the load of a shared machine
 moves both alike. Each contender runs after the others, so its code and
-data have mostly left the caches (a plain Python function call takes 16 us
-then on the shared test machine, 0.4 us right after another): on the
-smallest inputs that is most of what the binding costs. "b2b" is the same
-ratio for a second topoml.ripser call right after the first, as in a loop
-over many small inputs (cases under 0.2 s). The diagrams of all four are compared
-(tests/cli/clitest.py's comparison). Results, with the load average before
+data have mostly left the caches (on the shared test machine a plain
+Python function call took 16 us after 20 ms away, 0.4 us right after
+another): on the smallest inputs that is most of what the binding costs.
+"b2b" is the same ratio for a second topoml.ripser call right after the
+first, as in a loop over many small inputs (cases under 0.2 s). The
+diagrams of all four are compared (tests/cli/clitest.py's comparison). Results, with the load average before
 and after, also go to JSON.
 
     PYTHONPATH=build/python .venv/bin/python tools/bench/python_overhead.py \\

@@ -379,10 +379,12 @@ class Context {
      * with condensed, the n(n-1)/2 entries of a condensed matrix. The values
      * stay where they are (topoml_data_from_device); `stream` is the
      * cudaStream_t (as an integer) after whose work they are ready. Returns
-     * rips's dict with "host_copies": the host copies the library made. */
+     * rips's dict with "host_copies": the host copies the library made,
+     * and with want_generators "gens" (generators_by_dim). */
     nb::dict rips_device(nb::ndarray<nb::device::cuda, nb::c_contig> a, bool condensed, uint64_t n,
                          uint32_t maxdim, double threshold, uint32_t modulus, uint32_t metric,
-                         uintptr_t stream, nb::object progress, bool check_signals)
+                         uintptr_t stream, nb::object progress, bool check_signals,
+                         bool want_generators)
     {
         Guard g(this);
         topoml_dtype dtype;
@@ -413,6 +415,8 @@ class Context {
         o.threshold = threshold;
         o.modulus = modulus;
         o.metric = metric;
+        if (want_generators)
+            o.flags |= TOPOML_RIPS_GENERATORS;
         Progress pr(progress, check_signals);
         topoml_set_progress(ctx_, &Progress::callback, &pr);
         topoml_barcode *bc = nullptr;
@@ -434,6 +438,8 @@ class Context {
         }
         nb::dict out = barcode_dict(bc, maxdim, t1 - t0);
         out["host_copies"] = copies;
+        if (want_generators)
+            out["gens"] = generators_by_dim(bc, maxdim);
         topoml_barcode_free(bc);
         return out;
     }
@@ -1002,7 +1008,7 @@ NB_MODULE(_core, m)
              "check_signals"_a, "want_stats"_a, "want_generators"_a)
         .def("rips_device", &Context::rips_device, "a"_a, "condensed"_a, "n"_a, "maxdim"_a,
              "threshold"_a, "modulus"_a, "metric"_a, "stream"_a, "progress"_a.none(),
-             "check_signals"_a)
+             "check_signals"_a, "want_generators"_a = false)
         .def("distances", &Context::distances, "points"_a, "metric"_a)
         .def("pairs_finite", &Context::pairs_finite, "pairs"_a, "mode"_a, "clip"_a)
         .def("betti_curve", &Context::betti_curve, "pairs"_a, "grid"_a)

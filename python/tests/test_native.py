@@ -101,6 +101,35 @@ def test_select_backend():
     assert topoml.barcodes(X, backend="scalar").backend == "scalar"
 
 
+def test_the_reference_starts_no_plugin_probe(build_dir, tmp_path):
+    # A plugin whose probe writes to TOPOML_TEST_PROBE_LOG when it runs: the
+    # reference, chosen by select_backend or backend=, needs no probe; the
+    # listing does (tests/fault_plugins/fault.c, tests/cli/test_probe_on_need.py).
+    log = tmp_path / "probes.log"
+    env = dict(os.environ, TOPOML_TEST_PROBE_LOG=str(log), TOPOML_TEST_PROBE_MS="50",
+               TOPOML_PLUGIN_PATH=os.path.join(build_dir, "fault-plugins", "probe-slow"))
+    env.pop("TOPOML_CONFIG", None)
+    script = textwrap.dedent("""
+        import sys, numpy as np, topoml
+        X = np.random.default_rng(0).random((30, 3))
+        topoml.select_backend("scalar")
+        assert topoml.barcodes(X, maxdim=1).backend == "scalar"
+        assert topoml.ripser(X)["dgms"][0].shape[0] == 30
+        topoml.select_backend(None)
+        assert topoml.barcodes(X, maxdim=1, backend="scalar").backend == "scalar"
+        if sys.argv[1] == "list":
+            topoml.backends()
+    """)
+    for mode, want in (("reference", ""), ("list", "fault")):
+        if log.exists():
+            log.unlink()
+        r = subprocess.run([sys.executable, "-c", script, mode], env=env, capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        ran = log.read_text() if log.exists() else ""
+        assert (want in ran) if want else ran == "", (mode, ran)
+
+
 @pytest.mark.parametrize("call", ["barcodes", "ripser", "ripser_parallel"])
 def test_bad_input_raises_with_message(call):
     f = getattr(topoml, call)

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -41,7 +42,8 @@ using Index = nb::ndarray<const uint32_t, nb::ndim<1>, nb::c_contig, nb::device:
 using Offsets = nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using Pairs = nb::ndarray<const double, nb::shape<-1, 2>, nb::c_contig, nb::device::cpu>;
 
-nb::object cancelled_error; /* topoml._core.CancelledError */
+nb::object cancelled_error;    /* topoml._core.CancelledError */
+nb::object memory_limit_error; /* topoml._core.MemoryLimitError */
 
 double now_seconds()
 {
@@ -54,6 +56,32 @@ template <class T> nb::ndarray<nb::numpy, T> owned_array(T *data, std::initializ
 {
     nb::capsule owner(data, [](void *p) noexcept { delete[] static_cast<T *>(p); });
     return nb::ndarray<nb::numpy, T>(data, shape, owner);
+}
+
+/* The strict lower triangle of the n x n matrix at p (strides s0, s1 in
+ * elements) in Ripser's order, widened to double, into `low`; false when it
+ * is not a distance matrix as topoml.ripser takes it: a diagonal entry that
+ * is not 0, an entry that is not finite, or (i, j) and (j, i) further apart
+ * than 1e-9 of the largest lower entry. */
+template <class T>
+bool lower_of(const T *p, size_t n, int64_t s0, int64_t s1, std::vector<double> &low)
+{
+    low.resize(n > 1 ? n * (n - 1) / 2 : 0);
+    double largest = 0, worst = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i * s0 + i * s1] != 0)
+            return false;
+        for (size_t j = 0; j < i; j++, k++) {
+            const double lo = p[i * s0 + j * s1], up = p[j * s0 + i * s1];
+            if (!std::isfinite(lo) || !std::isfinite(up))
+                return false;
+            low[k] = lo;
+            largest = std::max(largest, std::fabs(lo));
+            worst = std::max(worst, std::fabs(lo - up));
+        }
+    }
+    return worst <= 1e-9 * largest;
 }
 
 /*
@@ -170,9 +198,17 @@ class Context {
      * n given) or edges (i, j, d arrays over n vertices); collapse is a
      * topoml_collapse, n_threads 0 for the default. Returns a dict:
      * "dgms" (a list of (k, 2) arrays, dims 0..maxdim), "backend", "reason",
-     * "complete", "seconds" (the C computation alone) and, when asked,
-     * "num_edges" (pairs within the threshold, or the enclosing radius) and
-     * "enclosing_radius". */
+     * "complete", "seconds" (topoml_barcode_compute alone), "c_seconds"
+     * (every C call the result needs: the data set, the barcode and, when
+     * asked, the statistics and generators) and, when asked, "num_edges"
+     * (pairs within the threshold, or the enclosing radius) and
+     * "enclosing_radius".
+     *
+     * All the C work runs in one stretch without the GIL: on inputs of a
+     * few points each release and re-acquire is a measurable part of the
+     * call. A memory limit reached mid-way raises MemoryLimitError with the
+     * finished dimensions in its `partial` attribute (rips's dict, "stopped"
+     * saying where). */
     nb::dict rips(std::optional<Points> points, std::optional<Vector> condensed,
                   std::optional<Index> ei, std::optional<Index> ej, std::optional<Vector> ed,
                   uint64_t n, uint32_t maxdim, double threshold, uint32_t modulus, uint32_t metric,
@@ -180,7 +216,77 @@ class Context {
                   bool want_stats, bool want_generators)
     {
         Guard g(this);
-        topoml_data *data = make_data(points, condensed, ei, ej, ed, n);
+        check_input(points, condensed, ei, ej, ed, n);
+        const uint64_t n_points = data_points(n, points);
+        return run_rips([&](topoml_data **data) {
+            return create_data(data, points, condensed, ei, ej, ed, n);
+        }, n_points, maxdim, threshold, modulus, metric, collapse, n_threads, progress,
+           check_signals, want_stats, want_generators);
+    }
+
+    /* rips for a 2-D numpy array as the caller gave it (any strides,
+     * float32 or float64), with no conversion in Python: a point cloud, or
+     * with `matrix` a square distance matrix whose strict lower triangle
+     * (Ripser's order) is the input, taken in the same pass that checks it
+     * (a zero diagonal, finite entries, (i, j) and (j, i) within 1e-9 of
+     * the largest lower entry). None when the array is not one this path
+     * takes (another dtype, negative strides, a matrix that fails a check):
+     * the Python layer then converts it, or says what is wrong with it. */
+    nb::object rips_array(nb::ndarray<nb::ndim<2>, nb::device::cpu, nb::ro> a, bool matrix,
+                          uint32_t maxdim, double threshold, uint32_t modulus, uint32_t metric,
+                          uint32_t collapse, uint32_t n_threads, nb::object progress,
+                          bool check_signals, bool want_stats, bool want_generators)
+    {
+        Guard g(this);
+        const bool f64 = a.dtype() == nb::dtype<double>();
+        if ((!f64 && a.dtype() != nb::dtype<float>()) || a.stride(0) < 0 || a.stride(1) < 0)
+            return nb::none();
+        const uint64_t n = a.shape(0);
+        std::vector<double> lower;
+        if (matrix) {
+            if (a.shape(1) != n)
+                return nb::none();
+            bool ok;
+            {
+                nb::gil_scoped_release rel;
+                ok = f64 ? lower_of(static_cast<const double *>(a.data()), n, a.stride(0),
+                                    a.stride(1), lower)
+                         : lower_of(static_cast<const float *>(a.data()), n, a.stride(0),
+                                    a.stride(1), lower);
+            }
+            if (!ok)
+                return nb::none();
+            return run_rips([&](topoml_data **data) {
+                return topoml_data_from_condensed(ctx_, data, n, lower.data());
+            }, n, maxdim, threshold, modulus, metric, collapse, n_threads, progress,
+               check_signals, want_stats, want_generators);
+        }
+        const uint64_t size = f64 ? sizeof(double) : sizeof(float);
+        const uint64_t dim = a.shape(1);
+        /* C-ordered float64 is what topoml_data_from_points copies as it is;
+         * the strided reader would widen it into a buffer first. */
+        const bool plain = f64 && (n < 2 || (uint64_t)a.stride(0) == dim) &&
+                           (dim < 2 || a.stride(1) == 1);
+        return run_rips([&](topoml_data **data) {
+            if (plain)
+                return topoml_data_from_points(ctx_, data, n, dim,
+                                               static_cast<const double *>(a.data()));
+            return topoml_data_from_points_strided(
+                ctx_, data, n, dim, f64 ? TOPOML_F64 : TOPOML_F32, a.data(),
+                (uint64_t)a.stride(0) * size, (uint64_t)a.stride(1) * size);
+        }, n, maxdim, threshold, modulus, metric, collapse, n_threads, progress, check_signals,
+           want_stats, want_generators);
+    }
+
+  private:
+    /* The computation behind rips and rips_array: `create(&data)` makes the
+     * data set (without the GIL); n_points is its number of points. */
+    template <class Create>
+    nb::dict run_rips(Create &&create, uint64_t n_points, uint32_t maxdim, double threshold,
+                      uint32_t modulus, uint32_t metric, uint32_t collapse, uint32_t n_threads,
+                      nb::object progress, bool check_signals, bool want_stats,
+                      bool want_generators)
+    {
         topoml_rips_options o;
         topoml_rips_options_init(&o);
         o.max_dim = maxdim;
@@ -194,16 +300,27 @@ class Context {
 
         Progress pr(progress, check_signals);
         topoml_set_progress(ctx_, &Progress::callback, &pr);
+        topoml_data *data = nullptr;
         topoml_barcode *bc = nullptr;
         topoml_stats stats;
         std::memset(&stats, 0, sizeof stats);
+        /* Generators: the merges of H0 at length 0 (duplicate points) give
+         * no bar, so no generator; giotto-ph's layout needs them to tell
+         * the components apart (topoml/_gens.py). Looked up only when
+         * there are any: fewer H0 bars than points. */
+        topoml_edge *zero = nullptr;
+        uint64_t n_zero = 0;
         int st, st_stats = TOPOML_OK;
-        double t0, t1;
+        double t0, t1, c0, c1;
         {
             nb::gil_scoped_release rel;
-            t0 = now_seconds();
-            st = topoml_barcode_compute(ctx_, &bc, data, &o);
-            t1 = now_seconds();
+            c0 = now_seconds();
+            st = create(&data);
+            t0 = t1 = now_seconds();
+            if (st == TOPOML_OK) {
+                st = topoml_barcode_compute(ctx_, &bc, data, &o);
+                t1 = now_seconds();
+            }
             if (st == TOPOML_OK && want_stats) {
                 double within = std::isinf(threshold) ? INFINITY : threshold;
                 st_stats = topoml_data_stats(ctx_, data, (topoml_metric)metric, within, &stats);
@@ -212,24 +329,21 @@ class Context {
                     st_stats = topoml_data_stats(ctx_, data, (topoml_metric)metric,
                                                  stats.enclosing_radius, &stats);
             }
+            if (st == TOPOML_OK && want_generators && h0_bars(bc) < n_points)
+                st = topoml_edges(ctx_, data, (topoml_metric)metric, 0.0, &zero, &n_zero);
+            c1 = now_seconds();
         }
         topoml_set_progress(ctx_, nullptr, nullptr);
-        /* Generators: the merges of H0 at length 0 (duplicate points) give
-         * no bar, so no generator; giotto-ph's layout needs them to tell
-         * the components apart (topoml/_gens.py). Looked up only when
-         * there are any: fewer H0 bars than points. */
-        topoml_edge *zero = nullptr;
-        uint64_t n_zero = 0;
-        if (st == TOPOML_OK && want_generators && h0_bars(bc) < data_points(n, points)) {
-            nb::gil_scoped_release rel;
-            st = topoml_edges(ctx_, data, (topoml_metric)metric, 0.0, &zero, &n_zero);
-        }
         topoml_data_free(ctx_, data);
         if (st != TOPOML_OK) {
-            topoml_barcode_free(bc);
             topoml_free(ctx_, zero);
-            if (st == TOPOML_E_CANCELLED)
+            if (st == TOPOML_E_CANCELLED) {
+                topoml_barcode_free(bc);
                 pr.raise();
+            }
+            if (st == TOPOML_E_LIMIT && bc)
+                raise_partial(bc, t1 - t0, c1 - c0); /* frees bc */
+            topoml_barcode_free(bc);
             raise_status(st);
         }
         if (st_stats != TOPOML_OK) {
@@ -238,6 +352,7 @@ class Context {
         }
 
         nb::dict out = barcode_dict(bc, maxdim, t1 - t0);
+        out["c_seconds"] = c1 - c0;
         if (want_stats) {
             out["num_edges"] = stats.edges_within;
             out["enclosing_radius"] = stats.enclosing_radius;
@@ -256,6 +371,7 @@ class Context {
         return out;
     }
 
+  public:
     /* ---- Vietoris–Rips on an array in CUDA device memory ----
      *
      * `a`: anything DLPack imports as a C-contiguous float32/float64 CUDA
@@ -263,10 +379,12 @@ class Context {
      * with condensed, the n(n-1)/2 entries of a condensed matrix. The values
      * stay where they are (topoml_data_from_device); `stream` is the
      * cudaStream_t (as an integer) after whose work they are ready. Returns
-     * rips's dict with "host_copies": the host copies the library made. */
+     * rips's dict with "host_copies": the host copies the library made,
+     * and with want_generators "gens" (generators_by_dim). */
     nb::dict rips_device(nb::ndarray<nb::device::cuda, nb::c_contig> a, bool condensed, uint64_t n,
                          uint32_t maxdim, double threshold, uint32_t modulus, uint32_t metric,
-                         uintptr_t stream, nb::object progress, bool check_signals)
+                         uintptr_t stream, nb::object progress, bool check_signals,
+                         bool want_generators)
     {
         Guard g(this);
         topoml_dtype dtype;
@@ -297,6 +415,8 @@ class Context {
         o.threshold = threshold;
         o.modulus = modulus;
         o.metric = metric;
+        if (want_generators)
+            o.flags |= TOPOML_RIPS_GENERATORS;
         Progress pr(progress, check_signals);
         topoml_set_progress(ctx_, &Progress::callback, &pr);
         topoml_barcode *bc = nullptr;
@@ -318,6 +438,8 @@ class Context {
         }
         nb::dict out = barcode_dict(bc, maxdim, t1 - t0);
         out["host_copies"] = copies;
+        if (want_generators)
+            out["gens"] = generators_by_dim(bc, maxdim);
         topoml_barcode_free(bc);
         return out;
     }
@@ -526,9 +648,14 @@ class Context {
         case TOPOML_E_CONFIG:
             throw nb::value_error(msg.c_str());
         case TOPOML_E_NOMEM:
-        case TOPOML_E_LIMIT:
             PyErr_SetString(PyExc_MemoryError, msg.c_str());
             throw nb::python_error();
+        case TOPOML_E_LIMIT: {
+            nb::object exc = memory_limit_error(msg.c_str());
+            nb::setattr(exc, "partial", nb::none());
+            PyErr_SetObject(memory_limit_error.ptr(), exc.ptr());
+            throw nb::python_error();
+        }
         case TOPOML_E_IO:
             PyErr_SetString(PyExc_OSError, msg.c_str());
             throw nb::python_error();
@@ -557,37 +684,92 @@ class Context {
         return reinterpret_cast<const topoml_pair *>(p.data());
     }
 
+    /* The shape checks of an input, with the GIL held: a ValueError. */
+    static void check_input(const std::optional<Points> &points,
+                            const std::optional<Vector> &condensed, const std::optional<Index> &ei,
+                            const std::optional<Index> &ej, const std::optional<Vector> &ed,
+                            uint64_t n)
+    {
+        if (points)
+            return;
+        if (condensed) {
+            if (n < 2 ? condensed->shape(0) != 0 : condensed->shape(0) != n * (n - 1) / 2)
+                throw nb::value_error("condensed distances: length is not n(n-1)/2");
+        } else if (ei && ej && ed) {
+            size_t m = ed->shape(0);
+            if (ei->shape(0) != m || ej->shape(0) != m)
+                throw nb::value_error("sparse distances: i, j and d differ in length");
+        } else {
+            throw nb::value_error("no input: give points, condensed distances or edges");
+        }
+    }
+
+    /* The data set of an input that passed check_input; runs without the
+     * GIL (the arrays are held by the caller's arguments). */
+    int create_data(topoml_data **data, const std::optional<Points> &points,
+                    const std::optional<Vector> &condensed, const std::optional<Index> &ei,
+                    const std::optional<Index> &ej, const std::optional<Vector> &ed, uint64_t n)
+    {
+        if (points)
+            return topoml_data_from_points(ctx_, data, points->shape(0), points->shape(1),
+                                           points->data());
+        if (condensed)
+            return topoml_data_from_condensed(ctx_, data, n, condensed->data());
+        size_t m = ed->shape(0);
+        auto *edges = static_cast<topoml_edge *>(std::malloc(sizeof(topoml_edge) * (m ? m : 1)));
+        if (!edges)
+            return TOPOML_E_NOMEM;
+        for (size_t k = 0; k < m; k++)
+            edges[k] = topoml_edge{ed->data()[k], ei->data()[k], ej->data()[k]};
+        int st = topoml_data_from_edges(ctx_, data, n, m, edges);
+        std::free(edges);
+        return st;
+    }
+
     topoml_data *make_data(const std::optional<Points> &points,
                            const std::optional<Vector> &condensed, const std::optional<Index> &ei,
                            const std::optional<Index> &ej, const std::optional<Vector> &ed,
                            uint64_t n)
     {
+        check_input(points, condensed, ei, ej, ed, n);
         topoml_data *data = nullptr;
         int st;
-        if (points) {
+        {
             nb::gil_scoped_release rel;
-            st = topoml_data_from_points(ctx_, &data, points->shape(0), points->shape(1),
-                                         points->data());
-        } else if (condensed) {
-            if (n < 2 ? condensed->shape(0) != 0 : condensed->shape(0) != n * (n - 1) / 2)
-                throw nb::value_error("condensed distances: length is not n(n-1)/2");
-            nb::gil_scoped_release rel;
-            st = topoml_data_from_condensed(ctx_, &data, n, condensed->data());
-        } else if (ei && ej && ed) {
-            size_t m = ed->shape(0);
-            if (ei->shape(0) != m || ej->shape(0) != m)
-                throw nb::value_error("sparse distances: i, j and d differ in length");
-            std::vector<topoml_edge> edges(m);
-            for (size_t k = 0; k < m; k++)
-                edges[k] = topoml_edge{ed->data()[k], ei->data()[k], ej->data()[k]};
-            nb::gil_scoped_release rel;
-            st = topoml_data_from_edges(ctx_, &data, n, m, edges.data());
-        } else {
-            throw nb::value_error("no input: give points, condensed distances or edges");
+            st = create_data(&data, points, condensed, ei, ej, ed, n);
         }
         if (st != TOPOML_OK)
             raise_status(st);
         return data;
+    }
+
+    /* TOPOML_E_LIMIT after some dimensions were finished: MemoryLimitError
+     * with the C message and `partial`, the finished dimensions as rips's
+     * dict plus "stopped" ({"dim": the first unfinished dimension,
+     * "reason": "memory limit"}, as the CLI's JSON says it). Frees bc. */
+    [[noreturn]] void raise_partial(topoml_barcode *bc, double seconds, double c_seconds)
+    {
+        std::string msg = topoml_errmsg(ctx_);
+        if (msg.empty())
+            msg = topoml_strerror(TOPOML_E_LIMIT);
+        const uint32_t done = topoml_barcode_max_dim(bc);
+        nb::dict partial;
+        try {
+            partial = barcode_dict(bc, done, seconds);
+        } catch (...) {
+            topoml_barcode_free(bc);
+            throw;
+        }
+        topoml_barcode_free(bc);
+        partial["c_seconds"] = c_seconds;
+        nb::dict stopped;
+        stopped["dim"] = done + 1;
+        stopped["reason"] = "memory limit";
+        partial["stopped"] = stopped;
+        nb::object exc = memory_limit_error(msg.c_str());
+        nb::setattr(exc, "partial", partial);
+        PyErr_SetObject(memory_limit_error.ptr(), exc.ptr());
+        throw nb::python_error();
     }
 
     /* What every barcode call returns: the diagrams, whether they are
@@ -616,15 +798,40 @@ class Context {
         nb::list out;
         uint64_t k = 0;
         for (uint32_t d = 0; d <= maxdim; d++) {
-            double *a = new double[2 * count[d] + 2];
+            nb::object arr = new_pairs(count[d]);
+            double *a = pairs_data(arr);
             uint64_t w = 0;
             for (; k < n && iv[k].dim == d; k++, w++) {
                 a[2 * w] = iv[k].birth;
                 a[2 * w + 1] = iv[k].death;
             }
-            out.append(owned_array(a, {(size_t)count[d], 2}));
+            out.append(arr);
         }
         return out;
+    }
+
+    /* A new (rows, 2) float64 numpy array that owns its memory, made by
+     * numpy.empty: on small results a nanobind export (a wrapper object,
+     * then numpy's look for the array protocols on it) costs more than
+     * filling the array. */
+    static nb::object new_pairs(uint64_t rows)
+    {
+        /* held for the life of the process: never released at exit, when
+         * the interpreter may already be gone */
+        static PyObject *empty =
+            nb::object(nb::module_::import_("numpy").attr("empty")).release().ptr();
+        return nb::borrow(empty)(nb::make_tuple(rows, 2));
+    }
+
+    /* The memory of a new_pairs array (C-contiguous, so pointer stable). */
+    static double *pairs_data(const nb::object &arr)
+    {
+        Py_buffer view;
+        if (PyObject_GetBuffer(arr.ptr(), &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0)
+            throw nb::python_error();
+        double *p = static_cast<double *>(view.buf);
+        PyBuffer_Release(&view);
+        return p;
     }
 
     static uint64_t h0_bars(const topoml_barcode *bc)
@@ -753,32 +960,17 @@ nb::object lower_triangle(nb::ndarray<const double, nb::ndim<2>, nb::device::cpu
     const size_t n = a.shape(0);
     if (a.shape(1) != n)
         return nb::none();
-    const int64_t s0 = a.stride(0), s1 = a.stride(1);
-    const double *p = a.data();
-    double *low = new double[n > 1 ? n * (n - 1) / 2 : 1];
-    bool ok = true;
-    double largest = 0, worst = 0;
+    std::vector<double> low;
+    bool ok;
     {
         nb::gil_scoped_release rel;
-        size_t k = 0;
-        for (size_t i = 0; i < n && ok; i++) {
-            if (p[i * s0 + i * s1] != 0)
-                ok = false;
-            for (size_t j = 0; j < i && ok; j++, k++) {
-                const double lo = p[i * s0 + j * s1], up = p[j * s0 + i * s1];
-                if (!std::isfinite(lo) || !std::isfinite(up))
-                    ok = false;
-                low[k] = lo;
-                largest = std::max(largest, std::fabs(lo));
-                worst = std::max(worst, std::fabs(lo - up));
-            }
-        }
+        ok = lower_of(a.data(), n, a.stride(0), a.stride(1), low);
     }
-    if (!ok || worst > 1e-9 * largest) {
-        delete[] low;
+    if (!ok)
         return nb::none();
-    }
-    return nb::cast(owned_array(low, {n > 1 ? n * (n - 1) / 2 : 0}));
+    double *out = new double[low.size() + 1];
+    std::copy(low.begin(), low.end(), out);
+    return nb::cast(owned_array(out, {low.size()}));
 }
 
 } // namespace
@@ -790,6 +982,12 @@ NB_MODULE(_core, m)
         "topoml._core.CancelledError",
         "The computation was cancelled by the progress callback.", PyExc_RuntimeError, nullptr));
     m.attr("CancelledError") = cancelled_error;
+    memory_limit_error = nb::steal(PyErr_NewExceptionWithDoc(
+        "topoml._core.MemoryLimitError",
+        "The work would exceed the memory limit. `partial`: None when it was refused before "
+        "any dimension was computed, else the finished dimensions.",
+        PyExc_MemoryError, nullptr));
+    m.attr("MemoryLimitError") = memory_limit_error;
     m.def("version", []() { return std::string(topoml_version()); });
     m.def("lower_triangle", &lower_triangle, "matrix"_a);
 
@@ -805,9 +1003,12 @@ NB_MODULE(_core, m)
              "ej"_a.none(), "ed"_a.none(), "n"_a, "maxdim"_a, "threshold"_a, "modulus"_a,
              "metric"_a, "collapse"_a, "n_threads"_a, "progress"_a.none(), "check_signals"_a,
              "want_stats"_a, "want_generators"_a = false)
+        .def("rips_array", &Context::rips_array, "a"_a, "matrix"_a, "maxdim"_a, "threshold"_a,
+             "modulus"_a, "metric"_a, "collapse"_a, "n_threads"_a, "progress"_a.none(),
+             "check_signals"_a, "want_stats"_a, "want_generators"_a)
         .def("rips_device", &Context::rips_device, "a"_a, "condensed"_a, "n"_a, "maxdim"_a,
              "threshold"_a, "modulus"_a, "metric"_a, "stream"_a, "progress"_a.none(),
-             "check_signals"_a)
+             "check_signals"_a, "want_generators"_a = false)
         .def("distances", &Context::distances, "points"_a, "metric"_a)
         .def("pairs_finite", &Context::pairs_finite, "pairs"_a, "mode"_a, "clip"_a)
         .def("betti_curve", &Context::betti_curve, "pairs"_a, "grid"_a)

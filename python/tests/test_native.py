@@ -26,8 +26,9 @@ def test_barcodes_result_object():
         assert np.all(d[:, 0] <= d[:, 1])
     assert np.isinf(r.diagrams[0][:, 1]).sum() == 1
     assert r.backend in topoml.available_backends() and r.selection_reason
-    assert 0 < r.timings["compute"] <= r.timings["total"]
+    assert 0 < r.timings["compute"] <= r.timings["c"] <= r.timings["total"]
     assert (r.maxdim, r.threshold, r.modulus, r.complete) == (1, math.inf, 2, True)
+    assert r.stopped is None
     # the one long H1 bar of a circle
     assert len(r.diagrams[1]) >= 1 and np.ptp(r.diagrams[1], axis=1).max() > 0.5
     assert_same_dgms(list(r), topoml.ripser(X)["dgms"])
@@ -100,6 +101,35 @@ def test_select_backend():
     assert topoml.barcodes(X, backend="scalar").backend == "scalar"
 
 
+def test_the_reference_starts_no_plugin_probe(build_dir, tmp_path):
+    # A plugin whose probe writes to TOPOML_TEST_PROBE_LOG when it runs: the
+    # reference, chosen by select_backend or backend=, needs no probe; the
+    # listing does (tests/fault_plugins/fault.c, tests/cli/test_probe_on_need.py).
+    log = tmp_path / "probes.log"
+    env = dict(os.environ, TOPOML_TEST_PROBE_LOG=str(log), TOPOML_TEST_PROBE_MS="50",
+               TOPOML_PLUGIN_PATH=os.path.join(build_dir, "fault-plugins", "probe-slow"))
+    env.pop("TOPOML_CONFIG", None)
+    script = textwrap.dedent("""
+        import sys, numpy as np, topoml
+        X = np.random.default_rng(0).random((30, 3))
+        topoml.select_backend("scalar")
+        assert topoml.barcodes(X, maxdim=1).backend == "scalar"
+        assert topoml.ripser(X)["dgms"][0].shape[0] == 30
+        topoml.select_backend(None)
+        assert topoml.barcodes(X, maxdim=1, backend="scalar").backend == "scalar"
+        if sys.argv[1] == "list":
+            topoml.backends()
+    """)
+    for mode, want in (("reference", ""), ("list", "fault")):
+        if log.exists():
+            log.unlink()
+        r = subprocess.run([sys.executable, "-c", script, mode], env=env, capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        ran = log.read_text() if log.exists() else ""
+        assert (want in ran) if want else ran == "", (mode, ran)
+
+
 @pytest.mark.parametrize("call", ["barcodes", "ripser", "ripser_parallel"])
 def test_bad_input_raises_with_message(call):
     f = getattr(topoml, call)
@@ -164,6 +194,90 @@ def test_memory_limit_is_memory_error():
             topoml.barcodes(cloud(np.random.default_rng(0), "uniform", 400, 3), maxdim=2)
     finally:
         ctx.set_max_memory(old)
+
+
+@pytest.fixture
+def memory_limit():
+    """Sets the calling thread's memory limit; the old one comes back after."""
+    ctx = topoml._context.context()
+    old = ctx.max_memory()
+    yield ctx.set_max_memory
+    ctx.set_max_memory(old)
+
+
+def _rows(d):
+    return d[np.lexsort((d[:, 1], d[:, 0]))]
+
+
+def _limit_outcomes(call, full, set_limit):
+    """Run call() under limits from 4 MiB down to 4 KiB: each outcome is the
+    whole barcode, a refusal before any work (partial None), or the finished
+    dimensions of a computation stopped mid-way, exactly the first ones of
+    the full diagrams. Counts of each."""
+    seen = {"whole": 0, "refused": 0, "partial": 0}
+    limit = 4 << 20
+    while limit > 4096:
+        set_limit(limit)
+        try:
+            dgms = call()
+        except topoml.MemoryLimitError as e:
+            assert isinstance(e, MemoryError)
+            assert "memory limit" in str(e)
+            p = e.partial
+            if p is None:
+                seen["refused"] += 1
+            else:
+                seen["partial"] += 1
+                assert isinstance(p, topoml.BarcodeResult)
+                assert p.complete is False
+                assert p.stopped == {"dim": p.maxdim + 1, "reason": "memory limit"}
+                assert "dimension %d stopped" % (p.maxdim + 1) in str(e)
+                assert len(p.diagrams) == p.maxdim + 1 < len(full)
+                assert p.backend and p.selection_reason
+                for got, want in zip(p.diagrams, full):
+                    np.testing.assert_array_equal(_rows(got), _rows(want))
+        else:
+            seen["whole"] += 1
+            assert_same_dgms(dgms, full)
+        limit = limit * 7 // 8
+    return seen
+
+
+@pytest.mark.parametrize("backend", [None, "scalar"])
+@pytest.mark.parametrize("kind", ["points", "distances"])
+def test_memory_limit_mid_way_keeps_the_finished_dimensions(memory_limit, backend, kind):
+    X = np.random.default_rng(11).random((60, 4))
+    if kind == "distances":
+        X = topoml.features.squareform(topoml.distances(X))
+    full = topoml.barcodes(X, maxdim=3, collapse=False, backend=backend).diagrams
+    seen = _limit_outcomes(lambda: topoml.barcodes(X, maxdim=3, collapse=False,
+                                                   backend=backend).diagrams, full, memory_limit)
+    assert all(seen.values()), seen
+
+
+@pytest.mark.parametrize("size,bytes_", [("300KiB", 300 << 10), ("2MB", 2000000)])
+def test_memory_limit_comes_from_the_configuration(tmp_path, size, bytes_):
+    """docs/python.md's way to set the limit: max_memory in the file named
+    by $TOPOML_CONFIG."""
+    cfg = tmp_path / "topoml.yaml"
+    cfg.write_text("max_memory: %s\n" % size)
+    out = subprocess.run([sys.executable, "-c", "import topoml; "
+                          "print(topoml._context.context().max_memory())"],
+                         env=dict(os.environ, TOPOML_CONFIG=str(cfg)), capture_output=True,
+                         text=True, check=True).stdout
+    assert int(out) == bytes_
+
+
+@pytest.mark.parametrize("call", ["ripser", "ripser_parallel"])
+def test_memory_limit_mid_way_in_the_compatible_calls(memory_limit, call):
+    """ripser.py's and giotto-ph's calls raise the same MemoryLimitError,
+    with the finished dimensions as a BarcodeResult."""
+    X = np.random.default_rng(12).random((60, 4))
+    fn = getattr(topoml, call)
+    kw = {"collapse_edges": False} if call == "ripser_parallel" else {}
+    full = fn(X, maxdim=3, **kw)["dgms"]
+    seen = _limit_outcomes(lambda: fn(X, maxdim=3, **kw)["dgms"], full, memory_limit)
+    assert all(seen.values()), seen
 
 
 def test_threads_give_the_same_answers():
@@ -284,6 +398,37 @@ def test_ctrl_c_interrupts_within_a_second():
     out, _ = p.communicate(timeout=60)
     assert out.startswith("interrupted"), out
     assert float(out.split()[1]) < 1.0, out
+
+
+@pytest.mark.parametrize("matrix", [False, True])
+def test_arrays_go_to_c_as_they_are_with_the_converted_answer(matrix):
+    """A float64 or float32 array with non-negative strides goes to the C
+    side unconverted (Context.rips_array); any other array is converted in
+    Python first. Both give exactly the diagrams of the same values as a
+    C-ordered float64 array."""
+    rng = np.random.default_rng(21)
+    X = rng.uniform(size=(25, 3))
+    A = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1)) if matrix else X
+    big = np.zeros((2 * A.shape[0], 3 * A.shape[1]))
+    big[::2, ::3] = A
+    layouts = {"C": (A, True), "F": (np.asfortranarray(A), True),
+               "strided": (big[::2, ::3], True), "float32": (A.astype(np.float32), True),
+               "float32 F": (np.asfortranarray(A.astype(np.float32)), True),
+               "reversed": (A[::-1, ::-1] if matrix else A[::-1], False),
+               "int": ((A * 1000).astype(np.int64), False)}
+    ctx = topoml._context.context()
+    for name, (B, direct) in layouts.items():
+        ref = np.array(B.tolist(), dtype=np.float64)
+        want = topoml.barcodes(ref.tolist(), maxdim=2, distance_matrix=matrix).diagrams
+        got = topoml.barcodes(B, maxdim=2, distance_matrix=matrix).diagrams
+        assert len(got) == len(want) == 3, name
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(_rows(g), _rows(w), err_msg=name)
+        out = ctx.rips_array(B, matrix, 2, math.inf, 2, 0, 0, 0, None, True, False, False)
+        assert (out is not None) == direct, name
+        if direct:
+            for g, w in zip(out["dgms"], want):
+                np.testing.assert_array_equal(_rows(g), _rows(w), err_msg=name)
 
 
 @pytest.mark.parametrize("layout", ["C", "F", "strided", "float32"])

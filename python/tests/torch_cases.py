@@ -199,13 +199,16 @@ def test_activation_capture_projection_and_errors():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_cuda_tensors_same_diagrams_and_gradcheck():
-    # CUDA tensors go through a host copy (TorchTensorAdapter.to_numpy); the
-    # values and gradients are computed on the device.
+    # CUDA tensors are read on the device (the cuda plugin gives the
+    # generators there: no host copy of the points); the values and the
+    # gradients are computed on the device.
     x = generic_cloud(20, 3, 9)
     xc = x.cuda()
     for a, b in zip(tt.rips_persistence(x, 2), tt.rips_persistence(xc, 2)):
         assert b.device.type == "cuda"
         assert torch.allclose(a, b.cpu(), atol=1e-12)
+    info = tt.RipsPersistenceFunction.last_info
+    assert info["backend"] == "cuda" and info["host_copies"] == 0, info
     xg = generic_cloud(12, 2, 3).cuda().requires_grad_()
 
     def f(x):

@@ -132,7 +132,9 @@ def select_backend(name):
     'scalar'
     >>> topoml.select_backend(None)
     """
-    if name is not None:
+    # "scalar" is built in and always enabled: no need to list (and so to
+    # probe) the plugins to know it (docs/architecture.md, "Loading a plugin")
+    if name is not None and name != "scalar":
         known = {}
         for b in backends():  # a name may appear twice (a duplicate plugin file)
             if b.name not in known or b.enabled:

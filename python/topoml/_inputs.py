@@ -47,6 +47,8 @@ def is_sparse(X):
 
 
 def as_float64(X, what):
+    if type(X) is np.ndarray and X.dtype.kind in "fiub":  # most calls: no checks to run
+        return X
     try:
         A = np.asarray(X)
     except Exception as e:  # ragged lists and the like
@@ -182,6 +184,8 @@ def other_metric(X, metric, metric_params):
 
 
 def check_int(value, name, low):
+    if type(value) is int and value >= low:
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
         raise ValueError("%s must be an integer >= %d, got %r" % (name, low, value))
     return int(value)

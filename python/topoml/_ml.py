@@ -52,11 +52,29 @@ def rips_with_generators(X, maxdim=1, threshold=math.inf, distance_matrix=False)
         out = ctx.rips(np.ascontiguousarray(X), None, None, None, None, n, maxdim,
                        float(threshold), 2, _EUCLIDEAN, 2, 1, None, False, False, True)
     gens = out["gens"]
+    return _dims_and_gens(out["gens"]) + (out["dgms"],)
+
+
+def _dims_and_gens(gens):
+    """(dims, gens): the binding's generators per dimension as one (m, 4)
+    int64 array and the dimension of each row."""
     dims = np.concatenate([np.full(len(g), d, dtype=np.int64) for d, g in enumerate(gens)])
-    return dims, np.concatenate(gens).reshape(-1, 4).astype(np.int64), out["dgms"]
+    return dims, np.concatenate(gens).reshape(-1, 4).astype(np.int64)
 
 
-def rips_device(array, n, maxdim=1, threshold=math.inf, condensed=False, stream=0):
+def rips_device_with_generators(array, n, maxdim=1, threshold=math.inf, condensed=False,
+                                stream=0):
+    """rips_with_generators for an array in CUDA device memory (as
+    rips_device takes it): (dims, gens, out), out the binding's dict
+    ("dgms", "backend", "host_copies", ...). A backend whose device-input
+    record gives generators (the cuda plugin) reads the array where it is;
+    otherwise the library makes one host copy and the reference computes."""
+    out = rips_device(array, n, maxdim, threshold, condensed, stream, generators=True)
+    return _dims_and_gens(out["gens"]) + (out,)
+
+
+def rips_device(array, n, maxdim=1, threshold=math.inf, condensed=False, stream=0,
+                generators=False):
     """Diagrams of an array in CUDA device memory, read there (no host
     copy where a backend takes device input: the cuda plugin, for points).
     ``array``: what DLPack imports as a C-contiguous float32/float64 CUDA
@@ -69,7 +87,7 @@ def rips_device(array, n, maxdim=1, threshold=math.inf, condensed=False, stream=
         raise ValueError("topoml: maxdim must be >= 0")
     return _context.context().rips_device(array, bool(condensed), int(n), maxdim,
                                           float(threshold), 2, _EUCLIDEAN, int(stream), None,
-                                          False)
+                                          False, bool(generators))
 
 
 def signature_scale(X, sample=128, factor=2.0, edges_per_row=8, seed=0):

@@ -14,7 +14,9 @@ import time
 
 def interactive():
     """True in an interactive interpreter, IPython or Jupyter."""
-    return bool(getattr(sys, "ps1", None) or sys.flags.interactive or "IPython" in sys.modules)
+    # sys.__dict__ rather than getattr: a missing attribute costs an
+    # exception, on every call of every computation
+    return bool("ps1" in sys.__dict__ or sys.flags.interactive or "IPython" in sys.modules)
 
 
 class Bar:

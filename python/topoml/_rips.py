@@ -32,11 +32,20 @@ class BarcodeResult:
     selection_reason : str
         Why that backend was chosen.
     timings : dict
-        ``"compute"``: seconds in the C computation; ``"total"``: seconds in
-        the whole call (input conversion and result arrays included).
-    maxdim, threshold, modulus : the parameters used.
+        ``"compute"``: seconds in the C computation of the barcode;
+        ``"c"``: seconds in all the C calls the result needed (the data set
+        built from the input, the barcode, and for ``ripser`` the edge
+        count); ``"total"``: seconds in the whole call (input checks and
+        conversion and the result arrays included).
+    maxdim, threshold, modulus : the parameters used (for a partial result,
+        ``maxdim`` is the last finished dimension).
     complete : bool
-        Always True for a returned result (a cancelled computation raises).
+        True for a returned result (a cancelled computation raises). False
+        only in :class:`MemoryLimitError`'s ``partial``.
+    stopped : dict or None
+        None for a complete result; for a partial one, where and why it
+        stopped: ``{"dim": k, "reason": "memory limit"}``, dimension k being
+        the first one not finished (the CLI's JSON says the same).
     """
 
     diagrams: List[np.ndarray]
@@ -48,6 +57,7 @@ class BarcodeResult:
     modulus: int
     complete: bool = True
     num_edges: Optional[int] = field(default=None, repr=False)
+    stopped: Optional[dict] = None
 
     def __len__(self):
         return len(self.diagrams)
@@ -104,6 +114,8 @@ def _collapse(value):
 
 def _threads(n_threads):
     """giotto-ph's n_threads (-1: all cores) as the C option (0: all)."""
+    if type(n_threads) is int and (n_threads > 0 or n_threads == -1):
+        return 0 if n_threads == -1 else n_threads
     if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) \
             or n_threads == 0 or n_threads < -1:
         raise ValueError("n_threads must be a positive integer or -1, got %r" % (n_threads,))
@@ -112,24 +124,72 @@ def _threads(n_threads):
 
 def _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend, progress,
              want_stats, collapse="auto", n_threads=-1, want_generators=False):
+    """The one path to ``Context.rips``: rips's dict plus "total", "n" and
+    the parameters. Kept lean: on inputs of a few points every step here
+    is a visible share of the call (docs/python.md, "Speed")."""
     t0 = time.perf_counter()
     maxdim = _inputs.check_int(maxdim, "maxdim", 0)
     modulus = _inputs.check_int(modulus, "coeff", 2)
     threshold = _inputs.check_threshold(threshold)
-    inp, code = _to_input(X, kind, metric, metric_params, threshold)
+    coll, threads = _collapse(collapse), _threads(n_threads)
     ctx = _context.context()
-    kwargs = dict(maxdim=maxdim, threshold=threshold, modulus=modulus, metric=code,
-                  collapse=_collapse(collapse), n_threads=_threads(n_threads),
-                  want_stats=want_stats, want_generators=want_generators, **inp.kwargs())
-    if backend is None:  # the common case, kept short: small inputs take microseconds
-        out = _progress.run(ctx.rips, progress, **kwargs)
-    else:
-        with _context.use_backend(ctx, backend):
-            out = _progress.run(ctx.rips, progress, **kwargs)
+    fn, close = _progress.resolve(progress)
+    try:
+        if backend is None:  # the common case
+            out, n = _run(ctx, X, kind, metric, metric_params, maxdim, threshold, modulus, coll,
+                          threads, fn, want_stats, want_generators)
+        else:
+            with _context.use_backend(ctx, backend):
+                out, n = _run(ctx, X, kind, metric, metric_params, maxdim, threshold, modulus,
+                              coll, threads, fn, want_stats, want_generators)
+    except _core.MemoryLimitError as e:
+        if e.partial is not None:
+            e.partial = _partial_result(e.partial, threshold, modulus, time.perf_counter() - t0)
+        raise
+    finally:
+        close()
     out["total"] = time.perf_counter() - t0
-    out["n"] = inp.n
+    out["n"] = n
     out["maxdim"], out["threshold"], out["modulus"] = maxdim, threshold, modulus
     return out
+
+
+_FAST_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
+
+
+def _run(ctx, X, kind, metric, metric_params, maxdim, threshold, modulus, collapse, n_threads,
+         progress, want_stats, want_generators):
+    """(Context.rips's dict, number of points). A 2-D float64 or float32
+    array read as points under a metric the C side has, or as a dense
+    distance matrix, goes to the C side as it is (Context.rips_array); any
+    other input, or one that path refuses, is converted by _inputs, which
+    also says what is wrong with a bad one."""
+    if type(X) is np.ndarray and X.ndim == 2 and X.dtype in _FAST_DTYPES and not metric_params:
+        if kind == "distance" or (isinstance(metric, str) and metric.lower() == "precomputed"):
+            matrix, code = True, 0
+        else:
+            matrix, code = False, _inputs.metric_code(metric)
+        if code is not None:
+            out = ctx.rips_array(X, matrix, maxdim, threshold, modulus, code, collapse, n_threads,
+                                 progress, True, want_stats, want_generators)
+            if out is not None:
+                return out, X.shape[0]
+    inp, code = _to_input(X, kind, metric, metric_params, threshold)
+    edges = inp.edges or (None, None, None)
+    return ctx.rips(inp.points, inp.condensed, edges[0], edges[1], edges[2], inp.n, maxdim,
+                    threshold, modulus, code, collapse, n_threads, progress, True, want_stats,
+                    want_generators), inp.n
+
+
+def _partial_result(out, threshold, modulus, total):
+    """The BarcodeResult of a computation the memory limit stopped mid-way."""
+    done = len(out["dgms"]) - 1
+    return BarcodeResult(diagrams=out["dgms"], backend=out["backend"],
+                         selection_reason=out["reason"],
+                         timings={"compute": out["seconds"], "c": out["c_seconds"],
+                                  "total": total},
+                         maxdim=done, threshold=threshold, modulus=modulus, complete=False,
+                         stopped=out["stopped"])
 
 
 def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", backend=None,
@@ -184,8 +244,11 @@ def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", bac
     ValueError
         bad input (NaN, negative or asymmetric distances, wrong shapes, a
         modulus that is not prime, an unknown backend), with the C message.
-    MemoryError
-        the work would exceed the memory limit.
+    MemoryLimitError
+        (a MemoryError) the work would exceed the memory limit: refused
+        before it began (``partial`` None), or stopped mid-way, when
+        ``partial`` is a BarcodeResult with the finished dimensions
+        (``complete`` False, ``stopped`` saying where).
     RuntimeError
         a backend failed, or the named backend is not enabled.
     KeyboardInterrupt
@@ -204,7 +267,8 @@ def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", bac
                    False, collapse, n_threads)
     return BarcodeResult(diagrams=out["dgms"], backend=out["backend"],
                          selection_reason=out["reason"],
-                         timings={"compute": out["seconds"], "total": out["total"]},
+                         timings={"compute": out["seconds"], "c": out["c_seconds"],
+                                  "total": out["total"]},
                          maxdim=out["maxdim"], threshold=out["threshold"],
                          modulus=out["modulus"], complete=out["complete"])
 
@@ -284,22 +348,13 @@ def ripser(X, maxdim=1, thresh=math.inf, coeff=2, distance_matrix=False, do_cocy
         raise NotImplementedError("topoml.ripser: n_perm (greedy subsampling) is not supported")
     kind = "distance" if distance_matrix else "points"
     out = _compute(X, kind, maxdim, thresh, coeff, metric, None, None, None, True)
-    n = _input_size(X, kind)
     result = RipserResult(X, kind, metric, None, dgms=out["dgms"],
                           cocycles=[[] for _ in range(out["maxdim"] + 1)],
-                          num_edges=int(out["num_edges"]), idx_perm=np.arange(n), r_cover=0.0)
+                          num_edges=out["num_edges"], idx_perm=np.arange(out["n"]), r_cover=0.0)
     result.backend, result.timings = out["backend"], {"compute": out["seconds"],
+                                                      "c": out["c_seconds"],
                                                       "total": out["total"]}
     return result
-
-
-def _input_size(X, kind):
-    if _inputs.is_sparse(X):
-        return X.shape[0]
-    shape = np.shape(X)
-    if kind == "distance" and len(shape) == 1:
-        return int(round((1 + math.sqrt(1 + 8 * shape[0])) / 2))
-    return shape[0]
 
 
 def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", metric_params={},

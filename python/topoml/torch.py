@@ -90,12 +90,34 @@ class RipsPersistenceFunction(torch.autograd.Function):
     (m,) and gens (m, 4) int64. Gradients reach x through the generator
     edges: d|x_i - x_j| / d x_i = (x_i - x_j) / |x_i - x_j|, or for a
     distance matrix the entry [max(i,j), min(i,j)] itself. Births in
-    dimension 0 are 0 and infinite deaths +inf; neither carries gradient."""
+    dimension 0 are 0 and infinite deaths +inf; neither carries gradient.
+
+    A float32/float64 CUDA tensor is read on its device (DLPack; the cuda
+    plugin computes the generators there); ``last_info`` (a class
+    attribute) then says which backend ran and ``host_copies``, the host
+    copies of the input the library made (0 for points on the cuda
+    plugin). Other tensors go through a host array."""
+
+    last_info = None
 
     @staticmethod
     def forward(ctx, x, maxdim=1, threshold=math.inf, distance_matrix=False):
-        dims, gens, _ = _ml.rips_with_generators(TorchTensorAdapter.to_numpy(x), maxdim,
-                                                 threshold, distance_matrix)
+        if x.is_cuda and x.dtype in (torch.float32, torch.float64):
+            # read on the device (the cuda plugin gives generators there);
+            # only the generators, (m, 4) integers, come to the host
+            src = x.detach()
+            n = src.shape[0]
+            if distance_matrix:
+                r, c = torch.tril_indices(n, n, -1, device=x.device)
+                src = src[r, c]
+            stream = torch.cuda.current_stream(x.device).cuda_stream
+            dims, gens, out = _ml.rips_device_with_generators(
+                src.contiguous(), n, maxdim, threshold, distance_matrix, stream)
+            RipsPersistenceFunction.last_info = {k: v for k, v in out.items()
+                                                 if k not in ("dgms", "gens")}
+        else:
+            dims, gens, _ = _ml.rips_with_generators(TorchTensorAdapter.to_numpy(x), maxdim,
+                                                     threshold, distance_matrix)
         g = torch.from_numpy(gens).to(x.device)
         d = torch.from_numpy(dims).to(x.device)
         birth = torch.where(g[:, 0] >= 0, _edge_values(x, g[:, 0:2], distance_matrix),

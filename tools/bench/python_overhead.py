@@ -5,16 +5,28 @@ Python packages people use today, on Ripser's benchmark inputs.
 For each case, in one run, alternating the order of the contenders:
 
 * topoml.ripser in-process (numpy array in, result dict out), and the C
-  computation alone inside it (barcodes().timings["compute"]);
+  computation inside it: result.timings["c"], every C call the result
+  needs (the data set made from the array, the barcode, and the edge count
+  that ripser.py's num_edges asks for), on the same backend with the same
+  verification; result.timings["compute"], the barcode alone, is kept in
+  the JSON too;
 * the `topoml barcode` program on the same file (process start, parsing and
   printing included);
 * ripser.py's ripser (single-threaded) and giotto-ph's ripser_parallel
   in-process, giotto-ph at topoml's thread count (topoml.ripser uses every
   core this process may run on; --threads sets both).
 
-The table gives medians; "binding" is topoml.ripser's time over the C
-computation's, minus one (target: at most 5%). The diagrams of all four are
-compared (tests/cli/clitest.py's comparison). Results also go to JSON.
+The table gives medians; "binding" is the median over the runs of
+topoml.ripser's time over its own C computation's, minus one (target: at
+most 5%): each run is compared with itself, so the load of a shared machine
+moves both alike. Each contender runs after the others, so its code and
+data have mostly left the caches (on the shared test machine a plain
+Python function call took 16 us after 20 ms away, 0.4 us right after
+another): on the smallest inputs that is most of what the binding costs.
+"b2b" is the same ratio for a second topoml.ripser call right after the
+first, as in a loop over many small inputs (cases under 0.2 s). The
+diagrams of all four are compared (tests/cli/clitest.py's comparison). Results, with the load average before
+and after, also go to JSON.
 
     PYTHONPATH=build/python .venv/bin/python tools/bench/python_overhead.py \\
         --topoml build/tools/topoml [--reps 5] [--json bench/results/python_overhead.json]
@@ -82,7 +94,7 @@ def runs_of_one(contenders, runs):
     """Run each contender once (kept as a timed run); their times."""
     for f in contenders:
         f()
-    return [v[-1] for k, v in runs.items() if k != "compute"]
+    return [v[-1] for k, v in runs.items() if k not in ("compute", "c")]
 
 
 def main():
@@ -106,9 +118,10 @@ def main():
 
     # the shipped inputs of the benchmark set (not its generated clouds)
     cases = [c for c in CASES if not c[1].startswith("gen:") and (not a.only or c[0] in a.only)]
-    hdr = "%-13s %9s %9s %7s %9s %9s %9s %7s %7s  %s" % (
-        "case", "C s", "ripser s", "binding", "CLI s", "ripser.py", "giotto-ph", "vs r.py",
-        "vs gph", "diagrams")
+    loadavg = {"before": os.getloadavg()}
+    hdr = "%-16s %9s %9s %7s %7s %9s %9s %9s %7s %7s  %s" % (
+        "case", "C s", "ripser s", "binding", "b2b", "CLI s", "ripser.py", "giotto-ph",
+        "vs r.py", "vs gph", "diagrams")
     print(hdr)
     print("-" * len(hdr))
     results = []
@@ -119,9 +132,10 @@ def main():
         thr = math.inf if thr is None else thr
         X, dm = load(path, fmt)
         kw = dict(maxdim=dim, thresh=math.inf if thr is None else thr)
-        runs = {k: [] for k in ("compute", "topoml", "cli", "ripser.py", "giotto-ph")}
+        runs = {k: [] for k in ("compute", "c", "topoml", "cli", "ripser.py", "giotto-ph")}
         dgms = {}
         backend = [None]
+        b2b = {"topoml": [], "c": [], "on": False}  # small cases: a second call right after
 
         def run_topoml():
             t = time.perf_counter()
@@ -129,7 +143,13 @@ def main():
             runs["topoml"].append(time.perf_counter() - t)
             backend[0] = r.backend
             runs["compute"].append(r.timings["compute"])
+            runs["c"].append(r.timings["c"])
             dgms["topoml"] = r["dgms"]
+            if b2b["on"]:
+                t = time.perf_counter()
+                r = topoml.ripser(X, distance_matrix=dm, **kw)
+                b2b["topoml"].append(time.perf_counter() - t)
+                b2b["c"].append(r.timings["c"])
 
         def run_cli():
             t = time.perf_counter()
@@ -156,7 +176,9 @@ def main():
             f()
         runs = {k: [] for k in runs}
         # runs of a few milliseconds are mostly noise: take many more of them
-        reps = a.reps if max(runs_of_one(contenders, runs)) >= 0.2 else max(a.reps, 41)
+        small = max(runs_of_one(contenders, runs)) < 0.2
+        reps = max(a.reps, 41) if small else a.reps
+        b2b["on"] = small
         for rep in range(1, reps):  # the first run was the one above
             order = contenders[rep % 4:] + contenders[:rep % 4]
             for f in order:
@@ -166,17 +188,27 @@ def main():
         same = all(sorted(o) == sorted(ref) and all(clitest.same_diagram(ref[k], o[k]) for k in ref)
                    for o in (cli, as_lists(dgms["ripser.py"]), as_lists(dgms["giotto-ph"])))
         med = {k: statistics.median(v) for k, v in runs.items()}
-        binding = med["topoml"] / med["compute"] - 1
-        print("%-13s %9.3f %9.3f %6.1f%% %9.3f %9.3f %9.3f %7.2f %7.2f  %s" % (
-            name, med["compute"], med["topoml"], 100 * binding, med["cli"], med["ripser.py"],
+        binding = statistics.median(t / c for t, c in zip(runs["topoml"], runs["c"])) - 1
+        warm = statistics.median(t / c for t, c in zip(b2b["topoml"], b2b["c"])) - 1 \
+            if small else None
+        print("%-16s %9.4g %9.4g %6.1f%% %7s %9.4g %9.4g %9.4g %7.2f %7.2f  %s" % (
+            name, med["c"], med["topoml"], 100 * binding,
+            "-" if warm is None else "%.1f%%" % (100 * warm), med["cli"], med["ripser.py"],
             med["giotto-ph"], med["topoml"] / med["ripser.py"], med["topoml"] / med["giotto-ph"],
             ("same" if same else "DIFFER") + " (%s)" % backend[0]))
         sys.stdout.flush()
         results.append({"case": name, "input": fname, "options": opts, "reps": reps,
                         "median_s": med, "runs_s": runs, "binding_overhead": binding,
+                        "num_edges_s": med["c"] - med["compute"],
+                        "back_to_back": None if warm is None else {
+                            "binding_overhead": warm, "runs_s": b2b["topoml"],
+                            "c_s": b2b["c"]},
                         "ratio_vs_ripser_py": med["topoml"] / med["ripser.py"],
                         "ratio_vs_giotto_ph": med["topoml"] / med["giotto-ph"],
                         "same_diagrams": same, "topoml_backend": backend[0]})
+    loadavg["after"] = os.getloadavg()
+    print("load average (1, 5, 15 min): %s before, %s after" % tuple(
+        "/".join("%.1f" % x for x in loadavg[k]) for k in ("before", "after")))
     imports = import_times()
     print("import topoml in a fresh interpreter: %.1f ms beyond numpy's %.1f ms (best of 7)"
           % (1e3 * imports["topoml_beyond_numpy_s"], 1e3 * imports["numpy_s"]))
@@ -189,16 +221,17 @@ def main():
         "title": "topoml.ripser in Python against ripser.py and giotto-ph, and the binding's cost",
         "machine": artifact.machine(), "versions": versions,
         "commands": [" ".join(["tools/bench/python_overhead.py"] + sys.argv[1:])],
-        "baseline": "ripser.py", "threads": a.threads, "import": imports,
+        "baseline": "ripser.py", "threads": a.threads, "import": imports, "load_average": loadavg,
         "cases": [artifact.case(r["case"], program, r["runs_s"][program],
                                 threads=1 if program == "ripser.py" else a.threads,
                                 median=r["median_s"][program])
                   for r in results for program in r["runs_s"]],
         "results": [{k: v for k, v in r.items() if k not in ("median_s", "runs_s")}
                     for r in results]})
-    print("(medians of %d runs, 41 for cases under 0.2 s; C = the computation inside topoml.ripser; binding = "
-          "topoml.ripser / C - 1; vs = topoml.ripser / other, lower is better; JSON in %s)"
-          % (a.reps, a.json))
+    print("(medians of %d runs, 41 for cases under 0.2 s; C = the C calls inside topoml.ripser: "
+          "data set, barcode, edge count; binding = median of topoml.ripser / C - 1 per run; "
+          "b2b = the same for a second call right after the first (cases under 0.2 s); "
+          "vs = topoml.ripser / other, lower is better; JSON in %s)" % (a.reps, a.json))
 
 
 if __name__ == "__main__":

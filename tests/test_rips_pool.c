@@ -7,7 +7,8 @@
  * seeded random clouds, tie-heavy matrices and sparse graphs in dimensions
  * up to 3 over Z/2, Z/3 and Z/5, with and without a threshold, and the
  * reduction's serial phase really finishes columns whose pivots collide in
- * their batch; it is cancelled, limited and freed like the serial engine; the
+ * their batch; it is cancelled, limited and freed like the serial engine,
+ * and near a memory limit it reduces on the calling thread alone; the
  * pool runs every task exactly once and never asks for more threads than
  * the process may use. Run under ThreadSanitizer by the sanitize_thread
  * sub-build too.
@@ -354,6 +355,68 @@ START_TEST(test_pooled_rips_respects_the_memory_limit)
 }
 END_TEST
 
+/* Near a memory limit the parallel reduction leaves the dimension to the
+ * calling thread (RIPS_PAR_ROOM, 8 MiB a thread, in rips.c): then no column
+ * is resumed by a serial phase, and the bars are the serial ones; with
+ * room, the same input does resume columns. */
+START_TEST(test_pooled_reduction_goes_serial_near_the_memory_limit)
+{
+    const uint64_t n = 30;
+    double *x = malloc(n * (n - 1) / 2 * sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    uint64_t s = 77;
+    for (uint64_t q = 0; q < n * (n - 1) / 2; q++)
+        x[q] = (double)(rng_next(&s) % 5);
+    topoml_input_v1 in;
+    memset(&in, 0, sizeof in);
+    in.struct_size = sizeof in;
+    in.kind = TOPOML_INPUT_CONDENSED;
+    in.n = n;
+    in.dtype = TOPOML_F64;
+    in.data = x;
+    topoml_rips_params_v1 p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    p.max_dim = 3;
+    p.modulus = 3;
+    p.threshold = INFINITY;
+    host h0;
+    topoml_barcode_v1 ref;
+    ck_assert_int_eq(compute(&in, &p, 0, &ref, &h0), TOPOML_OK);
+    /* 4 threads need 32 MiB of room: 24 MiB leaves too little, 1 GiB plenty
+     * (the whole computation takes well under 1 MiB). */
+    static const uint64_t limits[] = {UINT64_C(24) << 20, UINT64_C(1) << 30, 0};
+    for (int k = 0; k < 3; k++) {
+        host h;
+        topoml_call_v1 call = make_call(&h);
+        call.max_memory = limits[k];
+        topoml_barcode_v1 out;
+        memset(&out, 0, sizeof out);
+        out.struct_size = sizeof out;
+        uint64_t resumed = 0;
+        threads_pool pool;
+        ck_assert_int_eq(threads_pool_init(&pool, 4), 0);
+        scalar_rips_pool lend = {pool.n_threads,      &pool, threads_pool_run, threads_pool_lock,
+                                 threads_pool_unlock, 7,     &resumed};
+        int rc = scalar_rips_pooled(&call, &in, &p, NULL, &lend, &out);
+        threads_pool_destroy(&pool);
+        ck_assert_msg(rc == TOPOML_OK, "limit %llu: %s", (unsigned long long)limits[k], errbuf);
+        ck_assert_uint_eq(out.n_intervals, ref.n_intervals);
+        ck_assert(memcmp(out.intervals, ref.intervals, out.n_intervals * sizeof *out.intervals) ==
+                  0);
+        if (k == 0)
+            ck_assert_uint_eq(resumed, 0);
+        else
+            ck_assert_msg(resumed > 0, "limit %llu: no column resumed",
+                          (unsigned long long)limits[k]);
+        h_free(&h, out.intervals);
+        ck_assert_int_eq(atomic_load(&h.live), 0);
+    }
+    h_free(&h0, ref.intervals);
+    free(x);
+}
+END_TEST
+
 typedef struct count_job {
     atomic_int *seen;
     uint32_t n_threads;
@@ -555,6 +618,7 @@ int main(void)
     tcase_add_test(tc, test_pooled_rips_equals_serial_on_random_inputs);
     tcase_add_test(tc, test_pooled_rips_cancels_and_frees_everything);
     tcase_add_test(tc, test_pooled_rips_respects_the_memory_limit);
+    tcase_add_test(tc, test_pooled_reduction_goes_serial_near_the_memory_limit);
     tcase_add_test(tc, test_pool_runs_every_task_once);
     tcase_add_test(tc, test_thread_count_never_exceeds_the_cpus_available);
     tcase_add_test(tc, test_rips_progress_has_totals_and_comes_often);

@@ -14,9 +14,10 @@
 #            from its public source, never part of this tree) and Ripser
 #   collapse plugins/cuda/bench/bench_cuda_collapse.py (collapse off/on/auto
 #            in front of the cuda backend)
-#   py       the Python package on this machine's python3 (a venv with its
-#            site packages, e.g. torch; wheels from .whl/: nanobind, pytest
-#            and what else is there): the CUDA cases of the torch tests with
+#   py       the Python package on this machine's python3 itself (its torch,
+#            numpy, ...: a venv would not see packages in the user's site),
+#            with the wheels of .whl/ (nanobind, pytest, ...; installed for
+#            every part, see below): the CUDA cases of the torch tests with
 #            the cuda plugin enabled in-process, then tools/bench/ml_adapters.py
 #            --device cuda (ML_SIZES, ML_TRANSFER_SIZES)
 #
@@ -62,6 +63,15 @@ if ls "$repo"/.devdeps/*.deb >/dev/null 2>&1; then
     multi=$deps/usr/lib/x86_64-linux-gnu
     export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$multi:$multi/openblas-pthread
     export PATH=$PATH:$deps/usr/bin
+fi
+# Python wheels from .whl/ (nanobind, pytest, giotto-ph, ...) go into a
+# folder on PYTHONPATH for every part (the rips part finds giotto-ph there):
+# this machine's python3 keeps its own packages (torch, numpy).
+pysite=/tmp/topoml-device-py/site
+if ls "$repo"/.whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$pysite" \
+        "$repo"/.whl/*.whl >/dev/null 2>&1
+    export PYTHONPATH=$pysite${PYTHONPATH:+:$PYTHONPATH}
 fi
 data=$repo/.gpudata/ripser-examples
 [ -d "$data" ] || data=$repo/../shared/data/ripser-examples
@@ -174,13 +184,11 @@ for part in $parts; do
         rc=$?
         ;;
     py)
-        venv=/tmp/topoml-device-venv
+        # TOPOML_PYTHON_VENV needs VENV/bin/python: this python3, by a link
+        venv=/tmp/topoml-device-py
+        mkdir -p "$venv/bin" && ln -sf "$(command -v python3)" "$venv/bin/python"
         {
-            python3 -m venv --system-site-packages "$venv" &&
-                if ls "$repo"/.whl/*.whl >/dev/null 2>&1; then
-                    "$venv/bin/pip" install -q --no-index --no-deps "$repo"/.whl/*.whl
-                fi &&
-                cmake -S "$repo" -B "$build" -DTOPOML_PYTHON_VENV="$venv" &&
+            cmake -S "$repo" -B "$build" -DTOPOML_PYTHON_VENV="$venv" &&
                 cmake --build "$build" -j"$(nproc)"
         } >"$out/py/build.log" 2>&1
         rc=$?
@@ -190,7 +198,7 @@ for part in $parts; do
             # conformance part's business.
             printf 'enable: [cuda]\nisolation: none\n' >"$out/py/cuda.yaml"
             export TOPOML_CONFIG=$out/py/cuda.yaml XDG_CACHE_HOME=/tmp/topoml-device-cache \
-                PYTHONPATH=$build/python PYTHONDONTWRITEBYTECODE=1
+                PYTHONPATH=$build/python:$pysite PYTHONDONTWRITEBYTECODE=1
             timeout "$(left)" "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider \
                 "$repo/python/tests/torch_cases.py" -k cuda --topoml-build "$build" \
                 --topoml-data "$data" --topoml-source "$repo" >"$out/py/torch_cuda.log" 2>&1
@@ -201,7 +209,8 @@ for part in $parts; do
                 --json "$out/py/ml_adapters_cuda.json" >"$out/py/ml_adapters_cuda.txt" 2>&1
             r=$?
             [ $rc -eq 0 ] && rc=$r
-            unset TOPOML_CONFIG PYTHONPATH
+            unset TOPOML_CONFIG
+            export PYTHONPATH=$pysite
         fi
         ;;
     *)

@@ -436,6 +436,18 @@ START_TEST(test_column_code_gives_the_engines_barcodes)
 }
 END_TEST
 
+/* A SPARSE input of m edges over n vertices. */
+static topoml_input_v1 sparse_input(uint32_t n, topoml_edge *edges, uint64_t m)
+{
+    topoml_input_v1 in = {0};
+    in.struct_size = sizeof in;
+    in.kind = TOPOML_INPUT_SPARSE;
+    in.n = n;
+    in.n_edges = m;
+    in.edges = edges;
+    return in;
+}
+
 /* The edge collapse's output goes to the plugin as SPARSE input under a
  * finite threshold; its columns come from the condensed matrix of the
  * edges' values, +inf where there is no edge (tmc_sparse_source). With that
@@ -458,12 +470,7 @@ START_TEST(test_sparse_columns_read_the_matrix_of_the_edges)
                     edges[m++] = (topoml_edge){ties ? (double)(int)(rnd_unit() * 4)
                                                     : rnd_unit(),
                                                i, j};
-        topoml_input_v1 in = {0};
-        in.struct_size = sizeof in;
-        in.kind = TOPOML_INPUT_SPARSE;
-        in.n = n;
-        in.n_edges = m;
-        in.edges = edges;
+        topoml_input_v1 in = sparse_input(n, edges, m);
         topoml_input_v1 source;
         double *held = NULL;
         ck_assert_int_eq(tmc_sparse_source(&ctx, &in, &source, &held), TOPOML_OK);
@@ -528,12 +535,7 @@ START_TEST(test_sparse_columns_on_larger_geometric_graphs)
                 if (d <= thr && (c % 2 == 0 || rnd_unit() < 0.6))
                     edges[m++] = (topoml_edge){c % 2 ? (double)(int)(d * 20) / 20 : d, i, j};
             }
-        topoml_input_v1 in = {0};
-        in.struct_size = sizeof in;
-        in.kind = TOPOML_INPUT_SPARSE;
-        in.n = n;
-        in.n_edges = m;
-        in.edges = edges;
+        topoml_input_v1 in = sparse_input(n, edges, m);
         topoml_input_v1 source;
         double *held = NULL;
         ck_assert_int_eq(tmc_sparse_source(&ctx, &in, &source, &held), TOPOML_OK);

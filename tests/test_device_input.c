@@ -217,6 +217,29 @@ END_TEST
 
 /* The device path: random clouds of both dtypes, with and without a
  * threshold, dimensions 0 to 3, down to 0 and 1 point. */
+/* The same points in host memory and in (fake) device memory, the
+ * reference's barcode of the host copy in *want and the default choice's
+ * of the device copy in *got (the log counters reset just before it). */
+static void reference_and_device(topoml_context *ctx, uint64_t n, uint64_t dim,
+                                 topoml_dtype dtype, const void *p, void *stream,
+                                 const topoml_rips_options *o, topoml_data **host,
+                                 topoml_data **dev, topoml_barcode **want, topoml_barcode **got)
+{
+    const size_t elem = dtype == TOPOML_F32 ? 4 : 8;
+    ck_assert_int_eq(topoml_data_from_points_strided(ctx, host, n, dim, dtype, p, dim * elem,
+                                                     elem),
+                     TOPOML_OK);
+    ck_assert_int_eq(topoml_data_from_device(ctx, dev, TOPOML_MEMORY_CUDA, TOPOML_INPUT_POINTS,
+                                             dtype, n, dim, p, 0, stream),
+                     TOPOML_OK);
+    ck_assert_int_eq(topoml_use_backend(ctx, "scalar"), TOPOML_OK);
+    ck_assert_int_eq(topoml_barcode_compute(ctx, want, *host, o), TOPOML_OK);
+    ck_assert_int_eq(topoml_use_backend(ctx, NULL), TOPOML_OK);
+    read_in_place = copied = 0;
+    ck_assert_msg(topoml_barcode_compute(ctx, got, *dev, o) == TOPOML_OK, "%s",
+                  topoml_errmsg(ctx));
+}
+
 START_TEST(rips_reads_device_input_in_place)
 {
     topoml_context *ctx = fake_ctx();
@@ -245,20 +268,8 @@ START_TEST(rips_reads_device_input_in_place)
             free(p);
             continue;
         }
-        ck_assert_int_eq(topoml_data_from_points_strided(ctx, &host, n, dim, dtype, p, dim * elem,
-                                                         elem),
-                         TOPOML_OK);
-        ck_assert_int_eq(topoml_data_from_device(ctx, &dev, TOPOML_MEMORY_CUDA,
-                                                 TOPOML_INPUT_POINTS, dtype, n, dim, p, 0,
-                                                 (void *)0x1234),
-                         TOPOML_OK);
         topoml_barcode *want = NULL, *got = NULL;
-        ck_assert_int_eq(topoml_use_backend(ctx, "scalar"), TOPOML_OK);
-        ck_assert_int_eq(topoml_barcode_compute(ctx, &want, host, &o), TOPOML_OK);
-        ck_assert_int_eq(topoml_use_backend(ctx, NULL), TOPOML_OK);
-        read_in_place = copied = 0;
-        ck_assert_msg(topoml_barcode_compute(ctx, &got, dev, &o) == TOPOML_OK, "%s",
-                      topoml_errmsg(ctx));
+        reference_and_device(ctx, n, dim, dtype, p, (void *)0x1234, &o, &host, &dev, &want, &got);
         ck_assert_str_eq(topoml_last_backend(ctx), "fake-device");
         ck_assert_int_eq(read_in_place, 1);
         ck_assert_int_eq(copied, 0);
@@ -428,7 +439,6 @@ START_TEST(generators_on_device_input)
         for (int trial = 0; trial < 6; trial++) {
             const uint64_t n = 8 + (uint64_t)(uniform01() * 40), dim = 2 + (uint64_t)trial % 3;
             const topoml_dtype dtype = trial % 2 ? TOPOML_F32 : TOPOML_F64;
-            const size_t elem = dtype == TOPOML_F32 ? 4 : 8;
             void *p = random_points(n, dim, dtype);
             topoml_rips_options o;
             topoml_rips_options_init(&o);
@@ -436,20 +446,8 @@ START_TEST(generators_on_device_input)
             o.threshold = trial == 5 ? 0.8 : INFINITY;
             o.flags |= TOPOML_RIPS_GENERATORS;
             topoml_data *host = NULL, *dev = NULL;
-            ck_assert_int_eq(topoml_data_from_points_strided(ctx, &host, n, dim, dtype, p,
-                                                             dim * elem, elem),
-                             TOPOML_OK);
-            ck_assert_int_eq(topoml_data_from_device(ctx, &dev, TOPOML_MEMORY_CUDA,
-                                                     TOPOML_INPUT_POINTS, dtype, n, dim, p, 0,
-                                                     NULL),
-                             TOPOML_OK);
             topoml_barcode *want = NULL, *got = NULL;
-            ck_assert_int_eq(topoml_use_backend(ctx, "scalar"), TOPOML_OK);
-            ck_assert_int_eq(topoml_barcode_compute(ctx, &want, host, &o), TOPOML_OK);
-            ck_assert_int_eq(topoml_use_backend(ctx, NULL), TOPOML_OK);
-            read_in_place = copied = 0;
-            ck_assert_msg(topoml_barcode_compute(ctx, &got, dev, &o) == TOPOML_OK, "%s",
-                          topoml_errmsg(ctx));
+            reference_and_device(ctx, n, dim, dtype, p, NULL, &o, &host, &dev, &want, &got);
             if (variant == 0) {
                 ck_assert_str_eq(topoml_last_backend(ctx), "fake-device");
                 ck_assert_int_eq(read_in_place, 1);

@@ -279,6 +279,21 @@ class Context {
     }
 
   private:
+    /* The Rips options both entry points share. */
+    static topoml_rips_options rips_options(uint32_t maxdim, double threshold, uint32_t modulus,
+                                            uint32_t metric, bool want_generators)
+    {
+        topoml_rips_options o;
+        topoml_rips_options_init(&o);
+        o.max_dim = maxdim;
+        o.threshold = threshold;
+        o.modulus = modulus;
+        o.metric = metric;
+        if (want_generators)
+            o.flags |= TOPOML_RIPS_GENERATORS;
+        return o;
+    }
+
     /* The computation behind rips and rips_array: `create(&data)` makes the
      * data set (without the GIL); n_points is its number of points. */
     template <class Create>
@@ -287,16 +302,9 @@ class Context {
                       nb::object progress, bool check_signals, bool want_stats,
                       bool want_generators)
     {
-        topoml_rips_options o;
-        topoml_rips_options_init(&o);
-        o.max_dim = maxdim;
-        o.threshold = threshold;
-        o.modulus = modulus;
-        o.metric = metric;
+        topoml_rips_options o = rips_options(maxdim, threshold, modulus, metric, want_generators);
         o.collapse = collapse;
         o.n_threads = n_threads;
-        if (want_generators)
-            o.flags |= TOPOML_RIPS_GENERATORS;
 
         Progress pr(progress, check_signals);
         topoml_set_progress(ctx_, &Progress::callback, &pr);
@@ -409,14 +417,7 @@ class Context {
                                          reinterpret_cast<void *>(stream));
         if (st != TOPOML_OK)
             raise_status(st);
-        topoml_rips_options o;
-        topoml_rips_options_init(&o);
-        o.max_dim = maxdim;
-        o.threshold = threshold;
-        o.modulus = modulus;
-        o.metric = metric;
-        if (want_generators)
-            o.flags |= TOPOML_RIPS_GENERATORS;
+        topoml_rips_options o = rips_options(maxdim, threshold, modulus, metric, want_generators);
         Progress pr(progress, check_signals);
         topoml_set_progress(ctx_, &Progress::callback, &pr);
         topoml_barcode *bc = nullptr;

@@ -63,16 +63,21 @@ class TorchTensorAdapter:
             return rips_persistence(x, maxdim, threshold, distance_matrix)
 
     def _device_diagrams(self, x, maxdim, threshold, distance_matrix):
-        n = x.shape[0]
-        if distance_matrix:
-            # Ripser's order of the strict lower triangle, gathered on the device.
-            r, c = torch.tril_indices(n, n, -1, device=x.device)
-            x = x[r, c]
-        x = x.contiguous()
-        stream = torch.cuda.current_stream(x.device).cuda_stream
-        out = _ml.rips_device(x, n, maxdim, threshold, distance_matrix, stream)
+        src, n, stream = _device_source(x, distance_matrix)
+        out = _ml.rips_device(src, n, maxdim, threshold, distance_matrix, stream)
         self.last_info = {k: v for k, v in out.items() if k != "dgms"}
         return [self.like(d, x) for d in out["dgms"]]
+
+
+def _device_source(x, distance_matrix):
+    """(array, n, stream) for the library's device path: the points, or a
+    distance matrix's strict lower triangle in Ripser's order gathered on
+    the device, C-contiguous; the current CUDA stream of x's device."""
+    n = x.shape[0]
+    if distance_matrix:
+        r, c = torch.tril_indices(n, n, -1, device=x.device)
+        x = x[r, c]
+    return x.contiguous(), n, torch.cuda.current_stream(x.device).cuda_stream
 
 
 def _edge_values(x, idx, distance_matrix):
@@ -105,14 +110,9 @@ class RipsPersistenceFunction(torch.autograd.Function):
         if x.is_cuda and x.dtype in (torch.float32, torch.float64):
             # read on the device (the cuda plugin gives generators there);
             # only the generators, (m, 4) integers, come to the host
-            src = x.detach()
-            n = src.shape[0]
-            if distance_matrix:
-                r, c = torch.tril_indices(n, n, -1, device=x.device)
-                src = src[r, c]
-            stream = torch.cuda.current_stream(x.device).cuda_stream
-            dims, gens, out = _ml.rips_device_with_generators(
-                src.contiguous(), n, maxdim, threshold, distance_matrix, stream)
+            src, n, stream = _device_source(x.detach(), distance_matrix)
+            dims, gens, out = _ml.rips_device_with_generators(src, n, maxdim, threshold,
+                                                              distance_matrix, stream)
             RipsPersistenceFunction.last_info = {k: v for k, v in out.items()
                                                  if k not in ("dgms", "gens")}
         else:

@@ -11,8 +11,14 @@
  * a plugin, so it starts no probe process at all. Only a plugin the gate
  * enables is loaded into this process (tm_backend_load), right after the
  * probes or, for certification on first use, when tm_select first wants it.
+ * A call that names a plugin (topoml_use_backend, an entry of `prefer`)
+ * probes the file named for it first, topoml-backend-NAME.so, and the
+ * others only when that file does not give the backend NAME
+ * (tm_registry_probe_name): naming `threads` does not start CUDA in a probe
+ * of the cuda plugin.
  * Invariant: an ENABLED backend has its vtable (b->vt). Rejected files stay
- * in the list so that `topoml backends` can say why.
+ * in the list so that `topoml backends` can say why. Outside
+ * probe_files, every probed backend is brought up (has its gate state).
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -171,10 +177,12 @@ static int bring_up(topoml_context *ctx, tm_backend *b)
             tm_gate_apply(ctx, b);
         return TOPOML_OK;
     }
-    /* Only an earlier backend of the same name runs instead (every plugin is
-     * probed, so named, before any is brought up: a later one is too). */
-    for (tm_backend *o = ctx->backends; o < b; o++) {
-        if (o->name && strcmp(o->name, b->name) == 0 && o->gate_state != TOPOML_GATE_REJECTED) {
+    /* A backend of the same name brought up before runs instead: the
+     * built-in reference, then the files named for the name they give, then
+     * the others, each in discovery order (probe_files). */
+    for (tm_backend *o = ctx->backends; o < ctx->backends + ctx->n_backends; o++) {
+        if (o != b && o->brought_up && !o->duplicate && o->name &&
+            strcmp(o->name, b->name) == 0 && o->gate_state != TOPOML_GATE_REJECTED) {
             b->duplicate = true;
             snprintf(b->gate_reason, sizeof b->gate_reason,
                      "duplicate of backend '%s' from %s, which comes first and runs instead",
@@ -203,6 +211,7 @@ int tm_registry_init(topoml_context *ctx)
     s->fd = -1;
     s->abi_version = TOPOML_ABI_VERSION;
     s->vt = topoml_scalar_backend();
+    s->brought_up = s->probed_here = true;
     if (bring_up(ctx, s) != TOPOML_OK)
         return tm_nomem(ctx, 64);
     if (s->gate_state != TOPOML_GATE_ENABLED)
@@ -214,19 +223,54 @@ int tm_registry_init(topoml_context *ctx)
     return TOPOML_OK;
 }
 
+/* Probe the plugin files not probed yet — those named for backend `named`
+ * (topoml-backend-<named>.so), or all when `named` is NULL — in child
+ * processes, all at once; then let the gate decide, and load here only what
+ * it enables. Of several files that give one backend name, the one brought
+ * up first runs and the others are its duplicates (bring_up): the files
+ * named for the name they give come up first, then (only when every file is
+ * probed, named NULL) the others, each group in discovery order. A call that
+ * names a backend and a listing of every backend therefore agree on which
+ * file runs. Returns whether a probed file was left without its gate state
+ * (it gives a name other than its file's: only a probe of every file can
+ * tell whether it runs). */
+static bool probe_files(topoml_context *ctx, const char *named)
+{
+    bool any = false;
+    for (uint32_t i = 1; i < ctx->n_backends; i++) {
+        tm_backend *b = &ctx->backends[i];
+        if (!b->probed_here && (!named || tm_loader_file_is_for(b->path, named))) {
+            b->probe_queued = b->probed_here = true;
+            any = true;
+        }
+    }
+    if (any)
+        tm_probe_all(ctx);
+    bool left = false;
+    for (int group = 0; group < 2; group++)
+        for (uint32_t i = 1; i < ctx->n_backends; i++) {
+            tm_backend *b = &ctx->backends[i];
+            if (!b->probed_here || b->brought_up)
+                continue;
+            if (group == 0 && !(b->name && tm_loader_file_is_for(b->path, b->name)))
+                continue;
+            if (group == 1 && named) {
+                left = true;
+                continue;
+            }
+            b->brought_up = true;
+            if (b->gate_state != TOPOML_GATE_REJECTED)
+                bring_up(ctx, b);
+        }
+    return left;
+}
+
 void tm_registry_probe(topoml_context *ctx)
 {
     if (ctx->plugins_probed)
         return;
     ctx->plugins_probed = true;
-    /* Probe the files in child processes, all at once, then let the gate
-     * decide; only what it enables is loaded here. */
-    tm_probe_all(ctx, 1);
-    for (uint32_t i = 1; i < ctx->n_backends; i++) {
-        tm_backend *b = &ctx->backends[i];
-        if (b->gate_state != TOPOML_GATE_REJECTED)
-            bring_up(ctx, b);
-    }
+    probe_files(ctx, NULL);
 }
 
 /* Is `name` the built-in reference's? No plugin can stand for that name (a
@@ -235,6 +279,29 @@ void tm_registry_probe(topoml_context *ctx)
 static bool is_reference(const topoml_context *ctx, const char *name)
 {
     return strcmp(ctx->backends[0].name, name) == 0;
+}
+
+/* Is a plugin that is brought up, and not rejected, `name`? */
+static bool plugin_named(const topoml_context *ctx, const char *name)
+{
+    for (uint32_t i = 1; i < ctx->n_backends; i++) {
+        const tm_backend *b = &ctx->backends[i];
+        if (b->brought_up && b->name && strcmp(b->name, name) == 0 &&
+            b->gate_state != TOPOML_GATE_REJECTED)
+            return true;
+    }
+    return false;
+}
+
+void tm_registry_probe_name(topoml_context *ctx, const char *name)
+{
+    if (ctx->plugins_probed || is_reference(ctx, name) || plugin_named(ctx, name))
+        return;
+    /* The file named for it first: usually it is the backend. A plugin may
+     * give another name than its file's, so without a match every file is
+     * probed. */
+    if (probe_files(ctx, name) || !plugin_named(ctx, name))
+        tm_registry_probe(ctx);
 }
 
 void tm_registry_free(topoml_context *ctx)
@@ -308,9 +375,9 @@ int topoml_use_backend(topoml_context *ctx, const char *name)
     if (!ctx)
         return TOPOML_E_INVALID;
     if (name && *name) {
-        /* A name no backend has is refused now, not at the first op. */
-        if (!is_reference(ctx, name))
-            tm_registry_probe(ctx);
+        /* A name no backend has is refused now, not at the first op (after
+         * every file is probed: the list of names is complete). */
+        tm_registry_probe_name(ctx, name);
         bool known = false;
         char names[512] = "";
         size_t len = 0;
@@ -447,11 +514,10 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
     ctx->last_backend[0] = '\0';
     ctx->last_reason[0] = '\0';
     if (ctx->preferred) {
-        if (!is_reference(ctx, ctx->preferred))
-            tm_registry_probe(ctx);
+        tm_registry_probe_name(ctx, ctx->preferred);
         for (uint32_t i = 0; i < ctx->n_backends; i++) {
             tm_backend *b = &ctx->backends[i];
-            if (!b->name || strcmp(b->name, ctx->preferred) != 0 ||
+            if (!b->name || strcmp(b->name, ctx->preferred) != 0 || b->duplicate ||
                 b->gate_state == TOPOML_GATE_REJECTED)
                 continue;
             if (b->gate_state != TOPOML_GATE_ENABLED && !b->gate_pending) {
@@ -488,11 +554,15 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
             tm_backend *b = &ctx->backends[(i + 1) % ctx->n_backends];
             const bool reference = i + 1 == ctx->n_backends;
             if (!reference && !ctx->plugins_probed) {
-                /* A `prefer` entry naming the reference is met by it alone;
-                 * anything else needs to know the plugins. */
-                if (p < n_prefer && is_reference(ctx, ctx->config.prefer.items[p]))
+                /* A `prefer` entry needs the files that may give its name
+                 * (none for the reference's); looking past `prefer` needs
+                 * every plugin. */
+                if (p < n_prefer)
+                    tm_registry_probe_name(ctx, ctx->config.prefer.items[p]);
+                else
+                    tm_registry_probe(ctx);
+                if (!b->brought_up)
                     continue;
-                tm_registry_probe(ctx);
             }
             if (!b->name || (b->gate_state != TOPOML_GATE_ENABLED && !b->gate_pending))
                 continue;

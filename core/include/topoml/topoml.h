@@ -79,9 +79,11 @@ typedef struct topoml_context_options {
 /* Make a context: read the configuration and discover plugin files (each
  * opened, checked and hashed; no plugin code runs). The plugins are probed
  * (each in a child process, all at once) and given their gate state on the
- * first call that needs them: listing (topoml_backend_get), naming a
- * backend other than "scalar", an automatic choice that does not stop at
- * "scalar" first in `prefer`, data in device memory. A context used only
+ * first call that needs them: listing (topoml_backend_get), an automatic
+ * choice that does not stop at "scalar" first in `prefer`, data in device
+ * memory; naming a backend (topoml_use_backend, an entry of `prefer`)
+ * probes only the file named for it, topoml-backend-NAME.so, unless that
+ * file turns out not to hold it. A context used only
  * with the scalar reference starts no probe at all. `opts` may be NULL.
  * When the configuration
  * is wrong this fails (TOPOML_E_CONFIG) and, if `out` is not NULL, *out is a

@@ -429,15 +429,25 @@ int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format f
 
 /* ---- edge collapse (collapse.c) ---- */
 
+/* What the probe of a collapse with a minimum share to remove saw. */
+typedef struct tm_collapse_probe {
+    bool declined;     /* the list was left as it is */
+    uint64_t size;     /* the edges the rule is about: the longest tenth, at
+                          least 1000 (all, when fewer) */
+    uint64_t examined; /* of those, looked at before the decision */
+    uint64_t removed;  /* of those, removed */
+} tm_collapse_probe;
+
 /* Collapse the flag filtration of `edges` (sorted by (d, i, j), i < j < n)
  * in place: on return its first *n_out entries are the edges that remain,
  * with their new values, and the flag filtration they span has the barcode
- * of the original in every dimension. *declined (and the list left as it
- * is) when fewer than min_removed of the longest tenth of the edges go
- * (0: never declines), or an edge is repeated. TOPOML_E_LIMIT / _NOMEM when
- * the working memory cannot be had. */
+ * of the original in every dimension. probe->declined (and the list left as
+ * it is) when fewer than min_removed of the longest tenth of the edges go
+ * (0: never declines; decided early when that is clear: collapse.c), or an
+ * edge is repeated. TOPOML_E_LIMIT / _NOMEM when the working memory cannot
+ * be had. */
 int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint64_t n_edges,
-                      double min_removed, uint64_t *n_out, bool *declined);
+                      double min_removed, uint64_t *n_out, tm_collapse_probe *probe);
 
 /* A Rips input after the edge collapse. */
 typedef struct tm_collapsed {
@@ -446,6 +456,7 @@ typedef struct tm_collapsed {
     topoml_edge *edges; /* tm_alloc'd, n_edges of them (unsorted) */
     uint64_t n_edges;
     uint64_t n_before; /* edges within the threshold before the collapse */
+    tm_collapse_probe probe; /* what the probe saw (min_removed > 0) */
 } tm_collapsed;
 
 /* The edges of `d` within min(threshold, enclosing radius) — the complex the

@@ -181,6 +181,17 @@ TOPOML_API uint32_t topoml_backend_count(const topoml_context *ctx);
 TOPOML_API int topoml_backend_get(const topoml_context *ctx, uint32_t index,
                                   topoml_backend_info *info);
 
+/* Since 0.4: the backend that a call naming `name` would get (the one that
+ * runs under that name, not a duplicate), without listing every backend:
+ * only what naming it probes is probed (the plugin file named for it,
+ * topoml-backend-<name>.so, unless that file holds another backend;
+ * docs/architecture.md, "Loading a plugin"); if every plugin of that name
+ * was rejected, the first of them (its gate_reason says why).
+ * TOPOML_E_NOT_FOUND, with a message naming every backend found, when no
+ * backend has that name. */
+TOPOML_API int topoml_backend_find(topoml_context *ctx, const char *name,
+                                   topoml_backend_info *info);
+
 /* Ask for a backend by name for the ops that follow (NULL: choose
  * automatically, the default). A named backend that is not enabled or lacks
  * the capability makes the op fail with TOPOML_E_GATE / TOPOML_E_UNSUPPORTED;

@@ -296,6 +296,14 @@ START_TEST(test_naming_a_plugin_probes_only_the_file_named_for_it)
     probed_names(names, sizeof names);
     ck_assert_str_eq(names, "fault-accel");
 
+    /* topoml_backend_find tells of it without probing anything more. */
+    topoml_backend_info found = {.struct_size = sizeof found};
+    ck_assert_int_eq(topoml_backend_find(ctx, "fault-accel", &found), TOPOML_OK);
+    ck_assert_str_eq(found.name, "fault-accel");
+    ck_assert_msg(strstr(found.path, "/accel/topoml-backend-fault-accel.so"), "%s", found.path);
+    ck_assert_uint_eq(found.gate_state, TOPOML_GATE_DISABLED);
+    ck_assert_int_eq(count_lines(probe_log), 1);
+
     /* Listing after it shows every plugin, probed (the named one not twice). */
     int listed = 0, dup = 0;
     for (uint32_t i = 1; i < topoml_backend_count(ctx); i++) {
@@ -479,11 +487,51 @@ START_TEST(test_the_file_named_for_a_backend_runs_before_another_giving_its_name
     /* The one that runs is the one named for it, in the same context. */
     ck_assert_int_eq(topoml_use_backend(ctx, "fault-accel"), TOPOML_OK);
     accel_refused(ctx);
+    topoml_backend_info found = {.struct_size = sizeof found};
+    ck_assert_int_eq(topoml_backend_find(ctx, "fault-accel", &found), TOPOML_OK);
+    ck_assert_str_eq(found.path, named);
     topoml_context_free(ctx);
     drop_logs();
     unlink(copy);
     unlink(named);
     rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_finding_a_backend_by_name_probes_what_naming_it_does)
+{
+    char path[2000];
+    plugin_path(path, sizeof path);
+    fresh_logs();
+    topoml_context *ctx = context("gate: strict\n", path);
+    topoml_backend_info b = {.struct_size = sizeof b};
+    /* The reference: no probe. */
+    ck_assert_int_eq(topoml_backend_find(ctx, "scalar", &b), TOPOML_OK);
+    ck_assert_str_eq(b.name, "scalar");
+    ck_assert_ptr_null(b.path);
+    ck_assert_uint_eq(b.gate_state, TOPOML_GATE_ENABLED);
+    ck_assert_int_eq(count_lines(probe_log), 0);
+    /* A plugin: its file only. */
+    ck_assert_int_eq(topoml_backend_find(ctx, "fault-probe-slow", &b), TOPOML_OK);
+    ck_assert_str_eq(b.name, "fault-probe-slow");
+    ck_assert_int_eq(b.probe_status, TOPOML_OK);
+    ck_assert_int_eq(count_lines(probe_log), 1);
+    /* A name nobody has: every file, and the names found in the message. */
+    ck_assert_int_eq(topoml_backend_find(ctx, "no-such-backend", &b), TOPOML_E_NOT_FOUND);
+    ck_assert_msg(strstr(topoml_errmsg(ctx), "no backend is named 'no-such-backend'") &&
+                      strstr(topoml_errmsg(ctx), "fault-accel"),
+                  "%s", topoml_errmsg(ctx));
+    ck_assert_int_eq(count_lines(probe_log), 3);
+    /* A plugin whose probe crashed has no name to be found by. */
+    ck_assert_int_eq(topoml_backend_find(ctx, "fault-probe-crash", &b), TOPOML_E_NOT_FOUND);
+    /* Misuse. */
+    ck_assert_int_eq(topoml_backend_find(NULL, "scalar", &b), TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_backend_find(ctx, NULL, &b), TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_backend_find(ctx, "scalar", NULL), TOPOML_E_INVALID);
+    topoml_backend_info small = {.struct_size = 8};
+    ck_assert_int_eq(topoml_backend_find(ctx, "scalar", &small), TOPOML_E_INVALID);
+    topoml_context_free(ctx);
+    drop_logs();
 }
 END_TEST
 
@@ -555,6 +603,7 @@ int main(void)
     tcase_add_loop_test(tc, test_naming_a_plugin_probes_only_the_file_named_for_it, 0,
                         (int)(sizeof by_name / sizeof by_name[0]));
     tcase_add_loop_test(tc, test_a_plugin_named_unlike_its_file_is_still_found_by_name, 0, 2);
+    tcase_add_test(tc, test_finding_a_backend_by_name_probes_what_naming_it_does);
     tcase_add_loop_test(tc, test_the_file_named_for_a_backend_runs_before_another_giving_its_name,
                         0, 2);
     tcase_add_test(tc, test_plugins_are_probed_at_once_not_one_after_another);

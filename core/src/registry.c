@@ -336,18 +336,12 @@ uint32_t topoml_backend_count(const topoml_context *ctx)
 /* topoml_backend_info as 0.1 knew it: callers built then pass this size. */
 #define TM_INFO_V1_SIZE (offsetof(topoml_backend_info, caps) + sizeof(const topoml_capability_v1 *))
 
-int topoml_backend_get(const topoml_context *ctx, uint32_t index, topoml_backend_info *out)
+/* Fill the caller's topoml_backend_info (as much as its struct_size has
+ * room for) from backend b. */
+static void fill_info(const topoml_context *ctx, const tm_backend *b, topoml_backend_info *out)
 {
-    if (!ctx || !out || out->struct_size < TM_INFO_V1_SIZE)
-        return TOPOML_E_INVALID;
-    if (index >= ctx->n_backends)
-        return TOPOML_E_NOT_FOUND;
-    /* Listing shows every plugin probed. The context was made non-const by
-     * topoml_context_new; a context is used by one thread at a time. */
-    tm_registry_probe((topoml_context *)ctx);
     const uint32_t size =
         out->struct_size < sizeof(topoml_backend_info) ? out->struct_size : (uint32_t)sizeof(topoml_backend_info);
-    const tm_backend *b = &ctx->backends[index];
     topoml_backend_info full;
     topoml_backend_info *info = &full;
     memset(info, 0, sizeof *info);
@@ -367,6 +361,66 @@ int topoml_backend_get(const topoml_context *ctx, uint32_t index, topoml_backend
     info->selection = b->selection;
     info->isolation = tm_isolation_wanted(ctx, b) ? "process" : "host";
     memcpy(out, info, size); /* only what the caller's struct has room for */
+}
+
+int topoml_backend_get(const topoml_context *ctx, uint32_t index, topoml_backend_info *out)
+{
+    if (!ctx || !out || out->struct_size < TM_INFO_V1_SIZE)
+        return TOPOML_E_INVALID;
+    if (index >= ctx->n_backends)
+        return TOPOML_E_NOT_FOUND;
+    /* Listing shows every plugin probed. The context was made non-const by
+     * topoml_context_new; a context is used by one thread at a time. */
+    tm_registry_probe((topoml_context *)ctx);
+    fill_info(ctx, &ctx->backends[index], out);
+    return TOPOML_OK;
+}
+
+/* The backend a call naming `name` gets: the one of that name that is
+ * neither rejected nor a duplicate; else the first rejected one of that
+ * name (which says why it cannot run); NULL if no backend has the name (the
+ * plugins that naming it needs are probed first). */
+static tm_backend *named_backend(topoml_context *ctx, const char *name)
+{
+    tm_registry_probe_name(ctx, name);
+    tm_backend *rejected = NULL;
+    for (uint32_t k = 0; k < ctx->n_backends; k++) {
+        tm_backend *b = &ctx->backends[k];
+        if (!b->name || strcmp(b->name, name) != 0 || b->duplicate)
+            continue;
+        if (b->gate_state != TOPOML_GATE_REJECTED)
+            return b;
+        rejected = rejected ? rejected : b;
+    }
+    return rejected;
+}
+
+/* "no backend is named ..." with the names of every backend found (all
+ * probed first). */
+static int no_such_backend(topoml_context *ctx, const char *name)
+{
+    tm_registry_probe(ctx);
+    char names[512] = "";
+    size_t len = 0;
+    for (uint32_t k = 0; k < ctx->n_backends; k++) {
+        const char *b = ctx->backends[k].name;
+        if (!b || !*b)
+            continue;
+        if (len < sizeof names)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", b);
+    }
+    return tm_error(ctx, TOPOML_E_NOT_FOUND, "no backend is named '%s' (the backends found: %s)",
+                    name, names);
+}
+
+int topoml_backend_find(topoml_context *ctx, const char *name, topoml_backend_info *out)
+{
+    if (!ctx || !name || !out || out->struct_size < TM_INFO_V1_SIZE)
+        return TOPOML_E_INVALID;
+    const tm_backend *b = named_backend(ctx, name);
+    if (!b)
+        return no_such_backend(ctx, name);
+    fill_info(ctx, b, out);
     return TOPOML_OK;
 }
 
@@ -374,26 +428,9 @@ int topoml_use_backend(topoml_context *ctx, const char *name)
 {
     if (!ctx)
         return TOPOML_E_INVALID;
-    if (name && *name) {
-        /* A name no backend has is refused now, not at the first op (after
-         * every file is probed: the list of names is complete). */
-        tm_registry_probe_name(ctx, name);
-        bool known = false;
-        char names[512] = "";
-        size_t len = 0;
-        for (uint32_t k = 0; k < ctx->n_backends; k++) {
-            const char *b = ctx->backends[k].name;
-            if (!b || !*b)
-                continue;
-            known = known || strcmp(b, name) == 0;
-            if (len < sizeof names)
-                len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
-                                        b);
-        }
-        if (!known)
-            return tm_error(ctx, TOPOML_E_NOT_FOUND,
-                            "no backend is named '%s' (the backends found: %s)", name, names);
-    }
+    /* A name no backend has is refused now, not at the first op. */
+    if (name && *name && !named_backend(ctx, name))
+        return no_such_backend(ctx, name);
     tm_free(ctx, ctx->preferred);
     ctx->preferred = NULL;
     if (!name || !*name)

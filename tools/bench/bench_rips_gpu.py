@@ -354,7 +354,13 @@ def main():
                        "units": {"median": "s", "times": "s", "peak_gpu_mib": "MiB"},
                        "baseline": "Ripser++", "cases": cases,
                        "rows": rows, "reps": args.reps}, f, indent=1)
-    bad = any("DIFFERS" in c or "differ " in c for row in rows for c in row["check"])
+    # A failure is topoml's answer differing (a backend against the scalar
+    # reference, or the in-process rows' counts); a peer's differing counts
+    # (giotto-ph with collapse_edges under a threshold did, on o3_1024 and
+    # o3_4096) are reported in the table and the JSON, not a failure of ours.
+    bad = any("DIFFERS" in c or (c.startswith(("cuda in-process", "threads in-process"))
+                                 and "differ " in c)
+              for row in rows for c in row["check"])
     return 1 if bad else 0
 
 

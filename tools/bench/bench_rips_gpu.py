@@ -203,24 +203,20 @@ def main():
         }
         progs["threads"] = [args.topoml, "barcode", "--config", conf, "--quiet", "--backend",
                             "threads", "--threads", str(args.threads)] + opts + [path]
+        # py_rips.py's arguments: the file as the CLI reads it, the same
+        # dimension, threshold and thread count
+        py_args = [path, fmt_of[opts[opts.index("--format") + 1]],
+                   opts[opts.index("--dim") + 1], "--threads", str(args.threads)]
+        if "--threshold" in opts:
+            py_args += ["--threshold", opts[opts.index("--threshold") + 1]]
         if args.python:
-            fmt = fmt_of[opts[opts.index("--format") + 1]]
-            dim = opts[opts.index("--dim") + 1]
-            extra = ["--threads", str(args.threads)]
-            if "--threshold" in opts:
-                extra += ["--threshold", opts[opts.index("--threshold") + 1]]
             for label, coll in (("giotto-ph", "off"), ("giotto-ph collapse", "on")):
-                progs[label] = [args.python, os.path.join(here, "py_rips.py"), "gph", path, fmt,
-                                dim, "--collapse", coll] + extra
+                progs[label] = [args.python, os.path.join(here, "py_rips.py"), "gph"] + py_args + [
+                    "--collapse", coll]
         if args.topoml_python:
-            fmt = fmt_of[opts[opts.index("--format") + 1]]
-            dim = opts[opts.index("--dim") + 1]
-            extra = ["--threads", str(args.threads)]
-            if "--threshold" in opts:
-                extra += ["--threshold", opts[opts.index("--threshold") + 1]]
             for label, be in (("cuda in-process", "cuda"), ("threads in-process", "threads")):
-                progs[label] = [args.topoml_python, os.path.join(here, "py_rips.py"), "topoml",
-                                path, fmt, dim, "--collapse", "auto", "--backend", be] + extra
+                progs[label] = [args.topoml_python, os.path.join(here, "py_rips.py"), "topoml"] + \
+                    py_args + ["--collapse", "auto", "--backend", be]
         if args.ripserpp:
             # Ripser++ enumerates every simplex of the full complex unless
             # told the complex is sparse; under a threshold that is hopeless

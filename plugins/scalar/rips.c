@@ -203,6 +203,7 @@ typedef struct rips_engine {
     rips_pivots piv;
     const scalar_rips_hook *hook; /* columns of dimensions >= 2 from outside */
     const scalar_rips_pool *pool; /* threads from outside, or NULL */
+    const scalar_rips_pool *rows_pool; /* the same for the distances of the set-up */
     /* Set while tasks of the parallel reduction run: grow() then takes the
      * pool's lock (written only by the calling thread, between runs). */
     bool par;
@@ -2393,13 +2394,71 @@ static bool keep_reserve(rips_engine *r, uint64_t want)
     return true;
 }
 
+/* ---- The distances of a point cloud on the pool ----
+ *
+ * With threads lent (scalar_rips_pooled), the rows of distances are
+ * computed by the pool's tasks, a round of about RIPS_ROWS_ROUND pairs at
+ * a time, into the distance matrix or a buffer of the round; the calling
+ * thread then checks and files them row by row exactly as without threads
+ * (scan_rows), so that everything but the arithmetic, which is
+ * metric_rows.h's either way, is the serial code: the same distances, the
+ * same error for the same pair, the same kept pairs in the same order.
+ * Computing is most of the work: dim operations a pair, against a few to
+ * file it. Only where the pairs times the coordinates reach
+ * SCALAR_RIPS_POOL_MIN_PAIR_WORK; below, starting the threads costs more. */
+#define RIPS_ROWS_ROUND (1u << 18)
+
+typedef struct rips_rows_par {
+    const rips_engine *r;
+    double *store;    /* the distance matrix, or NULL: */
+    double *buf;      /* row i of the round at buf + tri(i) - tri(i0) */
+    uint64_t i0, end; /* the round's rows: [i0, end) */
+    uint32_t n_tasks;
+    uint64_t first[4 * 256 + 1]; /* task t: rows [first[t], first[t + 1]) */
+} rips_rows_par;
+
+static void rows_task(void *arg, uint32_t t, uint32_t worker)
+{
+    (void)worker;
+    rips_rows_par *P = arg;
+    for (uint64_t i = P->first[t]; i < P->first[t + 1]; i++)
+        scalar_panels_row(&P->r->pan, i, i,
+                          P->store ? P->store + tri(i) : P->buf + (tri(i) - tri(P->i0)));
+}
+
+/* Computes the rows from i0 on that fit a round (at least one), in tasks
+ * of about equal numbers of pairs (row i has i). */
+static void rows_round(rips_engine *r, rips_rows_par *P, uint64_t i0)
+{
+    const uint64_t cap = RIPS_ROWS_ROUND > r->n ? RIPS_ROWS_ROUND : r->n;
+    uint64_t e = i0 + 1;
+    while (e < r->n && tri(e + 1) - tri(i0) <= cap)
+        e++;
+    const uint64_t pairs = tri(e) - tri(i0);
+    uint64_t tasks = 4u * r->rows_pool->n_threads;
+    tasks = tasks > 4 * 256 ? 4 * 256 : tasks;
+    tasks = tasks > e - i0 ? e - i0 : tasks;
+    P->i0 = i0;
+    P->end = e;
+    P->first[0] = i0;
+    uint64_t i = i0;
+    for (uint64_t t = 1; t < tasks; t++) {
+        while (i < e && tri(i) - tri(i0) < pairs / tasks * t)
+            i++;
+        P->first[t] = i;
+    }
+    P->first[tasks] = e;
+    P->n_tasks = (uint32_t)tasks;
+    r->rows_pool->run(r->rows_pool->user, P->n_tasks, rows_task, P);
+}
+
 /* One pass over the pairs i > j: checks every distance and, as asked, keeps
  * each point's largest distance (rmax), stores the distances in Ripser's
  * order (store), counts the neighbours within `cut` into nb_start[v + 1]
  * (count) and, while r->keep, keeps those pairs (r->kept), so that the
  * lists can be filled without computing the distances again. */
-static bool scan_pairs(rips_engine *r, const topoml_input_v1 *in, double *rmax, double *store,
-                       bool count, double cut)
+static bool scan_rows(rips_engine *r, const topoml_input_v1 *in, double *rmax, double *store,
+                      bool count, double cut, rips_rows_par *P)
 {
     const uint64_t n = r->n;
     uint64_t *deg = r->nb_start;
@@ -2409,7 +2468,14 @@ static bool scan_pairs(rips_engine *r, const topoml_input_v1 *in, double *rmax, 
         if (r->work >= r->work_mark && !report(r, i, n))
             return false;
         r->work += i;
-        const double *row = row_dists(r, in, i, store ? store + tri(i) : r->row);
+        const double *row;
+        if (P) {
+            if (i == P->end)
+                rows_round(r, P, i);
+            row = store ? store + tri(i) : P->buf + (tri(i) - tri(P->i0));
+        } else {
+            row = row_dists(r, in, i, store ? store + tri(i) : r->row);
+        }
         double ri = 0.0;
         for (uint64_t j = 0; j < i; j++) {
             const double d = row[j];
@@ -2449,6 +2515,35 @@ static bool scan_pairs(rips_engine *r, const topoml_input_v1 *in, double *rmax, 
             rmax[i] = ri > rmax[i] ? ri : rmax[i];
     }
     return true;
+}
+
+/* scan_rows with the rows computed on the pool where that pays (above),
+ * else one by one on this thread. */
+static bool scan_pairs(rips_engine *r, const topoml_input_v1 *in, double *rmax, double *store,
+                       bool count, double cut)
+{
+    const uint64_t n = r->n;
+    const double work = (double)tri(n) * (double)(in->dim ? in->dim : 1);
+    if (!r->rows_pool || in->kind != TOPOML_INPUT_POINTS ||
+        work < (double)SCALAR_RIPS_POOL_MIN_PAIR_WORK)
+        return scan_rows(r, in, rmax, store, count, cut, NULL);
+    rips_rows_par P;
+    memset(&P, 0, sizeof P);
+    P.r = r;
+    P.store = store;
+    P.end = 1;
+    const uint64_t bytes = (RIPS_ROWS_ROUND > n ? RIPS_ROWS_ROUND : n) * sizeof *P.buf;
+    if (!store) {
+        /* the buffer is a speed-up, never a reason to fail a memory limit */
+        if (r->mem_limit && bytes > r->mem_limit - r->mem_used)
+            return scan_rows(r, in, rmax, store, count, cut, NULL);
+        P.buf = mem_alloc(r, bytes, "the rows of distances");
+        if (!P.buf)
+            return false;
+    }
+    bool ok = scan_rows(r, in, rmax, store, count, cut, &P);
+    mem_free(r, P.buf, bytes);
+    return ok;
 }
 
 /* Turns the degrees in nb_start[v + 1] into list offsets and allocates the
@@ -3067,9 +3162,28 @@ int scalar_rips_hooked(const topoml_call_v1 *call, const topoml_input_v1 *in,
     return scalar_rips_pooled(call, in, params, hook, NULL, out);
 }
 
+static int rips_run(const topoml_call_v1 *call, const topoml_input_v1 *in,
+                    const topoml_rips_params_v1 *params, const scalar_rips_hook *hook,
+                    const scalar_rips_pool *pool, bool distances_only, topoml_barcode_v1 *out);
+
 int scalar_rips_pooled(const topoml_call_v1 *call, const topoml_input_v1 *in,
                        const topoml_rips_params_v1 *params, const scalar_rips_hook *hook,
                        const scalar_rips_pool *pool, topoml_barcode_v1 *out)
+{
+    return rips_run(call, in, params, hook, pool, false, out);
+}
+
+int scalar_rips_pooled_distances(const topoml_call_v1 *call, const topoml_input_v1 *in,
+                                 const topoml_rips_params_v1 *params,
+                                 const scalar_rips_hook *hook, const scalar_rips_pool *pool,
+                                 topoml_barcode_v1 *out)
+{
+    return rips_run(call, in, params, hook, pool, true, out);
+}
+
+static int rips_run(const topoml_call_v1 *call, const topoml_input_v1 *in,
+                    const topoml_rips_params_v1 *params, const scalar_rips_hook *hook,
+                    const scalar_rips_pool *pool, bool distances_only, topoml_barcode_v1 *out)
 {
     if (!call || call->struct_size < offsetof(topoml_call_v1, error_size) + sizeof(size_t) ||
         !call->alloc || !call->realloc || !call->free)
@@ -3083,7 +3197,9 @@ int scalar_rips_pooled(const topoml_call_v1 *call, const topoml_input_v1 *in,
     r->w0.work = &r->work;
     r->cur_dim = -1;
     r->hook = hook;
-    r->pool = pool && pool->n_threads > 1 && pool->run && pool->lock && pool->unlock ? pool : NULL;
+    r->rows_pool =
+        pool && pool->n_threads > 1 && pool->run && pool->lock && pool->unlock ? pool : NULL;
+    r->pool = distances_only ? NULL : r->rows_pool;
     if (!in || !params || !out)
         return fail(r, TOPOML_E_INVALID, "rips: NULL input, parameters or barcode");
     if (in->struct_size < offsetof(topoml_input_v1, edges) + sizeof in->edges ||

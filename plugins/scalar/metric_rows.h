@@ -32,10 +32,29 @@
 #ifndef TOPOML_SCALAR_METRIC_ROWS_H
 #define TOPOML_SCALAR_METRIC_ROWS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "metric.h"
+
+/* A vector's square roots, lane by lane: IEEE's correctly rounded square
+ * root, the same number as sqrt/sqrtf of each lane, in one instruction for
+ * all lanes where there is one (a pair's own sqrtsd costs as much as its
+ * three coordinates in R^3). */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define SCALAR_SQRT_V4F(v) ((scalar_v4f)_mm_sqrt_ps((__m128)(v)))
+#define SCALAR_SQRT_V2D(v) ((scalar_v2d)_mm_sqrt_pd((__m128d)(v)))
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#define SCALAR_SQRT_V4F(v) ((scalar_v4f)vsqrtq_f32((float32x4_t)(v)))
+#define SCALAR_SQRT_V2D(v) ((scalar_v2d)vsqrtq_f64((float64x2_t)(v)))
+#else
+#define SCALAR_SQRT_V4F(v)                                                                         \
+    ((scalar_v4f){sqrtf((v)[0]), sqrtf((v)[1]), sqrtf((v)[2]), sqrtf((v)[3])})
+#define SCALAR_SQRT_V2D(v) ((scalar_v2d){sqrt((v)[0]), sqrt((v)[1])})
+#endif
 
 typedef float scalar_v4f __attribute__((vector_size(16)));
 typedef int32_t scalar_v4i __attribute__((vector_size(16)));
@@ -143,11 +162,12 @@ static inline void scalar_panels_fill(scalar_panels *p, uint32_t dtype, topoml_m
 
 /* One body for both dtypes. V is the vector type of L lanes of T, M the
  * integer vector of the same shape and I its lane, ABS the mask that clears
- * a lane's sign bit (fabs, exactly). The four accumulators a0..a3 hold panel lanes 0..L-1,
- * L..2L-1, ...; for every lane the sequence of operations is metric.h's.
- * The per-pair ends are metric.h's expressions; SCALAR is metric.h's
- * function of the dtype, for sums outside its plain range. */
-#define SCALAR_ROW_BODY(T, V, M, I, L, ABS, SQRT, LOW, HIGH, CLO, CHI, SCALAR)                     \
+ * a lane's sign bit (fabs, exactly), VSQRT the square roots of V's lanes.
+ * The four accumulators a0..a3 hold panel lanes 0..L-1, L..2L-1, ...; for
+ * every lane the sequence of operations is metric.h's. The per-pair ends
+ * are metric.h's expressions; SCALAR is metric.h's function of the dtype,
+ * for sums outside its plain range. */
+#define SCALAR_ROW_BODY(T, V, M, I, L, ABS, SQRT, VSQRT, LOW, HIGH, CLO, CHI, SCALAR)              \
     typedef V row_v;                                                                               \
     typedef M row_m;                                                                               \
     const I row_abs = (ABS);                                                                       \
@@ -165,12 +185,34 @@ static inline void scalar_panels_fill(scalar_panels *p, uint32_t dtype, topoml_m
         case TOPOML_METRIC_CHEBYSHEV: SCALAR_ROW_LOOP(T, V, L, SCALAR_STEP_MAX); break;            \
         case TOPOML_METRIC_COSINE: SCALAR_ROW_LOOP(T, V, L, SCALAR_STEP_DOT); break;               \
         }                                                                                          \
+        const uint64_t lanes = end - b * W < W ? end - b * W : W;                                  \
         T acc[4 * (L)];                                                                            \
+        if (metric <= TOPOML_METRIC_SQEUCLIDEAN && lanes == W) {                                   \
+            /* Every lane in metric.h's plain range (the usual case): the                          \
+             * square roots of all of them at once. */                                             \
+            I in_range[L];                                                                         \
+            const M ok = (a0 >= LOW) & (a0 <= HIGH) & (a1 >= LOW) & (a1 <= HIGH) & (a2 >= LOW) &   \
+                         (a2 <= HIGH) & (a3 >= LOW) & (a3 <= HIGH);                                \
+            memcpy(in_range, &ok, sizeof ok);                                                      \
+            bool all = true;                                                                       \
+            for (uint64_t l = 0; l < (L); l++)                                                     \
+                all = all && in_range[l] != 0;                                                     \
+            if (all) {                                                                             \
+                if (metric == TOPOML_METRIC_EUCLIDEAN)                                             \
+                    a0 = VSQRT(a0), a1 = VSQRT(a1), a2 = VSQRT(a2), a3 = VSQRT(a3);                \
+                memcpy(acc, &a0, sizeof a0);                                                       \
+                memcpy(acc + (L), &a1, sizeof a1);                                                 \
+                memcpy(acc + 2 * (L), &a2, sizeof a2);                                             \
+                memcpy(acc + 3 * (L), &a3, sizeof a3);                                             \
+                for (uint64_t l = 0; l < W; l++)                                                   \
+                    out[b * W + l] = (double)acc[l];                                               \
+                continue;                                                                          \
+            }                                                                                      \
+        }                                                                                          \
         memcpy(acc, &a0, sizeof a0);                                                               \
         memcpy(acc + (L), &a1, sizeof a1);                                                         \
         memcpy(acc + 2 * (L), &a2, sizeof a2);                                                     \
         memcpy(acc + 3 * (L), &a3, sizeof a3);                                                     \
-        const uint64_t lanes = end - b * W < W ? end - b * W : W;                                  \
         for (uint64_t l = 0; l < lanes; l++) {                                                     \
             const uint64_t j = b * W + l;                                                          \
             T a = acc[l], d;                                                                       \
@@ -199,14 +241,15 @@ static inline void scalar_panels_fill(scalar_panels *p, uint32_t dtype, topoml_m
 
 static inline void scalar_row_f32(const scalar_panels *p, uint64_t i, uint64_t end, double *out)
 {
-    SCALAR_ROW_BODY(float, scalar_v4f, scalar_v4i, int32_t, 4, 0x7fffffff, sqrtf, SCALAR_F32_LOW,
-                    FLT_MAX, SCALAR_F32_COS_LO, SCALAR_F32_COS_HI, scalar_dist_f32)
+    SCALAR_ROW_BODY(float, scalar_v4f, scalar_v4i, int32_t, 4, 0x7fffffff, sqrtf, SCALAR_SQRT_V4F,
+                    SCALAR_F32_LOW, FLT_MAX, SCALAR_F32_COS_LO, SCALAR_F32_COS_HI, scalar_dist_f32)
 }
 
 static inline void scalar_row_f64(const scalar_panels *p, uint64_t i, uint64_t end, double *out)
 {
     SCALAR_ROW_BODY(double, scalar_v2d, scalar_v2l, int64_t, 2, 0x7fffffffffffffff, sqrt,
-                    SCALAR_F64_LOW, DBL_MAX, SCALAR_F64_COS_LO, SCALAR_F64_COS_HI, scalar_dist_f64)
+                    SCALAR_SQRT_V2D, SCALAR_F64_LOW, DBL_MAX, SCALAR_F64_COS_LO, SCALAR_F64_COS_HI,
+                    scalar_dist_f64)
 }
 
 #undef SCALAR_ROW_BODY

@@ -12,9 +12,10 @@ import sys
 import time
 
 
-def run(cmd, env=None, timeout=None):
+def run(cmd, env=None, timeout=None, status=0):
     """(wall s, CPU s, CompletedProcess) of one run of cmd; None when it ran
-    past timeout. A command that fails ends the script with its stderr."""
+    past timeout. A command whose exit status is not `status` ends the
+    script with its stderr."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     try:
@@ -23,7 +24,7 @@ def run(cmd, env=None, timeout=None):
         return None
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if r.returncode != 0:
+    if r.returncode != status:
         sys.exit("FAILED (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr))
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, r

@@ -32,6 +32,7 @@ plugins.
 import argparse
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -126,6 +127,7 @@ def main():
                       "overhead_pct": 100.0 * (t_iso - t_in) / t_in}
         results["ops"].append(row)
     load_end = list(os.getloadavg())
+    shutil.rmtree(tmp, ignore_errors=True)
 
     p = results["probe"]
     print("load average %s at the start, %s at the end; medians of %d runs" % (

@@ -258,6 +258,97 @@ static topoml_input_v1 points_input(const double *x, uint64_t n, uint64_t dim)
     return in;
 }
 
+/* A point cloud's distances on the pool (rips.c, "The distances of a point
+ * cloud on the pool"): clouds large enough for it (pairs x coordinates over
+ * SCALAR_RIPS_POOL_MIN_PAIR_WORK, rows over more than one round), both
+ * dtypes, every metric, under a threshold (the kept pairs, and above the
+ * enclosing radius) and without (the matrix), through scalar_rips_pooled
+ * and scalar_rips_pooled_distances: the serial engine's barcode, every bit;
+ * and a distance beyond float's range is the same error at the same pair. */
+START_TEST(test_pooled_distances_equal_serial)
+{
+    const uint64_t n = 760, dim = 4;
+    ck_assert_double_ge((double)n * (n - 1) / 2 * dim, SCALAR_RIPS_POOL_MIN_PAIR_WORK);
+    double *x = cloud(n, dim, 77);
+    float *xf = malloc(n * dim * sizeof *xf);
+    ck_assert_ptr_nonnull(xf);
+    for (uint64_t q = 0; q < n * dim; q++) {
+        if (q % 17 == 0) /* ties */
+            x[q] = 0.5;
+        xf[q] = (float)x[q];
+    }
+    const uint32_t n_threads = RUNNING_ON_VALGRIND ? 2 : 3;
+    for (uint32_t dtype = TOPOML_F32; dtype <= TOPOML_F64; dtype++)
+        for (uint32_t metric = 0; metric < TOPOML_METRIC_COUNT; metric++)
+            for (int th = 0; th < 3; th++) {
+                /* under Valgrind (50 times slower) a third of the cases */
+                if (RUNNING_ON_VALGRIND && (dtype + metric + (uint32_t)th) % 3 != 0)
+                    continue;
+                topoml_input_v1 in = points_input(x, n, dim);
+                in.dtype = dtype;
+                in.metric = metric;
+                in.data = dtype == TOPOML_F32 ? (const void *)xf : x;
+                topoml_rips_params_v1 p;
+                memset(&p, 0, sizeof p);
+                p.struct_size = sizeof p;
+                p.modulus = 2;
+                /* a cut, one above the enclosing radius, none (H0 only) */
+                p.threshold = th == 0 ? (metric == TOPOML_METRIC_COSINE ? 0.02 : 0.12)
+                              : th == 1 ? 1e300
+                                        : INFINITY;
+                p.max_dim = th == 2 ? 0 : 1;
+                host h0;
+                topoml_barcode_v1 ref;
+                ck_assert_msg(compute(&in, &p, 0, &ref, &h0) == TOPOML_OK, "%s", errbuf);
+                for (int only = 0; only < 2; only++) {
+                    host h;
+                    topoml_call_v1 call = make_call(&h);
+                    topoml_barcode_v1 got;
+                    memset(&got, 0, sizeof got);
+                    got.struct_size = sizeof got;
+                    threads_pool pool;
+                    ck_assert_int_eq(threads_pool_init(&pool, n_threads), 0);
+                    scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run,
+                                             threads_pool_lock, threads_pool_unlock, 0, NULL};
+                    int rc = only ? scalar_rips_pooled_distances(&call, &in, &p, NULL, &lend, &got)
+                                  : scalar_rips_pooled(&call, &in, &p, NULL, &lend, &got);
+                    threads_pool_destroy(&pool);
+                    ck_assert_msg(rc == TOPOML_OK, "%s", errbuf);
+                    ck_assert_msg(got.n_intervals == ref.n_intervals &&
+                                      memcmp(got.intervals, ref.intervals,
+                                             got.n_intervals * sizeof *got.intervals) == 0,
+                                  "dtype %u metric %u threshold %g: other bars than serial",
+                                  dtype, metric, p.threshold);
+                    h_free(&h, got.intervals);
+                    ck_assert_int_eq(atomic_load(&h.live), 0);
+                }
+                h_free(&h0, ref.intervals);
+            }
+    /* float coordinates whose distance is beyond float: one pair, late */
+    xf[(n - 3) * dim] = 3e38f;
+    xf[(n - 2) * dim] = -3e38f;
+    topoml_input_v1 in = points_input(x, n, dim);
+    in.dtype = TOPOML_F32;
+    in.data = xf;
+    topoml_rips_params_v1 p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    p.modulus = 2;
+    p.max_dim = 1;
+    p.threshold = 0.12;
+    host h0, h;
+    topoml_barcode_v1 ref, got;
+    ck_assert_int_eq(compute(&in, &p, 0, &ref, &h0), TOPOML_E_OVERFLOW);
+    char want[sizeof errbuf];
+    memcpy(want, errbuf, sizeof want);
+    ck_assert_int_eq(compute(&in, &p, 2, &got, &h), TOPOML_E_OVERFLOW);
+    ck_assert_str_eq(errbuf, want);
+    ck_assert_int_eq(atomic_load(&h.live), 0);
+    free(x);
+    free(xf);
+}
+END_TEST
+
 START_TEST(test_pooled_rips_cancels_and_frees_everything)
 {
     double *x = cloud(60, 3, 11);
@@ -617,6 +708,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_pooled_rips_equals_serial_on_random_inputs);
     tcase_add_test(tc, test_pooled_rips_cancels_and_frees_everything);
+    tcase_add_test(tc, test_pooled_distances_equal_serial);
     tcase_add_test(tc, test_pooled_rips_respects_the_memory_limit);
     tcase_add_test(tc, test_pooled_reduction_goes_serial_near_the_memory_limit);
     tcase_add_test(tc, test_pool_runs_every_task_once);

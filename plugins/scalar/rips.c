@@ -48,6 +48,7 @@
 #include <time.h>
 
 #include "metric.h"
+#include "metric_rows.h"
 
 /* An entry packs a simplex index and a coefficient: index << cbits | coef.
  * All ones is never a valid entry because indices stay below
@@ -79,6 +80,12 @@ typedef struct rips_dentry {
     double diam;
     uint64_t entry;
 } rips_dentry;
+
+/* A pair j < i within the threshold, kept from the scan of row i. */
+typedef struct rips_kept {
+    double d;
+    uint32_t j;
+} rips_kept;
 
 typedef struct rips_vec {
     rips_dentry *a;
@@ -172,6 +179,15 @@ typedef struct rips_engine {
     uint32_t *nb_v;     /* ... sorted by vertex, ascending */
     double *nb_d;
 
+    /* set-up of a CONDENSED or POINTS input (setup_pairs) */
+    scalar_panels pan; /* POINTS: the points laid out for metric_rows.h */
+    uint64_t pan_bytes;
+    double *row;     /* the distances of one row, i > j */
+    rips_kept *kept; /* the pairs within the threshold, row by row, while `keep` */
+    uint64_t n_kept, cap_kept, max_kept;
+    uint64_t *kept_row; /* row i's pairs are kept[kept_row[i] .. kept_row[i + 1]) */
+    bool keep;
+
     topoml_interval *bars;
     uint64_t n_bars, cap_bars;
     /* With TOPOML_RIPS_PARAM_GENERATORS: gens[k] belongs to bars[k]. */
@@ -187,6 +203,7 @@ typedef struct rips_engine {
     rips_pivots piv;
     const scalar_rips_hook *hook; /* columns of dimensions >= 2 from outside */
     const scalar_rips_pool *pool; /* threads from outside, or NULL */
+    const scalar_rips_pool *rows_pool; /* the same for the distances of the set-up */
     /* Set while tasks of the parallel reduction run: grow() then takes the
      * pool's lock (written only by the calling thread, between runs). */
     bool par;
@@ -2317,33 +2334,151 @@ static bool collect_columns(rips_engine *r, uint32_t k)
  * Set-up: distances and threshold
  * ---------------------------------------------------------------------- */
 
-/* d(i, j), i > j, of a CONDENSED or POINTS input, widened to double. */
-static inline double pair_dist(const topoml_input_v1 *in, uint64_t i, uint64_t j)
+/* The distances d(i, j), j < i, of row i of a CONDENSED or POINTS input,
+ * widened to double: the matrix's own row, or the row computed into `buf`.
+ * For points they are metric_rows.h's, which are scalar_point_dist's bit
+ * for bit (tests/test_metric_rows.c), computed side by side across j. */
+static inline const double *row_dists(const rips_engine *r, const topoml_input_v1 *in, uint64_t i,
+                                      double *buf)
 {
-    if (in->kind == TOPOML_INPUT_CONDENSED) {
-        uint64_t q = tri(i) + j;
-        return in->dtype == TOPOML_F32 ? (double)((const float *)in->data)[q]
-                                       : ((const double *)in->data)[q];
+    if (in->kind == TOPOML_INPUT_POINTS) {
+        scalar_panels_row(&r->pan, i, i, buf);
+        return buf;
     }
-    return scalar_point_dist(in->dtype, (topoml_metric)in->metric, in->data, in->dim, i, j);
+    if (in->dtype == TOPOML_F64)
+        return (const double *)in->data + tri(i);
+    const float *f = (const float *)in->data + tri(i);
+    for (uint64_t j = 0; j < i; j++)
+        buf[j] = (double)f[j];
+    return buf;
+}
+
+/* Drops the kept pairs: from here on a pass over the pairs recomputes them. */
+static void keep_stop(rips_engine *r)
+{
+    mem_free(r, r->kept, r->cap_kept * sizeof *r->kept);
+    mem_free(r, r->kept_row, (r->n + 1) * sizeof *r->kept_row);
+    r->kept = NULL;
+    r->kept_row = NULL;
+    r->n_kept = r->cap_kept = 0;
+    r->keep = false;
+}
+
+/* Room for `want` kept pairs. Keeping is an optimisation: past max_kept or
+ * over the memory limit the pairs are dropped (keep_stop) and the caller
+ * goes on without them. false then, and also when the host is out of
+ * memory, which is an error (status set) like any other allocation's. */
+static bool keep_reserve(rips_engine *r, uint64_t want)
+{
+    if (want <= r->cap_kept)
+        return true;
+    uint64_t c = r->cap_kept ? r->cap_kept : 1024;
+    while (c < want)
+        c += c / 2 + 1;
+    c = c > r->max_kept ? r->max_kept : c;
+    const uint64_t more = (c - r->cap_kept) * sizeof *r->kept;
+    if (want > r->max_kept || (r->mem_limit && more > r->mem_limit - r->mem_used)) {
+        keep_stop(r);
+        return false;
+    }
+    rips_kept *k = r->kept ? r->call->realloc(r->call->host_data, r->kept, (size_t)(c * sizeof *k))
+                           : r->call->alloc(r->call->host_data, (size_t)(c * sizeof *k));
+    if (!k) {
+        fail(r, TOPOML_E_NOMEM, "rips: out of memory keeping %llu pairs within the threshold",
+             (unsigned long long)want);
+        return false;
+    }
+    r->mem_used += more;
+    r->kept = k;
+    r->cap_kept = c;
+    return true;
+}
+
+/* ---- The distances of a point cloud on the pool ----
+ *
+ * With threads lent (scalar_rips_pooled), the rows of distances are
+ * computed by the pool's tasks, a round of about RIPS_ROWS_ROUND pairs at
+ * a time, into the distance matrix or a buffer of the round; the calling
+ * thread then checks and files them row by row exactly as without threads
+ * (scan_rows), so that everything but the arithmetic, which is
+ * metric_rows.h's either way, is the serial code: the same distances, the
+ * same error for the same pair, the same kept pairs in the same order.
+ * Computing is most of the work: dim operations a pair, against a few to
+ * file it. Only where the pairs times the coordinates reach
+ * SCALAR_RIPS_POOL_MIN_PAIR_WORK; below, starting the threads costs more. */
+#define RIPS_ROWS_ROUND (1u << 18)
+
+typedef struct rips_rows_par {
+    const rips_engine *r;
+    double *store;    /* the distance matrix, or NULL: */
+    double *buf;      /* row i of the round at buf + tri(i) - tri(i0) */
+    uint64_t i0, end; /* the round's rows: [i0, end) */
+    uint32_t n_tasks;
+    uint64_t first[4 * 256 + 1]; /* task t: rows [first[t], first[t + 1]) */
+} rips_rows_par;
+
+static void rows_task(void *arg, uint32_t t, uint32_t worker)
+{
+    (void)worker;
+    rips_rows_par *P = arg;
+    for (uint64_t i = P->first[t]; i < P->first[t + 1]; i++)
+        scalar_panels_row(&P->r->pan, i, i,
+                          P->store ? P->store + tri(i) : P->buf + (tri(i) - tri(P->i0)));
+}
+
+/* Computes the rows from i0 on that fit a round (at least one), in tasks
+ * of about equal numbers of pairs (row i has i). */
+static void rows_round(rips_engine *r, rips_rows_par *P, uint64_t i0)
+{
+    const uint64_t cap = RIPS_ROWS_ROUND > r->n ? RIPS_ROWS_ROUND : r->n;
+    uint64_t e = i0 + 1;
+    while (e < r->n && tri(e + 1) - tri(i0) <= cap)
+        e++;
+    const uint64_t pairs = tri(e) - tri(i0);
+    uint64_t tasks = 4u * r->rows_pool->n_threads;
+    tasks = tasks > 4 * 256 ? 4 * 256 : tasks;
+    tasks = tasks > e - i0 ? e - i0 : tasks;
+    P->i0 = i0;
+    P->end = e;
+    P->first[0] = i0;
+    uint64_t i = i0;
+    for (uint64_t t = 1; t < tasks; t++) {
+        while (i < e && tri(i) - tri(i0) < pairs / tasks * t)
+            i++;
+        P->first[t] = i;
+    }
+    P->first[tasks] = e;
+    P->n_tasks = (uint32_t)tasks;
+    r->rows_pool->run(r->rows_pool->user, P->n_tasks, rows_task, P);
 }
 
 /* One pass over the pairs i > j: checks every distance and, as asked, keeps
  * each point's largest distance (rmax), stores the distances in Ripser's
  * order (store), counts the neighbours within `cut` into nb_start[v + 1]
- * (count). */
-static bool scan_pairs(rips_engine *r, const topoml_input_v1 *in, double *rmax, double *store,
-                       bool count, double cut)
+ * (count) and, while r->keep, keeps those pairs (r->kept), so that the
+ * lists can be filled without computing the distances again. */
+static bool scan_rows(rips_engine *r, const topoml_input_v1 *in, double *rmax, double *store,
+                      bool count, double cut, rips_rows_par *P)
 {
     const uint64_t n = r->n;
     uint64_t *deg = r->nb_start;
+    if (count && r->keep)
+        r->kept_row[0] = r->kept_row[1] = 0;
     for (uint64_t i = 1; i < n; i++) {
         if (r->work >= r->work_mark && !report(r, i, n))
             return false;
         r->work += i;
+        const double *row;
+        if (P) {
+            if (i == P->end)
+                rows_round(r, P, i);
+            row = store ? store + tri(i) : P->buf + (tri(i) - tri(P->i0));
+        } else {
+            row = row_dists(r, in, i, store ? store + tri(i) : r->row);
+        }
         double ri = 0.0;
         for (uint64_t j = 0; j < i; j++) {
-            double d = pair_dist(in, i, j);
+            const double d = row[j];
             if (!(d >= 0.0)) {
                 fail(r, TOPOML_E_INVALID, "rips: the distance between points %llu and %llu is %g",
                      (unsigned long long)j, (unsigned long long)i, d);
@@ -2360,8 +2495,6 @@ static bool scan_pairs(rips_engine *r, const topoml_input_v1 *in, double *rmax, 
                      in->dtype == TOPOML_F32 ? "float32" : "float64");
                 return false;
             }
-            if (store)
-                store[tri(i) + j] = d;
             if (rmax) {
                 ri = d > ri ? d : ri;
                 rmax[j] = d > rmax[j] ? d : rmax[j];
@@ -2369,12 +2502,48 @@ static bool scan_pairs(rips_engine *r, const topoml_input_v1 *in, double *rmax, 
             if (count && d <= cut) {
                 deg[i + 1]++;
                 deg[j + 1]++;
+                if (r->keep && r->n_kept == r->cap_kept && !keep_reserve(r, r->n_kept + 1) &&
+                    r->status != TOPOML_OK)
+                    return false;
+                if (r->keep)
+                    r->kept[r->n_kept++] = (rips_kept){d, (uint32_t)j};
             }
         }
+        if (r->keep)
+            r->kept_row[i + 1] = r->n_kept;
         if (rmax)
             rmax[i] = ri > rmax[i] ? ri : rmax[i];
     }
     return true;
+}
+
+/* scan_rows with the rows computed on the pool where that pays (above),
+ * else one by one on this thread. */
+static bool scan_pairs(rips_engine *r, const topoml_input_v1 *in, double *rmax, double *store,
+                       bool count, double cut)
+{
+    const uint64_t n = r->n;
+    const double work = (double)tri(n) * (double)(in->dim ? in->dim : 1);
+    if (!r->rows_pool || in->kind != TOPOML_INPUT_POINTS ||
+        work < (double)SCALAR_RIPS_POOL_MIN_PAIR_WORK)
+        return scan_rows(r, in, rmax, store, count, cut, NULL);
+    rips_rows_par P;
+    memset(&P, 0, sizeof P);
+    P.r = r;
+    P.store = store;
+    P.end = 1;
+    const uint64_t bytes = (RIPS_ROWS_ROUND > n ? RIPS_ROWS_ROUND : n) * sizeof *P.buf;
+    if (!store) {
+        /* the buffer is a speed-up, never a reason to fail a memory limit */
+        if (r->mem_limit && bytes > r->mem_limit - r->mem_used)
+            return scan_rows(r, in, rmax, store, count, cut, NULL);
+        P.buf = mem_alloc(r, bytes, "the rows of distances");
+        if (!P.buf)
+            return false;
+    }
+    bool ok = scan_rows(r, in, rmax, store, count, cut, &P);
+    mem_free(r, P.buf, bytes);
+    return ok;
 }
 
 /* Turns the degrees in nb_start[v + 1] into list offsets and allocates the
@@ -2391,9 +2560,10 @@ static bool lists_alloc(rips_engine *r)
     return r->nb_d != NULL;
 }
 
-/* Fills the lists with the pairs within the threshold. Pairs come with i
- * ascending and j ascending, so each list fills in vertex order: first the
- * j < v when i == v, then the i > v. */
+/* Fills the lists with the pairs within the threshold, from the kept pairs
+ * or else computed again. Pairs come with i ascending and j ascending, so
+ * each list fills in vertex order: first the j < v when i == v, then the
+ * i > v. */
 static bool lists_fill_pairs(rips_engine *r, const topoml_input_v1 *in)
 {
     const uint64_t n = r->n;
@@ -2403,11 +2573,29 @@ static bool lists_fill_pairs(rips_engine *r, const topoml_input_v1 *in)
     memcpy(cur, r->nb_start, n * sizeof *cur);
     bool ok = true;
     for (uint64_t i = 1; i < n && ok; i++) {
+        if (r->keep) {
+            /* work: the kept pairs, not the pairs, so that a report is rare */
+            r->work += r->kept_row[i + 1] - r->kept_row[i];
+            if (r->work >= r->work_mark && !report(r, i, n))
+                ok = false;
+            for (uint64_t q = r->kept_row[i]; q < r->kept_row[i + 1]; q++) {
+                const double d = r->kept[q].d;
+                const uint32_t j = r->kept[q].j;
+                if (d <= r->thr) {
+                    r->nb_v[cur[i]] = j;
+                    r->nb_d[cur[i]++] = d;
+                    r->nb_v[cur[j]] = (uint32_t)i;
+                    r->nb_d[cur[j]++] = d;
+                }
+            }
+            continue;
+        }
         if (r->work >= r->work_mark && !report(r, i, n))
             ok = false;
         r->work += i;
+        const double *row = row_dists(r, in, i, r->row);
         for (uint64_t j = 0; j < i && ok; j++) {
-            double d = pair_dist(in, i, j);
+            const double d = row[j];
             if (d <= r->thr) {
                 r->nb_v[cur[i]] = (uint32_t)j;
                 r->nb_d[cur[i]++] = d;
@@ -2418,6 +2606,18 @@ static bool lists_fill_pairs(rips_engine *r, const topoml_input_v1 *in)
     }
     mem_free(r, cur, n * sizeof *cur);
     return ok;
+}
+
+/* The degrees within r->thr from the kept pairs, into nb_start[v + 1]. */
+static void count_kept(rips_engine *r)
+{
+    uint64_t *deg = r->nb_start;
+    for (uint64_t i = 1; i < r->n; i++)
+        for (uint64_t q = r->kept_row[i]; q < r->kept_row[i + 1]; q++)
+            if (r->kept[q].d <= r->thr) {
+                deg[i + 1]++;
+                deg[r->kept[q].j + 1]++;
+            }
 }
 
 static double min_of(const double *x, uint64_t n)
@@ -2440,7 +2640,17 @@ static double effective_threshold(double t, double radius)
     return thr == INFINITY ? DBL_MAX : thr;
 }
 
-static bool setup_pairs(rips_engine *r, const topoml_input_v1 *in, double t)
+/* Frees what only the set-up of a CONDENSED or POINTS input uses. */
+static void setup_release(rips_engine *r)
+{
+    keep_stop(r);
+    mem_free(r, r->pan.panel, r->pan_bytes);
+    mem_free(r, r->row, r->n * sizeof *r->row);
+    memset(&r->pan, 0, sizeof r->pan);
+    r->row = NULL;
+}
+
+static bool setup_pairs_run(rips_engine *r, const topoml_input_v1 *in, double t)
 {
     const uint64_t n = r->n, npairs = n * (n - 1) / 2;
     const bool points = in->kind == TOPOML_INPUT_POINTS;
@@ -2454,6 +2664,19 @@ static bool setup_pairs(rips_engine *r, const topoml_input_v1 *in, double t)
                 return false;
             }
         }
+    }
+    r->row = mem_alloc(r, n * sizeof *r->row, "a row of distances");
+    if (!r->row)
+        return false;
+    if (points) {
+        r->pan_bytes = scalar_panels_bytes(in->dtype, (topoml_metric)in->metric, n, in->dim);
+        if (r->pan_bytes == 0 && in->dim > 0)
+            return fail(r, TOPOML_E_OVERFLOW, "rips: n * dim overflows"), false;
+        void *mem = mem_alloc(r, r->pan_bytes, "the points' panels");
+        if (!mem)
+            return false;
+        scalar_panels_fill(&r->pan, in->dtype, (topoml_metric)in->metric, in->data, n, in->dim,
+                           mem);
     }
     /* A point cloud with a threshold goes straight to neighbour lists; one
      * without, to a distance matrix. A distance matrix goes to lists only
@@ -2470,6 +2693,17 @@ static bool setup_pairs(rips_engine *r, const topoml_input_v1 *in, double t)
             return false;
         }
         memset(r->nb_start, 0, (n + 1) * sizeof *r->nb_start);
+        /* One pass instead of two: the pairs within the threshold are kept
+         * as the scan finds them, up to a quarter of all pairs (about half
+         * the memory of the distance matrix); a threshold that keeps more
+         * falls back to computing them again for the lists. */
+        r->max_kept = npairs / 4;
+        r->kept_row = mem_alloc(r, (n + 1) * sizeof *r->kept_row, "the pairs within the threshold");
+        if (!r->kept_row) {
+            mem_free(r, rmax, n * sizeof *rmax);
+            return false;
+        }
+        r->keep = true;
     }
     const bool store = !may_be_sparse && (points || in->dtype != TOPOML_F64);
     if (store) {
@@ -2510,11 +2744,20 @@ static bool setup_pairs(rips_engine *r, const topoml_input_v1 *in, double t)
     if (r->thr < t) {
         snprintf(r->stage, sizeof r->stage, "distances within the radius");
         memset(r->nb_start, 0, (n + 1) * sizeof *r->nb_start);
-        if (!scan_pairs(r, in, NULL, NULL, true, r->thr))
+        if (r->keep)
+            count_kept(r);
+        else if (!scan_pairs(r, in, NULL, NULL, true, r->thr))
             return false;
     }
     snprintf(r->stage, sizeof r->stage, "neighbours");
     return lists_alloc(r) && lists_fill_pairs(r, in);
+}
+
+static bool setup_pairs(rips_engine *r, const topoml_input_v1 *in, double t)
+{
+    bool ok = setup_pairs_run(r, in, t);
+    setup_release(r);
+    return ok;
 }
 
 /* SPARSE input: the edge list becomes sorted neighbour lists. The enclosing
@@ -2848,6 +3091,7 @@ static bool estimate_memory(rips_engine *r)
 static void release(rips_engine *r)
 {
     const uint64_t n = r->n;
+    setup_release(r);
     mem_free(r, r->dist_own, n * (n - (n > 0)) / 2 * sizeof(double));
     if (r->nb_start) {
         uint64_t nnz = r->nb_v ? r->nb_start[n] : 0;
@@ -2918,9 +3162,28 @@ int scalar_rips_hooked(const topoml_call_v1 *call, const topoml_input_v1 *in,
     return scalar_rips_pooled(call, in, params, hook, NULL, out);
 }
 
+static int rips_run(const topoml_call_v1 *call, const topoml_input_v1 *in,
+                    const topoml_rips_params_v1 *params, const scalar_rips_hook *hook,
+                    const scalar_rips_pool *pool, bool distances_only, topoml_barcode_v1 *out);
+
 int scalar_rips_pooled(const topoml_call_v1 *call, const topoml_input_v1 *in,
                        const topoml_rips_params_v1 *params, const scalar_rips_hook *hook,
                        const scalar_rips_pool *pool, topoml_barcode_v1 *out)
+{
+    return rips_run(call, in, params, hook, pool, false, out);
+}
+
+int scalar_rips_pooled_distances(const topoml_call_v1 *call, const topoml_input_v1 *in,
+                                 const topoml_rips_params_v1 *params,
+                                 const scalar_rips_hook *hook, const scalar_rips_pool *pool,
+                                 topoml_barcode_v1 *out)
+{
+    return rips_run(call, in, params, hook, pool, true, out);
+}
+
+static int rips_run(const topoml_call_v1 *call, const topoml_input_v1 *in,
+                    const topoml_rips_params_v1 *params, const scalar_rips_hook *hook,
+                    const scalar_rips_pool *pool, bool distances_only, topoml_barcode_v1 *out)
 {
     if (!call || call->struct_size < offsetof(topoml_call_v1, error_size) + sizeof(size_t) ||
         !call->alloc || !call->realloc || !call->free)
@@ -2934,7 +3197,9 @@ int scalar_rips_pooled(const topoml_call_v1 *call, const topoml_input_v1 *in,
     r->w0.work = &r->work;
     r->cur_dim = -1;
     r->hook = hook;
-    r->pool = pool && pool->n_threads > 1 && pool->run && pool->lock && pool->unlock ? pool : NULL;
+    r->rows_pool =
+        pool && pool->n_threads > 1 && pool->run && pool->lock && pool->unlock ? pool : NULL;
+    r->pool = distances_only ? NULL : r->rows_pool;
     if (!in || !params || !out)
         return fail(r, TOPOML_E_INVALID, "rips: NULL input, parameters or barcode");
     if (in->struct_size < offsetof(topoml_input_v1, edges) + sizeof in->edges ||

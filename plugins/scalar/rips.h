@@ -171,11 +171,25 @@ typedef struct scalar_rips_pool {
     uint64_t *resumed;
 } scalar_rips_pool;
 
+/* A point cloud's distances go to the pool when its pairs times its
+ * coordinates reach this (rips.c, "The distances of a point cloud on the
+ * pool"); below, starting the threads costs more than they save. */
+#define SCALAR_RIPS_POOL_MIN_PAIR_WORK (1u << 20)
+
 /* scalar_rips_hooked with a pool (NULL, or one of fewer than 2 threads:
  * exactly scalar_rips_hooked). Columns the hook takes are the hook's. */
 int scalar_rips_pooled(const topoml_call_v1 *call, const topoml_input_v1 *in,
                        const topoml_rips_params_v1 *params, const scalar_rips_hook *hook,
                        const scalar_rips_pool *pool, topoml_barcode_v1 *out);
+
+/* scalar_rips_pooled whose pool computes the distances of a point cloud's
+ * set-up and nothing else: the rest runs as in scalar_rips_hooked
+ * (plugins/threads lends its pool so for a complex too small for the rest
+ * to gain). */
+int scalar_rips_pooled_distances(const topoml_call_v1 *call, const topoml_input_v1 *in,
+                                 const topoml_rips_params_v1 *params,
+                                 const scalar_rips_hook *hook, const scalar_rips_pool *pool,
+                                 topoml_barcode_v1 *out);
 
 #ifdef __cplusplus
 }

@@ -84,8 +84,15 @@ static int threads_rips(void *state, const topoml_call_v1 *call, const topoml_in
                           ? call->n_threads
                           : 0;
     bool small = in && params && small_input(in->n, params->max_dim);
+    /* A point cloud's distances are worth the threads on their own when
+     * there are enough of them: then the pool is lent for those only. */
+    const uint32_t n_threads = threads_for(wanted);
+    bool rows = small && n_threads > 1 && in && in->kind == TOPOML_INPUT_POINTS &&
+                (double)in->n * (double)(in->n - (in->n > 0)) / 2.0 *
+                        (double)(in->dim ? in->dim : 1) >=
+                    (double)SCALAR_RIPS_POOL_MIN_PAIR_WORK;
     threads_pool pool;
-    if (threads_pool_init(&pool, small ? 1 : threads_for(wanted)) != 0) {
+    if (threads_pool_init(&pool, small && !rows ? 1 : n_threads) != 0) {
         if (call && call->error && call->error_size)
             snprintf(call->error, call->error_size, "threads: cannot make a mutex");
         return TOPOML_E_INTERNAL;
@@ -94,12 +101,15 @@ static int threads_rips(void *state, const topoml_call_v1 *call, const topoml_in
         char line[160];
         snprintf(line, sizeof line, "threads: %u threads (%u asked, %u available)%s",
                  pool.n_threads, wanted, threads_available(),
-                 small ? ": an input this small runs on one" : "");
+                 rows    ? ": the distances on them, a complex this small on one"
+                 : small ? ": an input this small runs on one"
+                         : "");
         call->log(call->host_data, TOPOML_LOG_INFO, line);
     }
     scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
                              threads_pool_unlock, 0, NULL};
-    int rc = scalar_rips_pooled(call, in, params, NULL, &lend, out);
+    int rc = rows ? scalar_rips_pooled_distances(call, in, params, NULL, &lend, out)
+                  : scalar_rips_pooled(call, in, params, NULL, &lend, out);
     threads_pool_destroy(&pool);
     return rc;
 }

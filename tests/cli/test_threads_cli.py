@@ -80,6 +80,23 @@ for (path, opts), n_points in zip(inputs, sizes):
                       what + ": log says %s" % (ran_threads(log),))
             rep.check(ran_small(log) == small, what + ": small input %s, log %r" % (small, log))
 
+# A complex too small to share whose point cloud has many pairs (pairs x
+# coordinates >= 2^20): the pool computes the distances only, and says so.
+pts = ct.random_cloud(rng, 700, 5)
+path = ct.write_cloud(pts)
+tmp.append(path)
+for dim_opts in (["--dim", "1", "--threshold", "0.9"], ["--dim", "0"]):
+    opts = ["--format", "point-cloud", "--collapse", "off"] + dim_opts
+    ref, _ = barcode(opts, path)
+    for n in (1, 2):
+        out, log = barcode(opts + ["--threads", str(n)], path, "threads")
+        what = "700 points in R^5 %s --threads %d" % (" ".join(dim_opts), n)
+        rep.check(out == ref, what + ": other bars than scalar")
+        rep.check(ran_threads(log) == (min(n, ncpu), n, ncpu),
+                  what + ": log says %s" % (ran_threads(log),))
+        rep.check(("the distances on them" in log) == (min(n, ncpu) > 1),
+                  what + ": log %r" % log)
+
 # No --threads: the configuration's threads:, else every CPU available (on
 # an input large enough to share).
 path, opts = inputs[1]

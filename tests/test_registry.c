@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -498,6 +500,56 @@ START_TEST(test_the_file_named_for_a_backend_runs_before_another_giving_its_name
 }
 END_TEST
 
+/* How many times the watched file was read since the last call. */
+static int reads_seen(int watch_fd)
+{
+    char buf[4096];
+    int n = 0;
+    for (;;) {
+        ssize_t got = read(watch_fd, buf, sizeof buf);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return n;
+        for (ssize_t at = 0; at < got;) {
+            const struct inotify_event *ev = (const struct inotify_event *)(buf + at);
+            n += (ev->mask & IN_ACCESS) != 0;
+            at += (ssize_t)(sizeof *ev + ev->len);
+        }
+    }
+}
+
+START_TEST(test_a_call_on_the_reference_reads_no_plugin_file)
+{
+    /* A context that only runs on the reference opens and checks the
+     * plugin files but reads none of them (their SHA-256 waits for their
+     * probe); a call that probes one reads it. The kernel says when the
+     * file is read (inotify), not a clock. */
+    char dir[] = "/tmp/topoml-unread-XXXXXX", file[700];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    accel_copy(dir, "topoml-backend-fault-accel.so", file, sizeof file);
+    int watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    ck_assert_int_ge(watch, 0);
+    ck_assert_int_ge(inotify_add_watch(watch, file, IN_ACCESS), 0);
+    fresh_logs();
+    topoml_context *ctx = context("gate: strict\n", dir);
+    ck_assert_int_eq(topoml_use_backend(ctx, "scalar"), TOPOML_OK);
+    rips_runs_on(ctx, "scalar");
+    distances_work(ctx);
+    ck_assert_int_eq(reads_seen(watch), 0);
+    ck_assert_int_eq(count_lines(probe_log), 0);
+    /* Naming the plugin reads and probes it. */
+    ck_assert_int_eq(topoml_use_backend(ctx, "fault-accel"), TOPOML_OK);
+    ck_assert_int_gt(reads_seen(watch), 0);
+    ck_assert_int_eq(count_lines(probe_log), 1);
+    topoml_context_free(ctx);
+    close(watch);
+    drop_logs();
+    unlink(file);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_finding_a_backend_by_name_probes_what_naming_it_does)
 {
     char path[2000];
@@ -604,6 +656,7 @@ int main(void)
                         (int)(sizeof by_name / sizeof by_name[0]));
     tcase_add_loop_test(tc, test_a_plugin_named_unlike_its_file_is_still_found_by_name, 0, 2);
     tcase_add_test(tc, test_finding_a_backend_by_name_probes_what_naming_it_does);
+    tcase_add_test(tc, test_a_call_on_the_reference_reads_no_plugin_file);
     tcase_add_loop_test(tc, test_the_file_named_for_a_backend_runs_before_another_giving_its_name,
                         0, 2);
     tcase_add_test(tc, test_plugins_are_probed_at_once_not_one_after_another);

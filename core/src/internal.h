@@ -85,7 +85,8 @@ typedef struct tm_backend {
     /* Loading (loader.c, isolate_probe.c, registry.c). */
     int fd;                        /* the plugin file, opened and checked once;
                                       -1 for the built-in backend */
-    char file_sha256[65];          /* read from fd: what certificates bind */
+    char file_sha256[65];          /* read from fd before the first probe
+                                      (tm_loader_hash): what certificates bind */
     uint32_t op_mask;              /* 1u << op for every op pointer present */
     uint32_t selection;            /* topoml_selection of the vtable */
     void *probed;                  /* what the probe process reported:
@@ -239,11 +240,15 @@ void tm_loader_each_file(topoml_context *ctx, tm_plugin_file_fn fn, void *user);
 bool tm_path_is_safe(const char *path, bool want_dir, char *why, size_t why_size);
 /* Does this code run from libtopoml's build tree (not an installed copy)? */
 bool tm_in_build_tree(void);
-/* Open one plugin file once (O_NOFOLLOW | O_CLOEXEC) into b->fd, check the
- * owner and mode of the file and of every folder up to the root on that
- * descriptor, and hash it into b->file_sha256; else `b` is rejected with the
- * reason. Runs no plugin code. */
+/* Open one plugin file once (O_NOFOLLOW | O_CLOEXEC) into b->fd and check
+ * the owner and mode of the file and of every folder up to the root on that
+ * descriptor; else `b` is rejected with the reason. Runs no plugin code and
+ * reads nothing of the file. */
 void tm_loader_check(topoml_context *ctx, const char *path, tm_backend *b);
+/* Read the SHA-256 of the checked file from b->fd into b->file_sha256
+ * (what certificates bind; once, before the file is first probed); `b` is
+ * rejected if the file cannot be read. */
+void tm_loader_hash(topoml_context *ctx, tm_backend *b);
 /* dlopen the checked file through /proc/self/fd/<b->fd> and negotiate; on
  * success fills b->vt, else `b` is rejected with its reason. This runs the
  * plugin's code in this process. */

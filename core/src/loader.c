@@ -16,7 +16,9 @@
  * same file, through /proc/self/fd/N. Swapping a file or a folder between
  * the check and the load changes nothing: no path is resolved twice.
  *
- * Discovery only checks files (tm_loader_check). Negotiation runs plugin
+ * Discovery only checks files (tm_loader_check); their SHA-256 is read
+ * from the same descriptor when they are first probed (tm_loader_hash), so
+ * a call that needs no plugin reads none. Negotiation runs plugin
  * code, so the host does it only for plugins the gate enabled; before that
  * a child process does it (isolate_probe.c). A plugin file can be wrong in
  * many ways (not an ELF object, no entry symbol, another ABI, a short
@@ -220,13 +222,19 @@ void tm_loader_check(topoml_context *ctx, const char *path, tm_backend *b)
         return;
     }
     b->in_default_folder = in_default_folder(real);
-    int err = tm_sha256_fd(fd, b->file_sha256);
-    if (err) {
-        close(fd);
-        reject(b, "cannot read plugin file: %s", strerror(err));
-        return;
-    }
     b->fd = fd;
+}
+
+void tm_loader_hash(topoml_context *ctx, tm_backend *b)
+{
+    (void)ctx;
+    if (b->file_sha256[0] || b->fd < 0 || b->gate_state == TOPOML_GATE_REJECTED)
+        return;
+    int err = tm_sha256_fd(b->fd, b->file_sha256);
+    if (err) {
+        b->file_sha256[0] = '\0';
+        reject(b, "cannot read plugin file: %s", strerror(err));
+    }
 }
 
 void tm_loader_negotiate(topoml_context *ctx, tm_backend *b)

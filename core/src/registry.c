@@ -240,6 +240,7 @@ static bool probe_files(topoml_context *ctx, const char *named)
     for (uint32_t i = 1; i < ctx->n_backends; i++) {
         tm_backend *b = &ctx->backends[i];
         if (!b->probed_here && (!named || tm_loader_file_is_for(b->path, named))) {
+            tm_loader_hash(ctx, b); /* read only now: a call on the reference reads no plugin */
             b->probe_queued = b->probed_here = true;
             any = true;
         }

@@ -23,7 +23,9 @@ the conformance suite instead; `enable: [threads]` lets the named plugin
 run), with the build tree's own plugins found as usual: on a GPU machine whose build has the cuda and triton-bridge plugins,
 the rows with 0 slow plugins time their real probes. --baseline BUILD
 times a build of the earlier code the same way, the runs of the two builds
-alternating. Medians of --repeat runs, wall seconds.
+alternating. Medians of --repeat runs, wall seconds, and CPU seconds (user
++ system of the command and its helper processes: steadier on a loaded
+machine) beside them.
 Prints a table and writes a bench/results artifact (tools/bench/artifact.py;
 --json FILE, or - for stdout). Standard library only.
 
@@ -32,6 +34,7 @@ Prints a table and writes a bench/results artifact (tools/bench/artifact.py;
 
 import argparse
 import os
+import resource
 import random
 import shutil
 import statistics
@@ -47,12 +50,15 @@ SLOW = os.path.join("fault-plugins", "probe-slow", "topoml-backend-fault-probe-s
 
 
 def run_once(cmd, env):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     dt = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
         sys.exit("FAILED (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr))
-    return dt, r.stdout
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return dt, cpu, r.stdout
 
 
 def main():
@@ -109,15 +115,16 @@ def main():
                                      data]),
             ("backends", ["backends"]),
         ]
-        times, outputs = {}, {}
+        times, cpus, outputs = {}, {}, {}
         for _ in range(a.repeat):
             for what, args in commands:
                 for count, folder in folders.items():
                     for label, build in builds:
                         cmd = [os.path.join(build, "tools", "topoml")] + args[:1] + \
                             ["--config", config] + args[1:]
-                        dt, out = run_once(cmd, dict(env, TOPOML_PLUGIN_PATH=folder))
+                        dt, cpu, out = run_once(cmd, dict(env, TOPOML_PLUGIN_PATH=folder))
                         times.setdefault((what, count, label), []).append(dt)
+                        cpus.setdefault((what, count, label), []).append(cpu)
                         if what.startswith("barcode"):
                             outputs.setdefault((what, count), set()).add(out)
         same = all(len(v) == 1 for v in outputs.values())
@@ -125,21 +132,25 @@ def main():
         cases = []
         labels = [label for label, _ in builds]
         print("%-26s %8s " % ("command", "plugins") +
-              " ".join("%12s" % ("%s (ms)" % l) for l in labels))
+              " ".join("%12s" % ("%s (ms)" % l) for l in labels) + "   " +
+              " ".join("%14s" % ("%s CPU ms" % l) for l in labels))
         for what, _ in commands:
             for count in folders:
-                row = []
+                row, cpu_row = [], []
                 for label in labels:
                     t = times[(what, count, label)]
+                    c = cpus[(what, count, label)]
                     med = statistics.median(t)
                     row.append(med)
+                    cpu_row.append(statistics.median(c))
                     cases.append(artifact.case(
                         "topoml %s, %d slow-probe plugin%s" % (what, count,
                                                                 "" if count == 1 else "s"),
                         "topoml (%s)" % label, t, median=med, slow_plugins=count,
-                        probe_ms=a.probe_ms))
+                        probe_ms=a.probe_ms, cpu_times=c, cpu_median=cpu_row[-1]))
                 print("%-26s %8d " % (what, count) +
-                      " ".join("%12.1f" % (1e3 * m) for m in row))
+                      " ".join("%12.1f" % (1e3 * m) for m in row) + "   " +
+                      " ".join("%14.1f" % (1e3 * m) for m in cpu_row))
         print("barcodes identical across builds and plugin counts: %s" % ("yes" if same else "NO"))
         if a.json:
             versions = {}

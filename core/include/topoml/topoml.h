@@ -77,8 +77,9 @@ typedef struct topoml_context_options {
 } topoml_context_options;
 
 /* Make a context: read the configuration and discover plugin files (each
- * opened, checked and hashed; no plugin code runs). The plugins are probed
- * (each in a child process, all at once) and given their gate state on the
+ * opened and checked; none is read, no plugin code runs). The plugins are
+ * hashed and probed (each in a child process, all at once) and given their
+ * gate state on the
  * first call that needs them: listing (topoml_backend_get), an automatic
  * choice that does not stop at "scalar" first in `prefer`, data in device
  * memory; naming a backend (topoml_use_backend, an entry of `prefer`)

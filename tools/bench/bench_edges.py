@@ -22,7 +22,8 @@ and lent a pool of 2 threads as topoml-backend-threads lends it (float32).
 Both builds must give the same barcode, bit for bit (the run stops if not).
 
 Usage:
-  tools/bench/bench_edges.py [--base COMMIT] [--rounds 3] [--json FILE]
+  tools/bench/bench_edges.py [--base COMMIT [--base-tree DIR]] [--threads 1,2]
+                             [--rounds 3] [--json FILE]
   tools/bench/bench_edges.py --markdown FILE   (the table of a result file)
 """
 import argparse
@@ -70,6 +71,14 @@ def base_tree(commit, tmp):
     return tree
 
 
+def git_short(rev):
+    try:
+        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", rev],
+                              capture_output=True, text=True).stdout.strip() or rev
+    except OSError:
+        return rev
+
+
 def med(runs, key):
     return statistics.median(r[key] for r in runs)
 
@@ -99,6 +108,12 @@ def main():
     ap.add_argument("--base", default="1c03990",
                     help="the commit whose engine is 'before' (default: the one this "
                     "work started from)")
+    ap.add_argument("--base-tree", help="a folder holding BASE's plugin-api, plugins/scalar and "
+                    "plugins/threads (where this checkout has no git history, e.g. a copy on "
+                    "another machine); --base then only names it")
+    ap.add_argument("--head", help="what to call this checkout (default: git's HEAD)")
+    ap.add_argument("--threads", default="1,2",
+                    help="thread counts for the float32 cases (float64: the first)")
     ap.add_argument("--rounds", type=int, default=3,
                     help="alternating rounds (before, after) per case")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
@@ -114,18 +129,18 @@ def main():
     tmp = tempfile.mkdtemp(prefix="bench_edges_")
     bins = {"before": os.path.join(tmp, "edge_stage_before"),
             "after": os.path.join(tmp, "edge_stage_after")}
+    tree = os.path.abspath(a.base_tree) if a.base_tree else base_tree(a.base, tmp)
     commands = [" ".join([os.path.relpath(__file__, ROOT)] + sys.argv[1:]),
-                build(base_tree(a.base, tmp), bins["before"]), build(ROOT, bins["after"])]
-    head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                          capture_output=True, text=True).stdout.strip() or "unknown"
-    base = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", a.base],
-                          capture_output=True, text=True).stdout.strip() or a.base
+                build(tree, bins["before"]), build(ROOT, bins["after"])]
+    head = a.head or git_short("HEAD")
+    base = git_short(a.base) if not a.base_tree else a.base
     configs = []
     for n in map(int, a.sizes.split(",")):
         for d in map(int, a.dims.split(",")):
             for per_point in (EDGES_PER_POINT, 0):
                 for dtype in ("f32", "f64"):
-                    for threads in ((1, 2) if dtype == "f32" else (1,)):
+                    counts = [int(t) for t in a.threads.split(",")]
+                    for threads in (counts if dtype == "f32" else counts[:1]):
                         configs.append((n, d, per_point, dtype, threads))
     out = []
     for n, d, per_point, dtype, threads in configs:

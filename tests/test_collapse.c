@@ -286,9 +286,9 @@ START_TEST(test_collapse_direct_on_complete_graph)
         for (uint32_t i = 0; i < j; i++, m++)
             e[m] = (topoml_edge){(double)(m + 1), i, j};
     uint64_t left = 0;
-    bool declined = true;
-    ck_assert_int_eq(tm_collapse_edges(ctx, n, e, m, 0.0, &left, &declined), TOPOML_OK);
-    ck_assert(!declined);
+    tm_collapse_probe probe;
+    ck_assert_int_eq(tm_collapse_edges(ctx, n, e, m, 0.0, &left, &probe), TOPOML_OK);
+    ck_assert(!probe.declined);
     ck_assert_uint_lt(left, m);
     ck_assert_uint_ge(left, n - 1);
     topoml_context_free(ctx);
@@ -314,13 +314,13 @@ START_TEST(test_collapse_probe_declines_and_leaves_the_list)
         ck_assert_ptr_nonnull(copy);
         memcpy(copy, e, m * sizeof *e);
         uint64_t left = 0;
-        bool declined = false;
-        ck_assert_int_eq(tm_collapse_edges(ctx, 120, e, m, 1.01, &left, &declined), TOPOML_OK);
-        ck_assert(declined);
+        tm_collapse_probe probe;
+        ck_assert_int_eq(tm_collapse_edges(ctx, 120, e, m, 1.01, &left, &probe), TOPOML_OK);
+        ck_assert(probe.declined);
         ck_assert_uint_eq(left, m);
         ck_assert(memcmp(copy, e, m * sizeof *e) == 0);
-        ck_assert_int_eq(tm_collapse_edges(ctx, 120, e, m, 0.0, &left, &declined), TOPOML_OK);
-        ck_assert(!declined);
+        ck_assert_int_eq(tm_collapse_edges(ctx, 120, e, m, 0.0, &left, &probe), TOPOML_OK);
+        ck_assert(!probe.declined);
         topoml_free(ctx, e);
         free(copy);
         topoml_data_free(ctx, d);
@@ -336,6 +336,102 @@ START_TEST(test_collapse_probe_declines_and_leaves_the_list)
     tm_free(ctx, c.edges);
     topoml_data_free(ctx, d);
     free(x);
+    topoml_context_free(ctx);
+}
+END_TEST
+
+/* n points uniform on the unit 3-sphere in R^4 (normalised points of the
+ * ball): like sphere_3_192, a sample too sparse for its dimension, where
+ * almost no edge is dominated. */
+static double *sphere3_points(uint64_t *s, uint64_t n)
+{
+    double *x = malloc(n * 4 * sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    for (uint64_t i = 0; i < n; i++) {
+        double r2;
+        do {
+            r2 = 0.0;
+            for (int c = 0; c < 4; c++) {
+                x[i * 4 + c] = 2.0 * rng_unit(s) - 1.0;
+                r2 += x[i * 4 + c] * x[i * 4 + c];
+            }
+        } while (r2 > 1.0 || r2 < 1e-6);
+        for (int c = 0; c < 4; c++)
+            x[i * 4 + c] /= sqrt(r2);
+    }
+    return x;
+}
+
+/* TOPOML_COLLAPSE_AUTO's rule (the share ops.c uses, 0.1): a sparse sample
+ * of the 3-sphere is handed on as it is, and the probe says so before it has
+ * looked at all of the longest tenth of the edges (it stops once the answer
+ * is clear); well-sampled clouds — uniform in a cube with no threshold, a
+ * noisy circle under one — are collapsed, most of their edges gone. Either
+ * way the barcode is the one without the collapse. */
+START_TEST(test_collapse_auto_declines_on_a_sphere_and_goes_on_on_a_sampled_space)
+{
+    topoml_context *ctx = new_ctx();
+    for (int seed = 1; seed <= 6; seed++) {
+        uint64_t s = 1234u + 77u * (uint64_t)seed;
+        const uint64_t n = 150 + 25 * (uint64_t)(seed % 3);
+        double *x = sphere3_points(&s, n);
+        topoml_data *d = NULL;
+        ck_assert_int_eq(topoml_data_from_points(ctx, &d, n, 4, x), TOPOML_OK);
+        tm_collapsed c;
+        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, INFINITY, 0.1, &c),
+                         TOPOML_OK);
+        ck_assert_msg(!c.done && c.probe.declined,
+                      "sphere seed %d, %llu points: collapsed (%llu of the first %llu of %llu "
+                      "removed)",
+                      seed, (unsigned long long)n, (unsigned long long)c.probe.removed,
+                      (unsigned long long)c.probe.examined, (unsigned long long)c.probe.size);
+        ck_assert_uint_lt(c.probe.examined, c.probe.size);
+        ck_assert_uint_lt(c.probe.removed * 10, c.probe.size);
+        if (seed == 1) {
+            topoml_rips_options o;
+            topoml_rips_options_init(&o);
+            o.max_dim = 1;
+            uint64_t n_auto, n_off;
+            topoml_interval *a = barcode(ctx, d, o, TOPOML_COLLAPSE_AUTO, &n_auto);
+            topoml_interval *f = barcode(ctx, d, o, TOPOML_COLLAPSE_OFF, &n_off);
+            ck_assert_uint_eq(n_auto, n_off);
+            ck_assert(memcmp(a, f, n_auto * sizeof *a) == 0);
+            free(a);
+            free(f);
+        }
+        topoml_data_free(ctx, d);
+        free(x);
+    }
+    for (int seed = 1; seed <= 6; seed++) {
+        uint64_t s = 4321u + 31u * (uint64_t)seed;
+        const int shape = seed % 2 ? 0 : 2; /* a cube, no threshold; a circle, 0.5 */
+        const uint64_t n = shape == 0 ? 200 + 50 * (uint64_t)(seed % 3) : 300;
+        double *x = random_points(&s, shape, n, 3);
+        topoml_data *d = NULL;
+        ck_assert_int_eq(topoml_data_from_points(ctx, &d, n, 3, x), TOPOML_OK);
+        tm_collapsed c;
+        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN,
+                                           shape == 0 ? INFINITY : 0.5, 0.1, &c),
+                         TOPOML_OK);
+        ck_assert_msg(c.done && !c.probe.declined, "shape %d seed %d: declined", shape, seed);
+        ck_assert_uint_lt(c.n_edges * 2, c.n_before);
+        tm_free(ctx, c.edges);
+        if (seed <= 2) {
+            topoml_rips_options o;
+            topoml_rips_options_init(&o);
+            o.max_dim = 1;
+            o.threshold = shape == 0 ? INFINITY : 0.5;
+            uint64_t n_auto, n_off;
+            topoml_interval *a = barcode(ctx, d, o, TOPOML_COLLAPSE_AUTO, &n_auto);
+            topoml_interval *f = barcode(ctx, d, o, TOPOML_COLLAPSE_OFF, &n_off);
+            ck_assert_uint_eq(n_auto, n_off);
+            ck_assert(memcmp(a, f, n_auto * sizeof *a) == 0);
+            free(a);
+            free(f);
+        }
+        topoml_data_free(ctx, d);
+        free(x);
+    }
     topoml_context_free(ctx);
 }
 END_TEST
@@ -366,8 +462,8 @@ START_TEST(test_collapse_refuses_bad_settings_and_limits)
     uint64_t m = 0, left = 0;
     ck_assert_int_eq(topoml_edges(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, &e, &m), TOPOML_OK);
     topoml_set_max_memory(ctx, 4096);
-    bool declined = false;
-    ck_assert_int_eq(tm_collapse_edges(ctx, 300, e, m, 0.0, &left, &declined), TOPOML_E_LIMIT);
+    tm_collapse_probe probe;
+    ck_assert_int_eq(tm_collapse_edges(ctx, 300, e, m, 0.0, &left, &probe), TOPOML_E_LIMIT);
     ck_assert(strstr(topoml_errmsg(ctx), "collapse") != NULL);
     topoml_free(ctx, e);
     topoml_data_free(ctx, d);
@@ -388,6 +484,7 @@ int main(void)
     tcase_add_test(tc, test_collapse_grid_finds_every_edge);
     tcase_add_test(tc, test_collapse_direct_on_complete_graph);
     tcase_add_test(tc, test_collapse_probe_declines_and_leaves_the_list);
+    tcase_add_test(tc, test_collapse_auto_declines_on_a_sphere_and_goes_on_on_a_sampled_space);
     tcase_add_test(tc, test_collapse_refuses_bad_settings_and_limits);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);

@@ -199,33 +199,29 @@ START_TEST(test_asking_for_the_reference_starts_no_probe)
 END_TEST
 
 /* Each of these needs to know the plugins, so it probes them (all). */
-typedef enum need { NEED_LIST, NEED_NAME, NEED_UNKNOWN_NAME, NEED_AUTO, NEED_PREFER } need;
+typedef enum need { NEED_LIST, NEED_UNKNOWN_NAME, NEED_AUTO } need;
 
 START_TEST(test_a_call_that_needs_the_plugins_probes_them_all)
 {
     char path[2000];
     plugin_path(path, sizeof path);
     fresh_logs();
-    topoml_context *ctx = context(
-        _i == NEED_PREFER ? "prefer: [fault-accel, scalar]\ngate: strict\n" : "gate: strict\n",
-        path);
+    topoml_context *ctx = context("gate: strict\n", path);
     ck_assert_int_eq(count_lines(probe_log), 0); /* creating the context probes nothing */
     topoml_backend_info b = {.struct_size = sizeof b};
     switch ((need)_i) {
     case NEED_LIST: ck_assert_int_eq(topoml_backend_get(ctx, 0, &b), TOPOML_OK); break;
-    case NEED_NAME:
-        /* Known only from its probe; disabled (gate: strict), so refused at the call. */
-        ck_assert_int_eq(topoml_use_backend(ctx, "fault-accel"), TOPOML_OK);
-        ck_assert_int_eq(topoml_use_backend(ctx, NULL), TOPOML_OK);
-        break;
     case NEED_UNKNOWN_NAME: {
+        /* No file is named for it, so every one is probed, and the refusal
+         * lists what was found: the plugins too. */
         ck_assert_int_eq(topoml_use_backend(ctx, "no-such-backend"), TOPOML_E_NOT_FOUND);
-        /* The refusal lists what was found: the plugins too. */
-        ck_assert_msg(strstr(topoml_errmsg(ctx), "fault-probe-slow"), "%s", topoml_errmsg(ctx));
+        ck_assert_msg(strstr(topoml_errmsg(ctx), "no backend is named 'no-such-backend'") &&
+                          strstr(topoml_errmsg(ctx), "fault-probe-slow") &&
+                          strstr(topoml_errmsg(ctx), "fault-accel"),
+                      "%s", topoml_errmsg(ctx));
         break;
     }
-    case NEED_AUTO:
-    case NEED_PREFER: rips_runs_on(ctx, "scalar"); break;
+    case NEED_AUTO: rips_runs_on(ctx, "scalar"); break;
     }
     probe_run runs[8];
     ck_assert_int_eq(read_probe_log(runs, 8), 3);
@@ -234,6 +230,99 @@ START_TEST(test_a_call_that_needs_the_plugins_probes_them_all)
     for (uint32_t i = 0; i < topoml_backend_count(ctx); i++)
         ck_assert_int_eq(topoml_backend_get(ctx, i, &b), TOPOML_OK);
     ck_assert_int_eq(count_lines(probe_log), 3);
+    topoml_context_free(ctx);
+    drop_logs();
+}
+END_TEST
+
+/* The names in the probe log, in its order, joined by spaces. */
+static void probed_names(char *out, size_t size)
+{
+    probe_run runs[16];
+    int n = read_probe_log(runs, 16);
+    size_t len = 0;
+    out[0] = '\0';
+    for (int k = 0; k < n && len < size; k++)
+        len += (size_t)snprintf(out + len, size - len, "%s%s", k ? " " : "", runs[k].name);
+}
+
+/* fault-accel is named, and disabled (gate: strict; its answers are
+ * wrong): an op is refused with the gate reason of the file that runs. */
+static void accel_refused(topoml_context *ctx)
+{
+    static const double cloud[] = {0, 0, 3, 4, 6, 8};
+    topoml_data *d = NULL;
+    ck_assert_int_eq(topoml_data_from_points(ctx, &d, 3, 2, cloud), TOPOML_OK);
+    void *out = NULL;
+    uint64_t n = 0;
+    ck_assert_int_eq(topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &n),
+                     TOPOML_E_GATE);
+    ck_assert_msg(strstr(topoml_errmsg(ctx), "backend 'fault-accel' is not enabled") &&
+                      !strstr(topoml_errmsg(ctx), "duplicate"),
+                  "%s", topoml_errmsg(ctx));
+    topoml_data_free(ctx, d);
+}
+
+/* How a plugin is named: through the C API, or first in `prefer` (where,
+ * disabled, it is passed over for the reference). */
+static const struct {
+    const char *config;
+    const char *use;
+} by_name[] = {
+    {"gate: strict\n", "fault-accel"},
+    {"prefer: [fault-accel, scalar]\ngate: strict\n", NULL},
+};
+
+START_TEST(test_naming_a_plugin_probes_only_the_file_named_for_it)
+{
+    /* Three plugin files (a slow probe; topoml-backend-fault.so, whose probe
+     * crashes and which gives the name fault-probe-crash; and
+     * topoml-backend-fault-accel.so): naming fault-accel probes its file
+     * alone, once. */
+    char path[2000];
+    plugin_path(path, sizeof path);
+    fresh_logs();
+    topoml_context *ctx = context(by_name[_i].config, path);
+    ck_assert_int_eq(topoml_use_backend(ctx, by_name[_i].use), TOPOML_OK);
+    for (int round = 0; round < 2; round++) {
+        if (by_name[_i].use) {
+            accel_refused(ctx);
+        } else {
+            distances_work(ctx);
+            ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
+        }
+    }
+    char names[256];
+    probed_names(names, sizeof names);
+    ck_assert_str_eq(names, "fault-accel");
+
+    /* topoml_backend_find tells of it without probing anything more. */
+    topoml_backend_info found = {.struct_size = sizeof found};
+    ck_assert_int_eq(topoml_backend_find(ctx, "fault-accel", &found), TOPOML_OK);
+    ck_assert_str_eq(found.name, "fault-accel");
+    ck_assert_msg(strstr(found.path, "/accel/topoml-backend-fault-accel.so"), "%s", found.path);
+    ck_assert_uint_eq(found.gate_state, TOPOML_GATE_DISABLED);
+    ck_assert_int_eq(count_lines(probe_log), 1);
+
+    /* Listing after it shows every plugin, probed (the named one not twice). */
+    int listed = 0, dup = 0;
+    for (uint32_t i = 1; i < topoml_backend_count(ctx); i++) {
+        topoml_backend_info b = {.struct_size = sizeof b};
+        ck_assert_int_eq(topoml_backend_get(ctx, i, &b), TOPOML_OK);
+        ck_assert_msg(b.name[0] || b.gate_state == TOPOML_GATE_REJECTED,
+                      "backend %u listed unprobed", i);
+        if (!strstr(b.path, "/fault-plugins/"))
+            continue; /* topoml's own plugin folder */
+        listed++;
+        dup += b.gate_reason && strstr(b.gate_reason, "duplicate") != NULL;
+    }
+    ck_assert_int_eq(listed, 3);
+    ck_assert_int_eq(dup, 0);
+    ck_assert_int_eq(count_lines(probe_log), 3);
+    probed_names(names, sizeof names);
+    ck_assert_msg(strstr(names, "fault-probe-slow") && strstr(names, "fault-probe-crash"), "%s",
+                  names);
+    ck_assert_ptr_eq(strstr(strstr(names, "fault-accel") + 1, "fault-accel"), NULL);
     topoml_context_free(ctx);
     drop_logs();
 }
@@ -310,6 +399,142 @@ START_TEST(test_plugins_are_probed_at_once_not_one_after_another)
 }
 END_TEST
 
+static void accel_copy(const char *dir, const char *file_name, char *out, size_t size)
+{
+    char src[600];
+    snprintf(src, sizeof src, "%s/fault-plugins/accel/topoml-backend-fault-accel.so",
+             TOPOML_TEST_BUILD_DIR);
+    snprintf(out, size, "%s/%s", dir, file_name);
+    copy_file(src, out);
+}
+
+START_TEST(test_a_plugin_named_unlike_its_file_is_still_found_by_name)
+{
+    /* fault-accel in a file named topoml-backend-renamed.so, beside the slow
+     * plugin: naming fault-accel finds no file named for it, so every file is
+     * probed and the plugin is found. The file's name is no backend's. */
+    char dir[] = "/tmp/topoml-renamed-XXXXXX", file[700], slow[400], path[1200];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    accel_copy(dir, "topoml-backend-renamed.so", file, sizeof file);
+    fault_dir("probe-slow", slow, sizeof slow);
+    snprintf(path, sizeof path, "%s:%s", slow, dir);
+    fresh_logs();
+    topoml_context *ctx = context(_i == 0 ? "gate: strict\n"
+                                          : "prefer: [fault-accel, scalar]\ngate: strict\n",
+                                  path);
+    if (_i == 0) {
+        ck_assert_int_eq(topoml_use_backend(ctx, "fault-accel"), TOPOML_OK);
+        accel_refused(ctx);
+    } else {
+        distances_work(ctx);
+        ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
+    }
+    ck_assert_int_eq(count_lines(probe_log), 2);
+    ck_assert_int_eq(topoml_use_backend(ctx, "renamed"), TOPOML_E_NOT_FOUND);
+    ck_assert_msg(strstr(topoml_errmsg(ctx), "no backend is named 'renamed'") &&
+                      strstr(topoml_errmsg(ctx), "fault-accel"),
+                  "%s", topoml_errmsg(ctx));
+    ck_assert_int_eq(count_lines(probe_log), 2);
+    topoml_context_free(ctx);
+
+    /* Named by its file's name first: that file is probed, is not the
+     * backend, so every file is probed before the refusal. */
+    ctx = context("gate: strict\n", path);
+    ck_assert_int_eq(topoml_use_backend(ctx, "renamed"), TOPOML_E_NOT_FOUND);
+    ck_assert_msg(strstr(topoml_errmsg(ctx), "fault-accel") &&
+                      strstr(topoml_errmsg(ctx), "fault-probe-slow"),
+                  "%s", topoml_errmsg(ctx));
+    ck_assert_int_eq(count_lines(probe_log), 4);
+    topoml_context_free(ctx);
+    drop_logs();
+    unlink(file);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_the_file_named_for_a_backend_runs_before_another_giving_its_name)
+{
+    /* Two files give the name fault-accel: topoml-backend-a-copy.so, found
+     * first, and topoml-backend-fault-accel.so. The file named for the
+     * backend runs and the other is its duplicate, whether the backend was
+     * named before the listing (_i == 0: only its file probed then) or not. */
+    char dir[] = "/tmp/topoml-twonames-XXXXXX", copy[700], named[700];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    accel_copy(dir, "topoml-backend-a-copy.so", copy, sizeof copy);
+    accel_copy(dir, "topoml-backend-fault-accel.so", named, sizeof named);
+    fresh_logs();
+    topoml_context *ctx = context("gate: strict\n", dir);
+    if (_i == 0) {
+        ck_assert_int_eq(topoml_use_backend(ctx, "fault-accel"), TOPOML_OK);
+        accel_refused(ctx);
+        ck_assert_int_eq(count_lines(probe_log), 1);
+    }
+    for (uint32_t i = 1; i <= 2; i++) {
+        topoml_backend_info b = {.struct_size = sizeof b};
+        ck_assert_int_eq(topoml_backend_get(ctx, i, &b), TOPOML_OK);
+        ck_assert_str_eq(b.name, "fault-accel");
+        if (strcmp(b.path, copy) == 0) {
+            char want[800];
+            snprintf(want, sizeof want, "duplicate of backend 'fault-accel' from %s", named);
+            ck_assert_msg(strstr(b.gate_reason, want), "%s", b.gate_reason);
+            ck_assert_uint_eq(b.gate_state, TOPOML_GATE_DISABLED);
+        } else {
+            ck_assert_str_eq(b.path, named);
+            ck_assert_msg(!strstr(b.gate_reason, "duplicate"), "%s", b.gate_reason);
+        }
+    }
+    ck_assert_int_eq(count_lines(probe_log), 2);
+    /* The one that runs is the one named for it, in the same context. */
+    ck_assert_int_eq(topoml_use_backend(ctx, "fault-accel"), TOPOML_OK);
+    accel_refused(ctx);
+    topoml_backend_info found = {.struct_size = sizeof found};
+    ck_assert_int_eq(topoml_backend_find(ctx, "fault-accel", &found), TOPOML_OK);
+    ck_assert_str_eq(found.path, named);
+    topoml_context_free(ctx);
+    drop_logs();
+    unlink(copy);
+    unlink(named);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_finding_a_backend_by_name_probes_what_naming_it_does)
+{
+    char path[2000];
+    plugin_path(path, sizeof path);
+    fresh_logs();
+    topoml_context *ctx = context("gate: strict\n", path);
+    topoml_backend_info b = {.struct_size = sizeof b};
+    /* The reference: no probe. */
+    ck_assert_int_eq(topoml_backend_find(ctx, "scalar", &b), TOPOML_OK);
+    ck_assert_str_eq(b.name, "scalar");
+    ck_assert_ptr_null(b.path);
+    ck_assert_uint_eq(b.gate_state, TOPOML_GATE_ENABLED);
+    ck_assert_int_eq(count_lines(probe_log), 0);
+    /* A plugin: its file only. */
+    ck_assert_int_eq(topoml_backend_find(ctx, "fault-probe-slow", &b), TOPOML_OK);
+    ck_assert_str_eq(b.name, "fault-probe-slow");
+    ck_assert_int_eq(b.probe_status, TOPOML_OK);
+    ck_assert_int_eq(count_lines(probe_log), 1);
+    /* A name nobody has: every file, and the names found in the message. */
+    ck_assert_int_eq(topoml_backend_find(ctx, "no-such-backend", &b), TOPOML_E_NOT_FOUND);
+    ck_assert_msg(strstr(topoml_errmsg(ctx), "no backend is named 'no-such-backend'") &&
+                      strstr(topoml_errmsg(ctx), "fault-accel"),
+                  "%s", topoml_errmsg(ctx));
+    ck_assert_int_eq(count_lines(probe_log), 3);
+    /* A plugin whose probe crashed has no name to be found by. */
+    ck_assert_int_eq(topoml_backend_find(ctx, "fault-probe-crash", &b), TOPOML_E_NOT_FOUND);
+    /* Misuse. */
+    ck_assert_int_eq(topoml_backend_find(NULL, "scalar", &b), TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_backend_find(ctx, NULL, &b), TOPOML_E_INVALID);
+    ck_assert_int_eq(topoml_backend_find(ctx, "scalar", NULL), TOPOML_E_INVALID);
+    topoml_backend_info small = {.struct_size = 8};
+    ck_assert_int_eq(topoml_backend_find(ctx, "scalar", &small), TOPOML_E_INVALID);
+    topoml_context_free(ctx);
+    drop_logs();
+}
+END_TEST
+
 START_TEST(test_a_crashing_probe_rejects_only_its_plugin_when_probed_on_need)
 {
     /* The probes run when the automatic selection needs them (_i == 0) or
@@ -374,7 +599,13 @@ int main(void)
     tcase_add_loop_test(tc, test_asking_for_the_reference_starts_no_probe, 0,
                         (int)(sizeof by_reference / sizeof by_reference[0]));
     tcase_add_loop_test(tc, test_a_call_that_needs_the_plugins_probes_them_all, NEED_LIST,
-                        NEED_PREFER + 1);
+                        NEED_AUTO + 1);
+    tcase_add_loop_test(tc, test_naming_a_plugin_probes_only_the_file_named_for_it, 0,
+                        (int)(sizeof by_name / sizeof by_name[0]));
+    tcase_add_loop_test(tc, test_a_plugin_named_unlike_its_file_is_still_found_by_name, 0, 2);
+    tcase_add_test(tc, test_finding_a_backend_by_name_probes_what_naming_it_does);
+    tcase_add_loop_test(tc, test_the_file_named_for_a_backend_runs_before_another_giving_its_name,
+                        0, 2);
     tcase_add_test(tc, test_plugins_are_probed_at_once_not_one_after_another);
     tcase_add_loop_test(tc, test_a_crashing_probe_rejects_only_its_plugin_when_probed_on_need, 0,
                         2);

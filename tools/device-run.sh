@@ -9,13 +9,15 @@
 #   asm      plugins/asm-avx512/run-on-avx512.sh (tests + benchmark)
 #   triton   plugins/triton-bridge/run-on-gpu.sh (tests + benchmark)
 #   cuda     plugins/cuda/run-on-gpu.sh (tests, sanitizers, benchmark)
-#   rips     tools/bench/bench_rips_gpu.py: barcodes on the cuda backend vs
+#   rips     tools/bench/bench_rips_gpu.py: barcodes on the cuda backend (as a
+#            CLI process and, when the tree part built the Python package,
+#            in process like giotto-ph) vs
 #            the scalar one, Ripser++ (.gpudata/ripser++ when present: built
 #            from its public source, never part of this tree) and Ripser
 #   collapse plugins/cuda/bench/bench_cuda_collapse.py (collapse off/on/auto
 #            in front of the cuda backend)
 #   py       the Python package on this machine's python3 itself (its torch,
-#            numpy, ...: a venv would not see packages in the user's site),
+#            numpy, ...: a venv would not see them), run under its own path,
 #            with the wheels of .whl/ (nanobind, pytest, ...; installed for
 #            every part, see below): the CUDA cases of the torch tests with
 #            the cuda plugin enabled in-process, then tools/bench/ml_adapters.py
@@ -73,6 +75,14 @@ if ls "$repo"/.whl/*.whl >/dev/null 2>&1; then
         "$repo"/.whl/*.whl >/dev/null 2>&1
     export PYTHONPATH=$pysite${PYTHONPATH:+:$PYTHONPATH}
 fi
+# TOPOML_PYTHON_VENV needs VENV/bin/python: this python3, by a script that
+# runs it under its own path (a link would hide the virtual environment that
+# python3 may be, and with it numpy and torch). The tree part builds the
+# Python package with it; the rips and py parts use it.
+venv=/tmp/topoml-device-py
+mkdir -p "$venv/bin"
+printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v python3)" >"$venv/bin/python"
+chmod +x "$venv/bin/python"
 data=$repo/.gpudata/ripser-examples
 [ -d "$data" ] || data=$repo/../shared/data/ripser-examples
 {
@@ -84,6 +94,7 @@ data=$repo/.gpudata/ripser-examples
     gcc --version | head -1
     cmake --version | head -1
     nvcc --version | tail -1
+    "$venv/bin/python" -c "import sys, numpy, torch; print(sys.executable, 'numpy', numpy.__version__, 'torch', torch.__version__)"
 } >"$out/machine.txt" 2>&1
 
 build=/tmp/topoml-device-build
@@ -98,7 +109,8 @@ for part in $parts; do
     tree)
         (cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
             -DCMAKE_CUDA_ARCHITECTURES=90 -DTOPOML_SUBBUILD_TESTS=OFF \
-            -DTOPOML_VALGRIND_TESTS=OFF -DTOPOML_SHARED_DATA="$data" ${TREE_CMAKE_ARGS:-} &&
+            -DTOPOML_VALGRIND_TESTS=OFF -DTOPOML_SHARED_DATA="$data" \
+            -DTOPOML_PYTHON_VENV="$venv" ${TREE_CMAKE_ARGS:-} &&
             cmake --build "$build" -j"$(nproc)") >"$out/tree/build.log" 2>&1
         rc=$?
         if [ $rc -eq 0 ]; then
@@ -168,8 +180,14 @@ for part in $parts; do
         # wheel installed beside, e.g. on PYTHONPATH)
         python3 -c "import gph" 2>/dev/null && args="$args --python python3"
         [ -n "${RIPS_THREADS:-}" ] && args="$args --threads $RIPS_THREADS"
+        # topoml's own package in process (built by the tree part), timed as
+        # giotto-ph is
+        [ -d "$build/python/topoml" ] &&
+            PYTHONPATH=$build/python:$pysite python3 -c "import topoml" 2>/dev/null &&
+            args="$args --topoml-python $venv/bin/python"
         # shellcheck disable=SC2086
-        timeout "$(left)" python3 "$repo/tools/bench/bench_rips_gpu.py" --topoml "$build/tools/topoml" \
+        PYTHONPATH=$build/python:$pysite XDG_CACHE_HOME=/tmp/topoml-device-cache \
+            timeout "$(left)" python3 "$repo/tools/bench/bench_rips_gpu.py" --topoml "$build/tools/topoml" \
             --data "$data" --budget $(($(left) - 15 < ${RIPS_SECONDS:-600} ? $(left) - 15 : ${RIPS_SECONDS:-600})) --reps "${RIPS_REPS:-3}" $args \
             --json "$out/rips/bench_rips_gpu.json" ${RIPS_ONLY:+--only "$RIPS_ONLY"} \
             >"$out/rips/bench_rips_gpu.txt" 2>&1
@@ -184,9 +202,6 @@ for part in $parts; do
         rc=$?
         ;;
     py)
-        # TOPOML_PYTHON_VENV needs VENV/bin/python: this python3, by a link
-        venv=/tmp/topoml-device-py
-        mkdir -p "$venv/bin" && ln -sf "$(command -v python3)" "$venv/bin/python"
         {
             cmake -S "$repo" -B "$build" -DTOPOML_PYTHON_VENV="$venv" &&
                 cmake --build "$build" -j"$(nproc)"

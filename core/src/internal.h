@@ -95,6 +95,10 @@ typedef struct tm_backend {
     bool in_default_folder;        /* found in topoml's own plugin folder */
     bool isolated;                 /* vt is a proxy, state a tm_isolated:
                                       its ops run in a helper process */
+    bool probe_queued;             /* to be probed by the next tm_probe_all */
+    bool probed_here;              /* its probe has run (or it was rejected
+                                      before one could) */
+    bool brought_up;               /* given its gate state (registry.c) */
 } tm_backend;
 
 struct topoml_context {
@@ -211,13 +215,20 @@ int tm_registry_init(topoml_context *ctx);
 /* Probe every plugin file found (each in a child process, all at once),
  * give each its gate state and load what the gate enables; once per
  * context, on the first need: listing the backends (topoml_backend_get),
- * naming a backend other than the built-in reference, an automatic
- * selection that looks past the reference's entry in `prefer`, data in
+ * an automatic selection that looks past the entries of `prefer`, data in
  * device memory. */
 void tm_registry_probe(topoml_context *ctx);
+/* What a call that names backend `name` needs (topoml_use_backend, an
+ * entry of `prefer`): nothing for the built-in reference; else the files
+ * named topoml-backend-<name>.so are probed first, and every other one only
+ * if none of them turns out to be `name`. */
+void tm_registry_probe_name(topoml_context *ctx, const char *name);
 void tm_registry_free(topoml_context *ctx);
 /* Load every topoml-backend-*.so in the search path into the registry. */
 void tm_loader_discover(topoml_context *ctx);
+/* Is the plugin file at `path` named for backend `name`
+ * (topoml-backend-<name>.so)? */
+bool tm_loader_file_is_for(const char *path, const char *name);
 /* Walk the search path without loading anything: fn gets every plugin file
  * the loader would open, in its order (topoml-conformance lists plugins this
  * way so that a broken one cannot crash it). */
@@ -321,11 +332,11 @@ double tm_now(void);
 void tm_describe_status(int status, bool timed_out, double timeout_s, char *out, size_t size);
 
 /* Probe plugins in child processes (isolate_probe.c): start one child per
- * checked backend of ctx->backends[first..], then collect every report:
+ * checked backend marked probe_queued (the mark is cleared), then collect every report:
  * identity, ABI, op pointers, probe result and capability records are
  * copied into the backend (caps into b->probed); a plugin that crashes,
  * exits, hangs or misbehaves is rejected with the reason. */
-void tm_probe_all(topoml_context *ctx, uint32_t first);
+void tm_probe_all(topoml_context *ctx);
 /* The child's side (the helper program): load the plugin on descriptor
  * `plugin_fd`, negotiate, create, probe, read the capability records, and
  * write the report to `out_fd`. Returns the helper's exit status. */
@@ -418,15 +429,25 @@ int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format f
 
 /* ---- edge collapse (collapse.c) ---- */
 
+/* What the probe of a collapse with a minimum share to remove saw. */
+typedef struct tm_collapse_probe {
+    bool declined;     /* the list was left as it is */
+    uint64_t size;     /* the edges the rule is about: the longest tenth, at
+                          least 1000 (all, when fewer) */
+    uint64_t examined; /* of those, looked at before the decision */
+    uint64_t removed;  /* of those, removed */
+} tm_collapse_probe;
+
 /* Collapse the flag filtration of `edges` (sorted by (d, i, j), i < j < n)
  * in place: on return its first *n_out entries are the edges that remain,
  * with their new values, and the flag filtration they span has the barcode
- * of the original in every dimension. *declined (and the list left as it
- * is) when fewer than min_removed of the longest tenth of the edges go
- * (0: never declines), or an edge is repeated. TOPOML_E_LIMIT / _NOMEM when
- * the working memory cannot be had. */
+ * of the original in every dimension. probe->declined (and the list left as
+ * it is) when fewer than min_removed of the longest tenth of the edges go
+ * (0: never declines; decided early when that is clear: collapse.c), or an
+ * edge is repeated. TOPOML_E_LIMIT / _NOMEM when the working memory cannot
+ * be had. */
 int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint64_t n_edges,
-                      double min_removed, uint64_t *n_out, bool *declined);
+                      double min_removed, uint64_t *n_out, tm_collapse_probe *probe);
 
 /* A Rips input after the edge collapse. */
 typedef struct tm_collapsed {
@@ -435,6 +456,7 @@ typedef struct tm_collapsed {
     topoml_edge *edges; /* tm_alloc'd, n_edges of them (unsorted) */
     uint64_t n_edges;
     uint64_t n_before; /* edges within the threshold before the collapse */
+    tm_collapse_probe probe; /* what the probe saw (min_removed > 0) */
 } tm_collapsed;
 
 /* The edges of `d` within min(threshold, enclosing radius) — the complex the

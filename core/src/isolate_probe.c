@@ -368,17 +368,19 @@ static void read_report(topoml_context *ctx, tm_backend *b, const char *report, 
     reject_with(b, "the plugin's probe process %s, in %s", what, stage);
 }
 
-void tm_probe_all(topoml_context *ctx, uint32_t first)
+void tm_probe_all(topoml_context *ctx)
 {
-    if (first >= ctx->n_backends)
+    const uint32_t first = 1, count = ctx->n_backends - first; /* 0: the built-in reference */
+    if (!count)
         return;
-    uint32_t count = ctx->n_backends - first;
     tm_child *kids = tm_calloc(ctx, count, sizeof *kids);
     char helper[4096], why[512];
     bool have_helper = tm_find_helper(TM_PLUGIN_HOST, helper, sizeof helper);
     for (uint32_t i = 0; i < count; i++) {
         tm_backend *b = &ctx->backends[first + i];
-        if (b->gate_state == TOPOML_GATE_REJECTED)
+        const bool queued = b->probe_queued;
+        b->probe_queued = false;
+        if (!queued || b->gate_state == TOPOML_GATE_REJECTED)
             continue;
         if (!kids) {
             reject_with(b, "%s%s", "out of memory starting its probe process", "");

@@ -342,6 +342,17 @@ static bool already_seen(const walk *w, const char *file_name, const char **firs
     return false;
 }
 
+bool tm_loader_file_is_for(const char *path, const char *name)
+{
+    if (!path || !name)
+        return false;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const size_t n = strlen(name), prefix = strlen(PLUGIN_PREFIX);
+    return strncmp(base, PLUGIN_PREFIX, prefix) == 0 && strncmp(base + prefix, name, n) == 0 &&
+           strcmp(base + prefix + n, PLUGIN_SUFFIX) == 0;
+}
+
 static int is_plugin_file(const struct dirent *e)
 {
     size_t n = strlen(e->d_name);

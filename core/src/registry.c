@@ -11,8 +11,14 @@
  * a plugin, so it starts no probe process at all. Only a plugin the gate
  * enables is loaded into this process (tm_backend_load), right after the
  * probes or, for certification on first use, when tm_select first wants it.
+ * A call that names a plugin (topoml_use_backend, an entry of `prefer`)
+ * probes the file named for it first, topoml-backend-NAME.so, and the
+ * others only when that file does not give the backend NAME
+ * (tm_registry_probe_name): naming `threads` does not start CUDA in a probe
+ * of the cuda plugin.
  * Invariant: an ENABLED backend has its vtable (b->vt). Rejected files stay
- * in the list so that `topoml backends` can say why.
+ * in the list so that `topoml backends` can say why. Outside
+ * probe_files, every probed backend is brought up (has its gate state).
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -171,10 +177,12 @@ static int bring_up(topoml_context *ctx, tm_backend *b)
             tm_gate_apply(ctx, b);
         return TOPOML_OK;
     }
-    /* Only an earlier backend of the same name runs instead (every plugin is
-     * probed, so named, before any is brought up: a later one is too). */
-    for (tm_backend *o = ctx->backends; o < b; o++) {
-        if (o->name && strcmp(o->name, b->name) == 0 && o->gate_state != TOPOML_GATE_REJECTED) {
+    /* A backend of the same name brought up before runs instead: the
+     * built-in reference, then the files named for the name they give, then
+     * the others, each in discovery order (probe_files). */
+    for (tm_backend *o = ctx->backends; o < ctx->backends + ctx->n_backends; o++) {
+        if (o != b && o->brought_up && !o->duplicate && o->name &&
+            strcmp(o->name, b->name) == 0 && o->gate_state != TOPOML_GATE_REJECTED) {
             b->duplicate = true;
             snprintf(b->gate_reason, sizeof b->gate_reason,
                      "duplicate of backend '%s' from %s, which comes first and runs instead",
@@ -203,6 +211,7 @@ int tm_registry_init(topoml_context *ctx)
     s->fd = -1;
     s->abi_version = TOPOML_ABI_VERSION;
     s->vt = topoml_scalar_backend();
+    s->brought_up = s->probed_here = true;
     if (bring_up(ctx, s) != TOPOML_OK)
         return tm_nomem(ctx, 64);
     if (s->gate_state != TOPOML_GATE_ENABLED)
@@ -214,19 +223,54 @@ int tm_registry_init(topoml_context *ctx)
     return TOPOML_OK;
 }
 
+/* Probe the plugin files not probed yet — those named for backend `named`
+ * (topoml-backend-<named>.so), or all when `named` is NULL — in child
+ * processes, all at once; then let the gate decide, and load here only what
+ * it enables. Of several files that give one backend name, the one brought
+ * up first runs and the others are its duplicates (bring_up): the files
+ * named for the name they give come up first, then (only when every file is
+ * probed, named NULL) the others, each group in discovery order. A call that
+ * names a backend and a listing of every backend therefore agree on which
+ * file runs. Returns whether a probed file was left without its gate state
+ * (it gives a name other than its file's: only a probe of every file can
+ * tell whether it runs). */
+static bool probe_files(topoml_context *ctx, const char *named)
+{
+    bool any = false;
+    for (uint32_t i = 1; i < ctx->n_backends; i++) {
+        tm_backend *b = &ctx->backends[i];
+        if (!b->probed_here && (!named || tm_loader_file_is_for(b->path, named))) {
+            b->probe_queued = b->probed_here = true;
+            any = true;
+        }
+    }
+    if (any)
+        tm_probe_all(ctx);
+    bool left = false;
+    for (int group = 0; group < 2; group++)
+        for (uint32_t i = 1; i < ctx->n_backends; i++) {
+            tm_backend *b = &ctx->backends[i];
+            if (!b->probed_here || b->brought_up)
+                continue;
+            if (group == 0 && !(b->name && tm_loader_file_is_for(b->path, b->name)))
+                continue;
+            if (group == 1 && named) {
+                left = true;
+                continue;
+            }
+            b->brought_up = true;
+            if (b->gate_state != TOPOML_GATE_REJECTED)
+                bring_up(ctx, b);
+        }
+    return left;
+}
+
 void tm_registry_probe(topoml_context *ctx)
 {
     if (ctx->plugins_probed)
         return;
     ctx->plugins_probed = true;
-    /* Probe the files in child processes, all at once, then let the gate
-     * decide; only what it enables is loaded here. */
-    tm_probe_all(ctx, 1);
-    for (uint32_t i = 1; i < ctx->n_backends; i++) {
-        tm_backend *b = &ctx->backends[i];
-        if (b->gate_state != TOPOML_GATE_REJECTED)
-            bring_up(ctx, b);
-    }
+    probe_files(ctx, NULL);
 }
 
 /* Is `name` the built-in reference's? No plugin can stand for that name (a
@@ -235,6 +279,29 @@ void tm_registry_probe(topoml_context *ctx)
 static bool is_reference(const topoml_context *ctx, const char *name)
 {
     return strcmp(ctx->backends[0].name, name) == 0;
+}
+
+/* Is a plugin that is brought up, and not rejected, `name`? */
+static bool plugin_named(const topoml_context *ctx, const char *name)
+{
+    for (uint32_t i = 1; i < ctx->n_backends; i++) {
+        const tm_backend *b = &ctx->backends[i];
+        if (b->brought_up && b->name && strcmp(b->name, name) == 0 &&
+            b->gate_state != TOPOML_GATE_REJECTED)
+            return true;
+    }
+    return false;
+}
+
+void tm_registry_probe_name(topoml_context *ctx, const char *name)
+{
+    if (ctx->plugins_probed || is_reference(ctx, name) || plugin_named(ctx, name))
+        return;
+    /* The file named for it first: usually it is the backend. A plugin may
+     * give another name than its file's, so without a match every file is
+     * probed. */
+    if (probe_files(ctx, name) || !plugin_named(ctx, name))
+        tm_registry_probe(ctx);
 }
 
 void tm_registry_free(topoml_context *ctx)
@@ -269,18 +336,12 @@ uint32_t topoml_backend_count(const topoml_context *ctx)
 /* topoml_backend_info as 0.1 knew it: callers built then pass this size. */
 #define TM_INFO_V1_SIZE (offsetof(topoml_backend_info, caps) + sizeof(const topoml_capability_v1 *))
 
-int topoml_backend_get(const topoml_context *ctx, uint32_t index, topoml_backend_info *out)
+/* Fill the caller's topoml_backend_info (as much as its struct_size has
+ * room for) from backend b. */
+static void fill_info(const topoml_context *ctx, const tm_backend *b, topoml_backend_info *out)
 {
-    if (!ctx || !out || out->struct_size < TM_INFO_V1_SIZE)
-        return TOPOML_E_INVALID;
-    if (index >= ctx->n_backends)
-        return TOPOML_E_NOT_FOUND;
-    /* Listing shows every plugin probed. The context was made non-const by
-     * topoml_context_new; a context is used by one thread at a time. */
-    tm_registry_probe((topoml_context *)ctx);
     const uint32_t size =
         out->struct_size < sizeof(topoml_backend_info) ? out->struct_size : (uint32_t)sizeof(topoml_backend_info);
-    const tm_backend *b = &ctx->backends[index];
     topoml_backend_info full;
     topoml_backend_info *info = &full;
     memset(info, 0, sizeof *info);
@@ -300,6 +361,66 @@ int topoml_backend_get(const topoml_context *ctx, uint32_t index, topoml_backend
     info->selection = b->selection;
     info->isolation = tm_isolation_wanted(ctx, b) ? "process" : "host";
     memcpy(out, info, size); /* only what the caller's struct has room for */
+}
+
+int topoml_backend_get(const topoml_context *ctx, uint32_t index, topoml_backend_info *out)
+{
+    if (!ctx || !out || out->struct_size < TM_INFO_V1_SIZE)
+        return TOPOML_E_INVALID;
+    if (index >= ctx->n_backends)
+        return TOPOML_E_NOT_FOUND;
+    /* Listing shows every plugin probed. The context was made non-const by
+     * topoml_context_new; a context is used by one thread at a time. */
+    tm_registry_probe((topoml_context *)ctx);
+    fill_info(ctx, &ctx->backends[index], out);
+    return TOPOML_OK;
+}
+
+/* The backend a call naming `name` gets: the one of that name that is
+ * neither rejected nor a duplicate; else the first rejected one of that
+ * name (which says why it cannot run); NULL if no backend has the name (the
+ * plugins that naming it needs are probed first). */
+static tm_backend *named_backend(topoml_context *ctx, const char *name)
+{
+    tm_registry_probe_name(ctx, name);
+    tm_backend *rejected = NULL;
+    for (uint32_t k = 0; k < ctx->n_backends; k++) {
+        tm_backend *b = &ctx->backends[k];
+        if (!b->name || strcmp(b->name, name) != 0 || b->duplicate)
+            continue;
+        if (b->gate_state != TOPOML_GATE_REJECTED)
+            return b;
+        rejected = rejected ? rejected : b;
+    }
+    return rejected;
+}
+
+/* "no backend is named ..." with the names of every backend found (all
+ * probed first). */
+static int no_such_backend(topoml_context *ctx, const char *name)
+{
+    tm_registry_probe(ctx);
+    char names[512] = "";
+    size_t len = 0;
+    for (uint32_t k = 0; k < ctx->n_backends; k++) {
+        const char *b = ctx->backends[k].name;
+        if (!b || !*b)
+            continue;
+        if (len < sizeof names)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", b);
+    }
+    return tm_error(ctx, TOPOML_E_NOT_FOUND, "no backend is named '%s' (the backends found: %s)",
+                    name, names);
+}
+
+int topoml_backend_find(topoml_context *ctx, const char *name, topoml_backend_info *out)
+{
+    if (!ctx || !name || !out || out->struct_size < TM_INFO_V1_SIZE)
+        return TOPOML_E_INVALID;
+    const tm_backend *b = named_backend(ctx, name);
+    if (!b)
+        return no_such_backend(ctx, name);
+    fill_info(ctx, b, out);
     return TOPOML_OK;
 }
 
@@ -307,26 +428,9 @@ int topoml_use_backend(topoml_context *ctx, const char *name)
 {
     if (!ctx)
         return TOPOML_E_INVALID;
-    if (name && *name) {
-        /* A name no backend has is refused now, not at the first op. */
-        if (!is_reference(ctx, name))
-            tm_registry_probe(ctx);
-        bool known = false;
-        char names[512] = "";
-        size_t len = 0;
-        for (uint32_t k = 0; k < ctx->n_backends; k++) {
-            const char *b = ctx->backends[k].name;
-            if (!b || !*b)
-                continue;
-            known = known || strcmp(b, name) == 0;
-            if (len < sizeof names)
-                len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
-                                        b);
-        }
-        if (!known)
-            return tm_error(ctx, TOPOML_E_NOT_FOUND,
-                            "no backend is named '%s' (the backends found: %s)", name, names);
-    }
+    /* A name no backend has is refused now, not at the first op. */
+    if (name && *name && !named_backend(ctx, name))
+        return no_such_backend(ctx, name);
     tm_free(ctx, ctx->preferred);
     ctx->preferred = NULL;
     if (!name || !*name)
@@ -447,11 +551,10 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
     ctx->last_backend[0] = '\0';
     ctx->last_reason[0] = '\0';
     if (ctx->preferred) {
-        if (!is_reference(ctx, ctx->preferred))
-            tm_registry_probe(ctx);
+        tm_registry_probe_name(ctx, ctx->preferred);
         for (uint32_t i = 0; i < ctx->n_backends; i++) {
             tm_backend *b = &ctx->backends[i];
-            if (!b->name || strcmp(b->name, ctx->preferred) != 0 ||
+            if (!b->name || strcmp(b->name, ctx->preferred) != 0 || b->duplicate ||
                 b->gate_state == TOPOML_GATE_REJECTED)
                 continue;
             if (b->gate_state != TOPOML_GATE_ENABLED && !b->gate_pending) {
@@ -488,11 +591,15 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
             tm_backend *b = &ctx->backends[(i + 1) % ctx->n_backends];
             const bool reference = i + 1 == ctx->n_backends;
             if (!reference && !ctx->plugins_probed) {
-                /* A `prefer` entry naming the reference is met by it alone;
-                 * anything else needs to know the plugins. */
-                if (p < n_prefer && is_reference(ctx, ctx->config.prefer.items[p]))
+                /* A `prefer` entry needs the files that may give its name
+                 * (none for the reference's); looking past `prefer` needs
+                 * every plugin. */
+                if (p < n_prefer)
+                    tm_registry_probe_name(ctx, ctx->config.prefer.items[p]);
+                else
+                    tm_registry_probe(ctx);
+                if (!b->brought_up)
                     continue;
-                tm_registry_probe(ctx);
             }
             if (!b->name || (b->gate_state != TOPOML_GATE_ENABLED && !b->gate_pending))
                 continue;

@@ -122,6 +122,41 @@ class Context {
 
     /* ---- backends ---- */
 
+    /* One backend's topoml_backend_info as the dict backends() lists. */
+    static nb::dict info_dict(const topoml_backend_info &bi)
+    {
+        nb::dict d;
+        d["name"] = str_or_none(bi.name);
+        d["version"] = str_or_none(bi.version);
+        d["vendor"] = str_or_none(bi.vendor);
+        d["description"] = str_or_none(bi.description);
+        d["path"] = str_or_none(bi.path);
+        d["abi_version"] = bi.abi_version;
+        d["probe_status"] = bi.probe_status;
+        d["probe_message"] = str_or_none(bi.probe_message);
+        d["gate_state"] = bi.gate_state;
+        d["gate_reason"] = str_or_none(bi.gate_reason);
+        d["selection"] = bi.selection;
+        d["isolation"] = str_or_none(bi.isolation);
+        nb::list caps;
+        for (uint32_t k = 0; k < bi.n_caps; k++) {
+            const topoml_capability_v1 &c = bi.caps[k];
+            nb::dict cd;
+            cd["op"] = c.op;
+            cd["dtypes"] = c.dtypes;
+            cd["metrics"] = c.metrics;
+            cd["inputs"] = c.inputs;
+            cd["max_dim"] = c.max_dim;
+            cd["max_modulus"] = c.max_modulus;
+            cd["max_points"] = c.max_points;
+            cd["device"] = str_or_none(c.device);
+            cd["schedule"] = str_or_none(c.schedule);
+            caps.append(cd);
+        }
+        d["capabilities"] = caps;
+        return d;
+    }
+
     nb::list backends()
     {
         Guard g(this);
@@ -133,38 +168,26 @@ class Context {
             bi.struct_size = sizeof bi;
             if (topoml_backend_get(ctx_, i, &bi) != TOPOML_OK)
                 raise_status(TOPOML_E_INTERNAL);
-            nb::dict d;
-            d["name"] = str_or_none(bi.name);
-            d["version"] = str_or_none(bi.version);
-            d["vendor"] = str_or_none(bi.vendor);
-            d["description"] = str_or_none(bi.description);
-            d["path"] = str_or_none(bi.path);
-            d["abi_version"] = bi.abi_version;
-            d["probe_status"] = bi.probe_status;
-            d["probe_message"] = str_or_none(bi.probe_message);
-            d["gate_state"] = bi.gate_state;
-            d["gate_reason"] = str_or_none(bi.gate_reason);
-            d["selection"] = bi.selection;
-            d["isolation"] = str_or_none(bi.isolation);
-            nb::list caps;
-            for (uint32_t k = 0; k < bi.n_caps; k++) {
-                const topoml_capability_v1 &c = bi.caps[k];
-                nb::dict cd;
-                cd["op"] = c.op;
-                cd["dtypes"] = c.dtypes;
-                cd["metrics"] = c.metrics;
-                cd["inputs"] = c.inputs;
-                cd["max_dim"] = c.max_dim;
-                cd["max_modulus"] = c.max_modulus;
-                cd["max_points"] = c.max_points;
-                cd["device"] = str_or_none(c.device);
-                cd["schedule"] = str_or_none(c.schedule);
-                caps.append(cd);
-            }
-            d["capabilities"] = caps;
-            out.append(d);
+            out.append(info_dict(bi));
         }
         return out;
+    }
+
+    /* The backend a call naming `name` gets (topoml_backend_find: probes
+     * only what naming it does), as backends() lists it; None if no
+     * backend has that name. */
+    nb::object find_backend(const std::string &name)
+    {
+        Guard g(this);
+        topoml_backend_info bi;
+        std::memset(&bi, 0, sizeof bi);
+        bi.struct_size = sizeof bi;
+        int st = topoml_backend_find(ctx_, name.c_str(), &bi);
+        if (st == TOPOML_E_NOT_FOUND)
+            return nb::none();
+        if (st != TOPOML_OK)
+            raise_status(st);
+        return info_dict(bi);
     }
 
     void use_backend(std::optional<std::string> name)
@@ -997,6 +1020,7 @@ NB_MODULE(_core, m)
              "no_plugins"_a = false, "no_env"_a = false)
         .def("backends", &Context::backends)
         .def("use_backend", &Context::use_backend, "name"_a.none())
+        .def("find_backend", &Context::find_backend, "name"_a)
         .def("set_max_memory", &Context::set_max_memory, "bytes"_a)
         .def("max_memory", &Context::max_memory)
         .def("take_warnings", &Context::take_warnings)

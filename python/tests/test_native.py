@@ -130,6 +130,38 @@ def test_the_reference_starts_no_plugin_probe(build_dir, tmp_path):
         assert (want in ran) if want else ran == "", (mode, ran)
 
 
+def test_select_backend_probes_only_the_named_plugin(build_dir, tmp_path):
+    # Two plugins whose probes write to TOPOML_TEST_PROBE_LOG: selecting one
+    # by name probes its file (topoml-backend-fault-accel.so) alone; the
+    # listing probes the other too (docs/architecture.md, "Loading a plugin").
+    log = tmp_path / "probes.log"
+    faults = os.path.join(build_dir, "fault-plugins")
+    env = dict(os.environ, TOPOML_TEST_PROBE_LOG=str(log), TOPOML_TEST_PROBE_MS="50",
+               TOPOML_PLUGIN_PATH=os.path.join(faults, "probe-slow") + ":" +
+               os.path.join(faults, "accel"))
+    env.pop("TOPOML_CONFIG", None)
+    script = textwrap.dedent("""
+        import sys, topoml
+        try:
+            topoml.select_backend("fault-accel")
+        except ValueError as e:  # not certified: disabled until its first use
+            assert "fault-accel" in str(e), e
+        finally:
+            topoml.select_backend(None)
+        with open(sys.argv[1]) as f:
+            print(sorted(l.split()[0] for l in f if l.strip()))
+        topoml.backends()
+        with open(sys.argv[1]) as f:
+            print(sorted(l.split()[0] for l in f if l.strip()))
+    """)
+    log.write_text("")
+    r = subprocess.run([sys.executable, "-c", script, str(log)], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:2] == ["['fault-accel']", "['fault-accel', 'fault-probe-slow']"], \
+        r.stdout
+
+
 @pytest.mark.parametrize("call", ["barcodes", "ripser", "ripser_parallel"])
 def test_bad_input_raises_with_message(call):
     f = getattr(topoml, call)

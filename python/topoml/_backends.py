@@ -132,18 +132,18 @@ def select_backend(name):
     'scalar'
     >>> topoml.select_backend(None)
     """
-    # "scalar" is built in and always enabled: no need to list (and so to
-    # probe) the plugins to know it (docs/architecture.md, "Loading a plugin")
+    # Only what naming the backend needs is probed: nothing for "scalar",
+    # the file named for a plugin (docs/architecture.md, "Loading a plugin");
+    # every plugin only for a name no file is named for.
     if name is not None and name != "scalar":
-        known = {}
-        for b in backends():  # a name may appear twice (a duplicate plugin file)
-            if b.name not in known or b.enabled:
-                known[b.name] = b
-        if name not in known:
-            raise ValueError("no backend named %r; found: %s" % (name, ", ".join(known)))
-        if not known[name].enabled:
-            raise ValueError("backend %r is %s: %s" % (name, known[name].gate_state,
-                                                         known[name].gate_reason))
+        ctx = _context.context()
+        found = ctx.find_backend(name)
+        if found is None:
+            names = dict.fromkeys(b.name for b in backends() if b.name)
+            raise ValueError("no backend named %r; found: %s" % (name, ", ".join(names)))
+        b = _info(found, ctx.take_warnings())
+        if not b.enabled:
+            raise ValueError("backend %r is %s: %s" % (name, b.gate_state, b.gate_reason))
     _context.set_selected(name)
 
 

@@ -3,14 +3,18 @@
 a command that runs on the scalar reference (`--backend scalar`, `prefer:
 [scalar]` in the configuration) or needs no backend at all (features,
 compare) starts no probe process, and gives the same output as with no
-plugin at all; the automatic choice, naming the plugin and `topoml
-backends` (text and JSON) probe it, and list it as probed.
+plugin at all; naming a plugin (`--backend NAME`, `prefer: [NAME, ...]`)
+probes the file named for it (topoml-backend-NAME.so) and no other, unless
+no such file gives that name; the automatic choice, an unknown name and
+`topoml backends` (text and JSON) probe every plugin, and list it as
+probed.
 
 The fault plugins append a line to TOPOML_TEST_PROBE_LOG whenever their
 probe runs: the test reads that, never the wall time."""
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -61,6 +65,9 @@ with tempfile.TemporaryDirectory() as tmp:
     strict = os.path.join(tmp, "strict.yaml")
     with open(strict, "w") as f:
         f.write("gate: strict\n")
+    prefer_accel = os.path.join(tmp, "prefer-accel.yaml")
+    with open(prefer_accel, "w") as f:
+        f.write("prefer: [fault-accel, scalar]\ngate: strict\n")
     diagram = os.path.join(tmp, "d.json")
     r = run(["barcode", "--format", "point-cloud", "--output", "json", "-o", diagram, cloud],
             empty, os.path.join(tmp, "unused.log"))
@@ -94,18 +101,19 @@ with tempfile.TemporaryDirectory() as tmp:
         ("barcode (automatic choice)", ["barcode", "--config", strict, "--format",
                                         "point-cloud", cloud]),
         ("distance (automatic choice)", ["distance", "--config", strict, cloud]),
-        ("distance --backend fault-accel", ["distance", "--config", strict, "--backend",
-                                            "fault-accel", cloud]),
+        ("distance --backend no-such", ["distance", "--config", strict, "--backend",
+                                        "no-such", cloud]),
         ("backends", ["backends", "--config", strict]),
         ("backends --json", ["backends", "--config", strict, "--json"]),
     ]
     for k, (what, args) in enumerate(needs):
         log = os.path.join(tmp, "need%d.log" % k)
         r = run(args, plugins, log)
-        if "fault-accel" in args:
-            # Disabled under gate: strict: refused by name, after its probe.
-            check(what + ": refused", r.returncode != 0 and "not enabled" in r.stderr,
-                  r.stderr)
+        if "no-such" in args:
+            # The same refusal as ever, naming what was found.
+            check(what + ": refused", r.returncode != 0 and
+                  "no backend is named 'no-such'" in r.stderr and "fault-accel" in r.stderr and
+                  "fault-probe-slow" in r.stderr, r.stderr)
         else:
             check(what + ": runs", r.returncode == 0, r.stderr)
         check(what + ": every plugin probed once",
@@ -119,6 +127,44 @@ with tempfile.TemporaryDirectory() as tmp:
             names = [b.get("name") for b in entries]
             check(what + ": lists the plugins", "fault-probe-slow" in names and
                   "fault-accel" in names, str(names))
+
+    # Naming a plugin probes the file named for it, and no other.
+    named = [
+        ("distance --backend fault-accel", ["distance", "--config", strict, "--backend",
+                                            "fault-accel", cloud]),
+        ("barcode, prefer: [fault-accel, scalar]", ["barcode", "--config", prefer_accel,
+                                                    "--format", "point-cloud", cloud]),
+    ]
+    for k, (what, args) in enumerate(named):
+        log = os.path.join(tmp, "named%d.log" % k)
+        r = run(args, plugins, log)
+        if "--backend" in args:
+            # Disabled under gate: strict: refused by name, after its probe.
+            check(what + ": refused", r.returncode != 0 and
+                  "backend 'fault-accel' is not enabled" in r.stderr, r.stderr)
+        else:
+            alone = run(args, empty, os.path.join(tmp, "named-alone%d.log" % k))
+            check(what + ": runs on the reference", r.returncode == 0 and
+                  r.stdout == alone.stdout, r.stderr)
+        check(what + ": only its file probed", probes(log) == ["fault-accel"], str(probes(log)))
+
+    # A file named unlike the backend it holds is still found by that name,
+    # after every file is probed; its file name is no backend's.
+    renamed = os.path.join(tmp, "renamed")
+    os.mkdir(renamed, 0o700)
+    shutil.copy(os.path.join(accel, "topoml-backend-fault-accel.so"),
+                os.path.join(renamed, "topoml-backend-renamed.so"))
+    os.chmod(os.path.join(renamed, "topoml-backend-renamed.so"), 0o700)
+    for name, found in (("fault-accel", True), ("renamed", False)):
+        log = os.path.join(tmp, "renamed-%s.log" % name)
+        r = run(["distance", "--config", strict, "--backend", name, cloud],
+                slow + ":" + renamed, log)
+        want = ("backend 'fault-accel' is not enabled" if found else
+                "no backend is named 'renamed'")
+        check("renamed file, --backend %s: %s" % (name, want),
+              r.returncode != 0 and want in r.stderr, r.stderr)
+        check("renamed file, --backend %s: every plugin probed" % name,
+              probes(log) == ["fault-accel", "fault-probe-slow"], str(probes(log)))
 
 if failures:
     print("%d failure(s)" % len(failures))

@@ -22,14 +22,13 @@ standard library is needed.
 import argparse
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import artifact  # noqa: E402  (the one writer of bench/results/ files)
+import timing  # noqa: E402
 
 
 def cloud(rng, n, dim, kind):
@@ -54,18 +53,8 @@ def write_cloud(folder, name, pts):
 
 def timed(cmd, timeout):
     """(wall seconds, cpu seconds, stdout) of one run, or None on timeout."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if r.returncode != 0:
-        raise SystemExit("failed (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr))
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, r.stdout
+    t = timing.run(cmd, timeout=timeout)
+    return t and (t[0], t[1], t[2].stdout)
 
 
 def canonical(kind, text):

@@ -16,10 +16,15 @@ Two figures:
   barcode` on random clouds — so the figure includes the helper's start;
   the outputs of the two runs must be identical.
 
-Each figure is the best of --repeat runs (wall-clock). Prints a table and
-writes every run as a bench/results artifact (tools/bench/artifact.py;
---json FILE, or - for stdout). Needs only the
-standard library and a build tree with the tests' plugins.
+Each figure is the median of --repeat runs, as CPU time (user + system of
+the command and of the processes it waited for: the probe and the helper)
+and as wall time; the two settings of a figure are run in turn inside one
+run (tools/bench/timing.py), so a change of load on a shared machine falls
+on both, and the load average at the start and the end is recorded. On a
+loaded machine read the CPU figures. Prints a table and writes every run as
+a bench/results artifact (tools/bench/artifact.py; --json FILE, or - for
+stdout). Needs only the standard library and a build tree with the tests'
+plugins.
 
   tools/bench/bench_isolation.py --build build [--quick] [--json out.json]
 """
@@ -27,33 +32,37 @@ standard library and a build tree with the tests' plugins.
 import argparse
 import os
 import random
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import artifact  # noqa: E402  (the one writer of bench/results/ files)
+import timing  # noqa: E402
 
 
-def timed(cmd, env, repeat):
-    """(every run's wall time, the last run's output)."""
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        dt = time.perf_counter() - t0
-        if r.returncode != 0:
-            sys.exit("FAILED (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr))
-        times.append(dt)
-        out = r.stdout
-    return times, out
+def compare(settings, repeat):
+    """timing.alternate over {label: (cmd, env)}, with each setting's
+    medians: {label: {"wall", "cpu", "wall_s", "cpu_s", "out"}}."""
+    runs = timing.alternate({k: (lambda c=c, e=e: timing.run(c, e))
+                             for k, (c, e) in settings.items()}, repeat)
+    return {k: dict(r, wall_s=statistics.median(r["wall"]), cpu_s=statistics.median(r["cpu"]),
+                    out=r["last"].stdout) for k, r in runs.items()}
+
+
+def cases_of(name, runs, **extra):
+    """The artifact's cases of one figure: CPU times as the times, the wall
+    times kept beside them."""
+    return [artifact.case(name, label, r["cpu"], wall_times=r["wall"],
+                          wall_median=r["wall_s"], **extra) for label, r in runs.items()]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", required=True, help="the build tree")
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--quick", action="store_true", help="small sizes only")
     ap.add_argument("--json", help="write the figures here (- for stdout)")
     a = ap.parse_args()
@@ -75,17 +84,21 @@ def main():
             f.write("enable: [scalar-copy]\nisolation: %s\n" % mode)
         configs[mode] = path
 
+    load_start = list(os.getloadavg())
     results = {"probe": {}, "ops": []}
     cases = []
     # The build tree's own plugins are probed in both runs; the difference
     # is the one plugin.
-    runs_base, _ = timed([topoml, "backends"], dict(env, TOPOML_PLUGIN_PATH=empty), a.repeat)
-    runs_one, _ = timed([topoml, "backends"], dict(env, TOPOML_PLUGIN_PATH=plugin_dir), a.repeat)
-    base, one = min(runs_base), min(runs_one)
-    results["probe"] = {"backends_s": base, "backends_one_more_plugin_s": one,
-                        "per_plugin_s": one - base}
-    cases += [artifact.case("topoml backends", "build tree's plugins", runs_base, median=base),
-              artifact.case("topoml backends", "one more plugin", runs_one, median=one)]
+    probe = compare({"build tree's plugins": ([topoml, "backends"],
+                                              dict(env, TOPOML_PLUGIN_PATH=empty)),
+                     "one more plugin": ([topoml, "backends"],
+                                         dict(env, TOPOML_PLUGIN_PATH=plugin_dir))}, a.repeat)
+    base, one = probe["build tree's plugins"], probe["one more plugin"]
+    results["probe"] = {k + "_s": {"cpu": r["cpu_s"], "wall": r["wall_s"]}
+                        for k, r in (("backends", base), ("backends_one_more_plugin", one))}
+    results["probe"]["per_plugin_s"] = {w: one[w + "_s"] - base[w + "_s"]
+                                        for w in ("cpu", "wall")}
+    cases += cases_of("topoml backends", probe)
 
     rng = random.Random(11)
     sizes = [(200, "distance"), (1000, "distance"), (200, "barcode")]
@@ -101,37 +114,52 @@ def main():
         if cmd == "barcode":
             args += ["--format", "point-cloud", "--dim", "1"]
         e = dict(env, TOPOML_PLUGIN_PATH=plugin_dir)
-        runs_in, out_in = timed(args + ["--config", configs["none"]], e, a.repeat)
-        runs_iso, out_iso = timed(args + ["--config", configs["process"]], e, a.repeat)
-        t_in, t_iso = min(runs_in), min(runs_iso)
+        runs = compare({"in the host": (args + ["--config", configs["none"]], e),
+                        "isolated": (args + ["--config", configs["process"]], e)}, a.repeat)
+        host, iso = runs["in the host"], runs["isolated"]
+        same = host["out"] == iso["out"]
         name = "topoml %s%s, %d points" % (cmd, " --dim 1" if cmd == "barcode" else "", n)
-        cases += [artifact.case(name, "in the host", runs_in, median=t_in),
-                  artifact.case(name, "isolated", runs_iso, median=t_iso,
-                                same_output=out_in == out_iso)]
-        results["ops"].append({"command": cmd, "points": n, "in_process_s": t_in,
-                               "isolated_s": t_iso, "overhead_s": t_iso - t_in,
-                               "overhead_pct": 100.0 * (t_iso - t_in) / t_in,
-                               "same_output": out_in == out_iso})
+        cases += cases_of(name, runs, same_output=same)
+        row = {"command": cmd, "points": n, "same_output": same}
+        for w in ("cpu", "wall"):
+            t_in, t_iso = host[w + "_s"], iso[w + "_s"]
+            row[w] = {"in_process_s": t_in, "isolated_s": t_iso, "overhead_s": t_iso - t_in,
+                      "overhead_pct": 100.0 * (t_iso - t_in) / t_in}
+        results["ops"].append(row)
+    load_end = list(os.getloadavg())
+    shutil.rmtree(tmp, ignore_errors=True)
 
     p = results["probe"]
-    print("probe: `topoml backends` %.1f ms; with one more plugin %.1f ms: %.1f ms per plugin"
-          % (1e3 * p["backends_s"], 1e3 * p["backends_one_more_plugin_s"],
-             1e3 * p["per_plugin_s"]))
-    print("%-9s %7s %12s %12s %12s %9s %5s" % ("command", "points", "in-process", "isolated",
-                                               "overhead", "overhead", "same"))
+    print("load average %s at the start, %s at the end; medians of %d runs" % (
+        "/".join("%.1f" % x for x in load_start), "/".join("%.1f" % x for x in load_end),
+        a.repeat))
+    for w in ("cpu", "wall"):
+        print("probe (%s): `topoml backends` %.1f ms; with one more plugin %.1f ms: %.1f ms per "
+              "plugin" % (w, 1e3 * p["backends_s"][w], 1e3 * p["backends_one_more_plugin_s"][w],
+                          1e3 * p["per_plugin_s"][w]))
+    print("%-9s %7s %5s %12s %12s %12s %9s %5s" % ("command", "points", "time", "in-process",
+                                                   "isolated", "overhead", "overhead", "same"))
     for r in results["ops"]:
-        print("%-9s %7d %10.1f ms %10.1f ms %10.1f ms %8.1f%% %5s" % (
-            r["command"], r["points"], 1e3 * r["in_process_s"], 1e3 * r["isolated_s"],
-            1e3 * r["overhead_s"], r["overhead_pct"], "yes" if r["same_output"] else "NO"))
+        for w in ("cpu", "wall"):
+            f = r[w]
+            print("%-9s %7d %5s %10.1f ms %10.1f ms %10.1f ms %8.1f%% %5s" % (
+                r["command"], r["points"], w, 1e3 * f["in_process_s"], 1e3 * f["isolated_s"],
+                1e3 * f["overhead_s"], f["overhead_pct"], "yes" if r["same_output"] else "NO"))
     if a.json:
         version = subprocess.run([topoml, "--version"], capture_output=True, text=True, env=env)
+        machine = artifact.machine()
+        machine["load_average_start"] = load_start
         artifact.save(a.json, {
             "title": "Plugin isolation: what probing and running a plugin in its own process cost",
-            "machine": artifact.machine(),
+            "machine": machine,
             "versions": {"topoml": version.stdout.strip() or "?"},
             "commands": [" ".join(["tools/bench/bench_isolation.py"] + sys.argv[1:])],
             "baseline": "in the host",
-            "statistic": "best of %d runs, wall seconds of the whole command" % a.repeat,
+            "statistic": "median of %d runs, CPU seconds (user + system) of the whole command "
+                         "and the processes it waited for; wall seconds in each case's "
+                         "wall_times and wall_median; the two settings of a case run in turn"
+                         % a.repeat,
+            "probe": results["probe"], "ops": results["ops"],
             "cases": cases})
     return 0 if all(r["same_output"] for r in results["ops"]) else 1
 

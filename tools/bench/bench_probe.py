@@ -13,12 +13,14 @@ copies under distinct file names), on a seeded point cloud of celegans'
 size (297 points in R^3, Rips up to dimension 2) or --data FILE:
 
 * `topoml barcode --backend scalar`  (needs no plugin)
+* `topoml barcode --backend threads` (names a plugin: probes the file named
+                                      for it, topoml-backend-threads.so)
 * `topoml barcode`                   (automatic choice: probes every plugin)
 * `topoml backends`                  (lists: probes every plugin)
 
 all under `gate: strict` (no certification on first use, which would time
-the conformance suite instead), with the build tree's own plugins found as
-usual: on a GPU machine whose build has the cuda and triton-bridge plugins,
+the conformance suite instead; `enable: [threads]` lets the named plugin
+run), with the build tree's own plugins found as usual: on a GPU machine whose build has the cuda and triton-bridge plugins,
 the rows with 0 slow plugins time their real probes. --baseline BUILD
 times a build of the earlier code the same way, the runs of the two builds
 alternating. Medians of --repeat runs, wall seconds.
@@ -85,7 +87,7 @@ def main():
                     f.write("%.17g %.17g %.17g\n" % (rng.random(), rng.random(), rng.random()))
         config = os.path.join(tmp, "strict.yaml")
         with open(config, "w") as f:
-            f.write("gate: strict\n")
+            f.write("gate: strict\nenable: [threads]\n")
         folders = {}
         for count in (0, 1, 3):
             d = os.path.join(tmp, "plugins%d" % count)
@@ -101,6 +103,8 @@ def main():
         commands = [
             ("barcode --backend scalar", ["barcode", "--backend", "scalar", "--format",
                                           a.format, "--dim", str(a.dim), data]),
+            ("barcode --backend threads", ["barcode", "--backend", "threads", "--format",
+                                           a.format, "--dim", str(a.dim), data]),
             ("barcode (automatic)", ["barcode", "--format", a.format, "--dim", str(a.dim),
                                      data]),
             ("backends", ["backends"]),

@@ -11,6 +11,16 @@ exact commands, every time) goes to bench/results/.
         [--python /tmp/venv/bin/python] [--threads 1,2] [--reps 3] \\
         [--big] [--torus N] [--only CASE]... [--json FILE]
     tools/bench/bench_rips.py --markdown FILE.json   # the table, as Markdown
+    tools/bench/bench_rips.py --collapse-probe --topoml build/tools/topoml \
+        [--before OTHER/topoml] [--reps 5] [--json FILE]
+
+--collapse-probe measures the rule of `--collapse auto` instead: on every
+case above and sphere_3_192 at dim 3 too, the scalar backend (no plugin
+probe) with `--collapse off` and `--collapse auto` (and auto of another
+build, --before), alternating; per case the decision, how many of the
+longest edges the probe looked at, the collapse stage's own CPU time (from
+the library's log) and each run's CPU time (user + system), medians. The
+JSON goes to bench/results/collapse-auto-2core.json by default.
 
 Times: a CLI's wall time from start to exit; for the Python libraries the
 time from before reading the input to the end of the computation (py_rips.py:
@@ -27,6 +37,7 @@ import math
 import os
 import platform
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -37,6 +48,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
 import clitest  # noqa: E402  (the one comparison of diagrams)
+sys.path.insert(0, HERE)
+import artifact  # noqa: E402  (writes and checks the JSON)
 
 
 def default_data():
@@ -143,7 +156,8 @@ def measure(cmd, timeout):
     if p.returncode != 0:
         return None
     cpu = float(own_cpu[-1]) if own_cpu else float(user) + float(sys_)
-    return (float(own[-1]) if own else wall), cpu, int(rss), p.stdout.decode(errors="replace")
+    return ((float(own[-1]) if own else wall), cpu, int(rss), p.stdout.decode(errors="replace"),
+            lines)
 
 
 def same_bars(a, b):
@@ -244,6 +258,140 @@ def table(doc):
     return "\n".join(lines) + "\n"
 
 
+PROBE_CASES = CASES + [("sphere_3_192", "sphere_3_192.lower_distance_matrix",
+                        "lower-distance", 3, None)]
+
+
+def collapse_log(lines):
+    """What the library's log (--verbose) says of the collapse: (decision,
+    removed, examined, size, stage CPU s, stage wall s), None where it says
+    nothing; a build whose log has no probe line says only whether edges
+    were removed, and the stage's wall time (from the CLI's timeline: the
+    "collapse" line to the next stage's) is there for every build."""
+    stamps = [(float(m.group(1)), m.group(2)) for m in
+              (re.match(r"topoml info: +([0-9.]+) s: ([^:]+)", l) for l in lines) if m]
+    wall = next((stamps[k + 1][0] - t for k, (t, st) in enumerate(stamps[:-1])
+                 if st == "collapse"), None)
+    for l in lines:
+        m = re.search(r"edge collapse: (not done|goes on): the probe removed (\d+) of the "
+                      r"first (\d+) of the longest (\d+) edges.* took ([0-9.]+) s CPU", l)
+        if m:
+            return ("collapse" if m.group(1) == "goes on" else "no",
+                    int(m.group(2)), int(m.group(3)), int(m.group(4)), float(m.group(5)), wall)
+    done = any(re.search(r"edge collapse: \d+ of \d+ edges remain", l) for l in lines)
+    return ("collapse" if done else "no", None, None, None, None, wall)
+
+
+def collapse_probe(a):
+    """The --collapse-probe run: see the module's docstring."""
+    out = a.json or os.path.normpath(os.path.join(ROOT, "bench", "results",
+                                                  "collapse-auto-2core.json"))
+    progs = [("topoml scalar collapse=off", a.topoml, "off"),
+             ("topoml scalar collapse=auto", a.topoml, "auto")]
+    if a.before:
+        progs.append(("topoml scalar collapse=auto (before)", a.before, "auto"))
+    cases = PROBE_CASES
+    if a.only:
+        cases = [c for c in cases if c[0] in a.only]
+    v = versions(a)
+    if a.before:
+        v["topoml (before)"] = subprocess.run([a.before, "--version"], capture_output=True,
+                                              text=True).stdout.strip()
+    doc = {"title": "The rule of --collapse auto: its decision and the cost of its probe "
+                    "(scalar backend, CPU seconds)",
+           "statistic": "median of the CPU times (user + system) of the process",
+           "units": {"median": "s", "peak_rss": "KiB"}, "baseline": progs[0][0],
+           "machine": facts(a), "versions": v, "commands": {}, "cases": []}
+    gen = tempfile.mkdtemp(prefix="bench_rips_")
+    hdr = "%-30s %-8s %-9s %9s %9s %9s %9s %9s %9s %9s %9s" % (
+        "case", "decision", "probe", "stage cpu", "stage wl", "before wl", "off s", "auto s",
+        "auto-off", "before s", "before-off")
+    print(hdr)
+    print("-" * len(hdr))
+    for name, fname, fmt, dim, thr in cases:
+        path = generate(fname, gen) if fname.startswith("gen:") else os.path.join(a.data, fname)
+        label = "%s --dim %d%s" % (name, dim, " --threshold %g" % thr if thr is not None else "")
+        cpus = {p[0]: [] for p in progs}
+        rss = {p[0]: [] for p in progs}
+        logs = {p[0]: [] for p in progs}
+        outs = {}
+        for rep in range(a.reps):
+            order = progs[rep % len(progs):] + progs[:rep % len(progs)]
+            for prog, exe, coll in order:
+                cmd = [exe, "barcode", "--quiet", "--verbose", "--backend", "scalar",
+                       "--collapse", coll, "--format", fmt, "--dim", str(dim)] + \
+                    (["--threshold", repr(thr)] if thr is not None else []) + [path]
+                doc["commands"]["%s/%s" % (label, prog)] = " ".join(cmd)
+                m = measure(cmd, a.timeout)
+                if m is None:
+                    sys.exit("%s: %s failed" % (label, " ".join(cmd)))
+                cpus[prog].append(m[1])
+                rss[prog].append(m[2])
+                logs[prog].append(collapse_log(m[4]))
+                outs.setdefault(prog, m[3])
+        ref = outs[progs[0][0]]
+        med = {p: statistics.median(cpus[p]) for p in cpus}
+        for prog, _, coll in progs:
+            seen = logs[prog]
+            decisions = sorted({x[0] for x in seen})
+            stage = [x[4] for x in seen if x[4] is not None]
+            stage_wall = [x[5] for x in seen if x[5] is not None]
+            c = {"name": label, "program": prog, "threads": 1, "times": cpus[prog],
+                 "median": med[prog], "peak_rss": max(rss[prog]),
+                 "same_bars": same_bars(ref, outs[prog]), "input": fname, "dim": dim,
+                 "threshold": thr}
+            if coll == "auto":
+                c["decision"] = decisions[0] if len(decisions) == 1 else decisions
+                c["probe"] = {"removed": seen[0][1], "examined": seen[0][2], "size": seen[0][3]}
+                c["stage_cpu_times"] = stage
+                c["stage_cpu_median"] = statistics.median(stage) if stage else None
+                c["stage_wall_times"] = stage_wall
+                c["stage_wall_median"] = statistics.median(stage_wall) if stage_wall else None
+                c["minus_off"] = med[prog] - med[progs[0][0]]
+            doc["cases"].append(c)
+        after = doc["cases"][-len(progs) + 1]
+        before = doc["cases"][-1] if a.before else None
+        pr = after["probe"]
+        print("%-30s %-8s %-9s %9s %9s %9s %9.3f %9.3f %+9.3f %9s %9s" % (
+            label, after["decision"], "%s/%s" % (pr["examined"], pr["size"]),
+            "%.4f" % after["stage_cpu_median"] if after["stage_cpu_median"] is not None else "-",
+            "%.4f" % after["stage_wall_median"] if after["stage_wall_median"] is not None else "-",
+            "%.4f" % before["stage_wall_median"] if before and
+            before["stage_wall_median"] is not None else "-",
+            med[progs[0][0]], after["median"], after["minus_off"],
+            "%.3f" % before["median"] if before else "-",
+            "%+.3f" % before["minus_off"] if before else "-"))
+        sys.stdout.flush()
+    artifact.save(out, doc)
+    print("(CPU seconds, medians of %d runs, alternating; results in %s)" % (a.reps, out))
+
+
+def probe_table(doc):
+    """The Markdown table of a --collapse-probe file."""
+    lines = ["| case | decision | probe: removed / looked at / longest tenth | collapse stage, "
+             "CPU s | stage, wall s | stage before, wall s | process CPU s, off | auto | "
+             "auto - off | auto before | before - off |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    names = sorted({c["name"] for c in doc["cases"]}, key=[c["name"] for c in doc["cases"]].index)
+    for name in names:
+        rows = [c for c in doc["cases"] if c["name"] == name]
+        off = next(c for c in rows if c["program"].endswith("collapse=off"))
+        auto = next(c for c in rows if c["program"].endswith("collapse=auto"))
+        before = next((c for c in rows if c["program"].endswith("(before)")), None)
+        p = auto["probe"]
+        def ms(c, key):
+            return "%.4f" % c[key] if c and c.get(key) is not None else "-"
+        lines.append("| %s | %s%s | %s / %s / %s | %s | %s | %s | %.3f | %.3f | %+.3f | %s | %s |" % (
+            name, auto["decision"],
+            " (before: %s)" % before["decision"] if before else "",
+            p["removed"], p["examined"], p["size"], ms(auto, "stage_cpu_median"),
+            ms(auto, "stage_wall_median"), ms(before, "stage_wall_median"),
+            off["median"], auto["median"], auto["minus_off"],
+            "%.3f" % before["median"] if before else "-",
+            "%+.3f" % before["minus_off"] if before else "-"))
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -265,13 +413,24 @@ def main():
     ap.add_argument("--json", help="where the results go (default: bench/results/"
                     "rips-cpu-<date>.json)")
     ap.add_argument("--markdown", help="print the Markdown table of this result file and exit")
+    ap.add_argument("--collapse-probe", action="store_true",
+                    help="measure the rule of --collapse auto instead (see above)")
+    ap.add_argument("--before", help="with --collapse-probe: another build's topoml CLI, whose "
+                    "--collapse auto is measured beside this one's")
     a = ap.parse_args()
     if a.markdown:
         with open(a.markdown) as f:
-            sys.stdout.write(table(json.load(f)))
+            doc = json.load(f)
+        sys.stdout.write(probe_table(doc) if any("probe" in c for c in doc["cases"])
+                         else table(doc))
         return
     if not a.topoml:
         ap.error("--topoml is required")
+    if a.collapse_probe:
+        if a.reps < 5:
+            ap.error("--collapse-probe takes medians of at least 5 runs (--reps 5)")
+        collapse_probe(a)
+        return
     threads = sorted({int(t) for t in a.threads.split(",")})
     cases = CASES + (BIG if a.big else [])
     if a.torus:

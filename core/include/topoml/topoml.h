@@ -79,9 +79,11 @@ typedef struct topoml_context_options {
 /* Make a context: read the configuration and discover plugin files (each
  * opened, checked and hashed; no plugin code runs). The plugins are probed
  * (each in a child process, all at once) and given their gate state on the
- * first call that needs them: listing (topoml_backend_get), naming a
- * backend other than "scalar", an automatic choice that does not stop at
- * "scalar" first in `prefer`, data in device memory. A context used only
+ * first call that needs them: listing (topoml_backend_get), an automatic
+ * choice that does not stop at "scalar" first in `prefer`, data in device
+ * memory; naming a backend (topoml_use_backend, an entry of `prefer`)
+ * probes only the file named for it, topoml-backend-NAME.so, unless that
+ * file turns out not to hold it. A context used only
  * with the scalar reference starts no probe at all. `opts` may be NULL.
  * When the configuration
  * is wrong this fails (TOPOML_E_CONFIG) and, if `out` is not NULL, *out is a
@@ -178,6 +180,17 @@ typedef struct topoml_backend_info {
 TOPOML_API uint32_t topoml_backend_count(const topoml_context *ctx);
 TOPOML_API int topoml_backend_get(const topoml_context *ctx, uint32_t index,
                                   topoml_backend_info *info);
+
+/* Since 0.4: the backend that a call naming `name` would get (the one that
+ * runs under that name, not a duplicate), without listing every backend:
+ * only what naming it probes is probed (the plugin file named for it,
+ * topoml-backend-<name>.so, unless that file holds another backend;
+ * docs/architecture.md, "Loading a plugin"); if every plugin of that name
+ * was rejected, the first of them (its gate_reason says why).
+ * TOPOML_E_NOT_FOUND, with a message naming every backend found, when no
+ * backend has that name. */
+TOPOML_API int topoml_backend_find(topoml_context *ctx, const char *name,
+                                   topoml_backend_info *info);
 
 /* Ask for a backend by name for the ops that follow (NULL: choose
  * automatically, the default). A named backend that is not enabled or lacks

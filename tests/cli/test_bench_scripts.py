@@ -1,0 +1,164 @@
+"""The CPU benchmark scripts that make bench/results/ artifacts run and write
+files the tables accept, on small settings (no figure is checked: these are
+not timed tests). tools/bench/timing.py takes the settings in turn with the
+order reversed every other round, counts the CPU time of a command's own
+children, and stops on an unexpected exit status or a timeout;
+bench_conformance_tiers.py, bench_isolation.py and bench_input.py write
+artifacts in the schema with every run's CPU and wall times and the load
+average, and refuse a build tree without the plugins they time; bench_verify
+writes one case per input and mode with every call's times and the command
+line, and refuses bad usage."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import clitest
+
+A = clitest.args()
+SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+BENCH = os.path.join(SRC, "tools", "bench")
+sys.path.insert(0, BENCH)
+import make_tables  # noqa: E402
+import timing  # noqa: E402
+
+failures = []
+
+
+def check(what, ok, detail=""):
+    if not ok:
+        failures.append(what)
+        print("FAIL: %s %s" % (what, str(detail)[-2000:]))
+
+
+def script(name, *args):
+    return subprocess.run([sys.executable, os.path.join(BENCH, name)] + list(args),
+                          capture_output=True, text=True, timeout=600)
+
+
+def artifact(path, what):
+    """The file, checked against the schema; None (and a failure) otherwise."""
+    try:
+        return make_tables.load(path)
+    except make_tables.SchemaError as e:
+        check("%s: the artifact follows the schema" % what, False, e)
+    return None
+
+
+def cpu_and_wall(d, what, runs):
+    check("%s: load average at start and end" % what,
+          len(d["machine"].get("load_average_start", [])) == 3 and
+          len(d["machine"].get("load_average", [])) == 3, d["machine"])
+    for c in d["cases"]:
+        check("%s: %s / %s: %d CPU and wall times" % (what, c["name"], c["program"], runs),
+              len(c["times"]) == runs and len(c.get("wall_times", [])) == runs, c)
+
+
+# timing.alternate: A B, B A, A B ...; each setting's results kept.
+order = []
+runs = timing.alternate({k: (lambda k=k: (order.append(k) or 1.0, 2.0, k)) for k in "AB"}, 3)
+check("settings in turn, the order reversed every other round", order == list("ABBAAB"), order)
+check("each setting's times and last result",
+      runs["A"]["wall"] == [1.0] * 3 and runs["B"]["cpu"] == [2.0] * 3 and
+      runs["B"]["last"] == "B", runs)
+
+# timing.run: the CPU of a grandchild that burns 0.2 s of CPU is counted.
+burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.2: pass\n"
+r = timing.run(["sh", "-c", '"$0" -c "$1"; true', sys.executable, burn])
+check("a child's children count in the CPU time", r is not None and r[1] >= 0.15, r)
+check("exit status 1 taken when asked for", timing.run(["false"], status=1) is not None)
+try:
+    timing.run(["false"])
+    check("an unexpected exit status ends the script", False)
+except SystemExit as e:
+    check("an unexpected exit status ends the script", "FAILED (1)" in str(e), e)
+check("a timeout answers None", timing.run(["sleep", "5"], timeout=0.2) is None)
+
+tmp = tempfile.mkdtemp(prefix="topoml-test-bench-")
+try:
+    # topoml-conformance's quick tier on one plugin, twice.
+    out = os.path.join(tmp, "conf.json")
+    r = script("bench_conformance_tiers.py", "--build", A.build, "--plugins", "threads",
+               "--tiers", "quick", "--repeat", "2", "--json", out)
+    check("bench_conformance_tiers.py runs", r.returncode == 0, r.stdout + r.stderr)
+    d = artifact(out, "conformance tiers") if r.returncode == 0 else None
+    if d:
+        cpu_and_wall(d, "conformance tiers", 2)
+        run = d["runs"][0] if d.get("runs") else {}
+        check("the case count, verdict and counts come from the tool's report",
+              run.get("plugin") == "threads" and run.get("tier") == "quick" and
+              run.get("verdict") == "pass" and run.get("cases", 0) > 0 and
+              sum(run.get("counts", {}).values()) == run.get("cases"), run)
+        check("the command line is recorded",
+              "--plugins threads" in d["commands"][0], d["commands"])
+    r = script("bench_conformance_tiers.py", "--build", A.build, "--plugins", "no-such")
+    check("bench_conformance_tiers.py refuses a plugin the build lacks",
+          r.returncode != 0 and "no plugin no-such" in r.stderr, r.stderr)
+
+    # Isolation: the small sizes, once.
+    out = os.path.join(tmp, "iso.json")
+    r = script("bench_isolation.py", "--build", A.build, "--quick", "--repeat", "1",
+               "--json", out)
+    check("bench_isolation.py runs", r.returncode == 0, r.stdout + r.stderr)
+    d = artifact(out, "isolation") if r.returncode == 0 else None
+    if d:
+        cpu_and_wall(d, "isolation", 1)
+        check("isolation: both settings of every figure, outputs compared",
+              len(d["cases"]) == 8 and len(d["ops"]) == 3 and
+              all(op["same_output"] for op in d["ops"]) and
+              all(set(op) >= {"cpu", "wall"} for op in d["ops"]), d["cases"])
+    empty = os.path.join(tmp, "empty-build")
+    os.mkdir(empty)
+    r = script("bench_isolation.py", "--build", empty, "--quick")
+    check("bench_isolation.py refuses a build without the tests' plugins",
+          r.returncode != 0 and "build the tests first" in r.stderr, r.stderr)
+
+    # The input side: one read, one refusal.
+    out = os.path.join(tmp, "input.json")
+    r = script("bench_input.py", "--build", A.build, "--data", A.data, "--repeat", "1",
+               "--json", out)
+    check("bench_input.py runs", r.returncode == 0, r.stdout + r.stderr)
+    d = artifact(out, "input") if r.returncode == 0 else None
+    if d:
+        check("the refusal is for memory", "memory limit" in d.get("refused_with", ""), d)
+        check("the read's time from the --verbose timeline",
+              len(d["cases"]) == 3 and len(d["cases"][0]["times"]) == 1, d["cases"])
+
+    # bench_verify on small stand-ins for Ripser's inputs, two calls a mode.
+    data = os.path.join(tmp, "data")
+    os.mkdir(data)
+    r16 = os.path.join(A.data, "random16.lower_distance_matrix")
+    for name in ("random16.lower_distance_matrix", "sphere_3_192.lower_distance_matrix"):
+        shutil.copy(r16, os.path.join(data, name))
+    for name in ("o3_1024.txt", "o3_2048.txt"):
+        with open(os.path.join(A.data, name)) as f, open(os.path.join(data, name), "w") as g:
+            g.writelines(f.readlines()[:40])
+    tool = os.path.join(A.build, "tools", "bench_verify")
+    out = os.path.join(tmp, "verify.json")
+    r = subprocess.run([tool, "--data", data, "--calls", "2", "--json", out],
+                       capture_output=True, text=True, timeout=600)
+    check("bench_verify runs", r.returncode == 0, r.stdout + r.stderr)
+    d = artifact(out, "verify") if r.returncode == 0 else None
+    if d:
+        cpu_and_wall(d, "verify", 2)
+        check("verify: 4 inputs x 3 modes", len(d["cases"]) == 12 and
+              {c["program"] for c in d["cases"]} == {"verify: off", "verify: auto",
+                                                     "verify: always"}, d["cases"])
+        check("verify: the command line is recorded",
+              d["commands"] == [" ".join([tool, "--data", data, "--calls", "2", "--json", out])],
+              d["commands"])
+        check("verify: the overheads over the set",
+              all(isinstance(d.get(k), float) for k in
+                  ("overhead_auto", "overhead_always", "overhead_auto_wall",
+                   "overhead_always_wall")), d)
+    for bad in (["--calls", "2"], ["--data", data, "--calls", "0"], ["--data", data, "--bogus", "1"],
+                ["--data"]):
+        r = subprocess.run([tool] + bad, capture_output=True, text=True, timeout=60)
+        check("bench_verify refuses %s" % " ".join(bad), r.returncode == 2 and r.stderr, r.stderr)
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
+print("%d failures" % len(failures))
+sys.exit(1 if failures else 0)

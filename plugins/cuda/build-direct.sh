@@ -13,14 +13,16 @@ mkdir -p "$o/obj"
 cuda_home=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
 c=$repo/plugins/cuda
 s=$repo/plugins/scalar
-inc=(-I"$repo/plugin-api/include" -I"$c" -I"$s" -I"$c/bench" -I"$cuda_home/include")
+inc=(-I"$repo/plugin-api/include" -I"$c" -I"$s" -I"$repo/plugins/threads" -I"$c/bench"
+    -I"$cuda_home/include")
 defs=(-D_GNU_SOURCE -DTMC_MIN_CC=90 '-DTMC_ARCHS="90"')
-cuda_c=(device.c host_edges.c h0.c)
+cuda_c=(device.c host_edges.c h0.c host_exact.c)
 cuda_cu=(device_input.cu distances.cu edges.cu)
 scalar_c=("$s/scalar.c")
 if [ -f "$s/rips.c" ]; then
     defs+=(-DTMC_HAVE_RIPS=1 -DTOPOML_SCALAR_HAVE_RIPS=1)
-    cuda_c+=(rips.c "$s/rips.c")
+    # the engine's host threads: the threads backend's pool, compiled in
+    cuda_c+=(rips.c "$s/rips.c" "$repo/plugins/threads/pool.c")
     cuda_cu+=(rips_columns.cu)
     scalar_c+=("$s/rips.c")
 fi

@@ -786,9 +786,10 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
         scalar_panels panels, *pan = NULL;
         void *pan_mem = NULL;
         double *row = NULL;
+        const bool wide = scalar_rows_wide();
         const uint64_t pan_bytes = d->kind == TOPOML_INPUT_POINTS
                                        ? scalar_panels_bytes(TOPOML_F64, (topoml_metric)metric,
-                                                             n, d->dim)
+                                                             n, d->dim, wide)
                                        : 0;
         if (pan_bytes > 0 &&
             tm_check_memory(ctx, pan_bytes + n * sizeof *row, "the edge collapse") == TOPOML_OK) {
@@ -796,7 +797,7 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
             row = tm_alloc(ctx, (size_t)n * sizeof *row);
             if (pan_mem && row) {
                 scalar_panels_fill(&panels, TOPOML_F64, (topoml_metric)metric, d->values, n,
-                                   d->dim, pan_mem);
+                                   d->dim, wide, pan_mem);
                 pan = &panels;
             }
         }

@@ -138,6 +138,46 @@ START_TEST(test_collapse_keeps_barcode_of_point_clouds)
 }
 END_TEST
 
+/* The collapse reads a point cloud's pairs a row at a time (metric_rows.h),
+ * the engine too: in every metric and in dimensions around the rows' vector
+ * widths, with repeated points, the bars with the collapse on must be the
+ * ones without, value for value (a distance one ulp off would move a bar). */
+START_TEST(test_collapse_rows_give_the_engine_distances_in_every_metric)
+{
+    topoml_context *ctx = new_ctx();
+    static const uint64_t dims[] = {1, 3, 5, 8, 16, 17, 33};
+    int seed = 0;
+    for (uint32_t metric = 0; metric < TOPOML_METRIC_COUNT; metric++)
+        for (size_t k = 0; k < sizeof dims / sizeof *dims; k++) {
+            seed++;
+            uint64_t s = 0xbf58476d1ce4e5b9u * (uint64_t)seed;
+            uint64_t n = 20 + rng_next(&s) % 21, dim = dims[k];
+            double *x = random_points(&s, seed % 3, n, dim);
+            topoml_data *d = NULL;
+            ck_assert_int_eq(topoml_data_from_points(ctx, &d, n, dim, x), TOPOML_OK);
+            topoml_rips_options o;
+            topoml_rips_options_init(&o);
+            o.max_dim = 2;
+            o.metric = metric;
+            /* no threshold, and one that cuts: some pair's distance */
+            o.threshold = INFINITY;
+            assert_same_barcode(ctx, d, &o, "points, every metric", seed);
+            double *all = NULL;
+            uint64_t count = 0;
+            ck_assert_int_eq(topoml_distances(ctx, d, (topoml_metric)metric, TOPOML_F64,
+                                              (void **)&all, &count),
+                             TOPOML_OK);
+            ck_assert_uint_gt(count, 0);
+            o.threshold = all[count / 2];
+            topoml_free(ctx, all);
+            assert_same_barcode(ctx, d, &o, "points, every metric, threshold", seed);
+            topoml_data_free(ctx, d);
+            free(x);
+        }
+    topoml_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_collapse_keeps_barcode_of_matrices_with_ties)
 {
     topoml_context *ctx = new_ctx();
@@ -479,6 +519,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_collapse_keeps_barcode_of_point_clouds);
     tcase_add_test(tc, test_collapse_keeps_barcode_of_matrices_with_ties);
+    tcase_add_test(tc, test_collapse_rows_give_the_engine_distances_in_every_metric);
     tcase_add_test(tc, test_collapse_keeps_barcode_of_sparse_input);
     tcase_add_test(tc, test_collapse_removes_dominated_edges);
     tcase_add_test(tc, test_collapse_grid_finds_every_edge);

@@ -31,6 +31,7 @@
 
 #include "internal.h"
 #include "metric.h"
+#include "metric_rows.h"
 
 /* Times. Every value an edge ever has is the value of some input edge, so
  * a value is kept as its rank: the position in the sorted list of the first
@@ -469,15 +470,20 @@ static inline double data_dist(const struct topoml_data *d, uint32_t metric, uin
 
 /* One pass over the pairs: the largest distance of each point (rmax) and,
  * when `edges` is not NULL, the pairs within `cut`. false on a distance the
- * engine refuses (NaN, negative). */
+ * engine refuses (NaN, negative). A point cloud's pairs are read a row at a
+ * time through `pan` (metric_rows.h: the engine's own distances, bit for
+ * bit, several pairs at once) when the caller could lay the points out, else
+ * pair by pair; `row` has room for n distances then. */
 static bool scan(const struct topoml_data *d, uint32_t metric, double cut, double *rmax,
-                 topoml_edge *edges, uint64_t *count)
+                 topoml_edge *edges, uint64_t *count, const scalar_panels *pan, double *row)
 {
     uint64_t m = 0;
     for (uint64_t i = 1; i < d->n; i++) {
         double ri = rmax[i];
+        if (pan)
+            scalar_panels_row(pan, i, i, row);
         for (uint64_t j = 0; j < i; j++) {
-            double x = data_dist(d, metric, i, j);
+            double x = pan ? row[j] : data_dist(d, metric, i, j);
             /* Between points, inf is a distance beyond double (metric.h
              * scales, so never an intermediate overflow), not an absent
              * edge: the engine refuses it. */
@@ -774,29 +780,56 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
         double *rmax = tm_calloc(ctx, (size_t)n, sizeof *rmax);
         if (!rmax)
             return tm_nomem(ctx, (size_t)n * sizeof *rmax);
+        /* A point cloud's rows through metric_rows.h, when its panels (a
+         * copy of the points) and a row fit under the memory limit; pair
+         * by pair otherwise. */
+        scalar_panels panels, *pan = NULL;
+        void *pan_mem = NULL;
+        double *row = NULL;
+        const bool wide = scalar_rows_wide();
+        const uint64_t pan_bytes = d->kind == TOPOML_INPUT_POINTS
+                                       ? scalar_panels_bytes(TOPOML_F64, (topoml_metric)metric,
+                                                             n, d->dim, wide)
+                                       : 0;
+        if (pan_bytes > 0 &&
+            tm_check_memory(ctx, pan_bytes + n * sizeof *row, "the edge collapse") == TOPOML_OK) {
+            pan_mem = tm_alloc(ctx, (size_t)pan_bytes);
+            row = tm_alloc(ctx, (size_t)n * sizeof *row);
+            if (pan_mem && row) {
+                scalar_panels_fill(&panels, TOPOML_F64, (topoml_metric)metric, d->values, n,
+                                   d->dim, wide, pan_mem);
+                pan = &panels;
+            }
+        }
         /* Count first (the threshold may be the enclosing radius, known only
          * after a pass), then fill: the memory check sees the exact size. */
-        if (!scan(d, metric, threshold, rmax, NULL, &m)) {
-            tm_free(ctx, rmax);
-            return TOPOML_OK; /* the backend names the bad distance */
+        int rc = TOPOML_OK;
+        if (!scan(d, metric, threshold, rmax, NULL, &m, pan, row)) {
+            rc = -1; /* the backend names the bad distance */
+        } else {
+            for (uint64_t v = 0; v < n; v++)
+                radius = rmax[v] < radius ? rmax[v] : radius;
         }
-        for (uint64_t v = 0; v < n; v++)
-            radius = rmax[v] < radius ? rmax[v] : radius;
         double t = threshold < radius ? threshold : radius;
-        if (t < threshold) {
+        if (rc == TOPOML_OK && t < threshold) {
             memset(rmax, 0, (size_t)n * sizeof *rmax);
-            scan(d, metric, t, rmax, NULL, &m);
+            scan(d, metric, t, rmax, NULL, &m, pan, row);
         }
-        int rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
+        if (rc == TOPOML_OK)
+            rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
         if (rc == TOPOML_OK) {
             edges = tm_alloc(ctx, (size_t)(m ? m : 1) * sizeof *edges);
             rc = edges ? TOPOML_OK : tm_nomem(ctx, (size_t)m * sizeof *edges);
         }
         if (rc == TOPOML_OK) {
             memset(rmax, 0, (size_t)n * sizeof *rmax);
-            scan(d, metric, t, rmax, edges, &m);
+            scan(d, metric, t, rmax, edges, &m, pan, row);
         }
         tm_free(ctx, rmax);
+        tm_free(ctx, pan_mem);
+        tm_free(ctx, row);
+        if (rc == -1)
+            return TOPOML_OK;
         if (rc != TOPOML_OK)
             return rc;
         out->threshold = t;

@@ -2669,14 +2669,16 @@ static bool setup_pairs_run(rips_engine *r, const topoml_input_v1 *in, double t)
     if (!r->row)
         return false;
     if (points) {
-        r->pan_bytes = scalar_panels_bytes(in->dtype, (topoml_metric)in->metric, n, in->dim);
+        const bool wide = scalar_rows_wide();
+        r->pan_bytes =
+            scalar_panels_bytes(in->dtype, (topoml_metric)in->metric, n, in->dim, wide);
         if (r->pan_bytes == 0 && in->dim > 0)
             return fail(r, TOPOML_E_OVERFLOW, "rips: n * dim overflows"), false;
         void *mem = mem_alloc(r, r->pan_bytes, "the points' panels");
         if (!mem)
             return false;
         scalar_panels_fill(&r->pan, in->dtype, (topoml_metric)in->metric, in->data, n, in->dim,
-                           mem);
+                           wide, mem);
     }
     /* A point cloud with a threshold goes straight to neighbour lists; one
      * without, to a distance matrix. A distance matrix goes to lists only

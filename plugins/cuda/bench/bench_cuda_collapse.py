@@ -21,6 +21,7 @@ import json
 import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -115,9 +116,26 @@ def main():
                      "times_s": times, "median_s": med, "edges_kept": kept,
                      "device_high_water_mib": high, "check": check, "log": logs})
     if args.json:
+        # tools/bench/make_tables.py's schema (cases, machine, versions,
+        # commands), the full rows kept beside it
+        cases = [{"name": row["case"], "program": "topoml cuda --collapse %s" % c,
+                  "times": [t for t in row["times_s"].get(c, []) if t is not None],
+                  "threads": None, "peak_rss": None}
+                 for row in rows for c in ("off", "on", "auto") if row["times_s"].get(c)]
+        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                              "--format=csv,noheader"], capture_output=True, text=True)
         with open(args.json, "w") as f:
-            json.dump({"what": "cuda backend, edge collapse off/on/auto", "reps": args.reps,
-                       "rows": rows}, f, indent=1)
+            json.dump({"title": "cuda backend, edge collapse off/on/auto",
+                       "machine": {"cpu": next((l.split(":", 1)[1].strip()
+                                                for l in open("/proc/cpuinfo")
+                                                if l.startswith("model name")), "?"),
+                                   "cpus_available": len(os.sched_getaffinity(0)),
+                                   "gpu": gpu.stdout.strip().splitlines()[0] if gpu.stdout else "?"},
+                       "versions": {"topoml": subprocess.run(
+                           [args.topoml, "--version"], capture_output=True,
+                           text=True).stdout.strip() or "?"},
+                       "commands": [" ".join(sys.argv)], "reps": args.reps,
+                       "cases": cases, "rows": rows}, f, indent=1)
     return 1 if any("DIFFER" in c for row in rows for c in row["check"]) else 0
 
 

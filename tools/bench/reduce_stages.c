@@ -35,28 +35,7 @@
 #include "pool.h"
 #include "rips.h"
 
-static void *h_alloc(void *u, size_t n)
-{
-    (void)u;
-    return malloc(n);
-}
-static void *h_realloc(void *u, void *p, size_t n)
-{
-    (void)u;
-    return realloc(p, n);
-}
-static void h_free(void *u, void *p)
-{
-    (void)u;
-    free(p);
-}
-
-static double clock_s(clockid_t id)
-{
-    struct timespec t;
-    clock_gettime(id, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "engine_host.h"
 
 /* Time per kind of stage, closed at each stage change. */
 typedef struct stages {

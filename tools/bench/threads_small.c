@@ -24,21 +24,7 @@
 #include "pool.h"
 #include "rips.h"
 
-static void *h_alloc(void *u, size_t n)
-{
-    (void)u;
-    return malloc(n);
-}
-static void *h_realloc(void *u, void *p, size_t n)
-{
-    (void)u;
-    return realloc(p, n);
-}
-static void h_free(void *u, void *p)
-{
-    (void)u;
-    free(p);
-}
+#include "engine_host.h"
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -50,9 +36,7 @@ static uint64_t rng_next(uint64_t *s)
 
 static double now(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    return clock_s(CLOCK_MONOTONIC);
 }
 
 /* One run: 0 threads = scalar_rips itself. Seconds, or -1 on an error. */

@@ -802,33 +802,34 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
             }
         }
         /* Count first (the threshold may be the enclosing radius, known only
-         * after a pass), then fill: the memory check sees the exact size. */
+         * after a pass), then fill: the memory check sees the exact size. A
+         * distance the engine refuses leaves the input as it is: the backend
+         * names it. */
         int rc = TOPOML_OK;
-        if (!scan(d, metric, threshold, rmax, NULL, &m, pan, row)) {
-            rc = -1; /* the backend names the bad distance */
-        } else {
+        double t = threshold;
+        const bool refused = !scan(d, metric, threshold, rmax, NULL, &m, pan, row);
+        if (!refused) {
             for (uint64_t v = 0; v < n; v++)
                 radius = rmax[v] < radius ? rmax[v] : radius;
-        }
-        double t = threshold < radius ? threshold : radius;
-        if (rc == TOPOML_OK && t < threshold) {
-            memset(rmax, 0, (size_t)n * sizeof *rmax);
-            scan(d, metric, t, rmax, NULL, &m, pan, row);
-        }
-        if (rc == TOPOML_OK)
+            t = threshold < radius ? threshold : radius;
+            if (t < threshold) {
+                memset(rmax, 0, (size_t)n * sizeof *rmax);
+                scan(d, metric, t, rmax, NULL, &m, pan, row);
+            }
             rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
-        if (rc == TOPOML_OK) {
-            edges = tm_alloc(ctx, (size_t)(m ? m : 1) * sizeof *edges);
-            rc = edges ? TOPOML_OK : tm_nomem(ctx, (size_t)m * sizeof *edges);
-        }
-        if (rc == TOPOML_OK) {
-            memset(rmax, 0, (size_t)n * sizeof *rmax);
-            scan(d, metric, t, rmax, edges, &m, pan, row);
+            if (rc == TOPOML_OK) {
+                edges = tm_alloc(ctx, (size_t)(m ? m : 1) * sizeof *edges);
+                rc = edges ? TOPOML_OK : tm_nomem(ctx, (size_t)m * sizeof *edges);
+            }
+            if (rc == TOPOML_OK) {
+                memset(rmax, 0, (size_t)n * sizeof *rmax);
+                scan(d, metric, t, rmax, edges, &m, pan, row);
+            }
         }
         tm_free(ctx, rmax);
         tm_free(ctx, pan_mem);
         tm_free(ctx, row);
-        if (rc == -1)
+        if (refused)
             return TOPOML_OK;
         if (rc != TOPOML_OK)
             return rc;

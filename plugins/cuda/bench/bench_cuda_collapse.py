@@ -30,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools", "bench"))
 from bench_rips_gpu import CASES, materialise, run  # noqa: E402
 from bench_rips import clitest, default_data  # noqa: E402
+import artifact  # noqa: E402
 
 SETTINGS = ("off", "on", "auto")
 
@@ -116,26 +117,21 @@ def main():
                      "times_s": times, "median_s": med, "edges_kept": kept,
                      "device_high_water_mib": high, "check": check, "log": logs})
     if args.json:
-        # tools/bench/make_tables.py's schema (cases, machine, versions,
-        # commands), the full rows kept beside it
-        cases = [{"name": row["case"], "program": "topoml cuda --collapse %s" % c,
-                  "times": [t for t in row["times_s"].get(c, []) if t is not None],
-                  "threads": None, "peak_rss": None}
-                 for row in rows for c in ("off", "on", "auto") if row["times_s"].get(c)]
+        # make_tables' schema through tools/bench/artifact.py, the full rows
+        # kept beside the cases
+        m = artifact.machine()
         gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
                               "--format=csv,noheader"], capture_output=True, text=True)
-        with open(args.json, "w") as f:
-            json.dump({"title": "cuda backend, edge collapse off/on/auto",
-                       "machine": {"cpu": next((l.split(":", 1)[1].strip()
-                                                for l in open("/proc/cpuinfo")
-                                                if l.startswith("model name")), "?"),
-                                   "cpus_available": len(os.sched_getaffinity(0)),
-                                   "gpu": gpu.stdout.strip().splitlines()[0] if gpu.stdout else "?"},
-                       "versions": {"topoml": subprocess.run(
-                           [args.topoml, "--version"], capture_output=True,
-                           text=True).stdout.strip() or "?"},
-                       "commands": [" ".join(sys.argv)], "reps": args.reps,
-                       "cases": cases, "rows": rows}, f, indent=1)
+        m["gpu"] = (gpu.stdout.strip().splitlines() or ["?"])[0]
+        version = subprocess.run([args.topoml, "--version"], capture_output=True, text=True)
+        artifact.save(args.json, {
+            "title": "cuda backend, edge collapse off/on/auto", "machine": m,
+            "versions": {"topoml": version.stdout.strip() or "?"},
+            "commands": [" ".join(sys.argv)], "reps": args.reps,
+            "cases": [artifact.case(row["case"], "topoml cuda --collapse %s" % c,
+                                    [t for t in row["times_s"][c] if t is not None])
+                      for row in rows for c in SETTINGS if row["times_s"].get(c)],
+            "rows": rows})
     return 1 if any("DIFFER" in c for row in rows for c in row["check"]) else 0
 
 

@@ -7,7 +7,9 @@ bench_conformance_tiers.py, bench_isolation.py and bench_input.py write
 artifacts in the schema with every run's CPU and wall times and the load
 average, and refuse a build tree without the plugins they time; bench_verify
 writes one case per input and mode with every call's times and the command
-line, and refuses bad usage."""
+line, and refuses bad usage; bench_setup_venv.py times the Python step read
+out of tools/setup-debian.sh, first into an empty folder and then again on
+it, and leaves no venv behind."""
 import json
 import os
 import shutil
@@ -157,6 +159,49 @@ try:
                 ["--data"]):
         r = subprocess.run([tool] + bad, capture_output=True, text=True, timeout=60)
         check("bench_verify refuses %s" % " ".join(bad), r.returncode == 2 and r.stderr, r.stderr)
+
+    # bench_setup_venv.py: the step it times is setup-debian.sh's Python
+    # step, read from the script (not a copy), without the ML step.
+    r = script("bench_setup_venv.py", "--print-step")
+    setup = open(os.path.join(SRC, "tools", "setup-debian.sh")).read()
+    check("bench_setup_venv.py prints the Python step of setup-debian.sh",
+          r.returncode == 0 and "-m venv" in r.stdout and '"$venv/bin/pip" install' in r.stdout
+          and all(line in setup for line in r.stdout.splitlines()[1:]) and
+          "torch" not in r.stdout and "ml_need" not in r.stdout, r.stdout + r.stderr)
+    broken = os.path.join(tmp, "setup-without-venv.sh")
+    with open(broken, "w") as f:
+        f.write(setup.replace("\nvenv=", "\nthe_venv="))
+    r = script("bench_setup_venv.py", "--setup", broken, "--print-step")
+    check("bench_setup_venv.py refuses a set-up script without the step",
+          r.returncode != 0 and "no line 'venv=...'" in r.stderr, r.stderr)
+    # A stand-in set-up with the same shape that makes a real venv but
+    # installs nothing (no network): `first` runs into an empty folder each
+    # time, `again` on the folder the last `first` made.
+    stand_in = os.path.join(tmp, "setup-stand-in.sh")
+    with open(stand_in, "w") as f:
+        f.write('#!/bin/sh\nset -eu\n'
+                'venv="$(cd "$(dirname "$0")/.." && pwd)/.venv"\n'
+                'if [ -x "$venv/bin/python" ]; then echo "kept $venv" >> "$VENV_LOG"; else\n'
+                '  echo "made $venv" >> "$VENV_LOG"\n'
+                '  /usr/bin/python3 -m venv --without-pip --system-site-packages "$venv"\nfi\n'
+                'need=""\nif [ -n "$need" ]; then\n'
+                '    "$venv/bin/pip" install -q --disable-pip-version-check $need\nfi\n')
+    log, out = os.path.join(tmp, "venv.log"), os.path.join(tmp, "venv.json")
+    r = subprocess.run([sys.executable, os.path.join(BENCH, "bench_setup_venv.py"), "--setup",
+                        stand_in, "--repeat", "2", "--json", out], capture_output=True,
+                       text=True, timeout=600, env=dict(os.environ, VENV_LOG=log))
+    check("bench_setup_venv.py runs", r.returncode == 0, r.stdout + r.stderr)
+    seen = [line.split() for line in open(log)] if os.path.exists(log) else []
+    # rounds: first, again; again, first
+    check("first into a new empty folder, again on the last one made",
+          [w for w, _ in seen] == ["made", "kept", "kept", "made"] and
+          seen[0][1] == seen[1][1] == seen[2][1] != seen[3][1], seen)
+    d = artifact(out, "setup venv") if r.returncode == 0 else None
+    if d:
+        cpu_and_wall(d, "setup venv", 2)
+        check("setup venv: the step run is recorded", d.get("step", "").count("venv=") == 1, d)
+        check("setup venv: no venv left behind",
+              not any(os.path.exists(p) for _, p in seen), seen)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 

@@ -23,8 +23,12 @@ A = clitest.args()
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 BENCH = os.path.join(SRC, "tools", "bench")
 sys.path.insert(0, BENCH)
+import artifact as artifact_py  # noqa: E402
 import make_tables  # noqa: E402
 import timing  # noqa: E402
+
+# The tree these scripts run from; None outside a git checkout.
+TREE = artifact_py.source_tree()
 
 failures = []
 
@@ -40,13 +44,19 @@ def script(name, *args):
                           capture_output=True, text=True, timeout=600)
 
 
-def artifact(path, what):
-    """The file, checked against the schema; None (and a failure) otherwise."""
+def artifact(path, what, commit=True):
+    """The file, checked against the schema (and, for a script that writes
+    through tools/bench/artifact.py, for the source tree's commit); None (and
+    a failure) otherwise."""
     try:
-        return make_tables.load(path)
+        d = make_tables.load(path)
     except make_tables.SchemaError as e:
         check("%s: the artifact follows the schema" % what, False, e)
-    return None
+        return None
+    if commit:
+        check("%s: the source tree's commit is recorded" % what, d.get("git") == TREE,
+              (d.get("git"), TREE))
+    return d
 
 
 def cpu_and_wall(d, what, runs):
@@ -142,7 +152,7 @@ try:
     r = subprocess.run([tool, "--data", data, "--calls", "2", "--json", out],
                        capture_output=True, text=True, timeout=600)
     check("bench_verify runs", r.returncode == 0, r.stdout + r.stderr)
-    d = artifact(out, "verify") if r.returncode == 0 else None
+    d = artifact(out, "verify", commit=False) if r.returncode == 0 else None
     if d:
         cpu_and_wall(d, "verify", 2)
         check("verify: 4 inputs x 3 modes", len(d["cases"]) == 12 and

@@ -37,7 +37,7 @@
 # from .gpudata/ripser-examples when present. Everything each part writes
 # goes to OUTDIR/<part>/; OUTDIR/summary.txt has one line per part, and
 # OUTDIR/results.tar.gz all of it. DEVICE_SECONDS bounds the whole run.
-# Other knobs: TREE_TESTS (ctest -R of the tree part), CONF_ARGS (the tier),
+# DEVICE_TAR_ONLY=1 leaves only those two files in OUTDIR. Other knobs: TREE_TESTS (ctest -R of the tree part), CONF_ARGS (the tier),
 # CONF_PLUGINS (one conformance run per named plugin), RIPS_SECONDS,
 # RIPS_REPS, RIPS_ONLY, RIPS_RIPSER, RIPS_THREADS; giotto-ph joins the rips
 # part when python3 can import gph.
@@ -266,4 +266,9 @@ for part in $parts; do
 done
 find "$out" -name '*.so' -delete
 tar -C "$out" -czf "/tmp/results.tar.gz" --exclude=results.tar.gz . && mv /tmp/results.tar.gz "$out/"
+# DEVICE_TAR_ONLY=1: OUTDIR keeps only results.tar.gz and summary.txt (for a
+# transfer that limits how many files come back)
+if [ -n "${DEVICE_TAR_ONLY:-}" ] && [ -f "$out/results.tar.gz" ]; then
+    find "$out" -mindepth 1 -maxdepth 1 ! -name results.tar.gz ! -name summary.txt -exec rm -rf {} +
+fi
 cat "$summary"

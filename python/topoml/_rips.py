@@ -192,6 +192,14 @@ def _partial_result(out, threshold, modulus, total):
                          stopped=out["stopped"])
 
 
+def _fast_partial(e, threshold, modulus):
+    """A MemoryLimitError from a _core entry (whose arguments passed its
+    checks): its ``partial`` as _compute makes it, a BarcodeResult."""
+    if isinstance(e.partial, dict):
+        e.partial = _partial_result(e.partial, float(threshold), int(modulus),
+                                    e.partial.pop("total"))
+
+
 def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", backend=None,
              distance_matrix=None, metric_params=None, progress=None, collapse="auto",
              n_threads=-1):
@@ -262,6 +270,22 @@ def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", bac
     >>> len(r.diagrams[1]), r.backend
     (1, 'scalar')
     """
+    try:
+        r = _core.barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix,
+                           metric_params, progress, collapse, n_threads)
+    except _core.MemoryLimitError as e:
+        _fast_partial(e, threshold, modulus)
+        raise
+    if r is None:
+        r = _barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix,
+                      metric_params, progress, collapse, n_threads)
+    return r
+
+
+def _barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix, metric_params,
+              progress, collapse, n_threads):
+    """barcodes' general path: every input and argument _core.barcodes
+    leaves to Python (it returned None), checked and converted here."""
     kind = "auto" if distance_matrix is None else ("distance" if distance_matrix else "points")
     out = _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend, progress,
                    False, collapse, n_threads)
@@ -341,6 +365,18 @@ def ripser(X, maxdim=1, thresh=math.inf, coeff=2, distance_matrix=False, do_cocy
     >>> ripser(X)["dgms"][1]
     array([[1.        , 1.41421356]])
     """
+    try:
+        r = _core.ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_perm)
+    except _core.MemoryLimitError as e:
+        _fast_partial(e, thresh, coeff)
+        raise
+    if r is None:
+        r = _ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_perm)
+    return r
+
+
+def _ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_perm):
+    """ripser's general path (see _barcodes)."""
     if do_cocycles:
         raise NotImplementedError("topoml.ripser: do_cocycles=True: topoml does not compute "
                                   "representative cocycles")
@@ -395,6 +431,21 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
     array([[1, 1, 0],
            [2, 2, 1]])
     """
+    try:
+        r = _core.ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights,
+                                  collapse_edges, n_threads, return_generators)
+    except _core.MemoryLimitError as e:
+        _fast_partial(e, thresh, coeff)
+        raise
+    if r is None:
+        r = _ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights,
+                             collapse_edges, n_threads, return_generators)
+    return r
+
+
+def _ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights, collapse_edges,
+                     n_threads, return_generators):
+    """ripser_parallel's general path (see _barcodes)."""
     _threads(n_threads)
     if weights is not None:
         raise NotImplementedError("topoml.ripser_parallel: weighted Rips filtrations are not "
@@ -406,3 +457,8 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
         return {"dgms": out["dgms"]}
     dgms, gens = _gens.giotto(out["dgms"], out["gens"], out["n"], out["zero_edges"])
     return {"dgms": dgms, "gens": gens}
+
+
+# The compiled entries build these results themselves, and read metric
+# names from the one table of them.
+_core.set_rips_types(RipserResult, BarcodeResult, _inputs.METRICS)

@@ -10,6 +10,14 @@
  * the GIL back briefly to look for pending signals and to call the user's
  * progress function. Not here: argument defaults, input kinds, result
  * shapes — the Python modules decide those.
+ *
+ * One exception, for speed: topoml.ripser, ripser_parallel and barcodes
+ * first call a compiled entry each (Context::fast_*), which does the whole
+ * call on the inputs a call mostly gets — a 2-D float numpy array taken as
+ * it is, plain arguments — and builds the result the Python function would
+ * (test_native checks the two agree). On a few points the Python and numpy
+ * work around the C call, with cold caches, cost as much as the C call
+ * itself; docs/python.md, "Speed". Anything else it leaves to Python.
  */
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -58,9 +66,56 @@ struct Globals {
     PyObject *diagrams, *selection_reason, *maxdim;   /* BarcodeResult's */
     PyObject *threshold, *modulus, *complete, *stopped;
     PyObject *empty_tuple, *zero;
-    PyObject *ndarray, *empty, *arange;               /* numpy */
+    PyObject *ndarray, *empty;                        /* numpy */
+    PyObject *f64, *f32, *i64, *two;                  /* numpy's dtypes; 2 */
+    PyObject *sysdict, *ps1;                          /* sys.__dict__, "ps1" */
+    bool interactive_flag;                            /* sys.flags.interactive */
+    bool layout_holds;                                /* NumpyArray is numpy's */
+    bool layout;                                      /* and is used */
     PyObject *ripser_result = nullptr, *barcode_result = nullptr, *metrics = nullptr;
 };
+
+/* numpy's array object as numpy's C API lays it out (PyArrayObject_fields
+ * in numpy/ndarraytypes.h, the same in numpy 1.x and 2.x; PyArray_DATA,
+ * PyArray_NDIM and the like read these fields). The binding is not built
+ * against numpy's headers, so at import it checks this layout against the
+ * buffer protocol on arrays of its own (numpy_layout_holds); where they
+ * disagree it uses the buffer protocol, a few microseconds more a call. */
+struct NumpyArray {
+    PyObject ob_base;
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr;
+};
+
+/* True when NumpyArray reads numpy's arrays as the buffer protocol does:
+ * data, shape, strides, on float64 and float32 arrays with strides. */
+bool numpy_layout_holds(PyObject *empty, PyObject *f64, PyObject *f32)
+{
+    for (PyObject *dtype : {f64, f32}) {
+        nb::object a = nb::borrow(empty)(nb::make_tuple(4, 6), nb::handle(dtype));
+        nb::object v = a[nb::make_tuple(nb::slice(nb::none(), nb::none(), nb::none()),
+                                        nb::slice(nb::int_(1), nb::none(), nb::int_(2)))];
+        Py_buffer view;
+        if (PyObject_GetBuffer(v.ptr(), &view, PyBUF_RECORDS_RO) != 0) {
+            PyErr_Clear();
+            return false;
+        }
+        const auto *s = reinterpret_cast<const NumpyArray *>(v.ptr());
+        const bool same = s->data == view.buf && s->nd == 2 && view.ndim == 2 &&
+                          s->dimensions[0] == view.shape[0] &&
+                          s->dimensions[1] == view.shape[1] &&
+                          s->strides[0] == view.strides[0] && s->strides[1] == view.strides[1] &&
+                          s->descr == dtype && view.shape[1] == 3;
+        PyBuffer_Release(&view);
+        if (!same)
+            return false;
+    }
+    return true;
+}
 
 Globals &globals()
 {
@@ -94,7 +149,16 @@ Globals &globals()
         nb::module_ np = nb::module_::import_("numpy");
         x->ndarray = nb::object(np.attr("ndarray")).release().ptr();
         x->empty = nb::object(np.attr("empty")).release().ptr();
-        x->arange = nb::object(np.attr("arange")).release().ptr();
+        nb::object dtype = np.attr("dtype");
+        x->f64 = dtype("float64").release().ptr();
+        x->f32 = dtype("float32").release().ptr();
+        x->i64 = dtype("int64").release().ptr();
+        x->two = PyLong_FromLong(2);
+        nb::module_ sys = nb::module_::import_("sys");
+        x->sysdict = nb::borrow(PyModule_GetDict(sys.ptr())).release().ptr();
+        x->ps1 = name("ps1");
+        x->interactive_flag = nb::cast<int>(sys.attr("flags").attr("interactive")) != 0;
+        x->layout = x->layout_holds = numpy_layout_holds(x->empty, x->f64, x->f32);
         return x;
     }();
     return *g;
@@ -297,7 +361,7 @@ class Context {
         check_input(points, condensed, ei, ej, ed, n);
         const uint64_t n_points = data_points(n, points);
         const Params p{maxdim, threshold, modulus, metric, collapse, n_threads};
-        return run_rips([&](topoml_data **data) {
+        return run_rips([] { return true; }, [&](topoml_data **data) {
             return create_data(data, points, condensed, ei, ej, ed, n);
         }, n_points, p, progress.ptr(), check_signals, want_stats, want_generators, 0.0,
            [&](const Run &r) -> nb::object { return rips_dict(r, maxdim); });
@@ -465,8 +529,26 @@ class Context {
          * non-negative strides, described into `a`. */
         bool read(PyObject *X, Array &a)
         {
-            if ((PyObject *)Py_TYPE(X) != globals().ndarray)
+            const Globals &g = globals();
+            if ((PyObject *)Py_TYPE(X) != g.ndarray)
                 return false;
+            const auto *s = reinterpret_cast<const NumpyArray *>(X);
+            if (g.layout && (s->descr == g.f64 || s->descr == g.f32)) {
+                /* numpy's own float64 / float32 (native byte order) */
+                a.f64 = s->descr == g.f64;
+                const Py_ssize_t size = a.f64 ? 8 : 4;
+                if (s->nd != 2)
+                    return false;
+                for (int k = 0; k < 2; k++)
+                    if (s->strides[k] < 0 || s->strides[k] % size != 0)
+                        return false;
+                a.data = s->data;
+                a.n = (uint64_t)s->dimensions[0];
+                a.dim = (uint64_t)s->dimensions[1];
+                a.s0 = (uint64_t)(s->strides[0] / size);
+                a.s1 = (uint64_t)(s->strides[1] / size);
+                return true;
+            }
             if (PyObject_GetBuffer(X, &view, PyBUF_RECORDS_RO) != 0) {
                 PyErr_Clear();
                 return false;
@@ -516,11 +598,12 @@ class Context {
 
     static bool interactive()
     {
-        static const bool flag = nb::cast<int>(
-            nb::module_::import_("sys").attr("flags").attr("interactive")) != 0;
-        if (flag || PySys_GetObject("ps1"))
+        const Globals &g = globals();
+        if (g.interactive_flag)
             return true;
-        PyObject *m = PyDict_GetItemWithError(PyImport_GetModuleDict(), globals().ipython);
+        PyObject *m = PyDict_GetItemWithError(g.sysdict, g.ps1);
+        if (!m && !PyErr_Occurred())
+            m = PyDict_GetItemWithError(PyImport_GetModuleDict(), g.ipython);
         if (!m && PyErr_Occurred())
             throw nb::python_error();
         return m != nullptr;
@@ -705,7 +788,7 @@ class Context {
                 throw nb::python_error();
             PyList_SET_ITEM(cocycles.ptr(), d, l);
         }
-        nb::object idx = nb::borrow(g.arange)(r.n_points);
+        nb::object idx = arange(r.n_points);
         nb::object source = nb::make_tuple(X, nb::handle(c.kind), metric, nb::none());
         set_item(res, g.dgms, dgms);
         set_item(res, g.cocycles, cocycles);
@@ -779,15 +862,10 @@ class Context {
             if (a.dim != n)
                 return nb::none();
             std::vector<double> lower;
-            bool ok;
-            {
-                nb::gil_scoped_release rel;
-                ok = a.f64 ? lower_of(static_cast<const double *>(a.data), n, a.s0, a.s1, lower)
-                           : lower_of(static_cast<const float *>(a.data), n, a.s0, a.s1, lower);
-            }
-            if (!ok)
-                return nb::none();
-            return run_rips([&](topoml_data **data) {
+            return run_rips([&] {
+                return a.f64 ? lower_of(static_cast<const double *>(a.data), n, a.s0, a.s1, lower)
+                             : lower_of(static_cast<const float *>(a.data), n, a.s0, a.s1, lower);
+            }, [&](topoml_data **data) {
                 return topoml_data_from_condensed(ctx_, data, n, lower.data());
             }, n, p, progress, check_signals, want_stats, want_generators, t_entry, build);
         }
@@ -795,7 +873,7 @@ class Context {
         /* C-ordered float64 is what topoml_data_from_points copies as it is;
          * the strided reader would widen it into a buffer first. */
         const bool plain = a.f64 && (n < 2 || a.s0 == a.dim) && (a.dim < 2 || a.s1 == 1);
-        return run_rips([&](topoml_data **data) {
+        return run_rips([] { return true; }, [&](topoml_data **data) {
             if (plain)
                 return topoml_data_from_points(ctx_, data, n, a.dim,
                                                static_cast<const double *>(a.data));
@@ -820,15 +898,20 @@ class Context {
         return o;
     }
 
-    /* The computation behind every Rips entry point: `create(&data)` makes
-     * the data set (without the GIL); n_points is its number of points;
+    /* The computation behind every Rips entry point: `prepare()` readies
+     * the input, false when this path does not take it (then None);
+     * `create(&data)` makes the data set; both run without the GIL, in the
+     * one stretch the whole call releases it (on inputs of a few points
+     * each release and re-acquire is a measurable part of the call), and
+     * only `create` and what follows count as the C work ("c_seconds").
+     * n_points is the data set's number of points;
      * `build(run)` makes the result from the barcode. t_entry: when the
      * call began (now_seconds), for a partial result's "total"; 0 if the
      * Python layer times it. */
-    template <class Create, class Build>
-    nb::object run_rips(Create &&create, uint64_t n_points, const Params &p, PyObject *progress,
-                        bool check_signals, bool want_stats, bool want_generators,
-                        double t_entry, Build &&build)
+    template <class Prepare, class Create, class Build>
+    nb::object run_rips(Prepare &&prepare, Create &&create, uint64_t n_points, const Params &p,
+                        PyObject *progress, bool check_signals, bool want_stats,
+                        bool want_generators, double t_entry, Build &&build)
     {
         topoml_rips_options o =
             rips_options(p.maxdim, p.threshold, p.modulus, p.metric, want_generators);
@@ -851,10 +934,12 @@ class Context {
         uint64_t n_zero = 0;
         int st, st_stats = TOPOML_OK;
         double t0, t1, c0, c1;
+        bool taken;
         {
             nb::gil_scoped_release rel;
+            taken = prepare();
             c0 = now_seconds();
-            st = create(&data);
+            st = taken ? create(&data) : TOPOML_E_INVALID;
             t0 = t1 = now_seconds();
             if (st == TOPOML_OK) {
                 st = topoml_barcode_compute(ctx_, &bc, data, &o);
@@ -874,6 +959,8 @@ class Context {
         }
         topoml_set_progress(ctx_, nullptr, nullptr);
         topoml_data_free(ctx_, data);
+        if (!taken)
+            return nb::none();
         if (st != TOPOML_OK) {
             topoml_free(ctx_, zero);
             if (st == TOPOML_E_CANCELLED) {
@@ -1324,17 +1411,19 @@ class Context {
         for (uint64_t k = 0; k < n; k++)
             if (iv[k].dim <= maxdim)
                 count[iv[k].dim]++;
-        nb::list out;
+        nb::list out = nb::steal<nb::list>(PyList_New(maxdim + 1));
+        if (!out.is_valid())
+            throw nb::python_error();
         uint64_t k = 0;
         for (uint32_t d = 0; d <= maxdim; d++) {
             nb::object arr = new_pairs(count[d]);
-            double *a = pairs_data(arr);
+            double *a = array_data<double>(arr);
             uint64_t w = 0;
             for (; k < n && iv[k].dim == d; k++, w++) {
                 a[2 * w] = iv[k].birth;
                 a[2 * w + 1] = iv[k].death;
             }
-            out.append(arr);
+            PyList_SET_ITEM(out.ptr(), d, arr.release().ptr());
         }
         return out;
     }
@@ -1345,20 +1434,53 @@ class Context {
      * filling the array. */
     static nb::object new_pairs(uint64_t rows)
     {
-        /* held for the life of the process: never released at exit, when
-         * the interpreter may already be gone */
-        return nb::borrow(globals().empty)(nb::make_tuple(rows, 2));
+        const Globals &g = globals();
+        nb::object n = nb::steal(PyLong_FromUnsignedLongLong(rows));
+        if (!n.is_valid())
+            throw nb::python_error();
+        PyObject *items[2] = {n.ptr(), g.two};
+        nb::object shape = nb::steal(PyTuple_New(2));
+        if (!shape.is_valid())
+            throw nb::python_error();
+        for (int k = 0; k < 2; k++) {
+            Py_INCREF(items[k]);
+            PyTuple_SET_ITEM(shape.ptr(), k, items[k]);
+        }
+        PyObject *args[1] = {shape.ptr()};
+        nb::object arr = nb::steal(PyObject_Vectorcall(g.empty, args, 1, nullptr));
+        if (!arr.is_valid())
+            throw nb::python_error();
+        return arr;
     }
 
-    /* The memory of a new_pairs array (C-contiguous, so pointer stable). */
-    static double *pairs_data(const nb::object &arr)
+    /* The memory of a new C-contiguous numpy array (numpy.empty's). */
+    template <class T> static T *array_data(const nb::object &arr)
     {
+        if (globals().layout)
+            return reinterpret_cast<T *>(reinterpret_cast<const NumpyArray *>(arr.ptr())->data);
         Py_buffer view;
         if (PyObject_GetBuffer(arr.ptr(), &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0)
             throw nb::python_error();
-        double *p = static_cast<double *>(view.buf);
+        T *p = static_cast<T *>(view.buf);
         PyBuffer_Release(&view);
         return p;
+    }
+
+    /* numpy.arange(n) (int64), as numpy.empty filled here. */
+    static nb::object arange(uint64_t n)
+    {
+        const Globals &g = globals();
+        nb::object len = nb::steal(PyLong_FromUnsignedLongLong(n));
+        if (!len.is_valid())
+            throw nb::python_error();
+        PyObject *args[2] = {len.ptr(), g.i64};
+        nb::object arr = nb::steal(PyObject_Vectorcall(g.empty, args, 2, nullptr));
+        if (!arr.is_valid())
+            throw nb::python_error();
+        int64_t *p = array_data<int64_t>(arr);
+        for (uint64_t k = 0; k < n; k++)
+            p[k] = (int64_t)k;
+        return arr;
     }
 
     static uint64_t h0_bars(const topoml_barcode *bc)
@@ -1513,6 +1635,69 @@ void set_rips_types(nb::type_object ripser_result, nb::type_object barcode_resul
     g.metrics = metrics.release().ptr();
 }
 
+/* The fast entries as plain CPython functions (METH_FASTCALL) of a fixed
+ * number of positional arguments, each as given: nanobind's dispatcher,
+ * made for overloads, keywords and conversions, costs about a microsecond
+ * more a call when its code is out of the caches, which on a small input
+ * is a visible share of the call. Exceptions become Python's as nanobind
+ * turns them. */
+template <Py_ssize_t N, nb::object (*F)(PyObject *const *)>
+PyObject *entry(PyObject *, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != N) {
+        PyErr_Format(PyExc_TypeError, "takes %zd positional arguments (%zd given)", N, nargs);
+        return nullptr;
+    }
+    try {
+        return F(args).release().ptr();
+    } catch (nb::python_error &e) {
+        e.restore();
+    } catch (nb::builtin_exception &e) {
+        PyObject *type = PyExc_RuntimeError;
+        switch (e.type()) {
+        case nb::exception_type::value_error: type = PyExc_ValueError; break;
+        case nb::exception_type::type_error: type = PyExc_TypeError; break;
+        case nb::exception_type::index_error: type = PyExc_IndexError; break;
+        case nb::exception_type::key_error: type = PyExc_KeyError; break;
+        default: break;
+        }
+        PyErr_SetString(type, e.what());
+    } catch (std::bad_alloc &) {
+        PyErr_NoMemory();
+    } catch (std::exception &e) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+    return nullptr;
+}
+
+nb::object ripser_args(PyObject *const *a)
+{
+    return Context::fast_ripser(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+}
+nb::object ripser_parallel_args(PyObject *const *a)
+{
+    return Context::fast_ripser_parallel(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8],
+                                         a[9]);
+}
+nb::object barcodes_args(PyObject *const *a)
+{
+    return Context::fast_barcodes(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
+                                  a[10]);
+}
+
+PyMethodDef entries[] = {
+    {"ripser", (PyCFunction)(void (*)(void))entry<8, ripser_args>, METH_FASTCALL,
+     "ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_perm): "
+     "topoml.ripser's result, or None (topoml._rips)"},
+    {"ripser_parallel", (PyCFunction)(void (*)(void))entry<10, ripser_parallel_args>,
+     METH_FASTCALL,
+     "ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights, "
+     "collapse_edges, n_threads, return_generators): topoml.ripser_parallel's result, or None"},
+    {"barcodes", (PyCFunction)(void (*)(void))entry<11, barcodes_args>, METH_FASTCALL,
+     "barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix, metric_params, "
+     "progress, collapse, n_threads): topoml.barcodes' result, or None"},
+    {nullptr, nullptr, 0, nullptr}};
+
 } // namespace
 
 NB_MODULE(_core, m)
@@ -1542,18 +1727,17 @@ NB_MODULE(_core, m)
         s.generation++;
     }, "name"_a.none());
     m.def("selected", []() { return Context::selection().name; });
-    /* the fast entries take their arguments as given, None included */
-    m.def("ripser", &Context::fast_ripser, "X"_a.none(), "maxdim"_a.none(), "thresh"_a.none(),
-          "coeff"_a.none(), "distance_matrix"_a.none(), "do_cocycles"_a.none(), "metric"_a.none(),
-          "n_perm"_a.none());
-    m.def("ripser_parallel", &Context::fast_ripser_parallel, "X"_a.none(), "maxdim"_a.none(),
-          "thresh"_a.none(), "coeff"_a.none(), "metric"_a.none(), "metric_params"_a.none(),
-          "weights"_a.none(), "collapse_edges"_a.none(), "n_threads"_a.none(),
-          "return_generators"_a.none());
-    m.def("barcodes", &Context::fast_barcodes, "X"_a.none(), "maxdim"_a.none(),
-          "threshold"_a.none(), "modulus"_a.none(), "metric"_a.none(), "backend"_a.none(),
-          "distance_matrix"_a.none(), "metric_params"_a.none(), "progress"_a.none(),
-          "collapse"_a.none(), "n_threads"_a.none());
+    if (PyModule_AddFunctions(m.ptr(), entries) != 0)
+        throw nb::python_error();
+    /* For the tests: whether NumpyArray reads numpy's arrays, and turning
+     * that off (the buffer protocol then) and on again; the old state. */
+    m.def("_numpy_layout", [](std::optional<bool> use) {
+        Globals &g = globals();
+        const bool was = g.layout;
+        if (use)
+            g.layout = *use && g.layout_holds;
+        return was;
+    }, "use"_a.none() = nb::none());
 
     nb::class_<Context>(m, "Context")
         .def(nb::init<std::optional<std::string>, bool, bool>(), "plugin_path"_a = nb::none(),

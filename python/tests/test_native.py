@@ -600,14 +600,34 @@ def _same_result(got, want, what):
         np.testing.assert_array_equal(a, b, err_msg=what)
 
 
-def test_compiled_entries_give_the_general_paths_results():
+def test_compiled_entries_give_the_general_paths_results(array_reading):
+    """Arrays read as numpy lays them out (numpy's C API's fields, checked
+    at import) or through the buffer protocol: the same results."""
+    from topoml import _core
+    assert _core._numpy_layout() is array_reading
     for call, X, kw in _fast_cases():
         what = "%s %s %s %s" % (call, X.dtype, X.strides, kw)
         fast = getattr(topoml, call)(X, **kw)
         _same_result(fast, _general(call)(X, **kw), what)
 
 
-def test_compiled_entries_take_the_common_inputs_and_leave_the_rest(monkeypatch):
+def test_numpy_layout_check_finds_numpys_layout():
+    """The import-time check of numpy's array layout passes with the numpy
+    installed (else every call would take the slower buffer protocol)."""
+    from topoml import _core
+    assert _core._numpy_layout() is True
+
+
+@pytest.fixture(params=[True, False], ids=["numpy layout", "buffer protocol"])
+def array_reading(request):
+    """Both ways the compiled entries read an array's description."""
+    from topoml import _core
+    was = _core._numpy_layout(request.param)
+    yield request.param
+    _core._numpy_layout(was)
+
+
+def test_compiled_entries_take_the_common_inputs_and_leave_the_rest(monkeypatch, array_reading):
     """The entries return None for what they leave to Python, and run what
     they take (a returned result)."""
     from topoml import _core

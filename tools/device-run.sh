@@ -16,6 +16,12 @@
 #            from its public source, never part of this tree) and Ripser
 #   collapse plugins/cuda/bench/bench_cuda_collapse.py (collapse off/on/auto
 #            in front of the cuda backend)
+#   scale    the threads backend's scaling on this machine's cores, with
+#            its JSON artifacts: tools/bench/bench_reduce.py (the Rips
+#            reduction, serial and pooled, SCALE_THREADS, default
+#            0,1,2,4,8,16) and tools/bench/bench_edges.py (a point cloud's
+#            distances and edges at the same thread counts but 0; this
+#            tree as both builds it compares)
 #   py       the Python package on this machine's python3 itself (its torch,
 #            numpy, ...: a venv would not see them), run under its own path,
 #            with the wheels of .whl/ (nanobind, pytest, ...; installed for
@@ -166,6 +172,10 @@ for part in $parts; do
         rc=$?
         ;;
     cuda)
+        # the tree part's build when there is one (same options; its
+        # targets are then up to date); CUDA_SKIP_SANITIZERS=1 leaves out
+        # compute-sanitizer
+        [ -d "$build/plugins-out" ] && export TOPOML_GPU_BUILD=$build
         TOPOML_GPU_SECONDS=$(($(left) - 20)) timeout "$(left)" \
             bash "$repo/plugins/cuda/run-on-gpu.sh" "$out/cuda" >"$out/cuda/run.log" 2>&1
         rc=$?
@@ -200,6 +210,25 @@ for part in $parts; do
             --budget $(($(left) - 15 < ${COLLAPSE_SECONDS:-240} ? $(left) - 15 : ${COLLAPSE_SECONDS:-240})) \
             --json "$out/collapse/bench_cuda_collapse.json" >"$out/collapse/bench_cuda_collapse.txt" 2>&1
         rc=$?
+        ;;
+    scale)
+        threads=${SCALE_THREADS:-0,1,2,4,8,16}
+        rc=0
+        gcc -O2 -g -std=c11 -D_GNU_SOURCE -I"$repo/plugin-api/include" -I"$repo/plugins/scalar" \
+            -I"$repo/plugins/threads" "$repo/tools/bench/reduce_stages.c" \
+            "$repo/plugins/threads/pool.c" "$repo/plugins/scalar/rips.c" -lm -lpthread \
+            -o /tmp/topoml-reduce-stages >"$out/scale/build.log" 2>&1 || rc=$?
+        if [ $rc -eq 0 ]; then
+            # shellcheck disable=SC2086
+            timeout $(($(left) - 5 < ${SCALE_SECONDS:-300} ? $(left) - 5 : ${SCALE_SECONDS:-300})) \
+                python3 "$repo/tools/bench/bench_reduce.py" --bin /tmp/topoml-reduce-stages \
+                --data "$data" --threads "$threads" --reps "${SCALE_REPS:-3}" ${SCALE_ONLY:-} \
+                --json "$out/scale/reduce.json" >"$out/scale/reduce.txt" 2>&1 || rc=$?
+            timeout $(($(left) - 5 < ${SCALE_SECONDS:-300} ? $(left) - 5 : ${SCALE_SECONDS:-300})) \
+                python3 "$repo/tools/bench/bench_edges.py" --base-tree "$repo" --base this-tree \
+                --threads "${threads#0,}" --rounds "${SCALE_REPS:-3}" \
+                --json "$out/scale/edges.json" >"$out/scale/edges.txt" 2>&1 || rc=$?
+        fi
         ;;
     py)
         {

@@ -121,7 +121,9 @@ sanitizer=$(command -v compute-sanitizer || true)
 for c in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
     [ -z "$sanitizer" ] && [ -x "$c" ] && sanitizer=$c
 done
-if [ -n "$sanitizer" ]; then
+if [ -n "${CUDA_SKIP_SANITIZERS:-}" ]; then
+    echo "compute-sanitizer: skipped (CUDA_SKIP_SANITIZERS)" | tee -a "$summary"
+elif [ -n "$sanitizer" ]; then
     step memcheck 120 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 86 \
         "$test_bin/test_cuda_gpu" "$plugin" "$here/test-data" --small ${MEMCHECK_ONLY:+--only "$MEMCHECK_ONLY"}
     step racecheck "${RACECHECK_SECONDS:-120}" "$sanitizer" --tool racecheck --racecheck-report all --error-exitcode 86 \

@@ -8,7 +8,12 @@ Two models, each on a generated data set:
   two linked circles in R^3; captured: its three hidden layers;
 * "cnn": a small CNN (three 3x3 convolution blocks, 16/32/64 channels,
   pooling, a linear head) on 32x32 RGB images of random oriented gratings
-  with noise; captured: the three blocks' outputs (4096, 2048, 64 values).
+  with noise; captured: the three blocks' outputs (4096, 2048, 64 values);
+* "resnet18" (--models): ResNet-18 as torchvision lays it out (random
+  weights) on 224x224 RGB gratings; captured: the outputs of its stages
+  layer2, layer3 and layer4 (100 352, 50 176 and 25 088 values). Left out
+  by default on a CPU, where its forward pass over 1024 images takes
+  minutes.
 
 For each model and sample size n:
 
@@ -21,7 +26,10 @@ For each model and sample size n:
 * capture_exact (--exact-sizes, MLP only): the same with scale=None, the
   whole filtration, as signatures() computed it before the scale existed;
 * rips_grad (MLP only): RipsPersistence forward + backward of the total H1
-  persistence on the n x 16 projected activations of the last hidden layer.
+  persistence on the n x 16 projected activations of the last hidden layer;
+  on a CUDA device also rips_grad_host: the same on a copy of those
+  activations in host memory (the engine on the host's cores, without the
+  cuda plugin), so that the two are compared on one machine.
 
 On a CUDA device (--device cuda), also, for each of --transfer-sizes: a
 uniform cloud of n points in the unit cube of R^3, made on the device, H0/H1
@@ -74,18 +82,22 @@ def model(torch, device):
                          nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10)).to(device).eval()
 
 
-def images(torch, n, device, seed=0):
-    """n RGB 32x32 images: an oriented grating per image (random angle,
-    frequency, phase and colour) plus noise."""
+def images(torch, n, device, seed=0, size=32):
+    """n RGB size x size images: an oriented grating per image (random
+    angle, frequency, phase and colour) plus noise."""
     g = torch.Generator().manual_seed(seed)
-    yy, xx = torch.meshgrid(torch.arange(32.0), torch.arange(32.0), indexing="ij")
+    yy, xx = torch.meshgrid(torch.arange(float(size)), torch.arange(float(size)), indexing="ij")
     angle = torch.rand(n, 1, 1, generator=g) * math.pi
     freq = 0.1 + 0.4 * torch.rand(n, 1, 1, generator=g)
     phase = torch.rand(n, 1, 1, generator=g) * 2 * math.pi
     wave = torch.sin(freq * (torch.cos(angle) * xx + torch.sin(angle) * yy) + phase)
     colour = torch.rand(n, 3, 1, 1, generator=g)
-    x = colour * wave[:, None] + 0.1 * torch.randn(n, 3, 32, 32, generator=g)
+    x = colour * wave[:, None] + 0.1 * torch.randn(n, 3, size, size, generator=g)
     return x.to(device)
+
+
+def images224(torch, n, device, seed=0):
+    return images(torch, n, device, seed, 224)
 
 
 def cnn(torch, device):
@@ -97,10 +109,60 @@ def cnn(torch, device):
                          nn.Flatten(), nn.Linear(64, 10)).to(device).eval()
 
 
+def resnet18(torch, device):
+    """ResNet-18 as torchvision builds it (a 7x7 stride-2 stem, max pooling,
+    four stages of two basic blocks with 64/128/256/512 channels, global
+    average pooling, a linear head; here 10 classes), written out so that
+    nothing beyond torch is needed; seeded random weights, eval mode."""
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.relu = nn.ReLU(inplace=True)
+            self.downsample = None
+            if stride != 1 or cin != cout:
+                self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                                nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            y = self.relu(self.bn1(self.conv1(x)))
+            y = self.bn2(self.conv2(y))
+            return self.relu(y + (x if self.downsample is None else self.downsample(x)))
+
+    class ResNet18(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+            self.bn1 = nn.BatchNorm2d(64)
+            self.relu = nn.ReLU(inplace=True)
+            self.maxpool = nn.MaxPool2d(3, 2, 1)
+            self.layer1 = nn.Sequential(Block(64, 64, 1), Block(64, 64, 1))
+            self.layer2 = nn.Sequential(Block(64, 128, 2), Block(128, 128, 1))
+            self.layer3 = nn.Sequential(Block(128, 256, 2), Block(256, 256, 1))
+            self.layer4 = nn.Sequential(Block(256, 512, 2), Block(512, 512, 1))
+            self.avgpool = nn.AdaptiveAvgPool2d(1)
+            self.fc = nn.Linear(512, 10)
+
+        def forward(self, x):
+            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+            return self.fc(torch.flatten(self.avgpool(x), 1))
+
+    torch.manual_seed(0)
+    return ResNet18().to(device).eval()
+
+
 MODELS = {
     "mlp": ("MLP 3-256-256-128-10, generated linked circles", model, data, ["1", "3", "5"]),
     "cnn": ("CNN conv16-pool-conv32-pool-conv64-avgpool-linear10, generated 32x32 RGB gratings",
             cnn, images, ["2", "5", "8"]),
+    "resnet18": ("ResNet-18 (torchvision's layout, random weights), generated 224x224 RGB "
+                 "gratings", resnet18, images224, ["layer2", "layer3", "layer4"]),
 }
 
 
@@ -165,6 +227,9 @@ def main():
                          "(empty: none)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--models", default=None,
+                    help="comma-separated, from %s (default: all on a CUDA device, all but "
+                         "resnet18 on a CPU)" % ",".join(MODELS))
     ap.add_argument("--transfer-sizes", default="4096,16384,65536",
                     help="cloud sizes of the device-path vs host-round-trip comparison "
                          "(CUDA devices only; empty: none)")
@@ -176,6 +241,11 @@ def main():
     import topoml.torch as tt
 
     device = torch.device(args.device)
+    models = args.models.split(",") if args.models else \
+        [k for k in MODELS if device.type == "cuda" or k != "resnet18"]
+    for k in models:
+        if k not in MODELS:
+            ap.error("unknown model %r (known: %s)" % (k, ", ".join(MODELS)))
     exact_sizes = {int(v) for v in args.exact_sizes.split(",") if v}
     # before any timing: this thread's topoml context, the certification of
     # the plugins on first use (child processes), torch's thread pool
@@ -183,7 +253,8 @@ def main():
     with torch.no_grad():
         model(torch, device)(data(torch, 64, device))
     rows = []
-    for key, (_, make_model, make_data, layers) in MODELS.items():
+    for key in models:
+        _, make_model, make_data, layers = MODELS[key]
         net = make_model(torch, device)
         for n in [int(v) for v in args.sizes.split(",")]:
             x = make_data(torch, n, device)
@@ -218,14 +289,19 @@ def main():
                            "bars": [len(d) for d in s["diagrams"]]}
                     for name, s in sig_exact.items()}
             if key == "mlp":
-                def rips_grad():
-                    p = acts.detach().double().requires_grad_()
+                def rips_grad(a):
+                    p = a.detach().double().requires_grad_()
                     h1 = tt.RipsPersistence(maxdim=1)(p)[1]
                     loss = (h1[:, 1] - h1[:, 0]).sum() if len(h1) else (p * 0).sum()
                     loss.backward()
                     return float(loss.detach())
                 row["rips_grad_s"], row["h1_total_persistence_last_layer"] = timed(
-                    torch, device, rips_grad, args.repeat)
+                    torch, device, lambda: rips_grad(acts), args.repeat)
+                if device.type == "cuda":
+                    row["rips_grad_backend"] = dict(tt.RipsPersistenceFunction.last_info or {})
+                    host = acts.detach().cpu()
+                    row["rips_grad_host_s"], row["h1_total_persistence_host"] = timed(
+                        torch, device, lambda: rips_grad(host), args.repeat)
             rows.append(row)
 
     transfer = []
@@ -234,15 +310,16 @@ def main():
                                  [int(v) for v in args.transfer_sizes.split(",")],
                                  max(5, args.repeat))
 
-    print("%5s %6s %11s %11s %13s %8s %15s %12s" % (
+    print("%8s %6s %11s %11s %13s %8s %15s %12s %12s" % (
         "model", "n", "forward ms", "capture ms", "signature ms", "sig/fwd", "exact capture ms",
-        "rips+grad ms"))
+        "rips+grad ms", "on host ms"))
     for r in rows:
-        print("%5s %6d %11.3f %11.3f %13.3f %8.2f %15s %12s" % (
+        print("%8s %6d %11.3f %11.3f %13.3f %8.2f %15s %12s %12s" % (
             r["model"], r["n"], 1e3 * r["forward_s"], 1e3 * r["capture_s"],
             1e3 * r["signature_s"], r["signature_over_forward"],
             "%.1f" % (1e3 * r["capture_exact_s"]) if "capture_exact_s" in r else "-",
-            "%.3f" % (1e3 * r["rips_grad_s"]) if "rips_grad_s" in r else "-"))
+            "%.3f" % (1e3 * r["rips_grad_s"]) if "rips_grad_s" in r else "-",
+            "%.3f" % (1e3 * r["rips_grad_host_s"]) if "rips_grad_host_s" in r else "-"))
     if transfer:
         print("\n%7s %10s %12s %15s %8s %12s %6s" % (
             "n", "threshold", "device ms", "round trip ms", "ratio", "host copies", "same"))
@@ -251,13 +328,15 @@ def main():
                 r["n"], r["threshold"], 1e3 * r["device_s"], 1e3 * r["round_trip_s"],
                 r["device_s"] / r["round_trip_s"], r["host_copies"], r["same_diagrams"]))
     result = {
-        "benchmark": "ml_adapters", "models": {k: v[0] for k, v in MODELS.items()},
+        "benchmark": "ml_adapters", "models": {k: MODELS[k][0] for k in models},
         "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
         "topoml": topoml.__version__, "numpy": __import__("numpy").__version__,
         "python": platform.python_version(), "machine": platform.machine(),
         "load_average": list(os.getloadavg()),
         "device": str(device), "dtype_model": "float32", "dtype_rips": "float64",
-        "capture": {"layers": {k: v[3] for k, v in MODELS.items()}, "projection_dim": 16,
+        "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+        "matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+        "capture": {"layers": {k: MODELS[k][3] for k in models}, "projection_dim": 16,
                     "maxdim": 1, "scale": "auto"},
         "repeat": args.repeat,
         "timing": "wall-clock; forward: best of max(25, repeat), capture and rips_grad: best of "
@@ -277,7 +356,7 @@ def as_artifact(result, command):
     stays as it is."""
     cases = [{"name": "%s n=%d" % (r["model"], r["n"]), "program": what, "times": [],
               "median": r[what + "_s"]}
-             for r in result["rows"] for what in ("forward", "capture", "rips_grad")
+             for r in result["rows"] for what in ("forward", "capture", "rips_grad", "rips_grad_host")
              if what + "_s" in r]
     cases += [{"name": "cloud n=%d dim 1 (cuda backend)" % r["n"], "program": what,
                "times": r[what + "_times"], "median": r[what + "_s"]}

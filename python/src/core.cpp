@@ -795,9 +795,11 @@ class Context {
         set_item(res, g.num_edges, nb::int_(r.stats->edges_within));
         set_item(res, g.idx_perm, idx);
         set_item(res, g.r_cover, nb::handle(g.zero));
-        set_attr(res, g.source, source);
-        set_attr(res, g.backend, backend);
-        set_attr(res, g.timings, timings(r));
+        nb::dict attrs;
+        set_item(attrs, g.source, source);
+        set_item(attrs, g.backend, backend);
+        set_item(attrs, g.timings, timings(r));
+        set_dict(res, attrs);
         return res;
     }
 
@@ -811,16 +813,18 @@ class Context {
         nb::object res = nb::steal(type->tp_new(type, g.empty_tuple, nullptr));
         if (!res.is_valid())
             throw nb::python_error();
-        set_attr(res, g.diagrams, dgms);
-        set_attr(res, g.backend, str_or_none(topoml_last_backend(ctx_)));
-        set_attr(res, g.selection_reason, str_or_none(topoml_last_selection_reason(ctx_)));
-        set_attr(res, g.timings, timings(r));
-        set_attr(res, g.maxdim, nb::int_(c.p.maxdim));
-        set_attr(res, g.threshold, nb::float_(c.p.threshold));
-        set_attr(res, g.modulus, nb::int_(c.p.modulus));
-        set_attr(res, g.complete, nb::bool_(topoml_barcode_complete(r.bc) != 0));
-        set_attr(res, g.num_edges, nb::none());
-        set_attr(res, g.stopped, nb::none());
+        nb::dict attrs;
+        set_item(attrs, g.diagrams, dgms);
+        set_item(attrs, g.backend, str_or_none(topoml_last_backend(ctx_)));
+        set_item(attrs, g.selection_reason, str_or_none(topoml_last_selection_reason(ctx_)));
+        set_item(attrs, g.timings, timings(r));
+        set_item(attrs, g.maxdim, nb::int_(c.p.maxdim));
+        set_item(attrs, g.threshold, nb::float_(c.p.threshold));
+        set_item(attrs, g.modulus, nb::int_(c.p.modulus));
+        set_item(attrs, g.complete, nb::bool_(topoml_barcode_complete(r.bc) != 0));
+        set_item(attrs, g.num_edges, nb::none());
+        set_item(attrs, g.stopped, nb::none());
+        set_dict(res, attrs);
         return res;
     }
 
@@ -840,9 +844,13 @@ class Context {
         if (PyDict_SetItem(d.ptr(), key, value.ptr()) != 0)
             throw nb::python_error();
     }
-    static void set_attr(nb::handle o, PyObject *name, nb::handle value)
+    /* A new instance's attributes, all at once: its __dict__ made here
+     * (setting them one by one looks each name up in the class first,
+     * some microseconds a call with cold caches). Neither class has
+     * descriptors or __setattr__ of its own for these names. */
+    static void set_dict(nb::handle o, nb::handle attrs)
     {
-        if (PyObject_SetAttr(o.ptr(), name, value.ptr()) != 0)
+        if (PyObject_GenericSetDict(o.ptr(), attrs.ptr(), nullptr) != 0)
             throw nb::python_error();
     }
 

@@ -525,8 +525,8 @@ class Context {
             if (held)
                 PyBuffer_Release(&view);
         }
-        /* True for a 2-D float64 or float32 array in native byte order with
-         * non-negative strides, described into `a`. */
+        /* True for a 2-D float64 or float32 array in native byte order,
+         * aligned, with non-negative strides, described into `a`. */
         bool read(PyObject *X, Array &a)
         {
             const Globals &g = globals();
@@ -537,7 +537,7 @@ class Context {
                 /* numpy's own float64 / float32 (native byte order) */
                 a.f64 = s->descr == g.f64;
                 const Py_ssize_t size = a.f64 ? 8 : 4;
-                if (s->nd != 2)
+                if (s->nd != 2 || reinterpret_cast<uintptr_t>(s->data) % size != 0)
                     return false;
                 for (int k = 0; k < 2; k++)
                     if (s->strides[k] < 0 || s->strides[k] % size != 0)
@@ -562,7 +562,8 @@ class Context {
             if (f[0] == 0 || f[1] != 0)
                 return false;
             a.f64 = f[0] == 'd';
-            if ((!a.f64 && f[0] != 'f') || view.itemsize != (a.f64 ? 8 : 4))
+            if ((!a.f64 && f[0] != 'f') || view.itemsize != (a.f64 ? 8 : 4) ||
+                reinterpret_cast<uintptr_t>(view.buf) % view.itemsize != 0)
                 return false;
             for (int k = 0; k < 2; k++)
                 if (view.strides[k] < 0 || view.strides[k] % view.itemsize != 0)

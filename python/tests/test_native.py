@@ -524,6 +524,15 @@ def _layouts(A):
             "float32": A.astype(np.float32), "float32 F": np.asfortranarray(A.astype(np.float32))}
 
 
+def _unaligned(A):
+    """A copy of A whose float64 values start one byte off their alignment."""
+    raw = np.zeros(A.size * 8 + 1, dtype=np.uint8)
+    B = np.frombuffer(raw.data, dtype=np.float64, count=A.size, offset=1).reshape(A.shape)
+    B[...] = A
+    assert not B.flags.aligned
+    return B
+
+
 def _fast_cases():
     """(call, X, kwargs) the compiled entries take, over every input kind
     and argument they read."""
@@ -542,6 +551,8 @@ def _fast_cases():
         yield "ripser_parallel", A, {"metric": "precomputed", "metric_params": None}
         yield "barcodes", A, {"distance_matrix": True, "collapse": True, "progress": False}
         yield "barcodes", A, {"metric": "precomputed", "collapse": "auto", "n_threads": -1}
+    yield "ripser", _unaligned(X), {}  # left to Python, which copies it
+    yield "ripser", _unaligned(D), {"distance_matrix": True}
     yield "ripser", X, {"maxdim": 0, "thresh": 0, "metric": "chebyshev"}
     yield "ripser", X[:1], {}
     yield "barcodes", X, {"metric": "sqeuclidean", "progress": lambda *a: False}
@@ -656,7 +667,7 @@ def test_compiled_entries_take_the_common_inputs_and_leave_the_rest(monkeypatch,
     left = [
         ripser(X.tolist()), ripser(X.astype(np.int64)), ripser(X.astype(">f8")),
         ripser(X[::-1]), ripser(X[None]), ripser(D[0]), ripser(np.asarray(X, np.float16)),
-        ripser(X.view(type("Sub", (np.ndarray,), {}))),
+        ripser(X.view(type("Sub", (np.ndarray,), {}))), ripser(_unaligned(X)),
         ripser(X, maxdim=np.int64(1)), ripser(X, maxdim=True), ripser(X, maxdim=-1),
         ripser(X, maxdim=2 ** 40), ripser(X, coeff=1), ripser(X, coeff=2.0),
         ripser(X, thresh=np.float64(1)), ripser(X, thresh=-1.0), ripser(X, thresh=math.nan),
@@ -773,3 +784,22 @@ def test_ctrl_c_interrupts_the_compatible_calls(call):
     out, _ = p.communicate(timeout=60)
     assert out.startswith("interrupted"), out
     assert float(out.split()[1]) < 1.0, out
+
+
+def test_unaligned_arrays_reach_the_c_side_aligned(monkeypatch):
+    """An array whose values start off their alignment (numpy.frombuffer at
+    an odd offset) is copied before the C side reads it as doubles."""
+    from topoml import _core, _inputs
+    X = np.random.default_rng(6).uniform(size=(8, 3))
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    assert _inputs.points(_unaligned(X)).points.flags.aligned
+    np.testing.assert_array_equal(_inputs.points(_unaligned(X)).points, X)
+    seen = []
+
+    def lower_triangle(A, real=_core.lower_triangle):
+        seen.append(A.flags.aligned)
+        return real(A)
+    monkeypatch.setattr(_core, "lower_triangle", lower_triangle)
+    got = _inputs.dense(_unaligned(D)).condensed
+    np.testing.assert_array_equal(got, D[np.tril_indices(8, -1)])
+    assert seen == [True]

@@ -382,7 +382,8 @@ class Context {
     {
         Guard g(this);
         const bool f64 = a.dtype() == nb::dtype<double>();
-        if ((!f64 && a.dtype() != nb::dtype<float>()) || a.stride(0) < 0 || a.stride(1) < 0)
+        if ((!f64 && a.dtype() != nb::dtype<float>()) || a.stride(0) < 0 || a.stride(1) < 0 ||
+            reinterpret_cast<uintptr_t>(a.data()) % (f64 ? sizeof(double) : sizeof(float)) != 0)
             return nb::none();
         const Array arr{a.data(), f64, (uint64_t)a.shape(0), (uint64_t)a.shape(1),
                         (uint64_t)a.stride(0), (uint64_t)a.stride(1)};

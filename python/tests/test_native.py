@@ -794,6 +794,12 @@ def test_unaligned_arrays_reach_the_c_side_aligned(monkeypatch):
     D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
     assert _inputs.points(_unaligned(X)).points.flags.aligned
     np.testing.assert_array_equal(_inputs.points(_unaligned(X)).points, X)
+    ctx = topoml._context.context()  # the general path's array entry leaves them
+    for A, matrix in ((X, False), (D, True)):
+        assert ctx.rips_array(_unaligned(A), matrix, 1, math.inf, 2, 0, 0, 0, None, True, False,
+                              False) is None
+        assert ctx.rips_array(A, matrix, 1, math.inf, 2, 0, 0, 0, None, True, False,
+                              False) is not None
     seen = []
 
     def lower_triangle(A, real=_core.lower_triangle):

@@ -67,11 +67,14 @@ static double dist(const topoml_input_v1 *in, uint64_t i, uint64_t j)
 }
 
 /* The core only calls inside the records, but a plugin checks what it is
- * given: another host may be less careful. */
+ * given: another host may be less careful. A host built against an older
+ * header hands shorter tables: accept every struct that holds the fields of
+ * the first ABI-v1 layout (TOPOML_INPUT_V1_MIN_SIZE and its kin in newer
+ * headers; spelled out here so that this file builds against every one). */
 static int check(const topoml_call_v1 *call, const topoml_input_v1 *in, uint32_t kinds)
 {
-    if (!in || in->struct_size < sizeof(topoml_input_v1) || in->kind >= 32 ||
-        !(kinds & (1u << in->kind)) || in->dtype != TOPOML_F64 ||
+    if (!in || in->struct_size < offsetof(topoml_input_v1, edges) + sizeof in->edges ||
+        in->kind >= 32 || !(kinds & (1u << in->kind)) || in->dtype != TOPOML_F64 ||
         (in->kind == TOPOML_INPUT_POINTS && in->metric != TOPOML_METRIC_EUCLIDEAN))
         return fail(call, TOPOML_E_UNSUPPORTED, "example: only euclidean f64 input");
     if (in->n > UINT32_MAX)
@@ -116,7 +119,8 @@ static int h0(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in
     int rc = check(call, in, (1u << TOPOML_INPUT_POINTS) | (1u << TOPOML_INPUT_CONDENSED));
     if (rc != TOPOML_OK)
         return rc;
-    if (!out || out->struct_size < sizeof(topoml_barcode_v1) || isnan(threshold))
+    if (!out || out->struct_size < offsetof(topoml_barcode_v1, reserved) + sizeof out->reserved ||
+        isnan(threshold))
         return fail(call, TOPOML_E_INVALID, "example: bad barcode or threshold");
     uint64_t n = in->n;
     size_t need = (size_t)(n ? n : 1) * (sizeof(double) + 1 + sizeof(topoml_interval));

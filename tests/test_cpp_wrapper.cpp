@@ -594,6 +594,88 @@ bool backends_are_listed_and_can_be_chosen()
     return true;
 }
 
+bool find_backend_finds_by_name_and_maps_errors()
+{
+    topoml::Context ctx = plain();
+    topoml::BackendInfo s = ctx.find_backend("scalar");
+    CHECK(s.name == "scalar" && s.path.empty() && s.enabled() &&
+          s.probe_status == topoml::Status::ok);
+    const topoml::BackendInfo listed = ctx.backends()[0];
+    CHECK(s.version == listed.version && s.gate_reason == listed.gate_reason);
+    CHECK(!s.capabilities.empty() && s.capabilities.data() == listed.capabilities.data() &&
+          s.capabilities.size() == listed.capabilities.size());
+    std::string msg;
+    CHECK(throws(
+        topoml::Status::not_found, [&] { ctx.find_backend("no-such-backend"); }, &msg));
+    CHECK(msg.find("no-such-backend") != std::string::npos &&
+          msg.find("scalar") != std::string::npos && msg == ctx.errmsg());
+    /* The earlier answer still stands, and the context still works. */
+    CHECK(ctx.find_backend("scalar").enabled());
+    CHECK(throws(topoml::Status::invalid, [&] { ctx.find_backend(std::string("scalar\0x", 8)); }));
+    topoml::Context moved = std::move(ctx);
+    CHECK(throws(topoml::Status::invalid, [&] { ctx.find_backend("scalar"); }));
+    CHECK(moved.find_backend("scalar").name == "scalar");
+    return true;
+}
+
+#ifdef TOPOML_TEST_BUILD_DIR
+/* The fault plugins append a line to $TOPOML_TEST_PROBE_LOG when probed. */
+int lines_of(const std::string &path)
+{
+    std::ifstream f(path);
+    std::string line;
+    int n = 0;
+    while (std::getline(f, line))
+        n++;
+    return n;
+}
+
+bool find_backend_probes_only_the_named_plugin()
+{
+    const std::string faults = std::string(TOPOML_TEST_BUILD_DIR) + "/fault-plugins/";
+    const std::string log = write_temp("");
+    const std::string config = write_temp("gate: strict\n");
+    setenv("TOPOML_TEST_PROBE_LOG", log.c_str(), 1);
+    setenv("TOPOML_TEST_PROBE_MS", "1", 1);
+    bool ok = false;
+    try {
+        topoml::ContextOptions co;
+        co.use_environment = false;
+        co.config_path = config;
+        co.plugin_path = faults + "probe-slow:" + faults + "accel";
+        topoml::Context ctx(co);
+        ok = [&] {
+            CHECK(ctx.find_backend("scalar").enabled() && lines_of(log) == 0);
+            topoml::BackendInfo slow = ctx.find_backend("fault-probe-slow");
+            CHECK(slow.name == "fault-probe-slow" && slow.probe_status == topoml::Status::ok);
+            CHECK(slow.path.find("/probe-slow/topoml-backend-fault-probe-slow.so") !=
+                  std::string::npos);
+            /* found, but not certified under `gate: strict`: it says why */
+            CHECK(!slow.enabled() && !slow.gate_reason.empty());
+            CHECK(lines_of(log) == 1); /* its own file only */
+            CHECK(ctx.find_backend("fault-accel").name == "fault-accel" && lines_of(log) == 2);
+            std::string msg;
+            CHECK(throws(
+                topoml::Status::not_found, [&] { ctx.find_backend("fault-nobody"); }, &msg));
+            CHECK(msg.find("fault-accel") != std::string::npos &&
+                  msg.find("fault-probe-slow") != std::string::npos);
+            return true;
+        }();
+    } catch (...) {
+        unsetenv("TOPOML_TEST_PROBE_LOG");
+        unsetenv("TOPOML_TEST_PROBE_MS");
+        std::remove(log.c_str());
+        std::remove(config.c_str());
+        throw;
+    }
+    unsetenv("TOPOML_TEST_PROBE_LOG");
+    unsetenv("TOPOML_TEST_PROBE_MS");
+    std::remove(log.c_str());
+    std::remove(config.c_str());
+    return ok;
+}
+#endif
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -618,6 +700,12 @@ int main(int argc, char **argv)
     run_case("a_throwing_callback_leaks_nothing", a_throwing_callback_leaks_nothing);
     run_case("features_from_cpp_through_the_c_api", features_from_cpp_through_the_c_api);
     run_case("handles_may_outlive_their_context", handles_may_outlive_their_context);
+    run_case("find_backend_finds_by_name_and_maps_errors",
+             find_backend_finds_by_name_and_maps_errors);
+#ifdef TOPOML_TEST_BUILD_DIR
+    run_case("find_backend_probes_only_the_named_plugin",
+             find_backend_probes_only_the_named_plugin);
+#endif
     std::printf("%d passed, %d failed\n", passes, failures);
     return failures ? 1 : 0;
 }

@@ -354,6 +354,94 @@ START_TEST(test_verify_configuration_is_strict)
 }
 END_TEST
 
+/* The spot checks alone (verify: checks, no re-run) find an H0 bar that
+ * dies at no distance of the input, in a point cloud (its distances a row
+ * at a time) and in a distance matrix (pair by pair); a right answer on
+ * points in R^16 passes them. gf-big200 makes the longest finite bar of a
+ * call on more than 200 points die 10% late. 301 points at four places a
+ * unit apart on a line have three finite bars (the enclosing radius, 2,
+ * keeps a death of 1.1 in range), so each call's four spot checks pick the
+ * late one with probability 1 - (2/3)^4; the plugin must be caught within
+ * 20 calls. */
+static void four_places(uint64_t n, uint64_t dim, double *xy, double *condensed)
+{
+    const double unit = 1 / sqrt((double)dim);
+    for (uint64_t i = 0; i < n; i++)
+        for (uint64_t k = 0; k < dim; k++)
+            xy[i * dim + k] = (double)(i % 4) * unit;
+    for (uint64_t i = 1, e = 0; i < n; i++)
+        for (uint64_t j = 0; j < i; j++, e++) {
+            double s = 0;
+            for (uint64_t k = 0; k < dim; k++) {
+                const double t = xy[i * dim + k] - xy[j * dim + k];
+                s += t * t;
+            }
+            condensed[e] = sqrt(s);
+        }
+}
+
+START_TEST(test_verify_spot_checks_find_a_death_that_is_no_distance)
+{
+    const uint64_t n = 301, dim = 16;
+    double *xy = malloc(n * dim * sizeof *xy);
+    double *condensed = malloc(n * (n - 1) / 2 * sizeof *condensed);
+    four_places(n, dim, xy, condensed);
+    for (int matrix = 0; matrix < 2; matrix++) {
+        topoml_context *ctx =
+            open_ctx("enable: [gf-big200]\nverify: checks\n", dir_of("gate-faults", "big200"), NULL);
+        ck_assert_int_eq(topoml_use_backend(ctx, "gf-big200"), TOPOML_OK);
+        topoml_data *d = NULL;
+        ck_assert_int_eq(matrix ? topoml_data_from_condensed(ctx, &d, n, condensed)
+                                : topoml_data_from_points(ctx, &d, n, dim, xy),
+                         TOPOML_OK);
+        /* as given: the edge collapse would make it a sparse data set */
+        topoml_rips_options o;
+        topoml_rips_options_init(&o);
+        o.collapse = TOPOML_COLLAPSE_OFF;
+        int calls = 0;
+        topoml_barcode *got = NULL;
+        do {
+            topoml_barcode_free(got);
+            got = NULL;
+            ck_assert_int_eq(topoml_barcode_compute(ctx, &got, d, &o), TOPOML_OK);
+        } while (strcmp(topoml_last_backend(ctx), "scalar") != 0 && ++calls < 20);
+        ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
+        topoml_backend_info info = backend(ctx, "gf-big200");
+        ck_assert_uint_eq(info.gate_state, TOPOML_GATE_REJECTED);
+        ck_assert_msg(strstr(info.gate_reason, "no distance of the input"), "reason: %s",
+                      info.gate_reason);
+        /* the reference's answer: three finite bars, each at a distance */
+        uint64_t m, finite = 0;
+        const topoml_interval *v = topoml_barcode_intervals(got, &m);
+        for (uint64_t k = 0; k < m; k++)
+            if (v[k].dim == 0 && isfinite(v[k].death)) {
+                finite++;
+                ck_assert(fabs(v[k].death - 1) < 1e-12);
+            }
+        ck_assert_uint_eq(finite, 3);
+        topoml_barcode_free(got);
+        topoml_data_free(ctx, d);
+        topoml_context_free(ctx);
+    }
+    /* Right (200 points or fewer): every spot check passes, in R^16. */
+    topoml_context *ctx =
+        open_ctx("enable: [gf-big200]\nverify: checks\n", dir_of("gate-faults", "big200"), NULL);
+    ck_assert_int_eq(topoml_use_backend(ctx, "gf-big200"), TOPOML_OK);
+    for (unsigned seed = 1; seed <= 5; seed++) {
+        topoml_data *d = random_points(ctx, 200, dim, seed);
+        topoml_barcode *got = NULL;
+        ck_assert_int_eq(topoml_barcode_compute(ctx, &got, d, NULL), TOPOML_OK);
+        ck_assert_str_eq(topoml_last_backend(ctx), "gf-big200");
+        topoml_barcode_free(got);
+        topoml_data_free(ctx, d);
+    }
+    ck_assert_uint_eq(backend(ctx, "gf-big200").gate_state, TOPOML_GATE_ENABLED);
+    topoml_context_free(ctx);
+    free(xy);
+    free(condensed);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("verify");
@@ -367,6 +455,7 @@ int main(void)
     tcase_add_test(t, test_verify_configuration_is_strict);
     tcase_add_test(t, test_verify_always_withholds_an_answer_the_reference_cannot_check);
     tcase_add_test(t, test_verify_reruns_small_calls_only_when_the_reference_is_cheap);
+    tcase_add_test(t, test_verify_spot_checks_find_a_death_that_is_no_distance);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

@@ -36,6 +36,7 @@
 #include "diagram_compare.h"
 #include "internal.h"
 #include "metric.h"
+#include "metric_rows.h"
 #include "topoml/features.h"
 
 /* A call on at most this many points that took the plugin at most this
@@ -506,20 +507,89 @@ int tm_verify_edges(topoml_context *ctx, tm_backend **bp, const topoml_input_v1 
 
 /* ---- barcodes ---- */
 
-/* Is `v` one of the input's distances (within the bound)? */
-static bool is_a_distance(const topoml_input_v1 *in, double v, tolerance t)
+/* Which of the k values v[] are distances of the input (within the bound)?
+ * found[s] says for v[s]. One pass over the pairs serves them all and stops
+ * once every one is found: a point cloud's distances are the costly part
+ * (n (n - 1) / 2 of them, each over every coordinate). */
+static void find_distances(topoml_context *ctx, const topoml_input_v1 *in, const double *v,
+                           unsigned k, tolerance t, bool *found)
 {
-    if (in->kind == TOPOML_INPUT_SPARSE) {
-        for (uint64_t e = 0; e < in->n_edges; e++)
-            if (close_to(in->edges[e].d, v, t))
-                return true;
-        return false;
+    unsigned left = k;
+    for (unsigned s = 0; s < k; s++)
+        found[s] = false;
+    const uint64_t n_pairs = in->kind == TOPOML_INPUT_SPARSE ? in->n_edges : 0;
+    for (uint64_t e = 0; e < n_pairs && left; e++)
+        for (unsigned s = 0; s < k; s++)
+            if (!found[s] && close_to(in->edges[e].d, v[s], t)) {
+                found[s] = true;
+                left--;
+            }
+    if (in->kind == TOPOML_INPUT_SPARSE)
+        return;
+    /* A point cloud's rows through metric_rows.h (the same values as
+     * scalar_point_dist, several pairs at a time), when the panels and a
+     * row fit under the memory limit; pair by pair otherwise. */
+    scalar_panels panels;
+    void *pan_mem = NULL;
+    double *row = NULL;
+    if (in->kind == TOPOML_INPUT_POINTS) {
+        const bool wide = scalar_rows_wide();
+        const uint64_t bytes =
+            scalar_panels_bytes(in->dtype, (topoml_metric)in->metric, in->n, in->dim, wide);
+        if (bytes > 0 && in->n <= SIZE_MAX / sizeof *row) {
+            if (tm_check_memory(ctx, bytes + in->n * sizeof *row, "the spot checks") !=
+                TOPOML_OK) {
+                ctx->errmsg[0] = '\0'; /* over the limit: pair by pair, no error */
+            } else {
+                pan_mem = tm_alloc(ctx, (size_t)bytes);
+                row = tm_alloc(ctx, (size_t)in->n * sizeof *row);
+                if (pan_mem && row)
+                    scalar_panels_fill(&panels, in->dtype, (topoml_metric)in->metric, in->data,
+                                       in->n, in->dim, wide, pan_mem);
+            }
+        }
     }
-    for (uint64_t i = 1; i < in->n; i++)
-        for (uint64_t j = 0; j < i; j++)
-            if (close_to(v, input_distance(in, i, j), t))
-                return true;
-    return false;
+    if (pan_mem && row) {
+        /* A row at a time, each value against a window around it first (a
+         * loop without branches): a distance d close to v (|v - d| <=
+         * rel |d| + abs) lies within 2 (rel |v| + abs) of it, for rel <=
+         * 1/2; close_to decides within the window. */
+        double lo[SPOT_DEATHS], hi[SPOT_DEATHS];
+        const bool windows = k <= SPOT_DEATHS && t.rel <= 0.5;
+        for (unsigned s = 0; windows && s < k; s++) {
+            const double w = 2 * (t.rel * fabs(v[s]) + t.abs);
+            lo[s] = v[s] - w;
+            hi[s] = v[s] + w;
+        }
+        for (uint64_t i = 1; i < in->n && left; i++) {
+            scalar_panels_row(&panels, i, i, row);
+            for (unsigned s = 0; s < k; s++) {
+                if (found[s])
+                    continue;
+                int hit = !windows;
+                for (uint64_t j = 0; windows && j < i; j++)
+                    hit |= (row[j] >= lo[s]) & (row[j] <= hi[s]);
+                for (uint64_t j = 0; hit && j < i; j++)
+                    if (close_to(v[s], row[j], t)) {
+                        found[s] = true;
+                        left--;
+                        break;
+                    }
+            }
+        }
+    } else {
+        for (uint64_t i = 1; i < in->n && left; i++)
+            for (uint64_t j = 0; j < i && left; j++) {
+                const double d = input_distance(in, i, j);
+                for (unsigned s = 0; s < k; s++)
+                    if (!found[s] && close_to(v[s], d, t)) {
+                        found[s] = true;
+                        left--;
+                    }
+            }
+    }
+    tm_free(ctx, pan_mem);
+    tm_free(ctx, row);
 }
 
 static bool barcode_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32_t max_dim,
@@ -554,17 +624,24 @@ static bool barcode_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32
         return false;
     /* Every finite H0 bar dies at the length of an edge of the input. */
     tolerance t = distance_tolerance(in);
+    uint64_t bar[SPOT_DEATHS];
+    double death[SPOT_DEATHS];
+    bool found[SPOT_DEATHS];
     for (unsigned s = 0; s < SPOT_DEATHS; s++) {
         uint64_t pick = next_random(ctx) % h0_finite, k = 0;
         for (;; k++)
             if (res->intervals[k].dim == 0 && isfinite(res->intervals[k].death) && pick-- == 0)
                 break;
-        if (!is_a_distance(in, res->intervals[k].death, t)) {
+        bar[s] = k;
+        death[s] = res->intervals[k].death;
+    }
+    find_distances(ctx, in, death, SPOT_DEATHS, t, found);
+    for (unsigned s = 0; s < SPOT_DEATHS; s++)
+        if (!found[s]) {
             snprintf(why, why_size, "H0 bar %llu dies at %.17g, which is no distance of the input",
-                     (unsigned long long)k, res->intervals[k].death);
+                     (unsigned long long)bar[s], death[s]);
             return true;
         }
-    }
     return false;
 }
 

@@ -56,7 +56,7 @@ static int plugin_create(const topoml_host_v1 *host, void **state)
     if (!state)
         return TOPOML_E_INVALID;
     *state = NULL;
-    if (!host || host->struct_size < sizeof(topoml_host_v1) || !host->alloc || !host->free)
+    if (!host || host->struct_size < TOPOML_HOST_V1_MIN_SIZE || !host->alloc || !host->free)
         return TOPOML_E_INVALID;
     s = host->alloc(host->host_data, sizeof *s);
     if (!s)

@@ -98,7 +98,7 @@ static int fail(const topoml_call_v1 *call, int status, const char *fmt, ...)
 /* A call the op can allocate and report through. */
 static int check_call(const topoml_call_v1 *call)
 {
-    if (!call || call->struct_size < sizeof(topoml_call_v1) || !call->alloc || !call->realloc ||
+    if (!call || call->struct_size < TOPOML_CALL_V1_MIN_SIZE || !call->alloc || !call->realloc ||
         !call->free)
         return fail(call, TOPOML_E_INVALID, "asm-avx512: the call lacks its allocator");
     return TOPOML_OK;
@@ -131,7 +131,7 @@ static int check_points(op *o, const topoml_input_v1 *in)
 {
     uint64_t elem, cells, pairs, bytes;
 
-    if (!in || in->struct_size < sizeof(topoml_input_v1))
+    if (!in || in->struct_size < TOPOML_INPUT_V1_MIN_SIZE)
         return fail(o->call, TOPOML_E_INVALID, "asm-avx512 %s: no input, or its struct is short",
                     o->name);
     if (in->kind != TOPOML_INPUT_POINTS)

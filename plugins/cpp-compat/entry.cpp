@@ -27,7 +27,7 @@ template <class Op> int guarded(const topoml_call_v1 *call, Op &&op) noexcept
 {
     if (!call)
         return TOPOML_E_INVALID;
-    if (call->struct_size < sizeof(topoml_call_v1))
+    if (call->struct_size < TOPOML_CALL_V1_MIN_SIZE)
         return TOPOML_E_INVALID; /* call->error may lie beyond what the host passed */
     if (!call->alloc || !call->free) {
         write_error(call, "%s", "call has no allocator");

@@ -14,8 +14,8 @@ namespace cppcompat
 
 void check_input(const topoml_input_v1 *in, uint32_t kinds)
 {
-    if (!in || in->struct_size < sizeof(topoml_input_v1))
-        fail(TOPOML_E_INVALID, "input struct missing or shorter than topoml_input_v1");
+    if (!in || in->struct_size < TOPOML_INPUT_V1_MIN_SIZE)
+        fail(TOPOML_E_INVALID, "input struct missing or shorter than the first topoml_input_v1");
     if (in->kind >= TOPOML_INPUT_KIND_COUNT)
         fail(TOPOML_E_INVALID, "unknown input kind %u", in->kind);
     if (!(kinds & (1u << in->kind)))

@@ -181,7 +181,7 @@ int tmc_begin(tmc_ctx *ctx, tmc_state *st, const topoml_call_v1 *call, const top
     ctx->call = call;
     ctx->st = st;
     ctx->previous_device = -1;
-    if (!call || call->struct_size < sizeof(topoml_call_v1) || !call->alloc || !call->free)
+    if (!call || call->struct_size < TOPOML_CALL_V1_MIN_SIZE || !call->alloc || !call->free)
         return tmc_fail(call, TOPOML_E_INVALID,
                         "call struct missing, too short or without "
                         "allocator");
@@ -356,7 +356,7 @@ int tmc_check_input(const topoml_call_v1 *call, const topoml_input_v1 *in, uint3
 {
     /* The fields appended in core 0.4 (memory, device, stream) may be
      * missing: an older core's input is host memory. */
-    if (!in || in->struct_size < offsetof(topoml_input_v1, memory))
+    if (!in || in->struct_size < TOPOML_INPUT_V1_MIN_SIZE)
         return tmc_fail(call, TOPOML_E_INVALID, "input struct missing or too short");
     if (tmc_on_device(in)) {
         int status = tmc_device_input_check(call, in);

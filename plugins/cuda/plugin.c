@@ -27,7 +27,7 @@ static int cuda_create(const topoml_host_v1 *host, void **state)
     if (!state)
         return TOPOML_E_INVALID;
     tmc_state *st = NULL;
-    if (host && host->struct_size >= sizeof(topoml_host_v1) && host->alloc)
+    if (host && host->struct_size >= TOPOML_HOST_V1_MIN_SIZE && host->alloc)
         st = host->alloc(host->host_data, sizeof *st);
     if (!st)
         return TOPOML_E_NOMEM;
@@ -195,7 +195,7 @@ static int cuda_edges(void *state, const topoml_call_v1 *call, const topoml_inpu
 static int cuda_h0(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
                    double threshold, topoml_barcode_v1 *out)
 {
-    if (!out || out->struct_size < sizeof(topoml_barcode_v1))
+    if (!out || out->struct_size < TOPOML_BARCODE_V1_MIN_SIZE)
         return tmc_fail(call, TOPOML_E_INVALID, "barcode struct missing or too short");
     tmc_ctx ctx;
     int status = tmc_begin(&ctx, state, call, in, ALL_INPUTS);

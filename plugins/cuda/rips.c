@@ -155,8 +155,8 @@ int tmc_sparse_source(tmc_ctx *ctx, const topoml_input_v1 *in, topoml_input_v1 *
 int tmc_rips(tmc_ctx *ctx, const topoml_input_v1 *in, const topoml_rips_params_v1 *params,
              topoml_barcode_v1 *out)
 {
-    if (!params || params->struct_size < sizeof(topoml_rips_params_v1) || !out ||
-        out->struct_size < sizeof(topoml_barcode_v1))
+    if (!params || params->struct_size < TOPOML_RIPS_PARAMS_V1_MIN_SIZE || !out ||
+        out->struct_size < TOPOML_BARCODE_V1_MIN_SIZE)
         return tmc_fail(ctx->call, TOPOML_E_INVALID,
                         "rips: parameter or barcode struct "
                         "missing or too short");

@@ -81,10 +81,10 @@ int scalar_image_check(const topoml_image_params_v1 *params, uint64_t n_diagrams
 
     if (p == NULL)
         return fail(error, error_size, TOPOML_E_INVALID, "image: no parameters given");
-    if (p->struct_size < sizeof(topoml_image_params_v1))
+    if (p->struct_size < TOPOML_IMAGE_PARAMS_V1_MIN_SIZE)
         return fail(error, error_size, TOPOML_E_INVALID,
                     "image: params struct_size %u is smaller than topoml_image_params_v1 (%zu)",
-                    p->struct_size, sizeof(topoml_image_params_v1));
+                    p->struct_size, (size_t)TOPOML_IMAGE_PARAMS_V1_MIN_SIZE);
 
     switch (p->weight) {
     case TOPOML_WEIGHT_CONSTANT: break;

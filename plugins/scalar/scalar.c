@@ -85,7 +85,7 @@ static bool cancelled(const topoml_call_v1 *call, const char *stage, uint64_t do
 
 static int check_input(const topoml_call_v1 *call, const topoml_input_v1 *in, uint32_t kinds)
 {
-    if (!in || in->struct_size < sizeof(topoml_input_v1))
+    if (!in || in->struct_size < TOPOML_INPUT_V1_MIN_SIZE)
         return scalar_fail(call, TOPOML_E_INVALID, "input struct missing or too short");
     if (in->kind >= TOPOML_INPUT_KIND_COUNT || !(kinds & (1u << in->kind)))
         return scalar_fail(call, TOPOML_E_UNSUPPORTED, "input kind %u not supported by this op",
@@ -270,7 +270,7 @@ static int scalar_h0(void *state, const topoml_call_v1 *call, const topoml_input
     int rc = check_input(call, in, (1u << TOPOML_INPUT_KIND_COUNT) - 1u);
     if (rc != TOPOML_OK)
         return rc;
-    if (!out || out->struct_size < sizeof(topoml_barcode_v1))
+    if (!out || out->struct_size < TOPOML_BARCODE_V1_MIN_SIZE)
         return scalar_fail(call, TOPOML_E_INVALID, "barcode struct missing or too short");
     topoml_edge *edges = NULL;
     uint64_t n_edges = 0;

@@ -97,7 +97,7 @@ static int threads_rips(void *state, const topoml_call_v1 *call, const topoml_in
             snprintf(call->error, call->error_size, "threads: cannot make a mutex");
         return TOPOML_E_INTERNAL;
     }
-    if (call && call->struct_size >= sizeof *call && call->log) {
+    if (call && call->struct_size >= TOPOML_CALL_V1_MIN_SIZE && call->log) {
         char line[160];
         snprintf(line, sizeof line, "threads: %u threads (%u asked, %u available)%s",
                  pool.n_threads, wanted, threads_available(),

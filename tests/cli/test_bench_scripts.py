@@ -7,7 +7,13 @@ bench_conformance_tiers.py, bench_isolation.py and bench_input.py write
 artifacts in the schema with every run's CPU and wall times and the load
 average, and refuse a build tree without the plugins they time; bench_verify
 writes one case per input and mode with every call's times and the command
-line, and refuses bad usage."""
+line, and refuses bad usage; bench_probe.py takes every command, plugin
+count and build in turn and keeps wall and CPU times; bench_cpp_compat.py
+keeps the medians of the two backends taken in turn, leaves out a backend
+that ran past its timeout and writes nothing when every run did;
+bench_setup_venv.py times the Python step read
+out of tools/setup-debian.sh, first into an empty folder and then again on
+it, and leaves no venv behind."""
 import json
 import os
 import shutil
@@ -21,8 +27,12 @@ A = clitest.args()
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 BENCH = os.path.join(SRC, "tools", "bench")
 sys.path.insert(0, BENCH)
+import artifact as artifact_py  # noqa: E402
 import make_tables  # noqa: E402
 import timing  # noqa: E402
+
+# The tree these scripts run from; None outside a git checkout.
+TREE = artifact_py.source_tree()
 
 failures = []
 
@@ -38,13 +48,24 @@ def script(name, *args):
                           capture_output=True, text=True, timeout=600)
 
 
-def artifact(path, what):
-    """The file, checked against the schema; None (and a failure) otherwise."""
+def artifact(path, what, commit=True):
+    """The file, checked against the schema (and, for a script that writes
+    through tools/bench/artifact.py, for the source tree's commit); None (and
+    a failure) otherwise."""
     try:
-        return make_tables.load(path)
+        d = make_tables.load(path)
     except make_tables.SchemaError as e:
         check("%s: the artifact follows the schema" % what, False, e)
-    return None
+        return None
+    if commit:
+        # the commit only: another test running beside this one may touch
+        # the tree (test_make_tables checks 'dirty' on a tree of its own)
+        git = d.get("git")
+        check("%s: the source tree's commit is recorded" % what,
+              git.get("commit") == TREE["commit"] and isinstance(git.get("dirty"), bool)
+              if TREE and isinstance(git, dict) else git is None and TREE is None,
+              (git, TREE))
+    return d
 
 
 def cpu_and_wall(d, what, runs):
@@ -140,7 +161,7 @@ try:
     r = subprocess.run([tool, "--data", data, "--calls", "2", "--json", out],
                        capture_output=True, text=True, timeout=600)
     check("bench_verify runs", r.returncode == 0, r.stdout + r.stderr)
-    d = artifact(out, "verify") if r.returncode == 0 else None
+    d = artifact(out, "verify", commit=False) if r.returncode == 0 else None
     if d:
         cpu_and_wall(d, "verify", 2)
         check("verify: 4 inputs x 3 modes", len(d["cases"]) == 12 and
@@ -157,6 +178,131 @@ try:
                 ["--data"]):
         r = subprocess.run([tool] + bad, capture_output=True, text=True, timeout=60)
         check("bench_verify refuses %s" % " ".join(bad), r.returncode == 2 and r.stderr, r.stderr)
+
+    # bench_probe.py: every command, plugin count and build in turn (a build
+    # against itself here), wall times with the CPU times beside them.
+    out = os.path.join(tmp, "probe.json")
+    r = script("bench_probe.py", "--build", A.build, "--baseline", A.build, "--repeat", "2",
+               "--probe-ms", "50", "--json", out)
+    check("bench_probe.py runs", r.returncode == 0, r.stdout + r.stderr)
+    d = artifact(out, "probe") if r.returncode == 0 else None
+    if d:
+        check("probe: load average at start and end",
+              len(d["machine"].get("load_average_start", [])) == 3 and
+              len(d["machine"].get("load_average", [])) == 3, d["machine"])
+        check("probe: 4 commands x 3 plugin counts x 2 builds, 2 wall and CPU times each",
+              len(d["cases"]) == 24 and
+              all(len(c["times"]) == 2 and len(c.get("cpu_times", [])) == 2 and
+                  abs(c["median"] - sum(c["times"]) / 2) < 1e-9 for c in d["cases"]) and
+              {c["program"] for c in d["cases"]} == {"topoml (after)", "topoml (before)"},
+              d["cases"][:2])
+        check("probe: the same bars whatever the plugins", d.get("same_output") is True, d)
+    empty = os.path.join(tmp, "no-plugins-build")
+    os.mkdir(empty)
+    r = script("bench_probe.py", "--build", empty)
+    check("bench_probe.py refuses a build without the slow-probe plugin",
+          r.returncode != 0 and "build the tests' plugins first" in r.stderr, r.stderr)
+
+    # bench_cpp_compat.py on the real CLI: two small cases, medians of the
+    # backends taken in turn, outputs compared.
+    out = os.path.join(tmp, "cpp.json")
+    r = script("bench_cpp_compat.py", "--topoml", A.topoml, "--data", A.data, "--only",
+               "uniform 60x3", "--repeat", "2", "--json", out)
+    check("bench_cpp_compat.py runs", r.returncode == 0, r.stdout + r.stderr)
+    d = artifact(out, "cpp-compat") if r.returncode == 0 else None
+    if d:
+        cpu_and_wall(d, "cpp-compat", 2)
+        check("cpp-compat: the two cases named, both backends, the same bars",
+              {c["name"] for c in d["cases"]} == {"rips uniform 60x3 dim 2",
+                                                  "rips uniform 60x3 dim 2 mod 3"} and
+              len(d["cases"]) == 4 and all(c["same"] is True for c in d["cases"]), d["cases"])
+        check("cpp-compat: medians, not the best run", d["statistic"].startswith("median of 2") and
+              all(abs(c["median"] - (c["times"][0] + c["times"][1]) / 2) < 1e-3
+                  for c in d["cases"]), d["cases"])
+    r = script("bench_cpp_compat.py", "--topoml", A.topoml, "--only", "no such case")
+    check("bench_cpp_compat.py refuses an --only that names no case",
+          r.returncode == 2 and "no case name contains" in r.stderr, r.stderr)
+    # A stand-in CLI that logs each backend it is asked for and sleeps for
+    # those named in FAKE_SLOW: the order of the runs, and a timeout.
+    fake = os.path.join(tmp, "fake-topoml")
+    with open(fake, "w") as f:
+        f.write('#!/bin/sh\ncase "$*" in *--version*) echo "topoml fake"; exit 0;; esac\n'
+                'echo "$4" >> "$FAKE_LOG"\ncase "$4" in $FAKE_SLOW) exec sleep 5;; esac\n'
+                'echo "persistence intervals in dim 0:"\necho " [0,1)"\n')
+    os.chmod(fake, 0o755)
+    one = ["--topoml", fake, "--data", A.data, "--only", "uniform 60x3 dim 2 mod 3",
+           "--repeat", "2", "--timeout", "1", "--json"]
+    for slow, want in (("none", ["scalar", "cpp-compat", "cpp-compat", "scalar"]),
+                       ("cpp-compat", ["scalar", "cpp-compat", "scalar", "scalar"]),
+                       ("*", ["scalar", "cpp-compat"])):
+        log, out = os.path.join(tmp, "fake-%s.log" % len(want)), os.path.join(tmp, "fake.json")
+        for f in (log, out):
+            if os.path.exists(f):
+                os.unlink(f)
+        r = subprocess.run([sys.executable, os.path.join(BENCH, "bench_cpp_compat.py")] + one +
+                           [out], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, FAKE_LOG=log, FAKE_SLOW=slow))
+        seen = open(log).read().split() if os.path.exists(log) else []
+        check("cpp-compat, slow %s: the runs in turn, the order reversed" % slow, seen == want,
+              seen)
+        if slow == "*":
+            check("cpp-compat: every run past the timeout is refused, no file",
+                  r.returncode != 0 and "every run went past --timeout" in r.stderr and
+                  not os.path.exists(out), r.stdout + r.stderr)
+            continue
+        check("cpp-compat, slow %s: runs" % slow, r.returncode == 0, r.stdout + r.stderr)
+        d = artifact(out, "cpp-compat, slow %s" % slow) if r.returncode == 0 else None
+        if d:
+            progs = {c["program"]: c for c in d["cases"]}
+            check("cpp-compat, slow %s: each backend measured twice, a timed-out one left out"
+                  % slow, all(len(c["times"]) == 2 for c in d["cases"]) and
+                  sorted(progs) == (["scalar"] if slow == "cpp-compat" else
+                                    ["cpp-compat", "scalar"]), d["cases"])
+        if slow == "cpp-compat":
+            check("cpp-compat: the timeout is printed", "timeout" in r.stdout, r.stdout)
+
+    # bench_setup_venv.py: the step it times is setup-debian.sh's Python
+    # step, read from the script (not a copy), without the ML step.
+    r = script("bench_setup_venv.py", "--print-step")
+    setup = open(os.path.join(SRC, "tools", "setup-debian.sh")).read()
+    check("bench_setup_venv.py prints the Python step of setup-debian.sh",
+          r.returncode == 0 and "-m venv" in r.stdout and '"$venv/bin/pip" install' in r.stdout
+          and all(line in setup for line in r.stdout.splitlines()[1:]) and
+          "torch" not in r.stdout and "ml_need" not in r.stdout, r.stdout + r.stderr)
+    broken = os.path.join(tmp, "setup-without-venv.sh")
+    with open(broken, "w") as f:
+        f.write(setup.replace("\nvenv=", "\nthe_venv="))
+    r = script("bench_setup_venv.py", "--setup", broken, "--print-step")
+    check("bench_setup_venv.py refuses a set-up script without the step",
+          r.returncode != 0 and "no line 'venv=...'" in r.stderr, r.stderr)
+    # A stand-in set-up with the same shape that makes a real venv but
+    # installs nothing (no network): `first` runs into an empty folder each
+    # time, `again` on the folder the last `first` made.
+    stand_in = os.path.join(tmp, "setup-stand-in.sh")
+    with open(stand_in, "w") as f:
+        f.write('#!/bin/sh\nset -eu\n'
+                'venv="$(cd "$(dirname "$0")/.." && pwd)/.venv"\n'
+                'if [ -x "$venv/bin/python" ]; then echo "kept $venv" >> "$VENV_LOG"; else\n'
+                '  echo "made $venv" >> "$VENV_LOG"\n'
+                '  /usr/bin/python3 -m venv --without-pip --system-site-packages "$venv"\nfi\n'
+                'need=""\nif [ -n "$need" ]; then\n'
+                '    "$venv/bin/pip" install -q --disable-pip-version-check $need\nfi\n')
+    log, out = os.path.join(tmp, "venv.log"), os.path.join(tmp, "venv.json")
+    r = subprocess.run([sys.executable, os.path.join(BENCH, "bench_setup_venv.py"), "--setup",
+                        stand_in, "--repeat", "2", "--json", out], capture_output=True,
+                       text=True, timeout=600, env=dict(os.environ, VENV_LOG=log))
+    check("bench_setup_venv.py runs", r.returncode == 0, r.stdout + r.stderr)
+    seen = [line.split() for line in open(log)] if os.path.exists(log) else []
+    # rounds: first, again; again, first
+    check("first into a new empty folder, again on the last one made",
+          [w for w, _ in seen] == ["made", "kept", "kept", "made"] and
+          seen[0][1] == seen[1][1] == seen[2][1] != seen[3][1], seen)
+    d = artifact(out, "setup venv") if r.returncode == 0 else None
+    if d:
+        cpu_and_wall(d, "setup venv", 2)
+        check("setup venv: the step run is recorded", d.get("step", "").count("venv=") == 1, d)
+        check("setup venv: no venv left behind",
+              not any(os.path.exists(p) for _, p in seen), seen)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 

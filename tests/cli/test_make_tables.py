@@ -9,7 +9,10 @@ its ratios to the baseline; a case without raw times is refused unless the
 file says why; the older per-program shape, a file without machine,
 versions or commands, and a broken pending.json are refused under --strict,
 naming the file and the case, and otherwise listed on the page without a
-table; artifact.save refuses what the tables would refuse."""
+table; artifact.save refuses what the tables would refuse; artifact.save
+records the source tree's commit and whether it was dirty (bench/results/
+aside) in a git checkout, nothing outside one, and the tables show it beside
+the versions; a malformed 'git' is refused."""
 import json
 import os
 import re
@@ -189,7 +192,10 @@ with tempfile.TemporaryDirectory() as tmp:
                      ({k: v for k, v in run.items() if k != "machine"}, "no 'machine'"),
                      ({k: v for k, v in run.items() if k != "versions"}, "no 'versions'"),
                      (dict(run, commands=[]), "no 'commands'"),
-                     (old_shape, "'name' and a 'program'")):
+                     (old_shape, "'name' and a 'program'"),
+                     (dict(run, git={"commit": "not-hex", "dirty": False}), "'git' must be"),
+                     (dict(run, git={"commit": "abc1234"}), "'git' must be"),
+                     (dict(run, git="abc1234"), "'git' must be")):
         p = os.path.join(tmp, "bad.json")
         json.dump(bad, open(p, "w"))
         r = tables("--strict", good, p)
@@ -218,6 +224,85 @@ with tempfile.TemporaryDirectory() as tmp:
     r = tables("--strict", saved)
     check("artifact.save's file is read", r.returncode == 0 and "| c | 200 ms | 50 ms | 0.25 |"
           in r.stdout, r.stdout + r.stderr)
+
+    # The source tree's commit: from a git checkout, with whether its files
+    # differ (bench/results/ aside); nothing, and no error, elsewhere.
+    def git(repo, *args):
+        return subprocess.run(["git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@t"] +
+                              list(args), capture_output=True, text=True, check=True).stdout
+    plain = os.path.join(tmp, "plain")
+    os.makedirs(os.path.join(plain, "tools"))
+    check("no checkout, no commit", artifact.source_tree(plain) is None)
+    if shutil.which("git"):
+        repo = os.path.join(tmp, "repo")
+        os.makedirs(os.path.join(repo, "bench", "results"))
+        os.makedirs(os.path.join(repo, "tools"))
+        open(os.path.join(repo, "tools", "x.py"), "w").write("x = 1\n")
+        open(os.path.join(repo, "bench", "results", "r.json"), "w").write("{}\n")
+        git(repo, "init", "-q")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "c")
+        head = git(repo, "rev-parse", "HEAD").strip()
+        check("a clean checkout: its commit, not dirty",
+              artifact.source_tree(repo) == {"commit": head, "dirty": False},
+              artifact.source_tree(repo))
+        open(os.path.join(repo, "bench", "results", "r.json"), "w").write("{\"x\": 1}\n")
+        open(os.path.join(repo, "bench", "results", "new.json"), "w").write("{}\n")
+        check("a run's files in bench/results/ do not make it dirty",
+              artifact.source_tree(repo) == {"commit": head, "dirty": False},
+              artifact.source_tree(repo))
+        open(os.path.join(repo, "tools", "new.py"), "w").write("")
+        check("an untracked script makes it dirty", artifact.source_tree(repo) ==
+              {"commit": head, "dirty": True}, artifact.source_tree(repo))
+        os.unlink(os.path.join(repo, "tools", "new.py"))
+        open(os.path.join(repo, "tools", "x.py"), "w").write("x = 2\n")
+        check("a changed file makes it dirty", artifact.source_tree(repo) ==
+              {"commit": head, "dirty": True}, artifact.source_tree(repo))
+        check("a folder inside a checkout is not its top: no commit",
+              artifact.source_tree(os.path.join(repo, "tools")) is None)
+        path = os.environ["PATH"]
+        os.environ["PATH"] = plain
+        try:
+            check("no git to run: no commit, no error", artifact.source_tree(repo) is None)
+        finally:
+            os.environ["PATH"] = path
+        git(repo, "checkout", "-q", "--", ".")
+        base = {"machine": "m", "versions": {"topoml": "x"}, "commands": ["bench"],
+                "cases": [artifact.case("c", "p", [0.1])]}
+        for tree, dirty in ((repo, False), (repo, True)):
+            if dirty:
+                open(os.path.join(repo, "tools", "x.py"), "w").write("x = 3\n")
+            src, artifact.SRC = artifact.SRC, tree
+            try:
+                artifact.save(saved, base)
+            finally:
+                artifact.SRC = src
+            d = json.load(open(saved))
+            check("artifact.save records the commit (dirty: %s)" % dirty,
+                  d.get("git") == {"commit": head, "dirty": dirty}, d.get("git"))
+            r = tables("--strict", saved)
+            check("the table shows the commit beside the versions (dirty: %s)" % dirty,
+                  r.returncode == 0 and "Versions: topoml x; source tree: commit %s%s." % (
+                      head[:12], " with uncommitted changes" if dirty else "") in r.stdout,
+                  r.stdout + r.stderr)
+        src, artifact.SRC = artifact.SRC, repo
+        try:
+            artifact.save(saved, dict(base, git={"commit": "abc1234", "dirty": False}))
+        finally:
+            artifact.SRC = src
+        check("a run that names its commit keeps it",
+              json.load(open(saved)).get("git") == {"commit": "abc1234", "dirty": False})
+    src, artifact.SRC = artifact.SRC, plain
+    try:
+        artifact.save(saved, {"machine": "m", "versions": {"topoml": "x"}, "commands": ["b"],
+                              "cases": [artifact.case("c", "p", [0.1])]})
+    finally:
+        artifact.SRC = src
+    d = json.load(open(saved))
+    r = tables("--strict", saved)
+    check("outside a checkout: no 'git', and the table as before",
+          "git" not in d and r.returncode == 0 and "Versions: topoml x.\n" in r.stdout,
+          r.stdout + r.stderr)
 
     # Slots: a missing artifact shows as such; a slot whose file has landed,
     # or a slot without its command, is refused under --strict.

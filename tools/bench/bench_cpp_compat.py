@@ -6,10 +6,13 @@ name (cpp-compat with a configuration that lists it under `enable`, since it
 is not certified yet).
 
 Each run is timed as wall-clock and as CPU time (user + system of the child
-process; on a shared machine the CPU time is the steadier figure); the best
-of --repeat runs is kept. The outputs of the two backends are compared: bars
-as sorted lists, distances line by line; `same` says whether they agree
-exactly.
+process; on a shared machine the CPU time is the steadier figure) by
+tools/bench/timing.py: the two backends of a case are run in turn, the
+order reversed every other round, so a change of load falls on both alike,
+and each figure is the median of --repeat runs; the load average at the
+start and the end is recorded. The outputs of the two backends are
+compared: bars as sorted lists, distances line by line; `same` says whether
+they agree exactly.
 
 Prints a table and writes every figure as a bench/results artifact
 (tools/bench/artifact.py; --json FILE, or stdout with --json -). Only the
@@ -22,6 +25,7 @@ standard library is needed.
 import argparse
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,10 +55,37 @@ def write_cloud(folder, name, pts):
     return path
 
 
-def timed(cmd, timeout):
-    """(wall seconds, cpu seconds, stdout) of one run, or None on timeout."""
+class Timeout(Exception):
+    """A run of this backend went past --timeout."""
+
+    def __init__(self, backend):
+        Exception.__init__(self, backend)
+        self.backend = backend
+
+
+def timed(backend, cmd, timeout):
+    """(wall seconds, cpu seconds, stdout) of one run; Timeout past timeout."""
     t = timing.run(cmd, timeout=timeout)
-    return t and (t[0], t[1], t[2].stdout)
+    if t is None:
+        raise Timeout(backend)
+    return t[0], t[1], t[2].stdout
+
+
+def in_turn(cmds, repeat, timeout):
+    """timing.alternate over {backend: cmd}; a backend that times out is
+    left {"timeout": timeout} and the others are timed again without it."""
+    out, cmds = {}, dict(cmds)
+    while cmds:
+        try:
+            runs = timing.alternate({b: (lambda b=b, c=c: timed(b, c, timeout))
+                                     for b, c in cmds.items()}, repeat)
+        except Timeout as e:
+            out[e.backend] = {"timeout": timeout}
+            del cmds[e.backend]
+            continue
+        out.update(runs)
+        break
+    return out
 
 
 def canonical(kind, text):
@@ -77,13 +108,17 @@ def main():
     ap.add_argument("--topoml", default="build/tools/topoml")
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__),
                                                    "../../../shared/data/ripser-examples"))
-    ap.add_argument("--repeat", type=int, default=3, help="runs per case; the best is kept")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="runs per case and backend; the median is kept")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds per run")
     ap.add_argument("--quick", action="store_true",
                     help="skip sphere_3_192 in dimension 2 (the longest case)")
+    ap.add_argument("--only", action="append", metavar="TEXT",
+                    help="run only the cases whose name contains TEXT (again for more)")
     ap.add_argument("--json", help="write the figures here ('-': stdout)")
     a = ap.parse_args()
-
+    if a.repeat < 1:
+        ap.error("--repeat must be at least 1")
     tmp = tempfile.mkdtemp(prefix="bench-cpp-compat-")
     config = os.path.join(tmp, "topoml.yaml")
     with open(config, "w") as f:
@@ -116,54 +151,63 @@ def main():
     ]
     if a.quick:
         cases = [c for c in cases if c[0] != "rips sphere_3_192 dim 2"]
+    if a.only:
+        cases = [c for c in cases if any(t in c[0] for t in a.only)]
+        if not cases:
+            ap.error("no case name contains %s" % " or ".join(a.only))
 
+    load_start = list(os.getloadavg())
     rows = []
     for name, command, args in cases:
         row = {"case": name, "command": command, "args": [os.path.basename(x) for x in args]}
-        outputs = {}
+        cmds = {}
         for backend in ("scalar", "cpp-compat"):
             cmd = [a.topoml, command, "--quiet", "--backend", backend]
             if backend != "scalar":
                 cmd += ["--config", config]
-            cmd += args
-            best, runs = None, []
-            for _ in range(a.repeat):
-                t = timed(cmd, a.timeout)
-                if t is None:
-                    best = None
-                    break
-                runs.append(t)
-                if best is None or t[1] < best[1]:
-                    best = t
+            cmds[backend] = cmd + args
+        outputs = {}
+        for backend, r in in_turn(cmds, a.repeat, a.timeout).items():
             key = backend.replace("-", "_")
-            if best is None:
-                row[key] = {"timeout": a.timeout}
+            if "timeout" in r:
+                row[key] = r
                 continue
-            row[key] = {"wall_s": round(best[0], 4), "cpu_s": round(best[1], 4),
-                        "cpu_runs": [round(t[1], 4) for t in runs],
-                        "wall_runs": [round(t[0], 4) for t in runs],
+            row[key] = {"wall_s": round(statistics.median(r["wall"]), 4),
+                        "cpu_s": round(statistics.median(r["cpu"]), 4),
+                        "cpu_runs": [round(t, 4) for t in r["cpu"]],
+                        "wall_runs": [round(t, 4) for t in r["wall"]],
                         "command": " ".join(os.path.basename(x) if x.startswith(tmp) else x
-                                            for x in cmd)}
-            outputs[backend] = canonical(command, best[2])
+                                            for x in cmds[backend])}
+            outputs[backend] = canonical(command, r["last"])
         if len(outputs) == 2:
             row["same"] = outputs["scalar"] == outputs["cpp-compat"]
             s, c = row["scalar"]["cpu_s"], row["cpp_compat"]["cpu_s"]
             row["cpu_ratio"] = round(c / s, 2) if s > 0 else None
         rows.append(row)
         print_row(row, first=len(rows) == 1)
+    load_end = list(os.getloadavg())
+    print("load average %s at the start, %s at the end; medians of %d runs" % (
+        "/".join("%.1f" % x for x in load_start), "/".join("%.1f" % x for x in load_end),
+        a.repeat))
 
+    if a.json and not any("cpu_s" in row.get(k, {}) for row in rows
+                          for k in ("scalar", "cpp_compat")):
+        sys.exit("every run went past --timeout %g s: no figure to write" % a.timeout)
     if a.json:
+        machine = artifact.machine()
+        machine["load_average_start"] = load_start
         artifact.save(a.json, {
             "title": "cpp-compat against the scalar reference through the topoml CLI",
-            "machine": artifact.machine(),
+            "machine": machine,
             "versions": {"topoml": subprocess.run([a.topoml, "--version"], capture_output=True,
                                                   text=True).stdout.strip() or "?"},
             "commands": [" ".join(["tools/bench/bench_cpp_compat.py"] + sys.argv[1:])],
             "baseline": "scalar",
-            "statistic": "best of %d runs, CPU seconds (user + system) of the whole CLI process"
-                         % a.repeat,
+            "statistic": "median of %d runs, CPU seconds (user + system) of the whole CLI "
+                         "process; wall seconds in each case's wall_times and wall_median; "
+                         "the two backends of a case run in turn" % a.repeat,
             "cases": [artifact.case(row["case"], backend, row[key]["cpu_runs"], threads=1,
-                                    median=row[key]["cpu_s"], wall_s=row[key]["wall_s"],
+                                    median=row[key]["cpu_s"], wall_median=row[key]["wall_s"],
                                     wall_times=row[key]["wall_runs"],
                                     command=row[key]["command"], same=row.get("same"))
                       for row in rows for backend, key in (("scalar", "scalar"),

@@ -22,10 +22,13 @@ all under `gate: strict` (no certification on first use, which would time
 the conformance suite instead; `enable: [threads]` lets the named plugin
 run), with the build tree's own plugins found as usual: on a GPU machine whose build has the cuda and triton-bridge plugins,
 the rows with 0 slow plugins time their real probes. --baseline BUILD
-times a build of the earlier code the same way, the runs of the two builds
-alternating. Medians of --repeat runs, wall seconds, and CPU seconds (user
-+ system of the command and its helper processes: steadier on a loaded
-machine) beside them.
+times a build of the earlier code the same way. Every command, plugin
+count and build is taken in turn inside each round, the order reversed
+every other round (tools/bench/timing.py), so a change of load on a shared
+machine falls on all of them alike. Medians of --repeat runs, wall seconds (a probe that
+sleeps costs wall time, not CPU time), and CPU seconds (user + system of
+the command and its helper processes: steadier on a loaded machine) beside
+them; the load average at the start and the end.
 Prints a table and writes a bench/results artifact (tools/bench/artifact.py;
 --json FILE, or - for stdout). Standard library only.
 
@@ -34,31 +37,18 @@ Prints a table and writes a bench/results artifact (tools/bench/artifact.py;
 
 import argparse
 import os
-import resource
 import random
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import artifact  # noqa: E402  (the one writer of bench/results/ files)
+import timing  # noqa: E402
 
 SLOW = os.path.join("fault-plugins", "probe-slow", "topoml-backend-fault-probe-slow.so")
-
-
-def run_once(cmd, env):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    dt = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if r.returncode != 0:
-        sys.exit("FAILED (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr))
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return dt, cpu, r.stdout
 
 
 def main():
@@ -75,6 +65,8 @@ def main():
     ap.add_argument("--dim", type=int, default=2)
     ap.add_argument("--json", help="write the figures here (- for stdout)")
     a = ap.parse_args()
+    if a.repeat < 1:
+        ap.error("--repeat must be at least 1")
     builds = [(a.label, os.path.abspath(a.build))]
     if a.baseline:
         builds.append((a.baseline_label, os.path.abspath(a.baseline)))
@@ -115,18 +107,23 @@ def main():
                                      data]),
             ("backends", ["backends"]),
         ]
-        times, cpus, outputs = {}, {}, {}
-        for _ in range(a.repeat):
-            for what, args in commands:
-                for count, folder in folders.items():
-                    for label, build in builds:
-                        cmd = [os.path.join(build, "tools", "topoml")] + args[:1] + \
-                            ["--config", config] + args[1:]
-                        dt, cpu, out = run_once(cmd, dict(env, TOPOML_PLUGIN_PATH=folder))
-                        times.setdefault((what, count, label), []).append(dt)
-                        cpus.setdefault((what, count, label), []).append(cpu)
-                        if what.startswith("barcode"):
-                            outputs.setdefault((what, count), set()).add(out)
+        settings = {}
+        for what, args in commands:
+            for count, folder in folders.items():
+                for label, build in builds:
+                    cmd = [os.path.join(build, "tools", "topoml")] + args[:1] + \
+                        ["--config", config] + args[1:]
+                    e = dict(env, TOPOML_PLUGIN_PATH=folder)
+                    settings[(what, count, label)] = lambda cmd=cmd, e=e: timing.run(cmd, e)
+        load_start = list(os.getloadavg())
+        runs = timing.alternate(settings, a.repeat)
+        load_end = list(os.getloadavg())
+        times = {k: r["wall"] for k, r in runs.items()}
+        cpus = {k: r["cpu"] for k, r in runs.items()}
+        outputs = {}
+        for (what, count, _), r in runs.items():
+            if what.startswith("barcode"):
+                outputs.setdefault((what, count), set()).add(r["last"].stdout)
         same = all(len(v) == 1 for v in outputs.values())
 
         cases = []
@@ -152,20 +149,26 @@ def main():
                       " ".join("%12.1f" % (1e3 * m) for m in row) + "   " +
                       " ".join("%14.1f" % (1e3 * m) for m in cpu_row))
         print("barcodes identical across builds and plugin counts: %s" % ("yes" if same else "NO"))
+        print("load average %s at the start, %s at the end" % (
+            "/".join("%.1f" % x for x in load_start), "/".join("%.1f" % x for x in load_end)))
         if a.json:
             versions = {}
             for label, build in builds:
                 v = subprocess.run([os.path.join(build, "tools", "topoml"), "--version"],
                                    capture_output=True, text=True, env=env)
                 versions["topoml (%s)" % label] = v.stdout.strip() or "?"
+            machine = artifact.machine()
+            machine["load_average_start"] = load_start
             artifact.save(a.json, {
                 "title": "Plugin probes: what they cost a command, before and after probing "
                          "on need",
-                "machine": artifact.machine(),
+                "machine": machine,
                 "versions": versions,
                 "commands": [" ".join(["tools/bench/bench_probe.py"] + sys.argv[1:])],
                 "baseline": "topoml (%s)" % labels[-1],
-                "statistic": "median of %d runs, wall seconds of the whole command"
+                "statistic": "median of %d runs, wall seconds of the whole command; CPU "
+                             "seconds (user + system, with its helper processes) in each "
+                             "case's cpu_times and cpu_median; every setting run in turn"
                              % a.repeat,
                 "input": a.data or "seeded cloud: 297 points in the unit cube of R^3",
                 "dim": a.dim,

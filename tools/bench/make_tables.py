@@ -18,7 +18,10 @@ from docs/notes/..."), baseline (the program the others are divided by),
 statistic (what a case's figure is when it is not the median of its times,
 e.g. "best of 3"; the figure is then in "median" all the same), units
 ({"median": "s" | "ms" | "us", "peak_rss": "bytes" | "KiB" | "MiB"};
-default seconds and bytes). "median" may be left out when "times" has the
+default seconds and bytes), git ({"commit": hex, "dirty": true | false}:
+the commit of the source tree the run was made from, and whether its files
+differed from it; tools/bench/artifact.py adds it in a git checkout and the
+tables show it beside the versions). "median" may be left out when "times" has the
 raw times; "threads" and "peak_rss" may be null or absent. A file with a case
 whose "times" is empty must say why in "no_raw_times" (e.g. "transcribed
 from a table that kept medians only"): a figure without its raw times is
@@ -92,6 +95,12 @@ def check(d, path):
         if not isinstance(d.get(key), kinds) or not d[key]:
             raise SchemaError("%s: no '%s' (%s)" % (path, key, " or ".join(
                 {"str": "text", "dict": "object", "list": "list"}[k.__name__] for k in kinds)))
+    git = d.get("git")
+    if git is not None and not (isinstance(git, dict) and isinstance(git.get("commit"), str) and
+                                re.fullmatch(r"[0-9a-f]{7,64}", git["commit"]) and
+                                isinstance(git.get("dirty"), bool)):
+        raise SchemaError("%s: 'git' must be {\"commit\": a hexadecimal commit id, "
+                          "\"dirty\": true or false}" % path)
     units = d.get("units") or {}
     scale = {"s": 1.0, "ms": 1e-3, "us": 1e-6}.get(str(units.get("median", "s")).split()[0])
     if scale is None:
@@ -219,7 +228,11 @@ def table(d, link):
     if isinstance(machine, dict):
         machine = "; ".join("%s %s" % (k, fact(v)) for k, v in machine.items())
     out += ["Machine: %s." % str(machine).rstrip("."), ""]
-    out += ["Versions: " + "; ".join("%s %s" % kv for kv in d["versions"].items()) + ".", ""]
+    versions = ["%s %s" % kv for kv in d["versions"].items()]
+    if d.get("git"):
+        versions.append("source tree: commit %s%s" % (
+            d["git"]["commit"][:12], " with uncommitted changes" if d["git"]["dirty"] else ""))
+    out += ["Versions: " + "; ".join(versions) + ".", ""]
     commands = d["commands"]
     if isinstance(commands, dict):
         commands = ["%s: %s" % kv for kv in commands.items()]

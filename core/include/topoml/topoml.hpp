@@ -470,8 +470,9 @@ struct RipsOptions {
     topoml_metric metric = TOPOML_METRIC_EUCLIDEAN; /* for point clouds */
 };
 
-/* One backend as topoml_backend_get describes it. The capability records
- * (and their device/schedule strings) belong to the Context. */
+/* One backend as topoml_backend_get (Context::backends) or topoml_backend_find
+ * (Context::find_backend) describes it. The capability records (and their
+ * device/schedule strings) belong to the Context. */
 struct BackendInfo {
     std::string name, version, vendor, description;
     std::string path; /* empty for the built-in scalar backend */
@@ -628,21 +629,30 @@ class Context
             b.struct_size = sizeof b;
             if (topoml_backend_get(ctx_, k, &b) != TOPOML_OK)
                 continue;
-            BackendInfo i;
-            i.name = str(b.name);
-            i.version = str(b.version);
-            i.vendor = str(b.vendor);
-            i.description = str(b.description);
-            i.path = str(b.path);
-            i.abi_version = b.abi_version;
-            i.probe_status = static_cast<Status>(b.probe_status);
-            i.probe_message = str(b.probe_message);
-            i.gate_state = static_cast<topoml_gate_state>(b.gate_state);
-            i.gate_reason = str(b.gate_reason);
-            i.capabilities = View<topoml_capability_v1>(b.caps, b.n_caps);
-            out.push_back(std::move(i));
+            out.push_back(info(b));
         }
         return out;
+    }
+
+    /* The backend that naming `name` (use_backend, a configuration's
+     * `prefer`) would get, without listing every backend: only what naming
+     * it probes is probed, the plugin file named for it
+     * (topoml-backend-<name>.so) unless that file holds another backend
+     * (topoml_backend_find; docs/architecture.md, "Loading a plugin"). A
+     * backend that has the name but may not run (every plugin of that name
+     * rejected, or not certified) is returned all the same: gate_state and
+     * gate_reason say why. Throws Error with Status::not_found, its message
+     * naming every backend found, when no backend has that name; with
+     * Status::invalid for a name holding a NUL byte. */
+    BackendInfo find_backend(const std::string &name)
+    {
+        topoml_context *ctx = need();
+        if (name.find('\0') != std::string::npos)
+            throw Error(TOPOML_E_INVALID, "find_backend: a backend name holds no NUL byte");
+        topoml_backend_info b{};
+        b.struct_size = sizeof b;
+        check(topoml_backend_find(ctx, name.c_str(), &b));
+        return info(b);
     }
 
     /* ---- data sets ---- */
@@ -860,6 +870,24 @@ class Context
     static std::string str(const char *s)
     {
         return s ? s : "";
+    }
+
+    /* A BackendInfo of what topoml_backend_get / topoml_backend_find filled. */
+    static BackendInfo info(const topoml_backend_info &b)
+    {
+        BackendInfo i;
+        i.name = str(b.name);
+        i.version = str(b.version);
+        i.vendor = str(b.vendor);
+        i.description = str(b.description);
+        i.path = str(b.path);
+        i.abi_version = b.abi_version;
+        i.probe_status = static_cast<Status>(b.probe_status);
+        i.probe_message = str(b.probe_message);
+        i.gate_state = static_cast<topoml_gate_state>(b.gate_state);
+        i.gate_reason = str(b.gate_reason);
+        i.capabilities = View<topoml_capability_v1>(b.caps, b.n_caps);
+        return i;
     }
 
     topoml_context *ctx_ = nullptr;

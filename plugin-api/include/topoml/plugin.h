@@ -334,6 +334,26 @@ typedef enum topoml_selection {
 typedef int (*topoml_backend_negotiate_fn)(uint32_t *abi_version, const topoml_host_v1 *host,
                                            const topoml_backend_v1 **backend);
 
+/* The smallest struct_size a plugin must accept for each table it is handed:
+ * the end of the table's last field in the first ABI-v1 layout (core 0.1).
+ * A host built against an older header sends those shorter tables; fields
+ * appended since are read only when TOPOML_STRUCT_HAS says struct_size covers
+ * them, and are otherwise their documented defaults (docs/plugin-abi.md,
+ * "What a plugin must accept"). */
+#define TOPOML_HOST_V1_MIN_SIZE \
+    (offsetof(topoml_host_v1, core_version) + sizeof(const char *))
+#define TOPOML_CALL_V1_MIN_SIZE (offsetof(topoml_call_v1, reserved2) + sizeof(uint32_t))
+#define TOPOML_INPUT_V1_MIN_SIZE \
+    (offsetof(topoml_input_v1, edges) + sizeof(const topoml_edge *))
+#define TOPOML_RIPS_PARAMS_V1_MIN_SIZE \
+    (offsetof(topoml_rips_params_v1, reserved) + sizeof(uint32_t))
+#define TOPOML_BARCODE_V1_MIN_SIZE (offsetof(topoml_barcode_v1, reserved) + sizeof(uint32_t))
+#define TOPOML_IMAGE_PARAMS_V1_MIN_SIZE \
+    (offsetof(topoml_image_params_v1, clip_death) + sizeof(double))
+/* Whether the table at `ptr`, of type `type`, is long enough to hold `field`. */
+#define TOPOML_STRUCT_HAS(ptr, type, field) \
+    ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
+
 #ifdef __cplusplus
 }
 #endif

@@ -662,6 +662,8 @@ class Context {
     static bool read_kind(PyObject *distance, PyObject *metric, Call &c)
     {
         c.p.metric = 0;
+        if (!globals().metrics) /* set_rips_types not called yet: no result types */
+            return false;
         if (distance == Py_True) {
             c.matrix = true;
             return true;

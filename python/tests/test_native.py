@@ -809,3 +809,25 @@ def test_unaligned_arrays_reach_the_c_side_aligned(monkeypatch):
     got = _inputs.dense(_unaligned(D)).condensed
     np.testing.assert_array_equal(got, D[np.tril_indices(8, -1)])
     assert seen == [True]
+
+
+def test_compiled_entries_leave_calls_until_the_types_are_registered():
+    """The compiled module loaded alone (before topoml._rips registers the
+    result classes and the metric table) leaves every call to Python
+    instead of making a result of no class."""
+    script = textwrap.dedent("""
+        import importlib.util, math, sys, numpy as np
+        spec = importlib.util.spec_from_file_location("_core", sys.argv[1])
+        core = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(core)
+        X = np.random.default_rng(0).uniform(size=(5, 2))
+        D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+        print(core.ripser(X, 1, math.inf, 2, False, False, "euclidean", None),
+              core.ripser(D, 1, math.inf, 2, True, False, "euclidean", None),
+              core.barcodes(X, 1, math.inf, 2, "euclidean", None, None, None, False, "auto", -1),
+              core.ripser_parallel(D, 1, math.inf, 2, "precomputed", {}, None, False, 1, False))
+    """)
+    r = subprocess.run([sys.executable, "-c", script, topoml._core.__file__], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["None"] * 4, r.stdout

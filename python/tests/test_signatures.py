@@ -76,3 +76,37 @@ def test_layer_diagrams_refuse_bad_input():
         _ml.layer_diagrams(np.array([[0.0, math.nan], [1.0, 1.0]]))
     with pytest.raises(ValueError, match="2-d"):
         _ml.layer_diagrams(np.zeros(3))
+
+
+def test_layer_signatures_equal_the_layers_one_after_another(monkeypatch):
+    """layer_signatures (what the captures' signatures() call) computes the
+    layers at once; each signature is what the layer alone gives, and with
+    two CPUs or more the layers do run on several threads."""
+    import threading
+    rng = np.random.default_rng(5)
+    layers = {"a": cloud(rng, "circle", 150, 2), "b": cloud(rng, "uniform", 200, 5),
+              "c": cloud(rng, "clusters", 180, 3), "d": rng.normal(size=(120, 16))}
+    seen = set()
+    real = _ml.layer_diagrams
+
+    def recording(*args, **kwargs):
+        seen.add(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_ml, "layer_diagrams", recording)
+    got = _ml.layer_signatures(layers, maxdim=1, n_bins=16)
+    assert list(got) == list(layers)
+    for name, X in layers.items():
+        dgms, scale = real(X, 1, "auto")
+        want = _ml.signatures(dgms, 16)
+        assert got[name]["scale"] == scale and got[name]["samples"] == len(X)
+        assert_same_dgms(got[name]["diagrams"], dgms, tol=0)
+        assert got[name]["total_persistence"] == want["total_persistence"]
+        assert got[name]["entropy"] == want["entropy"]
+        for g, w in zip(got[name]["betti_curves"], want["betti_curves"]):
+            assert np.array_equal(g, w)
+    if _ml._cpus() >= 2:
+        assert len(seen) > 1, seen
+    # an error in one layer is raised to the caller
+    with pytest.raises(ValueError):
+        _ml.layer_signatures({"ok": layers["a"], "bad": np.full((10, 2), np.nan)})

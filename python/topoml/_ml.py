@@ -6,6 +6,8 @@ Not here: anything that imports a framework (topoml.torch,
 topoml.tensorflow).
 """
 import math
+import os
+import threading
 
 import numpy as np
 
@@ -117,7 +119,7 @@ def signature_scale(X, sample=128, factor=2.0, edges_per_row=8, seed=0):
     return min(gaps, budget)
 
 
-def layer_diagrams(X, maxdim=1, scale="auto"):
+def layer_diagrams(X, maxdim=1, scale="auto", n_threads=-1):
     """(diagrams, scale) of the Vietoris-Rips filtration of the rows of X
     (Euclidean), truncated at `scale`: what activation signatures are made
     of, cheap by design.
@@ -143,7 +145,8 @@ def layer_diagrams(X, maxdim=1, scale="auto"):
     scale = math.inf if scale is None else float(scale)
     if math.isnan(scale) or scale < 0:
         raise ValueError("topoml: scale must be >= 0, got %r" % (scale,))
-    return _rips.barcodes(X, maxdim=int(maxdim), threshold=scale, progress=False).diagrams, scale
+    return _rips.barcodes(X, maxdim=int(maxdim), threshold=scale, progress=False,
+                          n_threads=n_threads).diagrams, scale
 
 
 def signatures(dgms, n_bins=32):
@@ -162,3 +165,53 @@ def signatures(dgms, n_bins=32):
         "betti_grid": grid,
         "betti_curves": [features.betti_curve(d, grid) for d in dgms],
     }
+
+
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def _cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _workers():
+    """The threads layer_signatures computes layers on: one pool for the
+    process, made on first use, so that each of its threads keeps its topoml
+    context (and the backend it probed) from one call to the next."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+            _pool = ThreadPoolExecutor(max_workers=min(8, _cpus()),
+                                       thread_name_prefix="topoml-signatures")
+        return _pool
+
+
+def layer_signatures(layers, maxdim=1, scale="auto", n_bins=32):
+    """{name: signature} for {name: rows} (2-d host arrays): each layer's
+    layer_diagrams at `scale`, then signatures() of them, with "samples"
+    (the rows) and "scale" (the one used) added. The layers are computed at
+    once, on up to min(8, CPUs) threads (the library releases the GIL while
+    it computes), each call with its share of the CPUs as n_threads; one
+    layer, or one CPU, is computed in the calling thread. The result is the
+    same as computing them one after another."""
+    names = list(layers)
+    cpus = _cpus()
+
+    def one(name, n_threads):
+        X = layers[name]
+        dgms, used = layer_diagrams(X, maxdim, scale, n_threads)
+        sig = signatures(dgms, n_bins)
+        sig["samples"], sig["scale"] = int(np.shape(X)[0]), used
+        return sig
+
+    if len(names) < 2 or cpus < 2:
+        return {name: one(name, -1) for name in names}
+    pool = _workers()
+    share = max(1, cpus // min(len(names), pool._max_workers))
+    futures = {name: pool.submit(one, name, share) for name in names}
+    return {name: futures[name].result() for name in names}

@@ -182,17 +182,15 @@ class TensorFlowActivationCapture:
         return tf.concat(self._rows[name], axis=0) if self._rows[name] else None
 
     def signatures(self):
-        out = {}
+        """{layer: {"diagrams", "total_persistence", "entropy", "betti_grid",
+        "betti_curves", "samples", "scale"}} from the rows kept so far; the
+        layers are computed at once (topoml._ml.layer_signatures)."""
+        rows = {}
         for name in self.layers:
             acts = self.activations(name)
-            if acts is None:
-                continue
-            dgms, scale = _ml.layer_diagrams(TensorFlowTensorAdapter.to_numpy(acts), self.maxdim,
-                                             self.scale)
-            sig = _ml.signatures(dgms, self.n_bins)
-            sig["samples"], sig["scale"] = int(acts.shape[0]), scale
-            out[name] = sig
-        return out
+            if acts is not None:
+                rows[name] = TensorFlowTensorAdapter.to_numpy(acts)
+        return _ml.layer_signatures(rows, self.maxdim, self.scale, self.n_bins)
 
     def clear(self):
         for n in self.layers:

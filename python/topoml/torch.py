@@ -244,17 +244,12 @@ class TorchActivationCapture:
     def signatures(self):
         """{layer: {"diagrams", "total_persistence", "entropy", "betti_grid",
         "betti_curves", "samples", "scale"}} from the rows kept so far."""
-        out = {}
+        rows = {}
         for name in self.layers:
             acts = self.activations(name)
-            if acts is None:
-                continue
-            x = TorchTensorAdapter.to_numpy(acts)
-            dgms, scale = _ml.layer_diagrams(x, self.maxdim, self.scale)
-            sig = _ml.signatures(dgms, self.n_bins)
-            sig["samples"], sig["scale"] = int(acts.shape[0]), scale
-            out[name] = sig
-        return out
+            if acts is not None:
+                rows[name] = TorchTensorAdapter.to_numpy(acts)
+        return _ml.layer_signatures(rows, self.maxdim, self.scale, self.n_bins)
 
     def clear(self):
         for n in self.layers:

@@ -10,6 +10,14 @@
  * the GIL back briefly to look for pending signals and to call the user's
  * progress function. Not here: argument defaults, input kinds, result
  * shapes — the Python modules decide those.
+ *
+ * One exception, for speed: topoml.ripser, ripser_parallel and barcodes
+ * first call a compiled entry each (Context::fast_*), which does the whole
+ * call on the inputs a call mostly gets — a 2-D float numpy array taken as
+ * it is, plain arguments — and builds the result the Python function would
+ * (test_native checks the two agree). On a few points the Python and numpy
+ * work around the C call, with cold caches, cost as much as the C call
+ * itself; docs/python.md, "Speed". Anything else it leaves to Python.
  */
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -44,6 +52,117 @@ using Pairs = nb::ndarray<const double, nb::shape<-1, 2>, nb::c_contig, nb::devi
 
 nb::object cancelled_error;    /* topoml._core.CancelledError */
 nb::object memory_limit_error; /* topoml._core.MemoryLimitError */
+
+/* What the fast entries (Context::fast_*) use on every call, made once:
+ * interned names, numpy's types and functions, and the result classes and
+ * metric table the Python layer registers (set_rips_types). Held for the
+ * life of the process: never released at exit, when the interpreter may
+ * already be gone. */
+struct Globals {
+    PyObject *context, *ipython;                      /* keys in dicts */
+    PyObject *dgms, *cocycles, *num_edges, *idx_perm; /* RipserResult's keys */
+    PyObject *r_cover, *source, *backend, *timings;   /* and attributes */
+    PyObject *compute, *c, *total, *distance, *points;
+    PyObject *diagrams, *selection_reason, *maxdim;   /* BarcodeResult's */
+    PyObject *threshold, *modulus, *complete, *stopped;
+    PyObject *empty_tuple, *zero;
+    PyObject *ndarray, *empty;                        /* numpy */
+    PyObject *f64, *f32, *i64, *two;                  /* numpy's dtypes; 2 */
+    PyObject *sysdict, *ps1;                          /* sys.__dict__, "ps1" */
+    bool interactive_flag;                            /* sys.flags.interactive */
+    bool layout_holds;                                /* NumpyArray is numpy's */
+    bool layout;                                      /* and is used */
+    PyObject *ripser_result = nullptr, *barcode_result = nullptr, *metrics = nullptr;
+};
+
+/* numpy's array object as numpy's C API lays it out (PyArrayObject_fields
+ * in numpy/ndarraytypes.h, the same in numpy 1.x and 2.x; PyArray_DATA,
+ * PyArray_NDIM and the like read these fields). The binding is not built
+ * against numpy's headers, so at import it checks this layout against the
+ * buffer protocol on arrays of its own (numpy_layout_holds); where they
+ * disagree it uses the buffer protocol, a few microseconds more a call. */
+struct NumpyArray {
+    PyObject ob_base;
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr;
+};
+
+/* True when NumpyArray reads numpy's arrays as the buffer protocol does:
+ * data, shape, strides, on float64 and float32 arrays with strides. */
+bool numpy_layout_holds(PyObject *empty, PyObject *f64, PyObject *f32)
+{
+    for (PyObject *dtype : {f64, f32}) {
+        nb::object a = nb::borrow(empty)(nb::make_tuple(4, 6), nb::handle(dtype));
+        nb::object v = a[nb::make_tuple(nb::slice(nb::none(), nb::none(), nb::none()),
+                                        nb::slice(nb::int_(1), nb::none(), nb::int_(2)))];
+        Py_buffer view;
+        if (PyObject_GetBuffer(v.ptr(), &view, PyBUF_RECORDS_RO) != 0) {
+            PyErr_Clear();
+            return false;
+        }
+        const auto *s = reinterpret_cast<const NumpyArray *>(v.ptr());
+        const bool same = s->data == view.buf && s->nd == 2 && view.ndim == 2 &&
+                          s->dimensions[0] == view.shape[0] &&
+                          s->dimensions[1] == view.shape[1] &&
+                          s->strides[0] == view.strides[0] && s->strides[1] == view.strides[1] &&
+                          s->descr == dtype && view.shape[1] == 3;
+        PyBuffer_Release(&view);
+        if (!same)
+            return false;
+    }
+    return true;
+}
+
+Globals &globals()
+{
+    static Globals *g = [] {
+        auto *x = new Globals();
+        auto name = [](const char *s) { return PyUnicode_InternFromString(s); };
+        x->context = name("topoml._core.context");
+        x->ipython = name("IPython");
+        x->dgms = name("dgms");
+        x->cocycles = name("cocycles");
+        x->num_edges = name("num_edges");
+        x->idx_perm = name("idx_perm");
+        x->r_cover = name("r_cover");
+        x->source = name("_source");
+        x->backend = name("backend");
+        x->timings = name("timings");
+        x->compute = name("compute");
+        x->c = name("c");
+        x->total = name("total");
+        x->distance = name("distance");
+        x->points = name("points");
+        x->diagrams = name("diagrams");
+        x->selection_reason = name("selection_reason");
+        x->maxdim = name("maxdim");
+        x->threshold = name("threshold");
+        x->modulus = name("modulus");
+        x->complete = name("complete");
+        x->stopped = name("stopped");
+        x->empty_tuple = PyTuple_New(0);
+        x->zero = PyFloat_FromDouble(0.0);
+        nb::module_ np = nb::module_::import_("numpy");
+        x->ndarray = nb::object(np.attr("ndarray")).release().ptr();
+        x->empty = nb::object(np.attr("empty")).release().ptr();
+        nb::object dtype = np.attr("dtype");
+        x->f64 = dtype("float64").release().ptr();
+        x->f32 = dtype("float32").release().ptr();
+        x->i64 = dtype("int64").release().ptr();
+        x->two = PyLong_FromLong(2);
+        nb::module_ sys = nb::module_::import_("sys");
+        x->sysdict = nb::borrow(PyModule_GetDict(sys.ptr())).release().ptr();
+        x->ps1 = name("ps1");
+        x->interactive_flag = nb::cast<int>(sys.attr("flags").attr("interactive")) != 0;
+        x->layout = x->layout_holds = numpy_layout_holds(x->empty, x->f64, x->f32);
+        return x;
+    }();
+    return *g;
+}
 
 double now_seconds()
 {
@@ -232,19 +351,20 @@ class Context {
      * call. A memory limit reached mid-way raises MemoryLimitError with the
      * finished dimensions in its `partial` attribute (rips's dict, "stopped"
      * saying where). */
-    nb::dict rips(std::optional<Points> points, std::optional<Vector> condensed,
-                  std::optional<Index> ei, std::optional<Index> ej, std::optional<Vector> ed,
-                  uint64_t n, uint32_t maxdim, double threshold, uint32_t modulus, uint32_t metric,
-                  uint32_t collapse, uint32_t n_threads, nb::object progress, bool check_signals,
-                  bool want_stats, bool want_generators)
+    nb::object rips(std::optional<Points> points, std::optional<Vector> condensed,
+                    std::optional<Index> ei, std::optional<Index> ej, std::optional<Vector> ed,
+                    uint64_t n, uint32_t maxdim, double threshold, uint32_t modulus,
+                    uint32_t metric, uint32_t collapse, uint32_t n_threads, nb::object progress,
+                    bool check_signals, bool want_stats, bool want_generators)
     {
         Guard g(this);
         check_input(points, condensed, ei, ej, ed, n);
         const uint64_t n_points = data_points(n, points);
-        return run_rips([&](topoml_data **data) {
+        const Params p{maxdim, threshold, modulus, metric, collapse, n_threads};
+        return run_rips([] { return true; }, [&](topoml_data **data) {
             return create_data(data, points, condensed, ei, ej, ed, n);
-        }, n_points, maxdim, threshold, modulus, metric, collapse, n_threads, progress,
-           check_signals, want_stats, want_generators);
+        }, n_points, p, progress.ptr(), check_signals, want_stats, want_generators, 0.0,
+           [&](const Run &r) -> nb::object { return rips_dict(r, maxdim); });
     }
 
     /* rips for a 2-D numpy array as the caller gave it (any strides,
@@ -262,47 +382,520 @@ class Context {
     {
         Guard g(this);
         const bool f64 = a.dtype() == nb::dtype<double>();
-        if ((!f64 && a.dtype() != nb::dtype<float>()) || a.stride(0) < 0 || a.stride(1) < 0)
+        if ((!f64 && a.dtype() != nb::dtype<float>()) || a.stride(0) < 0 || a.stride(1) < 0 ||
+            reinterpret_cast<uintptr_t>(a.data()) % (f64 ? sizeof(double) : sizeof(float)) != 0)
             return nb::none();
-        const uint64_t n = a.shape(0);
-        std::vector<double> lower;
-        if (matrix) {
-            if (a.shape(1) != n)
-                return nb::none();
-            bool ok;
-            {
-                nb::gil_scoped_release rel;
-                ok = f64 ? lower_of(static_cast<const double *>(a.data()), n, a.stride(0),
-                                    a.stride(1), lower)
-                         : lower_of(static_cast<const float *>(a.data()), n, a.stride(0),
-                                    a.stride(1), lower);
-            }
-            if (!ok)
-                return nb::none();
-            return run_rips([&](topoml_data **data) {
-                return topoml_data_from_condensed(ctx_, data, n, lower.data());
-            }, n, maxdim, threshold, modulus, metric, collapse, n_threads, progress,
-               check_signals, want_stats, want_generators);
+        const Array arr{a.data(), f64, (uint64_t)a.shape(0), (uint64_t)a.shape(1),
+                        (uint64_t)a.stride(0), (uint64_t)a.stride(1)};
+        const Params p{maxdim, threshold, modulus, metric, collapse, n_threads};
+        return on_array(arr, matrix, p, progress.ptr(), check_signals, want_stats,
+                        want_generators, 0.0,
+                        [&](const Run &r) -> nb::object { return rips_dict(r, maxdim); });
+    }
+
+    /* ---- One compiled entry per public call ----
+     *
+     * topoml.ripser, ripser_parallel and barcodes call these first, with
+     * their arguments as given. On the inputs a call mostly gets (a 2-D
+     * float64 or float32 numpy array, plain ints and floats, a metric the C
+     * side has by its exact name, no progress bar) the whole call happens
+     * here: the checks, the C work with the GIL released once, and the
+     * result object. For anything else they return None before doing
+     * anything, and the Python function takes its general path (_rips._compute),
+     * which converts the input or raises with the message. */
+
+    /* A 2-D array: its values, type, shape and strides (in elements). */
+    struct Array {
+        const void *data;
+        bool f64;
+        uint64_t n, dim, s0, s1;
+    };
+
+    /* The Rips parameters, checked. */
+    struct Params {
+        uint32_t maxdim;
+        double threshold;
+        uint32_t modulus, metric, collapse, n_threads;
+    };
+
+    /* What a finished computation hands to the result's builder. */
+    struct Run {
+        const topoml_barcode *bc;
+        double seconds, c_seconds, t_entry;
+        const topoml_stats *stats; /* when asked */
+        bool want_generators;
+        const topoml_edge *zero;
+        uint64_t n_zero, n_points;
+    };
+
+    /* What the fast entries read from their arguments. */
+    struct Call {
+        Array array;
+        bool matrix;
+        Params p;
+        PyObject *progress; /* borrowed: None or a callable */
+        PyObject *kind;     /* ripser's _source kind: "distance" or "points" */
+    };
+
+    /* The calling thread's context with the process-wide backend choice
+     * (topoml._context.context()): made on the thread's first call and
+     * kept in the thread's state dict, so it goes with the thread. */
+    static Context &of_thread(nb::object *owner = nullptr)
+    {
+        PyObject *d = PyThreadState_GetDict();
+        if (!d)
+            throw std::runtime_error("topoml: no thread state");
+        PyObject *o = PyDict_GetItemWithError(d, globals().context);
+        nb::object made;
+        if (!o) {
+            if (PyErr_Occurred())
+                throw nb::python_error();
+            made = nb::type<Context>()();
+            if (PyDict_SetItem(d, globals().context, made.ptr()) != 0)
+                throw nb::python_error();
+            o = made.ptr();
         }
-        const uint64_t size = f64 ? sizeof(double) : sizeof(float);
-        const uint64_t dim = a.shape(1);
-        /* C-ordered float64 is what topoml_data_from_points copies as it is;
-         * the strided reader would widen it into a buffer first. */
-        const bool plain = f64 && (n < 2 || (uint64_t)a.stride(0) == dim) &&
-                           (dim < 2 || a.stride(1) == 1);
-        return run_rips([&](topoml_data **data) {
-            if (plain)
-                return topoml_data_from_points(ctx_, data, n, dim,
-                                               static_cast<const double *>(a.data()));
-            return topoml_data_from_points_strided(
-                ctx_, data, n, dim, f64 ? TOPOML_F64 : TOPOML_F32, a.data(),
-                (uint64_t)a.stride(0) * size, (uint64_t)a.stride(1) * size);
-        }, n, maxdim, threshold, modulus, metric, collapse, n_threads, progress, check_signals,
-           want_stats, want_generators);
+        Context &c = *nb::inst_ptr<Context>(o);
+        if (c.generation_ != selection().generation) {
+            const Selection &s = selection();
+            const uint64_t gen = s.generation;
+            c.use_backend(s.name);
+            c.generation_ = gen;
+        }
+        if (owner)
+            *owner = nb::borrow(o);
+        return c;
+    }
+
+    /* The process-wide backend choice of topoml.select_backend; read and
+     * written with the GIL held. Each context follows it on its next call. */
+    struct Selection {
+        std::optional<std::string> name;
+        uint64_t generation = 0;
+    };
+    static Selection &selection()
+    {
+        static Selection s;
+        return s;
+    }
+
+    /* The fast entries' shared body: None when `c` could not be read from
+     * the arguments (the Python layer takes over), else the call's result
+     * as `build` makes it. */
+    template <class Build>
+    static nb::object fast(PyObject *X, Call &c, bool ok, bool want_stats, double t_entry,
+                           Build &&build)
+    {
+        Buffer buf;
+        if (!ok || !progress_of(c.progress) || !buf.read(X, c.array))
+            return nb::none();
+        nb::object owner;
+        Context &ctx = of_thread(&owner);
+        Guard g(&ctx);
+        return ctx.on_array(c.array, c.matrix, c.p, c.progress, true, want_stats, false, t_entry,
+                            [&](const Run &r) -> nb::object { return build(ctx, r); });
+    }
+
+    /* rips's dict (the result of Context.rips and rips_array). */
+    nb::object rips_dict(const Run &r, uint32_t maxdim)
+    {
+        nb::dict out = barcode_dict(r.bc, maxdim, r.seconds);
+        out["c_seconds"] = r.c_seconds;
+        if (r.stats) {
+            out["num_edges"] = r.stats->edges_within;
+            out["enclosing_radius"] = r.stats->enclosing_radius;
+        }
+        if (r.want_generators) {
+            int64_t *z = new int64_t[2 * r.n_zero + 2];
+            for (uint64_t k = 0; k < r.n_zero; k++) {
+                z[2 * k] = r.zero[k].i;
+                z[2 * k + 1] = r.zero[k].j;
+            }
+            out["zero_edges"] = owned_array(z, {(size_t)r.n_zero, 2});
+            out["gens"] = generators_by_dim(r.bc, maxdim);
+        }
+        return out;
+    }
+
+    /* A numpy array's buffer (PEP 3118), released with this object. */
+    struct Buffer {
+        Py_buffer view;
+        bool held = false;
+        ~Buffer()
+        {
+            if (held)
+                PyBuffer_Release(&view);
+        }
+        /* True for a 2-D float64 or float32 array in native byte order,
+         * aligned, with non-negative strides, described into `a`. */
+        bool read(PyObject *X, Array &a)
+        {
+            const Globals &g = globals();
+            if ((PyObject *)Py_TYPE(X) != g.ndarray)
+                return false;
+            const auto *s = reinterpret_cast<const NumpyArray *>(X);
+            if (g.layout && (s->descr == g.f64 || s->descr == g.f32)) {
+                /* numpy's own float64 / float32 (native byte order) */
+                a.f64 = s->descr == g.f64;
+                const Py_ssize_t size = a.f64 ? 8 : 4;
+                if (s->nd != 2 || reinterpret_cast<uintptr_t>(s->data) % size != 0)
+                    return false;
+                for (int k = 0; k < 2; k++)
+                    if (s->strides[k] < 0 || s->strides[k] % size != 0)
+                        return false;
+                a.data = s->data;
+                a.n = (uint64_t)s->dimensions[0];
+                a.dim = (uint64_t)s->dimensions[1];
+                a.s0 = (uint64_t)(s->strides[0] / size);
+                a.s1 = (uint64_t)(s->strides[1] / size);
+                return true;
+            }
+            if (PyObject_GetBuffer(X, &view, PyBUF_RECORDS_RO) != 0) {
+                PyErr_Clear();
+                return false;
+            }
+            held = true;
+            if (view.ndim != 2 || !view.format)
+                return false;
+            const char *f = view.format;
+            if (*f == '@' || *f == '=' || (*f == '<' && is_little_endian()))
+                f++;
+            if (f[0] == 0 || f[1] != 0)
+                return false;
+            a.f64 = f[0] == 'd';
+            if ((!a.f64 && f[0] != 'f') || view.itemsize != (a.f64 ? 8 : 4) ||
+                reinterpret_cast<uintptr_t>(view.buf) % view.itemsize != 0)
+                return false;
+            for (int k = 0; k < 2; k++)
+                if (view.strides[k] < 0 || view.strides[k] % view.itemsize != 0)
+                    return false;
+            a.data = view.buf;
+            a.n = (uint64_t)view.shape[0];
+            a.dim = (uint64_t)view.shape[1];
+            a.s0 = (uint64_t)(view.strides[0] / view.itemsize);
+            a.s1 = (uint64_t)(view.strides[1] / view.itemsize);
+            return true;
+        }
+    };
+
+    static bool is_little_endian()
+    {
+        const uint16_t one = 1;
+        return *reinterpret_cast<const uint8_t *>(&one) == 1;
+    }
+
+    /* progress=None shows a bar when Python runs interactively
+     * (_progress.interactive()): that, and progress=True, is the Python
+     * layer's (_progress.Bar). False reaches the C side as None. */
+    static bool progress_of(PyObject *&progress)
+    {
+        if (progress == Py_False) {
+            progress = Py_None;
+            return true;
+        }
+        if (progress == Py_None)
+            return !interactive();
+        return progress != Py_True && PyCallable_Check(progress);
+    }
+
+    static bool interactive()
+    {
+        const Globals &g = globals();
+        if (g.interactive_flag)
+            return true;
+        PyObject *m = PyDict_GetItemWithError(g.sysdict, g.ps1);
+        if (!m && !PyErr_Occurred())
+            m = PyDict_GetItemWithError(PyImport_GetModuleDict(), g.ipython);
+        if (!m && PyErr_Occurred())
+            throw nb::python_error();
+        return m != nullptr;
+    }
+
+    /* ---- Reading the arguments (false: the Python layer's general path) ---- */
+
+    /* A plain int >= low (not a bool, not a numpy integer) within uint32. */
+    static bool read_int(PyObject *o, long long low, uint32_t &out)
+    {
+        if (!PyLong_CheckExact(o))
+            return false;
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow || v < low || v > (long long)UINT32_MAX)
+            return false;
+        out = (uint32_t)v;
+        return true;
+    }
+
+    /* A plain float or int, not NaN, >= 0 (inf: none). */
+    static bool read_threshold(PyObject *o, double &t)
+    {
+        if (PyFloat_CheckExact(o)) {
+            t = PyFloat_AS_DOUBLE(o);
+        } else if (PyLong_CheckExact(o)) {
+            t = PyLong_AsDouble(o);
+            if (t == -1.0 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return false;
+            }
+        } else {
+            return false;
+        }
+        return !std::isnan(t) && t >= 0;
+    }
+
+    /* giotto-ph's n_threads (-1: every core) as the C option (0: every). */
+    static bool read_threads(PyObject *o, uint32_t &out)
+    {
+        if (!PyLong_CheckExact(o))
+            return false;
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow || v == 0 || v < -1 || v > (long long)UINT32_MAX)
+            return false;
+        out = v == -1 ? 0 : (uint32_t)v;
+        return true;
+    }
+
+    /* How X is read: a distance matrix when `distance` is True; when it is
+     * False (or None: a 2-D array is points), points under `metric`, an
+     * exact key of _inputs.METRICS, or a matrix for "precomputed". */
+    static bool read_kind(PyObject *distance, PyObject *metric, Call &c)
+    {
+        c.p.metric = 0;
+        if (!globals().metrics) /* set_rips_types not called yet: no result types */
+            return false;
+        if (distance == Py_True) {
+            c.matrix = true;
+            return true;
+        }
+        if ((distance != Py_False && distance != Py_None) || !PyUnicode_CheckExact(metric))
+            return false;
+        if (PyUnicode_CompareWithASCIIString(metric, "precomputed") == 0) {
+            c.matrix = true;
+            return true;
+        }
+        PyObject *code = PyDict_GetItemWithError(globals().metrics, metric);
+        if (!code) {
+            PyErr_Clear();
+            return false;
+        }
+        c.matrix = false;
+        return read_int(code, 0, c.p.metric);
+    }
+
+    static bool no_metric_params(PyObject *o)
+    {
+        return o == Py_None || (PyDict_CheckExact(o) && PyDict_GET_SIZE(o) == 0);
+    }
+
+    /* ---- The entries ---- */
+
+    /* topoml.ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles,
+     * metric, n_perm): a RipserResult, or None. */
+    static nb::object fast_ripser(nb::handle X, nb::handle maxdim, nb::handle thresh,
+                                  nb::handle coeff, nb::handle distance_matrix,
+                                  nb::handle do_cocycles, nb::handle metric, nb::handle n_perm)
+    {
+        const double t_entry = now_seconds();
+        Call c{};
+        c.progress = Py_None;
+        c.p.collapse = 0; /* auto */
+        c.p.n_threads = 0;
+        const bool ok = do_cocycles.ptr() == Py_False && n_perm.is_none() &&
+                        read_int(maxdim.ptr(), 0, c.p.maxdim) &&
+                        read_int(coeff.ptr(), 2, c.p.modulus) &&
+                        read_threshold(thresh.ptr(), c.p.threshold) &&
+                        (distance_matrix.ptr() == Py_True || distance_matrix.ptr() == Py_False) &&
+                        read_kind(distance_matrix.ptr(), metric.ptr(), c);
+        c.kind = distance_matrix.ptr() == Py_True ? globals().distance : globals().points;
+        return fast(X.ptr(), c, ok, true, t_entry, [&](Context &ctx, const Run &r) {
+            return ctx.ripser_result(r, c, X, metric);
+        });
+    }
+
+    /* topoml.ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params,
+     * weights, collapse_edges, n_threads, return_generators): {"dgms"}, or
+     * None (generators included: the Python layer lays them out). */
+    static nb::object fast_ripser_parallel(nb::handle X, nb::handle maxdim, nb::handle thresh,
+                                           nb::handle coeff, nb::handle metric,
+                                           nb::handle metric_params, nb::handle weights,
+                                           nb::handle collapse_edges, nb::handle n_threads,
+                                           nb::handle return_generators)
+    {
+        const double t_entry = now_seconds();
+        Call c{};
+        c.progress = Py_None;
+        const bool ok = weights.is_none() &&
+                        (return_generators.ptr() == Py_False || return_generators.is_none()) &&
+                        (collapse_edges.ptr() == Py_True || collapse_edges.ptr() == Py_False) &&
+                        no_metric_params(metric_params.ptr()) &&
+                        read_threads(n_threads.ptr(), c.p.n_threads) &&
+                        read_int(maxdim.ptr(), 0, c.p.maxdim) &&
+                        read_int(coeff.ptr(), 2, c.p.modulus) &&
+                        read_threshold(thresh.ptr(), c.p.threshold) &&
+                        read_kind(Py_False, metric.ptr(), c);
+        c.p.collapse = collapse_edges.ptr() == Py_True ? 1 : 2;
+        return fast(X.ptr(), c, ok, false, t_entry, [&](Context &ctx, const Run &r) {
+            nb::dict out;
+            out["dgms"] = ctx.split_by_dim(r.bc, c.p.maxdim);
+            return nb::object(out);
+        });
+    }
+
+    /* topoml.barcodes(X, maxdim, threshold, modulus, metric, backend,
+     * distance_matrix, metric_params, progress, collapse, n_threads): a
+     * BarcodeResult, or None. */
+    static nb::object fast_barcodes(nb::handle X, nb::handle maxdim, nb::handle threshold,
+                                    nb::handle modulus, nb::handle metric, nb::handle backend,
+                                    nb::handle distance_matrix, nb::handle metric_params,
+                                    nb::handle progress, nb::handle collapse,
+                                    nb::handle n_threads)
+    {
+        const double t_entry = now_seconds();
+        Call c{};
+        c.progress = progress.ptr();
+        PyObject *co = collapse.ptr();
+        const bool ok = backend.is_none() && no_metric_params(metric_params.ptr()) &&
+                        (co == Py_True || co == Py_False ||
+                         (PyUnicode_CheckExact(co) &&
+                          PyUnicode_CompareWithASCIIString(co, "auto") == 0)) &&
+                        read_threads(n_threads.ptr(), c.p.n_threads) &&
+                        read_int(maxdim.ptr(), 0, c.p.maxdim) &&
+                        read_int(modulus.ptr(), 2, c.p.modulus) &&
+                        read_threshold(threshold.ptr(), c.p.threshold) &&
+                        read_kind(distance_matrix.ptr(), metric.ptr(), c);
+        c.p.collapse = co == Py_True ? 1 : co == Py_False ? 2 : 0;
+        return fast(X.ptr(), c, ok, false, t_entry, [&](Context &ctx, const Run &r) {
+            return ctx.barcode_result(r, c);
+        });
+    }
+
+    /* ---- The results ---- */
+
+    /* ripser.py's dict as _rips.RipserResult, filled as its __init__ and
+     * _rips.ripser fill it (test_native checks the two paths agree). */
+    nb::object ripser_result(const Run &r, const Call &c, nb::handle X, nb::handle metric)
+    {
+        const Globals &g = globals();
+        nb::object dgms = split_by_dim(r.bc, c.p.maxdim);
+        nb::object backend = str_or_none(topoml_last_backend(ctx_));
+        auto *type = reinterpret_cast<PyTypeObject *>(g.ripser_result);
+        nb::object res = nb::steal(type->tp_new(type, g.empty_tuple, nullptr));
+        if (!res.is_valid())
+            throw nb::python_error();
+        nb::object cocycles = nb::steal(PyList_New(c.p.maxdim + 1));
+        if (!cocycles.is_valid())
+            throw nb::python_error();
+        for (uint32_t d = 0; d <= c.p.maxdim; d++) {
+            PyObject *l = PyList_New(0);
+            if (!l)
+                throw nb::python_error();
+            PyList_SET_ITEM(cocycles.ptr(), d, l);
+        }
+        nb::object idx = arange(r.n_points);
+        nb::object source = nb::make_tuple(X, nb::handle(c.kind), metric, nb::none());
+        set_item(res, g.dgms, dgms);
+        set_item(res, g.cocycles, cocycles);
+        set_item(res, g.num_edges, nb::int_(r.stats->edges_within));
+        set_item(res, g.idx_perm, idx);
+        set_item(res, g.r_cover, nb::handle(g.zero));
+        nb::dict attrs;
+        set_item(attrs, g.source, source);
+        set_item(attrs, g.backend, backend);
+        set_item(attrs, g.timings, timings(r));
+        set_dict(res, attrs);
+        return res;
+    }
+
+    /* A _rips.BarcodeResult with the attributes its __init__ sets, in the
+     * same order (a dataclass: no other work in its __init__). */
+    nb::object barcode_result(const Run &r, const Call &c)
+    {
+        const Globals &g = globals();
+        nb::object dgms = split_by_dim(r.bc, c.p.maxdim);
+        auto *type = reinterpret_cast<PyTypeObject *>(g.barcode_result);
+        nb::object res = nb::steal(type->tp_new(type, g.empty_tuple, nullptr));
+        if (!res.is_valid())
+            throw nb::python_error();
+        nb::dict attrs;
+        set_item(attrs, g.diagrams, dgms);
+        set_item(attrs, g.backend, str_or_none(topoml_last_backend(ctx_)));
+        set_item(attrs, g.selection_reason, str_or_none(topoml_last_selection_reason(ctx_)));
+        set_item(attrs, g.timings, timings(r));
+        set_item(attrs, g.maxdim, nb::int_(c.p.maxdim));
+        set_item(attrs, g.threshold, nb::float_(c.p.threshold));
+        set_item(attrs, g.modulus, nb::int_(c.p.modulus));
+        set_item(attrs, g.complete, nb::bool_(topoml_barcode_complete(r.bc) != 0));
+        set_item(attrs, g.num_edges, nb::none());
+        set_item(attrs, g.stopped, nb::none());
+        set_dict(res, attrs);
+        return res;
+    }
+
+    /* {"compute", "c", "total"} (BarcodeResult.timings); total up to now. */
+    static nb::object timings(const Run &r)
+    {
+        const Globals &g = globals();
+        nb::dict t;
+        set_item(t, g.compute, nb::float_(r.seconds));
+        set_item(t, g.c, nb::float_(r.c_seconds));
+        set_item(t, g.total, nb::float_(now_seconds() - r.t_entry));
+        return t;
+    }
+
+    static void set_item(nb::handle d, PyObject *key, nb::handle value)
+    {
+        if (PyDict_SetItem(d.ptr(), key, value.ptr()) != 0)
+            throw nb::python_error();
+    }
+    /* A new instance's attributes, all at once: its __dict__ made here
+     * (setting them one by one looks each name up in the class first,
+     * some microseconds a call with cold caches). Neither class has
+     * descriptors or __setattr__ of its own for these names. */
+    static void set_dict(nb::handle o, nb::handle attrs)
+    {
+        if (PyObject_GenericSetDict(o.ptr(), attrs.ptr(), nullptr) != 0)
+            throw nb::python_error();
     }
 
   private:
-    /* The Rips options both entry points share. */
+    uint64_t generation_ = UINT64_MAX; /* of selection() when this context last followed it */
+
+    /* rips on an Array: a point cloud, or with `matrix` a square distance
+     * matrix (checked and cut to its lower triangle here); None when the
+     * matrix fails a check or is not square. */
+    template <class Build>
+    nb::object on_array(const Array &a, bool matrix, const Params &p, PyObject *progress,
+                        bool check_signals, bool want_stats, bool want_generators,
+                        double t_entry, Build &&build)
+    {
+        const uint64_t n = a.n;
+        if (matrix) {
+            if (a.dim != n)
+                return nb::none();
+            std::vector<double> lower;
+            return run_rips([&] {
+                return a.f64 ? lower_of(static_cast<const double *>(a.data), n, a.s0, a.s1, lower)
+                             : lower_of(static_cast<const float *>(a.data), n, a.s0, a.s1, lower);
+            }, [&](topoml_data **data) {
+                return topoml_data_from_condensed(ctx_, data, n, lower.data());
+            }, n, p, progress, check_signals, want_stats, want_generators, t_entry, build);
+        }
+        const uint64_t size = a.f64 ? sizeof(double) : sizeof(float);
+        /* C-ordered float64 is what topoml_data_from_points copies as it is;
+         * the strided reader would widen it into a buffer first. */
+        const bool plain = a.f64 && (n < 2 || a.s0 == a.dim) && (a.dim < 2 || a.s1 == 1);
+        return run_rips([] { return true; }, [&](topoml_data **data) {
+            if (plain)
+                return topoml_data_from_points(ctx_, data, n, a.dim,
+                                               static_cast<const double *>(a.data));
+            return topoml_data_from_points_strided(ctx_, data, n, a.dim,
+                                                   a.f64 ? TOPOML_F64 : TOPOML_F32, a.data,
+                                                   a.s0 * size, a.s1 * size);
+        }, n, p, progress, check_signals, want_stats, want_generators, t_entry, build);
+    }
+
+    /* The Rips options every entry point shares. */
     static topoml_rips_options rips_options(uint32_t maxdim, double threshold, uint32_t modulus,
                                             uint32_t metric, bool want_generators)
     {
@@ -317,19 +910,29 @@ class Context {
         return o;
     }
 
-    /* The computation behind rips and rips_array: `create(&data)` makes the
-     * data set (without the GIL); n_points is its number of points. */
-    template <class Create>
-    nb::dict run_rips(Create &&create, uint64_t n_points, uint32_t maxdim, double threshold,
-                      uint32_t modulus, uint32_t metric, uint32_t collapse, uint32_t n_threads,
-                      nb::object progress, bool check_signals, bool want_stats,
-                      bool want_generators)
+    /* The computation behind every Rips entry point: `prepare()` readies
+     * the input, false when this path does not take it (then None);
+     * `create(&data)` makes the data set; both run without the GIL, in the
+     * one stretch the whole call releases it (on inputs of a few points
+     * each release and re-acquire is a measurable part of the call), and
+     * only `create` and what follows count as the C work ("c_seconds").
+     * n_points is the data set's number of points;
+     * `build(run)` makes the result from the barcode. t_entry: when the
+     * call began (now_seconds), for a partial result's "total"; 0 if the
+     * Python layer times it. */
+    template <class Prepare, class Create, class Build>
+    nb::object run_rips(Prepare &&prepare, Create &&create, uint64_t n_points, const Params &p,
+                        PyObject *progress, bool check_signals, bool want_stats,
+                        bool want_generators, double t_entry, Build &&build)
     {
-        topoml_rips_options o = rips_options(maxdim, threshold, modulus, metric, want_generators);
-        o.collapse = collapse;
-        o.n_threads = n_threads;
+        topoml_rips_options o =
+            rips_options(p.maxdim, p.threshold, p.modulus, p.metric, want_generators);
+        o.collapse = p.collapse;
+        o.n_threads = p.n_threads;
+        const double threshold = p.threshold;
+        const uint32_t metric = p.metric;
 
-        Progress pr(progress, check_signals);
+        Progress pr(nb::borrow(progress), check_signals);
         topoml_set_progress(ctx_, &Progress::callback, &pr);
         topoml_data *data = nullptr;
         topoml_barcode *bc = nullptr;
@@ -343,10 +946,12 @@ class Context {
         uint64_t n_zero = 0;
         int st, st_stats = TOPOML_OK;
         double t0, t1, c0, c1;
+        bool taken;
         {
             nb::gil_scoped_release rel;
+            taken = prepare();
             c0 = now_seconds();
-            st = create(&data);
+            st = taken ? create(&data) : TOPOML_E_INVALID;
             t0 = t1 = now_seconds();
             if (st == TOPOML_OK) {
                 st = topoml_barcode_compute(ctx_, &bc, data, &o);
@@ -366,6 +971,8 @@ class Context {
         }
         topoml_set_progress(ctx_, nullptr, nullptr);
         topoml_data_free(ctx_, data);
+        if (!taken)
+            return nb::none();
         if (st != TOPOML_OK) {
             topoml_free(ctx_, zero);
             if (st == TOPOML_E_CANCELLED) {
@@ -373,7 +980,7 @@ class Context {
                 pr.raise();
             }
             if (st == TOPOML_E_LIMIT && bc)
-                raise_partial(bc, t1 - t0, c1 - c0); /* frees bc */
+                raise_partial(bc, t1 - t0, c1 - c0, t_entry); /* frees bc */
             topoml_barcode_free(bc);
             raise_status(st);
         }
@@ -381,25 +988,19 @@ class Context {
             topoml_barcode_free(bc);
             raise_status(st_stats);
         }
-
-        nb::dict out = barcode_dict(bc, maxdim, t1 - t0);
-        out["c_seconds"] = c1 - c0;
-        if (want_stats) {
-            out["num_edges"] = stats.edges_within;
-            out["enclosing_radius"] = stats.enclosing_radius;
-        }
-        if (want_generators) {
-            int64_t *z = new int64_t[2 * n_zero + 2];
-            for (uint64_t k = 0; k < n_zero; k++) {
-                z[2 * k] = zero[k].i;
-                z[2 * k + 1] = zero[k].j;
+        struct Free {
+            topoml_context *ctx;
+            topoml_barcode *bc;
+            topoml_edge *zero;
+            ~Free()
+            {
+                topoml_free(ctx, zero);
+                topoml_barcode_free(bc);
             }
-            topoml_free(ctx_, zero);
-            out["zero_edges"] = owned_array(z, {(size_t)n_zero, 2});
-            out["gens"] = generators_by_dim(bc, maxdim);
-        }
-        topoml_barcode_free(bc);
-        return out;
+        } done{ctx_, bc, zero};
+        const Run r{bc, t1 - t0, c1 - c0, t_entry, want_stats ? &stats : nullptr,
+                    want_generators, zero, n_zero, n_points};
+        return build(r);
     }
 
   public:
@@ -771,7 +1372,8 @@ class Context {
      * with the C message and `partial`, the finished dimensions as rips's
      * dict plus "stopped" ({"dim": the first unfinished dimension,
      * "reason": "memory limit"}, as the CLI's JSON says it). Frees bc. */
-    [[noreturn]] void raise_partial(topoml_barcode *bc, double seconds, double c_seconds)
+    [[noreturn]] void raise_partial(topoml_barcode *bc, double seconds, double c_seconds,
+                                    double t_entry)
     {
         std::string msg = topoml_errmsg(ctx_);
         if (msg.empty())
@@ -790,6 +1392,8 @@ class Context {
         stopped["dim"] = done + 1;
         stopped["reason"] = "memory limit";
         partial["stopped"] = stopped;
+        if (t_entry > 0) /* a fast entry's: the whole call so far */
+            partial["total"] = now_seconds() - t_entry;
         nb::object exc = memory_limit_error(msg.c_str());
         nb::setattr(exc, "partial", partial);
         PyErr_SetObject(memory_limit_error.ptr(), exc.ptr());
@@ -819,17 +1423,19 @@ class Context {
         for (uint64_t k = 0; k < n; k++)
             if (iv[k].dim <= maxdim)
                 count[iv[k].dim]++;
-        nb::list out;
+        nb::list out = nb::steal<nb::list>(PyList_New(maxdim + 1));
+        if (!out.is_valid())
+            throw nb::python_error();
         uint64_t k = 0;
         for (uint32_t d = 0; d <= maxdim; d++) {
             nb::object arr = new_pairs(count[d]);
-            double *a = pairs_data(arr);
+            double *a = array_data<double>(arr);
             uint64_t w = 0;
             for (; k < n && iv[k].dim == d; k++, w++) {
                 a[2 * w] = iv[k].birth;
                 a[2 * w + 1] = iv[k].death;
             }
-            out.append(arr);
+            PyList_SET_ITEM(out.ptr(), d, arr.release().ptr());
         }
         return out;
     }
@@ -840,22 +1446,53 @@ class Context {
      * filling the array. */
     static nb::object new_pairs(uint64_t rows)
     {
-        /* held for the life of the process: never released at exit, when
-         * the interpreter may already be gone */
-        static PyObject *empty =
-            nb::object(nb::module_::import_("numpy").attr("empty")).release().ptr();
-        return nb::borrow(empty)(nb::make_tuple(rows, 2));
+        const Globals &g = globals();
+        nb::object n = nb::steal(PyLong_FromUnsignedLongLong(rows));
+        if (!n.is_valid())
+            throw nb::python_error();
+        PyObject *items[2] = {n.ptr(), g.two};
+        nb::object shape = nb::steal(PyTuple_New(2));
+        if (!shape.is_valid())
+            throw nb::python_error();
+        for (int k = 0; k < 2; k++) {
+            Py_INCREF(items[k]);
+            PyTuple_SET_ITEM(shape.ptr(), k, items[k]);
+        }
+        PyObject *args[1] = {shape.ptr()};
+        nb::object arr = nb::steal(PyObject_Vectorcall(g.empty, args, 1, nullptr));
+        if (!arr.is_valid())
+            throw nb::python_error();
+        return arr;
     }
 
-    /* The memory of a new_pairs array (C-contiguous, so pointer stable). */
-    static double *pairs_data(const nb::object &arr)
+    /* The memory of a new C-contiguous numpy array (numpy.empty's). */
+    template <class T> static T *array_data(const nb::object &arr)
     {
+        if (globals().layout)
+            return reinterpret_cast<T *>(reinterpret_cast<const NumpyArray *>(arr.ptr())->data);
         Py_buffer view;
         if (PyObject_GetBuffer(arr.ptr(), &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0)
             throw nb::python_error();
-        double *p = static_cast<double *>(view.buf);
+        T *p = static_cast<T *>(view.buf);
         PyBuffer_Release(&view);
         return p;
+    }
+
+    /* numpy.arange(n) (int64), as numpy.empty filled here. */
+    static nb::object arange(uint64_t n)
+    {
+        const Globals &g = globals();
+        nb::object len = nb::steal(PyLong_FromUnsignedLongLong(n));
+        if (!len.is_valid())
+            throw nb::python_error();
+        PyObject *args[2] = {len.ptr(), g.i64};
+        nb::object arr = nb::steal(PyObject_Vectorcall(g.empty, args, 2, nullptr));
+        if (!arr.is_valid())
+            throw nb::python_error();
+        int64_t *p = array_data<int64_t>(arr);
+        for (uint64_t k = 0; k < n; k++)
+            p[k] = (int64_t)k;
+        return arr;
     }
 
     static uint64_t h0_bars(const topoml_barcode *bc)
@@ -997,6 +1634,82 @@ nb::object lower_triangle(nb::ndarray<const double, nb::ndim<2>, nb::device::cpu
     return nb::cast(owned_array(out, {low.size()}));
 }
 
+/* The classes and the metric table the fast entries fill and read
+ * (topoml._rips registers them when it is imported). */
+void set_rips_types(nb::type_object ripser_result, nb::type_object barcode_result,
+                    nb::dict metrics)
+{
+    Globals &g = globals();
+    for (PyObject **slot : {&g.ripser_result, &g.barcode_result, &g.metrics})
+        Py_XDECREF(*slot);
+    g.ripser_result = ripser_result.release().ptr();
+    g.barcode_result = barcode_result.release().ptr();
+    g.metrics = metrics.release().ptr();
+}
+
+/* The fast entries as plain CPython functions (METH_FASTCALL) of a fixed
+ * number of positional arguments, each as given: nanobind's dispatcher,
+ * made for overloads, keywords and conversions, costs about a microsecond
+ * more a call when its code is out of the caches, which on a small input
+ * is a visible share of the call. Exceptions become Python's as nanobind
+ * turns them. */
+template <Py_ssize_t N, nb::object (*F)(PyObject *const *)>
+PyObject *entry(PyObject *, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != N) {
+        PyErr_Format(PyExc_TypeError, "takes %zd positional arguments (%zd given)", N, nargs);
+        return nullptr;
+    }
+    try {
+        return F(args).release().ptr();
+    } catch (nb::python_error &e) {
+        e.restore();
+    } catch (nb::builtin_exception &e) {
+        PyObject *type = PyExc_RuntimeError;
+        switch (e.type()) {
+        case nb::exception_type::value_error: type = PyExc_ValueError; break;
+        case nb::exception_type::type_error: type = PyExc_TypeError; break;
+        case nb::exception_type::index_error: type = PyExc_IndexError; break;
+        case nb::exception_type::key_error: type = PyExc_KeyError; break;
+        default: break;
+        }
+        PyErr_SetString(type, e.what());
+    } catch (std::bad_alloc &) {
+        PyErr_NoMemory();
+    } catch (std::exception &e) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+    return nullptr;
+}
+
+nb::object ripser_args(PyObject *const *a)
+{
+    return Context::fast_ripser(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+}
+nb::object ripser_parallel_args(PyObject *const *a)
+{
+    return Context::fast_ripser_parallel(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8],
+                                         a[9]);
+}
+nb::object barcodes_args(PyObject *const *a)
+{
+    return Context::fast_barcodes(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
+                                  a[10]);
+}
+
+PyMethodDef entries[] = {
+    {"ripser", (PyCFunction)(void (*)(void))entry<8, ripser_args>, METH_FASTCALL,
+     "ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_perm): "
+     "topoml.ripser's result, or None (topoml._rips)"},
+    {"ripser_parallel", (PyCFunction)(void (*)(void))entry<10, ripser_parallel_args>,
+     METH_FASTCALL,
+     "ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights, "
+     "collapse_edges, n_threads, return_generators): topoml.ripser_parallel's result, or None"},
+    {"barcodes", (PyCFunction)(void (*)(void))entry<11, barcodes_args>, METH_FASTCALL,
+     "barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix, metric_params, "
+     "progress, collapse, n_threads): topoml.barcodes' result, or None"},
+    {nullptr, nullptr, 0, nullptr}};
+
 } // namespace
 
 NB_MODULE(_core, m)
@@ -1014,6 +1727,29 @@ NB_MODULE(_core, m)
     m.attr("MemoryLimitError") = memory_limit_error;
     m.def("version", []() { return std::string(topoml_version()); });
     m.def("lower_triangle", &lower_triangle, "matrix"_a);
+    m.def("set_rips_types", &set_rips_types, "ripser_result"_a, "barcode_result"_a, "metrics"_a);
+    m.def("thread_context", []() {
+        nb::object owner;
+        Context::of_thread(&owner);
+        return owner;
+    });
+    m.def("set_selected", [](std::optional<std::string> name) {
+        Context::Selection &s = Context::selection();
+        s.name = std::move(name);
+        s.generation++;
+    }, "name"_a.none());
+    m.def("selected", []() { return Context::selection().name; });
+    if (PyModule_AddFunctions(m.ptr(), entries) != 0)
+        throw nb::python_error();
+    /* For the tests: whether NumpyArray reads numpy's arrays, and turning
+     * that off (the buffer protocol then) and on again; the old state. */
+    m.def("_numpy_layout", [](std::optional<bool> use) {
+        Globals &g = globals();
+        const bool was = g.layout;
+        if (use)
+            g.layout = *use && g.layout_holds;
+        return was;
+    }, "use"_a.none() = nb::none());
 
     nb::class_<Context>(m, "Context")
         .def(nb::init<std::optional<std::string>, bool, bool>(), "plugin_path"_a = nb::none(),

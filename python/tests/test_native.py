@@ -506,3 +506,328 @@ def test_distance_matrix_checks_every_entry_in_every_layout(layout):
         D[k, k] = 0.25
         with pytest.raises(ValueError, match="diagonal entry \\(%d, %d\\)" % (k, k)):
             topoml.ripser(arrange(D), distance_matrix=True)
+
+
+# ---- The compiled entries (topoml._core.ripser, ripser_parallel, barcodes) ----
+#
+# Each public call first hands its arguments as given to its compiled entry,
+# which does the whole call for the common inputs and returns None for any
+# other (the Python function then takes its general path, _rips._ripser,
+# _ripser_parallel, _barcodes). Both paths must give the same result, and
+# everything the entry leaves to Python must still be checked there.
+
+def _layouts(A):
+    """The same values as C, Fortran, strided and float32 arrays."""
+    big = np.zeros((2 * A.shape[0], 3 * A.shape[1]))
+    big[::2, ::3] = A
+    return {"C": A, "F": np.asfortranarray(A), "strided": big[::2, ::3],
+            "float32": A.astype(np.float32), "float32 F": np.asfortranarray(A.astype(np.float32))}
+
+
+def _unaligned(A):
+    """A copy of A whose float64 values start one byte off their alignment."""
+    raw = np.zeros(A.size * 8 + 1, dtype=np.uint8)
+    B = np.frombuffer(raw.data, dtype=np.float64, count=A.size, offset=1).reshape(A.shape)
+    B[...] = A
+    assert not B.flags.aligned
+    return B
+
+
+def _fast_cases():
+    """(call, X, kwargs) the compiled entries take, over every input kind
+    and argument they read."""
+    rng = np.random.default_rng(31)
+    X = rng.uniform(size=(14, 3))
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    for name, A in _layouts(X).items():
+        yield "ripser", A, {}
+        yield "ripser", A, {"maxdim": 2, "thresh": 0.6, "coeff": 3, "metric": "manhattan"}
+        yield "ripser_parallel", A, {"maxdim": 2, "n_threads": 2, "collapse_edges": True}
+        yield "barcodes", A, {"maxdim": 2, "threshold": 1, "modulus": 5, "metric": "cosine",
+                              "collapse": False, "n_threads": 1}
+    for name, A in _layouts(D).items():
+        yield "ripser", A, {"distance_matrix": True, "maxdim": 2}
+        yield "ripser", A, {"metric": "precomputed", "thresh": 0.7}
+        yield "ripser_parallel", A, {"metric": "precomputed", "metric_params": None}
+        yield "barcodes", A, {"distance_matrix": True, "collapse": True, "progress": False}
+        yield "barcodes", A, {"metric": "precomputed", "collapse": "auto", "n_threads": -1}
+    yield "ripser", _unaligned(X), {}  # left to Python, which copies it
+    yield "ripser", _unaligned(D), {"distance_matrix": True}
+    yield "ripser", X, {"maxdim": 0, "thresh": 0, "metric": "chebyshev"}
+    yield "ripser", X[:1], {}
+    yield "barcodes", X, {"metric": "sqeuclidean", "progress": lambda *a: False}
+
+
+def _general(call):
+    from topoml import _rips
+    sig = {"ripser": ("maxdim", "thresh", "coeff", "distance_matrix", "do_cocycles", "metric",
+                      "n_perm"),
+           "ripser_parallel": ("maxdim", "thresh", "coeff", "metric", "metric_params",
+                               "nearest_neighbors_params", "weights", "weight_params",
+                               "collapse_edges", "n_threads", "return_generators"),
+           "barcodes": ("maxdim", "threshold", "modulus", "metric", "backend",
+                        "distance_matrix", "metric_params", "progress", "collapse",
+                        "n_threads")}[call]
+    import inspect
+    defaults = inspect.signature(getattr(topoml, call)).parameters
+
+    def run(X, **kw):
+        args = [kw.get(k, defaults[k].default) for k in sig]
+        if call == "ripser_parallel":  # giotto-ph's unused parameters
+            del args[5], args[6]
+        return {"ripser": _rips._ripser, "ripser_parallel": _rips._ripser_parallel,
+                "barcodes": _rips._barcodes}[call](X, *args)
+    return run
+
+
+def _same_result(got, want, what):
+    assert type(got) is type(want), what
+    if isinstance(want, topoml.BarcodeResult):
+        g, w = dict(vars(got)), dict(vars(want))
+        assert list(g) == list(w), what
+        assert list(g.pop("timings")) == list(w.pop("timings")) == ["compute", "c", "total"]
+        dg, dw = g.pop("diagrams"), w.pop("diagrams")
+        assert g == w and all(type(g[k]) is type(w[k]) for k in g), what
+    else:
+        assert list(got) == list(want), what
+        dg, dw = got["dgms"], want["dgms"]
+        for k in want:
+            if k == "dgms":
+                continue
+            if isinstance(want[k], np.ndarray):
+                assert got[k].dtype == want[k].dtype, what
+                np.testing.assert_array_equal(got[k], want[k], err_msg=what)
+            else:
+                assert got[k] == want[k] and type(got[k]) is type(want[k]), (what, k)
+        if isinstance(want, topoml._rips.RipserResult):
+            assert got.backend == want.backend, what
+            assert list(got.timings) == list(want.timings) == ["compute", "c", "total"], what
+            assert 0 < got.timings["compute"] <= got.timings["c"] <= got.timings["total"], what
+            assert got._source[1:] == want._source[1:] and got._source[0] is want._source[0]
+            np.testing.assert_array_equal(got["dperm2all"], want["dperm2all"], err_msg=what)
+    assert len(dg) == len(dw), what
+    for a, b in zip(dg, dw):
+        assert a.dtype == b.dtype == np.float64 and a.flags.owndata and a.flags.writeable
+        np.testing.assert_array_equal(a, b, err_msg=what)
+
+
+def test_compiled_entries_give_the_general_paths_results(array_reading):
+    """Arrays read as numpy lays them out (numpy's C API's fields, checked
+    at import) or through the buffer protocol: the same results."""
+    from topoml import _core
+    assert _core._numpy_layout() is array_reading
+    for call, X, kw in _fast_cases():
+        what = "%s %s %s %s" % (call, X.dtype, X.strides, kw)
+        fast = getattr(topoml, call)(X, **kw)
+        _same_result(fast, _general(call)(X, **kw), what)
+
+
+def test_numpy_layout_check_finds_numpys_layout():
+    """The import-time check of numpy's array layout passes with the numpy
+    installed (else every call would take the slower buffer protocol)."""
+    from topoml import _core
+    assert _core._numpy_layout() is True
+
+
+@pytest.fixture(params=[True, False], ids=["numpy layout", "buffer protocol"])
+def array_reading(request):
+    """Both ways the compiled entries read an array's description."""
+    from topoml import _core
+    was = _core._numpy_layout(request.param)
+    yield request.param
+    _core._numpy_layout(was)
+
+
+def test_compiled_entries_take_the_common_inputs_and_leave_the_rest(monkeypatch, array_reading):
+    """The entries return None for what they leave to Python, and run what
+    they take (a returned result)."""
+    from topoml import _core
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)  # not interactive
+    X = np.random.default_rng(3).uniform(size=(10, 2))
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    inf = math.inf
+
+    def ripser(X, maxdim=1, thresh=inf, coeff=2, dm=False, cocycles=False, metric="euclidean",
+               n_perm=None):
+        return _core.ripser(X, maxdim, thresh, coeff, dm, cocycles, metric, n_perm)
+
+    def barcodes(X, maxdim=1, threshold=inf, modulus=2, metric="euclidean", backend=None,
+                 dm=None, params=None, progress=None, collapse="auto", n_threads=-1):
+        return _core.barcodes(X, maxdim, threshold, modulus, metric, backend, dm, params,
+                              progress, collapse, n_threads)
+
+    def parallel(X, maxdim=1, thresh=inf, coeff=2, metric="euclidean", params={}, weights=None,
+                 collapse=False, n_threads=1, gens=False):
+        return _core.ripser_parallel(X, maxdim, thresh, coeff, metric, params, weights,
+                                     collapse, n_threads, gens)
+
+    assert ripser(X) is not None and barcodes(X) is not None and parallel(X) is not None
+    assert ripser(D, dm=True) is not None and barcodes(D, metric="precomputed") is not None
+    assert ripser(X, maxdim=0, thresh=2, coeff=7, metric="l1") is not None
+    left = [
+        ripser(X.tolist()), ripser(X.astype(np.int64)), ripser(X.astype(">f8")),
+        ripser(X[::-1]), ripser(X[None]), ripser(D[0]), ripser(np.asarray(X, np.float16)),
+        ripser(X.view(type("Sub", (np.ndarray,), {}))), ripser(_unaligned(X)),
+        ripser(X, maxdim=np.int64(1)), ripser(X, maxdim=True), ripser(X, maxdim=-1),
+        ripser(X, maxdim=2 ** 40), ripser(X, coeff=1), ripser(X, coeff=2.0),
+        ripser(X, thresh=np.float64(1)), ripser(X, thresh=-1.0), ripser(X, thresh=math.nan),
+        ripser(X, thresh="1"), ripser(X, thresh=10 ** 400), ripser(X, dm=1),
+        ripser(X, cocycles=True), ripser(X, cocycles=0), ripser(X, n_perm=5),
+        ripser(X, metric="Euclidean"), ripser(X, metric="minkowski"), ripser(X, metric=len),
+        ripser(D + np.eye(10), dm=True), ripser(D[:, :9], dm=True),
+        barcodes(X, backend="scalar"), barcodes(X, progress=True), barcodes(X, progress="x"),
+        barcodes(X, collapse="AUTO"), barcodes(X, collapse=1), barcodes(X, n_threads=0),
+        barcodes(X, n_threads=-2), barcodes(X, n_threads=True), barcodes(X, params={"p": 1}),
+        barcodes(D[0]),
+        parallel(X, gens=True), parallel(X, weights="kde"), parallel(X, collapse=1),
+        parallel(X, params={"p": 3}), parallel(X, n_threads=2.0),
+    ]
+    assert all(r is None for r in left), [k for k, r in enumerate(left) if r is not None]
+    # In IPython or Jupyter progress=None means a bar: _progress's, in Python.
+    monkeypatch.setitem(sys.modules, "IPython", sys)
+    assert ripser(X) is None and parallel(X) is None and barcodes(X) is None
+    assert barcodes(X, progress=False) is not None
+
+
+@pytest.mark.parametrize("call", ["barcodes", "ripser", "ripser_parallel"])
+def test_what_the_compiled_entries_leave_is_still_checked(call):
+    """Arguments the entries leave to Python get the general path's checks
+    and messages, or its conversions (numpy integers, np.float64)."""
+    f = getattr(topoml, call)
+    X = np.random.default_rng(4).uniform(size=(12, 2))
+    want = f(X, maxdim=1)["dgms"] if call != "barcodes" else f(X, maxdim=1).diagrams
+    dgms = (lambda r: r.diagrams) if call == "barcodes" else (lambda r: r["dgms"])
+    thr, mod = ("threshold", "modulus") if call == "barcodes" else ("thresh", "coeff")
+    for kw in ({"maxdim": np.int64(1)}, {thr: np.float64(np.inf)}, {mod: np.int32(2)}):
+        assert_same_dgms(dgms(f(X, **kw)), want, tol=0)
+    for kw, word in (({"maxdim": True}, "maxdim"), ({"maxdim": 1.0}, "maxdim"),
+                     ({mod: 2.0}, "coeff"), ({thr: "far"}, "thresh"),
+                     ({thr: math.nan}, "thresh")):
+        with pytest.raises(ValueError, match=word):
+            f(X, **kw)
+    if call != "ripser":
+        for n in (0, -2, True, 1.5):
+            with pytest.raises(ValueError, match="n_threads"):
+                f(X, n_threads=n)
+        with pytest.raises(ValueError, match="metric_params"):
+            f(X, metric_params={"p": 3})
+    if call == "barcodes":
+        with pytest.raises(ValueError, match="collapse"):
+            f(X, collapse="sometimes")
+        with pytest.raises(TypeError, match="progress"):
+            f(X, progress="yes")
+    with pytest.raises(ValueError, match="not symmetric"):
+        D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1)).astype(np.float32)
+        D[3, 1] += 1
+        f(D, metric="precomputed")
+
+
+def test_each_thread_has_its_own_context_and_follows_select_backend():
+    """_context.context() is one Context per thread, kept across calls; a
+    select_backend() in one thread reaches a thread whose context already
+    exists, on its next call."""
+    X = np.random.default_rng(5).uniform(size=(20, 2))
+    ctx = topoml._context.context()
+    assert topoml._context.context() is ctx
+    seen, go, done = {}, threading.Event(), threading.Event()
+
+    def other():
+        seen["ctx"] = topoml._context.context()
+        seen["first"] = topoml.barcodes(X).backend
+        go.wait(30)
+        seen["again"] = topoml._context.context()
+        seen["after"] = topoml.barcodes(X).backend
+        seen["ripser"] = topoml.ripser(X).backend
+        done.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    try:
+        while "first" not in seen and t.is_alive():
+            t.join(0.01)
+        topoml.select_backend("scalar")
+        go.set()
+        t.join(60)
+        assert seen["ctx"] is not ctx and seen["again"] is seen["ctx"]
+        assert seen["after"] == seen["ripser"] == "scalar"
+        assert topoml.barcodes(X).backend == "scalar"
+    finally:
+        topoml.select_backend(None)
+    assert topoml.barcodes(X).backend == seen["first"]
+
+
+CTRL_C_RIPSER = textwrap.dedent("""
+    import sys, time, numpy as np, topoml
+    X = np.random.default_rng(1).uniform(size=(400, 8))  # ~20 s uninterrupted
+    print("started", flush=True)
+    try:
+        topoml.%s(X, maxdim=3)
+        print("finished")
+    except KeyboardInterrupt:
+        print("interrupted %%.3f" %% (time.monotonic() - float(sys.stdin.readline())))
+""")
+
+
+@pytest.mark.parametrize("call", ["ripser", "ripser_parallel"])
+def test_ctrl_c_interrupts_the_compatible_calls(call):
+    """No progress function: Ctrl-C still ends the computation within a
+    second (the compiled entries look for signals during the work)."""
+    import time
+    p = subprocess.Popen([sys.executable, "-c", CTRL_C_RIPSER % call], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    assert p.stdout.readline().strip() == "started"
+    time.sleep(0.5)  # into the computation
+    t = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    p.stdin.write("%r\n" % t)
+    p.stdin.flush()
+    out, _ = p.communicate(timeout=60)
+    assert out.startswith("interrupted"), out
+    assert float(out.split()[1]) < 1.0, out
+
+
+def test_unaligned_arrays_reach_the_c_side_aligned(monkeypatch):
+    """An array whose values start off their alignment (numpy.frombuffer at
+    an odd offset) is copied before the C side reads it as doubles."""
+    from topoml import _core, _inputs
+    X = np.random.default_rng(6).uniform(size=(8, 3))
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    assert _inputs.points(_unaligned(X)).points.flags.aligned
+    np.testing.assert_array_equal(_inputs.points(_unaligned(X)).points, X)
+    ctx = topoml._context.context()  # the general path's array entry leaves them
+    for A, matrix in ((X, False), (D, True)):
+        assert ctx.rips_array(_unaligned(A), matrix, 1, math.inf, 2, 0, 0, 0, None, True, False,
+                              False) is None
+        assert ctx.rips_array(A, matrix, 1, math.inf, 2, 0, 0, 0, None, True, False,
+                              False) is not None
+    seen = []
+
+    def lower_triangle(A, real=_core.lower_triangle):
+        seen.append(A.flags.aligned)
+        return real(A)
+    monkeypatch.setattr(_core, "lower_triangle", lower_triangle)
+    got = _inputs.dense(_unaligned(D)).condensed
+    np.testing.assert_array_equal(got, D[np.tril_indices(8, -1)])
+    assert seen == [True]
+
+
+def test_compiled_entries_leave_calls_until_the_types_are_registered():
+    """The compiled module loaded alone (before topoml._rips registers the
+    result classes and the metric table) leaves every call to Python
+    instead of making a result of no class."""
+    script = textwrap.dedent("""
+        import importlib.util, math, sys, numpy as np
+        spec = importlib.util.spec_from_file_location("_core", sys.argv[1])
+        core = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(core)
+        X = np.random.default_rng(0).uniform(size=(5, 2))
+        D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+        print(core.ripser(X, 1, math.inf, 2, False, False, "euclidean", None),
+              core.ripser(D, 1, math.inf, 2, True, False, "euclidean", None),
+              core.barcodes(X, 1, math.inf, 2, "euclidean", None, None, None, False, "auto", -1),
+              core.ripser_parallel(D, 1, math.inf, 2, "precomputed", {}, None, False, 1, False))
+    """)
+    r = subprocess.run([sys.executable, "-c", script, topoml._core.__file__], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["None"] * 4, r.stdout

@@ -2,44 +2,28 @@
 
 The C API lets one thread at a time use a context; different contexts run
 at once. So each Python thread gets its own ``topoml._core.Context``, made
-on first use (discovery and probing of the plugins happen then), and
-computations in several threads run in parallel with the GIL released.
+on first use (discovery and probing of the plugins happen then) and kept in
+the thread's state (it goes when the thread ends), and computations in
+several threads run in parallel with the GIL released. Both live in the
+compiled module (``_core.thread_context``), which the Vietoris-Rips calls
+reach without a Python call.
 
 Not here: argument checking and result shapes (``_rips``, ``features``).
 """
-import threading
-
 from . import _core
 
-_local = threading.local()
-_lock = threading.Lock()
-_selected = None  # the backend select_backend() asked for, or None
-_generation = 0   # bumped by select_backend so every thread's context follows
-
-
-def context():
-    """The calling thread's context, with the process-wide backend choice."""
-    ctx = getattr(_local, "ctx", None)
-    if ctx is None:
-        ctx = _local.ctx = _core.Context()
-        _local.generation = -1
-    if _local.generation != _generation:
-        with _lock:
-            name, gen = _selected, _generation
-        ctx.use_backend(name)
-        _local.generation = gen
-    return ctx
+#: The calling thread's context, following the process-wide backend choice
+#: (:func:`set_selected`) on its next use.
+context = _core.thread_context
 
 
 def set_selected(name):
-    global _selected, _generation
-    with _lock:
-        _selected = name
-        _generation += 1
+    """Make `name` (None: topoml chooses) every thread's backend choice."""
+    _core.set_selected(name)
 
 
 def selected():
-    return _selected
+    return _core.selected()
 
 
 class use_backend:
@@ -57,5 +41,5 @@ class use_backend:
 
     def __exit__(self, *exc):
         if self.name is not None:
-            self.ctx.use_backend(_selected)
+            self.ctx.use_backend(_core.selected())
         return False

@@ -47,7 +47,10 @@ def is_sparse(X):
 
 
 def as_float64(X, what):
-    if type(X) is np.ndarray and X.dtype.kind in "fiub":  # most calls: no checks to run
+    """X as a numpy array of real numbers whose values are aligned (the C
+    side reads them as doubles or floats: an array that starts off its
+    alignment, as numpy.frombuffer can make, is copied)."""
+    if type(X) is np.ndarray and X.dtype.kind in "fiub" and X.flags.aligned:
         return X
     try:
         A = np.asarray(X)
@@ -56,7 +59,7 @@ def as_float64(X, what):
     if A.dtype == object or not (np.issubdtype(A.dtype, np.floating) or
                                  np.issubdtype(A.dtype, np.integer) or A.dtype == np.bool_):
         raise ValueError("%s: needs real numbers, got dtype %s" % (what, A.dtype))
-    return A
+    return A if A.flags.aligned else A.copy()
 
 
 def points(X):

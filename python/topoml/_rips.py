@@ -4,6 +4,16 @@
 that ran and why); ``ripser`` has ripser.py's signature and result dict;
 ``ripser_parallel`` has giotto-ph's. All three share one path to the C API
 (``_compute``), so they give the same diagrams for the same input.
+
+Each first hands its arguments, as given, to its compiled entry
+(``_core.ripser`` and so on), which does the whole call in C++ for the
+inputs most calls have (a 2-D float64 or float32 numpy array, plain int and
+float arguments, a metric by its exact name in ``_inputs.METRICS``, no
+progress bar) and builds the same result; on a few points the Python work
+around the C call cost as much as the call (docs/python.md, "Speed"). For
+anything else it returns None, having done nothing, and the general path
+here (``_barcodes``, ``_ripser``, ``_ripser_parallel``) checks, converts and
+runs it.
 """
 import math
 import numbers
@@ -15,9 +25,15 @@ import numpy as np
 
 from . import _context, _core, _gens, _inputs, _progress
 
+# The compiled entries of the three calls (one global look-up a call).
+_fast_barcodes, _fast_ripser, _fast_ripser_parallel = (_core.barcodes, _core.ripser,
+                                                       _core.ripser_parallel)
+
 
 @dataclass
 class BarcodeResult:
+    # _core.barcodes makes these without __init__ (object.__new__, then the
+    # fields in order): a field added here is added there too.
     """What :func:`barcodes` returns.
 
     Attributes
@@ -192,6 +208,14 @@ def _partial_result(out, threshold, modulus, total):
                          stopped=out["stopped"])
 
 
+def _fast_partial(e, threshold, modulus):
+    """A MemoryLimitError from a _core entry (whose arguments passed its
+    checks): its ``partial`` as _compute makes it, a BarcodeResult."""
+    if isinstance(e.partial, dict):
+        e.partial = _partial_result(e.partial, float(threshold), int(modulus),
+                                    e.partial.pop("total"))
+
+
 def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", backend=None,
              distance_matrix=None, metric_params=None, progress=None, collapse="auto",
              n_threads=-1):
@@ -262,6 +286,22 @@ def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", bac
     >>> len(r.diagrams[1]), r.backend
     (1, 'scalar')
     """
+    try:
+        r = _fast_barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix,
+                           metric_params, progress, collapse, n_threads)
+    except _core.MemoryLimitError as e:
+        _fast_partial(e, threshold, modulus)
+        raise
+    if r is None:
+        r = _barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix,
+                      metric_params, progress, collapse, n_threads)
+    return r
+
+
+def _barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix, metric_params,
+              progress, collapse, n_threads):
+    """barcodes' general path: every input and argument _core.barcodes
+    leaves to Python (it returned None), checked and converted here."""
     kind = "auto" if distance_matrix is None else ("distance" if distance_matrix else "points")
     out = _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend, progress,
                    False, collapse, n_threads)
@@ -278,6 +318,10 @@ class RipserResult(dict):
     which ripser.py always returns) is computed on first access. Attributes,
     not keys: ``backend`` (the backend that ran) and ``timings`` (as
     :class:`BarcodeResult`'s)."""
+
+    # _core.ripser makes these without __init__ (dict.__new__, then the
+    # items and attributes __init__ and ripser() would set): keep the two
+    # in step (test_native's test_compiled_entries_give_the_general_paths_results).
 
     def __init__(self, X, kind, metric, metric_params, **items):
         super().__init__(**items)
@@ -341,6 +385,18 @@ def ripser(X, maxdim=1, thresh=math.inf, coeff=2, distance_matrix=False, do_cocy
     >>> ripser(X)["dgms"][1]
     array([[1.        , 1.41421356]])
     """
+    try:
+        r = _fast_ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_perm)
+    except _core.MemoryLimitError as e:
+        _fast_partial(e, thresh, coeff)
+        raise
+    if r is None:
+        r = _ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_perm)
+    return r
+
+
+def _ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_perm):
+    """ripser's general path (see _barcodes)."""
     if do_cocycles:
         raise NotImplementedError("topoml.ripser: do_cocycles=True: topoml does not compute "
                                   "representative cocycles")
@@ -395,6 +451,21 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
     array([[1, 1, 0],
            [2, 2, 1]])
     """
+    try:
+        r = _fast_ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights,
+                                  collapse_edges, n_threads, return_generators)
+    except _core.MemoryLimitError as e:
+        _fast_partial(e, thresh, coeff)
+        raise
+    if r is None:
+        r = _ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights,
+                             collapse_edges, n_threads, return_generators)
+    return r
+
+
+def _ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights, collapse_edges,
+                     n_threads, return_generators):
+    """ripser_parallel's general path (see _barcodes)."""
     _threads(n_threads)
     if weights is not None:
         raise NotImplementedError("topoml.ripser_parallel: weighted Rips filtrations are not "
@@ -406,3 +477,8 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
         return {"dgms": out["dgms"]}
     dgms, gens = _gens.giotto(out["dgms"], out["gens"], out["n"], out["zero_edges"])
     return {"dgms": dgms, "gens": gens}
+
+
+# The compiled entries build these results themselves, and read metric
+# names from the one table of them.
+_core.set_rips_types(RipserResult, BarcodeResult, _inputs.METRICS)

@@ -57,10 +57,25 @@ for s in slots:
         check("slot %s has no artifact yet" % s["file"],
               not os.path.exists(os.path.join(results, s["file"])) and
               "`%s` — **no artifact yet**" % s["file"] in r.stdout)
-for f in ("2026-12-triton-bridge.json", "2026-12-asm-avx512.json",
-          "2026-12-conformance-gpu.json"):
+# The GPU figures: each family has its artifacts or a slot that waits for them.
+gpu = {
+    "2026-12-asm-avx512.json": ["2026-12-asm-avx512.json"],
+    "2026-12-triton-bridge.json": sorted(f for f in os.listdir(results)
+                                         if re.fullmatch(r"triton-bridge-h200-r\d+\.json", f)),
+    "2026-12-conformance-gpu.json": ["conformance-h200/full-%s.json" % p
+                                     for p in ("cuda", "triton-bridge", "asm-avx512")],
+}
+for f, files in gpu.items():
     check("the GPU figures of %s have their artifact or a slot" % f,
-          os.path.exists(os.path.join(results, f)) or f in {s.get("file") for s in slots})
+          (files and all(os.path.exists(os.path.join(results, g)) for g in files)) or
+          f in {s.get("file") for s in slots})
+for p in ("cuda", "triton-bridge", "asm-avx512"):
+    path = os.path.join(results, "conformance-h200", "full-%s.json" % p)
+    if os.path.exists(path):
+        report = json.load(open(path))
+        check("the full tier of %s is a passing topoml-conformance report" % p,
+              report.get("tool") == "topoml-conformance" and report.get("tier") == "full" and
+              all(q.get("verdict") == "pass" for q in report.get("plugins", [])))
 
 # Every figure quoted in README.md and docs/ names its artifact.
 r = tables("--check-figures", SRC)

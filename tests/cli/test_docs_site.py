@@ -3,6 +3,7 @@
 with the public functions, topoml(1) and topoml-conformance(1) with their
 options, the configuration keys, the Python API reference, the benchmark tables with their artifacts
 copied in; a page with a broken link makes the build fail, naming it."""
+import json
 import os
 import shutil
 import subprocess
@@ -53,6 +54,11 @@ with tempfile.TemporaryDirectory() as tmp:
     bench = page(site, "benchmarks/index.html")
     check("the benchmark page has tables", "<table" in bench)
     for f in os.listdir(os.path.join(SRC, "bench", "results")):
+        # pending.json is no run: its slots' sections link it (make_tables
+        # --check-figures), and with no slot no page may, so it is absent
+        if f == "pending.json" and not json.load(
+                open(os.path.join(SRC, "bench", "results", f)))["pending"]:
+            continue
         if f.endswith(".json"):
             check("artifact %s is in the site" % f,
                   os.path.exists(os.path.join(site, "_source", "bench", "results", f)))

@@ -553,6 +553,16 @@ bool backends_are_listed_and_can_be_chosen()
     std::vector<topoml::BackendInfo> all = ctx.backends();
     CHECK(!all.empty() && all[0].name == "scalar" && all[0].path.empty() && all[0].enabled());
     CHECK(!all[0].capabilities.empty());
+    /* the appended fields of the C record, as the C API gives them */
+    for (std::uint32_t k = 0; k < all.size(); k++) {
+        topoml_backend_info b{};
+        b.struct_size = sizeof b;
+        CHECK(topoml_backend_get(ctx.get(), k, &b) == TOPOML_OK);
+        CHECK(all[k].name == b.name && all[k].selection == b.selection);
+        CHECK(all[k].isolation == (b.isolation ? b.isolation : ""));
+        CHECK(all[k].isolation == "host" || all[k].isolation == "process");
+    }
+    CHECK(all[0].isolation == "host" && all[0].selection == TOPOML_SELECT_AUTO);
     auto cc = std::find_if(all.begin(), all.end(),
                            [](const topoml::BackendInfo &b) { return b.name == "cpp-compat"; });
     if (cc == all.end()) {

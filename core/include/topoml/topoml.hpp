@@ -482,6 +482,11 @@ struct BackendInfo {
     topoml_gate_state gate_state = TOPOML_GATE_DISABLED;
     std::string gate_reason;
     View<topoml_capability_v1> capabilities;
+    /* topoml_selection: TOPOML_SELECT_BY_NAME is never chosen unless named. */
+    std::uint32_t selection = 0;
+    /* Where its ops run: "host" (this process) or "process" (a
+     * topoml-plugin-host helper); see topoml_backend_info.isolation. */
+    std::string isolation;
 
     bool enabled() const noexcept
     {
@@ -887,6 +892,8 @@ class Context
         i.gate_state = static_cast<topoml_gate_state>(b.gate_state);
         i.gate_reason = str(b.gate_reason);
         i.capabilities = View<topoml_capability_v1>(b.caps, b.n_caps);
+        i.selection = b.selection;
+        i.isolation = str(b.isolation);
         return i;
     }
 

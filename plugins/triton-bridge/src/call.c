@@ -9,9 +9,9 @@
 
 #include "tb.h"
 
-/* A reader uses a field only if struct_size covers it (plugin.h). */
-#define TB_CALL_HAS(call, field)                                                                   \
-    ((call)->struct_size >= offsetof(topoml_call_v1, field) + sizeof((call)->field))
+/* A reader uses a field only if struct_size covers it (plugin.h,
+ * TOPOML_STRUCT_HAS). */
+#define TB_CALL_HAS(call, field) TOPOML_STRUCT_HAS(call, topoml_call_v1, field)
 
 int tb_fail(const topoml_call_v1 *call, int status, const char *fmt, ...)
 {

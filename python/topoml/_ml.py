@@ -170,6 +170,7 @@ def signatures(dgms, n_bins=32):
 
 
 _pool = None
+_pool_workers = 0
 _pool_lock = threading.Lock()
 
 
@@ -184,11 +185,12 @@ def _workers():
     """The threads layer_signatures computes layers on: one pool for the
     process, made on first use, so that each of its threads keeps its topoml
     context (and the backend it probed) from one call to the next."""
-    global _pool
+    global _pool, _pool_workers
     with _pool_lock:
         if _pool is None:
             from concurrent.futures import ThreadPoolExecutor
-            _pool = ThreadPoolExecutor(max_workers=min(8, _cpus()),
+            _pool_workers = min(8, _cpus())
+            _pool = ThreadPoolExecutor(max_workers=_pool_workers,
                                        thread_name_prefix="topoml-signatures")
         return _pool
 
@@ -214,6 +216,6 @@ def layer_signatures(layers, maxdim=1, scale="auto", n_bins=32):
     if len(names) < 2 or cpus < 2:
         return {name: one(name, -1) for name in names}
     pool = _workers()
-    share = max(1, cpus // min(len(names), pool._max_workers))
+    share = max(1, cpus // min(len(names), _pool_workers))
     futures = {name: pool.submit(one, name, share) for name in names}
     return {name: futures[name].result() for name in names}

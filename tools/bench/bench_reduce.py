@@ -54,14 +54,18 @@ def table(cases):
     print("| case | threads | batch | reduction wall s | reduction CPU s | reduction CPU s, calling "
           "thread | enumeration CPU s | whole CPU s | whole wall s | resumed | runs |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    def med_of(c, key):
+        # a file converted from a run's text output may lack some of them
+        return "%.3f" % statistics.median(c[key]) if c.get(key) else "-"
+
     for c in cases:
-        print("| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %d | %d |" % (
+        print("| %s | %s | %s | %.3f | %.3f | %s | %s | %s | %s | %s | %d |" % (
             c["name"], c["engine_threads"],
             "-" if c["engine_threads"] < 2 else c.get("batch") or "adaptive",
             c["median"], c["cpu_median"],
-            statistics.median(c["main_cpu_times"]), statistics.median(c["enum_cpu_times"]),
-            statistics.median(c["whole_cpu_times"]), statistics.median(c["whole_times"]),
-            c["resumed"], len(c["times"])))
+            med_of(c, "main_cpu_times"), med_of(c, "enum_cpu_times"),
+            med_of(c, "whole_cpu_times"), med_of(c, "whole_times"),
+            c["resumed"] if c.get("resumed") is not None else "-", len(c["times"])))
 
 
 def main():

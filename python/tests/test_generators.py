@@ -138,6 +138,18 @@ def test_generators_skip_the_collapse_without_changing_bars():
     assert_gens_equal(got["gens"], want["gens"])
 
 
+def without_merges_of_copies(gens, Y):
+    """giotto-ph's generators less the finite H0 rows whose death edge joins
+    two copies of one point. giotto-ph computes a point cloud's distances in
+    float32 by a route that can leave two identical points at a distance of
+    a few 1e-8 (seen on some CPUs and not on others): such a merge is then a
+    bar of that length in its diagram, where the exact distance 0 gives none
+    (topoml's answer, and giotto-ph's own on the distance matrix)."""
+    f0 = gens[0]
+    keep = [i for i, (_, a, b) in enumerate(f0) if not np.array_equal(Y[a], Y[b])]
+    return (f0[keep],) + tuple(gens[1:])
+
+
 def test_generators_with_duplicate_points_equal_giotto_ph():
     """Duplicates merge at length 0 and give no bar; the birth vertices
     giotto-ph names depend on those merges too."""
@@ -149,4 +161,6 @@ def test_generators_with_duplicate_points_equal_giotto_ph():
         for A, metric in ((Y, "euclidean"), (squareform(pdist(Y)), "precomputed")):
             want = gph.ripser_parallel(A, maxdim=1, metric=metric, return_generators=True)
             got = topoml.ripser_parallel(A, maxdim=1, metric=metric, return_generators=True)
-            assert_gens_equal(got["gens"], want["gens"])
+            f0 = got["gens"][0]
+            assert not any(np.array_equal(Y[a], Y[b]) for _, a, b in f0)
+            assert_gens_equal(got["gens"], without_merges_of_copies(want["gens"], Y))

@@ -55,6 +55,13 @@ using Pairs = nb::ndarray<const double, nb::shape<-1, 2>, nb::c_contig, nb::devi
 nb::object cancelled_error;    /* topoml._core.CancelledError */
 nb::object memory_limit_error; /* topoml._core.MemoryLimitError */
 
+/* numpy's PyArray_NewFromDescr (numpy/__multiarray_api.h: entry 94 of the
+ * C API table numpy exports as the capsule _ARRAY_API, the same entry in
+ * numpy 1.x and 2.x: the table's indices are numpy's ABI). It steals a
+ * reference to the dtype. */
+using NewFromDescr = PyObject *(*)(PyTypeObject *, PyObject *, int, const Py_ssize_t *,
+                                   const Py_ssize_t *, void *, int, PyObject *);
+
 /* What the fast entries (Context::fast_*) use on every call, made once:
  * interned names, numpy's types and functions, and the result classes and
  * metric table the Python layer registers (set_rips_types). Held for the
@@ -78,6 +85,8 @@ struct Globals {
     bool seen_interactive = false;
     bool layout_holds;                                /* NumpyArray is numpy's */
     bool layout;                                      /* and is used */
+    NewFromDescr new_array = nullptr;                 /* numpy's, checked; or null */
+    bool use_new_array = false;                       /* and is used (with layout) */
     PyObject *ripser_result = nullptr, *barcode_result = nullptr, *metrics = nullptr;
 };
 
@@ -96,6 +105,57 @@ struct NumpyArray {
     PyObject *base;
     PyObject *descr;
 };
+
+/* PyArray_NewFromDescr from numpy's C API table, when a float64 (2, 3) and
+ * an int64 (5,) array made with it are what numpy.empty makes (type, dtype,
+ * shape, strides, flags); else null, and numpy.empty makes the arrays. */
+NewFromDescr numpy_new_array(PyObject *ndarray, PyObject *f64, PyObject *i64)
+{
+    nb::object capsule;
+    for (const char *m : {"numpy._core.multiarray", "numpy.core.multiarray"}) {
+        PyObject *mod = PyImport_ImportModule(m);
+        if (mod) {
+            capsule = nb::steal(PyObject_GetAttrString(mod, "_ARRAY_API"));
+            Py_DECREF(mod);
+        }
+        PyErr_Clear();
+        if (capsule.is_valid())
+            break;
+    }
+    if (!capsule.is_valid() || !PyCapsule_CheckExact(capsule.ptr()))
+        return nullptr;
+    auto **api = static_cast<void **>(PyCapsule_GetPointer(capsule.ptr(), nullptr));
+    if (!api || !api[94]) {
+        PyErr_Clear();
+        return nullptr;
+    }
+    auto fn = reinterpret_cast<NewFromDescr>(api[94]);
+    struct Want {
+        PyObject *dtype;
+        int nd;
+        Py_ssize_t dims[2];
+    };
+    for (const Want &w : {Want{f64, 2, {2, 3}}, Want{i64, 1, {5, 0}}}) {
+        Py_INCREF(w.dtype);
+        nb::object a = nb::steal(fn(reinterpret_cast<PyTypeObject *>(ndarray), w.dtype, w.nd,
+                                    w.dims, nullptr, nullptr, 0, nullptr));
+        if (!a.is_valid()) {
+            PyErr_Clear();
+            return nullptr;
+        }
+        nb::object shape = w.nd == 2 ? nb::object(nb::make_tuple(w.dims[0], w.dims[1]))
+                                     : nb::object(nb::make_tuple(w.dims[0]));
+        nb::object strides = w.nd == 2 ? nb::object(nb::make_tuple(w.dims[1] * 8, 8))
+                                       : nb::object(nb::make_tuple(8));
+        nb::object flags = a.attr("flags");
+        if ((PyObject *)Py_TYPE(a.ptr()) != ndarray || !a.attr("dtype").is(nb::handle(w.dtype)) ||
+            !a.attr("shape").equal(shape) || !a.attr("strides").equal(strides) ||
+            !nb::cast<bool>(flags.attr("owndata")) || !nb::cast<bool>(flags.attr("writeable")) ||
+            !nb::cast<bool>(flags.attr("c_contiguous")))
+            return nullptr;
+    }
+    return fn;
+}
 
 /* True when NumpyArray reads numpy's arrays as the buffer protocol does:
  * data, shape, strides, on float64 and float32 arrays with strides. */
@@ -165,6 +225,8 @@ Globals &globals()
         x->ps1 = name("ps1");
         x->interactive_flag = nb::cast<int>(sys.attr("flags").attr("interactive")) != 0;
         x->layout = x->layout_holds = numpy_layout_holds(x->empty, x->f64, x->f32);
+        x->new_array = numpy_new_array(x->ndarray, x->f64, x->i64);
+        x->use_new_array = x->layout && x->new_array;
         return x;
     }();
     return *g;
@@ -451,17 +513,40 @@ class Context {
         PyObject *d = PyThreadState_GetDict();
         if (!d)
             throw std::runtime_error("topoml: no thread state");
-        PyObject *o = PyDict_GetItemWithError(d, globals().context);
-        nb::object made;
-        if (!o) {
-            if (PyErr_Occurred())
-                throw nb::python_error();
-            made = nb::type<Context>()();
-            if (PyDict_SetItem(d, globals().context, made.ptr()) != 0)
-                throw nb::python_error();
-            o = made.ptr();
+        Context *cp;
+        PyObject *o;
+#if PY_VERSION_HEX < 0x030C0000
+        /* The context this thread found last, while its state dict is the
+         * same dict with the same version tag (see interactive()): the dict
+         * still holds it. Saves the look-up, some microseconds cold. */
+        struct Last {
+            PyObject *dict, *owner;
+            uint64_t version;
+            Context *context;
+        };
+        static thread_local Last last{};
+        if (d == last.dict && reinterpret_cast<PyDictObject *>(d)->ma_version_tag == last.version) {
+            o = last.owner;
+            cp = last.context;
+        } else
+#endif
+        {
+            o = PyDict_GetItemWithError(d, globals().context);
+            nb::object made;
+            if (!o) {
+                if (PyErr_Occurred())
+                    throw nb::python_error();
+                made = nb::type<Context>()();
+                if (PyDict_SetItem(d, globals().context, made.ptr()) != 0)
+                    throw nb::python_error();
+                o = made.ptr();
+            }
+            cp = nb::inst_ptr<Context>(o);
+#if PY_VERSION_HEX < 0x030C0000
+            last = Last{d, o, reinterpret_cast<PyDictObject *>(d)->ma_version_tag, cp};
+#endif
         }
-        Context &c = *nb::inst_ptr<Context>(o);
+        Context &c = *cp;
         if (c.generation_ != selection().generation) {
             const Selection &s = selection();
             const uint64_t gen = s.generation;
@@ -1466,12 +1551,14 @@ class Context {
     }
 
     /* A new (rows, 2) float64 numpy array that owns its memory, made by
-     * numpy.empty: on small results a nanobind export (a wrapper object,
+     * numpy's C API or numpy.empty: on small results a nanobind export (a wrapper object,
      * then numpy's look for the array protocols on it) costs more than
      * filling the array. */
     static nb::object new_pairs(uint64_t rows)
     {
         const Globals &g = globals();
+        if (g.use_new_array)
+            return new_array(g.f64, 2, (Py_ssize_t)rows, 2);
         nb::object n = nb::steal(PyLong_FromUnsignedLongLong(rows));
         if (!n.is_valid())
             throw nb::python_error();
@@ -1490,6 +1577,21 @@ class Context {
         return arr;
     }
 
+    /* A new C-contiguous numpy array of `dtype` (nd 1 or 2 dimensions), as
+     * numpy.empty makes it, by numpy's C API (Globals::new_array): no shape
+     * tuple, no argument parsing, fewer places touched. */
+    static nb::object new_array(PyObject *dtype, int nd, Py_ssize_t d0, Py_ssize_t d1)
+    {
+        const Globals &g = globals();
+        const Py_ssize_t dims[2] = {d0, d1};
+        Py_INCREF(dtype); /* stolen */
+        nb::object arr = nb::steal(g.new_array(reinterpret_cast<PyTypeObject *>(g.ndarray), dtype,
+                                               nd, dims, nullptr, nullptr, 0, nullptr));
+        if (!arr.is_valid())
+            throw nb::python_error();
+        return arr;
+    }
+
     /* The memory of a new C-contiguous numpy array (numpy.empty's). */
     template <class T> static T *array_data(const nb::object &arr)
     {
@@ -1503,17 +1605,23 @@ class Context {
         return p;
     }
 
-    /* numpy.arange(n) (int64), as numpy.empty filled here. */
+    /* numpy.arange(n) (int64), a new array (new_array or numpy.empty)
+     * filled here. */
     static nb::object arange(uint64_t n)
     {
         const Globals &g = globals();
-        nb::object len = nb::steal(PyLong_FromUnsignedLongLong(n));
-        if (!len.is_valid())
-            throw nb::python_error();
-        PyObject *args[2] = {len.ptr(), g.i64};
-        nb::object arr = nb::steal(PyObject_Vectorcall(g.empty, args, 2, nullptr));
-        if (!arr.is_valid())
-            throw nb::python_error();
+        nb::object arr;
+        if (g.use_new_array) {
+            arr = new_array(g.i64, 1, (Py_ssize_t)n, 0);
+        } else {
+            nb::object len = nb::steal(PyLong_FromUnsignedLongLong(n));
+            if (!len.is_valid())
+                throw nb::python_error();
+            PyObject *args[2] = {len.ptr(), g.i64};
+            arr = nb::steal(PyObject_Vectorcall(g.empty, args, 2, nullptr));
+            if (!arr.is_valid())
+                throw nb::python_error();
+        }
         int64_t *p = array_data<int64_t>(arr);
         for (uint64_t k = 0; k < n; k++)
             p[k] = (int64_t)k;
@@ -1996,15 +2104,19 @@ NB_MODULE(_core, m)
     m.def("selected", []() { return Context::selection().name; });
     if (PyModule_AddFunctions(m.ptr(), entries) != 0)
         throw nb::python_error();
-    /* For the tests: whether NumpyArray reads numpy's arrays, and turning
-     * that off (the buffer protocol then) and on again; the old state. */
+    /* For the tests: whether NumpyArray reads numpy's arrays and numpy's C
+     * API makes the result's arrays, and turning both off (the buffer
+     * protocol and numpy.empty then) and on again; the old state. */
     m.def("_numpy_layout", [](std::optional<bool> use) {
         Globals &g = globals();
         const bool was = g.layout;
-        if (use)
+        if (use) {
             g.layout = *use && g.layout_holds;
+            g.use_new_array = g.layout && g.new_array;
+        }
         return was;
     }, "use"_a.none() = nb::none());
+    m.def("_numpy_api", []() { return globals().new_array != nullptr; });
 
     nb::class_<Context>(m, "Context")
         .def(nb::init<std::optional<std::string>, bool, bool>(), "plugin_path"_a = nb::none(),

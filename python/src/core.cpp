@@ -513,40 +513,17 @@ class Context {
         PyObject *d = PyThreadState_GetDict();
         if (!d)
             throw std::runtime_error("topoml: no thread state");
-        Context *cp;
-        PyObject *o;
-#if PY_VERSION_HEX < 0x030C0000
-        /* The context this thread found last, while its state dict is the
-         * same dict with the same version tag (see interactive()): the dict
-         * still holds it. Saves the look-up, some microseconds cold. */
-        struct Last {
-            PyObject *dict, *owner;
-            uint64_t version;
-            Context *context;
-        };
-        static thread_local Last last{};
-        if (d == last.dict && reinterpret_cast<PyDictObject *>(d)->ma_version_tag == last.version) {
-            o = last.owner;
-            cp = last.context;
-        } else
-#endif
-        {
-            o = PyDict_GetItemWithError(d, globals().context);
-            nb::object made;
-            if (!o) {
-                if (PyErr_Occurred())
-                    throw nb::python_error();
-                made = nb::type<Context>()();
-                if (PyDict_SetItem(d, globals().context, made.ptr()) != 0)
-                    throw nb::python_error();
-                o = made.ptr();
-            }
-            cp = nb::inst_ptr<Context>(o);
-#if PY_VERSION_HEX < 0x030C0000
-            last = Last{d, o, reinterpret_cast<PyDictObject *>(d)->ma_version_tag, cp};
-#endif
+        PyObject *o = PyDict_GetItemWithError(d, globals().context);
+        nb::object made;
+        if (!o) {
+            if (PyErr_Occurred())
+                throw nb::python_error();
+            made = nb::type<Context>()();
+            if (PyDict_SetItem(d, globals().context, made.ptr()) != 0)
+                throw nb::python_error();
+            o = made.ptr();
         }
-        Context &c = *cp;
+        Context &c = *nb::inst_ptr<Context>(o);
         if (c.generation_ != selection().generation) {
             const Selection &s = selection();
             const uint64_t gen = s.generation;

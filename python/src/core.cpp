@@ -12,10 +12,11 @@
  * shapes — the Python modules decide those.
  *
  * One exception, for speed: topoml.ripser, ripser_parallel and barcodes
- * first call a compiled entry each (Context::fast_*), which does the whole
- * call on the inputs a call mostly gets — a 2-D float numpy array taken as
- * it is, plain arguments — and builds the result the Python function would
- * (test_native checks the two agree). On a few points the Python and numpy
+ * are compiled callables here (Entry), which run a compiled entry each
+ * (Context::fast_*) that does the whole call on the inputs a call mostly
+ * gets — a 2-D float numpy array taken as it is, plain arguments — and
+ * builds the result the Python function would (test_native checks the two
+ * agree), and call that Python function for anything else. On a few points the Python and numpy
  * work around the C call, with cold caches, cost as much as the C call
  * itself; docs/python.md, "Speed". Anything else it leaves to Python.
  */
@@ -24,6 +25,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <structmember.h>
 
 #include <algorithm>
 #include <chrono>
@@ -53,6 +55,13 @@ using Pairs = nb::ndarray<const double, nb::shape<-1, 2>, nb::c_contig, nb::devi
 nb::object cancelled_error;    /* topoml._core.CancelledError */
 nb::object memory_limit_error; /* topoml._core.MemoryLimitError */
 
+/* numpy's PyArray_NewFromDescr (numpy/__multiarray_api.h: entry 94 of the
+ * C API table numpy exports as the capsule _ARRAY_API, the same entry in
+ * numpy 1.x and 2.x: the table's indices are numpy's ABI). It steals a
+ * reference to the dtype. */
+using NewFromDescr = PyObject *(*)(PyTypeObject *, PyObject *, int, const Py_ssize_t *,
+                                   const Py_ssize_t *, void *, int, PyObject *);
+
 /* What the fast entries (Context::fast_*) use on every call, made once:
  * interned names, numpy's types and functions, and the result classes and
  * metric table the Python layer registers (set_rips_types). Held for the
@@ -70,8 +79,14 @@ struct Globals {
     PyObject *f64, *f32, *i64, *two;                  /* numpy's dtypes; 2 */
     PyObject *sysdict, *ps1;                          /* sys.__dict__, "ps1" */
     bool interactive_flag;                            /* sys.flags.interactive */
+    /* The last answer of Context::interactive() and the dicts it read */
+    PyObject *seen_modules = nullptr;
+    uint64_t seen_sys_version = 0, seen_modules_version = 0;
+    bool seen_interactive = false;
     bool layout_holds;                                /* NumpyArray is numpy's */
     bool layout;                                      /* and is used */
+    NewFromDescr new_array = nullptr;                 /* numpy's, checked; or null */
+    bool use_new_array = false;                       /* and is used (with layout) */
     PyObject *ripser_result = nullptr, *barcode_result = nullptr, *metrics = nullptr;
 };
 
@@ -90,6 +105,57 @@ struct NumpyArray {
     PyObject *base;
     PyObject *descr;
 };
+
+/* PyArray_NewFromDescr from numpy's C API table, when a float64 (2, 3) and
+ * an int64 (5,) array made with it are what numpy.empty makes (type, dtype,
+ * shape, strides, flags); else null, and numpy.empty makes the arrays. */
+NewFromDescr numpy_new_array(PyObject *ndarray, PyObject *f64, PyObject *i64)
+{
+    nb::object capsule;
+    for (const char *m : {"numpy._core.multiarray", "numpy.core.multiarray"}) {
+        PyObject *mod = PyImport_ImportModule(m);
+        if (mod) {
+            capsule = nb::steal(PyObject_GetAttrString(mod, "_ARRAY_API"));
+            Py_DECREF(mod);
+        }
+        PyErr_Clear();
+        if (capsule.is_valid())
+            break;
+    }
+    if (!capsule.is_valid() || !PyCapsule_CheckExact(capsule.ptr()))
+        return nullptr;
+    auto **api = static_cast<void **>(PyCapsule_GetPointer(capsule.ptr(), nullptr));
+    if (!api || !api[94]) {
+        PyErr_Clear();
+        return nullptr;
+    }
+    auto fn = reinterpret_cast<NewFromDescr>(api[94]);
+    struct Want {
+        PyObject *dtype;
+        int nd;
+        Py_ssize_t dims[2];
+    };
+    for (const Want &w : {Want{f64, 2, {2, 3}}, Want{i64, 1, {5, 0}}}) {
+        Py_INCREF(w.dtype);
+        nb::object a = nb::steal(fn(reinterpret_cast<PyTypeObject *>(ndarray), w.dtype, w.nd,
+                                    w.dims, nullptr, nullptr, 0, nullptr));
+        if (!a.is_valid()) {
+            PyErr_Clear();
+            return nullptr;
+        }
+        nb::object shape = w.nd == 2 ? nb::object(nb::make_tuple(w.dims[0], w.dims[1]))
+                                     : nb::object(nb::make_tuple(w.dims[0]));
+        nb::object strides = w.nd == 2 ? nb::object(nb::make_tuple(w.dims[1] * 8, 8))
+                                       : nb::object(nb::make_tuple(8));
+        nb::object flags = a.attr("flags");
+        if ((PyObject *)Py_TYPE(a.ptr()) != ndarray || !a.attr("dtype").is(nb::handle(w.dtype)) ||
+            !a.attr("shape").equal(shape) || !a.attr("strides").equal(strides) ||
+            !nb::cast<bool>(flags.attr("owndata")) || !nb::cast<bool>(flags.attr("writeable")) ||
+            !nb::cast<bool>(flags.attr("c_contiguous")))
+            return nullptr;
+    }
+    return fn;
+}
 
 /* True when NumpyArray reads numpy's arrays as the buffer protocol does:
  * data, shape, strides, on float64 and float32 arrays with strides. */
@@ -159,6 +225,8 @@ Globals &globals()
         x->ps1 = name("ps1");
         x->interactive_flag = nb::cast<int>(sys.attr("flags").attr("interactive")) != 0;
         x->layout = x->layout_holds = numpy_layout_holds(x->empty, x->f64, x->f32);
+        x->new_array = numpy_new_array(x->ndarray, x->f64, x->i64);
+        x->use_new_array = x->layout && x->new_array;
         return x;
     }();
     return *g;
@@ -395,8 +463,8 @@ class Context {
 
     /* ---- One compiled entry per public call ----
      *
-     * topoml.ripser, ripser_parallel and barcodes call these first, with
-     * their arguments as given. On the inputs a call mostly gets (a 2-D
+     * topoml.ripser, ripser_parallel and barcodes (Entry objects) run
+     * these first, on their arguments as given. On the inputs a call mostly gets (a 2-D
      * float64 or float32 numpy array, plain ints and floats, a metric the C
      * side has by its exact name, no progress bar) the whole call happens
      * here: the checks, the C work with the GIL released once, and the
@@ -600,14 +668,33 @@ class Context {
 
     static bool interactive()
     {
-        const Globals &g = globals();
+        Globals &g = globals();
         if (g.interactive_flag)
             return true;
+        PyObject *modules = PyImport_GetModuleDict();
+#if PY_VERSION_HEX < 0x030C0000
+        /* sys.__dict__ and sys.modules unchanged since the last look: the
+         * same answer. Up to Python 3.11 every change to a dict gives it a
+         * new version tag, unique in the process, so equal tags of the same
+         * two dicts mean equal contents; reading two tags touches less than
+         * the two look-ups, which with cold caches cost some microseconds. */
+        const uint64_t v_sys = reinterpret_cast<PyDictObject *>(g.sysdict)->ma_version_tag;
+        const uint64_t v_modules = reinterpret_cast<PyDictObject *>(modules)->ma_version_tag;
+        if (modules == g.seen_modules && v_sys == g.seen_sys_version &&
+            v_modules == g.seen_modules_version)
+            return g.seen_interactive;
+#endif
         PyObject *m = PyDict_GetItemWithError(g.sysdict, g.ps1);
         if (!m && !PyErr_Occurred())
-            m = PyDict_GetItemWithError(PyImport_GetModuleDict(), g.ipython);
+            m = PyDict_GetItemWithError(modules, g.ipython);
         if (!m && PyErr_Occurred())
             throw nb::python_error();
+#if PY_VERSION_HEX < 0x030C0000
+        g.seen_modules = modules;
+        g.seen_sys_version = v_sys;
+        g.seen_modules_version = v_modules;
+        g.seen_interactive = m != nullptr;
+#endif
         return m != nullptr;
     }
 
@@ -1441,12 +1528,14 @@ class Context {
     }
 
     /* A new (rows, 2) float64 numpy array that owns its memory, made by
-     * numpy.empty: on small results a nanobind export (a wrapper object,
+     * numpy's C API or numpy.empty: on small results a nanobind export (a wrapper object,
      * then numpy's look for the array protocols on it) costs more than
      * filling the array. */
     static nb::object new_pairs(uint64_t rows)
     {
         const Globals &g = globals();
+        if (g.use_new_array)
+            return new_array(g.f64, 2, (Py_ssize_t)rows, 2);
         nb::object n = nb::steal(PyLong_FromUnsignedLongLong(rows));
         if (!n.is_valid())
             throw nb::python_error();
@@ -1465,6 +1554,21 @@ class Context {
         return arr;
     }
 
+    /* A new C-contiguous numpy array of `dtype` (nd 1 or 2 dimensions), as
+     * numpy.empty makes it, by numpy's C API (Globals::new_array): no shape
+     * tuple, no argument parsing, fewer places touched. */
+    static nb::object new_array(PyObject *dtype, int nd, Py_ssize_t d0, Py_ssize_t d1)
+    {
+        const Globals &g = globals();
+        const Py_ssize_t dims[2] = {d0, d1};
+        Py_INCREF(dtype); /* stolen */
+        nb::object arr = nb::steal(g.new_array(reinterpret_cast<PyTypeObject *>(g.ndarray), dtype,
+                                               nd, dims, nullptr, nullptr, 0, nullptr));
+        if (!arr.is_valid())
+            throw nb::python_error();
+        return arr;
+    }
+
     /* The memory of a new C-contiguous numpy array (numpy.empty's). */
     template <class T> static T *array_data(const nb::object &arr)
     {
@@ -1478,17 +1582,23 @@ class Context {
         return p;
     }
 
-    /* numpy.arange(n) (int64), as numpy.empty filled here. */
+    /* numpy.arange(n) (int64), a new array (new_array or numpy.empty)
+     * filled here. */
     static nb::object arange(uint64_t n)
     {
         const Globals &g = globals();
-        nb::object len = nb::steal(PyLong_FromUnsignedLongLong(n));
-        if (!len.is_valid())
-            throw nb::python_error();
-        PyObject *args[2] = {len.ptr(), g.i64};
-        nb::object arr = nb::steal(PyObject_Vectorcall(g.empty, args, 2, nullptr));
-        if (!arr.is_valid())
-            throw nb::python_error();
+        nb::object arr;
+        if (g.use_new_array) {
+            arr = new_array(g.i64, 1, (Py_ssize_t)n, 0);
+        } else {
+            nb::object len = nb::steal(PyLong_FromUnsignedLongLong(n));
+            if (!len.is_valid())
+                throw nb::python_error();
+            PyObject *args[2] = {len.ptr(), g.i64};
+            arr = nb::steal(PyObject_Vectorcall(g.empty, args, 2, nullptr));
+            if (!arr.is_valid())
+                throw nb::python_error();
+        }
         int64_t *p = array_data<int64_t>(arr);
         for (uint64_t k = 0; k < n; k++)
             p[k] = (int64_t)k;
@@ -1647,19 +1757,10 @@ void set_rips_types(nb::type_object ripser_result, nb::type_object barcode_resul
     g.metrics = metrics.release().ptr();
 }
 
-/* The fast entries as plain CPython functions (METH_FASTCALL) of a fixed
- * number of positional arguments, each as given: nanobind's dispatcher,
- * made for overloads, keywords and conversions, costs about a microsecond
- * more a call when its code is out of the caches, which on a small input
- * is a visible share of the call. Exceptions become Python's as nanobind
- * turns them. */
-template <Py_ssize_t N, nb::object (*F)(PyObject *const *)>
-PyObject *entry(PyObject *, PyObject *const *args, Py_ssize_t nargs)
+/* Runs F on the arguments: a new reference, or nullptr with a Python
+ * exception set (C++ exceptions turned as nanobind turns them). */
+template <nb::object (*F)(PyObject *const *)> PyObject *run_fast(PyObject *const *args)
 {
-    if (nargs != N) {
-        PyErr_Format(PyExc_TypeError, "takes %zd positional arguments (%zd given)", N, nargs);
-        return nullptr;
-    }
     try {
         return F(args).release().ptr();
     } catch (nb::python_error &e) {
@@ -1682,6 +1783,22 @@ PyObject *entry(PyObject *, PyObject *const *args, Py_ssize_t nargs)
     return nullptr;
 }
 
+/* The fast entries as plain CPython functions (METH_FASTCALL) of a fixed
+ * number of positional arguments, each as given (topoml._core.ripser and
+ * so on; the tests call them directly): nanobind's dispatcher, made for
+ * overloads, keywords and conversions, costs about a microsecond more a
+ * call when its code is out of the caches, which on a small input is a
+ * visible share of the call. */
+template <Py_ssize_t N, nb::object (*F)(PyObject *const *)>
+PyObject *entry(PyObject *, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != N) {
+        PyErr_Format(PyExc_TypeError, "takes %zd positional arguments (%zd given)", N, nargs);
+        return nullptr;
+    }
+    return run_fast<F>(args);
+}
+
 nb::object ripser_args(PyObject *const *a)
 {
     return Context::fast_ripser(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
@@ -1696,6 +1813,13 @@ nb::object barcodes_args(PyObject *const *a)
     return Context::fast_barcodes(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
                                   a[10]);
 }
+/* ripser_parallel's public parameters: giotto-ph's nearest_neighbors_params
+ * (6) and weight_params (8) are read by neither path. */
+nb::object ripser_parallel_public(PyObject *const *a)
+{
+    return Context::fast_ripser_parallel(a[0], a[1], a[2], a[3], a[4], a[5], a[7], a[9], a[10],
+                                         a[11]);
+}
 
 PyMethodDef entries[] = {
     {"ripser", (PyCFunction)(void (*)(void))entry<8, ripser_args>, METH_FASTCALL,
@@ -1709,6 +1833,221 @@ PyMethodDef entries[] = {
      "barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix, metric_params, "
      "progress, collapse, n_threads): topoml.barcodes' result, or None"},
     {nullptr, nullptr, 0, nullptr}};
+
+/*
+ * topoml.ripser, ripser_parallel and barcodes themselves: one compiled
+ * callable each (an Entry), so that a call goes from the caller straight
+ * to C++ with no Python frame in between (a shim's frame, its keyword
+ * binding and its global look-ups cost some microseconds when their code
+ * and data are out of the caches). The Entry binds the arguments, as given,
+ * to the Python function's parameters (names and defaults read from that
+ * function), runs the fast entry on them and, when that returns None or the
+ * arguments do not bind, calls the Python function with the arguments as
+ * they came: its general path, or the TypeError a bad call gets.
+ * functools.update_wrapper gives the Entry the function's name, docstring
+ * and __wrapped__, through which inspect.signature and help() show the
+ * function's signature; __get__ makes it a routine to inspect and pydoc,
+ * and __reduce__ pickles it by name, as a function.
+ */
+constexpr Py_ssize_t entry_max_params = 12;
+
+struct EntryObject {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *dict;     /* __dict__ (update_wrapper's attributes) */
+    PyObject *fallback; /* the Python function */
+    PyObject *on_limit; /* on_limit(exc, threshold, modulus): _rips._fast_partial */
+    PyObject *(*fast)(PyObject *const *);
+    Py_ssize_t n_params;
+    PyObject *names[entry_max_params];    /* interned parameter names */
+    PyObject *defaults[entry_max_params]; /* nullptr: no default */
+};
+
+/* The parameter of e named `key`, or -1. Keywords in a call are interned
+ * strings, mostly the very objects of the function's code, so pointers are
+ * compared first. */
+Py_ssize_t entry_param(const EntryObject *e, PyObject *key)
+{
+    for (Py_ssize_t k = 0; k < e->n_params; k++)
+        if (e->names[k] == key)
+            return k;
+    for (Py_ssize_t k = 0; k < e->n_params; k++)
+        if (PyUnicode_Compare(e->names[k], key) == 0)
+            return k;
+    PyErr_Clear();
+    return -1;
+}
+
+PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                           PyObject *kwnames)
+{
+    auto *e = reinterpret_cast<EntryObject *>(self);
+    const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *slot[entry_max_params];
+    bool bound = nargs <= e->n_params;
+    if (bound) {
+        for (Py_ssize_t k = 0; k < e->n_params; k++)
+            slot[k] = k < nargs ? args[k] : nullptr;
+        const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+        for (Py_ssize_t i = 0; i < nkw && bound; i++) {
+            const Py_ssize_t k = entry_param(e, PyTuple_GET_ITEM(kwnames, i));
+            bound = k >= 0 && !slot[k];
+            if (bound)
+                slot[k] = args[nargs + i];
+        }
+        for (Py_ssize_t k = 0; k < e->n_params && bound; k++) {
+            if (!slot[k])
+                slot[k] = e->defaults[k];
+            bound = slot[k] != nullptr;
+        }
+    }
+    if (bound) {
+        PyObject *r = e->fast(slot);
+        if (!r) {
+            /* A memory limit reached mid-way: its partial result as the
+             * general path makes it (a BarcodeResult). */
+            if (e->on_limit && PyErr_ExceptionMatches(memory_limit_error.ptr())) {
+                PyObject *type, *value, *trace;
+                PyErr_Fetch(&type, &value, &trace);
+                PyErr_NormalizeException(&type, &value, &trace);
+                PyObject *call[3] = {value, slot[2], slot[3]};
+                PyObject *done = PyObject_Vectorcall(e->on_limit, call, 3, nullptr);
+                if (!done) {
+                    Py_XDECREF(type);
+                    Py_XDECREF(value);
+                    Py_XDECREF(trace);
+                    return nullptr;
+                }
+                Py_DECREF(done);
+                PyErr_Restore(type, value, trace);
+            }
+            return nullptr;
+        }
+        if (r != Py_None)
+            return r;
+        Py_DECREF(r);
+    }
+    return PyObject_Vectorcall(e->fallback, args, nargsf, kwnames);
+}
+
+void entry_dealloc(PyObject *self)
+{
+    auto *e = reinterpret_cast<EntryObject *>(self);
+    PyTypeObject *type = Py_TYPE(self);
+    Py_XDECREF(e->dict);
+    Py_XDECREF(e->fallback);
+    Py_XDECREF(e->on_limit);
+    for (Py_ssize_t k = 0; k < e->n_params; k++) {
+        Py_XDECREF(e->names[k]);
+        Py_XDECREF(e->defaults[k]);
+    }
+    type->tp_free(self);
+    Py_DECREF(type);
+}
+
+/* As a function: bound to an instance when read from a class. */
+PyObject *entry_get(PyObject *self, PyObject *obj, PyObject *)
+{
+    if (!obj || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
+
+PyObject *entry_repr(PyObject *self)
+{
+    nb::object name = nb::getattr(nb::handle(self), "__qualname__", nb::str("?"));
+    return PyUnicode_FromFormat("<function %S at %p>", name.ptr(), self);
+}
+
+PyObject *entry_reduce(PyObject *self, PyObject *)
+{
+    return PyObject_GetAttrString(self, "__qualname__");
+}
+
+PyMethodDef entry_methods[] = {
+    {"__reduce__", entry_reduce, METH_NOARGS, nullptr},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyMemberDef entry_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(EntryObject, vectorcall), READONLY, nullptr},
+    {"__dictoffset__", T_PYSSIZET, offsetof(EntryObject, dict), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+
+PyGetSetDef entry_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyType_Slot entry_slots[] = {
+    {Py_tp_dealloc, (void *)entry_dealloc},
+    {Py_tp_call, (void *)PyVectorcall_Call},
+    {Py_tp_descr_get, (void *)entry_get},
+    {Py_tp_repr, (void *)entry_repr},
+    {Py_tp_methods, entry_methods},
+    {Py_tp_members, entry_members},
+    {Py_tp_getset, entry_getset},
+    {Py_tp_doc, (void *)"A public call of topoml as one compiled callable (see __wrapped__)."},
+    {0, nullptr}};
+
+PyType_Spec entry_spec = {"topoml._core.compiled_function", sizeof(EntryObject), 0,
+                          Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, entry_slots};
+
+nb::object entry_type;
+
+/* Entry(function, name, on_limit): `function`'s call, name one of "ripser",
+ * "ripser_parallel", "barcodes" (whose fast entry runs first); on_limit
+ * None or on_limit(exc, threshold, modulus), called on a MemoryLimitError
+ * of the fast entry. Parameters: the function's positional ones, in order
+ * (keyword-only parameters, *args and **kwargs: refused). */
+nb::object make_entry(nb::object function, const std::string &name, nb::object on_limit)
+{
+    struct Kind {
+        const char *name;
+        PyObject *(*fast)(PyObject *const *);
+        Py_ssize_t n_params;
+    };
+    static const Kind kinds[] = {{"ripser", run_fast<ripser_args>, 8},
+                                 {"ripser_parallel", run_fast<ripser_parallel_public>, 12},
+                                 {"barcodes", run_fast<barcodes_args>, 11}};
+    const Kind *kind = nullptr;
+    for (const Kind &k : kinds)
+        if (name == k.name)
+            kind = &k;
+    if (!kind)
+        throw nb::value_error("Entry: no compiled entry of that name");
+    nb::object code = function.attr("__code__");
+    const Py_ssize_t argc = nb::cast<Py_ssize_t>(code.attr("co_argcount"));
+    const int flags = nb::cast<int>(code.attr("co_flags"));
+    if (argc != kind->n_params || nb::cast<Py_ssize_t>(code.attr("co_kwonlyargcount")) != 0 ||
+        (flags & (CO_VARARGS | CO_VARKEYWORDS)) != 0)
+        throw nb::value_error("Entry: the function's parameters are not the entry's");
+    nb::tuple varnames = nb::cast<nb::tuple>(code.attr("co_varnames"));
+    nb::object defaults = function.attr("__defaults__");
+    const Py_ssize_t n_def = defaults.is_none() ? 0 : (Py_ssize_t)nb::len(defaults);
+    if (!entry_type.is_valid())
+        entry_type = nb::steal(PyType_FromSpec(&entry_spec));
+    if (!entry_type.is_valid())
+        throw nb::python_error();
+    auto *type = reinterpret_cast<PyTypeObject *>(entry_type.ptr());
+    nb::object self = nb::steal(type->tp_alloc(type, 0));
+    if (!self.is_valid())
+        throw nb::python_error();
+    auto *e = reinterpret_cast<EntryObject *>(self.ptr());
+    e->vectorcall = entry_vectorcall;
+    e->fast = kind->fast;
+    e->fallback = function.inc_ref().ptr();
+    e->on_limit = on_limit.is_none() ? nullptr : on_limit.inc_ref().ptr();
+    for (Py_ssize_t k = 0; k < argc; k++) {
+        PyObject *n = varnames[k].inc_ref().ptr();
+        PyUnicode_InternInPlace(&n);
+        e->names[k] = n;
+        e->defaults[k] = k >= argc - n_def ? defaults[k - (argc - n_def)].inc_ref().ptr()
+                                           : nullptr;
+        e->n_params = k + 1;
+    }
+    return self;
+}
 
 } // namespace
 
@@ -1728,6 +2067,7 @@ NB_MODULE(_core, m)
     m.def("version", []() { return std::string(topoml_version()); });
     m.def("lower_triangle", &lower_triangle, "matrix"_a);
     m.def("set_rips_types", &set_rips_types, "ripser_result"_a, "barcode_result"_a, "metrics"_a);
+    m.def("Entry", &make_entry, "function"_a, "name"_a, "on_limit"_a.none());
     m.def("thread_context", []() {
         nb::object owner;
         Context::of_thread(&owner);
@@ -1741,15 +2081,19 @@ NB_MODULE(_core, m)
     m.def("selected", []() { return Context::selection().name; });
     if (PyModule_AddFunctions(m.ptr(), entries) != 0)
         throw nb::python_error();
-    /* For the tests: whether NumpyArray reads numpy's arrays, and turning
-     * that off (the buffer protocol then) and on again; the old state. */
+    /* For the tests: whether NumpyArray reads numpy's arrays and numpy's C
+     * API makes the result's arrays, and turning both off (the buffer
+     * protocol and numpy.empty then) and on again; the old state. */
     m.def("_numpy_layout", [](std::optional<bool> use) {
         Globals &g = globals();
         const bool was = g.layout;
-        if (use)
+        if (use) {
             g.layout = *use && g.layout_holds;
+            g.use_new_array = g.layout && g.new_array;
+        }
         return was;
     }, "use"_a.none() = nb::none());
+    m.def("_numpy_api", []() { return globals().new_array != nullptr; });
 
     nb::class_<Context>(m, "Context")
         .def(nb::init<std::optional<std::string>, bool, bool>(), "plugin_path"_a = nb::none(),

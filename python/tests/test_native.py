@@ -636,6 +636,47 @@ def test_numpy_layout_check_finds_numpys_layout():
     installed (else every call would take the slower buffer protocol)."""
     from topoml import _core
     assert _core._numpy_layout() is True
+    assert _core._numpy_api() is True  # numpy's C API makes the result's arrays
+
+
+@pytest.mark.parametrize("call", ["barcodes", "ripser", "ripser_parallel"])
+def test_public_calls_are_compiled_and_keep_the_python_signature(call):
+    """topoml.ripser and the others are compiled callables around their
+    Python function: same signature, name, docstring and help, pickled by
+    name, bound as a function is; arguments by position or keyword, and the
+    TypeErrors of a bad call are the Python function's."""
+    import inspect
+    import pickle
+    import pydoc
+    f = getattr(topoml, call)
+    py = f.__wrapped__
+    assert inspect.isfunction(py) and not inspect.isfunction(f) and inspect.isroutine(f)
+    assert inspect.signature(f) == inspect.signature(py)
+    assert (f.__name__, f.__qualname__, f.__module__) == (call, call, "topoml._rips")
+    assert f.__doc__ == py.__doc__ and "Examples" in f.__doc__
+    assert call + str(inspect.signature(py)) in pydoc.render_doc(f, renderer=pydoc.plaintext)
+    assert pickle.loads(pickle.dumps(f)) is f
+    X = np.random.default_rng(6).uniform(size=(9, 2))
+    dgms = (lambda r: r.diagrams) if call == "barcodes" else (lambda r: r["dgms"])
+    want = dgms(py(X, 1))
+    for got in (f(X), f(X, 1), f(X=X, maxdim=1), f(X, **{"maxdim": 1})):
+        assert_same_dgms(dgms(got), want, tol=0)
+    if call == "ripser_parallel":  # giotto-ph's parameters neither path reads
+        assert_same_dgms(dgms(f(X, nearest_neighbors_params={"a": 1}, weight_params={})), want,
+                         tol=0)
+    n = len(inspect.signature(py).parameters)
+    for args, kw in (((), {}), ((X,), {"nope": 1}), ((X, 1), {"maxdim": 1}),
+                     ((X,) * (n + 1), {}), ((X,), {"X": X})):
+        with pytest.raises(TypeError) as e:
+            f(*args, **kw)
+        with pytest.raises(TypeError) as e_py:
+            py(*args, **kw)
+        assert str(e.value) == str(e_py.value)
+
+    class Holder:
+        g = f
+    with pytest.raises(ValueError):  # bound: the instance is X, as for a function
+        Holder().g()
 
 
 @pytest.fixture(params=[True, False], ids=["numpy layout", "buffer protocol"])

@@ -5,16 +5,18 @@ that ran and why); ``ripser`` has ripser.py's signature and result dict;
 ``ripser_parallel`` has giotto-ph's. All three share one path to the C API
 (``_compute``), so they give the same diagrams for the same input.
 
-Each first hands its arguments, as given, to its compiled entry
-(``_core.ripser`` and so on), which does the whole call in C++ for the
-inputs most calls have (a 2-D float64 or float32 numpy array, plain int and
-float arguments, a metric by its exact name in ``_inputs.METRICS``, no
-progress bar) and builds the same result; on a few points the Python work
+Each is one compiled callable (``_core.Entry``) around the Python function
+defined here, whose signature and docstring it shows: it binds the
+arguments to that function's parameters and runs the whole call in C++ for
+the inputs most calls have (a 2-D float64 or float32 numpy array, plain int
+and float arguments, a metric by its exact name in ``_inputs.METRICS``, no
+progress bar), building the same result; on a few points the Python work
 around the C call cost as much as the call (docs/python.md, "Speed"). For
-anything else it returns None, having done nothing, and the general path
-here (``_barcodes``, ``_ripser``, ``_ripser_parallel``) checks, converts and
-runs it.
+anything else it calls the Python function with the arguments as given,
+and its general path (``_barcodes``, ``_ripser``, ``_ripser_parallel``)
+checks, converts and runs them.
 """
+import functools
 import math
 import numbers
 import time
@@ -24,11 +26,6 @@ from typing import List, Optional
 import numpy as np
 
 from . import _context, _core, _gens, _inputs, _progress
-
-# The compiled entries of the three calls (one global look-up a call).
-_fast_barcodes, _fast_ripser, _fast_ripser_parallel = (_core.barcodes, _core.ripser,
-                                                       _core.ripser_parallel)
-
 
 @dataclass
 class BarcodeResult:
@@ -286,22 +283,15 @@ def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", bac
     >>> len(r.diagrams[1]), r.backend
     (1, 'scalar')
     """
-    try:
-        r = _fast_barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix,
-                           metric_params, progress, collapse, n_threads)
-    except _core.MemoryLimitError as e:
-        _fast_partial(e, threshold, modulus)
-        raise
-    if r is None:
-        r = _barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix,
-                      metric_params, progress, collapse, n_threads)
-    return r
+    return _barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix,
+                     metric_params, progress, collapse, n_threads)
 
 
 def _barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix, metric_params,
               progress, collapse, n_threads):
-    """barcodes' general path: every input and argument _core.barcodes
-    leaves to Python (it returned None), checked and converted here."""
+    """barcodes' general path: every input and argument the compiled
+    entry leaves to Python (_core.barcodes returned None), checked and
+    converted here."""
     kind = "auto" if distance_matrix is None else ("distance" if distance_matrix else "points")
     out = _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend, progress,
                    False, collapse, n_threads)
@@ -385,14 +375,7 @@ def ripser(X, maxdim=1, thresh=math.inf, coeff=2, distance_matrix=False, do_cocy
     >>> ripser(X)["dgms"][1]
     array([[1.        , 1.41421356]])
     """
-    try:
-        r = _fast_ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_perm)
-    except _core.MemoryLimitError as e:
-        _fast_partial(e, thresh, coeff)
-        raise
-    if r is None:
-        r = _ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_perm)
-    return r
+    return _ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_perm)
 
 
 def _ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_perm):
@@ -451,16 +434,8 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
     array([[1, 1, 0],
            [2, 2, 1]])
     """
-    try:
-        r = _fast_ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights,
-                                  collapse_edges, n_threads, return_generators)
-    except _core.MemoryLimitError as e:
-        _fast_partial(e, thresh, coeff)
-        raise
-    if r is None:
-        r = _ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights,
-                             collapse_edges, n_threads, return_generators)
-    return r
+    return _ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights,
+                            collapse_edges, n_threads, return_generators)
 
 
 def _ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights, collapse_edges,
@@ -482,3 +457,14 @@ def _ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights, c
 # The compiled entries build these results themselves, and read metric
 # names from the one table of them.
 _core.set_rips_types(RipserResult, BarcodeResult, _inputs.METRICS)
+
+
+def _entry(function):
+    """``function`` as its compiled entry (``_core.Entry``): the fast path
+    first, ``function`` when it does not apply; the name, docstring and
+    signature are ``function``'s."""
+    return functools.update_wrapper(_core.Entry(function, function.__name__, _fast_partial),
+                                    function)
+
+
+barcodes, ripser, ripser_parallel = _entry(barcodes), _entry(ripser), _entry(ripser_parallel)

@@ -13,7 +13,9 @@ keeps the medians of the two backends taken in turn, leaves out a backend
 that ran past its timeout and writes nothing when every run did;
 bench_setup_venv.py times the Python step read
 out of tools/setup-debian.sh, first into an empty folder and then again on
-it, and leaves no venv behind."""
+it, and leaves no venv behind; bench_builds.py takes two builds in turn on
+a case and keeps every run's CPU and wall times, and refuses a case or a
+CLI that does not exist."""
 import json
 import os
 import shutil
@@ -303,6 +305,24 @@ try:
         check("setup venv: the step run is recorded", d.get("step", "").count("venv=") == 1, d)
         check("setup venv: no venv left behind",
               not any(os.path.exists(p) for _, p in seen), seen)
+
+    # bench_builds.py: the same CLI as both builds, one small case.
+    out = os.path.join(tmp, "builds.json")
+    r = script("bench_builds.py", "--build", A.topoml, "--baseline", A.topoml, "--data", A.data,
+               "--only", "projective_plane", "--reps", "2", "--json", out)
+    check("bench_builds.py runs", r.returncode == 0, r.stdout + r.stderr)
+    d = artifact(out, "builds") if r.returncode == 0 else None
+    if d:
+        check("builds: both builds, two CPU and wall times each",
+              sorted(c["program"] for c in d["cases"]) == ["baseline", "build"] and
+              all(len(c["times"]) == 2 and len(c["wall_times"]) == 2 for c in d["cases"]),
+              d["cases"])
+    for bad, want in ((["--only", "no such case"], "no such case"),
+                      (["--baseline", os.path.join(tmp, "missing")], "not an executable")):
+        args = ["--build", A.topoml, "--baseline", A.topoml] + bad
+        r = script("bench_builds.py", *args)
+        check("bench_builds.py refuses %s" % " ".join(bad),
+              r.returncode == 2 and want in r.stderr, r.stderr)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 

@@ -40,6 +40,13 @@ def main():
     a = ap.parse_args()
 
     builds = {"build": a.build, "baseline": a.baseline}
+    for k, b in builds.items():
+        if not (os.path.isfile(b) and os.access(b, os.X_OK)):
+            ap.error("--%s %s: not an executable topoml CLI" % (k, b))
+    names = [c[0] for c in bench_rips.CASES]
+    for o in a.only or []:
+        if o not in names:
+            ap.error("--only %s: no such case (cases: %s)" % (o, ", ".join(names)))
     cases, rows = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for name, f, fmt, dim, thr in bench_rips.CASES:

@@ -54,6 +54,7 @@ using Pairs = nb::ndarray<const double, nb::shape<-1, 2>, nb::c_contig, nb::devi
 
 nb::object cancelled_error;    /* topoml._core.CancelledError */
 nb::object memory_limit_error; /* topoml._core.MemoryLimitError */
+nb::object backend_warning;    /* topoml._core.BackendWarning */
 
 /* numpy's PyArray_NewFromDescr (numpy/__multiarray_api.h: entry 94 of the
  * C API table numpy exports as the capsule _ARRAY_API, the same entry in
@@ -400,6 +401,22 @@ class Context {
         std::vector<std::string> w;
         w.swap(warnings_);
         return w;
+    }
+
+    /* What the library warned of during a computation, as BackendWarning
+     * (a plugin disabled at run time must not go unnoticed: the call's
+     * answer is the reference's). With the GIL held; false when a warnings
+     * filter turned one into an exception (set). */
+    bool emit_warnings()
+    {
+        if (warnings_.empty())
+            return true;
+        std::vector<std::string> w;
+        w.swap(warnings_);
+        for (const std::string &m : w)
+            if (PyErr_WarnEx(backend_warning.ptr(), m.c_str(), 1) != 0)
+                return false;
+        return true;
     }
 
     /* ---- Vietoris–Rips barcodes ----
@@ -1058,6 +1075,11 @@ class Context {
         }
         topoml_set_progress(ctx_, nullptr, nullptr);
         topoml_data_free(ctx_, data);
+        if (!emit_warnings()) {
+            topoml_free(ctx_, zero);
+            topoml_barcode_free(bc);
+            throw nb::python_error();
+        }
         if (!taken)
             return nb::none();
         if (st != TOPOML_OK) {
@@ -1142,6 +1164,10 @@ class Context {
         topoml_set_progress(ctx_, nullptr, nullptr);
         const uint64_t copies = topoml_data_host_copies(data);
         topoml_data_free(ctx_, data);
+        if (!emit_warnings()) {
+            topoml_barcode_free(bc);
+            throw nb::python_error();
+        }
         if (st != TOPOML_OK) {
             topoml_barcode_free(bc);
             if (st == TOPOML_E_CANCELLED)
@@ -1170,6 +1196,10 @@ class Context {
             st = topoml_distances(ctx_, data, (topoml_metric)metric, TOPOML_F64, &out, &count);
         }
         topoml_data_free(ctx_, data);
+        if (!emit_warnings()) {
+            topoml_free(ctx_, out);
+            throw nb::python_error();
+        }
         check(st);
         double *copy = new double[count ? count : 1];
         std::memcpy(copy, out, count * sizeof(double));
@@ -1312,6 +1342,10 @@ class Context {
             st = topoml_persistence_images(ctx_, &p, nd, offsets.data(), as_pairs(pairs), out);
         }
         topoml_set_progress(ctx_, nullptr, nullptr);
+        if (!emit_warnings()) {
+            delete[] out;
+            throw nb::python_error();
+        }
         if (st != TOPOML_OK) {
             delete[] out;
             if (st == TOPOML_E_CANCELLED)
@@ -2064,6 +2098,13 @@ NB_MODULE(_core, m)
         "any dimension was computed, else the finished dimensions.",
         PyExc_MemoryError, nullptr));
     m.attr("MemoryLimitError") = memory_limit_error;
+    backend_warning = nb::steal(PyErr_NewExceptionWithDoc(
+        "topoml._core.BackendWarning",
+        "What the library warned of during a computation: a backend that answered wrongly "
+        "and was disabled (the reference's answer was returned instead), a certificate "
+        "revoked, a plugin that could not be certified or loaded.",
+        PyExc_RuntimeWarning, nullptr));
+    m.attr("BackendWarning") = backend_warning;
     m.def("version", []() { return std::string(topoml_version()); });
     m.def("lower_triangle", &lower_triangle, "matrix"_a);
     m.def("set_rips_types", &set_rips_types, "ripser_result"_a, "barcode_result"_a, "metrics"_a);

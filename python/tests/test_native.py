@@ -130,6 +130,60 @@ def test_the_reference_starts_no_plugin_probe(build_dir, tmp_path):
         assert (want in ran) if want else ran == "", (mode, ran)
 
 
+WRONG_AT_RUN_TIME = textwrap.dedent("""
+    import json, sys, warnings, numpy as np, topoml
+    t = np.linspace(0, 2 * np.pi, 40, endpoint=False)
+    X = np.c_[np.cos(t), np.sin(t)] + np.random.default_rng(2).normal(0, 0.05, (40, 2))
+    want = topoml.barcodes(X, backend="scalar").diagrams
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        if sys.argv[1] == "ripser":
+            r = topoml.ripser(X)
+            got, backend, reason = r["dgms"], r.backend, ""
+        else:
+            r = topoml.barcodes(X)
+            got, backend, reason = r.diagrams, r.backend, r.selection_reason
+    same = all(np.array_equal(np.sort(g, 0), np.sort(w, 0)) for g, w in zip(got, want))
+    gate = {b.name: b.gate_state for b in topoml.backends()}
+    print(json.dumps({"backend": backend, "reason": reason, "same": same, "gate": gate,
+                      "warnings": [(w.category.__name__, str(w.message)) for w in seen]}))
+""")
+
+
+@pytest.mark.parametrize("call", ["barcodes", "ripser"])
+def test_a_plugin_wrong_at_run_time_gives_the_reference_answer_and_a_warning(build_dir,
+                                                                             tmp_path, call):
+    """A plugin that behaves under topoml-conformance and is wrong elsewhere
+    (tests/gate_faults, GF_EXE: certified on first use, then wrong in this
+    process): the verification catches it, the caller gets the reference's
+    diagrams, a BackendWarning says what happened, and the plugin is
+    disabled, here and (its certificate revoked) in the next process."""
+    import json
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"),
+               TOPOML_PLUGIN_PATH=os.path.join(build_dir, "gate-faults", "exe"))
+    env.pop("TOPOML_CONFIG", None)
+    runs = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", WRONG_AT_RUN_TIME, call], env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        runs.append(json.loads(r.stdout))
+    first, second = runs
+    assert first["same"] and first["backend"] == "scalar", first
+    if call == "barcodes":
+        assert "gf-exe" in first["reason"] and "wrong" in first["reason"], first
+    assert first["gate"]["gf-exe"] == "rejected", first
+    warned = [m for c, m in first["warnings"] if c == "BackendWarning"]
+    assert any("gf-exe" in m and "wrong" in m for m in warned), first["warnings"]
+    assert any("revoked" in m for m in warned), first["warnings"]
+    # The next process finds the revoked certificate: not chosen (another
+    # backend may be: the build tree's plugins are found too), no warning of
+    # a wrong answer, the same diagrams.
+    assert second["same"] and second["backend"] != "gf-exe", second
+    assert second["gate"]["gf-exe"] != "enabled", second
+    assert not any("wrong" in m for c, m in second["warnings"]), second["warnings"]
+
+
 def test_select_backend_probes_only_the_named_plugin(build_dir, tmp_path):
     # Two plugins whose probes write to TOPOML_TEST_PROBE_LOG: selecting one
     # by name probes its file (topoml-backend-fault-accel.so) alone; the

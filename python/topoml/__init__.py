@@ -15,7 +15,7 @@ are imported when first used; see docs/python.md.
 from . import _core
 from ._backends import (BackendInfo, Capability, available_backends, backends, select_backend,
                         selected_backend)
-from ._core import CancelledError, MemoryLimitError
+from ._core import BackendWarning, CancelledError, MemoryLimitError
 from ._rips import BarcodeResult, barcodes, ripser, ripser_parallel
 from .features import (betti_curve, bottleneck, distances, entropy, landscapes,
                        persistence_images, total_persistence, wasserstein)
@@ -31,7 +31,7 @@ _LAZY = {
 }
 
 __all__ = ["BackendInfo", "Capability", "available_backends", "backends", "select_backend",
-           "selected_backend", "CancelledError", "MemoryLimitError", "BarcodeResult", "barcodes",
+           "selected_backend", "BackendWarning", "CancelledError", "MemoryLimitError", "BarcodeResult", "barcodes",
            "ripser", "ripser_parallel", "betti_curve", "bottleneck", "distances", "entropy",
            "landscapes", "persistence_images", "total_persistence", "wasserstein"] + sorted(_LAZY)
 

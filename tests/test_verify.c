@@ -12,6 +12,7 @@
  * gf-no-limit (right, but blind to the memory limit).
  */
 #include <check.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <math.h>
 #include <stdbool.h>
@@ -307,32 +308,82 @@ END_TEST
 /* Small calls are re-run on the reference every time, but "small" counts
  * the top simplices, not only the points: a fast plugin's Rips call of
  * dimension 3 on 120 points (C(120, 5) = 1.9e8 bound) would cost the
- * reference far more than the plugin took, so it goes by the share budget
- * (which a first call does not fit); dimension 1 on the same points is
- * re-run. */
-START_TEST(test_verify_reruns_small_calls_only_when_the_reference_is_cheap)
+ * reference far more than the plugin took, so a second such call goes by
+ * the share budget (which it does not fit); dimension 1 on the same points
+ * is re-run every time. The first call of each kind larger than any the
+ * plugin was checked on is re-run whatever it costs (the envelope), and
+ * the record of it outlives the context. */
+static int count_reruns(const char *config, uint32_t max_dim, double threshold, int calls)
 {
-    topoml_context *ctx = open_ctx("enable: [scalar-copy]\n",
-                                   dir_of("conformance-plugins", "scalar-copy"), NULL);
+    topoml_context *ctx = open_ctx(config, dir_of("conformance-plugins", "scalar-copy"), NULL);
     ck_assert_int_eq(topoml_use_backend(ctx, "scalar-copy"), TOPOML_OK);
     topoml_data *d = random_points(ctx, 120, 3, 11);
     topoml_rips_options ro;
     topoml_rips_options_init(&ro);
-    ro.max_dim = 1;
+    ro.max_dim = max_dim;
+    ro.threshold = threshold;
     ro.collapse = TOPOML_COLLAPSE_OFF;
-    topoml_barcode *bc = NULL;
-    ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &ro), TOPOML_OK);
-    ck_assert_str_eq(topoml_last_backend(ctx), "scalar-copy");
-    topoml_barcode_free(bc);
-    ck_assert_uint_eq(ctx->verify_reruns, 1);
-    ro.max_dim = 3;
-    ro.threshold = 0.25;
-    ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &ro), TOPOML_OK);
-    ck_assert_str_eq(topoml_last_backend(ctx), "scalar-copy");
-    topoml_barcode_free(bc);
-    ck_assert_uint_eq(ctx->verify_reruns, 1);
+    for (int k = 0; k < calls; k++) {
+        topoml_barcode *bc = NULL;
+        ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &ro), TOPOML_OK);
+        ck_assert_str_eq(topoml_last_backend(ctx), "scalar-copy");
+        topoml_barcode_free(bc);
+    }
+    int reruns = (int)ctx->verify_reruns;
     topoml_data_free(ctx, d);
     topoml_context_free(ctx);
+    return reruns;
+}
+
+START_TEST(test_verify_reruns_small_calls_only_when_the_reference_is_cheap)
+{
+    char cache[] = "/tmp/topoml-verify-cache-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(cache));
+    char config[600];
+    snprintf(config, sizeof config, "enable: [scalar-copy]\ncache_dir: %s\n", cache);
+    /* dimension 1: small, re-run every time */
+    ck_assert_int_eq(count_reruns(config, 1, INFINITY, 2), 2);
+    /* dimension 3: the first call is past the envelope, the second is not
+     * and does not fit the budget */
+    ck_assert_int_eq(count_reruns(config, 3, 0.25, 2), 1);
+    /* a new context finds the record: no re-run */
+    ck_assert_int_eq(count_reruns(config, 3, 0.25, 1), 0);
+    /* a record bound to another file or certificate, or one that does not
+     * parse, counts for nothing */
+    char path[4200];
+    DIR *dir = opendir(cache);
+    ck_assert_ptr_nonnull(dir);
+    struct dirent *e;
+    path[0] = '\0';
+    while ((e = readdir(dir)))
+        if (strstr(e->d_name, ".verified"))
+            snprintf(path, sizeof path, "%s/%s", cache, e->d_name);
+    closedir(dir);
+    ck_assert_msg(path[0], "no .verified record in %s", cache);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char text[4096];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    ck_assert_ptr_nonnull(strstr(text, "topoml-verified-1\nsha256="));
+    char *sha = strstr(text, "sha256=") + 7;
+    sha[0] = sha[0] == '0' ? '1' : '0';
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    ck_assert_int_eq(count_reruns(config, 3, 0.25, 1), 1);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("topoml-verified-1\nnot a record\n", f);
+    fclose(f);
+    ck_assert_int_eq(count_reruns(config, 3, 0.25, 1), 1);
+    /* under `verify: checks` nothing is re-run, the envelope included */
+    snprintf(config, sizeof config, "enable: [scalar-copy]\ncache_dir: %s\nverify: checks\n",
+             cache);
+    ck_assert_int_eq(count_reruns(config, 2, 0.5, 1), 0);
+    nftw(cache, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 END_TEST
 

@@ -129,7 +129,11 @@ void tm_gate_apply(topoml_context *ctx, tm_backend *b)
     }
     tm_cert cert;
     cert_state cs = cert_lookup(ctx, b, &cert, why, sizeof why);
+    b->cert_stamp[0] = '\0';
     if (cs == CERT_PASS) {
+        /* What run-time verification's record of checked sizes is bound to
+         * (verify.c): a new certificate starts it afresh. */
+        snprintf(b->cert_stamp, sizeof b->cert_stamp, "%.31s/%.23s", cert.date, cert.seed);
         set_state(b, TOPOML_GATE_ENABLED, false, why);
         return;
     }

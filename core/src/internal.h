@@ -100,6 +100,13 @@ typedef struct tm_backend {
     bool probed_here;              /* its probe has run (or it was rejected
                                       before one could) */
     bool brought_up;               /* given its gate state (registry.c) */
+    /* Run-time verification (verify.c): the largest input each kind of call
+     * has been checked on against the reference, for this file and
+     * certificate; loaded from the certificate cache on first need. */
+    struct tm_envelope *envelope;
+    uint32_t n_envelope;
+    bool envelope_loaded;
+    char cert_stamp[64];           /* the certificate's date and seed, "" if none */
 } tm_backend;
 
 struct topoml_context {

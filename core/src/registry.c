@@ -318,6 +318,7 @@ void tm_registry_free(topoml_context *ctx)
         if (b->path && b->fd >= 0)
             close(b->fd);
         tm_free(ctx, b->probed);
+        tm_free(ctx, b->envelope);
         tm_free(ctx, b->name);
         tm_free(ctx, b->version);
         tm_free(ctx, b->vendor);

@@ -14,7 +14,9 @@
  *    few H0 deaths found among the input's distances;
  *  - re-runs on the reference (config `verify`): every small call (at most
  *    TM_VERIFY_SMALL points and TM_VERIFY_SMALL_SIMPLICES top simplices,
- *    answered within TM_VERIFY_SMALL_SECONDS), and
+ *    answered within TM_VERIFY_SMALL_SECONDS); every call larger than any
+ *    of its kind the plugin has been checked on so far on this machine
+ *    (the envelope, below), whatever it costs; and other
  *    larger calls while the reference's time, estimated from the last
  *    re-run, stays within `verify_share` (10%) of the plugins' time on
  *    larger calls over the context's life.
@@ -33,6 +35,12 @@
 #include <string.h>
 #include <time.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "certificate.h"
 #include "diagram_compare.h"
 #include "internal.h"
 #include "metric.h"
@@ -153,6 +161,209 @@ static double input_distance(const topoml_input_v1 *in, uint64_t i, uint64_t j)
             (in->edges[e].i == i && in->edges[e].j == j))
             return in->edges[e].d;
     return INFINITY;
+}
+
+/* ---- the envelope: the largest inputs checked so far ----
+ *
+ * A plugin may be right on every input the conformance suite gives it and
+ * wrong on larger ones (past 2000 points, past a buffer it sized for the
+ * suite); a share budget that lets the first large calls through unchecked
+ * would hand such answers out, and a CLI process makes one call. So, per
+ * plugin, the core keeps the largest input (points, and edges for an edge
+ * list) that each kind of call — op, input kind, dtype, metric, modulus,
+ * dimension, cut or not — has been checked on against the reference, and
+ * re-runs every call beyond it on the reference, whatever that costs (once
+ * per new largest size of each kind, on this machine). The record lives
+ * next to the plugin's certificate (`<file>-<hash>.verified`), bound to the
+ * plugin file's hash and to that certificate, so that every process and
+ * context shares it and a new certificate starts it afresh; a record that
+ * cannot be read or does not parse is treated as empty (more re-runs,
+ * never fewer). */
+#define TM_VERIFIED_FORMAT "topoml-verified-1"
+#define TM_ENVELOPE_MAX 512u
+
+typedef struct tm_envelope {
+    uint32_t op, kind, dtype, metric, modulus, max_dim, cut;
+    uint64_t n, edges;
+} tm_envelope;
+
+/* The kind of a call, its size left at 0. */
+static tm_envelope call_kind(uint32_t op, const topoml_input_v1 *in, uint32_t max_dim,
+                             uint32_t modulus, double threshold)
+{
+    tm_envelope e;
+    memset(&e, 0, sizeof e);
+    e.op = op;
+    e.kind = in->kind;
+    e.dtype = in->dtype;
+    e.metric = in->kind == TOPOML_INPUT_POINTS ? in->metric : 0;
+    e.modulus = modulus;
+    e.max_dim = max_dim;
+    e.cut = threshold < INFINITY;
+    return e;
+}
+
+static bool same_kind(const tm_envelope *a, const tm_envelope *b)
+{
+    return a->op == b->op && a->kind == b->kind && a->dtype == b->dtype &&
+           a->metric == b->metric && a->modulus == b->modulus && a->max_dim == b->max_dim &&
+           a->cut == b->cut;
+}
+
+/* The record's file for `b`, or false (no cache folder: kept in memory). */
+static bool verified_file(topoml_context *ctx, const tm_backend *b, bool create, char *out,
+                          size_t size)
+{
+    char dir[4096], real[4096];
+    if (!b->path || tm_cache_dir(ctx, create, dir, sizeof dir) != TOPOML_OK) {
+        ctx->errmsg[0] = '\0'; /* no record: not an error of the caller's */
+        return false;
+    }
+    return realpath(b->path, real) && tm_cert_file(dir, real, ".verified", out, size);
+}
+
+static const char *stamp_of(const tm_backend *b)
+{
+    return b->cert_stamp[0] ? b->cert_stamp : "uncertified";
+}
+
+static tm_envelope *envelope_find(tm_backend *b, const tm_envelope *k)
+{
+    for (uint32_t i = 0; i < b->n_envelope; i++)
+        if (same_kind(&b->envelope[i], k))
+            return &b->envelope[i];
+    return NULL;
+}
+
+/* Raise the size of kind k to at least (n, edges); false when the table is
+ * full (the kind then stays unrecorded: re-run every time). */
+static bool envelope_raise(topoml_context *ctx, tm_backend *b, const tm_envelope *k)
+{
+    tm_envelope *e = envelope_find(b, k);
+    if (!e) {
+        if (b->n_envelope >= TM_ENVELOPE_MAX)
+            return false;
+        if (!b->envelope) {
+            b->envelope = tm_calloc(ctx, TM_ENVELOPE_MAX, sizeof *b->envelope);
+            if (!b->envelope) {
+                ctx->errmsg[0] = '\0';
+                return false;
+            }
+        }
+        e = &b->envelope[b->n_envelope++];
+        *e = *k;
+        return true;
+    }
+    if (k->n > e->n)
+        e->n = k->n;
+    if (k->edges > e->edges)
+        e->edges = k->edges;
+    return true;
+}
+
+/* Merge the record on disk into b->envelope (the larger size of each kind
+ * wins). Lines: the format, "sha256=<file hash>", "cert=<stamp>", then one
+ * "op kind dtype metric modulus max_dim cut n edges" per kind. */
+static void envelope_read(topoml_context *ctx, tm_backend *b)
+{
+    char file[4400];
+    if (!verified_file(ctx, b, false, file, sizeof file))
+        return;
+    int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return;
+    char real[4096], unsafe[512];
+    FILE *f = tm_fd_is_safe(fd, real, sizeof real, unsafe, sizeof unsafe) ? fdopen(fd, "r")
+                                                                           : NULL;
+    if (!f) {
+        close(fd);
+        return;
+    }
+    char line[256], want[160];
+    bool ok = fgets(line, sizeof line, f) && strcmp(line, TM_VERIFIED_FORMAT "\n") == 0;
+    snprintf(want, sizeof want, "sha256=%s\n", b->file_sha256);
+    ok = ok && fgets(line, sizeof line, f) && strcmp(line, want) == 0;
+    snprintf(want, sizeof want, "cert=%s\n", stamp_of(b));
+    ok = ok && fgets(line, sizeof line, f) && strcmp(line, want) == 0;
+    while (ok && fgets(line, sizeof line, f)) {
+        tm_envelope e;
+        unsigned long long n, edges;
+        char end;
+        memset(&e, 0, sizeof e);
+        if (sscanf(line, "%u %u %u %u %u %u %u %llu %llu%c", &e.op, &e.kind, &e.dtype, &e.metric,
+                   &e.modulus, &e.max_dim, &e.cut, &n, &edges, &end) != 10 ||
+            end != '\n')
+            break; /* the rest is not trusted; what was read is */
+        e.n = n;
+        e.edges = edges;
+        if (!envelope_raise(ctx, b, &e))
+            break;
+    }
+    fclose(f);
+}
+
+/* Write b->envelope over the record (after merging what other processes
+ * wrote since): a temporary file renamed into place, so that a reader sees
+ * the old record or the new one. Failing to write costs re-runs only. */
+static void envelope_write(topoml_context *ctx, tm_backend *b)
+{
+    char file[4400], tmp[4500];
+    if (!verified_file(ctx, b, true, file, sizeof file) ||
+        snprintf(tmp, sizeof tmp, "%s.XXXXXX", file) >= (int)sizeof tmp)
+        return;
+    envelope_read(ctx, b);
+    int fd = mkstemp(tmp); /* mode 0600 */
+    if (fd < 0)
+        return;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+        return;
+    }
+    fprintf(f, "%s\nsha256=%s\ncert=%s\n", TM_VERIFIED_FORMAT, b->file_sha256, stamp_of(b));
+    for (uint32_t i = 0; i < b->n_envelope; i++) {
+        const tm_envelope *e = &b->envelope[i];
+        fprintf(f, "%u %u %u %u %u %u %u %llu %llu\n", e->op, e->kind, e->dtype, e->metric,
+                e->modulus, e->max_dim, e->cut, (unsigned long long)e->n,
+                (unsigned long long)e->edges);
+    }
+    bool ok = !ferror(f);
+    if (fclose(f) != 0 || !ok || rename(tmp, file) != 0)
+        unlink(tmp);
+}
+
+/* Is this call larger than any of its kind `b` has been checked on? */
+static bool beyond_envelope(topoml_context *ctx, tm_backend *b, const tm_envelope *k)
+{
+    if (ctx->config.verify != TM_VERIFY_AUTO && ctx->config.verify != TM_VERIFY_ALWAYS)
+        return false;
+    if (!b->envelope_loaded) {
+        b->envelope_loaded = true;
+        envelope_read(ctx, b);
+    }
+    const tm_envelope *e = envelope_find(b, k);
+    return !e || k->n > e->n || k->edges > e->edges;
+}
+
+/* A call of kind k, of this size, matched the reference: record it. */
+static void envelope_checked(topoml_context *ctx, tm_backend *b, const tm_envelope *k)
+{
+    if (!b->path || (ctx->config.verify != TM_VERIFY_AUTO &&
+                     ctx->config.verify != TM_VERIFY_ALWAYS))
+        return;
+    const tm_envelope *e = envelope_find(b, k);
+    if (e && k->n <= e->n && k->edges <= e->edges)
+        return;
+    if (envelope_raise(ctx, b, k))
+        envelope_write(ctx, b);
+}
+
+static tm_envelope sized(tm_envelope k, const topoml_input_v1 *in)
+{
+    k.n = in->n;
+    k.edges = in->kind == TOPOML_INPUT_SPARSE ? in->n_edges : 0;
+    return k;
 }
 
 static tm_backend *reference(topoml_context *ctx)
@@ -319,7 +530,8 @@ int tm_verify_distances(topoml_context *ctx, tm_backend **bp, const topoml_input
     else
         wrong = distances_wrong(ctx, in, out, count, NULL, why, sizeof why);
     tm_backend *ref = reference(ctx);
-    if (!wrong && want_rerun(ctx, in->n, 2, seconds)) {
+    const tm_envelope kind = sized(call_kind(TOPOML_OP_DISTANCES, in, 0, 0, INFINITY), in);
+    if (!wrong && (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, in->n, 2, seconds))) {
         void *want = tm_alloc(ctx, (size_t)(count * elem) + 1);
         if (!want)
             return tm_nomem(ctx, (size_t)(count * elem));
@@ -335,8 +547,10 @@ int tm_verify_distances(topoml_context *ctx, tm_backend **bp, const topoml_input
         }
         wrong = distances_wrong(ctx, in, out, count, want, why, sizeof why);
         tm_free(ctx, want);
-        if (!wrong)
+        if (!wrong) {
+            envelope_checked(ctx, b, &kind);
             return TOPOML_OK;
+        }
     }
     if (!wrong)
         return TOPOML_OK;
@@ -467,7 +681,8 @@ int tm_verify_edges(topoml_context *ctx, tm_backend **bp, const topoml_input_v1 
     topoml_call_v1 call;
     topoml_edge *r = NULL;
     uint64_t nr = 0;
-    if (!wrong && want_rerun(ctx, in->n, 2, seconds)) {
+    const tm_envelope kind = sized(call_kind(TOPOML_OP_EDGES, in, 0, 0, threshold), in);
+    if (!wrong && (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, in->n, 2, seconds))) {
         tm_call_init(ctx, &call, msg, sizeof msg);
         double t0 = tm_now();
         int rc = ref->vt->edges(ref->state, &call, in, threshold, &r, &nr);
@@ -485,6 +700,7 @@ int tm_verify_edges(topoml_context *ctx, tm_backend **bp, const topoml_input_v1 
         wrong = edges_differ(ctx, in, threshold, *edges, *n_edges, r, nr, why, sizeof why);
         if (!wrong) {
             tm_free(ctx, r);
+            envelope_checked(ctx, b, &kind);
             return TOPOML_OK;
         }
         /* The reference's list is the answer. */
@@ -719,7 +935,12 @@ int tm_verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op, const t
     tm_backend *ref = reference(ctx);
     topoml_barcode_v1 want;
     const uint32_t vertices = max_dim + 2;
-    if (!wrong && want_rerun(ctx, in->n, vertices, seconds)) {
+    const tm_envelope kind =
+        sized(call_kind(op, in, max_dim, op == TOPOML_OP_RIPS ? params->modulus : 0,
+                        params->threshold),
+              in);
+    if (!wrong &&
+        (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, in->n, vertices, seconds))) {
         double t0 = tm_now();
         int rc = run_barcode(ctx, ref, op, in, params, &want, msg, sizeof msg);
         rerun_done(ctx, in->n, vertices, seconds, tm_now() - t0);
@@ -738,6 +959,7 @@ int tm_verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op, const t
         wrong = barcodes_differ(ctx, in, max_dim, res, &want, why, sizeof why);
         if (!wrong) {
             free_barcode(ctx, &want);
+            envelope_checked(ctx, b, &kind);
             return TOPOML_OK;
         }
         reject(ctx, bp, op, why);

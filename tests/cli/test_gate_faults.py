@@ -58,7 +58,7 @@ def inputs(tmp):
         r = math.sqrt(sum(x * x for x in v))
         sphere.append(tuple(x / r + rnd.gauss(0, 0.02) for x in v))
     cloud("sphere", sphere)
-    for n in (80, 120, 160, 250):
+    for n in (80, 120, 160, 250, 2500):
         cloud("uniform%d" % n, [(rnd.random(), rnd.random()) for _ in range(n)])
     base = [(rnd.random(), rnd.random(), rnd.random()) for _ in range(30)]
     cloud("duplicates", base + base)
@@ -119,6 +119,9 @@ def cases(f):
     return {
         "zp3": (barcode + ["--modulus", "3", "--dim", "2", f["sphere"]], None, False),
         "big200": (barcode + [f["uniform250"]], None, False),
+        # right on every case of the suite, wrong past its sizes: the first
+        # call larger than any checked so far is re-run on the reference
+        "huge": (barcode + ["--threshold", "0.04", f["uniform2500"]], None, False),
         "duplicates": (barcode + ["--dim", "2", f["duplicates"]], None, False),
         "nan64": (["distance", f["uniform80"]], None, False),
         "past100": (["distance", f["uniform120"]], None, False),
@@ -136,7 +139,7 @@ def cases(f):
 
 # Caught by certification (the plugin is rejected before it runs user work)
 # or by run-time verification (certified, then revoked).
-AT_RUN_TIME = {"env", "exe"}
+AT_RUN_TIME = {"env", "exe", "huge"}
 
 
 def test_fault(name, cmd, extra, warmup, want, tmp):
@@ -226,7 +229,7 @@ def main():
         print("%d failures" % len(failures))
         sys.exit(1)
     print("ok: %d fault plugins kept from the user" % len(cases({k: "" for k in (
-        "sphere", "uniform250", "duplicates", "uniform80", "uniform120", "uniform160", "circle",
+        "sphere", "uniform250", "uniform2500", "duplicates", "uniform80", "uniform120", "uniform160", "circle",
         "cross5")})))
 
 

@@ -639,6 +639,52 @@ START_TEST(test_a_crashing_probe_rejects_only_its_plugin_when_probed_on_need)
 }
 END_TEST
 
+/* The name the loader hands dlopen is bound to one file for the life of
+ * the process (loader.c): a context made while another still holds its
+ * plugins loaded, and given other descriptor numbers for the same files
+ * (here shifted by files opened before it), loads each plugin as itself,
+ * where "/proc/self/fd/N" once gave it the object another plugin had been
+ * loaded under by that number. */
+START_TEST(test_a_later_context_loads_each_plugin_as_itself)
+{
+    char good[400], accel[400], path[820];
+    fault_dir("good", good, sizeof good);
+    fault_dir("accel", accel, sizeof accel);
+    snprintf(path, sizeof path, "%s:%s", good, accel);
+    static const char config[] = "gate: \"off\"\nisolation: none\n";
+    topoml_context *first = context(config, path), *kept[5] = {0};
+    for (int shift = 0; shift <= 4; shift++) {
+        int held[4];
+        for (int k = 0; k < shift; k++)
+            ck_assert_int_ge(held[k] = open("/dev/null", O_RDONLY | O_CLOEXEC), 0);
+        topoml_context *ctx = context(config, path);
+        for (int k = shift - 1; k >= 0; k--)
+            close(held[k]);
+        for (topoml_context *c = first; c; c = c == first ? ctx : NULL) {
+            int found = 0;
+            for (uint32_t i = 0; i < topoml_backend_count(c); i++) {
+                topoml_backend_info info = {.struct_size = sizeof info};
+                ck_assert_int_eq(topoml_backend_get(c, i, &info), TOPOML_OK);
+                if (!info.name ||
+                    (strcmp(info.name, "fault-good") != 0 && strcmp(info.name, "fault-accel") != 0))
+                    continue; /* the build tree's plugins are found too */
+                found++;
+                ck_assert_msg(info.gate_state == TOPOML_GATE_ENABLED, "shift %d: %s: %s", shift,
+                              info.name, info.gate_reason);
+            }
+            ck_assert_int_eq(found, 2);
+        }
+        if (shift % 2)
+            topoml_context_free(ctx);
+        else
+            kept[shift] = ctx; /* held to the end: what they loaded stays loaded */
+    }
+    for (int k = 0; k < 5; k++)
+        topoml_context_free(kept[k]);
+    topoml_context_free(first);
+}
+END_TEST
+
 int main(void)
 {
     /* Certificates (none are made: gate strict or off) in a cache of our own. */
@@ -662,6 +708,7 @@ int main(void)
     tcase_add_test(tc, test_plugins_are_probed_at_once_not_one_after_another);
     tcase_add_loop_test(tc, test_a_crashing_probe_rejects_only_its_plugin_when_probed_on_need, 0,
                         2);
+    tcase_add_test(tc, test_a_later_context_loads_each_plugin_as_itself);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

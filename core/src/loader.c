@@ -16,6 +16,19 @@
  * same file, through /proc/self/fd/N. Swapping a file or a folder between
  * the check and the load changes nothing: no path is resolved twice.
  *
+ * The dynamic loader knows a loaded object by every name it was opened
+ * under, and dlopen of a known name returns that object without opening
+ * anything. "/proc/self/fd/N" names whatever file descriptor N is *now*:
+ * once a context closed its descriptors, the next context could be given
+ * the same numbers for other files and load, under a plugin's name, another
+ * plugin still loaded (by a living context) — the identity check caught it
+ * ("calls itself 'threads' in this process but 'asm-avx512' in the probe
+ * process") and rejected a good plugin, and two files giving one name would
+ * not have been told apart. So the name handed to dlopen is never a
+ * context's own descriptor: it is a duplicate kept open for the life of the
+ * process, one per file (device and inode), whose number is therefore never
+ * reused (loaded_name).
+ *
  * Discovery only checks files (tm_loader_check); their SHA-256 is read
  * from the same descriptor when they are first probed (tm_loader_hash), so
  * a call that needs no plugin reads none. Negotiation runs plugin
@@ -29,6 +42,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -237,15 +251,62 @@ void tm_loader_hash(topoml_context *ctx, tm_backend *b)
     }
 }
 
+/* The files this process has dlopen'd, each with a descriptor of its own
+ * that is never closed (see the top of this file). A plugin file is
+ * rebuilt, not added, in a long-lived process: a few hundred is plenty. */
+#define LOADED_MAX 256
+static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct loaded_file {
+    dev_t dev;
+    ino_t ino;
+    int fd;
+} loaded[LOADED_MAX];
+static unsigned n_loaded;
+
+/* dlopen the file open as `fd` under a name bound to that file for the
+ * life of the process; NULL with the reason in why. */
+static void *load_file(int fd, char *why, size_t why_size)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(why, why_size, "cannot stat the plugin file: %s", strerror(errno));
+        return NULL;
+    }
+    pthread_mutex_lock(&loaded_lock);
+    int keep = -1;
+    for (unsigned i = 0; i < n_loaded && keep < 0; i++)
+        if (loaded[i].dev == st.st_dev && loaded[i].ino == st.st_ino)
+            keep = loaded[i].fd;
+    if (keep < 0 && n_loaded < LOADED_MAX) {
+        keep = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (keep >= 0)
+            loaded[n_loaded++] = (struct loaded_file){st.st_dev, st.st_ino, keep};
+    }
+    void *dl = NULL;
+    if (keep < 0) {
+        snprintf(why, why_size, "%s",
+                 n_loaded >= LOADED_MAX ? "too many plugin files loaded in this process"
+                                        : "cannot duplicate the plugin's descriptor");
+    } else {
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", keep);
+        dlerror();
+        dl = dlopen(self, RTLD_NOW | RTLD_LOCAL);
+        if (!dl) {
+            const char *e = dlerror();
+            snprintf(why, why_size, "%s", e ? e : "unknown dlopen error");
+        }
+    }
+    pthread_mutex_unlock(&loaded_lock);
+    return dl;
+}
+
 void tm_loader_negotiate(topoml_context *ctx, tm_backend *b)
 {
-    char why[512], self[64];
-    snprintf(self, sizeof self, "/proc/self/fd/%d", b->fd);
-    dlerror();
-    b->dl = dlopen(self, RTLD_NOW | RTLD_LOCAL);
+    char why[512];
+    b->dl = load_file(b->fd, why, sizeof why);
     if (!b->dl) {
-        const char *e = dlerror();
-        reject(b, "cannot load: %s", e ? e : "unknown dlopen error");
+        reject(b, "cannot load: %s", why);
         return;
     }
     topoml_backend_negotiate_fn entry;

@@ -436,7 +436,8 @@ static void reject(topoml_context *ctx, tm_backend **bp, uint32_t op, const char
 }
 
 /* The reference could not re-run the call (over the memory limit, an input
- * it refuses, cancelled), so the plugin's answer cannot be checked. Under
+ * it refuses, cancelled), so the plugin's answer cannot be checked. A
+ * cancel ends the call cancelled in every mode. Under
  * `verify: always` the caller asked for every answer to be checked: the
  * answer is not passed on, and the call fails with the reference's status
  * (the plugin is not blamed). Under `auto` a re-run is a sample, not a
@@ -445,6 +446,11 @@ static void reject(topoml_context *ctx, tm_backend **bp, uint32_t op, const char
 static int unchecked(topoml_context *ctx, const tm_backend *b, uint32_t op, int rc,
                      const char *msg)
 {
+    /* A cancel is the caller's wish, honoured in every mode: the call ends
+     * cancelled, with nothing of the unchecked answer. */
+    if (rc == TOPOML_E_CANCELLED)
+        return tm_error(ctx, rc, "cancelled while the reference checked backend '%s''s %s answer",
+                        b->name, tm_op_name(op));
     if (ctx->config.verify != TM_VERIFY_ALWAYS)
         return TOPOML_OK;
     return tm_error(ctx, rc,

@@ -5,7 +5,9 @@
  * values, in every input kind, with and without the edge collapse, with a
  * threshold and with ties; on inputs without ties each is the one edge of
  * that length; none unless asked for; a backend that does not claim them
- * makes the core run the scalar reference instead; cpp-compat gives its own.
+ * makes the core run the scalar reference instead; cpp-compat gives its own;
+ * a plugin whose generators are wrong at run time is caught, in the host and
+ * isolated.
  */
 #include <check.h>
 #include <math.h>
@@ -320,6 +322,57 @@ START_TEST(fallback_to_the_reference)
 }
 END_TEST
 
+/* Generators are checked at run time as the suite certifies them: a plugin
+ * enabled without certification whose generators are wrong (an edge of
+ * another length, the vertices the wrong way round) is caught on its first
+ * call and the caller gets the reference's, in the host and in a process of
+ * its own; a right plugin in a process of its own gives them through. */
+static const struct {
+    const char *config, *dir, *name;
+    bool wrong;
+} gen_runs[] = {
+    {"enable: [gen-wrong-length]\nisolation: none\n", "wrong-length", "gen-wrong-length", true},
+    {"enable: [gen-wrong-length]\nisolation: process\n", "wrong-length", "gen-wrong-length",
+     true},
+    {"enable: [gen-swapped]\nisolation: none\n", "swapped", "gen-swapped", true},
+    {"enable: [gen-swapped]\nisolation: process\n", "swapped", "gen-swapped", true},
+    {"enable: [scalar-copy]\nisolation: process\n", NULL, "scalar-copy", false},
+};
+
+START_TEST(wrong_generators_never_reach_the_caller)
+{
+    char dir[512];
+    if (gen_runs[_i].dir)
+        snprintf(dir, sizeof dir, "%s/gen-faults/%s", TOPOML_TEST_BUILD_DIR, gen_runs[_i].dir);
+    else
+        snprintf(dir, sizeof dir, "%s/conformance-plugins/scalar-copy", TOPOML_TEST_BUILD_DIR);
+    topoml_context *ctx = ctx_with(gen_runs[_i].config, dir);
+    ck_assert_int_eq(topoml_use_backend(ctx, gen_runs[_i].name), TOPOML_OK);
+    rng_state = 27;
+    const uint32_t n = 24;
+    double *d = random_condensed(n);
+    topoml_data *data = NULL;
+    ck_assert_int_eq(topoml_data_from_condensed(ctx, &data, n, d), TOPOML_OK);
+    topoml_rips_options o;
+    topoml_rips_options_init(&o);
+    o.max_dim = 2;
+    o.flags = TOPOML_RIPS_GENERATORS;
+    ck_assert_uint_gt(check_barcode(ctx, data, d, n, &o, true), 0);
+    ck_assert_str_eq(topoml_last_backend(ctx),
+                     gen_runs[_i].wrong ? "scalar" : gen_runs[_i].name);
+    for (uint32_t i = 0; i < topoml_backend_count(ctx); i++) {
+        topoml_backend_info info = {.struct_size = sizeof info};
+        ck_assert_int_eq(topoml_backend_get(ctx, i, &info), TOPOML_OK);
+        if (info.name && strcmp(info.name, gen_runs[_i].name) == 0 && info.path)
+            ck_assert_uint_eq(info.gate_state, gen_runs[_i].wrong ? TOPOML_GATE_REJECTED
+                                                                  : TOPOML_GATE_ENABLED);
+    }
+    topoml_data_free(ctx, data);
+    free(d);
+    topoml_context_free(ctx);
+}
+END_TEST
+
 /* cpp-compat claims generators and computes them itself (an independent
  * implementation): the same checks, and no fallback. */
 START_TEST(cpp_compat_gives_them)
@@ -358,6 +411,8 @@ int main(void)
     tcase_add_test(tc, only_when_asked);
     tcase_add_test(tc, fallback_to_the_reference);
     tcase_add_test(tc, cpp_compat_gives_them);
+    tcase_add_loop_test(tc, wrong_generators_never_reach_the_caller, 0,
+                        (int)(sizeof gen_runs / sizeof gen_runs[0]));
     suite_add_tcase(s, tc);
     return topoml_check_run(s);
 }

@@ -60,8 +60,9 @@ typedef struct iso_request {
 
 typedef struct iso_response {
     int32_t status;
-    uint32_t max_dim, complete, reserved;
-    uint64_t count; /* edges or intervals */
+    uint32_t max_dim, complete;
+    uint32_t generators; /* rips: the count generators follow the intervals */
+    uint64_t count;      /* edges or intervals */
     char error[512];
 } iso_response;
 
@@ -459,6 +460,9 @@ static int host_failure(const topoml_call_v1 *call, const char *what)
 typedef struct iso_result {
     void *fixed;
     size_t elem;
+    size_t extra;    /* bytes per element that follow the array when the
+                        response says so (a barcode's generators) */
+    bool with_extra; /* they did: *array holds count * (elem + extra) */
     uint64_t most;
     void **array;
     const char *noun;
@@ -491,8 +495,10 @@ static int exchange(tm_isolated *iso, const topoml_call_v1 *call, const char *na
         } else {
             uint64_t bytes = 0;
             void *v = NULL;
-            fits = rs.count <= res->most && tm_mul_u64(rs.count, res->elem, &bytes) &&
-                   bytes <= SIZE_MAX;
+            const size_t elem = res->elem + (rs.generators ? res->extra : 0);
+            fits = rs.count <= res->most && tm_mul_u64(rs.count, elem, &bytes) &&
+                   bytes <= SIZE_MAX && (!rs.generators || res->extra);
+            res->with_extra = rs.generators && res->extra;
             if (fits && (v = call->alloc(call->host_data, (size_t)bytes)) == NULL) {
                 rs.status = TOPOML_E_NOMEM;
                 snprintf(rs.error, sizeof rs.error, "out of memory copying %llu %s",
@@ -579,7 +585,9 @@ static int proxy_barcode(void *state, const topoml_call_v1 *call, const topoml_i
     if (params)
         rq.rips = *params;
     topoml_interval *v = NULL;
+    const bool gens = params && (params->flags & TOPOML_RIPS_PARAM_GENERATORS);
     iso_result res = {.elem = sizeof *v,
+                      .extra = gens ? sizeof(topoml_generator) : 0,
                       .most = UINT64_MAX,
                       .array = (void **)&v,
                       .noun = "bars",
@@ -592,6 +600,20 @@ static int proxy_barcode(void *state, const topoml_call_v1 *call, const topoml_i
         out->intervals = v;
         out->max_dim = res.max_dim;
         out->complete = res.complete;
+        if (res.with_extra && res.count) {
+            /* the generators, behind the intervals in the same block */
+            topoml_generator *g = call->alloc(call->host_data, res.count * sizeof *g);
+            if (!g) {
+                call->free(call->host_data, v);
+                out->intervals = NULL;
+                out->n_intervals = 0;
+                snprintf(call->error, call->error_size, "out of memory copying %llu generators",
+                         (unsigned long long)res.count);
+                return TOPOML_E_NOMEM;
+            }
+            memcpy(g, (const char *)v + res.count * sizeof *v, res.count * sizeof *g);
+            out->generators = g;
+        }
     }
     if (!fall_back)
         return rc;
@@ -788,12 +810,31 @@ static void serve_one(tm_backend *b, topoml_context *ctx, const iso_request *rq,
                             ? b->vt->rips(b->state, &call, &in, &rq->rips, &res)
                             : b->vt->h0(b->state, &call, &in, rq->threshold, &res);
             if (rs.status == TOPOML_OK || rs.status == TOPOML_E_CANCELLED) {
-                out_fd = result_memfd(res.intervals, res.n_intervals * sizeof *res.intervals);
+                /* Generators asked for and given: behind the intervals. */
+                const bool gens = rq->op == TOPOML_OP_RIPS &&
+                                  (rq->rips.flags & TOPOML_RIPS_PARAM_GENERATORS) &&
+                                  res.generators;
+                const uint64_t a = res.n_intervals * sizeof *res.intervals,
+                               g = gens ? res.n_intervals * sizeof *res.generators : 0;
+                char *both = gens && a + g ? malloc((size_t)(a + g)) : NULL;
+                if (gens && a + g && !both) {
+                    rs.status = TOPOML_E_NOMEM;
+                    snprintf(rs.error, sizeof rs.error, "the plugin's process is out of memory");
+                } else if (both) {
+                    memcpy(both, res.intervals, (size_t)a);
+                    memcpy(both + a, res.generators, (size_t)g);
+                    out_fd = result_memfd(both, a + g);
+                    free(both);
+                } else {
+                    out_fd = result_memfd(res.intervals, a);
+                }
                 rs.count = res.n_intervals;
                 rs.max_dim = res.max_dim;
                 rs.complete = res.complete;
+                rs.generators = gens;
             }
             call.free(call.host_data, res.intervals);
+            call.free(call.host_data, res.generators);
             break;
         }
         default: rs.status = TOPOML_E_UNSUPPORTED;

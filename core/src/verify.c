@@ -11,7 +11,8 @@
  *    grouped by dimension within 0..max_dim, birth <= death, H0 born at 0;
  *    an output array's guard zone intact; the input unchanged;
  *  - spot checks: a few random distances and edges recomputed exactly, and a
- *    few H0 deaths found among the input's distances;
+ *    few H0 deaths found among the input's distances; generators, when
+ *    asked for, each an edge of the input of exactly its bar's length;
  *  - re-runs on the reference (config `verify`): every small call (at most
  *    TM_VERIFY_SMALL points and TM_VERIFY_SMALL_SIMPLICES top simplices,
  *    answered within TM_VERIFY_SMALL_SECONDS); every call larger than any
@@ -867,6 +868,92 @@ static bool barcode_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32
     return false;
 }
 
+static int edge_key_order(const void *a, const void *b)
+{
+    const topoml_edge *x = a, *y = b;
+    if (x->i != y->i)
+        return x->i < y->i ? -1 : 1;
+    return x->j < y->j ? -1 : x->j > y->j;
+}
+
+/* Is (u, v) an edge of the input of length exactly `value`, as the
+ * conformance suite has it (conformance/compare.c, edge_has_length)? For f32
+ * points the length rounded to f32 counts too. `sorted`: a sparse input's
+ * edges by (i, j), or NULL. */
+static bool edge_of_length(const topoml_input_v1 *in, const topoml_edge *sorted, uint32_t u,
+                           uint32_t v, double value)
+{
+    if (!(u < v && v < in->n))
+        return false;
+    if (in->kind == TOPOML_INPUT_SPARSE) {
+        if (!sorted)
+            return false;
+        topoml_edge key = {.i = u, .j = v};
+        const topoml_edge *e = bsearch(&key, sorted, (size_t)in->n_edges, sizeof *sorted,
+                                       edge_key_order);
+        if (!e) { /* the list may give either order */
+            key.i = v;
+            key.j = u;
+            e = bsearch(&key, sorted, (size_t)in->n_edges, sizeof *sorted, edge_key_order);
+        }
+        return e && e->d == value;
+    }
+    const double d = input_distance(in, v, u);
+    return d == value ||
+           (in->kind == TOPOML_INPUT_POINTS && in->dtype == TOPOML_F32 && (double)(float)d == value);
+}
+
+/* Generators, when asked for: every bar's birth edge (dimension >= 1) and
+ * death edge (finite deaths) is an edge of the input of exactly that length,
+ * the rule the suite certifies them by; a plugin that gets them wrong
+ * outside the suite is wrong. */
+static bool generators_wrong(topoml_context *ctx, const topoml_input_v1 *in,
+                             const topoml_barcode_v1 *res, char *why, size_t why_size)
+{
+    if (!res->n_intervals)
+        return false;
+    if (!res->generators) {
+        snprintf(why, why_size, "it returned no generators");
+        return true;
+    }
+    topoml_edge *sorted = NULL;
+    if (in->kind == TOPOML_INPUT_SPARSE && in->n_edges) {
+        sorted = tm_alloc(ctx, (size_t)in->n_edges * sizeof *sorted);
+        if (!sorted) {
+            ctx->errmsg[0] = '\0';
+            return false; /* no memory to check: the other checks stand */
+        }
+        memcpy(sorted, in->edges, (size_t)in->n_edges * sizeof *sorted);
+        qsort(sorted, (size_t)in->n_edges, sizeof *sorted, edge_key_order);
+    }
+    bool wrong = false;
+    for (uint64_t k = 0; k < res->n_intervals && !wrong; k++) {
+        const topoml_interval *b = &res->intervals[k];
+        const topoml_generator *g = &res->generators[k];
+        if (!(b->death > b->birth))
+            continue; /* zero length: not a bar */
+        const bool birth_ok = b->dim == 0 ? g->birth[0] == TOPOML_NO_VERTEX &&
+                                                g->birth[1] == TOPOML_NO_VERTEX
+                                          : edge_of_length(in, sorted, g->birth[0], g->birth[1],
+                                                           b->birth);
+        const bool death_ok = isinf(b->death) ? g->death[0] == TOPOML_NO_VERTEX &&
+                                                    g->death[1] == TOPOML_NO_VERTEX
+                                              : edge_of_length(in, sorted, g->death[0],
+                                                               g->death[1], b->death);
+        if (!birth_ok || !death_ok) {
+            snprintf(why, why_size,
+                     "the %s edge (%u, %u) of bar %llu (dim %u, [%.17g, %.17g)) is not an edge "
+                     "of that length",
+                     birth_ok ? "death" : "birth", birth_ok ? g->death[0] : g->birth[0],
+                     birth_ok ? g->death[1] : g->birth[1], (unsigned long long)k, b->dim,
+                     b->birth, b->death);
+            wrong = true;
+        }
+    }
+    tm_free(ctx, sorted);
+    return wrong;
+}
+
 /* The conformance suite's rule (docs/conformance.md, "Barcodes"), through
  * the one comparison both use (diagram_compare.c), with a tolerance from
  * the input's distance bound. */
@@ -938,6 +1025,9 @@ int tm_verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op, const t
     uint32_t max_dim = op == TOPOML_OP_RIPS ? params->max_dim : 0;
     char why[320], msg[512];
     bool wrong = barcode_wrong(ctx, in, max_dim, params->threshold, res, why, sizeof why);
+    if (!wrong && op == TOPOML_OP_RIPS && (params->flags & TOPOML_RIPS_PARAM_GENERATORS) &&
+        ctx->config.verify != TM_VERIFY_OFF)
+        wrong = generators_wrong(ctx, in, res, why, sizeof why);
     tm_backend *ref = reference(ctx);
     topoml_barcode_v1 want;
     const uint32_t vertices = max_dim + 2;

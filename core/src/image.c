@@ -12,6 +12,7 @@
 
 #include "features_internal.h"
 #include "image.h"
+#include "internal.h"
 
 int topoml_persistence_images(topoml_context *ctx, const topoml_image_params_v1 *params,
                               uint64_t n_diagrams, const uint64_t *offsets,
@@ -33,6 +34,8 @@ int topoml_persistence_images(topoml_context *ctx, const topoml_image_params_v1 
     char msg[512];
     topoml_call_v1 call;
     tm_call_init(ctx, &call, msg, sizeof msg);
+    tm_verify_call vc;
+    tm_verify_image_begin(b, n_diagrams, offsets, pairs, &vc);
     rc = b->vt->image(b->state, &call, params, n_diagrams, offsets, pairs, out);
     if (rc > 0 || rc < TOPOML_E_INTERNAL)
         return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned unknown status %d: %s",
@@ -42,6 +45,11 @@ int topoml_persistence_images(topoml_context *ctx, const topoml_image_params_v1 
     if (rc != TOPOML_OK)
         return tm_error(ctx, rc, "%s", msg[0] ? msg : topoml_strerror(rc));
 
+    /* A plugin's answer is checked as verify.c checks every op's: a wrong
+     * one is replaced by the reference's and the plugin disabled. */
+    if ((rc = tm_verify_image(ctx, &b, params, n_diagrams, offsets, pairs, &vc, out)) !=
+        TOPOML_OK)
+        return rc;
     /* A pixel is an integral of a non-negative function: NaN or infinity
      * can only be a backend's bug. Tiny negative values are rounding. */
     const uint64_t cells = (uint64_t)params->width * params->height * n_diagrams;

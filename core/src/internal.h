@@ -380,6 +380,14 @@ int tm_verify_distances(topoml_context *ctx, tm_backend **b, const topoml_input_
 int tm_verify_edges(topoml_context *ctx, tm_backend **b, const topoml_input_v1 *in,
                     const tm_verify_call *vc, double threshold, topoml_edge **edges,
                     uint64_t *n_edges);
+/* Persistence images (image.c): the diagrams' hash before the call, and
+ * the same checks after it (finite, non-negative pixels; re-runs as above,
+ * pixel by pixel within the suite's bound). */
+void tm_verify_image_begin(const tm_backend *b, uint64_t n_diagrams, const uint64_t *offsets,
+                           const topoml_pair *pairs, tm_verify_call *vc);
+int tm_verify_image(topoml_context *ctx, tm_backend **b, const topoml_image_params_v1 *p,
+                    uint64_t n_diagrams, const uint64_t *offsets, const topoml_pair *pairs,
+                    const tm_verify_call *vc, double *out);
 /* op TOPOML_OP_RIPS (params) or TOPOML_OP_H0 (params->threshold only). */
 int tm_verify_barcode(topoml_context *ctx, tm_backend **b, uint32_t op, const topoml_input_v1 *in,
                       const tm_verify_call *vc, const topoml_rips_params_v1 *params,

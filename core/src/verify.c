@@ -1072,3 +1072,120 @@ int tm_verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op, const t
         return tm_error(ctx, rc, "%s", msg[0] ? msg : "reference failed");
     return rc;
 }
+
+/* ---- persistence images ---- */
+
+static uint64_t image_input_hash(uint64_t n_diagrams, const uint64_t *offsets,
+                                 const topoml_pair *pairs)
+{
+    uint64_t h = hash_bytes(0xcbf29ce484222325ull, offsets, (size_t)(n_diagrams + 1) * 8);
+    return hash_bytes(h, pairs, (size_t)offsets[n_diagrams] * sizeof *pairs);
+}
+
+void tm_verify_image_begin(const tm_backend *b, uint64_t n_diagrams, const uint64_t *offsets,
+                           const topoml_pair *pairs, tm_verify_call *vc)
+{
+    vc->input_hash = b->path ? image_input_hash(n_diagrams, offsets, pairs) : 0;
+    vc->start = tm_now();
+}
+
+/* The bound of one pixel: the conformance suite's (4 ulps per pair of the
+ * diagram and two more, times the largest weight), doubled. */
+static double pixel_tolerance(const topoml_image_params_v1 *p, uint64_t n_pairs)
+{
+    double w_max = 1;
+    if (p->weight == TOPOML_WEIGHT_POWER) /* LINEAR's and CONSTANT's are at most 1 */
+        w_max = pow(p->pers_max, p->weight_power);
+    return 8.0 * (double)(n_pairs + 2) * DBL_EPSILON * (w_max > 1 ? w_max : 1);
+}
+
+static bool image_wrong(const topoml_image_params_v1 *p, uint64_t n_diagrams,
+                        const uint64_t *offsets, const double *out, const double *want,
+                        char *why, size_t why_size)
+{
+    const uint64_t cells = (uint64_t)p->width * p->height;
+    for (uint64_t d = 0; d < n_diagrams; d++) {
+        const double tol = pixel_tolerance(p, offsets[d + 1] - offsets[d]);
+        for (uint64_t k = d * cells; k < (d + 1) * cells; k++) {
+            const bool bad = !isfinite(out[k]) || out[k] < -tol ||
+                             (want && !(fabs(out[k] - want[k]) <= tol));
+            if (bad) {
+                if (want)
+                    snprintf(why, why_size, "pixel %llu of image %llu is %.17g, the reference's "
+                             "%.17g (bound %.3g)",
+                             (unsigned long long)(k - d * cells), (unsigned long long)d, out[k],
+                             want[k], tol);
+                else
+                    snprintf(why, why_size, "pixel %llu of image %llu is %g",
+                             (unsigned long long)(k - d * cells), (unsigned long long)d, out[k]);
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+int tm_verify_image(topoml_context *ctx, tm_backend **bp, const topoml_image_params_v1 *p,
+                    uint64_t n_diagrams, const uint64_t *offsets, const topoml_pair *pairs,
+                    const tm_verify_call *vc, double *out)
+{
+    tm_backend *b = *bp;
+    const double seconds = tm_now() - vc->start;
+    if (!b->path)
+        return TOPOML_OK;
+    if (image_input_hash(n_diagrams, offsets, pairs) != vc->input_hash) {
+        char why[128];
+        snprintf(why, sizeof why, "it changed the caller's diagrams");
+        tm_backend *keep = b;
+        reject(ctx, &keep, TOPOML_OP_IMAGE, why);
+        return tm_error(ctx, TOPOML_E_PLUGIN,
+                        "backend '%s' changed the diagrams during image; its answer is "
+                        "discarded and the diagrams can no longer be trusted",
+                        b->name);
+    }
+    const uint64_t cells = (uint64_t)p->width * p->height * n_diagrams;
+    char why[320], msg[512];
+    bool wrong = image_wrong(p, n_diagrams, offsets, out, NULL, why, sizeof why);
+    tm_backend *ref = reference(ctx);
+    topoml_call_v1 call;
+    /* Its kind: the op and the weight; its size: the pairs, and the pixels
+     * in the edges slot. */
+    tm_envelope kind;
+    memset(&kind, 0, sizeof kind);
+    kind.op = TOPOML_OP_IMAGE;
+    kind.modulus = p->weight;
+    kind.max_dim = p->infinite;
+    kind.n = offsets[n_diagrams];
+    kind.edges = cells;
+    if (!wrong && (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, kind.n, 2, seconds))) {
+        double *want = tm_alloc(ctx, (size_t)(cells ? cells : 1) * sizeof *want);
+        if (!want) {
+            ctx->errmsg[0] = '\0';
+            return unchecked(ctx, b, TOPOML_OP_IMAGE, TOPOML_E_NOMEM, "out of memory");
+        }
+        tm_call_init(ctx, &call, msg, sizeof msg);
+        const double t0 = tm_now();
+        int rc = ref->vt->image(ref->state, &call, p, n_diagrams, offsets, pairs, want);
+        rerun_done(ctx, kind.n, 2, seconds, tm_now() - t0);
+        if (rc != TOPOML_OK) {
+            tm_free(ctx, want);
+            return unchecked(ctx, b, TOPOML_OP_IMAGE, rc, msg);
+        }
+        wrong = image_wrong(p, n_diagrams, offsets, out, want, why, sizeof why);
+        if (wrong)
+            memcpy(out, want, (size_t)cells * sizeof *out);
+        tm_free(ctx, want);
+        if (!wrong) {
+            envelope_checked(ctx, b, &kind);
+            return TOPOML_OK;
+        }
+        reject(ctx, bp, TOPOML_OP_IMAGE, why);
+        return TOPOML_OK;
+    }
+    if (!wrong)
+        return TOPOML_OK;
+    reject(ctx, bp, TOPOML_OP_IMAGE, why);
+    tm_call_init(ctx, &call, msg, sizeof msg);
+    int rc = ref->vt->image(ref->state, &call, p, n_diagrams, offsets, pairs, out);
+    return rc == TOPOML_OK ? TOPOML_OK : tm_error(ctx, rc, "%s", msg[0] ? msg : "reference failed");
+}

@@ -387,6 +387,52 @@ START_TEST(test_verify_reruns_small_calls_only_when_the_reference_is_cheap)
 }
 END_TEST
 
+/* The finished dimensions a call stopped by the memory limit hands back are
+ * an answer too: a plugin right when it finishes but wrong in those (the
+ * suite never sees them) is caught, and the caller gets the reference's
+ * finished dimensions, still marked partial. */
+START_TEST(test_verify_checks_the_finished_dimensions_of_a_stopped_call)
+{
+    topoml_context *ctx = open_ctx("enable: [gf-partial]\nisolation: none\n",
+                                   dir_of("gate-faults", "partial"), NULL);
+    topoml_data *d = random_points(ctx, 60, 4, 99);
+    topoml_rips_options o;
+    topoml_rips_options_init(&o);
+    o.max_dim = 3;
+    o.collapse = TOPOML_COLLAPSE_OFF;
+    int partial = 0;
+    for (uint64_t limit = 64u << 20; limit > 4096 && !partial; limit = limit * 7 / 8) {
+        /* the reference's answer under this limit */
+        ck_assert_int_eq(topoml_use_backend(ctx, "scalar"), TOPOML_OK);
+        topoml_set_max_memory(ctx, limit);
+        topoml_barcode *want = NULL, *got = NULL;
+        int rc = topoml_barcode_compute(ctx, &want, d, &o);
+        if (rc != TOPOML_E_LIMIT || !want) {
+            topoml_barcode_free(want);
+            continue;
+        }
+        ck_assert_int_eq(topoml_use_backend(ctx, "gf-partial"), TOPOML_OK);
+        ck_assert_int_eq(topoml_barcode_compute(ctx, &got, d, &o), TOPOML_E_LIMIT);
+        ck_assert_ptr_nonnull(got);
+        ck_assert_int_eq(topoml_barcode_complete(got), 0);
+        ck_assert_uint_eq(topoml_barcode_max_dim(got), topoml_barcode_max_dim(want));
+        uint64_t nw, ng;
+        const topoml_interval *w = topoml_barcode_intervals(want, &nw);
+        const topoml_interval *g = topoml_barcode_intervals(got, &ng);
+        ck_assert_uint_eq(ng, nw);
+        ck_assert(memcmp(g, w, nw * sizeof *w) == 0);
+        ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
+        ck_assert_uint_eq(backend(ctx, "gf-partial").gate_state, TOPOML_GATE_REJECTED);
+        topoml_barcode_free(want);
+        topoml_barcode_free(got);
+        partial++;
+    }
+    ck_assert_int_eq(partial, 1);
+    topoml_data_free(ctx, d);
+    topoml_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_verify_configuration_is_strict)
 {
     static const char *bad[] = {"verify: sometimes\n", "verify_share: 2\n", "verify_share: x\n",
@@ -506,6 +552,7 @@ int main(void)
     tcase_add_test(t, test_verify_configuration_is_strict);
     tcase_add_test(t, test_verify_always_withholds_an_answer_the_reference_cannot_check);
     tcase_add_test(t, test_verify_reruns_small_calls_only_when_the_reference_is_cheap);
+    tcase_add_test(t, test_verify_checks_the_finished_dimensions_of_a_stopped_call);
     tcase_add_test(t, test_verify_spot_checks_find_a_death_that_is_no_distance);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);

@@ -380,6 +380,12 @@ int tm_verify_distances(topoml_context *ctx, tm_backend **b, const topoml_input_
 int tm_verify_edges(topoml_context *ctx, tm_backend **b, const topoml_input_v1 *in,
                     const tm_verify_call *vc, double threshold, topoml_edge **edges,
                     uint64_t *n_edges);
+/* The same for the finished dimensions 0..res->max_dim of a call that
+ * stopped early (the memory limit; a cancel: no re-run then). */
+int tm_verify_partial_barcode(topoml_context *ctx, tm_backend **b, uint32_t op,
+                              const topoml_input_v1 *in, const tm_verify_call *vc,
+                              const topoml_rips_params_v1 *params, topoml_barcode_v1 *res,
+                              bool cancelled);
 /* Persistence images (image.c): the diagrams' hash before the call, and
  * the same checks after it (finite, non-negative pixels; re-runs as above,
  * pixel by pixel within the suite's bound). */

@@ -577,6 +577,13 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
      * "Device memory"). */
     int vrc = rc == TOPOML_OK && !on_device ? tm_verify_barcode(ctx, &b, op, &in, &vc, &p, &res)
                                             : TOPOML_OK;
+    /* A call stopped by the memory limit or a cancel hands its finished
+     * dimensions back: they are checked too. */
+    if ((rc == TOPOML_E_LIMIT || rc == TOPOML_E_CANCELLED) && !on_device &&
+        res.n_intervals > 0 && !res.complete && res.max_dim < o.max_dim) {
+        vrc = tm_verify_partial_barcode(ctx, &b, op, &in, &vc, &p, &res,
+                                        rc == TOPOML_E_CANCELLED);
+    }
     tm_free(ctx, col.edges);
     if (vrc != TOPOML_OK && vrc != TOPOML_E_CANCELLED) {
         tm_free(ctx, res.intervals);

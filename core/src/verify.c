@@ -1012,9 +1012,38 @@ static int run_barcode(topoml_context *ctx, tm_backend *b, uint32_t op, const to
                                 : b->vt->h0(b->state, &call, in, params->threshold, out);
 }
 
+static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
+                          const topoml_input_v1 *in, const tm_verify_call *vc,
+                          const topoml_rips_params_v1 *params, topoml_barcode_v1 *res,
+                          bool may_rerun);
+
 int tm_verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op, const topoml_input_v1 *in,
                       const tm_verify_call *vc, const topoml_rips_params_v1 *params,
                       topoml_barcode_v1 *res)
+{
+    return verify_barcode(ctx, bp, op, in, vc, params, res, true);
+}
+
+int tm_verify_partial_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
+                              const topoml_input_v1 *in, const tm_verify_call *vc,
+                              const topoml_rips_params_v1 *params, topoml_barcode_v1 *res,
+                              bool cancelled)
+{
+    /* The finished dimensions are an answer too: checked as a call that
+     * asked for them (a cancelled call's without a re-run: the caller wants
+     * out, not a second computation). */
+    topoml_rips_params_v1 q = *params;
+    q.max_dim = res->max_dim;
+    const uint32_t complete = res->complete;
+    int rc = verify_barcode(ctx, bp, op, in, vc, &q, res, !cancelled);
+    res->complete = complete;
+    return rc;
+}
+
+static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
+                          const topoml_input_v1 *in, const tm_verify_call *vc,
+                          const topoml_rips_params_v1 *params, topoml_barcode_v1 *res,
+                          bool may_rerun)
 {
     tm_backend *b = *bp;
     double seconds = tm_now() - vc->start;
@@ -1035,7 +1064,7 @@ int tm_verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op, const t
         sized(call_kind(op, in, max_dim, op == TOPOML_OP_RIPS ? params->modulus : 0,
                         params->threshold),
               in);
-    if (!wrong &&
+    if (!wrong && may_rerun &&
         (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, in->n, vertices, seconds))) {
         double t0 = tm_now();
         int rc = run_barcode(ctx, ref, op, in, params, &want, msg, sizeof msg);

@@ -460,16 +460,23 @@ static int unchecked(topoml_context *ctx, const tm_backend *b, uint32_t op, int 
                     b->name, tm_op_name(op), msg && msg[0] ? msg : topoml_strerror(rc));
 }
 
-static int changed_input(topoml_context *ctx, tm_backend *b, uint32_t op)
+/* The plugin wrote to what it was given to read (`what`: "input data",
+ * "diagrams"): rejected, and the call fails. */
+static int changed(topoml_context *ctx, tm_backend *b, uint32_t op, const char *what)
 {
     char why[128];
-    snprintf(why, sizeof why, "it changed the caller's input data");
+    snprintf(why, sizeof why, "it changed the caller's %s", what);
     tm_backend *keep = b;
     reject(ctx, &keep, op, why);
     return tm_error(ctx, TOPOML_E_PLUGIN,
-                    "backend '%s' changed the input data during %s; its answer is discarded and "
-                    "the data can no longer be trusted: load it again",
-                    b->name, tm_op_name(op));
+                    "backend '%s' changed the %s during %s; its answer is discarded and "
+                    "the %s can no longer be trusted: load them again",
+                    b->name, what, tm_op_name(op), what);
+}
+
+static int changed_input(topoml_context *ctx, tm_backend *b, uint32_t op)
+{
+    return changed(ctx, b, op, "input data");
 }
 
 /* ---- distances ---- */
@@ -1162,16 +1169,8 @@ int tm_verify_image(topoml_context *ctx, tm_backend **bp, const topoml_image_par
     const double seconds = tm_now() - vc->start;
     if (!b->path)
         return TOPOML_OK;
-    if (image_input_hash(n_diagrams, offsets, pairs) != vc->input_hash) {
-        char why[128];
-        snprintf(why, sizeof why, "it changed the caller's diagrams");
-        tm_backend *keep = b;
-        reject(ctx, &keep, TOPOML_OP_IMAGE, why);
-        return tm_error(ctx, TOPOML_E_PLUGIN,
-                        "backend '%s' changed the diagrams during image; its answer is "
-                        "discarded and the diagrams can no longer be trusted",
-                        b->name);
-    }
+    if (image_input_hash(n_diagrams, offsets, pairs) != vc->input_hash)
+        return changed(ctx, b, TOPOML_OP_IMAGE, "diagrams");
     const uint64_t cells = (uint64_t)p->width * p->height * n_diagrams;
     char why[320], msg[512];
     bool wrong = image_wrong(p, n_diagrams, offsets, out, NULL, why, sizeof why);

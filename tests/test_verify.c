@@ -311,8 +311,8 @@ END_TEST
  * reference far more than the plugin took, so a second such call goes by
  * the share budget (which it does not fit); dimension 1 on the same points
  * is re-run every time. The first call of each kind larger than any the
- * plugin was checked on is re-run whatever it costs (the envelope), and
- * the record of it outlives the context. */
+ * plugin was checked on (in points, or in bars) is re-run whatever it costs
+ * (the envelope), and the record of it outlives the context. */
 static int count_reruns(const char *config, uint32_t max_dim, double threshold, int calls)
 {
     topoml_context *ctx = open_ctx(config, dir_of("conformance-plugins", "scalar-copy"), NULL);
@@ -348,6 +348,10 @@ START_TEST(test_verify_reruns_small_calls_only_when_the_reference_is_cheap)
     ck_assert_int_eq(count_reruns(config, 3, 0.25, 2), 1);
     /* a new context finds the record: no re-run */
     ck_assert_int_eq(count_reruns(config, 3, 0.25, 1), 0);
+    /* the same points under a larger threshold: a larger answer (more
+     * bars), past the record; a smaller one is not */
+    ck_assert_int_eq(count_reruns(config, 3, 0.3, 1), 1);
+    ck_assert_int_eq(count_reruns(config, 3, 0.2, 1), 0);
     /* a record bound to another file or certificate, or one that does not
      * parse, counts for nothing */
     char path[4200];

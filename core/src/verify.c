@@ -171,10 +171,11 @@ static double input_distance(const topoml_input_v1 *in, uint64_t i, uint64_t j)
  * suite); a share budget that lets the first large calls through unchecked
  * would hand such answers out, and a CLI process makes one call. So, per
  * plugin, the core keeps the largest input (points, and edges for an edge
- * list) that each kind of call — op, input kind, dtype, metric, modulus,
- * dimension, cut or not — has been checked on against the reference, and
- * re-runs every call beyond it on the reference, whatever that costs (once
- * per new largest size of each kind, on this machine). The record lives
+ * list) and the largest answer (bars, edges) that each kind of call — op,
+ * input kind, dtype, metric, modulus, dimension, cut or not — has been
+ * checked on against the reference, and re-runs every call beyond either on
+ * the reference, whatever that costs (once per new largest size of each
+ * kind, on this machine). The record lives
  * next to the plugin's certificate (`<file>-<hash>.verified`), bound to the
  * plugin file's hash and to that certificate, so that every process and
  * context shares it and a new certificate starts it afresh; a record that
@@ -185,7 +186,8 @@ static double input_distance(const topoml_input_v1 *in, uint64_t i, uint64_t j)
 
 typedef struct tm_envelope {
     uint32_t op, kind, dtype, metric, modulus, max_dim, cut;
-    uint64_t n, edges;
+    uint64_t n, edges; /* the input: points, and edges of an edge list */
+    uint64_t out;      /* the answer: bars, edges or pixels */
 } tm_envelope;
 
 /* The kind of a call, its size left at 0. */
@@ -259,6 +261,8 @@ static bool envelope_raise(topoml_context *ctx, tm_backend *b, const tm_envelope
         e->n = k->n;
     if (k->edges > e->edges)
         e->edges = k->edges;
+    if (k->out > e->out)
+        e->out = k->out;
     return true;
 }
 
@@ -288,15 +292,16 @@ static void envelope_read(topoml_context *ctx, tm_backend *b)
     ok = ok && fgets(line, sizeof line, f) && strcmp(line, want) == 0;
     while (ok && fgets(line, sizeof line, f)) {
         tm_envelope e;
-        unsigned long long n, edges;
+        unsigned long long n, edges, out;
         char end;
         memset(&e, 0, sizeof e);
-        if (sscanf(line, "%u %u %u %u %u %u %u %llu %llu%c", &e.op, &e.kind, &e.dtype, &e.metric,
-                   &e.modulus, &e.max_dim, &e.cut, &n, &edges, &end) != 10 ||
+        if (sscanf(line, "%u %u %u %u %u %u %u %llu %llu %llu%c", &e.op, &e.kind, &e.dtype,
+                   &e.metric, &e.modulus, &e.max_dim, &e.cut, &n, &edges, &out, &end) != 11 ||
             end != '\n')
             break; /* the rest is not trusted; what was read is */
         e.n = n;
         e.edges = edges;
+        e.out = out;
         if (!envelope_raise(ctx, b, &e))
             break;
     }
@@ -325,9 +330,9 @@ static void envelope_write(topoml_context *ctx, tm_backend *b)
     fprintf(f, "%s\nsha256=%s\ncert=%s\n", TM_VERIFIED_FORMAT, b->file_sha256, stamp_of(b));
     for (uint32_t i = 0; i < b->n_envelope; i++) {
         const tm_envelope *e = &b->envelope[i];
-        fprintf(f, "%u %u %u %u %u %u %u %llu %llu\n", e->op, e->kind, e->dtype, e->metric,
+        fprintf(f, "%u %u %u %u %u %u %u %llu %llu %llu\n", e->op, e->kind, e->dtype, e->metric,
                 e->modulus, e->max_dim, e->cut, (unsigned long long)e->n,
-                (unsigned long long)e->edges);
+                (unsigned long long)e->edges, (unsigned long long)e->out);
     }
     bool ok = !ferror(f);
     if (fclose(f) != 0 || !ok || rename(tmp, file) != 0)
@@ -344,7 +349,7 @@ static bool beyond_envelope(topoml_context *ctx, tm_backend *b, const tm_envelop
         envelope_read(ctx, b);
     }
     const tm_envelope *e = envelope_find(b, k);
-    return !e || k->n > e->n || k->edges > e->edges;
+    return !e || k->n > e->n || k->edges > e->edges || k->out > e->out;
 }
 
 /* A call of kind k, of this size, matched the reference: record it. */
@@ -354,16 +359,21 @@ static void envelope_checked(topoml_context *ctx, tm_backend *b, const tm_envelo
                      ctx->config.verify != TM_VERIFY_ALWAYS))
         return;
     const tm_envelope *e = envelope_find(b, k);
-    if (e && k->n <= e->n && k->edges <= e->edges)
+    if (e && k->n <= e->n && k->edges <= e->edges && k->out <= e->out)
         return;
     if (envelope_raise(ctx, b, k))
         envelope_write(ctx, b);
 }
 
-static tm_envelope sized(tm_envelope k, const topoml_input_v1 *in)
+/* A call's size: its input's points and edges, and how much it answered
+ * (`out`: the bars, the edges within the threshold) — at the same number
+ * of points, a larger threshold makes a larger complex, where a plugin's
+ * buffer sized for the suite may overflow. */
+static tm_envelope sized(tm_envelope k, const topoml_input_v1 *in, uint64_t out)
 {
     k.n = in->n;
     k.edges = in->kind == TOPOML_INPUT_SPARSE ? in->n_edges : 0;
+    k.out = out;
     return k;
 }
 
@@ -544,7 +554,7 @@ int tm_verify_distances(topoml_context *ctx, tm_backend **bp, const topoml_input
     else
         wrong = distances_wrong(ctx, in, out, count, NULL, why, sizeof why);
     tm_backend *ref = reference(ctx);
-    const tm_envelope kind = sized(call_kind(TOPOML_OP_DISTANCES, in, 0, 0, INFINITY), in);
+    const tm_envelope kind = sized(call_kind(TOPOML_OP_DISTANCES, in, 0, 0, INFINITY), in, 0);
     if (!wrong && (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, in->n, 2, seconds))) {
         void *want = tm_alloc(ctx, (size_t)(count * elem) + 1);
         if (!want)
@@ -695,7 +705,8 @@ int tm_verify_edges(topoml_context *ctx, tm_backend **bp, const topoml_input_v1 
     topoml_call_v1 call;
     topoml_edge *r = NULL;
     uint64_t nr = 0;
-    const tm_envelope kind = sized(call_kind(TOPOML_OP_EDGES, in, 0, 0, threshold), in);
+    const tm_envelope kind =
+        sized(call_kind(TOPOML_OP_EDGES, in, 0, 0, threshold), in, wrong ? 0 : *n_edges);
     if (!wrong && (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, in->n, 2, seconds))) {
         tm_call_init(ctx, &call, msg, sizeof msg);
         double t0 = tm_now();
@@ -1070,7 +1081,7 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
     const tm_envelope kind =
         sized(call_kind(op, in, max_dim, op == TOPOML_OP_RIPS ? params->modulus : 0,
                         params->threshold),
-              in);
+              in, res->n_intervals);
     if (!wrong && may_rerun &&
         (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, in->n, vertices, seconds))) {
         double t0 = tm_now();

@@ -362,6 +362,37 @@ START_TEST(test_plugin_op_error_is_reported_and_host_survives)
 }
 END_TEST
 
+static void keep_warning(void *user, int level, const char *message)
+{
+    if (level <= TOPOML_LOG_WARN && strstr(message, "fault-op-error"))
+        snprintf(user, 512, "%s", message);
+}
+
+/* Chosen automatically (not named), a plugin whose op fails does not end
+ * the call: the reference computes it, and a warning says so. */
+START_TEST(test_plugin_op_error_under_automatic_choice_falls_back_to_the_reference)
+{
+    char dir[512], warned[512] = "";
+    snprintf(dir, sizeof dir, "%s/fault-plugins/op-error", TOPOML_TEST_BUILD_DIR);
+    topoml_context *ctx = open_ctx("enable: [fault-op-error]\nprefer: [fault-op-error]\n", dir,
+                                   NULL);
+    topoml_set_log(ctx, keep_warning, warned, TOPOML_LOG_WARN);
+    topoml_data *d = three_points(ctx);
+    void *out = NULL;
+    uint64_t n = 0;
+    ck_assert_int_eq(topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &n),
+                     TOPOML_OK);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_double_eq_tol(((double *)out)[0], 5.0, 1e-15);
+    ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
+    ck_assert_ptr_nonnull(strstr(topoml_last_selection_reason(ctx), "failed"));
+    ck_assert_ptr_nonnull(strstr(warned, "overheated"));
+    topoml_free(ctx, out);
+    topoml_data_free(ctx, d);
+    topoml_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_enabled_plugin_is_preferred_over_reference)
 {
     char dir[512];
@@ -595,6 +626,7 @@ int main(void)
     tcase_add_test(tc, test_gate_keeps_uncertified_plugin_disabled);
     tcase_add_test(tc, test_disabled_backend_is_refused_by_name);
     tcase_add_test(tc, test_plugin_op_error_is_reported_and_host_survives);
+    tcase_add_test(tc, test_plugin_op_error_under_automatic_choice_falls_back_to_the_reference);
     tcase_add_test(tc, test_enabled_plugin_is_preferred_over_reference);
     tcase_add_test(tc, test_selection_prefers_accelerators_and_respects_by_name);
     tcase_add_test(tc, test_backend_info_of_an_older_caller);

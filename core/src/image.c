@@ -37,6 +37,12 @@ int topoml_persistence_images(topoml_context *ctx, const topoml_image_params_v1 
     tm_verify_call vc;
     tm_verify_image_begin(b, n_diagrams, offsets, pairs, &vc);
     rc = b->vt->image(b->state, &call, params, n_diagrams, offsets, pairs, out);
+    tm_backend *ref = tm_fallback_after_failure(ctx, b, TOPOML_OP_IMAGE, rc, msg);
+    if (ref) {
+        b = ref;
+        tm_call_init(ctx, &call, msg, sizeof msg);
+        rc = b->vt->image(b->state, &call, params, n_diagrams, offsets, pairs, out);
+    }
     if (rc > 0 || rc < TOPOML_E_INTERNAL)
         return tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned unknown status %d: %s",
                         b->name, rc, msg[0] ? msg : "(no message)");

@@ -380,6 +380,14 @@ int tm_verify_distances(topoml_context *ctx, tm_backend **b, const topoml_input_
 int tm_verify_edges(topoml_context *ctx, tm_backend **b, const topoml_input_v1 *in,
                     const tm_verify_call *vc, double threshold, topoml_edge **edges,
                     uint64_t *n_edges);
+/* Under automatic choice (no backend named), a plugin whose op failed —
+ * any status but a cancel or the memory limit — does not end the call: the
+ * reference computes it instead, and the failure is logged as a warning
+ * (ops.c). Returns the reference to run, or NULL when the failure is the
+ * caller's to see (a backend named, the reference's own, a cancel, the
+ * limit). */
+tm_backend *tm_fallback_after_failure(topoml_context *ctx, const tm_backend *b, uint32_t op,
+                                      int rc, const char *msg);
 /* The same for the finished dimensions 0..res->max_dim of a call that
  * stopped early (the memory limit; a cancel: no re-run then). */
 int tm_verify_partial_barcode(topoml_context *ctx, tm_backend **b, uint32_t op,

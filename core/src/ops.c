@@ -96,6 +96,23 @@ static int backend_error(topoml_context *ctx, const tm_backend *b, int rc, const
     return tm_error(ctx, rc, "%s%s", msg[0] ? msg : topoml_strerror(rc), src);
 }
 
+tm_backend *tm_fallback_after_failure(topoml_context *ctx, const tm_backend *b, uint32_t op,
+                                      int rc, const char *msg)
+{
+    if (!b->path || ctx->preferred || rc == TOPOML_OK || rc == TOPOML_E_CANCELLED ||
+        rc == TOPOML_E_LIMIT)
+        return NULL;
+    tm_backend *ref = &ctx->backends[0];
+    const char *what = msg && msg[0] ? msg : topoml_strerror(rc);
+    tm_log(ctx, TOPOML_LOG_WARN,
+           "backend '%s' failed its %s call (%s); the %s reference computes it instead", b->name,
+           tm_op_name(op), what, ref->name);
+    snprintf(ctx->last_backend, sizeof ctx->last_backend, "%s", ref->name);
+    snprintf(ctx->last_reason, sizeof ctx->last_reason,
+             "the reference: backend '%.60s' failed (%.300s)", b->name, what);
+    return ref;
+}
+
 static bool is_prime(uint32_t p)
 {
     if (p < 2)
@@ -186,6 +203,12 @@ int topoml_distances(topoml_context *ctx, const topoml_data *points, topoml_metr
     tm_verify_call vc;
     tm_verify_begin(ctx, b, &in, &vc);
     rc = b->vt->distances(b->state, &call, &in, buf);
+    tm_backend *ref = tm_fallback_after_failure(ctx, b, TOPOML_OP_DISTANCES, rc, msg);
+    if (ref) {
+        b = ref;
+        tm_call_init(ctx, &call, msg, sizeof msg);
+        rc = b->vt->distances(b->state, &call, &in, buf);
+    }
     if (rc == TOPOML_OK) {
         bool guard_ok = true;
         for (size_t k = 0; k < GUARD_BYTES; k++)
@@ -241,6 +264,15 @@ int topoml_edges(topoml_context *ctx, const topoml_data *data, topoml_metric met
     tm_verify_call vc;
     tm_verify_begin(ctx, b, &in, &vc);
     rc = b->vt->edges(b->state, &call, &in, threshold, &e, &n);
+    tm_backend *ref = tm_fallback_after_failure(ctx, b, TOPOML_OP_EDGES, rc, msg);
+    if (ref) {
+        tm_free(ctx, e);
+        e = NULL;
+        n = 0;
+        b = ref;
+        tm_call_init(ctx, &call, msg, sizeof msg);
+        rc = b->vt->edges(b->state, &call, &in, threshold, &e, &n);
+    }
     if (rc != TOPOML_OK) {
         tm_free(ctx, e);
         return backend_error(ctx, b, rc, msg);
@@ -570,6 +602,19 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         rc = b->vt->rips(b->state, &call, &in, &p, &res);
     else
         rc = b->vt->h0(b->state, &call, &in, threshold, &res);
+    tm_backend *ref = on_device ? NULL : tm_fallback_after_failure(ctx, b, op, rc, msg);
+    if (ref) {
+        tm_free(ctx, res.intervals);
+        tm_free(ctx, res.generators);
+        memset(&res, 0, sizeof res);
+        res.struct_size = sizeof res;
+        b = ref;
+        tm_call_init(ctx, &call, msg, sizeof msg);
+        if (o.n_threads)
+            call.n_threads = o.n_threads;
+        rc = op == TOPOML_OP_RIPS ? b->vt->rips(b->state, &call, &in, &p, &res)
+                                  : b->vt->h0(b->state, &call, &in, threshold, &res);
+    }
     /* Verified on the input the backend was given (the collapsed graph, if
      * any): the reference re-runs that same input. Input in device memory
      * cannot be read here without the host copy this path exists to avoid:

@@ -15,7 +15,8 @@ bench_setup_venv.py times the Python step read
 out of tools/setup-debian.sh, first into an empty folder and then again on
 it, and leaves no venv behind; bench_builds.py takes two builds in turn on
 a case and keeps every run's CPU and wall times, and refuses a case or a
-CLI that does not exist."""
+CLI that does not exist; bench_envelope.py times a first call and the same
+call again and refuses a case that does not exist."""
 import json
 import os
 import shutil
@@ -323,6 +324,22 @@ try:
         r = script("bench_builds.py", *args)
         check("bench_builds.py refuses %s" % " ".join(bad),
               r.returncode == 2 and want in r.stderr, r.stderr)
+
+    # bench_envelope.py: a small case (re-run both times: small calls always
+    # are) and a refusal of a case that does not exist.
+    out = os.path.join(tmp, "envelope.json")
+    r = script("bench_envelope.py", "--topoml", A.topoml, "--data", A.data,
+               "--only", "projective_plane", "--repeat", "2", "--json", out)
+    check("bench_envelope.py runs", r.returncode == 0, r.stdout + r.stderr)
+    d = artifact(out, "envelope") if r.returncode == 0 else None
+    if d:
+        check("envelope: the first call and the call again, two times each",
+              sorted(c["program"] for c in d["cases"]) ==
+              ["first call (past the envelope: re-run)", "same call again (within it)"] and
+              all(len(c["times"]) == 2 for c in d["cases"]), d["cases"])
+    r = script("bench_envelope.py", "--topoml", A.topoml, "--data", A.data, "--only", "nope")
+    check("bench_envelope.py refuses a case that does not exist",
+          r.returncode == 2 and "no such case" in r.stderr, r.stderr)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 

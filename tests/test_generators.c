@@ -135,6 +135,20 @@ static double *random_condensed(uint32_t n)
     return d;
 }
 
+/* A data set of n points from random distances of the seed (returned in
+ * *d, the caller frees), and options for dimensions 0..2. */
+static topoml_data *condensed_case(topoml_context *ctx, uint64_t seed, uint32_t n, double **d,
+                                   topoml_rips_options *o)
+{
+    rng_state = seed;
+    *d = random_condensed(n);
+    topoml_data *data = NULL;
+    ck_assert_int_eq(topoml_data_from_condensed(ctx, &data, n, *d), TOPOML_OK);
+    topoml_rips_options_init(o);
+    o->max_dim = 2;
+    return data;
+}
+
 /* Random distance matrices (no ties), dimensions 0..3, Z/2 and Z/3, with
  * and without a threshold and the edge collapse. */
 START_TEST(condensed_without_ties)
@@ -290,14 +304,10 @@ START_TEST(fallback_to_the_reference)
         ctx_with("enable: [gen-no-claim]\n", TOPOML_TEST_BUILD_DIR "/gen-faults/no-claim");
     ck_assert_int_eq(topoml_use_backend(ctx, "gen-no-claim"), TOPOML_OK);
 
-    rng_state = 25;
     const uint32_t n = 20;
-    double *d = random_condensed(n);
-    topoml_data *data = NULL;
-    ck_assert_int_eq(topoml_data_from_condensed(ctx, &data, n, d), TOPOML_OK);
+    double *d;
     topoml_rips_options o;
-    topoml_rips_options_init(&o);
-    o.max_dim = 2;
+    topoml_data *data = condensed_case(ctx, 25, n, &d, &o);
     topoml_barcode *bc = NULL;
     ck_assert_msg(topoml_barcode_compute(ctx, &bc, data, &o) == TOPOML_OK, "%s",
                   topoml_errmsg(ctx));
@@ -348,14 +358,10 @@ START_TEST(wrong_generators_never_reach_the_caller)
         snprintf(dir, sizeof dir, "%s/conformance-plugins/scalar-copy", TOPOML_TEST_BUILD_DIR);
     topoml_context *ctx = ctx_with(gen_runs[_i].config, dir);
     ck_assert_int_eq(topoml_use_backend(ctx, gen_runs[_i].name), TOPOML_OK);
-    rng_state = 27;
     const uint32_t n = 24;
-    double *d = random_condensed(n);
-    topoml_data *data = NULL;
-    ck_assert_int_eq(topoml_data_from_condensed(ctx, &data, n, d), TOPOML_OK);
+    double *d;
     topoml_rips_options o;
-    topoml_rips_options_init(&o);
-    o.max_dim = 2;
+    topoml_data *data = condensed_case(ctx, 27, n, &d, &o);
     o.flags = TOPOML_RIPS_GENERATORS;
     ck_assert_uint_gt(check_barcode(ctx, data, d, n, &o, true), 0);
     ck_assert_str_eq(topoml_last_backend(ctx),

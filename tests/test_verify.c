@@ -9,7 +9,10 @@
  * (its last two edges swapped), and the gate fault plugins gf-nan64 (a NaN
  * distance above 64 points), gf-big200 (one distance wrong above 200
  * points), gf-env (right until TOPOML_TEST_FAULT_TRIGGER is set) and
- * gf-no-limit (right, but blind to the memory limit).
+ * gf-no-limit (right, but blind to the memory limit), gf-partial (wrong in
+ * the dimensions it returns when the memory limit stops it) and
+ * scalar-copy (right: re-runs, the record of checked sizes, a cancel during
+ * a re-run).
  */
 #include <check.h>
 #include <dirent.h>
@@ -437,6 +440,56 @@ START_TEST(test_verify_checks_the_finished_dimensions_of_a_stopped_call)
 }
 END_TEST
 
+/* Stops the call at the first report of the stage the run began with once
+ * another stage has been seen: that is the reference's re-run starting. */
+typedef struct restart {
+    char first[64];
+    bool moved;
+} restart;
+
+static int stop_at_restart(void *user, const char *stage, uint64_t done, uint64_t total)
+{
+    (void)done;
+    (void)total;
+    restart *r = user;
+    if (!r->first[0])
+        snprintf(r->first, sizeof r->first, "%s", stage);
+    else if (strcmp(stage, r->first) != 0)
+        r->moved = true;
+    else if (r->moved)
+        return 1;
+    return 0;
+}
+
+/* A cancel during the reference's re-run ends the call cancelled, with none
+ * of the plugin's unchecked answer, under `verify: auto` too. */
+START_TEST(test_verify_a_cancel_during_the_rerun_cancels_the_call)
+{
+    topoml_context *ctx = open_ctx("enable: [scalar-copy]\nisolation: none\n",
+                                   dir_of("conformance-plugins", "scalar-copy"), NULL);
+    ck_assert_int_eq(topoml_use_backend(ctx, "scalar-copy"), TOPOML_OK);
+    topoml_data *d = random_points(ctx, 60, 3, 7);
+    topoml_rips_options o;
+    topoml_rips_options_init(&o);
+    o.max_dim = 2;
+    o.collapse = TOPOML_COLLAPSE_OFF;
+    restart r = {"", false};
+    topoml_set_progress(ctx, stop_at_restart, &r);
+    topoml_barcode *bc = NULL;
+    int rc = topoml_barcode_compute(ctx, &bc, d, &o);
+    ck_assert_msg(r.moved, "the run reported one stage only (%s)", r.first);
+    ck_assert_int_eq(rc, TOPOML_E_CANCELLED);
+    uint64_t n = 0;
+    if (bc)
+        topoml_barcode_intervals(bc, &n);
+    ck_assert_uint_eq(n, 0);
+    topoml_barcode_free(bc);
+    topoml_set_progress(ctx, NULL, NULL);
+    topoml_data_free(ctx, d);
+    topoml_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_verify_configuration_is_strict)
 {
     static const char *bad[] = {"verify: sometimes\n", "verify_share: 2\n", "verify_share: x\n",
@@ -557,6 +610,7 @@ int main(void)
     tcase_add_test(t, test_verify_always_withholds_an_answer_the_reference_cannot_check);
     tcase_add_test(t, test_verify_reruns_small_calls_only_when_the_reference_is_cheap);
     tcase_add_test(t, test_verify_checks_the_finished_dimensions_of_a_stopped_call);
+    tcase_add_test(t, test_verify_a_cancel_during_the_rerun_cancels_the_call);
     tcase_add_test(t, test_verify_spot_checks_find_a_death_that_is_no_distance);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);

@@ -61,7 +61,7 @@ typedef struct iso_request {
 typedef struct iso_response {
     int32_t status;
     uint32_t max_dim, complete;
-    uint32_t generators; /* rips: the count generators follow the intervals */
+    uint32_t generators; /* rips: `count` generators follow the intervals */
     uint64_t count;      /* edges or intervals */
     char error[512];
 } iso_response;

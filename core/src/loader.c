@@ -27,7 +27,7 @@
  * not have been told apart. So the name handed to dlopen is never a
  * context's own descriptor: it is a duplicate kept open for the life of the
  * process, one per file (device and inode), whose number is therefore never
- * reused (loaded_name).
+ * reused (load_file).
  *
  * Discovery only checks files (tm_loader_check); their SHA-256 is read
  * from the same descriptor when they are first probed (tm_loader_hash), so

@@ -33,12 +33,10 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "certificate.h"
@@ -238,7 +236,7 @@ static tm_envelope *envelope_find(tm_backend *b, const tm_envelope *k)
     return NULL;
 }
 
-/* Raise the size of kind k to at least (n, edges); false when the table is
+/* Raise the sizes of kind k to at least k's; false when the table is
  * full (the kind then stays unrecorded: re-run every time). */
 static bool envelope_raise(topoml_context *ctx, tm_backend *b, const tm_envelope *k)
 {
@@ -268,7 +266,7 @@ static bool envelope_raise(topoml_context *ctx, tm_backend *b, const tm_envelope
 
 /* Merge the record on disk into b->envelope (the larger size of each kind
  * wins). Lines: the format, "sha256=<file hash>", "cert=<stamp>", then one
- * "op kind dtype metric modulus max_dim cut n edges" per kind. */
+ * "op kind dtype metric modulus max_dim cut n edges out" per kind. */
 static void envelope_read(topoml_context *ctx, tm_backend *b)
 {
     char file[4400];
@@ -886,14 +884,6 @@ static bool barcode_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32
     return false;
 }
 
-static int edge_key_order(const void *a, const void *b)
-{
-    const topoml_edge *x = a, *y = b;
-    if (x->i != y->i)
-        return x->i < y->i ? -1 : 1;
-    return x->j < y->j ? -1 : x->j > y->j;
-}
-
 /* Is (u, v) an edge of the input of length exactly `value`, as the
  * conformance suite has it (conformance/compare.c, edge_has_length)? For f32
  * points the length rounded to f32 counts too. `sorted`: a sparse input's
@@ -908,11 +898,11 @@ static bool edge_of_length(const topoml_input_v1 *in, const topoml_edge *sorted,
             return false;
         topoml_edge key = {.i = u, .j = v};
         const topoml_edge *e = bsearch(&key, sorted, (size_t)in->n_edges, sizeof *sorted,
-                                       edge_key_order);
+                                       edge_order);
         if (!e) { /* the list may give either order */
             key.i = v;
             key.j = u;
-            e = bsearch(&key, sorted, (size_t)in->n_edges, sizeof *sorted, edge_key_order);
+            e = bsearch(&key, sorted, (size_t)in->n_edges, sizeof *sorted, edge_order);
         }
         return e && e->d == value;
     }
@@ -942,7 +932,7 @@ static bool generators_wrong(topoml_context *ctx, const topoml_input_v1 *in,
             return false; /* no memory to check: the other checks stand */
         }
         memcpy(sorted, in->edges, (size_t)in->n_edges * sizeof *sorted);
-        qsort(sorted, (size_t)in->n_edges, sizeof *sorted, edge_key_order);
+        qsort(sorted, (size_t)in->n_edges, sizeof *sorted, edge_order);
     }
     bool wrong = false;
     for (uint64_t k = 0; k < res->n_intervals && !wrong; k++) {
@@ -1187,15 +1177,16 @@ int tm_verify_image(topoml_context *ctx, tm_backend **bp, const topoml_image_par
     bool wrong = image_wrong(p, n_diagrams, offsets, out, NULL, why, sizeof why);
     tm_backend *ref = reference(ctx);
     topoml_call_v1 call;
-    /* Its kind: the op and the weight; its size: the pairs, and the pixels
-     * in the edges slot. */
+    /* Its kind: the op, the weight (in the modulus slot) and the rule for
+     * infinite deaths (in the dimension slot); its size: the pairs, and the
+     * pixels as the answer. */
     tm_envelope kind;
     memset(&kind, 0, sizeof kind);
     kind.op = TOPOML_OP_IMAGE;
     kind.modulus = p->weight;
     kind.max_dim = p->infinite;
     kind.n = offsets[n_diagrams];
-    kind.edges = cells;
+    kind.out = cells;
     if (!wrong && (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, kind.n, 2, seconds))) {
         double *want = tm_alloc(ctx, (size_t)(cells ? cells : 1) * sizeof *want);
         if (!want) {

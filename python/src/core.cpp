@@ -411,9 +411,7 @@ class Context {
     {
         if (warnings_.empty())
             return true;
-        std::vector<std::string> w;
-        w.swap(warnings_);
-        for (const std::string &m : w)
+        for (const std::string &m : take_warnings())
             if (PyErr_WarnEx(backend_warning.ptr(), m.c_str(), 1) != 0)
                 return false;
         return true;
@@ -2102,7 +2100,8 @@ NB_MODULE(_core, m)
         "topoml._core.BackendWarning",
         "What the library warned of during a computation: a backend that answered wrongly "
         "and was disabled (the reference's answer was returned instead), a certificate "
-        "revoked, a plugin that could not be certified or loaded.",
+        "revoked, a plugin that could not be certified or loaded, a plugin that failed and "
+        "was replaced by the reference.",
         PyExc_RuntimeWarning, nullptr));
     m.attr("BackendWarning") = backend_warning;
     m.def("version", []() { return std::string(topoml_version()); });

@@ -56,7 +56,7 @@ def pytest_sessionstart(session):
 
 def pytest_terminal_summary(terminalreporter):
     """A plugin the core disabled at run time (a wrong answer found by the
-    verification, docs/architecture.md) revokes its certificate; the tests do
+    verification, docs/conformance.md) revokes its certificate; the tests do
     not see it (the reference answers instead). Say so here, with the
     reason, so that it is not silent."""
     changed = [(name, now) for name, now in _certificates().items()

@@ -134,17 +134,16 @@ WRONG_AT_RUN_TIME = textwrap.dedent("""
     import json, sys, warnings, numpy as np, topoml
     t = np.linspace(0, 2 * np.pi, 40, endpoint=False)
     X = np.c_[np.cos(t), np.sin(t)] + np.random.default_rng(2).normal(0, 0.05, (40, 2))
-    want = topoml.barcodes(X, backend="scalar").diagrams
+    want = dgms = topoml.barcodes(X, backend="scalar").diagrams
     if sys.argv[1] == "image":  # the reference's images, then auto choice's
         topoml.select_backend("scalar")
-        want = [topoml.persistence_images(want[1], (0, 1), (0, 1), resolution=(8, 6))]
+        want = [topoml.persistence_images(dgms[1], (0, 1), (0, 1), resolution=(8, 6))]
         topoml.select_backend(None)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         if sys.argv[1] == "image":
-            got, backend, reason = [topoml.persistence_images(
-                topoml.barcodes(X, backend="scalar").diagrams[1], (0, 1), (0, 1),
-                resolution=(8, 6))], "", "-"
+            got = [topoml.persistence_images(dgms[1], (0, 1), (0, 1), resolution=(8, 6))]
+            backend, reason = "", "-"
         elif sys.argv[1] == "ripser":
             r = topoml.ripser(X)
             got, backend, reason = r["dgms"], r.backend, ""

@@ -31,9 +31,10 @@ _LAZY = {
 }
 
 __all__ = ["BackendInfo", "Capability", "available_backends", "backends", "select_backend",
-           "selected_backend", "BackendWarning", "CancelledError", "MemoryLimitError", "BarcodeResult", "barcodes",
-           "ripser", "ripser_parallel", "betti_curve", "bottleneck", "distances", "entropy",
-           "landscapes", "persistence_images", "total_persistence", "wasserstein"] + sorted(_LAZY)
+           "selected_backend", "BackendWarning", "CancelledError", "MemoryLimitError",
+           "BarcodeResult", "barcodes", "ripser", "ripser_parallel", "betti_curve", "bottleneck",
+           "distances", "entropy", "landscapes", "persistence_images", "total_persistence",
+           "wasserstein"] + sorted(_LAZY)
 
 
 def __getattr__(name):

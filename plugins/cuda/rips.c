@@ -95,7 +95,7 @@ static int rips_hooked(tmc_ctx *ctx, const topoml_input_v1 *source, const topoml
     if (params->max_dim < 2 || in->n < 4)
         return engine(ctx, in, params, NULL, out);
     tmr_columns *cols = NULL;
-    int status = tmr_columns_open(ctx, source, &cols);
+    int status = tmr_columns_open(ctx, source, params->max_dim, &cols);
     if (status != TOPOML_OK)
         return status;
     scalar_rips_hook hook = {cols, tmr_columns_hook};

@@ -19,6 +19,11 @@
  *  - the survivors compacted, sorted by (diameter descending, index
  *    ascending) with two stable radix sorts, copied into the engine's
  *    storage.
+ * The last dimension asked is not held whole: its simplices are nobody's
+ * parents, so they are grown, tested and compacted a chunk of parents at a
+ * time (64 MiB of simplices at most), and only the columns stay on the
+ * device (columns_streamed). On a dense complex that level is most of the
+ * memory: sphere_3_192 at dimension 3 has 47 million of them.
  * Everything the device holds is checked against its free memory first; a
  * dimension that does not fit is declined and the engine collects its
  * columns on the host (same barcode, slower).
@@ -26,6 +31,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -73,7 +79,7 @@ template <bool COUNT>
 __global__ void extend_kernel(tmr_graph g, const uint32_t *__restrict__ pv,
                               const double *__restrict__ pd, uint64_t parents, uint32_t m,
                               uint64_t *__restrict__ cnt, const uint64_t *__restrict__ off,
-                              uint32_t *cv, double *cd)
+                              uint64_t base, uint32_t *cv, double *cd)
 {
     for (uint64_t p = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; p < parents;
          p += (uint64_t)gridDim.x * blockDim.x) {
@@ -83,7 +89,7 @@ __global__ void extend_kernel(tmr_graph g, const uint32_t *__restrict__ pv,
         if (COUNT)
             cnt[p] = tmr_extend(&g, v, m, pd[p], nullptr, nullptr);
         else
-            tmr_extend(&g, v, m, pd[p], cv + off[p] * (m + 1), cd + off[p]);
+            tmr_extend(&g, v, m, pd[p], cv + (off[p] - base) * (m + 1), cd + (off[p] - base));
     }
 }
 
@@ -169,6 +175,8 @@ struct tmr_columns {
     uint32_t *lv;
     double *ld;
     double setup_ms;
+    uint32_t max_dim;  /* the last dimension the engine asks for */
+    uint64_t streamed; /* simplices of the last columns_streamed */
 };
 
 static void say(tmr_columns *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -382,7 +390,7 @@ static int extend(tmr_columns *c)
     tmr_graph g = graph_of(c);
     if (status == TOPOML_OK) {
         extend_kernel<true><<<tmc_grid_for(parents), 256, 0, ctx->stream>>>(
-            g, c->lv, c->ld, parents, m, cnt, nullptr, nullptr, nullptr);
+            g, c->lv, c->ld, parents, m, cnt, nullptr, 0, nullptr, nullptr);
         TMC_TRY(ctx, status, cudaGetLastError(), "extend_kernel launch");
     }
     if (status == TOPOML_OK)
@@ -406,7 +414,7 @@ static int extend(tmr_columns *c)
     TMC_TRY(ctx, status, cudaMalloc((void **)&cd, total ? total * 8 : 8), "cudaMalloc(simplices)");
     if (status == TOPOML_OK) {
         extend_kernel<false><<<tmc_grid_for(parents), 256, 0, ctx->stream>>>(
-            g, c->lv, c->ld, parents, m, nullptr, cnt, cv, cd);
+            g, c->lv, c->ld, parents, m, nullptr, cnt, 0, cv, cd);
         TMC_TRY(ctx, status, cudaGetLastError(), "extend_kernel launch");
     }
     TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "extend_kernel");
@@ -418,6 +426,74 @@ static int extend(tmr_columns *c)
     c->m = m + 1;
     c->count = total;
     return status == TOPOML_OK ? status : release(c, status);
+}
+
+/* Sorts the `total` columns whose keys are at work[0 .. total) and values at
+ * work[cap .. cap + total) (work: 2 * cap words, cap >= total) by diameter
+ * descending, then index ascending, and copies them into the engine's
+ * storage. Frees work. */
+static int deliver(tmr_columns *c, scalar_rips_columns_query *q, uint64_t *work, uint64_t cap,
+                   uint64_t total)
+{
+    tmc_ctx *ctx = c->ctx;
+    int status = TOPOML_OK;
+    uint64_t *alt = nullptr;
+    void *scratch = nullptr;
+    size_t bytes_a = 0, bytes_b = 0;
+    if (!fits(c, total * 16 + (128u << 20))) {
+        TMC_ALWAYS(ctx, status, cudaFree(work), "cudaFree(columns)");
+        return status == TOPOML_OK ? decline(c, "sorting the columns", total * 32) : release(c, status);
+    }
+    /* the sorts' second buffers */
+    TMC_TRY(ctx, status, cudaMalloc((void **)&alt, total ? total * 16 : 16), "cudaMalloc(columns)");
+    cub::DoubleBuffer<uint64_t> keys(work, alt), vals(work + cap, alt + total);
+    /* index ascending, then (stable) diameter descending */
+    TMC_TRY(ctx, status,
+            cub::DeviceRadixSort::SortPairs(nullptr, bytes_a, vals, keys, total, 0, 64, ctx->stream),
+            "cub::DeviceRadixSort (scratch size)");
+    TMC_TRY(ctx, status,
+            cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes_b, keys, vals, total, 0, 63,
+                                                      ctx->stream),
+            "cub::DeviceRadixSort (scratch size)");
+    size_t bytes = bytes_a > bytes_b ? bytes_a : bytes_b;
+    TMC_TRY(ctx, status, cudaMalloc(&scratch, bytes ? bytes : 1), "cudaMalloc(sort scratch)");
+    if (status == TOPOML_OK)
+        tmc_note_device_use(ctx);
+    TMC_TRY(ctx, status,
+            cub::DeviceRadixSort::SortPairs(scratch, bytes, vals, keys, total, 0, 64, ctx->stream),
+            "cub::DeviceRadixSort::SortPairs");
+    TMC_TRY(ctx, status,
+            cub::DeviceRadixSort::SortPairsDescending(scratch, bytes, keys, vals, total, 0, 63,
+                                                      ctx->stream),
+            "cub::DeviceRadixSort::SortPairsDescending");
+    if (status == TOPOML_OK && keys.selector != vals.selector)
+        status = tmc_fail(ctx->call, TOPOML_E_INTERNAL,
+                          "radix sort left keys and values in different buffers");
+    scalar_rips_column *host = nullptr;
+    if (status == TOPOML_OK) {
+        host = q->reserve(q, total);
+        if (!host)
+            status = TOPOML_E_NOMEM; /* the engine has recorded why */
+    }
+    if (status == TOPOML_OK) {
+        /* packed into the buffers the result is not in: alt (16 * total
+         * bytes) or work (16 * cap) */
+        scalar_rips_column *packed = (scalar_rips_column *)(keys.selector ? work : alt);
+        pack_kernel<<<tmc_grid_for(total), 256, 0, ctx->stream>>>(keys.Current(), vals.Current(),
+                                                              total, packed);
+        TMC_TRY(ctx, status, cudaGetLastError(), "pack_kernel launch");
+        TMC_TRY(ctx, status,
+                cudaMemcpyAsync(host, packed, total * sizeof *host, cudaMemcpyDeviceToHost,
+                                ctx->stream),
+                "cudaMemcpyAsync(columns to host)");
+    }
+    TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "column sort");
+    TMC_ALWAYS(ctx, status, cudaFree(scratch), "cudaFree(sort scratch)");
+    TMC_ALWAYS(ctx, status, cudaFree(alt), "cudaFree(columns)");
+    TMC_ALWAYS(ctx, status, cudaFree(work), "cudaFree(columns)");
+    if (status == TOPOML_OK)
+        q->n_columns = total;
+    return status;
 }
 
 /* The columns of the current level into the engine's storage. */
@@ -449,70 +525,200 @@ static int columns(tmr_columns *c, scalar_rips_columns_query *q)
         status = prefix_sum(ctx, flag, pos, count, &total);
     TMC_ALWAYS(ctx, status, cudaFree(flag), "cudaFree(flags)");
     TMC_ALWAYS(ctx, status, cudaFree(cleared), "cudaFree(cleared)");
-    flag = nullptr;
 
-    /* keys and values, twice for the sorts' double buffers */
     uint64_t *work = nullptr;
-    void *scratch = nullptr;
-    size_t bytes_a = 0, bytes_b = 0;
     if (status == TOPOML_OK && !fits(c, total * 32 + (128u << 20))) {
         TMC_ALWAYS(ctx, status, cudaFree(pos), "cudaFree(flags)");
         return status == TOPOML_OK ? decline(c, "sorting the columns", total * 32) : release(c, status);
     }
-    TMC_TRY(ctx, status, cudaMalloc((void **)&work, total ? total * 32 : 32), "cudaMalloc(columns)");
-    cub::DoubleBuffer<uint64_t> keys(work, work + 2 * total), vals(work + total, work + 3 * total);
+    TMC_TRY(ctx, status, cudaMalloc((void **)&work, total ? total * 16 : 16), "cudaMalloc(columns)");
     if (status == TOPOML_OK) {
         compact_kernel<<<tmc_grid_for(count), 256, 0, ctx->stream>>>(g, c->lv, c->ld, count, m, pos,
-                                                                 keys.Current(), vals.Current());
+                                                                 work, work + total);
         TMC_TRY(ctx, status, cudaGetLastError(), "compact_kernel launch");
     }
     TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "compact_kernel");
     TMC_ALWAYS(ctx, status, cudaFree(pos), "cudaFree(flags)");
-    /* index ascending, then (stable) diameter descending */
-    TMC_TRY(ctx, status,
-            cub::DeviceRadixSort::SortPairs(nullptr, bytes_a, vals, keys, total, 0, 64, ctx->stream),
-            "cub::DeviceRadixSort (scratch size)");
-    TMC_TRY(ctx, status,
-            cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes_b, keys, vals, total, 0, 63,
-                                                      ctx->stream),
-            "cub::DeviceRadixSort (scratch size)");
-    size_t bytes = bytes_a > bytes_b ? bytes_a : bytes_b;
-    TMC_TRY(ctx, status, cudaMalloc(&scratch, bytes ? bytes : 1), "cudaMalloc(sort scratch)");
-    if (status == TOPOML_OK)
-        tmc_note_device_use(ctx);
-    TMC_TRY(ctx, status,
-            cub::DeviceRadixSort::SortPairs(scratch, bytes, vals, keys, total, 0, 64, ctx->stream),
-            "cub::DeviceRadixSort::SortPairs");
-    TMC_TRY(ctx, status,
-            cub::DeviceRadixSort::SortPairsDescending(scratch, bytes, keys, vals, total, 0, 63,
-                                                      ctx->stream),
-            "cub::DeviceRadixSort::SortPairsDescending");
-    if (status == TOPOML_OK && keys.selector != vals.selector)
-        status = tmc_fail(ctx->call, TOPOML_E_INTERNAL,
-                          "radix sort left keys and values in different buffers");
-    scalar_rips_column *host = nullptr;
-    if (status == TOPOML_OK) {
-        host = q->reserve(q, total);
-        if (!host)
-            status = TOPOML_E_NOMEM; /* the engine has recorded why */
+    if (status != TOPOML_OK) {
+        TMC_ALWAYS(ctx, status, cudaFree(work), "cudaFree(columns)");
+        return status;
     }
-    if (status == TOPOML_OK) {
-        scalar_rips_column *packed =
-            (scalar_rips_column *)(keys.selector ? work : work + 2 * total);
-        pack_kernel<<<tmc_grid_for(total), 256, 0, ctx->stream>>>(keys.Current(), vals.Current(),
-                                                              total, packed);
-        TMC_TRY(ctx, status, cudaGetLastError(), "pack_kernel launch");
-        TMC_TRY(ctx, status,
-                cudaMemcpyAsync(host, packed, total * sizeof *host, cudaMemcpyDeviceToHost,
-                                ctx->stream),
-                "cudaMemcpyAsync(columns to host)");
+    return deliver(c, q, work, total, total);
+}
+
+/* Device memory for one chunk of columns_streamed: 64 MiB, or a quarter of
+ * what is usable when that is less. TOPOML_CUDA_CHUNK_BYTES sets another
+ * size (the tests use tiny chunks to cut small inputs into many). */
+static uint64_t chunk_budget(const tmr_columns *c)
+{
+    uint64_t budget = UINT64_C(64) << 20;
+    const char *env = getenv("TOPOML_CUDA_CHUNK_BYTES");
+    if (env && *env) {
+        char *end = nullptr;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (end && !*end && v)
+            budget = v;
     }
-    TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "column sort");
-    TMC_ALWAYS(ctx, status, cudaFree(scratch), "cudaFree(sort scratch)");
-    TMC_ALWAYS(ctx, status, cudaFree(work), "cudaFree(columns)");
+    const uint64_t quarter = tmc_usable_device_memory(c->ctx) / 4;
+    return budget < quarter || !quarter ? budget : quarter;
+}
+
+/* The columns of the simplices one vertex larger than those of the level
+ * held, without ever holding all of those simplices: for the last dimension
+ * asked, whose simplices are nobody's parents. The parents go in chunks
+ * whose children fit chunk_budget: each chunk's children are grown, tested
+ * and compacted, and only the columns stay on the device. The columns come
+ * out in the same order as columns() would give them (the sort is the same,
+ * and the keys are distinct), so the barcode is too. */
+static int columns_streamed(tmr_columns *c, scalar_rips_columns_query *q)
+{
+    tmc_ctx *ctx = c->ctx;
+    const uint32_t m = c->m, mc = m + 1;
+    const uint64_t parents = c->count;
+    int status = TOPOML_OK;
+    if (!fits(c, (parents + 1) * 8 + q->n_cleared * 8 + (64u << 20)))
+        return decline(c, "counting the simplices", (parents + 1) * 8 + q->n_cleared * 8);
+    /* Each parent has at most n children: below 2^62 in all, the sums and
+     * sizes below cannot wrap. */
+    if (parents && (uint64_t)c->n > (UINT64_C(1) << 62) / parents)
+        return decline(c, "counting the simplices (too many to count in 64 bits)", UINT64_MAX);
+    uint64_t *off = nullptr, *cleared = nullptr, *flag = nullptr, *pos = nullptr, *acc = nullptr;
+    uint32_t *cv = nullptr;
+    double *cd = nullptr;
+    uint64_t total = 0, cap = 0, kept = 0, chunk = 0, *hoff = nullptr;
+    const char *declined = nullptr;
+    uint64_t declined_bytes = 0;
+    TMC_TRY(ctx, status, cudaMalloc((void **)&off, (parents + 1) * 8), "cudaMalloc(counts)");
+    TMC_TRY(ctx, status, cudaMalloc((void **)&cleared, q->n_cleared ? q->n_cleared * 8 : 8),
+            "cudaMalloc(cleared)");
+    TMC_TRY(ctx, status,
+            cudaMemcpyAsync(cleared, q->cleared, q->n_cleared * 8, cudaMemcpyHostToDevice,
+                            ctx->stream),
+            "cudaMemcpyAsync(cleared)");
+    tmr_graph g = graph_of(c);
+    if (status == TOPOML_OK) {
+        extend_kernel<true><<<tmc_grid_for(parents), 256, 0, ctx->stream>>>(
+            g, c->lv, c->ld, parents, m, off, nullptr, 0, nullptr, nullptr);
+        TMC_TRY(ctx, status, cudaGetLastError(), "extend_kernel launch");
+    }
     if (status == TOPOML_OK)
-        q->n_columns = total;
-    return status;
+        status = prefix_sum(ctx, off, off, parents, &total);
+    /* the offsets on the host, to cut the parents into chunks */
+    if (status == TOPOML_OK)
+        hoff = (uint64_t *)tmc_host_alloc(ctx, (parents + 1) * 8, "the simplex counts", &status);
+    TMC_TRY(ctx, status, cudaMemcpy(hoff, off, (parents + 1) * 8, cudaMemcpyDeviceToHost),
+            "cudaMemcpy(simplex counts)");
+    if (status == TOPOML_OK) {
+        /* vertices, diameter, flag and position of each child */
+        const uint64_t per = (uint64_t)mc * 4 + 24, largest_allowed = chunk_budget(c) / per;
+        uint64_t largest = 0;
+        for (uint64_t p = 0; p < parents; p++)
+            if (hoff[p + 1] - hoff[p] > largest)
+                largest = hoff[p + 1] - hoff[p];
+        chunk = largest > largest_allowed ? largest : largest_allowed;
+        if (chunk > total)
+            chunk = total;
+        if (!chunk)
+            chunk = 1;
+        if (!fits(c, chunk * per + (64u << 20))) {
+            declined = "a chunk of the simplices";
+            declined_bytes = chunk * per;
+        }
+    }
+    if (status == TOPOML_OK && !declined) {
+        TMC_TRY(ctx, status, cudaMalloc((void **)&cv, chunk * mc * 4), "cudaMalloc(simplices)");
+        TMC_TRY(ctx, status, cudaMalloc((void **)&cd, chunk * 8), "cudaMalloc(simplices)");
+        TMC_TRY(ctx, status, cudaMalloc((void **)&flag, (chunk + 1) * 8), "cudaMalloc(flags)");
+        TMC_TRY(ctx, status, cudaMalloc((void **)&pos, (chunk + 1) * 8), "cudaMalloc(flags)");
+    }
+    uint64_t chunks = 0;
+    for (uint64_t p0 = 0; status == TOPOML_OK && !declined && p0 < parents;) {
+        uint64_t p1 = p0 + 1; /* a parent's children always fit a chunk */
+        while (p1 < parents && hoff[p1 + 1] - hoff[p0] <= chunk)
+            p1++;
+        const uint64_t count = hoff[p1] - hoff[p0];
+        uint64_t got = 0;
+        if (count) {
+            extend_kernel<false><<<tmc_grid_for(p1 - p0), 256, 0, ctx->stream>>>(
+                g, c->lv + p0 * m, c->ld + p0, p1 - p0, m, nullptr, off + p0, hoff[p0], cv, cd);
+            TMC_TRY(ctx, status, cudaGetLastError(), "extend_kernel launch");
+            if (status == TOPOML_OK) {
+                columns_kernel<<<tmc_grid_for(count), 256, 0, ctx->stream>>>(
+                    g, cv, cd, count, mc, cleared, q->n_cleared, flag);
+                TMC_TRY(ctx, status, cudaGetLastError(), "columns_kernel launch");
+            }
+            if (status == TOPOML_OK)
+                status = prefix_sum(ctx, flag, pos, count, &got);
+        }
+        if (status == TOPOML_OK && kept + got > cap) {
+            /* room for the columns: the first chunk's share of the rest,
+             * then doubling */
+            uint64_t want = cap ? 2 * cap : (uint64_t)((double)got * total / count * 1.25) + 1024;
+            if (want < kept + got)
+                want = kept + got;
+            if (want > total)
+                want = total;
+            uint64_t *grown = nullptr;
+            if (!fits(c, want * 16 + (64u << 20))) {
+                declined = "the columns";
+                declined_bytes = want * 16;
+            } else {
+                TMC_TRY(ctx, status, cudaMalloc((void **)&grown, want * 16), "cudaMalloc(columns)");
+                if (kept) {
+                    TMC_TRY(ctx, status,
+                            cudaMemcpyAsync(grown, acc, kept * 8, cudaMemcpyDeviceToDevice, ctx->stream),
+                            "cudaMemcpyAsync(columns)");
+                    TMC_TRY(ctx, status,
+                            cudaMemcpyAsync(grown + want, acc + cap, kept * 8,
+                                            cudaMemcpyDeviceToDevice, ctx->stream),
+                            "cudaMemcpyAsync(columns)");
+                }
+                TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "columns");
+                TMC_ALWAYS(ctx, status, cudaFree(acc), "cudaFree(columns)");
+                acc = grown;
+                cap = want;
+                if (status == TOPOML_OK)
+                    tmc_note_device_use(ctx);
+            }
+        }
+        if (status == TOPOML_OK && !declined && got) {
+            compact_kernel<<<tmc_grid_for(count), 256, 0, ctx->stream>>>(g, cv, cd, count, mc, pos,
+                                                                     acc + kept, acc + cap + kept);
+            TMC_TRY(ctx, status, cudaGetLastError(), "compact_kernel launch");
+            kept += got;
+        }
+        if (status == TOPOML_OK && chunks++ == 0)
+            tmc_note_device_use(ctx);
+        if (status == TOPOML_OK && tmc_cancelled(ctx, "columns", hoff[p1], total))
+            status = tmc_fail(ctx->call, TOPOML_E_CANCELLED, "rips: cancelled in dimension %u", q->k);
+        p0 = p1;
+    }
+    TMC_ALWAYS(ctx, status, cudaStreamSynchronize(ctx->stream), "columns");
+    TMC_ALWAYS(ctx, status, cudaFree(cv), "cudaFree(simplices)");
+    TMC_ALWAYS(ctx, status, cudaFree(cd), "cudaFree(simplices)");
+    TMC_ALWAYS(ctx, status, cudaFree(flag), "cudaFree(flags)");
+    TMC_ALWAYS(ctx, status, cudaFree(pos), "cudaFree(flags)");
+    TMC_ALWAYS(ctx, status, cudaFree(off), "cudaFree(counts)");
+    TMC_ALWAYS(ctx, status, cudaFree(cleared), "cudaFree(cleared)");
+    tmc_host_free(ctx, hoff);
+    if (status != TOPOML_OK || declined) {
+        TMC_ALWAYS(ctx, status, cudaFree(acc), "cudaFree(columns)");
+        if (status != TOPOML_OK)
+            return release(c, status);
+        return decline(c, declined, declined_bytes);
+    }
+    if (!acc) { /* no simplex at all, or none a column */
+        TMC_TRY(ctx, status, cudaMalloc((void **)&acc, 16), "cudaMalloc(columns)");
+        cap = 1;
+        if (status != TOPOML_OK)
+            return release(c, status);
+    }
+    say(c, TOPOML_LOG_DEBUG,
+        "cuda rips: dimension %u: %llu simplices in %llu chunk%s of at most %llu, not kept", q->k,
+        (unsigned long long)total, (unsigned long long)chunks, chunks == 1 ? "" : "s",
+        (unsigned long long)chunk);
+    c->streamed = total;
+    return deliver(c, q, acc, cap, kept);
 }
 
 extern "C" int tmr_columns_hook(void *user, scalar_rips_columns_query *q)
@@ -535,14 +741,18 @@ extern "C" int tmr_columns_hook(void *user, scalar_rips_columns_query *q)
         return tmc_fail(c->ctx->call, TOPOML_E_INTERNAL,
                         "cuda rips: the threshold changed between dimensions");
     status = binomials(c, q->k + 2);
-    while (status == TOPOML_OK && !c->declined && c->m < q->k + 1)
+    /* The last dimension's simplices are nobody's parents: streamed, never
+     * held (columns_streamed). */
+    const bool stream = q->k >= c->max_dim && c->m <= q->k;
+    while (status == TOPOML_OK && !c->declined && c->m < q->k + (stream ? 0 : 1))
         status = extend(c);
     if (status != TOPOML_OK || c->declined)
         return c->declined && status == TOPOML_OK ? SCALAR_RIPS_HOOK_DECLINED : status;
     if (tmc_cancelled(c->ctx, "columns", 0, 0))
         return tmc_fail(c->ctx->call, TOPOML_E_CANCELLED, "rips: cancelled in dimension %u", q->k);
-    const uint64_t simplices = c->count;
-    status = columns(c, q);
+    c->streamed = 0;
+    status = stream ? columns_streamed(c, q) : columns(c, q);
+    const uint64_t simplices = stream ? c->streamed : c->count;
     if (status == TOPOML_OK)
         say(c, TOPOML_LOG_DEBUG,
             "cuda rips: dimension %u: %llu simplices, %llu columns, %.1f ms on the device", q->k,
@@ -550,7 +760,8 @@ extern "C" int tmr_columns_hook(void *user, scalar_rips_columns_query *q)
     return status;
 }
 
-extern "C" int tmr_columns_open(tmc_ctx *ctx, const topoml_input_v1 *in, tmr_columns **out)
+extern "C" int tmr_columns_open(tmc_ctx *ctx, const topoml_input_v1 *in, uint32_t max_dim,
+                                tmr_columns **out)
 {
     int status = TOPOML_OK;
     tmr_columns *c = (tmr_columns *)tmc_host_alloc(ctx, sizeof *c, "the column state", &status);
@@ -560,6 +771,7 @@ extern "C" int tmr_columns_open(tmc_ctx *ctx, const topoml_input_v1 *in, tmr_col
     memset(c, 0, sizeof *c);
     c->ctx = ctx;
     c->in = in;
+    c->max_dim = max_dim;
     return TOPOML_OK;
 }
 

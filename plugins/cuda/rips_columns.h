@@ -222,9 +222,11 @@ static inline TMC_HD uint64_t tmr_extend(const tmr_graph *g, const uint32_t *v, 
 typedef struct tmr_columns tmr_columns;
 
 /* A hook state for the POINTS or CONDENSED input `in` (host memory, which
- * must outlive the state). Nothing touches the device until the engine asks
+ * must outlive the state), for an engine that asks for the columns of
+ * dimensions 2 .. max_dim. Nothing touches the device until the engine asks
  * for its first columns. */
-int tmr_columns_open(tmc_ctx *ctx, const topoml_input_v1 *in, tmr_columns **out);
+int tmr_columns_open(tmc_ctx *ctx, const topoml_input_v1 *in, uint32_t max_dim,
+                     tmr_columns **out);
 
 /* scalar_rips_hook.columns, with user = the state. */
 int tmr_columns_hook(void *user, scalar_rips_columns_query *q);

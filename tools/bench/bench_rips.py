@@ -133,6 +133,10 @@ def programs(a, threads):
     return out
 
 
+# Why the last measure() that failed did (kept in the JSON's "failed" list).
+LAST_FAILURE = {}
+
+
 def measure(cmd, timeout):
     """(seconds, CPU seconds, peak RSS KiB, stdout) or None when it failed or ran
     out of time. Seconds: the program's own figure if it prints one
@@ -146,6 +150,7 @@ def measure(cmd, timeout):
             p = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", tf.name] + cmd,
                                stdout=subprocess.PIPE, stderr=err, timeout=timeout)
         except subprocess.TimeoutExpired:
+            LAST_FAILURE["why"] = "ran past --timeout %g s" % timeout
             return None
         wall = time.perf_counter() - start
         rss, user, sys_ = tf.read().split()[-3:]
@@ -154,6 +159,9 @@ def measure(cmd, timeout):
         own = [l.split()[1] for l in lines if l.startswith("seconds ")]
         own_cpu = [l.split()[1] for l in lines if l.startswith("cpu ")]
     if p.returncode != 0:
+        status = ("killed by signal %d" % -p.returncode if p.returncode < 0
+                  else "exit status %d" % p.returncode)
+        LAST_FAILURE["why"] = "%s: %s" % (status, " | ".join(lines[-3:]) or "no message")
         return None
     cpu = float(own_cpu[-1]) if own_cpu else float(user) + float(sys_)
     return ((float(own[-1]) if own else wall), cpu, int(rss), p.stdout.decode(errors="replace"),
@@ -461,7 +469,7 @@ def main():
         runs = {(p, t): [] for p, t, _ in progs}
         cpus = {k: [] for k in runs}
         rss = {k: [] for k in runs}
-        outs, failed = {}, set()
+        outs, failed, failed_why = {}, set(), {}
         for rep in range(a.reps):
             # rotate the order each repetition: no program always runs first,
             # on a cache warmed (or a machine loaded) by another
@@ -475,6 +483,7 @@ def main():
                 m = measure(cmd, a.timeout)
                 if m is None:
                     failed.add(key)
+                    failed_why[key] = LAST_FAILURE.get("why", "failed")
                     continue
                 runs[key].append(m[0])
                 cpus[key].append(m[1])
@@ -498,7 +507,7 @@ def main():
                 # not a case of the schema (no time): listed apart, with why
                 doc.setdefault("failed", []).append({
                     "name": name, "program": prog, "threads": t, "input": fname, "dim": dim,
-                    "threshold": thr, "why": "failed or ran past --timeout %g s" % a.timeout})
+                    "threshold": thr, "why": failed_why.get(key, "failed")})
                 print("%-18s %-30s %3d %9s" % (name, prog, t, "failed"))
                 continue
             doc["cases"].append({"name": name, "program": prog, "threads": t, "times": times,

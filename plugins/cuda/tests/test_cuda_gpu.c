@@ -740,6 +740,25 @@ static void test_rips(const char *dir)
     test_rips_file(dir, "projective_plane.lower_distance_matrix", 0, 2, INFINITY, 3,
                    "projective_plane.dim2.mod3.txt");
     test_rips_file(dir, "random16.lower_distance_matrix", 0, 3, INFINITY, 2, "random16.dim7.txt");
+    /* The last dimension's simplices go through the device in chunks of
+     * parents, and are never all held (rips_columns.cu, columns_streamed):
+     * tiny chunks cut these inputs into hundreds or thousands of them; with
+     * 64 bytes no two parents share a chunk. Same barcodes. */
+    static const char *chunk_bytes[] = {"4096", "64"};
+    for (int b = 0; b < 2; b++) {
+        setenv("TOPOML_CUDA_CHUNK_BYTES", chunk_bytes[b], 1);
+        const uint64_t n = small_mode ? 24 : (b ? 30 : 60), dim = 3;
+        double *p = make_points(n, dim, SPHERE);
+        topoml_input_v1 in = points_input(n, dim, TOPOML_F64, TOPOML_METRIC_EUCLIDEAN, p);
+        snprintf(what, sizeof what, "points n=%llu, chunks of %s bytes", (unsigned long long)n,
+                 chunk_bytes[b]);
+        compare_rips(&in, 2, INFINITY, 2, what, NULL);
+        compare_rips(&in, 3, 0.9, 3, what, NULL);
+        free(p);
+        test_rips_file(dir, "random16.lower_distance_matrix", 0, 3, INFINITY, 2,
+                       "random16.dim7.txt");
+        unsetenv("TOPOML_CUDA_CHUNK_BYTES");
+    }
     if (small_mode)
         return;
     test_rips_file(dir, "sphere_3_192.lower_distance_matrix", 0, 2, INFINITY, 2,

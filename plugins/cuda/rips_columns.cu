@@ -428,6 +428,36 @@ static int extend(tmr_columns *c)
     return status == TOPOML_OK ? status : release(c, status);
 }
 
+/* The pivots of dimension k - 1 on the device (*out: cudaFree). */
+static int upload_cleared(tmc_ctx *ctx, const scalar_rips_columns_query *q, uint64_t **out)
+{
+    int status = TOPOML_OK;
+    TMC_TRY(ctx, status, cudaMalloc((void **)out, q->n_cleared ? q->n_cleared * 8 : 8),
+            "cudaMalloc(cleared)");
+    TMC_TRY(ctx, status,
+            cudaMemcpyAsync(*out, q->cleared, q->n_cleared * 8, cudaMemcpyHostToDevice,
+                            ctx->stream),
+            "cudaMemcpyAsync(cleared)");
+    return status;
+}
+
+/* Which of the `count` simplices (m vertices each) at sv, sd are columns:
+ * pos[s] = the columns before s, *total = all of them (flag, pos: count + 1
+ * words each). */
+static int test_simplices(tmr_columns *c, const uint32_t *sv, const double *sd, uint64_t count,
+                          uint32_t m, const uint64_t *cleared, uint64_t n_cleared, uint64_t *flag,
+                          uint64_t *pos, uint64_t *total)
+{
+    tmc_ctx *ctx = c->ctx;
+    int status = TOPOML_OK;
+    columns_kernel<<<tmc_grid_for(count), 256, 0, ctx->stream>>>(graph_of(c), sv, sd, count, m,
+                                                             cleared, n_cleared, flag);
+    TMC_TRY(ctx, status, cudaGetLastError(), "columns_kernel launch");
+    if (status == TOPOML_OK)
+        status = prefix_sum(ctx, flag, pos, count, total);
+    return status;
+}
+
 /* Sorts the `total` columns whose keys are at work[0 .. total) and values at
  * work[cap .. cap + total) (work: 2 * cap words, cap >= total) by diameter
  * descending, then index ascending, and copies them into the engine's
@@ -509,20 +539,11 @@ static int columns(tmr_columns *c, scalar_rips_columns_query *q)
     uint64_t *flag = nullptr, *pos = nullptr, *cleared = nullptr, total = 0;
     TMC_TRY(ctx, status, cudaMalloc((void **)&flag, (count + 1) * 8), "cudaMalloc(flags)");
     TMC_TRY(ctx, status, cudaMalloc((void **)&pos, (count + 1) * 8), "cudaMalloc(flags)");
-    TMC_TRY(ctx, status, cudaMalloc((void **)&cleared, q->n_cleared ? q->n_cleared * 8 : 8),
-            "cudaMalloc(cleared)");
-    TMC_TRY(ctx, status,
-            cudaMemcpyAsync(cleared, q->cleared, q->n_cleared * 8, cudaMemcpyHostToDevice,
-                            ctx->stream),
-            "cudaMemcpyAsync(cleared)");
-    tmr_graph g = graph_of(c);
-    if (status == TOPOML_OK) {
-        columns_kernel<<<tmc_grid_for(count), 256, 0, ctx->stream>>>(g, c->lv, c->ld, count, m,
-                                                                 cleared, q->n_cleared, flag);
-        TMC_TRY(ctx, status, cudaGetLastError(), "columns_kernel launch");
-    }
     if (status == TOPOML_OK)
-        status = prefix_sum(ctx, flag, pos, count, &total);
+        status = upload_cleared(ctx, q, &cleared);
+    if (status == TOPOML_OK)
+        status = test_simplices(c, c->lv, c->ld, count, m, cleared, q->n_cleared, flag, pos, &total);
+    tmr_graph g = graph_of(c);
     TMC_ALWAYS(ctx, status, cudaFree(flag), "cudaFree(flags)");
     TMC_ALWAYS(ctx, status, cudaFree(cleared), "cudaFree(cleared)");
 
@@ -589,12 +610,8 @@ static int columns_streamed(tmr_columns *c, scalar_rips_columns_query *q)
     const char *declined = nullptr;
     uint64_t declined_bytes = 0;
     TMC_TRY(ctx, status, cudaMalloc((void **)&off, (parents + 1) * 8), "cudaMalloc(counts)");
-    TMC_TRY(ctx, status, cudaMalloc((void **)&cleared, q->n_cleared ? q->n_cleared * 8 : 8),
-            "cudaMalloc(cleared)");
-    TMC_TRY(ctx, status,
-            cudaMemcpyAsync(cleared, q->cleared, q->n_cleared * 8, cudaMemcpyHostToDevice,
-                            ctx->stream),
-            "cudaMemcpyAsync(cleared)");
+    if (status == TOPOML_OK)
+        status = upload_cleared(ctx, q, &cleared);
     tmr_graph g = graph_of(c);
     if (status == TOPOML_OK) {
         extend_kernel<true><<<tmc_grid_for(parents), 256, 0, ctx->stream>>>(
@@ -642,13 +659,8 @@ static int columns_streamed(tmr_columns *c, scalar_rips_columns_query *q)
             extend_kernel<false><<<tmc_grid_for(p1 - p0), 256, 0, ctx->stream>>>(
                 g, c->lv + p0 * m, c->ld + p0, p1 - p0, m, nullptr, off + p0, hoff[p0], cv, cd);
             TMC_TRY(ctx, status, cudaGetLastError(), "extend_kernel launch");
-            if (status == TOPOML_OK) {
-                columns_kernel<<<tmc_grid_for(count), 256, 0, ctx->stream>>>(
-                    g, cv, cd, count, mc, cleared, q->n_cleared, flag);
-                TMC_TRY(ctx, status, cudaGetLastError(), "columns_kernel launch");
-            }
             if (status == TOPOML_OK)
-                status = prefix_sum(ctx, flag, pos, count, &got);
+                status = test_simplices(c, cv, cd, count, mc, cleared, q->n_cleared, flag, pos, &got);
         }
         if (status == TOPOML_OK && kept + got > cap) {
             /* room for the columns: the first chunk's share of the rest,

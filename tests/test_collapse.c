@@ -245,7 +245,7 @@ START_TEST(test_collapse_removes_dominated_edges)
         topoml_data *d = NULL;
         ck_assert_int_eq(topoml_data_from_points(ctx, &d, 200, 2, x), TOPOML_OK);
         tm_collapsed c;
-        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, 0.0, &c),
+        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, 0.0, 1, &c),
                          TOPOML_OK);
         ck_assert(c.done);
         ck_assert_msg(c.n_edges * 2 < c.n_before, "seed %d: %llu of %llu edges left", seed,
@@ -298,7 +298,7 @@ START_TEST(test_collapse_grid_finds_every_edge)
         uint64_t n_all = 0;
         ck_assert_int_eq(topoml_edges(ctx, d, metric, cut, &all, &n_all), TOPOML_OK);
         tm_collapsed c;
-        ck_assert_int_eq(tm_collapse_input(ctx, d, metric, t, 0.0, &c), TOPOML_OK);
+        ck_assert_int_eq(tm_collapse_input(ctx, d, metric, t, 0.0, 1, &c), TOPOML_OK);
         ck_assert(c.done);
         ck_assert_msg(c.n_before == n_all, "seed %d (n %llu, dim %llu, metric %d, t %g): %llu "
                       "edges found, %llu within the threshold", seed, (unsigned long long)n,
@@ -327,7 +327,7 @@ START_TEST(test_collapse_direct_on_complete_graph)
             e[m] = (topoml_edge){(double)(m + 1), i, j};
     uint64_t left = 0;
     tm_collapse_probe probe;
-    ck_assert_int_eq(tm_collapse_edges(ctx, n, e, m, 0.0, &left, &probe), TOPOML_OK);
+    ck_assert_int_eq(tm_collapse_edges(ctx, n, e, m, 0.0, 1, &left, &probe), TOPOML_OK);
     ck_assert(!probe.declined);
     ck_assert_uint_lt(left, m);
     ck_assert_uint_ge(left, n - 1);
@@ -355,11 +355,11 @@ START_TEST(test_collapse_probe_declines_and_leaves_the_list)
         memcpy(copy, e, m * sizeof *e);
         uint64_t left = 0;
         tm_collapse_probe probe;
-        ck_assert_int_eq(tm_collapse_edges(ctx, 120, e, m, 1.01, &left, &probe), TOPOML_OK);
+        ck_assert_int_eq(tm_collapse_edges(ctx, 120, e, m, 1.01, 1, &left, &probe), TOPOML_OK);
         ck_assert(probe.declined);
         ck_assert_uint_eq(left, m);
         ck_assert(memcmp(copy, e, m * sizeof *e) == 0);
-        ck_assert_int_eq(tm_collapse_edges(ctx, 120, e, m, 0.0, &left, &probe), TOPOML_OK);
+        ck_assert_int_eq(tm_collapse_edges(ctx, 120, e, m, 0.0, 1, &left, &probe), TOPOML_OK);
         ck_assert(!probe.declined);
         topoml_free(ctx, e);
         free(copy);
@@ -371,7 +371,7 @@ START_TEST(test_collapse_probe_declines_and_leaves_the_list)
     topoml_data *d = NULL;
     ck_assert_int_eq(topoml_data_from_points(ctx, &d, 300, 2, x), TOPOML_OK);
     tm_collapsed c;
-    ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, 0.1, &c), TOPOML_OK);
+    ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, 0.1, 1, &c), TOPOML_OK);
     ck_assert(c.done);
     tm_free(ctx, c.edges);
     topoml_data_free(ctx, d);
@@ -435,7 +435,7 @@ START_TEST(test_collapse_auto_declines_on_a_sphere_and_goes_on_on_a_sampled_spac
         topoml_data *d = NULL;
         ck_assert_int_eq(topoml_data_from_points(ctx, &d, n, 4, x), TOPOML_OK);
         tm_collapsed c;
-        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, INFINITY, 0.1, &c),
+        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, INFINITY, 0.1, 1, &c),
                          TOPOML_OK);
         ck_assert_msg(!c.done && c.probe.declined,
                       "sphere seed %d, %llu points: collapsed (%llu of the first %llu of %llu "
@@ -458,13 +458,86 @@ START_TEST(test_collapse_auto_declines_on_a_sphere_and_goes_on_on_a_sampled_spac
         ck_assert_int_eq(topoml_data_from_points(ctx, &d, n, 3, x), TOPOML_OK);
         tm_collapsed c;
         ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN,
-                                           shape == 0 ? INFINITY : 0.5, 0.1, &c),
+                                           shape == 0 ? INFINITY : 0.5, 0.1, 1, &c),
                          TOPOML_OK);
         ck_assert_msg(c.done && !c.probe.declined, "shape %d seed %d: declined", shape, seed);
         ck_assert_uint_lt(c.n_edges * 2, c.n_before);
         tm_free(ctx, c.edges);
         if (seed <= 2)
             assert_auto_is_off(ctx, d, shape == 0 ? INFINITY : 0.5);
+        topoml_data_free(ctx, d);
+        free(x);
+    }
+    topoml_context_free(ctx);
+}
+END_TEST
+
+/* With threads the collapse takes the serial one's steps with the serial
+ * one's results (collapse.c, "In parallel"): the same edges, values and
+ * order, and the same probe, at 2, 3 and 8 threads — on clouds where most
+ * edges go (a cube with no threshold, a noisy circle under one), where
+ * almost none do (the 3-sphere: asked to remove 10% of the longest tenth it
+ * declines, asked for nothing it goes through), and on a small grid, whose
+ * distances tie everywhere and whose points repeat. */
+static void assert_threads_are_serial(topoml_context *ctx, const topoml_data *d, double threshold,
+                                      double min_removed, const char *what)
+{
+    tm_collapsed one;
+    ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, threshold, min_removed, 1,
+                                       &one),
+                     TOPOML_OK);
+    ck_assert_msg(one.n_before >= 20000, "%s: %llu edges, too few for threads", what,
+                  (unsigned long long)one.n_before);
+    static const unsigned counts[] = {2, 3, 8};
+    for (int k = 0; k < 3; k++) {
+        tm_collapsed par;
+        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, threshold,
+                                           min_removed, counts[k], &par),
+                         TOPOML_OK);
+        ck_assert_msg(par.done == one.done && par.n_edges == one.n_edges &&
+                          par.probe.declined == one.probe.declined &&
+                          par.probe.examined == one.probe.examined &&
+                          par.probe.removed == one.probe.removed,
+                      "%s, %u threads: %llu edges left (serial %llu), probe %llu of %llu "
+                      "(serial %llu of %llu)",
+                      what, counts[k], (unsigned long long)par.n_edges,
+                      (unsigned long long)one.n_edges, (unsigned long long)par.probe.removed,
+                      (unsigned long long)par.probe.examined,
+                      (unsigned long long)one.probe.removed,
+                      (unsigned long long)one.probe.examined);
+        if (one.done)
+            ck_assert_msg(memcmp(par.edges, one.edges, one.n_edges * sizeof *one.edges) == 0,
+                          "%s, %u threads: other edges or values", what, counts[k]);
+        tm_free(ctx, par.edges);
+    }
+    tm_free(ctx, one.edges);
+}
+
+START_TEST(test_collapse_on_threads_is_the_serial_collapse)
+{
+    topoml_context *ctx = new_ctx();
+    uint64_t s = 20261204u;
+    struct {
+        int shape; /* 0 cube, 1 grid, 2 circle, 3 the 3-sphere */
+        uint64_t n;
+        double threshold, min_removed;
+        const char *what;
+    } cases[] = {
+        {0, 300, INFINITY, 0.0, "cube, 300 points"},
+        {0, 260, INFINITY, 0.1, "cube, 260 points, auto"},
+        {2, 1500, 0.3, 0.0, "circle, 1500 points, 0.3"},
+        {1, 240, INFINITY, 0.0, "grid with repeats, 240 points"},
+        {3, 250, INFINITY, 0.1, "3-sphere, 250 points, auto (declines)"},
+        {3, 210, INFINITY, 0.0, "3-sphere, 210 points, on"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const uint64_t n = cases[k].n, dim = cases[k].shape == 3 ? 4 : 3;
+        double *x = cases[k].shape == 3 ? sphere3_points(&s, n)
+                                        : random_points(&s, cases[k].shape, n, dim);
+        topoml_data *d = NULL;
+        ck_assert_int_eq(topoml_data_from_points(ctx, &d, n, dim, x), TOPOML_OK);
+        assert_threads_are_serial(ctx, d, cases[k].threshold, cases[k].min_removed,
+                                  cases[k].what);
         topoml_data_free(ctx, d);
         free(x);
     }
@@ -499,7 +572,7 @@ START_TEST(test_collapse_refuses_bad_settings_and_limits)
     ck_assert_int_eq(topoml_edges(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, &e, &m), TOPOML_OK);
     topoml_set_max_memory(ctx, 4096);
     tm_collapse_probe probe;
-    ck_assert_int_eq(tm_collapse_edges(ctx, 300, e, m, 0.0, &left, &probe), TOPOML_E_LIMIT);
+    ck_assert_int_eq(tm_collapse_edges(ctx, 300, e, m, 0.0, 1, &left, &probe), TOPOML_E_LIMIT);
     ck_assert(strstr(topoml_errmsg(ctx), "collapse") != NULL);
     topoml_free(ctx, e);
     topoml_data_free(ctx, d);
@@ -522,6 +595,7 @@ int main(void)
     tcase_add_test(tc, test_collapse_direct_on_complete_graph);
     tcase_add_test(tc, test_collapse_probe_declines_and_leaves_the_list);
     tcase_add_test(tc, test_collapse_auto_declines_on_a_sphere_and_goes_on_on_a_sampled_space);
+    tcase_add_test(tc, test_collapse_on_threads_is_the_serial_collapse);
     tcase_add_test(tc, test_collapse_refuses_bad_settings_and_limits);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);

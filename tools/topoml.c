@@ -293,8 +293,8 @@ static const cli_opt_help barcode_opts[] = {
                           "(default: read its lower triangle, as Ripser does, with a warning)"},
     {"--collapse C", "edge collapse before the reduction: auto (default), on, off; the barcode "
                      "is the same either way"},
-    {"--threads N", "threads of a multi-threaded backend (default: the configuration's "
-                    "threads:, else every core available)"},
+    {"--threads N", "threads of the edge collapse and of a multi-threaded backend (default: "
+                    "the configuration's threads:, else every core available)"},
     COMMON_HELP_OPTS};
 static const cli_help barcode_help =
     CLI_HELP("topoml barcode [options] [FILE|-]",

@@ -26,6 +26,8 @@
  * edge then keeps its value, which is exact too (see find_dominator).
  */
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +71,11 @@ typedef struct cl_graph {
     uint32_t stamp;
     uint64_t *umark; /* per vertex: ustamp << 32 | time of its edge to u */
     uint32_t ustamp;
+    /* While a worker looks ahead (see "In parallel" below): the vertices
+     * whose edges delay() has read, n_read of them (more than CL_READS:
+     * too many to keep, the result is taken as stale). NULL otherwise. */
+    uint32_t *read;
+    uint32_t n_read;
 } cl_graph;
 
 /* Candidates one dominator search tries before it gives up (the edge then
@@ -91,6 +98,17 @@ typedef struct cl_graph {
  * block, one that removes too few of its edges may end it early. */
 #define CL_PROBE_BLOCKS 8
 #define CL_PROBE_BLOCK_MIN 64
+
+/* Vertices one look-ahead can note (the two ends and the dominators
+ * tried); an edge whose search tried more is done again in order. */
+#define CL_READS 14
+
+static inline void note_read(cl_graph *g, uint32_t w)
+{
+    if (g->read && g->n_read < CL_READS)
+        g->read[g->n_read] = w;
+    g->n_read++;
+}
 
 /* Where k is in w's list, or end[w] if it is not. */
 static uint64_t slot_of(const cl_graph *g, uint32_t w, uint32_t k)
@@ -192,12 +210,17 @@ static uint32_t find_dominator(cl_graph *g, const cl_common *c, uint64_t present
         if (c[q].time < c[first].time)
             first = q;
     }
+    note_read(g, c[first].k);
     if (try_dominator(g, c[first].k, c, present, s))
         return c[first].k;
     uint64_t tries = present < CL_CANDIDATES ? present : CL_CANDIDATES;
-    for (uint64_t q = 0; q < tries; q++)
-        if (q != first && try_dominator(g, c[q].k, c, present, s))
+    for (uint64_t q = 0; q < tries; q++) {
+        if (q == first)
+            continue;
+        note_read(g, c[q].k);
+        if (try_dominator(g, c[q].k, c, present, s))
             return c[q].k;
+    }
     return UINT32_MAX;
 }
 
@@ -214,6 +237,10 @@ static int common_cmp(const void *a, const void *b)
  * room for deg v entries. */
 static uint32_t delay(cl_graph *g, uint32_t u, uint32_t v, uint32_t t, cl_common *c)
 {
+    /* every edge read below has u, v or a dominator tried as an end */
+    g->n_read = 0;
+    note_read(g, u);
+    note_read(g, v);
     /* Common neighbours with the time each becomes one: u's neighbours are
      * stamped with their edge's time, then v's list is read against the
      * stamps, without a branch per neighbour (a merge of the two sorted
@@ -272,8 +299,150 @@ static uint32_t delay(cl_graph *g, uint32_t u, uint32_t v, uint32_t t, cl_common
     }
 }
 
+/* ---- In parallel ----
+ *
+ * The steps go one edge at a time, longest first, each on the graph the
+ * steps before it left. With threads the same steps are taken, with the
+ * same results, in batches: the workers first compute delay() for every
+ * edge of the batch on the graph as it is at the batch's start (nothing
+ * changes it meanwhile), each noting the vertices whose edges it read (the
+ * two ends and the dominators it tried: every edge delay() reads has one of
+ * them as an end). Then the calling thread takes the batch in order: a
+ * result none of whose vertices is an end of an edge moved earlier in the
+ * batch was computed on exactly the edges the serial step would read, so it
+ * is that step's result; any other is computed again there, on the graph as
+ * it is then. So the collapse is the serial one, edge for edge, whatever the
+ * thread count (tests/test_collapse.c compares them), and the parallel part
+ * is the search, nearly all of the stage's time. The batch grows while few
+ * results are stale and shrinks when many are. */
+
+/* Below this many edges the collapse runs on the calling thread alone. */
+#define CL_PARALLEL_MIN 20000
+#define CL_BATCH_MIN 64
+#define CL_BATCH_MAX 16384
+
+typedef struct cl_worker {
+    cl_graph g; /* the shared graph, with this worker's marks and reads */
+    cl_common *c;
+    struct cl_pool *pool;
+    unsigned index;
+} cl_worker;
+
+typedef struct cl_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t go, done;
+    uint64_t round; /* bumped to start a round */
+    unsigned busy;  /* workers still in the round */
+    unsigned n;     /* workers, the calling thread (index 0) included */
+    bool quit;
+    cl_worker *w;
+    pthread_t *tid;
+    unsigned started; /* threads running (workers 1 .. started) */
+    /* the round: edges [lo, hi), taken from hi - 1 down */
+    const topoml_edge *edges;
+    const uint32_t *label;
+    uint64_t lo, hi;
+    uint32_t *res;   /* res[hi - 1 - e]: delay() of edge e */
+    uint32_t *reads; /* CL_READS per edge */
+    uint32_t *n_reads;
+} cl_pool;
+
+static void look_ahead(cl_worker *w)
+{
+    cl_pool *p = w->pool;
+    for (uint64_t x = w->index; x < p->hi - p->lo; x += p->n) {
+        const uint64_t e = p->hi - 1 - x;
+        w->g.read = p->reads + x * CL_READS;
+        p->res[x] = delay(&w->g, p->label[p->edges[e].i], p->label[p->edges[e].j],
+                          w->g.time[e], w->c);
+        p->n_reads[x] = w->g.n_read;
+    }
+    w->g.read = NULL;
+}
+
+static void *worker_main(void *arg)
+{
+    cl_worker *w = arg;
+    cl_pool *p = w->pool;
+    uint64_t seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        while (p->round == seen && !p->quit)
+            pthread_cond_wait(&p->go, &p->lock);
+        if (p->quit) {
+            pthread_mutex_unlock(&p->lock);
+            return NULL;
+        }
+        seen = p->round;
+        pthread_mutex_unlock(&p->lock);
+        look_ahead(w);
+        pthread_mutex_lock(&p->lock);
+        if (--p->busy == 0)
+            pthread_cond_signal(&p->done);
+        pthread_mutex_unlock(&p->lock);
+    }
+}
+
+/* One round of look-ahead on every worker, the calling thread's included. */
+static void pool_round(cl_pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->busy = p->n - 1;
+    p->round++;
+    pthread_cond_broadcast(&p->go);
+    pthread_mutex_unlock(&p->lock);
+    look_ahead(&p->w[0]);
+    pthread_mutex_lock(&p->lock);
+    while (p->busy)
+        pthread_cond_wait(&p->done, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Starts up to want - 1 threads (fewer if the system gives fewer); p->n is
+ * the workers there are, the calling thread included. */
+static void pool_start(cl_pool *p, unsigned want)
+{
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->go, NULL);
+    pthread_cond_init(&p->done, NULL);
+    p->n = 1;
+    for (unsigned k = 1; k < want; k++) {
+        p->w[k].index = k;
+        if (pthread_create(&p->tid[k], NULL, worker_main, &p->w[k]) != 0)
+            break;
+        p->started = k;
+    }
+    /* the workers read n only in rounds, after the lock below */
+    pthread_mutex_lock(&p->lock);
+    p->n = p->started + 1;
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void pool_stop(cl_pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->quit = true;
+    pthread_cond_broadcast(&p->go);
+    pthread_mutex_unlock(&p->lock);
+    for (unsigned k = 1; k <= p->started; k++)
+        pthread_join(p->tid[k], NULL);
+    pthread_cond_destroy(&p->go);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->lock);
+}
+
+unsigned tm_cpus_available(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return 1;
+    int n = CPU_COUNT(&set);
+    return n > 0 ? (unsigned)n : 1;
+}
+
 int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint64_t n_edges,
-                      double min_removed, uint64_t *n_out, tm_collapse_probe *probe)
+                      double min_removed, unsigned threads, uint64_t *n_out,
+                      tm_collapse_probe *probe)
 {
     *n_out = n_edges;
     memset(probe, 0, sizeof *probe);
@@ -283,13 +452,28 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
         return TOPOML_OK; /* times are 32-bit: leave the graph as it is */
     bool dense = n * n <= CL_DENSE_FACTOR * 2 * n_edges ||
                  n * n * sizeof(uint32_t) <= CL_DENSE_BYTES;
+    if (threads > 64)
+        threads = 64;
+    if (n_edges < CL_PARALLEL_MIN || threads < 2)
+        threads = 1;
+    /* each worker past the first: its marks and common neighbours; with
+     * any: the batch's results and the moved ends */
+    const uint64_t per_worker = n * (sizeof(cl_common) + 12) + sizeof(cl_worker) + sizeof(pthread_t);
     uint64_t bytes = (n + 1) * sizeof(uint64_t) * 3 + 4 * n_edges * sizeof(cl_adj) +
                      n * 2 * sizeof(uint32_t) +
                      n_edges * sizeof(uint32_t) + n * (sizeof(cl_common) + 12) +
-                     (dense ? n * n * sizeof(uint32_t) : 0);
+                     (dense ? n * n * sizeof(uint32_t) : 0) +
+                     (threads > 1 ? (threads - 1) * per_worker + n * sizeof(uint32_t) +
+                                        CL_BATCH_MAX * (CL_READS + 2) * sizeof(uint32_t) +
+                                        sizeof(cl_worker) + sizeof(pthread_t)
+                                  : 0);
     int rc = tm_check_memory(ctx, bytes, "the edge collapse");
     if (rc != TOPOML_OK)
         return rc;
+    cl_pool pool_mem;
+    memset(&pool_mem, 0, sizeof pool_mem);
+    cl_pool *pool = NULL;
+    uint32_t *dirty = NULL;
     uint64_t *start = tm_calloc(ctx, (size_t)n + 1, sizeof *start);
     uint64_t *fill = tm_alloc(ctx, ((size_t)n + 1) * sizeof *fill);
     uint64_t *vstart = tm_calloc(ctx, (size_t)n + 1, sizeof *vstart);
@@ -367,7 +551,7 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
             }
 
     memcpy(fill, start + 1, (size_t)n * sizeof *fill); /* the ends of the lists */
-    cl_graph g = {n, start, fill, nb, time, table, mark, 0, umark, 0};
+    cl_graph g = {n, start, fill, nb, time, table, mark, 0, umark, 0, NULL, 0};
     if (table) {
         for (uint64_t q = 0; q < n * n; q++)
             table[q] = CL_NEVER;
@@ -394,31 +578,106 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
     bool deciding = min_removed > 0.0;
     uint64_t block_removed = 0;
     probe->size = size;
-    for (uint64_t e = n_edges; e-- > 0;) {
-        uint32_t i = label[edges[e].i], j = label[edges[e].j];
-        uint32_t t = delay(&g, i, j, time[e], c);
-        if (t != time[e])
-            set_time(&g, e, i, j, t);
-        removed += t == CL_NEVER;
-        if (!deciding)
-            continue;
-        const uint64_t seen = n_edges - e;
-        probe->examined = seen;
-        probe->removed = removed;
-        if ((double)removed >= need) {
-            deciding = false; /* goes on */
-            continue;
+    if (threads > 1) {
+        pool = &pool_mem;
+        pool->w = tm_calloc(ctx, threads, sizeof *pool->w);
+        pool->tid = tm_calloc(ctx, threads, sizeof *pool->tid);
+        pool->res = tm_alloc(ctx, CL_BATCH_MAX * sizeof *pool->res);
+        pool->n_reads = tm_alloc(ctx, CL_BATCH_MAX * sizeof *pool->n_reads);
+        pool->reads = tm_alloc(ctx, (size_t)CL_BATCH_MAX * CL_READS * sizeof *pool->reads);
+        dirty = tm_calloc(ctx, (size_t)n, sizeof *dirty);
+        bool ok = pool->w && pool->tid && pool->res && pool->n_reads && pool->reads && dirty;
+        unsigned want = 1;
+        for (; ok && want < threads; want++) {
+            cl_worker *w = &pool->w[want];
+            w->g = g;
+            w->g.stamp = w->g.ustamp = 0;
+            w->g.mark = tm_calloc(ctx, (size_t)n, sizeof *w->g.mark);
+            w->g.umark = tm_calloc(ctx, (size_t)n, sizeof *w->g.umark);
+            w->c = tm_alloc(ctx, (size_t)n * sizeof *w->c);
+            w->pool = pool;
+            if (!w->g.mark || !w->g.umark || !w->c)
+                ok = false;
         }
-        bool hopeless = seen == size;
-        if (!hopeless && block >= CL_PROBE_BLOCK_MIN && seen % block == 0) {
-            const double rate = (double)(removed - block_removed) / (double)block;
-            hopeless = (double)removed + rate * (double)(size - seen) < need;
-            block_removed = removed;
-        }
-        if (hopeless) {
-            probe->declined = true;
+        if (!ok) {
+            rc = tm_nomem(ctx, (size_t)bytes);
             goto out;
         }
+        pool->w[0].g = g;
+        pool->w[0].c = c;
+        pool->w[0].pool = pool;
+        pool->edges = edges;
+        pool->label = label;
+        pool_start(pool, threads);
+    }
+    probe->threads = pool ? pool->n : 1;
+    /* The steps, longest edge first: in batches looked ahead on the pool,
+     * or all at once on this thread (see "In parallel"). */
+    cl_graph *sg = pool ? &pool->w[0].g : &g;
+    cl_common *sc = pool ? pool->w[0].c : c;
+    uint64_t batch = pool ? 32u * pool->n : n_edges;
+    batch = !pool ? batch : batch < CL_BATCH_MIN ? CL_BATCH_MIN : batch > CL_BATCH_MAX ? CL_BATCH_MAX : batch;
+    uint32_t dstamp = 0;
+    for (uint64_t hi = n_edges; hi > 0;) {
+        const uint64_t lo = hi > batch ? hi - batch : 0;
+        if (pool) {
+            pool->lo = lo;
+            pool->hi = hi;
+            pool_round(pool);
+            if (++dstamp == 0) {
+                memset(dirty, 0, (size_t)n * sizeof *dirty);
+                dstamp = 1;
+            }
+        }
+        uint64_t stale = 0;
+        for (uint64_t e = hi; e-- > lo;) {
+            uint32_t i = label[edges[e].i], j = label[edges[e].j], t;
+            const uint64_t x = hi - 1 - e;
+            bool fresh = pool && pool->n_reads[x] <= CL_READS;
+            for (uint32_t r = 0; fresh && r < pool->n_reads[x]; r++)
+                fresh = dirty[pool->reads[x * CL_READS + r]] != dstamp;
+            if (fresh) {
+                t = pool->res[x];
+            } else {
+                t = delay(sg, i, j, time[e], sc);
+                stale++;
+            }
+            if (t != time[e]) {
+                set_time(sg, e, i, j, t);
+                if (pool)
+                    dirty[i] = dirty[j] = dstamp;
+            }
+            removed += t == CL_NEVER;
+            if (!deciding)
+                continue;
+            const uint64_t seen = n_edges - e;
+            probe->examined = seen;
+            probe->removed = removed;
+            if ((double)removed >= need) {
+                deciding = false; /* goes on */
+                continue;
+            }
+            bool hopeless = seen == size;
+            if (!hopeless && block >= CL_PROBE_BLOCK_MIN && seen % block == 0) {
+                const double rate = (double)(removed - block_removed) / (double)block;
+                hopeless = (double)removed + rate * (double)(size - seen) < need;
+                block_removed = removed;
+            }
+            if (hopeless) {
+                probe->declined = true;
+                goto out;
+            }
+        }
+        /* a batch whose results were mostly still good can be larger */
+        if (pool) {
+            probe->batches++;
+            probe->redone += stale;
+            if (stale * 20 < hi - lo && batch < CL_BATCH_MAX)
+                batch *= 2;
+            else if (stale * 4 > hi - lo && batch > CL_BATCH_MIN)
+                batch /= 2;
+        }
+        hi = lo;
     }
 
     /* The value of time t is edges[t].d. Edge e's time is its own rank
@@ -433,6 +692,21 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
     *n_out = kept;
     rc = TOPOML_OK;
 out:
+    if (pool) {
+        if (pool->n)
+            pool_stop(pool);
+        for (unsigned k = 1; pool->w && k < threads; k++) {
+            tm_free(ctx, pool->w[k].g.mark);
+            tm_free(ctx, pool->w[k].g.umark);
+            tm_free(ctx, pool->w[k].c);
+        }
+        tm_free(ctx, pool->w);
+        tm_free(ctx, pool->tid);
+        tm_free(ctx, pool->res);
+        tm_free(ctx, pool->n_reads);
+        tm_free(ctx, pool->reads);
+    }
+    tm_free(ctx, dirty);
     tm_free(ctx, start);
     tm_free(ctx, fill);
     tm_free(ctx, vstart);
@@ -699,7 +973,7 @@ static int grid_edges(topoml_context *ctx, const struct topoml_data *d, uint32_t
 }
 
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
-                      double threshold, double min_removed, tm_collapsed *out)
+                      double threshold, double min_removed, unsigned threads, tm_collapsed *out)
 {
     memset(out, 0, sizeof *out);
     out->threshold = threshold;
@@ -839,7 +1113,7 @@ collapse:
     if (m > 0) /* no edges: `edges` may be NULL */
         qsort(edges, (size_t)m, sizeof *edges, edge_cmp);
     out->n_before = m;
-    int rc = tm_collapse_edges(ctx, n, edges, m, min_removed, &out->n_edges, &out->probe);
+    int rc = tm_collapse_edges(ctx, n, edges, m, min_removed, threads, &out->n_edges, &out->probe);
     if (rc != TOPOML_OK || out->probe.declined) {
         tm_free(ctx, edges);
         return rc;

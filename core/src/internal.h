@@ -470,6 +470,10 @@ typedef struct tm_collapse_probe {
                           least 1000 (all, when fewer) */
     uint64_t examined; /* of those, looked at before the decision */
     uint64_t removed;  /* of those, removed */
+    /* how it ran: threads (1: the calling thread alone), batches of
+     * look-ahead, and the edges whose look-ahead was stale and done again */
+    unsigned threads;
+    uint64_t batches, redone;
 } tm_collapse_probe;
 
 /* Collapse the flag filtration of `edges` (sorted by (d, i, j), i < j < n)
@@ -479,9 +483,15 @@ typedef struct tm_collapse_probe {
  * it is) when fewer than min_removed of the longest tenth of the edges go
  * (0: never declines; decided early when that is clear: collapse.c), or an
  * edge is repeated. TOPOML_E_LIMIT / _NOMEM when the working memory cannot
- * be had. */
+ * be had. With threads > 1 (at most 64; from 20 000 edges) the dominator
+ * searches run on that many threads and the result is the same, edge for
+ * edge, as on one (collapse.c, "In parallel"). */
 int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint64_t n_edges,
-                      double min_removed, uint64_t *n_out, tm_collapse_probe *probe);
+                      double min_removed, unsigned threads, uint64_t *n_out,
+                      tm_collapse_probe *probe);
+
+/* The CPUs this process may run on (sched_getaffinity), at least 1. */
+unsigned tm_cpus_available(void);
 
 /* A Rips input after the edge collapse. */
 typedef struct tm_collapsed {
@@ -499,6 +509,6 @@ typedef struct tm_collapsed {
  * refuses, so that the backend reports it, and when the collapse declines
  * (min_removed, as tm_collapse_edges). */
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
-                      double threshold, double min_removed, tm_collapsed *out);
+                      double threshold, double min_removed, unsigned threads, tm_collapsed *out);
 
 #endif /* TOPOML_INTERNAL_H */

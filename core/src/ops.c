@@ -403,7 +403,14 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
         return tm_error(ctx, TOPOML_E_CANCELLED, "cancelled before the edge collapse");
     struct timespec t0, t1;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-    int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, probe, col);
+    /* on the threads the op may use: its own count, else the
+     * configuration's, else every CPU the process may run on, and never
+     * more than those */
+    const unsigned cpus = tm_cpus_available();
+    unsigned threads = o->n_threads ? o->n_threads : ctx->config.threads;
+    if (!threads || threads > cpus)
+        threads = cpus;
+    int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, probe, threads, col);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
     const double cpu =
         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
@@ -424,6 +431,12 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
         return rc;
     tm_log(ctx, TOPOML_LOG_INFO, "edge collapse: %llu of %llu edges remain (threshold %g)",
            (unsigned long long)col->n_edges, (unsigned long long)col->n_before, col->threshold);
+    if (col->probe.threads > 1)
+        tm_log(ctx, TOPOML_LOG_DEBUG,
+               "edge collapse: on %u threads, %llu batches; %llu of %llu edges done again "
+               "in order",
+               col->probe.threads, (unsigned long long)col->probe.batches,
+               (unsigned long long)col->probe.redone, (unsigned long long)col->n_before);
     in->kind = TOPOML_INPUT_SPARSE;
     in->dim = 0;
     in->data = NULL;

@@ -101,7 +101,7 @@ typedef struct cl_graph {
 
 /* Vertices one look-ahead can note (the two ends and the dominators
  * tried); an edge whose search tried more is done again in order. */
-#define CL_READS 14
+#define CL_READS 64
 
 static inline void note_read(cl_graph *g, uint32_t w)
 {
@@ -305,13 +305,18 @@ static uint32_t delay(cl_graph *g, uint32_t u, uint32_t v, uint32_t t, cl_common
  * steps before it left. With threads the same steps are taken, with the
  * same results, in batches: the workers first compute delay() for every
  * edge of the batch on the graph as it is at the batch's start (nothing
- * changes it meanwhile), each noting the vertices whose edges it read (the
- * two ends and the dominators it tried: every edge delay() reads has one of
- * them as an end). Then the calling thread takes the batch in order: a
- * result none of whose vertices is an end of an edge moved earlier in the
- * batch was computed on exactly the edges the serial step would read, so it
- * is that step's result; any other is computed again there, on the graph as
- * it is then. So the collapse is the serial one, edge for edge, whatever the
+ * changes it meanwhile), each noting the two ends u, v and the dominators
+ * it tried. What delay() computes depends only on the edges that join u or
+ * v to a common neighbour of both, and those that join a dominator tried to
+ * a common neighbour. Then the calling thread takes the batch in order and
+ * keeps a result unless an edge moved earlier in the batch may be one of
+ * those: it joins u or v to a vertex adjacent to the other end (now, or
+ * before a move in the batch), or joins a dominator tried to a vertex
+ * adjacent to both u and v (when no edge from u or v to a common neighbour
+ * has moved, the common neighbours are the ones the look-ahead saw). A
+ * kept result was computed on exactly the edges the serial step would
+ * read, so it is that step's result; any other is computed again there, on
+ * the graph as it is then. So the collapse is the serial one, edge for edge, whatever the
  * thread count (tests/test_collapse.c compares them), and the parallel part
  * is the search, nearly all of the stage's time. The batch grows while few
  * results are stale and shrinks when many are. */
@@ -345,7 +350,71 @@ typedef struct cl_pool {
     uint32_t *res;   /* res[hi - 1 - e]: delay() of edge e */
     uint32_t *reads; /* CL_READS per edge */
     uint32_t *n_reads;
+    /* the edges moved so far in the batch, by end: moved[first[a]] is the
+     * latest at a (when stamp[a] is the batch's), .next the one before */
+    uint32_t *stamp, *first, batch_stamp;
+    struct cl_moved {
+        uint32_t other, next;
+    } *moved;
+    uint32_t n_moved;
 } cl_pool;
+
+#define CL_NONE UINT32_MAX
+
+/* Edge uv moved in this batch. */
+static void note_moved(cl_pool *p, uint32_t u, uint32_t v)
+{
+    const uint32_t ends[2][2] = {{u, v}, {v, u}};
+    for (int k = 0; k < 2; k++) {
+        const uint32_t a = ends[k][0];
+        if (p->stamp[a] != p->batch_stamp) {
+            p->stamp[a] = p->batch_stamp;
+            p->first[a] = CL_NONE;
+        }
+        p->moved[p->n_moved] = (struct cl_moved){ends[k][1], p->first[a]};
+        p->first[a] = p->n_moved++;
+    }
+}
+
+/* Was a, with an edge to v now or moved in this batch, an end of an edge
+ * moved at u in this batch? */
+static bool moved_to_common(const cl_pool *p, const cl_graph *g, uint32_t u, uint32_t v)
+{
+    if (p->stamp[u] != p->batch_stamp)
+        return false;
+    for (uint32_t m = p->first[u]; m != CL_NONE; m = p->moved[m].next) {
+        const uint32_t a = p->moved[m].other;
+        if (a == v || edge_time(g, v, a) != CL_NEVER)
+            return true;
+        if (p->stamp[v] == p->batch_stamp)
+            for (uint32_t q = p->first[v]; q != CL_NONE; q = p->moved[q].next)
+                if (p->moved[q].other == a)
+                    return true;
+    }
+    return false;
+}
+
+/* Is the look-ahead of edge uv (result x of the batch) what the serial step
+ * would compute on the graph g as it is now? (See "In parallel".) The
+ * edges moved at u or v do not matter unless their other end was a common
+ * neighbour, and then the common neighbours are those of the look-ahead. */
+static bool still_good(const cl_pool *p, const cl_graph *g, uint64_t x, uint32_t u, uint32_t v)
+{
+    const uint32_t n_read = p->n_reads[x], *read = p->reads + x * CL_READS;
+    if (n_read > CL_READS || moved_to_common(p, g, u, v) || moved_to_common(p, g, v, u))
+        return false;
+    for (uint32_t r = 2; r < n_read; r++) {
+        const uint32_t w = read[r];
+        if (p->stamp[w] != p->batch_stamp)
+            continue;
+        for (uint32_t m = p->first[w]; m != CL_NONE; m = p->moved[m].next) {
+            const uint32_t b = p->moved[m].other;
+            if (edge_time(g, u, b) != CL_NEVER && edge_time(g, v, b) != CL_NEVER)
+                return false;
+        }
+    }
+    return true;
+}
 
 static void look_ahead(cl_worker *w)
 {
@@ -463,8 +532,8 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
                      n * 2 * sizeof(uint32_t) +
                      n_edges * sizeof(uint32_t) + n * (sizeof(cl_common) + 12) +
                      (dense ? n * n * sizeof(uint32_t) : 0) +
-                     (threads > 1 ? (threads - 1) * per_worker + n * sizeof(uint32_t) +
-                                        CL_BATCH_MAX * (CL_READS + 2) * sizeof(uint32_t) +
+                     (threads > 1 ? (threads - 1) * per_worker + 2 * n * sizeof(uint32_t) +
+                                        CL_BATCH_MAX * (CL_READS + 6) * sizeof(uint32_t) +
                                         sizeof(cl_worker) + sizeof(pthread_t)
                                   : 0);
     int rc = tm_check_memory(ctx, bytes, "the edge collapse");
@@ -473,7 +542,6 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
     cl_pool pool_mem;
     memset(&pool_mem, 0, sizeof pool_mem);
     cl_pool *pool = NULL;
-    uint32_t *dirty = NULL;
     uint64_t *start = tm_calloc(ctx, (size_t)n + 1, sizeof *start);
     uint64_t *fill = tm_alloc(ctx, ((size_t)n + 1) * sizeof *fill);
     uint64_t *vstart = tm_calloc(ctx, (size_t)n + 1, sizeof *vstart);
@@ -585,8 +653,11 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
         pool->res = tm_alloc(ctx, CL_BATCH_MAX * sizeof *pool->res);
         pool->n_reads = tm_alloc(ctx, CL_BATCH_MAX * sizeof *pool->n_reads);
         pool->reads = tm_alloc(ctx, (size_t)CL_BATCH_MAX * CL_READS * sizeof *pool->reads);
-        dirty = tm_calloc(ctx, (size_t)n, sizeof *dirty);
-        bool ok = pool->w && pool->tid && pool->res && pool->n_reads && pool->reads && dirty;
+        pool->stamp = tm_calloc(ctx, (size_t)n, sizeof *pool->stamp);
+        pool->first = tm_alloc(ctx, (size_t)n * sizeof *pool->first);
+        pool->moved = tm_alloc(ctx, 2 * CL_BATCH_MAX * sizeof *pool->moved);
+        bool ok = pool->w && pool->tid && pool->res && pool->n_reads && pool->reads &&
+                  pool->stamp && pool->first && pool->moved;
         unsigned want = 1;
         for (; ok && want < threads; want++) {
             cl_worker *w = &pool->w[want];
@@ -617,27 +688,23 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
     cl_common *sc = pool ? pool->w[0].c : c;
     uint64_t batch = pool ? 32u * pool->n : n_edges;
     batch = !pool ? batch : batch < CL_BATCH_MIN ? CL_BATCH_MIN : batch > CL_BATCH_MAX ? CL_BATCH_MAX : batch;
-    uint32_t dstamp = 0;
     for (uint64_t hi = n_edges; hi > 0;) {
         const uint64_t lo = hi > batch ? hi - batch : 0;
         if (pool) {
             pool->lo = lo;
             pool->hi = hi;
             pool_round(pool);
-            if (++dstamp == 0) {
-                memset(dirty, 0, (size_t)n * sizeof *dirty);
-                dstamp = 1;
+            pool->n_moved = 0;
+            if (++pool->batch_stamp == 0) {
+                memset(pool->stamp, 0, (size_t)n * sizeof *pool->stamp);
+                pool->batch_stamp = 1;
             }
         }
         uint64_t stale = 0;
         for (uint64_t e = hi; e-- > lo;) {
             uint32_t i = label[edges[e].i], j = label[edges[e].j], t;
-            const uint64_t x = hi - 1 - e;
-            bool fresh = pool && pool->n_reads[x] <= CL_READS;
-            for (uint32_t r = 0; fresh && r < pool->n_reads[x]; r++)
-                fresh = dirty[pool->reads[x * CL_READS + r]] != dstamp;
-            if (fresh) {
-                t = pool->res[x];
+            if (pool && still_good(pool, sg, hi - 1 - e, i, j)) {
+                t = pool->res[hi - 1 - e];
             } else {
                 t = delay(sg, i, j, time[e], sc);
                 stale++;
@@ -645,7 +712,7 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
             if (t != time[e]) {
                 set_time(sg, e, i, j, t);
                 if (pool)
-                    dirty[i] = dirty[j] = dstamp;
+                    note_moved(pool, i, j);
             }
             removed += t == CL_NEVER;
             if (!deciding)
@@ -705,8 +772,10 @@ out:
         tm_free(ctx, pool->res);
         tm_free(ctx, pool->n_reads);
         tm_free(ctx, pool->reads);
+        tm_free(ctx, pool->stamp);
+        tm_free(ctx, pool->first);
+        tm_free(ctx, pool->moved);
     }
-    tm_free(ctx, dirty);
     tm_free(ctx, start);
     tm_free(ctx, fill);
     tm_free(ctx, vstart);

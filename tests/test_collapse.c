@@ -526,6 +526,7 @@ START_TEST(test_collapse_on_threads_is_the_serial_collapse)
         {0, 300, INFINITY, 0.0, "cube, 300 points"},
         {0, 260, INFINITY, 0.1, "cube, 260 points, auto"},
         {2, 1500, 0.3, 0.0, "circle, 1500 points, 0.3"},
+        {0, 2000, 0.2, 0.0, "cube, 2000 points, 0.2"},
         {1, 240, INFINITY, 0.0, "grid with repeats, 240 points"},
         {3, 250, INFINITY, 0.1, "3-sphere, 250 points, auto (declines)"},
         {3, 210, INFINITY, 0.0, "3-sphere, 210 points, on"},

@@ -440,8 +440,10 @@ START_TEST(test_a_plugin_named_unlike_its_file_is_still_found_by_name)
     topoml_context_free(ctx);
 
     /* Named by its file's name first: that file is probed, is not the
-     * backend, so every file is probed before the refusal. */
-    ctx = context("gate: strict\n", path);
+     * backend, so every file is probed before the refusal. (Without the
+     * probe cache, which would answer from the first context's reports:
+     * test_probe_cache.) */
+    ctx = context("gate: strict\nprobe_cache: false\n", path);
     ck_assert_int_eq(topoml_use_backend(ctx, "renamed"), TOPOML_E_NOT_FOUND);
     ck_assert_msg(strstr(topoml_errmsg(ctx), "fault-accel") &&
                       strstr(topoml_errmsg(ctx), "fault-probe-slow"),

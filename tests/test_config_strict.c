@@ -132,6 +132,19 @@ START_TEST(test_config_isolation_keys)
 }
 END_TEST
 
+START_TEST(test_config_probe_cache_key)
+{
+    char msg[1024];
+    const char *ok[] = {"probe_cache: true\n", "probe_cache: false\n"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        ck_assert_msg(try_config(ok[i], strlen(ok[i]), msg, sizeof msg) == TOPOML_OK, "%s", msg);
+    expect_error("probe_cache: yes\n", ":1:14: probe_cache must be true or false, not 'yes'");
+    expect_error("probe_cache: [true]\n", ":1:14:");
+    expect_error("probe_cach: true\n", "unknown key 'probe_cach' (known: ");
+    expect_error("probe_cach: true\n", "verify_share, probe_cache)");
+}
+END_TEST
+
 /* ---- startup warnings ---- */
 
 typedef struct seen {
@@ -238,6 +251,7 @@ int main(void)
     tcase_add_test(tc, test_config_rejects_deep_nesting_and_large_files);
     tcase_add_test(tc, test_config_strictness_leaves_valid_files_alone);
     tcase_add_test(tc, test_config_isolation_keys);
+    tcase_add_test(tc, test_config_probe_cache_key);
     tcase_add_test(tc, test_startup_warnings_reach_a_late_log_callback_once);
     tcase_add_test(tc, test_startup_warnings_respect_the_callbacks_level);
     tcase_add_test(tc, test_startup_warnings_past_the_limit_are_counted);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <ftw.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -440,8 +441,10 @@ START_TEST(test_a_plugin_named_unlike_its_file_is_still_found_by_name)
     topoml_context_free(ctx);
 
     /* Named by its file's name first: that file is probed, is not the
-     * backend, so every file is probed before the refusal. */
-    ctx = context("gate: strict\n", path);
+     * backend, so every file is probed before the refusal. (Without the
+     * probe cache, which would answer from the first context's reports:
+     * test_probe_cache.) */
+    ctx = context("gate: strict\nprobe_cache: false\n", path);
     ck_assert_int_eq(topoml_use_backend(ctx, "renamed"), TOPOML_E_NOT_FOUND);
     ck_assert_msg(strstr(topoml_errmsg(ctx), "fault-accel") &&
                       strstr(topoml_errmsg(ctx), "fault-probe-slow"),
@@ -685,9 +688,18 @@ START_TEST(test_a_later_context_loads_each_plugin_as_itself)
 }
 END_TEST
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
 int main(void)
 {
-    /* Certificates (none are made: gate strict or off) in a cache of our own. */
+    /* Certificates (none are made: gate strict or off) and probe reports in
+     * a cache of our own. */
     char cache[] = "/tmp/topoml-test-cache-XXXXXX";
     if (!mkdtemp(cache) || setenv("XDG_CACHE_HOME", cache, 1) != 0)
         return EXIT_FAILURE;
@@ -714,6 +726,6 @@ int main(void)
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    rmdir(cache);
+    nftw(cache, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -34,6 +34,7 @@ void tm_config_defaults(tm_config *cfg)
     cfg->isolation_timeout = TM_ISOLATION_TIMEOUT_S;
     cfg->verify = TM_VERIFY_AUTO;
     cfg->verify_share = TM_VERIFY_SHARE_DEFAULT;
+    cfg->probe_cache = true;
 }
 
 static void strlist_clear(topoml_context *ctx, tm_strlist *l)
@@ -317,6 +318,12 @@ static int apply_key(parse_state *ps, const char *key, const yaml_node_t *v, tm_
         cfg->verify_share = share;
         return TOPOML_OK;
     }
+    if (strcmp(key, "probe_cache") == 0) {
+        if (strcmp(s, "true") != 0 && strcmp(s, "false") != 0)
+            return node_error(ps, v, "probe_cache must be true or false, not '%s'", s);
+        cfg->probe_cache = strcmp(s, "true") == 0;
+        return TOPOML_OK;
+    }
     return TOPOML_E_NOT_FOUND;
 }
 
@@ -468,7 +475,8 @@ int tm_config_load(topoml_context *ctx, const char *path, tm_config *cfg)
                     rc = node_error(&ps, k,
                                     "unknown key '%s' (known: plugin_paths, prefer, enable, "
                                     "disable, gate, max_memory, cache_dir, log_level, device, "
-                                    "threads, isolation, isolation_timeout, verify, verify_share)",
+                                    "threads, isolation, isolation_timeout, verify, verify_share, "
+                                    "probe_cache)",
                                     key);
             }
         }

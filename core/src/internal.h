@@ -49,6 +49,7 @@ typedef struct tm_config {
     double isolation_timeout; /* seconds one isolated call may take */
     int verify;              /* enum tm_verify_mode (verify.c) */
     double verify_share;     /* re-runs of large calls: this share of plugin time */
+    bool probe_cache;        /* keep probe reports between processes (probe_cache.c) */
 } tm_config;
 
 /* Run-time verification (config key `verify`, verify.c). */
@@ -100,6 +101,11 @@ typedef struct tm_backend {
     bool probed_here;              /* its probe has run (or it was rejected
                                       before one could) */
     bool brought_up;               /* given its gate state (registry.c) */
+    char *cached_report;           /* the probe report it was given from the
+                                      cache (probe_cache.c), kept until it is
+                                      loaded in this process; NULL when a
+                                      probe process reported */
+    size_t cached_report_len;
     /* Run-time verification (verify.c): the largest input each kind of call
      * has been checked on against the reference, for this file and
      * certificate; loaded from the certificate cache on first need. */
@@ -313,6 +319,8 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
 #define TM_PLUGIN_HOST "topoml-plugin-host"
 /* Seconds a plugin may take to load, negotiate, create and probe. */
 #define TM_PROBE_TIMEOUT_S 30.0
+/* The largest probe report read, from a probe process or the cache. */
+#define TM_PROBE_REPORT_MAX (1u << 20)
 
 /* Find one of topoml's programs: next to the running program, in the bin
  * folder beside an installed libtopoml.so, in the build tree when this code
@@ -353,6 +361,21 @@ void tm_probe_all(topoml_context *ctx);
  * `plugin_fd`, negotiate, create, probe, read the capability records, and
  * write the report to `out_fd`. Returns the helper's exit status. */
 int tm_probe_serve(int plugin_fd, int out_fd);
+/* Probe reports kept between processes (probe_cache.c), in the cache
+ * folder (tm_cache_dir), one file per plugin file, bound to its SHA-256,
+ * this core, the boot and the environment. All three do nothing under
+ * `probe_cache: false` or without a cache folder, and a failure to read or
+ * write is a cache miss, never an error.
+ * _load: the report kept for b's file under this binding, its bytes
+ * tm_alloc'd into *report (the caller reads them as untrusted, like a
+ * probe process's); false when there is none that matches.
+ * _store: keep the report a probe process wrote for b's file (written
+ * atomically, mode 0600).
+ * _forget: remove the report kept for b's file. */
+bool tm_probe_cache_load(topoml_context *ctx, const tm_backend *b, char **report, size_t *len);
+void tm_probe_cache_store(topoml_context *ctx, const tm_backend *b, const char *report,
+                          size_t len);
+void tm_probe_cache_forget(topoml_context *ctx, const tm_backend *b);
 /* Load an enabled plugin in this process (registry.c): dlopen through its
  * descriptor, negotiate, create, probe, capabilities. false when that
  * failed (the backend is then rejected with the reason). */

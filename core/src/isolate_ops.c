@@ -350,6 +350,9 @@ static int roundtrip(tm_isolated *iso, const char *op, const iso_request *rq, in
     char why[600];
     *out_fd = -1;
     if (iso->sock < 0 && start_helper(iso, why, sizeof why) != 0) {
+        /* Its probe report (maybe from the cache) no longer holds: the next
+         * process probes it afresh. */
+        tm_probe_cache_forget(iso->ctx, &iso->ctx->backends[iso->index]);
         give_up(iso, op, why);
         return TOPOML_E_PLUGIN;
     }

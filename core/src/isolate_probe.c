@@ -17,6 +17,12 @@
  * The report comes from a process that runs the plugin's code, so it is
  * read as untrusted input: bounded in size, every field checked.
  *
+ * A report that went well (complete, the probe said ok) is kept in the
+ * cache folder (probe_cache.c); a later process that would probe the same
+ * file on the same boot, with the same environment and the same build of
+ * topoml, reads that report instead of starting a child, through the same
+ * parser.
+ *
  * Report format: records of one type byte followed by fields, each field a
  * netstring ("<length>:<bytes>,", "-," for none). Types: 'S' stage, 'R'
  * refused (reason), 'I' identity (see put_identity), 'E' end of report.
@@ -30,7 +36,6 @@
 
 #include "internal.h"
 
-#define REPORT_MAX (1u << 20)
 #define MAX_CAPS 256u
 
 /* ---- the helper's side ---- */
@@ -199,7 +204,7 @@ static const char *get_field(in_buf *in, size_t *n)
         return NULL;
     }
     size_t len = 0, k = in->at;
-    while (k < in->len && in->p[k] >= '0' && in->p[k] <= '9' && len < REPORT_MAX)
+    while (k < in->len && in->p[k] >= '0' && in->p[k] <= '9' && len < TM_PROBE_REPORT_MAX)
         len = len * 10 + (size_t)(in->p[k++] - '0');
     if (k == in->at || k >= in->len || in->p[k] != ':' || len > in->len - k - 1 ||
         in->len - k - 1 - len < 1 || in->p[k + 1 + len] != ',') {
@@ -368,6 +373,52 @@ static void read_report(topoml_context *ctx, tm_backend *b, const char *report, 
     reject_with(b, "the plugin's probe process %s, in %s", what, stage);
 }
 
+/* Does `b`'s report count for the cache: complete, and its probe said ok?
+ * A probe that found no device may find one a minute later (a driver still
+ * starting, a device busy), so only a probe that went well is kept; and
+ * the host's own probe checks it before an enabled plugin runs
+ * (registry.c). */
+static bool worth_keeping(const tm_backend *b)
+{
+    return b->gate_state != TOPOML_GATE_REJECTED && b->probe_status == TOPOML_OK;
+}
+
+/* Give `b` the report kept for its file, if there is one for this core,
+ * boot and environment and it reads as one worth keeping; else leave `b`
+ * as it was (it is then probed in a child). */
+static bool from_cache(topoml_context *ctx, tm_backend *b)
+{
+    char *report;
+    size_t len;
+    if (!tm_probe_cache_load(ctx, b, &report, &len))
+        return false;
+    /* Read into a copy: a report that does not count changes nothing. */
+    tm_backend t = *b;
+    read_report(ctx, &t, report, len, 0, false);
+    if (!worth_keeping(&t)) {
+        tm_free(ctx, report);
+        if (t.probed != b->probed)
+            tm_free(ctx, t.probed);
+        if (t.name != b->name)
+            tm_free(ctx, t.name);
+        if (t.version != b->version)
+            tm_free(ctx, t.version);
+        if (t.vendor != b->vendor)
+            tm_free(ctx, t.vendor);
+        if (t.description != b->description)
+            tm_free(ctx, t.description);
+        return false;
+    }
+    *b = t;
+    b->cached_report = report;
+    b->cached_report_len = len;
+    tm_log(ctx, TOPOML_LOG_INFO,
+           "plugin %s: backend '%s' %s, ABI %u (probe report from the cache: probed before in a "
+           "child process)",
+           b->path, b->name, b->version, b->abi_version);
+    return true;
+}
+
 void tm_probe_all(topoml_context *ctx)
 {
     const uint32_t first = 1, count = ctx->n_backends - first; /* 0: the built-in reference */
@@ -380,7 +431,7 @@ void tm_probe_all(topoml_context *ctx)
         tm_backend *b = &ctx->backends[first + i];
         const bool queued = b->probe_queued;
         b->probe_queued = false;
-        if (!queued || b->gate_state == TOPOML_GATE_REJECTED)
+        if (!queued || b->gate_state == TOPOML_GATE_REJECTED || from_cache(ctx, b))
             continue;
         if (!kids) {
             reject_with(b, "%s%s", "out of memory starting its probe process", "");
@@ -406,12 +457,14 @@ void tm_probe_all(topoml_context *ctx)
         size_t len;
         int status;
         bool timed_out;
-        if (tm_child_finish(ctx, &kids[i], deadline, REPORT_MAX, &report, &len, &status,
+        if (tm_child_finish(ctx, &kids[i], deadline, TM_PROBE_REPORT_MAX, &report, &len, &status,
                             &timed_out) != TOPOML_OK) {
             reject_with(b, "%s%s", "out of memory reading its probe report", "");
             continue;
         }
         read_report(ctx, b, report, len, status, timed_out);
+        if (worth_keeping(b))
+            tm_probe_cache_store(ctx, b, report, len);
         tm_free(ctx, report);
         if (b->gate_state == TOPOML_GATE_REJECTED)
             tm_log(ctx, TOPOML_LOG_WARN, "plugin %s rejected: %s", b->path, b->gate_reason);

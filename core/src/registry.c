@@ -6,7 +6,8 @@
  * files follow in discovery order (loader.c): found and checked at context
  * creation, but probed only when something first needs to know a plugin
  * (tm_registry_probe): then every one at once, each in a child process
- * (isolate_probe.c), and given a gate state (gate.c). A call that names the
+ * (isolate_probe.c) or from the report of an earlier one kept in the cache
+ * folder (probe_cache.c), and given a gate state (gate.c). A call that names the
  * built-in reference, or whose `prefer` list reaches it first, never needs
  * a plugin, so it starts no probe process at all. Only a plugin the gate
  * enables is loaded into this process (tm_backend_load), right after the
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "certificate.h"
 #include "internal.h"
 #include "scalar.h"
 
@@ -124,10 +126,19 @@ bool tm_backend_load(topoml_context *ctx, tm_backend *b)
                b->name);
         return true;
     }
-    /* What the probe process saw, to hold the plugin to it. */
-    char probed_name[64];
+    /* What the probe process saw (now, or in an earlier process when the
+     * report came from the cache), to hold the plugin to it: its name, ABI
+     * and devices (what certificates bind, gate.c). */
+    char probed_name[64], probed_devices[512], probed_sha[65];
     snprintf(probed_name, sizeof probed_name, "%s", b->name ? b->name : "");
     const uint32_t probed_abi = b->abi_version;
+    tm_cert_devices(b->caps, b->n_caps, probed_devices, probed_sha);
+    /* A report from the cache is dropped while the plugin starts here: if
+     * its create or probe takes this process down, the next process probes
+     * it in a child again instead of repeating the crash. It is put back
+     * once the plugin has started and agreed with it. */
+    if (b->cached_report)
+        tm_probe_cache_forget(ctx, b);
     tm_loader_negotiate(ctx, b);
     if (b->gate_state != TOPOML_GATE_REJECTED && tm_backend_start(ctx, b) != TOPOML_OK &&
         b->gate_state != TOPOML_GATE_REJECTED) {
@@ -145,10 +156,28 @@ bool tm_backend_load(topoml_context *ctx, tm_backend *b)
                  "probe process",
                  b->vt->name, b->abi_version, probed_name, probed_abi);
     }
+    if (b->gate_state != TOPOML_GATE_REJECTED) {
+        char devices[512], sha[65];
+        tm_cert_devices(b->caps, b->n_caps, devices, sha);
+        if (strcmp(sha, probed_sha) != 0) {
+            b->gate_state = TOPOML_GATE_REJECTED;
+            snprintf(b->gate_reason, sizeof b->gate_reason,
+                     "it reports the devices '%.200s' in this process but '%.200s' in the probe "
+                     "process",
+                     devices, probed_devices);
+        }
+    }
     if (b->gate_state == TOPOML_GATE_REJECTED) {
+        /* The next process probes it afresh. */
+        tm_probe_cache_forget(ctx, b);
         tm_log(ctx, TOPOML_LOG_WARN, "plugin %s rejected while loading it: %s", b->path,
                b->gate_reason);
         return false;
+    }
+    if (b->cached_report) {
+        tm_probe_cache_store(ctx, b, b->cached_report, b->cached_report_len);
+        tm_free(ctx, b->cached_report);
+        b->cached_report = NULL;
     }
     note_vtable(b);
     tm_log(ctx, TOPOML_LOG_INFO, "plugin %s: backend '%s' loaded (%s)", b->path, b->name,
@@ -318,6 +347,7 @@ void tm_registry_free(topoml_context *ctx)
         if (b->path && b->fd >= 0)
             close(b->fd);
         tm_free(ctx, b->probed);
+        tm_free(ctx, b->cached_report);
         tm_free(ctx, b->envelope);
         tm_free(ctx, b->name);
         tm_free(ctx, b->version);

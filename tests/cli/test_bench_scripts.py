@@ -8,7 +8,8 @@ artifacts in the schema with every run's CPU and wall times and the load
 average, and refuse a build tree without the plugins they time; bench_verify
 writes one case per input and mode with every call's times and the command
 line, and refuses bad usage; bench_probe.py takes every command, plugin
-count and build in turn and keeps wall and CPU times; bench_cpp_compat.py
+count and build in turn and keeps wall and CPU times, and with
+--probe-cache the build a second time with the probe reports kept; bench_cpp_compat.py
 keeps the medians of the two backends taken in turn, leaves out a backend
 that ran past its timeout and writes nothing when every run did;
 bench_setup_venv.py times the Python step read
@@ -200,6 +201,17 @@ try:
               {c["program"] for c in d["cases"]} == {"topoml (after)", "topoml (before)"},
               d["cases"][:2])
         check("probe: the same bars whatever the plugins", d.get("same_output") is True, d)
+    # ... and --probe-cache: the build again, with the probe reports kept.
+    out = os.path.join(tmp, "probe-cache.json")
+    r = script("bench_probe.py", "--build", A.build, "--probe-cache", "--repeat", "2",
+               "--probe-ms", "50", "--json", out)
+    check("bench_probe.py --probe-cache runs", r.returncode == 0, r.stdout + r.stderr)
+    d = artifact(out, "probe") if r.returncode == 0 else None
+    if d:
+        check("probe cache: 4 commands x 3 plugin counts, without and with kept reports",
+              len(d["cases"]) == 24 and {c["program"] for c in d["cases"]} ==
+              {"topoml (after)", "topoml (after, probe reports kept)"} and
+              d["baseline"] == "topoml (after)", d["cases"][:2])
     empty = os.path.join(tmp, "no-plugins-build")
     os.mkdir(empty)
     r = script("bench_probe.py", "--build", empty)

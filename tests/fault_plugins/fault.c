@@ -22,6 +22,14 @@
  * ran. PROBE_SLOW is well-formed but its probe takes TOPOML_TEST_PROBE_MS
  * milliseconds (default 400), like a probe that initialises a GPU runtime:
  * the lazy-probing tests and tools/bench/bench_probe.py use it.
+ *
+ * PROBE_FLAKY is well-formed and computes euclidean f64 distances right,
+ * but its probe finds what the file named by TOPOML_TEST_PROBE_CONTROL
+ * says when it runs: nothing (no file) or "ok": ok, on the device "cpu";
+ * "fail": no widget (TOPOML_E_UNSUPPORTED); "crash": it dereferences NULL;
+ * "device TEXT": ok, on the device TEXT. The environment stays the same
+ * while that file changes, as a machine can change between two processes:
+ * the probe cache's tests (test_probe_cache) use it.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -76,6 +84,22 @@ static void log_probe(long long start)
     }
 }
 
+#ifdef FAULT_PROBE_FLAKY
+static char flaky_device[64] = "cpu";
+
+/* What TOPOML_TEST_PROBE_CONTROL says now ("" without the file). */
+static void flaky_control(char *what, size_t size)
+{
+    const char *control = getenv("TOPOML_TEST_PROBE_CONTROL");
+    int fd = control && *control ? open(control, O_RDONLY | O_CLOEXEC) : -1;
+    ssize_t n = fd >= 0 ? read(fd, what, size - 1) : 0;
+    if (fd >= 0)
+        close(fd);
+    what[n > 0 ? n : 0] = '\0';
+    what[strcspn(what, "\n")] = '\0';
+}
+#endif
+
 static int probe(void *state, char *why, size_t why_size)
 {
     (void)state;
@@ -91,6 +115,18 @@ static int probe(void *state, char *why, size_t why_size)
 #ifdef FAULT_PROBE_CRASH
     *(volatile int *)(uintptr_t)getenv("TOPOML_NO_SUCH_VARIABLE_EVER") = 1;
 #endif
+#ifdef FAULT_PROBE_FLAKY
+    char what[80];
+    flaky_control(what, sizeof what);
+    if (strcmp(what, "fail") == 0) {
+        snprintf(why, why_size, "the widget went away");
+        return TOPOML_E_UNSUPPORTED;
+    }
+    if (strcmp(what, "crash") == 0)
+        *(volatile int *)(uintptr_t)getenv("TOPOML_NO_SUCH_VARIABLE_EVER") = 1;
+    snprintf(flaky_device, sizeof flaky_device, "%.60s",
+             strncmp(what, "device ", 7) == 0 ? what + 7 : "cpu");
+#endif
 #ifdef FAULT_PROBE_FAILS
     snprintf(why, why_size, "no widget found on this machine");
     return TOPOML_E_UNSUPPORTED;
@@ -102,12 +138,17 @@ static int probe(void *state, char *why, size_t why_size)
 
 #ifdef FAULT_ACCEL
 #define FAULT_DEVICE "widget accelerator"
+#elif defined(FAULT_PROBE_FLAKY)
+#define FAULT_DEVICE flaky_device
 #else
 #define FAULT_DEVICE "cpu"
 #endif
 #if defined(FAULT_OP_STDOUT) || defined(FAULT_OP_CRASH) || defined(FAULT_OP_RUNAWAY) || \
     defined(FAULT_OP_EXIT)
 #define FAULT_IN_OP 1
+#endif
+#if defined(FAULT_IN_OP) || defined(FAULT_PROBE_FLAKY)
+#define FAULT_RIGHT_DISTANCES 1
 /* f64, euclidean only: what right_distances computes. */
 static const topoml_capability_v1 caps[] = {
     {sizeof(topoml_capability_v1), TOPOML_OP_DISTANCES, 2u, 1u, 1u, 0, 0, 0, 0, FAULT_DEVICE, NULL},
@@ -142,7 +183,7 @@ static int distances(void *state, const topoml_call_v1 *call, const topoml_input
     (void)out;
     snprintf(call->error, call->error_size, "the widget overheated");
     return TOPOML_E_DEVICE;
-#elif defined(FAULT_IN_OP)
+#elif defined(FAULT_RIGHT_DISTANCES)
     (void)call;
 #ifdef FAULT_OP_STDOUT
     printf("a plugin's chatter on stdout\n");

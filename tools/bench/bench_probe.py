@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""What plugin probes cost a topoml command, before and after probing on need.
+"""What plugin probes cost a topoml command, before and after probing on need,
+and with the probe reports kept between commands.
 
 Every topoml process used to probe every plugin it found (one helper process
 each, at context creation), so a command paid for the slowest probe — on a
@@ -22,8 +23,13 @@ all under `gate: strict` (no certification on first use, which would time
 the conformance suite instead; `enable: [threads]` lets the named plugin
 run), with the build tree's own plugins found as usual: on a GPU machine whose build has the cuda and triton-bridge plugins,
 the rows with 0 slow plugins time their real probes. --baseline BUILD
-times a build of the earlier code the same way. Every command, plugin
-count and build is taken in turn inside each round, the order reversed
+times a build of the earlier code the same way. Each command starts without
+a kept probe report (the cache folder's *.probe files are removed before it,
+untimed), so that every plugin it needs is probed in a child process, as
+before the probe cache; --probe-cache times --build a second time with the
+reports kept (probe_cache, on by default), as on a machine that ran topoml
+before: one untimed run of each command fills the cache folder first.
+Every command, plugin count and build is taken in turn inside each round, the order reversed
 every other round (tools/bench/timing.py), so a change of load on a shared
 machine falls on all of them alike. Medians of --repeat runs, wall seconds (a probe that
 sleeps costs wall time, not CPU time), and CPU seconds (user + system of
@@ -32,7 +38,8 @@ them; the load average at the start and the end.
 Prints a table and writes a bench/results artifact (tools/bench/artifact.py;
 --json FILE, or - for stdout). Standard library only.
 
-  tools/bench/bench_probe.py --build build [--baseline OLD_BUILD] [--json out.json]
+  tools/bench/bench_probe.py --build build [--baseline OLD_BUILD] [--probe-cache]
+                             [--json out.json]
 """
 
 import argparse
@@ -63,13 +70,18 @@ def main():
     ap.add_argument("--data", help="input file (default: a seeded 297-point cloud)")
     ap.add_argument("--format", default="point-cloud", help="--format of --data")
     ap.add_argument("--dim", type=int, default=2)
+    ap.add_argument("--probe-cache", action="store_true",
+                    help="also time --build with the probe reports of earlier commands kept")
     ap.add_argument("--json", help="write the figures here (- for stdout)")
     a = ap.parse_args()
     if a.repeat < 1:
         ap.error("--repeat must be at least 1")
-    builds = [(a.label, os.path.abspath(a.build))]
+    # (label, build tree, whether probe reports are kept between commands)
+    builds = [(a.label, os.path.abspath(a.build), False)]
+    if a.probe_cache:
+        builds.append(("%s, probe reports kept" % a.label, os.path.abspath(a.build), True))
     if a.baseline:
-        builds.append((a.baseline_label, os.path.abspath(a.baseline)))
+        builds.append((a.baseline_label, os.path.abspath(a.baseline), False))
     slow = os.path.join(builds[0][1], SLOW)
     if not os.path.exists(slow):
         sys.exit("no %s: build the tests' plugins first (target fault_probe_slow)" % slow)
@@ -93,8 +105,7 @@ def main():
             for k in range(count):
                 shutil.copy(slow, os.path.join(d, "topoml-backend-slow-%d.so" % k))
             folders[count] = d
-        env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache"),
-                   TOPOML_TEST_PROBE_MS=str(a.probe_ms))
+        env = dict(os.environ, TOPOML_TEST_PROBE_MS=str(a.probe_ms))
         env.pop("TOPOML_CONFIG", None)
         env.pop("TOPOML_TEST_PROBE_LOG", None)
 
@@ -107,14 +118,35 @@ def main():
                                      data]),
             ("backends", ["backends"]),
         ]
+
+        def drop_reports(cache):
+            """Remove the probe reports kept in cache folder `cache`."""
+            if os.path.isdir(cache):
+                for name in os.listdir(cache):
+                    if name.endswith(".probe"):
+                        os.unlink(os.path.join(cache, name))
+
+        def setting(cmd, e, keep):
+            def go():
+                if not keep:
+                    drop_reports(os.path.join(e["XDG_CACHE_HOME"], "topoml"))
+                return timing.run(cmd, e)
+            return go
+
         settings = {}
         for what, args in commands:
             for count, folder in folders.items():
-                for label, build in builds:
+                for label, build, keep in builds:
                     cmd = [os.path.join(build, "tools", "topoml")] + args[:1] + \
                         ["--config", config] + args[1:]
-                    e = dict(env, TOPOML_PLUGIN_PATH=folder)
-                    settings[(what, count, label)] = lambda cmd=cmd, e=e: timing.run(cmd, e)
+                    # One cache folder per setting: certificates (none under
+                    # gate: strict), verified sizes, and the kept reports.
+                    e = dict(env, TOPOML_PLUGIN_PATH=folder,
+                             XDG_CACHE_HOME=os.path.join(tmp, "cache-%d" % builds.index(
+                                 (label, build, keep))))
+                    settings[(what, count, label)] = setting(cmd, e, keep)
+                    if keep:
+                        timing.run(cmd, e)  # the earlier command whose reports are kept
         load_start = list(os.getloadavg())
         runs = timing.alternate(settings, a.repeat)
         load_end = list(os.getloadavg())
@@ -127,7 +159,7 @@ def main():
         same = all(len(v) == 1 for v in outputs.values())
 
         cases = []
-        labels = [label for label, _ in builds]
+        labels = [label for label, _, _ in builds]
         print("%-26s %8s " % ("command", "plugins") +
               " ".join("%12s" % ("%s (ms)" % l) for l in labels) + "   " +
               " ".join("%14s" % ("%s CPU ms" % l) for l in labels))
@@ -153,7 +185,7 @@ def main():
             "/".join("%.1f" % x for x in load_start), "/".join("%.1f" % x for x in load_end)))
         if a.json:
             versions = {}
-            for label, build in builds:
+            for label, build, _ in builds:
                 v = subprocess.run([os.path.join(build, "tools", "topoml"), "--version"],
                                    capture_output=True, text=True, env=env)
                 versions["topoml (%s)" % label] = v.stdout.strip() or "?"
@@ -161,11 +193,12 @@ def main():
             machine["load_average_start"] = load_start
             artifact.save(a.json, {
                 "title": "Plugin probes: what they cost a command, before and after probing "
-                         "on need",
+                         "on need" + (", and with the probe reports kept" if a.probe_cache
+                                      else ""),
                 "machine": machine,
                 "versions": versions,
                 "commands": [" ".join(["tools/bench/bench_probe.py"] + sys.argv[1:])],
-                "baseline": "topoml (%s)" % labels[-1],
+                "baseline": "topoml (%s)" % (a.baseline_label if a.baseline else a.label),
                 "statistic": "median of %d runs, wall seconds of the whole command; CPU "
                              "seconds (user + system, with its helper processes) in each "
                              "case's cpu_times and cpu_median; every setting run in turn"

@@ -475,42 +475,79 @@ END_TEST
 /* With threads the collapse takes the serial one's steps with the serial
  * one's results (collapse.c, "In parallel"): the same edges, values and
  * order, and the same probe, at 2, 3 and 8 threads — on clouds where most
- * edges go (a cube with no threshold, a noisy circle under one), where
- * almost none do (the 3-sphere: asked to remove 10% of the longest tenth it
- * declines, asked for nothing it goes through), and on a small grid, whose
- * distances tie everywhere and whose points repeat. */
-static void assert_threads_are_serial(topoml_context *ctx, const topoml_data *d, double threshold,
-                                      double min_removed, const char *what)
+ * edges go (a cube, a noisy circle), where almost none do (the 3-sphere:
+ * asked to remove 10% of the longest tenth it declines, asked for nothing
+ * it goes through), on a small grid, whose distances tie everywhere and
+ * whose points repeat, and on complete graphs, where the look-ahead is
+ * mostly redone and stops (the op itself keeps such dense graphs on one
+ * thread: tm_collapse_input). The edges are all pairs within the threshold,
+ * sorted as the collapse wants them. */
+static int pair_cmp(const void *a, const void *b)
 {
-    tm_collapsed one;
-    ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, threshold, min_removed, 1,
-                                       &one),
-                     TOPOML_OK);
-    ck_assert_msg(one.n_before >= 20000, "%s: %llu edges, too few for threads", what,
-                  (unsigned long long)one.n_before);
+    const topoml_edge *x = a, *y = b;
+    if (x->d != y->d)
+        return x->d < y->d ? -1 : 1;
+    if (x->i != y->i)
+        return x->i < y->i ? -1 : 1;
+    return (x->j > y->j) - (x->j < y->j);
+}
+
+static topoml_edge *pairs_within(const double *x, uint64_t n, uint64_t dim, double threshold,
+                                 uint64_t *m)
+{
+    topoml_edge *e = malloc(n * (n - 1) / 2 * sizeof *e);
+    ck_assert_ptr_nonnull(e);
+    *m = 0;
+    for (uint64_t j = 1; j < n; j++)
+        for (uint64_t i = 0; i < j; i++) {
+            double s = 0;
+            for (uint64_t c = 0; c < dim; c++)
+                s += (x[i * dim + c] - x[j * dim + c]) * (x[i * dim + c] - x[j * dim + c]);
+            if (sqrt(s) <= threshold)
+                e[(*m)++] = (topoml_edge){sqrt(s), (uint32_t)i, (uint32_t)j};
+        }
+    qsort(e, *m, sizeof *e, pair_cmp);
+    return e;
+}
+
+static void assert_threads_are_serial(topoml_context *ctx, const double *x, uint64_t n,
+                                      uint64_t dim, double threshold, double min_removed,
+                                      bool expect_stop, const char *what)
+{
+    uint64_t m;
+    topoml_edge *in = pairs_within(x, n, dim, threshold, &m);
+    ck_assert_msg(m >= 20000, "%s: %llu edges, too few for threads", what, (unsigned long long)m);
+    topoml_edge *one = malloc(m * sizeof *one), *par = malloc(m * sizeof *par);
+    ck_assert(one && par);
+    memcpy(one, in, m * sizeof *in);
+    uint64_t n_one, n_par;
+    tm_collapse_probe p_one, p_par;
+    ck_assert_int_eq(tm_collapse_edges(ctx, n, one, m, min_removed, 1, &n_one, &p_one), TOPOML_OK);
     static const unsigned counts[] = {2, 3, 8};
     for (int k = 0; k < 3; k++) {
-        tm_collapsed par;
-        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, threshold,
-                                           min_removed, counts[k], &par),
+        memcpy(par, in, m * sizeof *in);
+        ck_assert_int_eq(tm_collapse_edges(ctx, n, par, m, min_removed, counts[k], &n_par, &p_par),
                          TOPOML_OK);
-        ck_assert_msg(par.done == one.done && par.n_edges == one.n_edges &&
-                          par.probe.declined == one.probe.declined &&
-                          par.probe.examined == one.probe.examined &&
-                          par.probe.removed == one.probe.removed,
+        ck_assert_msg(n_par == n_one && p_par.declined == p_one.declined &&
+                          p_par.examined == p_one.examined && p_par.removed == p_one.removed,
                       "%s, %u threads: %llu edges left (serial %llu), probe %llu of %llu "
                       "(serial %llu of %llu)",
-                      what, counts[k], (unsigned long long)par.n_edges,
-                      (unsigned long long)one.n_edges, (unsigned long long)par.probe.removed,
-                      (unsigned long long)par.probe.examined,
-                      (unsigned long long)one.probe.removed,
-                      (unsigned long long)one.probe.examined);
-        if (one.done)
-            ck_assert_msg(memcmp(par.edges, one.edges, one.n_edges * sizeof *one.edges) == 0,
-                          "%s, %u threads: other edges or values", what, counts[k]);
-        tm_free(ctx, par.edges);
+                      what, counts[k], (unsigned long long)n_par, (unsigned long long)n_one,
+                      (unsigned long long)p_par.removed, (unsigned long long)p_par.examined,
+                      (unsigned long long)p_one.removed, (unsigned long long)p_one.examined);
+        ck_assert_msg(memcmp(par, one, m * sizeof *one) == 0,
+                      "%s, %u threads: other edges or values", what, counts[k]);
+        ck_assert_uint_eq(p_par.threads, counts[k]);
+        ck_assert_uint_gt(p_par.batches, 0);
+        ck_assert_msg((p_par.alone > 0) == expect_stop,
+                      "%s, %u threads: the look-ahead %s (%llu batches, %llu redone, %llu alone)",
+                      what, counts[k], expect_stop ? "did not stop" : "stopped",
+                      (unsigned long long)p_par.batches, (unsigned long long)p_par.redone,
+                      (unsigned long long)p_par.alone);
     }
-    tm_free(ctx, one.edges);
+    free(in);
+    free(one);
+    free(par);
 }
 
 START_TEST(test_collapse_on_threads_is_the_serial_collapse)
@@ -521,25 +558,23 @@ START_TEST(test_collapse_on_threads_is_the_serial_collapse)
         int shape; /* 0 cube, 1 grid, 2 circle, 3 the 3-sphere */
         uint64_t n;
         double threshold, min_removed;
+        bool stops; /* the look-ahead is expected to stop paying */
         const char *what;
     } cases[] = {
-        {0, 300, INFINITY, 0.0, "cube, 300 points"},
-        {0, 260, INFINITY, 0.1, "cube, 260 points, auto"},
-        {2, 1500, 0.3, 0.0, "circle, 1500 points, 0.3"},
-        {0, 2000, 0.2, 0.0, "cube, 2000 points, 0.2"},
-        {1, 240, INFINITY, 0.0, "grid with repeats, 240 points"},
-        {3, 250, INFINITY, 0.1, "3-sphere, 250 points, auto (declines)"},
-        {3, 210, INFINITY, 0.0, "3-sphere, 210 points, on"},
+        {0, 300, INFINITY, 0.0, true, "cube, 300 points (a complete graph)"},
+        {2, 1500, 0.3, 0.0, false, "circle, 1500 points, 0.3"},
+        {0, 2000, 0.2, 0.0, false, "cube, 2000 points, 0.2"},
+        {0, 1000, 0.4, 0.1, false, "cube, 1000 points, 0.4, auto"},
+        {1, 240, INFINITY, 0.0, true, "grid with repeats, 240 points"},
+        {3, 250, INFINITY, 0.1, true, "3-sphere, 250 points, auto (declines)"},
+        {3, 210, INFINITY, 0.0, true, "3-sphere, 210 points, on"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const uint64_t n = cases[k].n, dim = cases[k].shape == 3 ? 4 : 3;
         double *x = cases[k].shape == 3 ? sphere3_points(&s, n)
                                         : random_points(&s, cases[k].shape, n, dim);
-        topoml_data *d = NULL;
-        ck_assert_int_eq(topoml_data_from_points(ctx, &d, n, dim, x), TOPOML_OK);
-        assert_threads_are_serial(ctx, d, cases[k].threshold, cases[k].min_removed,
-                                  cases[k].what);
-        topoml_data_free(ctx, d);
+        assert_threads_are_serial(ctx, x, n, dim, cases[k].threshold, cases[k].min_removed,
+                                  cases[k].stops, cases[k].what);
         free(x);
     }
     topoml_context_free(ctx);

@@ -688,9 +688,13 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
     cl_common *sc = pool ? pool->w[0].c : c;
     uint64_t batch = pool ? 32u * pool->n : n_edges;
     batch = !pool ? batch : batch < CL_BATCH_MIN ? CL_BATCH_MIN : batch > CL_BATCH_MAX ? CL_BATCH_MAX : batch;
+    /* the look-ahead, until batches of the smallest size keep being mostly
+     * redone: then the rest goes on this thread alone */
+    bool ahead = pool != NULL;
+    unsigned poor = 0;
     for (uint64_t hi = n_edges; hi > 0;) {
         const uint64_t lo = hi > batch ? hi - batch : 0;
-        if (pool) {
+        if (ahead) {
             pool->lo = lo;
             pool->hi = hi;
             pool_round(pool);
@@ -703,7 +707,7 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
         uint64_t stale = 0;
         for (uint64_t e = hi; e-- > lo;) {
             uint32_t i = label[edges[e].i], j = label[edges[e].j], t;
-            if (pool && still_good(pool, sg, hi - 1 - e, i, j)) {
+            if (ahead && still_good(pool, sg, hi - 1 - e, i, j)) {
                 t = pool->res[hi - 1 - e];
             } else {
                 t = delay(sg, i, j, time[e], sc);
@@ -711,7 +715,7 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
             }
             if (t != time[e]) {
                 set_time(sg, e, i, j, t);
-                if (pool)
+                if (ahead)
                     note_moved(pool, i, j);
             }
             removed += t == CL_NEVER;
@@ -736,13 +740,19 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
             }
         }
         /* a batch whose results were mostly still good can be larger */
-        if (pool) {
+        if (ahead) {
             probe->batches++;
             probe->redone += stale;
             if (stale * 20 < hi - lo && batch < CL_BATCH_MAX)
                 batch *= 2;
             else if (stale * 4 > hi - lo && batch > CL_BATCH_MIN)
-                batch /= 2;
+                batch = batch / 2 > CL_BATCH_MIN ? batch / 2 : CL_BATCH_MIN;
+            poor = batch == CL_BATCH_MIN && stale * 2 > hi - lo ? poor + 1 : 0;
+            if (poor == 4) {
+                ahead = false;
+                batch = hi;
+                probe->alone = lo;
+            }
         }
         hi = lo;
     }
@@ -1182,6 +1192,12 @@ collapse:
     if (m > 0) /* no edges: `edges` may be NULL */
         qsort(edges, (size_t)m, sizeof *edges, edge_cmp);
     out->n_before = m;
+    /* On a dense graph nearly every move touches every later step's common
+     * neighbours, so the look-ahead would mostly be redone in order
+     * (celegans, 94% of all pairs: 0.18 s on 16 threads in process against
+     * 0.08 s before the collapse had threads). */
+    if (m > n * n / 4)
+        threads = 1;
     int rc = tm_collapse_edges(ctx, n, edges, m, min_removed, threads, &out->n_edges, &out->probe);
     if (rc != TOPOML_OK || out->probe.declined) {
         tm_free(ctx, edges);

@@ -497,6 +497,8 @@ typedef struct tm_collapse_probe {
      * look-ahead, and the edges whose look-ahead was stale and done again */
     unsigned threads;
     uint64_t batches, redone;
+    uint64_t alone; /* edges left to the calling thread alone once the
+                       look-ahead was mostly redone */
 } tm_collapse_probe;
 
 /* Collapse the flag filtration of `edges` (sorted by (d, i, j), i < j < n)

@@ -442,9 +442,10 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
     if (col->probe.threads > 1)
         tm_log(ctx, TOPOML_LOG_DEBUG,
                "edge collapse: on %u threads, %llu batches; %llu of %llu edges done again "
-               "in order",
+               "in order, %llu on one thread after the look-ahead stopped paying",
                col->probe.threads, (unsigned long long)col->probe.batches,
-               (unsigned long long)col->probe.redone, (unsigned long long)col->n_before);
+               (unsigned long long)col->probe.redone, (unsigned long long)col->n_before,
+               (unsigned long long)col->probe.alone);
     in->kind = TOPOML_INPUT_SPARSE;
     in->dim = 0;
     in->data = NULL;

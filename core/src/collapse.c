@@ -105,9 +105,11 @@ typedef struct cl_graph {
 
 static inline void note_read(cl_graph *g, uint32_t w)
 {
-    if (g->read && g->n_read < CL_READS)
-        g->read[g->n_read] = w;
-    g->n_read++;
+    if (g->read) {
+        if (g->n_read < CL_READS)
+            g->read[g->n_read] = w;
+        g->n_read++;
+    }
 }
 
 /* Where k is in w's list, or end[w] if it is not. */
@@ -125,7 +127,8 @@ static uint64_t slot_of(const cl_graph *g, uint32_t w, uint32_t k)
 }
 
 /* Time of the edge wk, CL_NEVER if there is none. */
-static uint32_t edge_time(const cl_graph *g, uint32_t w, uint32_t k)
+static inline __attribute__((always_inline)) uint32_t edge_time(const cl_graph *g, uint32_t w,
+                                                            uint32_t k)
 {
     if (g->dense)
         return g->dense[(uint64_t)w * g->n + k];
@@ -235,7 +238,8 @@ static int common_cmp(const void *a, const void *b)
 /* The time edge uv (current time t) can be moved to: the first time >= t at
  * which it is not dominated, CL_NEVER if it is dominated to the end. `c` has
  * room for deg v entries. */
-static uint32_t delay(cl_graph *g, uint32_t u, uint32_t v, uint32_t t, cl_common *c)
+static inline __attribute__((always_inline)) uint32_t delay(cl_graph *g, uint32_t u, uint32_t v,
+                                                        uint32_t t, cl_common *c)
 {
     /* every edge read below has u, v or a dominator tried as an end */
     g->n_read = 0;
@@ -509,6 +513,37 @@ unsigned tm_cpus_available(void)
     return n > 0 ? (unsigned)n : 1;
 }
 
+/* TOPOML_COLLAPSE_AUTO's probe (see tm_collapse_edges), told the steps in
+ * order: false once it declines. */
+typedef struct cl_decide {
+    bool deciding;
+    uint64_t n_edges, size, block, removed, block_removed;
+    double need;
+} cl_decide;
+
+static inline bool probe_goes_on(cl_decide *d, tm_collapse_probe *probe, uint64_t e, bool gone)
+{
+    d->removed += gone;
+    if (!d->deciding)
+        return true;
+    const uint64_t seen = d->n_edges - e;
+    probe->examined = seen;
+    probe->removed = d->removed;
+    if ((double)d->removed >= d->need) {
+        d->deciding = false; /* goes on */
+        return true;
+    }
+    bool hopeless = seen == d->size;
+    if (!hopeless && d->block >= CL_PROBE_BLOCK_MIN && seen % d->block == 0) {
+        const double rate = (double)(d->removed - d->block_removed) / (double)d->block;
+        hopeless = (double)d->removed + rate * (double)(d->size - seen) < d->need;
+        d->block_removed = d->removed;
+    }
+    if (hopeless)
+        probe->declined = true;
+    return !hopeless;
+}
+
 int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint64_t n_edges,
                       double min_removed, unsigned threads, uint64_t *n_out,
                       tm_collapse_probe *probe)
@@ -639,12 +674,10 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
      * the likeliest to be (sphere_3_192: a sixth of the first eighth, a
      * twentieth of the second, none after), so that block overestimates
      * what the rest removes and the probe ends after a quarter of its cost. */
-    uint64_t size = n_edges / 10 > CL_PROBE ? n_edges / 10 : CL_PROBE, removed = 0;
+    uint64_t size = n_edges / 10 > CL_PROBE ? n_edges / 10 : CL_PROBE;
     size = size < n_edges ? size : n_edges;
-    const uint64_t block = size / CL_PROBE_BLOCKS;
-    const double need = min_removed * (double)size;
-    bool deciding = min_removed > 0.0;
-    uint64_t block_removed = 0;
+    cl_decide dec = {min_removed > 0.0, n_edges, size, size / CL_PROBE_BLOCKS, 0, 0,
+                     min_removed * (double)size};
     probe->size = size;
     if (threads > 1) {
         pool = &pool_mem;
@@ -682,17 +715,26 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
         pool_start(pool, threads);
     }
     probe->threads = pool ? pool->n : 1;
-    /* The steps, longest edge first: in batches looked ahead on the pool,
-     * or all at once on this thread (see "In parallel"). */
+    /* The steps, longest edge first: all on this thread, or in batches
+     * looked ahead on the pool (see "In parallel"). */
+    if (!pool) {
+        for (uint64_t e = n_edges; e-- > 0;) {
+            uint32_t i = label[edges[e].i], j = label[edges[e].j];
+            uint32_t t = delay(&g, i, j, time[e], c);
+            if (t != time[e])
+                set_time(&g, e, i, j, t);
+            if (!probe_goes_on(&dec, probe, e, t == CL_NEVER))
+                goto out;
+        }
+    }
     cl_graph *sg = pool ? &pool->w[0].g : &g;
-    cl_common *sc = pool ? pool->w[0].c : c;
-    uint64_t batch = pool ? 32u * pool->n : n_edges;
-    batch = !pool ? batch : batch < CL_BATCH_MIN ? CL_BATCH_MIN : batch > CL_BATCH_MAX ? CL_BATCH_MAX : batch;
+    uint64_t batch = pool ? 32u * pool->n : 0;
+    batch = batch < CL_BATCH_MIN ? CL_BATCH_MIN : batch > CL_BATCH_MAX ? CL_BATCH_MAX : batch;
     /* the look-ahead, until batches of the smallest size keep being mostly
      * redone: then the rest goes on this thread alone */
-    bool ahead = pool != NULL;
+    bool ahead = true;
     unsigned poor = 0;
-    for (uint64_t hi = n_edges; hi > 0;) {
+    for (uint64_t hi = pool ? n_edges : 0; hi > 0;) {
         const uint64_t lo = hi > batch ? hi - batch : 0;
         if (ahead) {
             pool->lo = lo;
@@ -710,7 +752,7 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
             if (ahead && still_good(pool, sg, hi - 1 - e, i, j)) {
                 t = pool->res[hi - 1 - e];
             } else {
-                t = delay(sg, i, j, time[e], sc);
+                t = delay(sg, i, j, time[e], pool->w[0].c);
                 stale++;
             }
             if (t != time[e]) {
@@ -718,26 +760,8 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
                 if (ahead)
                     note_moved(pool, i, j);
             }
-            removed += t == CL_NEVER;
-            if (!deciding)
-                continue;
-            const uint64_t seen = n_edges - e;
-            probe->examined = seen;
-            probe->removed = removed;
-            if ((double)removed >= need) {
-                deciding = false; /* goes on */
-                continue;
-            }
-            bool hopeless = seen == size;
-            if (!hopeless && block >= CL_PROBE_BLOCK_MIN && seen % block == 0) {
-                const double rate = (double)(removed - block_removed) / (double)block;
-                hopeless = (double)removed + rate * (double)(size - seen) < need;
-                block_removed = removed;
-            }
-            if (hopeless) {
-                probe->declined = true;
+            if (!probe_goes_on(&dec, probe, e, t == CL_NEVER))
                 goto out;
-            }
         }
         /* a batch whose results were mostly still good can be larger */
         if (ahead) {

@@ -482,16 +482,6 @@ END_TEST
  * mostly redone and stops (the op itself keeps such dense graphs on one
  * thread: tm_collapse_input). The edges are all pairs within the threshold,
  * sorted as the collapse wants them. */
-static int pair_cmp(const void *a, const void *b)
-{
-    const topoml_edge *x = a, *y = b;
-    if (x->d != y->d)
-        return x->d < y->d ? -1 : 1;
-    if (x->i != y->i)
-        return x->i < y->i ? -1 : 1;
-    return (x->j > y->j) - (x->j < y->j);
-}
-
 static topoml_edge *pairs_within(const double *x, uint64_t n, uint64_t dim, double threshold,
                                  uint64_t *m)
 {
@@ -506,7 +496,7 @@ static topoml_edge *pairs_within(const double *x, uint64_t n, uint64_t dim, doub
             if (sqrt(s) <= threshold)
                 e[(*m)++] = (topoml_edge){sqrt(s), (uint32_t)i, (uint32_t)j};
         }
-    qsort(e, *m, sizeof *e, pair_cmp);
+    qsort(e, *m, sizeof *e, tm_collapse_edge_cmp);
     return e;
 }
 

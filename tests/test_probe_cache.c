@@ -32,6 +32,8 @@
 
 #include "topoml/topoml.h"
 
+#include "check_ops.h"
+
 #include "certificate.h" /* tm_cert_file: where a plugin's report is kept */
 #include "sha256.h"
 
@@ -191,22 +193,6 @@ static topoml_backend_info find(topoml_context *ctx, const char *name)
     topoml_backend_info b = {.struct_size = sizeof b};
     ck_assert_msg(topoml_backend_find(ctx, name, &b) == TOPOML_OK, "%s", topoml_errmsg(ctx));
     return b;
-}
-
-/* Distances of three points on whatever the context picks: must be right. */
-static void distances_work(topoml_context *ctx)
-{
-    static const double cloud[] = {0, 0, 3, 4, 6, 8};
-    topoml_data *d = NULL;
-    ck_assert_int_eq(topoml_data_from_points(ctx, &d, 3, 2, cloud), TOPOML_OK);
-    void *out = NULL;
-    uint64_t n = 0;
-    int rc = topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &n);
-    ck_assert_msg(rc == TOPOML_OK, "%s", topoml_errmsg(ctx));
-    const double *v = out;
-    ck_assert(n == 3 && v[0] == 5.0 && v[1] == 10.0 && v[2] == 5.0);
-    topoml_free(ctx, out);
-    topoml_data_free(ctx, d);
 }
 
 /* How the plugin's probe is needed: by naming it, or by listing. */
@@ -464,7 +450,7 @@ START_TEST(test_a_kept_report_the_host_contradicts_is_forgotten)
     const bool here = strcmp(changed[_i].isolation, "none") == 0;
     topoml_context *ctx = context(config, fault_dir("probe-flaky"), NULL);
     ck_assert_int_eq(topoml_use_backend(ctx, "fault-probe-flaky"), TOPOML_OK);
-    distances_work(ctx);
+    check_distances_of_three_points(ctx);
     ck_assert_str_eq(topoml_last_backend(ctx), "fault-probe-flaky");
     topoml_context_free(ctx);
     ck_assert_int_eq(probes(false), 1 + !here); /* and the isolated helper's */
@@ -485,7 +471,7 @@ START_TEST(test_a_kept_report_the_host_contradicts_is_forgotten)
         ck_assert_int_eq(probes(false), children);
     } else {
         /* Its helper cannot start it: the reference answers. */
-        distances_work(ctx);
+        check_distances_of_three_points(ctx);
         ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
     }
     topoml_context_free(ctx);
@@ -543,7 +529,7 @@ START_TEST(test_a_plugin_that_takes_the_host_down_from_a_kept_report_is_probed_i
     ck_assert_int_eq(topoml_use_backend(ctx, "fault-probe-flaky"), TOPOML_E_NOT_FOUND);
     ck_assert_int_eq(probes(false), children + 1);
     ck_assert(!exists(flaky_report()));
-    distances_work(ctx);
+    check_distances_of_three_points(ctx);
     topoml_context_free(ctx);
     finish();
 }

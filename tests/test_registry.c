@@ -24,6 +24,8 @@
 
 #include "topoml/topoml.h"
 
+#include "check_ops.h"
+
 static char probe_log[64], marker[64];
 
 /* Fresh, empty log files named by the plugins' variables. */
@@ -127,22 +129,6 @@ static void rips_runs_on(topoml_context *ctx, const char *want)
     topoml_data_free(ctx, d);
 }
 
-/* Distances of three points on whatever the context picks: must be right. */
-static void distances_work(topoml_context *ctx)
-{
-    static const double cloud[] = {0, 0, 3, 4, 6, 8};
-    topoml_data *d = NULL;
-    ck_assert_int_eq(topoml_data_from_points(ctx, &d, 3, 2, cloud), TOPOML_OK);
-    void *out = NULL;
-    uint64_t n = 0;
-    int rc = topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &n);
-    ck_assert_msg(rc == TOPOML_OK, "%s", topoml_errmsg(ctx));
-    const double *v = out;
-    ck_assert(n == 3 && v[0] == 5.0 && v[1] == 10.0 && v[2] == 5.0);
-    topoml_free(ctx, out);
-    topoml_data_free(ctx, d);
-}
-
 /* The plugins of these folders: a slow probe, a good plugin that claims an
  * accelerator, a crashing probe. */
 static void plugin_path(char *out, size_t size)
@@ -176,7 +162,7 @@ START_TEST(test_asking_for_the_reference_starts_no_probe)
     topoml_context *ctx = context(by_reference[_i].config, path);
     ck_assert_int_eq(topoml_use_backend(ctx, by_reference[_i].use), TOPOML_OK);
     rips_runs_on(ctx, "scalar");
-    distances_work(ctx);
+    check_distances_of_three_points(ctx);
     ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
     /* No plugin code ran anywhere: no probe, not even a constructor. */
     ck_assert_int_eq(count_lines(probe_log), 0);
@@ -291,7 +277,7 @@ START_TEST(test_naming_a_plugin_probes_only_the_file_named_for_it)
         if (by_name[_i].use) {
             accel_refused(ctx);
         } else {
-            distances_work(ctx);
+            check_distances_of_three_points(ctx);
             ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
         }
     }
@@ -361,7 +347,7 @@ START_TEST(test_plugins_are_probed_at_once_not_one_after_another)
     fresh_logs();
     ck_assert_int_eq(setenv("TOPOML_TEST_PROBE_MS", "800", 1), 0);
     topoml_context *ctx = context("gate: strict\n", dir);
-    distances_work(ctx); /* automatic selection: every plugin is probed */
+    check_distances_of_three_points(ctx); /* automatic selection: every plugin is probed */
     probe_run runs[8];
     int n = read_probe_log(runs, 8);
     ck_assert_int_eq(n, 3);
@@ -429,7 +415,7 @@ START_TEST(test_a_plugin_named_unlike_its_file_is_still_found_by_name)
         ck_assert_int_eq(topoml_use_backend(ctx, "fault-accel"), TOPOML_OK);
         accel_refused(ctx);
     } else {
-        distances_work(ctx);
+        check_distances_of_three_points(ctx);
         ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
     }
     ck_assert_int_eq(count_lines(probe_log), 2);
@@ -538,7 +524,7 @@ START_TEST(test_a_call_on_the_reference_reads_no_plugin_file)
     topoml_context *ctx = context("gate: strict\n", dir);
     ck_assert_int_eq(topoml_use_backend(ctx, "scalar"), TOPOML_OK);
     rips_runs_on(ctx, "scalar");
-    distances_work(ctx);
+    check_distances_of_three_points(ctx);
     ck_assert_int_eq(reads_seen(watch), 0);
     ck_assert_int_eq(count_lines(probe_log), 0);
     /* Naming the plugin reads and probes it. */
@@ -601,7 +587,7 @@ START_TEST(test_a_crashing_probe_rejects_only_its_plugin_when_probed_on_need)
     fresh_logs();
     topoml_context *ctx = context("gate: strict\n", path);
     if (_i == 0)
-        distances_work(ctx);
+        check_distances_of_three_points(ctx);
     int rejected = 0, probed_ok = 0;
     for (uint32_t i = 1; i < topoml_backend_count(ctx); i++) {
         topoml_backend_info b = {.struct_size = sizeof b};
@@ -623,7 +609,7 @@ START_TEST(test_a_crashing_probe_rejects_only_its_plugin_when_probed_on_need)
     }
     ck_assert_int_eq(rejected, 1);
     ck_assert_int_eq(probed_ok, 2);
-    distances_work(ctx);
+    check_distances_of_three_points(ctx);
     rips_runs_on(ctx, "scalar");
     topoml_context_free(ctx);
     /* Their code ran, in probe processes only. */

@@ -825,7 +825,7 @@ out:
     return rc;
 }
 
-static int edge_cmp(const void *a, const void *b)
+int tm_collapse_edge_cmp(const void *a, const void *b)
 {
     const topoml_edge *x = a, *y = b;
     if (x->d != y->d)
@@ -1214,7 +1214,7 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
     }
 collapse:
     if (m > 0) /* no edges: `edges` may be NULL */
-        qsort(edges, (size_t)m, sizeof *edges, edge_cmp);
+        qsort(edges, (size_t)m, sizeof *edges, tm_collapse_edge_cmp);
     out->n_before = m;
     /* On a dense graph nearly every move touches every later step's common
      * neighbours, so the look-ahead would mostly be redone in order

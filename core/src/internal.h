@@ -515,6 +515,9 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
                       double min_removed, unsigned threads, uint64_t *n_out,
                       tm_collapse_probe *probe);
 
+/* The order tm_collapse_edges wants its edges in: by (d, i, j), for qsort. */
+int tm_collapse_edge_cmp(const void *a, const void *b);
+
 /* The CPUs this process may run on (sched_getaffinity), at least 1. */
 unsigned tm_cpus_available(void);
 

@@ -31,6 +31,8 @@
 #include "topoml/features.h"
 #include "topoml/topoml.h"
 
+#include "check_ops.h"
+
 static char marker[64];
 
 static void fresh_marker(void)
@@ -123,19 +125,8 @@ static bool backend_from(topoml_context *ctx, const char *dir, topoml_backend_in
  * must work and be right. */
 static void distances_work(topoml_context *ctx, const char *name)
 {
-    static const double cloud[] = {0, 0, 3, 4, 6, 8};
     ck_assert_int_eq(topoml_use_backend(ctx, name), TOPOML_OK);
-    topoml_data *d = NULL;
-    ck_assert_int_eq(topoml_data_from_points(ctx, &d, 3, 2, cloud), TOPOML_OK);
-    void *out = NULL;
-    uint64_t n = 0;
-    int rc = topoml_distances(ctx, d, TOPOML_METRIC_EUCLIDEAN, TOPOML_F64, &out, &n);
-    ck_assert_msg(rc == TOPOML_OK, "%s", topoml_errmsg(ctx));
-    ck_assert_uint_eq(n, 3);
-    const double *v = out;
-    ck_assert(v[0] == 5.0 && v[1] == 10.0 && v[2] == 5.0);
-    topoml_free(ctx, out);
-    topoml_data_free(ctx, d);
+    check_distances_of_three_points(ctx);
 }
 
 static const struct {

@@ -254,7 +254,8 @@ def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", bac
         Edge collapse of the flag complex before the reduction (it changes
         no bar): ``"auto"`` when it pays, True always, False never.
     n_threads : int
-        Threads a multi-threaded backend may use; -1: every core.
+        Threads the edge collapse and a multi-threaded backend may use; -1:
+        every core. The diagrams do not depend on it.
 
     Returns
     -------
@@ -405,8 +406,9 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
     ``gph.ripser_parallel``. ``metric="precomputed"`` reads X as a dense or
     sparse distance matrix.
 
-    ``n_threads`` (-1: all cores) is handed to the engine: a multi-threaded
-    backend uses that many threads; the diagrams do not depend on it.
+    ``n_threads`` (-1: all cores) is handed to the engine: the edge collapse
+    and a multi-threaded backend use that many threads; the diagrams do not
+    depend on it.
     ``collapse_edges`` turns the edge collapse on (True) or off (False); it
     changes no bar. With ``return_generators=True`` the result also has
     ``gens``, giotto-ph's tuple ``(finite H0 (k, 3), [finite H1.. (k, 4)],

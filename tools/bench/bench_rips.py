@@ -26,6 +26,13 @@ Times: a CLI's wall time from start to exit; for the Python libraries the
 time from before reading the input to the end of the computation (py_rips.py:
 the interpreter's start-up and imports are left out, which favours them).
 Peak RSS is the process's (GNU time), the interpreter's included for Python.
+Before a case's timed runs every program runs --warmup times (default 1)
+untimed: what a program pays once per machine is left out of its times — the
+gate's certification of a plugin the first time it runs, and the first call
+past the sizes run-time verification has checked, which is re-run on the
+reference (docs/conformance.md) — as are a cold page cache and the first
+import of a Python library. bench_envelope.py and bench_probe.py measure
+those one-time costs.
 o3_4096 (minutes) runs only with --big; --torus N adds the seeded Clifford
 torus of N points in R^4 (dim 2, threshold 0.15; the issue's case is
 N = 50000).
@@ -411,6 +418,8 @@ def main():
     ap.add_argument("--threads", default="1,%d" % len(os.sched_getaffinity(0)),
                     help="thread counts, comma-separated (default: 1 and every CPU available)")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="untimed runs of every program before a case's timed ones (default 1)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds one run may take")
     ap.add_argument("--big", action="store_true", help="also o3_4096 (minutes)")
     ap.add_argument("--torus", type=int, default=0, help="also a Clifford torus of N points")
@@ -458,7 +467,8 @@ def main():
     doc = {"title": "Rips barcodes on the CPU: topoml (collapse, threads) against giotto-ph, "
                     "ripser.py and Ripser", "baseline": "ripser 1.2.1",
            "units": {"median": "s", "peak_rss": "KiB"},
-           "machine": facts(a), "versions": versions(a), "commands": {}, "cases": []}
+           "machine": facts(a), "versions": versions(a), "commands": {}, "cases": [],
+           "warmup": a.warmup}
     gen = tempfile.mkdtemp(prefix="bench_rips_")
     hdr = "%-18s %-30s %3s %9s %9s %9s  %s" % ("case", "program", "thr", "median s", "cpu s",
                                                "peak MiB", "bars")
@@ -470,6 +480,10 @@ def main():
         cpus = {k: [] for k in runs}
         rss = {k: [] for k in runs}
         outs, failed, failed_why = {}, set(), {}
+        for prog, t, build in progs * a.warmup:
+            if (prog, t) not in failed and measure(build(path, fmt, dim, thr), a.timeout) is None:
+                failed.add((prog, t))
+                failed_why[(prog, t)] = LAST_FAILURE.get("why", "failed")
         for rep in range(a.reps):
             # rotate the order each repetition: no program always runs first,
             # on a cache warmed (or a machine loaded) by another
@@ -521,7 +535,8 @@ def main():
                 {True: "same", False: "DIFFER", None: "-"}[same]))
             sys.stdout.flush()
         save(doc, out)  # after every case: an interrupted run keeps what it measured
-    print("(medians of %d runs, alternating; results in %s)" % (a.reps, out))
+    print("(medians of %d runs after %d untimed, alternating; results in %s)" % (
+        a.reps, a.warmup, out))
 
 
 if __name__ == "__main__":

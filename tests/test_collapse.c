@@ -571,6 +571,54 @@ START_TEST(test_collapse_on_threads_is_the_serial_collapse)
 }
 END_TEST
 
+/* The edges sorted on threads are in qsort's order, element for element:
+ * many ties in d (a few distinct values, and equal values from different
+ * pairs), slice counts that do not divide the count, thread counts that are
+ * not powers of two, and, under a memory limit too small for the second
+ * buffer, the calling thread's qsort. */
+START_TEST(test_collapse_sorts_edges_on_threads_as_qsort_does)
+{
+    topoml_context *ctx = new_ctx();
+    uint64_t s = 77;
+    const uint64_t counts[] = {(UINT64_C(1) << 16) - 1, UINT64_C(1) << 16, 200003, 333331};
+    const unsigned threads[] = {1, 2, 3, 4, 7, 8, 16, 100};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        const uint64_t m = counts[c];
+        topoml_edge *in = malloc(m * sizeof *in), *want = malloc(m * sizeof *want),
+                    *got = malloc(m * sizeof *got);
+        ck_assert(in && want && got);
+        for (uint64_t q = 0; q < m; q++) {
+            uint32_t i = (uint32_t)(rng_next(&s) % 5000), j = (uint32_t)(rng_next(&s) % 5000);
+            in[q] = (topoml_edge){c % 2 ? (double)(rng_next(&s) % 50) * 0.125 : rng_unit(&s),
+                                  i < j ? i : j, i < j ? j : i};
+        }
+        memcpy(want, in, m * sizeof *in);
+        qsort(want, m, sizeof *want, tm_collapse_edge_cmp);
+        for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+            memcpy(got, in, m * sizeof *in);
+            tm_collapse_sort_edges(ctx, got, m, threads[t]);
+            for (uint64_t q = 0; q < m; q++)
+                ck_assert_msg(got[q].d == want[q].d && got[q].i == want[q].i &&
+                                  got[q].j == want[q].j,
+                              "%llu edges on %u threads: edge %llu is (%g, %u, %u), qsort has "
+                              "(%g, %u, %u)",
+                              (unsigned long long)m, threads[t], (unsigned long long)q,
+                              got[q].d, got[q].i, got[q].j, want[q].d, want[q].i, want[q].j);
+        }
+        /* no room for the second buffer: sorted all the same */
+        topoml_set_max_memory(ctx, m * sizeof *in + 1);
+        memcpy(got, in, m * sizeof *in);
+        tm_collapse_sort_edges(ctx, got, m, 8);
+        ck_assert_int_eq(memcmp(got, want, m * sizeof *got), 0);
+        topoml_set_max_memory(ctx, 0);
+        free(in);
+        free(want);
+        free(got);
+    }
+    topoml_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_collapse_refuses_bad_settings_and_limits)
 {
     topoml_context *ctx = new_ctx();
@@ -622,6 +670,7 @@ int main(void)
     tcase_add_test(tc, test_collapse_probe_declines_and_leaves_the_list);
     tcase_add_test(tc, test_collapse_auto_declines_on_a_sphere_and_goes_on_on_a_sampled_space);
     tcase_add_test(tc, test_collapse_on_threads_is_the_serial_collapse);
+    tcase_add_test(tc, test_collapse_sorts_edges_on_threads_as_qsort_does);
     tcase_add_test(tc, test_collapse_refuses_bad_settings_and_limits);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);

@@ -327,6 +327,8 @@ static inline __attribute__((always_inline)) uint32_t delay(cl_graph *g, uint32_
 
 /* Below this many edges the collapse runs on the calling thread alone. */
 #define CL_PARALLEL_MIN 20000
+/* The fewest threads tm_collapse_input runs the collapse on in parallel. */
+#define CL_MIN_THREADS 4
 #define CL_BATCH_MIN 64
 #define CL_BATCH_MAX 16384
 
@@ -835,6 +837,95 @@ int tm_collapse_edge_cmp(const void *a, const void *b)
     return (x->j > y->j) - (x->j < y->j);
 }
 
+/* Sorting the edges on threads. Each of k threads sorts a slice with
+ * qsort, then slices are merged two by two, a round of merges on threads
+ * at a time, between `edges` and a second buffer. The comparator is a total
+ * order (d, then i, then j; a repeated pair is bad input the backend
+ * reports, and equal edges stay equal whatever their order), so the result
+ * is qsort's, whatever the thread count. */
+#define CL_SORT_PARALLEL_MIN (UINT64_C(1) << 16)
+
+typedef struct cl_sort_job {
+    topoml_edge *src, *dst;
+    uint64_t lo, mid, hi; /* qsort [lo, hi) when mid == hi, else merge */
+} cl_sort_job;
+
+static void *sort_job(void *arg)
+{
+    cl_sort_job *j = arg;
+    if (j->mid == j->hi) {
+        qsort(j->src + j->lo, (size_t)(j->hi - j->lo), sizeof *j->src, tm_collapse_edge_cmp);
+        return NULL;
+    }
+    uint64_t a = j->lo, b = j->mid, o = j->lo;
+    while (a < j->mid && b < j->hi)
+        j->dst[o++] = tm_collapse_edge_cmp(&j->src[b], &j->src[a]) < 0 ? j->src[b++] : j->src[a++];
+    memcpy(j->dst + o, j->src + a, (size_t)(j->mid - a) * sizeof *j->src);
+    o += j->mid - a;
+    memcpy(j->dst + o, j->src + b, (size_t)(j->hi - b) * sizeof *j->src);
+    return NULL;
+}
+
+/* Runs jobs[0 .. n) on threads, the calling thread taking the first; a
+ * thread that cannot be started leaves its job to the calling thread. */
+static void run_sort_jobs(cl_sort_job *jobs, unsigned n)
+{
+    pthread_t tid[64];
+    bool started[64] = {false};
+    for (unsigned k = 1; k < n; k++)
+        started[k] = pthread_create(&tid[k], NULL, sort_job, &jobs[k]) == 0;
+    sort_job(&jobs[0]);
+    for (unsigned k = 1; k < n; k++) {
+        if (started[k])
+            pthread_join(tid[k], NULL);
+        else
+            sort_job(&jobs[k]);
+    }
+}
+
+/* Sorts edges[0 .. m) by tm_collapse_edge_cmp, on up to `threads` threads
+ * when there are enough edges and the second buffer fits under the memory
+ * limit; with qsort on the calling thread otherwise. */
+void tm_collapse_sort_edges(topoml_context *ctx, topoml_edge *edges, uint64_t m, unsigned threads)
+{
+    if (threads > 64)
+        threads = 64;
+    /* the edges and their second buffer, held at once */
+    const uint64_t limit = tm_max_memory(ctx);
+    topoml_edge *tmp = NULL;
+    if (threads >= 2 && m >= CL_SORT_PARALLEL_MIN && (!limit || 2 * m * sizeof *edges <= limit))
+        tmp = tm_alloc(ctx, (size_t)m * sizeof *edges);
+    if (!tmp) {
+        qsort(edges, (size_t)m, sizeof *edges, tm_collapse_edge_cmp);
+        return;
+    }
+    /* slices: `threads` of them, rounded down to a power of two so that
+     * every merge round halves them */
+    unsigned k = 1;
+    while (k * 2 <= threads)
+        k *= 2;
+    uint64_t bound[65];
+    for (unsigned q = 0; q <= k; q++)
+        bound[q] = m * q / k;
+    cl_sort_job jobs[64];
+    for (unsigned q = 0; q < k; q++)
+        jobs[q] = (cl_sort_job){edges, NULL, bound[q], bound[q + 1], bound[q + 1]};
+    run_sort_jobs(jobs, k);
+    topoml_edge *src = edges, *dst = tmp;
+    for (unsigned width = 1; width < k; width *= 2) {
+        unsigned n = 0;
+        for (unsigned q = 0; q < k; q += 2 * width)
+            jobs[n++] = (cl_sort_job){src, dst, bound[q], bound[q + width], bound[q + 2 * width]};
+        run_sort_jobs(jobs, n);
+        topoml_edge *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != edges)
+        memcpy(edges, src, (size_t)m * sizeof *edges);
+    tm_free(ctx, tmp);
+}
+
 /* d(i, j), i > j, of a POINTS or CONDENSED data set: the value the Rips
  * engine computes for it (plugins/scalar/rips.c, pair_dist). */
 static inline double data_dist(const struct topoml_data *d, uint32_t metric, uint64_t i,
@@ -1214,8 +1305,15 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
     }
 collapse:
     if (m > 0) /* no edges: `edges` may be NULL */
-        qsort(edges, (size_t)m, sizeof *edges, tm_collapse_edge_cmp);
+        tm_collapse_sort_edges(ctx, edges, m, threads);
     out->n_before = m;
+    /* The moves themselves stay in order on one thread, about a quarter of
+     * the stage: on 2 or 3 threads the rest gains too little to pay for
+     * handing batches over (the 50k torus on a 2-core machine with other
+     * work: 14.1 s on 2 threads against 11.0 s on one). The sort above
+     * gains from 2 on. */
+    if (threads < CL_MIN_THREADS)
+        threads = 1;
     /* On a dense graph nearly every move touches every later step's common
      * neighbours, so the look-ahead would mostly be redone in order
      * (celegans, 94% of all pairs: 0.18 s on 16 threads in process against

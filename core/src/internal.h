@@ -535,7 +535,17 @@ typedef struct tm_collapsed {
  * Rips engine would build — collapsed. out->done is false (and the input is
  * to be used as it is) for fewer than 3 points, for input the engine
  * refuses, so that the backend reports it, and when the collapse declines
- * (min_removed, as tm_collapse_edges). */
+ * (min_removed, as tm_collapse_edges). `threads`: the op's threads; the
+ * edges are sorted on them from 2, the collapse itself runs on them from 4
+ * (on one below, and on one for a graph of more than a quarter of all
+ * pairs). */
+/* Sorts edges[0 .. m) by tm_collapse_edge_cmp, qsort's order exactly: on
+ * up to `threads` threads (slices sorted, then merged two by two) from 2^16
+ * edges when a second buffer of m edges fits under the memory limit, with
+ * qsort on the calling thread otherwise. */
+void tm_collapse_sort_edges(topoml_context *ctx, topoml_edge *edges, uint64_t m,
+                            unsigned threads);
+
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
                       double threshold, double min_removed, unsigned threads, tm_collapsed *out);
 

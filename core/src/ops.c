@@ -387,8 +387,6 @@ static int check_generators(topoml_context *ctx, const tm_backend *b, topoml_bar
  * than the reduction it saves; the probe stops as soon as the answer is
  * clear (collapse.c), there after about a quarter of that tenth. */
 #define TM_COLLAPSE_AUTO_PROBE 0.1
-/* The fewest threads the collapse runs on in parallel (collapse_stage). */
-#define TM_COLLAPSE_MIN_THREADS 4
 /* The edge collapse stage: when it runs, `in` becomes the collapsed graph
  * (SPARSE, edges in col->edges) and col->threshold the threshold that goes
  * with it. */
@@ -412,12 +410,6 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
     unsigned threads = o->n_threads ? o->n_threads : ctx->config.threads;
     if (!threads || threads > cpus)
         threads = cpus;
-    /* The moves themselves stay in order on one thread, about a quarter of
-     * the stage: on 2 or 3 threads the rest gains too little to pay for
-     * handing batches over (the 50k torus on a 2-core machine with other
-     * work: 14.1 s on 2 threads against 11.0 s on one). */
-    if (threads < TM_COLLAPSE_MIN_THREADS)
-        threads = 1;
     int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, probe, threads, col);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
     const double cpu =

@@ -837,32 +837,77 @@ int tm_collapse_edge_cmp(const void *a, const void *b)
     return (x->j > y->j) - (x->j < y->j);
 }
 
-/* Sorting the edges on threads. Each of k threads sorts a slice with
- * qsort, then slices are merged two by two, a round of merges on threads
- * at a time, between `edges` and a second buffer. The comparator is a total
- * order (d, then i, then j; a repeated pair is bad input the backend
- * reports, and equal edges stay equal whatever their order), so the result
- * is qsort's, whatever the thread count. */
+/* Sorting the edges, on threads. With a second buffer of the edges' size
+ * (when it fits under the memory limit) each of k threads merge-sorts a
+ * slice, the comparison inlined (about twice as fast as qsort's calls
+ * through a pointer), then the slices are merged two by two, a round of
+ * merges on threads at a time. Without one, qsort sorts them on the calling
+ * thread. The order is a total one (d, then i, then j; a repeated pair is
+ * bad input the backend reports, and equal edges stay equal whatever their
+ * order), so the result is qsort's, whatever the way and the thread count. */
 #define CL_SORT_PARALLEL_MIN (UINT64_C(1) << 16)
+#define CL_SORT_RUN 16 /* runs sorted by insertion before the merges */
+
+static inline bool edge_before(const topoml_edge *x, const topoml_edge *y)
+{
+    if (x->d != y->d)
+        return x->d < y->d;
+    return x->i != y->i ? x->i < y->i : x->j < y->j;
+}
+
+/* src[lo, mid) and src[mid, hi), each sorted, merged into dst[lo, hi). */
+static void merge_runs(const topoml_edge *src, topoml_edge *dst, uint64_t lo, uint64_t mid,
+                       uint64_t hi)
+{
+    uint64_t a = lo, b = mid, o = lo;
+    while (a < mid && b < hi)
+        dst[o++] = edge_before(&src[b], &src[a]) ? src[b++] : src[a++];
+    memcpy(dst + o, src + a, (size_t)(mid - a) * sizeof *src);
+    o += mid - a;
+    memcpy(dst + o, src + b, (size_t)(hi - b) * sizeof *src);
+}
+
+/* Sorts e[lo, hi), with tmp[lo, hi) as scratch: runs of CL_SORT_RUN by
+ * insertion, then bottom-up merges between the two, the result in e. */
+static void merge_sort(topoml_edge *e, topoml_edge *tmp, uint64_t lo, uint64_t hi)
+{
+    for (uint64_t r = lo; r < hi; r += CL_SORT_RUN) {
+        uint64_t end = r + CL_SORT_RUN < hi ? r + CL_SORT_RUN : hi;
+        for (uint64_t q = r + 1; q < end; q++) {
+            topoml_edge x = e[q];
+            uint64_t p = q;
+            for (; p > r && edge_before(&x, &e[p - 1]); p--)
+                e[p] = e[p - 1];
+            e[p] = x;
+        }
+    }
+    topoml_edge *src = e, *dst = tmp;
+    for (uint64_t width = CL_SORT_RUN; width < hi - lo; width *= 2) {
+        for (uint64_t a = lo; a < hi; a += 2 * width) {
+            uint64_t mid = a + width < hi ? a + width : hi;
+            uint64_t end = a + 2 * width < hi ? a + 2 * width : hi;
+            merge_runs(src, dst, a, mid, end);
+        }
+        topoml_edge *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != e)
+        memcpy(e + lo, src + lo, (size_t)(hi - lo) * sizeof *e);
+}
 
 typedef struct cl_sort_job {
     topoml_edge *src, *dst;
-    uint64_t lo, mid, hi; /* qsort [lo, hi) when mid == hi, else merge */
+    uint64_t lo, mid, hi; /* sort [lo, hi) of src (dst scratch) when mid == hi, else merge */
 } cl_sort_job;
 
 static void *sort_job(void *arg)
 {
     cl_sort_job *j = arg;
-    if (j->mid == j->hi) {
-        qsort(j->src + j->lo, (size_t)(j->hi - j->lo), sizeof *j->src, tm_collapse_edge_cmp);
-        return NULL;
-    }
-    uint64_t a = j->lo, b = j->mid, o = j->lo;
-    while (a < j->mid && b < j->hi)
-        j->dst[o++] = tm_collapse_edge_cmp(&j->src[b], &j->src[a]) < 0 ? j->src[b++] : j->src[a++];
-    memcpy(j->dst + o, j->src + a, (size_t)(j->mid - a) * sizeof *j->src);
-    o += j->mid - a;
-    memcpy(j->dst + o, j->src + b, (size_t)(j->hi - b) * sizeof *j->src);
+    if (j->mid == j->hi)
+        merge_sort(j->src, j->dst, j->lo, j->hi);
+    else
+        merge_runs(j->src, j->dst, j->lo, j->mid, j->hi);
     return NULL;
 }
 
@@ -883,17 +928,16 @@ static void run_sort_jobs(cl_sort_job *jobs, unsigned n)
     }
 }
 
-/* Sorts edges[0 .. m) by tm_collapse_edge_cmp, on up to `threads` threads
- * when there are enough edges and the second buffer fits under the memory
- * limit; with qsort on the calling thread otherwise. */
 void tm_collapse_sort_edges(topoml_context *ctx, topoml_edge *edges, uint64_t m, unsigned threads)
 {
     if (threads > 64)
         threads = 64;
+    if (m < CL_SORT_PARALLEL_MIN)
+        threads = 1;
     /* the edges and their second buffer, held at once */
     const uint64_t limit = tm_max_memory(ctx);
     topoml_edge *tmp = NULL;
-    if (threads >= 2 && m >= CL_SORT_PARALLEL_MIN && (!limit || 2 * m * sizeof *edges <= limit))
+    if (m >= 2 && (!limit || 2 * m * sizeof *edges <= limit))
         tmp = tm_alloc(ctx, (size_t)m * sizeof *edges);
     if (!tmp) {
         qsort(edges, (size_t)m, sizeof *edges, tm_collapse_edge_cmp);
@@ -909,7 +953,7 @@ void tm_collapse_sort_edges(topoml_context *ctx, topoml_edge *edges, uint64_t m,
         bound[q] = m * q / k;
     cl_sort_job jobs[64];
     for (unsigned q = 0; q < k; q++)
-        jobs[q] = (cl_sort_job){edges, NULL, bound[q], bound[q + 1], bound[q + 1]};
+        jobs[q] = (cl_sort_job){edges, tmp, bound[q], bound[q + 1], bound[q + 1]};
     run_sort_jobs(jobs, k);
     topoml_edge *src = edges, *dst = tmp;
     for (unsigned width = 1; width < k; width *= 2) {

@@ -539,10 +539,10 @@ typedef struct tm_collapsed {
  * edges are sorted on them from 2, the collapse itself runs on them from 4
  * (on one below, and on one for a graph of more than a quarter of all
  * pairs). */
-/* Sorts edges[0 .. m) by tm_collapse_edge_cmp, qsort's order exactly: on
- * up to `threads` threads (slices sorted, then merged two by two) from 2^16
- * edges when a second buffer of m edges fits under the memory limit, with
- * qsort on the calling thread otherwise. */
+/* Sorts edges[0 .. m) by tm_collapse_edge_cmp, qsort's order exactly: a
+ * merge sort when a second buffer of m edges fits under the memory limit,
+ * on up to `threads` threads from 2^16 edges (slices sorted, then merged
+ * two by two); qsort on the calling thread otherwise. */
 void tm_collapse_sort_edges(topoml_context *ctx, topoml_edge *edges, uint64_t m,
                             unsigned threads);
 

@@ -13,6 +13,9 @@
 
 #include "topoml/topoml.h"
 
+#include "check_context.h"
+#include "check_run.h"
+
 static char config_file[64];
 
 static void write_config(const char *text, size_t len)
@@ -171,23 +174,9 @@ static bool saw(const seen *s, const char *needle)
     return false;
 }
 
-static topoml_context *context_with(const char *config_text, const char *plugin_path)
-{
-    write_config(config_text, strlen(config_text));
-    topoml_context_options o = {.struct_size = sizeof o,
-                                .flags = TOPOML_CTX_NO_ENV,
-                                .config_path = config_file,
-                                .plugin_path = plugin_path};
-    topoml_context *ctx = NULL;
-    int rc = topoml_context_new(&ctx, &o);
-    unlink(config_file);
-    ck_assert_msg(rc == TOPOML_OK, "%s", topoml_errmsg(ctx));
-    return ctx;
-}
-
 START_TEST(test_startup_warnings_reach_a_late_log_callback_once)
 {
-    topoml_context *ctx = context_with("gate: \"off\"\n", "relative/plugins:/nonexistent-dir");
+    topoml_context *ctx = check_context_from_config("gate: \"off\"\n", "relative/plugins:/nonexistent-dir");
     seen s = {0};
     topoml_set_log(ctx, remember, &s, TOPOML_LOG_WARN);
     ck_assert_msg(saw(&s, "gate is off"), "no 'gate is off' among %d lines", s.count);
@@ -205,14 +194,14 @@ END_TEST
 
 START_TEST(test_startup_warnings_respect_the_callbacks_level)
 {
-    topoml_context *ctx = context_with("gate: \"off\"\n", NULL);
+    topoml_context *ctx = check_context_from_config("gate: \"off\"\n", NULL);
     seen s = {0};
     topoml_set_log(ctx, remember, &s, TOPOML_LOG_ERROR);
     ck_assert_int_eq(s.count, 0);
     topoml_context_free(ctx);
 
     /* Without "gate: off" there is no such warning. */
-    ctx = context_with("gate: auto\n", NULL);
+    ctx = check_context_from_config("gate: auto\n", NULL);
     seen quiet = {0};
     topoml_set_log(ctx, remember, &quiet, TOPOML_LOG_WARN);
     ck_assert(!saw(&quiet, "gate is off"));
@@ -226,13 +215,13 @@ START_TEST(test_startup_warnings_past_the_limit_are_counted)
     char path[2048] = "";
     for (int k = 0; k < 20; k++)
         snprintf(path + strlen(path), sizeof path - strlen(path), "%srel%d", k ? ":" : "", k);
-    topoml_context *ctx = context_with("gate: auto\n", path);
+    topoml_context *ctx = check_context_from_config("gate: auto\n", path);
     seen s = {0};
     topoml_set_log(ctx, remember, &s, TOPOML_LOG_INFO);
     ck_assert(saw(&s, "ignoring relative plugin folder 'rel0'"));
     ck_assert_int_eq(s.count, 17); /* and one line saying how many were dropped */
     topoml_context_free(ctx);
-    ctx = context_with("gate: auto\n", path);
+    ctx = check_context_from_config("gate: auto\n", path);
     seen w = {0};
     topoml_set_log(ctx, remember, &w, TOPOML_LOG_WARN);
     ck_assert_int_eq(w.count, 16);
@@ -256,9 +245,5 @@ int main(void)
     tcase_add_test(tc, test_startup_warnings_respect_the_callbacks_level);
     tcase_add_test(tc, test_startup_warnings_past_the_limit_are_counted);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return topoml_check_run(s);
 }

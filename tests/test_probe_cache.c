@@ -32,7 +32,9 @@
 
 #include "topoml/topoml.h"
 
+#include "check_context.h"
 #include "check_ops.h"
+#include "check_run.h"
 
 #include "certificate.h" /* tm_cert_file: where a plugin's report is kept */
 #include "sha256.h"
@@ -104,20 +106,9 @@ static void hear(void *user, int level, const char *message)
 /* A context with our cache folder and `config`, plugins from `dir`. */
 static topoml_context *context(const char *config, const char *dir, heard *h)
 {
-    char text[1024], file[] = "/tmp/topoml-cfg-XXXXXX";
+    char text[1024];
     snprintf(text, sizeof text, "cache_dir: %s\n%s", cache, config);
-    int fd = mkstemp(file);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    topoml_context_options o = {.struct_size = sizeof o,
-                                .flags = TOPOML_CTX_NO_ENV,
-                                .config_path = file,
-                                .plugin_path = dir};
-    topoml_context *ctx = NULL;
-    int rc = topoml_context_new(&ctx, &o);
-    unlink(file);
-    ck_assert_msg(rc == TOPOML_OK, "context: %s", topoml_errmsg(ctx));
+    topoml_context *ctx = check_context_from_config(text, dir);
     if (h) {
         memset(h, 0, sizeof *h);
         topoml_set_log(ctx, hear, h, TOPOML_LOG_INFO);
@@ -587,9 +578,5 @@ int main(void)
         tc, test_a_plugin_that_takes_the_host_down_from_a_kept_report_is_probed_in_a_child_next);
     tcase_add_test(tc, test_a_plugin_whose_probe_crashed_or_failed_is_never_kept);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return topoml_check_run(s);
 }

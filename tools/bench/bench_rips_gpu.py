@@ -58,6 +58,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_rips import clitest, default_data  # noqa: E402  (Ripser's examples, its output)
 
 
+# The slow programs: at most a case's own number of timed runs, and no
+# warm-up run.
+SLOW = ("scalar", "ripser", "giotto-ph")
+
 # name, file (in --data or generated), options common to all programs,
 # repetitions of the slow programs (scalar, Ripser, giotto-ph without collapse) at most
 CASES = [
@@ -240,11 +244,11 @@ def main():
         for _ in range(args.warmup):
             for k, cmd in progs.items():
                 left = args.budget - (time.time() - start)
-                if k not in ("scalar", "ripser", "giotto-ph") and left >= 30:
+                if k not in SLOW and left >= 30:
                     run(cmd, max(5, min(left, 240)))
         for rep in range(args.reps):
             for k, cmd in progs.items():
-                slow = k in ("scalar", "ripser", "giotto-ph")
+                slow = k in SLOW
                 if slow and rep >= scalar_reps:
                     continue
                 left = args.budget - (time.time() - start)

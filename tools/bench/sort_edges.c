@@ -50,6 +50,10 @@ int main(int argc, char **argv)
     const char *file = argv[1], *format_name = argv[2], *json = NULL, *list = "1,2";
     const double threshold = strtod(argv[3], NULL);
     int reps = 5;
+    if ((argc - 4) % 2) {
+        fprintf(stderr, "sort_edges: %s needs a value\n", argv[argc - 1]);
+        return 2;
+    }
     for (int k = 4; k + 1 < argc; k += 2) {
         if (!strcmp(argv[k], "--threads"))
             list = argv[k + 1];
@@ -64,13 +68,19 @@ int main(int argc, char **argv)
     }
     unsigned threads[16];
     int n_threads = 0;
-    for (const char *p = list; *p && n_threads < 16;) {
-        threads[n_threads++] = (unsigned)strtoul(p, (char **)&p, 10);
-        if (*p == ',')
-            p++;
+    for (const char *p = list; *p;) {
+        char *end;
+        unsigned long t = strtoul(p, &end, 10);
+        if (end == p || (*end && *end != ',') || t > 1024 || n_threads == 16) {
+            fprintf(stderr, "sort_edges: --threads %s: up to 16 thread counts, comma-separated, "
+                            "0 (qsort) to 1024\n", list);
+            return 2;
+        }
+        threads[n_threads++] = (unsigned)t;
+        p = *end ? end + 1 : end;
     }
-    if (reps < 1 || n_threads < 1) {
-        fprintf(stderr, "sort_edges: --reps and --threads need at least one\n");
+    if (reps < 1 || reps > 64 || n_threads < 1) {
+        fprintf(stderr, "sort_edges: --reps takes 1 to 64, --threads at least one count\n");
         return 2;
     }
     topoml_format format;
@@ -139,7 +149,7 @@ int main(int argc, char **argv)
     double base = 0.0;
     for (int k = 0; k < n_threads; k++) {
         double *t = times + k * reps, sorted_t[64];
-        int nt = reps < 64 ? reps : 64;
+        int nt = reps;
         memcpy(sorted_t, t, (size_t)nt * sizeof *t);
         qsort(sorted_t, (size_t)nt, sizeof *sorted_t, cmp_double);
         double med = nt % 2 ? sorted_t[nt / 2] : 0.5 * (sorted_t[nt / 2 - 1] + sorted_t[nt / 2]);

@@ -531,6 +531,13 @@ typedef struct tm_collapsed {
     tm_collapse_probe probe; /* what the probe saw (min_removed > 0) */
 } tm_collapsed;
 
+/* Sorts edges[0 .. m) by tm_collapse_edge_cmp, qsort's order exactly: a
+ * merge sort when a second buffer of m edges fits under the memory limit,
+ * on up to `threads` threads from 2^16 edges (slices sorted, then merged
+ * two by two); qsort on the calling thread otherwise. */
+void tm_collapse_sort_edges(topoml_context *ctx, topoml_edge *edges, uint64_t m,
+                            unsigned threads);
+
 /* The edges of `d` within min(threshold, enclosing radius) — the complex the
  * Rips engine would build — collapsed. out->done is false (and the input is
  * to be used as it is) for fewer than 3 points, for input the engine
@@ -539,13 +546,6 @@ typedef struct tm_collapsed {
  * edges are sorted on them from 2, the collapse itself runs on them from 4
  * (on one below, and on one for a graph of more than a quarter of all
  * pairs). */
-/* Sorts edges[0 .. m) by tm_collapse_edge_cmp, qsort's order exactly: a
- * merge sort when a second buffer of m edges fits under the memory limit,
- * on up to `threads` threads from 2^16 edges (slices sorted, then merged
- * two by two); qsort on the calling thread otherwise. */
-void tm_collapse_sort_edges(topoml_context *ctx, topoml_edge *edges, uint64_t m,
-                            unsigned threads);
-
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
                       double threshold, double min_removed, unsigned threads, tm_collapsed *out);
 

@@ -85,6 +85,9 @@ int tm_set_identity(topoml_context *ctx, tm_backend *b, const char *name, const 
 
 int tm_backend_start(topoml_context *ctx, tm_backend *b)
 {
+    /* What starting costs, per step, for `--verbose --verbose`: a plugin
+     * that starts a device in its probe shows it here. */
+    double t0 = tm_now();
     if (b->vt->create) {
         int rc = b->vt->create(&ctx->host, &b->state);
         if (rc != TOPOML_OK) {
@@ -95,14 +98,19 @@ int tm_backend_start(topoml_context *ctx, tm_backend *b)
         }
     }
     b->created = true;
+    double t1 = tm_now();
     b->probe_message[0] = '\0';
     b->probe_status = b->vt->probe(b->state, b->probe_message, sizeof b->probe_message);
     b->probe_message[sizeof b->probe_message - 1] = '\0';
     if (b->probe_status == TOPOML_OK && !b->probe_message[0])
         snprintf(b->probe_message, sizeof b->probe_message, "ok");
+    double t2 = tm_now();
     if (b->probe_status != TOPOML_OK)
         return b->probe_status; /* the gate calls it unsupported */
     int rc = set_caps(ctx, b);
+    tm_log(ctx, TOPOML_LOG_DEBUG,
+           "backend '%s' started: create %.4f s, probe %.4f s, capabilities %.4f s", b->vt->name,
+           t1 - t0, t2 - t1, tm_now() - t2);
     if (rc != TOPOML_OK) {
         b->gate_state = TOPOML_GATE_REJECTED;
         snprintf(b->gate_reason, sizeof b->gate_reason, "bad capability records: %s",
@@ -139,7 +147,11 @@ bool tm_backend_load(topoml_context *ctx, tm_backend *b)
      * once the plugin has started and agreed with it. */
     if (b->cached_report)
         tm_probe_cache_forget(ctx, b);
+    double t0 = tm_now();
     tm_loader_negotiate(ctx, b);
+    if (b->gate_state != TOPOML_GATE_REJECTED)
+        tm_log(ctx, TOPOML_LOG_DEBUG, "plugin %s: loaded and negotiated in %.4f s", b->path,
+               tm_now() - t0);
     if (b->gate_state != TOPOML_GATE_REJECTED && tm_backend_start(ctx, b) != TOPOML_OK &&
         b->gate_state != TOPOML_GATE_REJECTED) {
         b->gate_state = TOPOML_GATE_REJECTED;
@@ -210,8 +222,8 @@ static int bring_up(topoml_context *ctx, tm_backend *b)
      * built-in reference, then the files named for the name they give, then
      * the others, each in discovery order (probe_files). */
     for (tm_backend *o = ctx->backends; o < ctx->backends + ctx->n_backends; o++) {
-        if (o != b && o->brought_up && !o->duplicate && o->name &&
-            strcmp(o->name, b->name) == 0 && o->gate_state != TOPOML_GATE_REJECTED) {
+        if (o != b && o->brought_up && !o->duplicate && o->name && strcmp(o->name, b->name) == 0 &&
+            o->gate_state != TOPOML_GATE_REJECTED) {
             b->duplicate = true;
             snprintf(b->gate_reason, sizeof b->gate_reason,
                      "duplicate of backend '%s' from %s, which comes first and runs instead",
@@ -372,8 +384,9 @@ uint32_t topoml_backend_count(const topoml_context *ctx)
  * room for) from backend b. */
 static void fill_info(const topoml_context *ctx, const tm_backend *b, topoml_backend_info *out)
 {
-    const uint32_t size =
-        out->struct_size < sizeof(topoml_backend_info) ? out->struct_size : (uint32_t)sizeof(topoml_backend_info);
+    const uint32_t size = out->struct_size < sizeof(topoml_backend_info)
+                              ? out->struct_size
+                              : (uint32_t)sizeof(topoml_backend_info);
     topoml_backend_info full;
     topoml_backend_info *info = &full;
     memset(info, 0, sizeof *info);
@@ -544,8 +557,8 @@ bool tm_caps_generators(const topoml_capability_v1 *caps, uint32_t n_caps)
 
 /* Does `b` claim `op` for this input and these parameters? On no, `why`
  * says what is missing. */
-static bool capable(const tm_backend *b, uint32_t op, const topoml_input_v1 *in,
-                    uint32_t max_dim, uint32_t modulus, char *why, size_t why_size)
+static bool capable(const tm_backend *b, uint32_t op, const topoml_input_v1 *in, uint32_t max_dim,
+                    uint32_t modulus, char *why, size_t why_size)
 {
     if (!has_op_pointer(b, op)) {
         snprintf(why, why_size, "has no %s op", tm_op_name(op));
@@ -647,24 +660,24 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
             if (!capable(b, op, in, max_dim, modulus, why, sizeof why)) {
                 if (reason_len < sizeof ctx->last_reason)
                     reason_len += (size_t)snprintf(ctx->last_reason + reason_len,
-                                                   sizeof ctx->last_reason - reason_len,
-                                                   "%s %s; ", b->name, why);
+                                                   sizeof ctx->last_reason - reason_len, "%s %s; ",
+                                                   b->name, why);
                 continue;
             }
             if (b->gate_pending && !enable_on_first_use(ctx, b)) {
                 if (reason_len < sizeof ctx->last_reason)
                     reason_len += (size_t)snprintf(ctx->last_reason + reason_len,
-                                                   sizeof ctx->last_reason - reason_len,
-                                                   "%s %s; ", b->name, b->gate_reason);
+                                                   sizeof ctx->last_reason - reason_len, "%s %s; ",
+                                                   b->name, b->gate_reason);
                 continue;
             }
             snprintf(ctx->last_backend, sizeof ctx->last_backend, "%s", b->name);
             if (reason_len < sizeof ctx->last_reason)
-                snprintf(ctx->last_reason + reason_len, sizeof ctx->last_reason - reason_len,
-                         "%s", p < n_prefer ? "first capable in `prefer`"
-                               : reference     ? "the reference, capable of every op"
-                               : p == n_prefer ? "first capable enabled accelerator"
-                                               : "first capable enabled plugin");
+                snprintf(ctx->last_reason + reason_len, sizeof ctx->last_reason - reason_len, "%s",
+                         p < n_prefer    ? "first capable in `prefer`"
+                         : reference     ? "the reference, capable of every op"
+                         : p == n_prefer ? "first capable enabled accelerator"
+                                         : "first capable enabled plugin");
             *out = b;
             return TOPOML_OK;
         }

@@ -1,6 +1,9 @@
 /*
  * test_sha256.c — core/src/sha256.c against the FIPS 180-4 / NIST example
- * vectors, fed in one piece and in every split, and the file digest.
+ * vectors, fed in one piece and in every split, and the file digest: each
+ * test twice, on the portable compression function (_i 0) and on the
+ * fastest this CPU has (_i 1: SHA-NI where it has the SHA extensions); and
+ * the two against each other on pseudo-random data of many lengths.
  */
 #include <check.h>
 #include <stdio.h>
@@ -27,6 +30,7 @@ static const struct {
 
 START_TEST(test_sha256_matches_nist_vectors)
 {
+    tm_sha256_use_portable(_i == 0);
     for (size_t i = 0; i < sizeof vectors / sizeof vectors[0]; i++) {
         char hex[65];
         tm_sha256_hex(vectors[i].msg, strlen(vectors[i].msg), hex);
@@ -37,6 +41,7 @@ END_TEST
 
 START_TEST(test_sha256_of_a_million_a)
 {
+    tm_sha256_use_portable(_i == 0);
     tm_sha256 s;
     uint8_t d[32];
     char hex[65];
@@ -53,6 +58,7 @@ END_TEST
 
 START_TEST(test_sha256_same_digest_for_every_split)
 {
+    tm_sha256_use_portable(_i == 0);
     /* Lengths around the 55/56/64-byte padding boundaries matter most. */
     char msg[200];
     for (size_t k = 0; k < sizeof msg; k++)
@@ -77,6 +83,7 @@ END_TEST
 
 START_TEST(test_sha256_of_a_file_is_that_of_its_bytes)
 {
+    tm_sha256_use_portable(_i == 0);
     char path[] = "/tmp/topoml-sha-XXXXXX";
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
@@ -90,15 +97,77 @@ START_TEST(test_sha256_of_a_file_is_that_of_its_bytes)
 }
 END_TEST
 
+/* Digests of the same bytes, fed in pieces of `piece` bytes (0: whole). */
+static void digest_of(const uint8_t *p, size_t len, size_t piece, char hex[65])
+{
+    tm_sha256 s;
+    uint8_t d[32];
+    tm_sha256_init(&s);
+    if (!piece)
+        piece = len ? len : 1;
+    for (size_t at = 0; at < len; at += piece)
+        tm_sha256_update(&s, p + at, len - at < piece ? len - at : piece);
+    tm_sha256_final(&s, d);
+    tm_sha256_to_hex(d, hex);
+}
+
+START_TEST(test_sha256_portable_and_fastest_agree)
+{
+    const size_t max = 3 * 65536 + 333;
+    uint8_t *buf = malloc(max + 64); /* the lengths start at offsets up to 16 */
+    ck_assert_ptr_nonnull(buf);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (size_t k = 0; k < max + 64; k++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        buf[k] = (uint8_t)(x >> 24);
+    }
+    static const size_t lengths[] = {0,
+                                     1,
+                                     55,
+                                     56,
+                                     63,
+                                     64,
+                                     65,
+                                     127,
+                                     128,
+                                     129,
+                                     1000,
+                                     4095,
+                                     4096,
+                                     65535,
+                                     65536,
+                                     65537,
+                                     3 * 65536 + 333};
+    static const size_t pieces[] = {0, 1, 63, 64, 65, 4096, 65536};
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+        for (size_t j = 0; j < sizeof pieces / sizeof pieces[0]; j++) {
+            if (pieces[j] == 1 && lengths[i] > 4096)
+                continue;
+            char portable[65], fastest[65];
+            tm_sha256_use_portable(true);
+            digest_of(buf + i, lengths[i], pieces[j], portable);
+            tm_sha256_use_portable(false);
+            digest_of(buf + i, lengths[i], pieces[j], fastest);
+            ck_assert_msg(strcmp(portable, fastest) == 0, "length %zu, pieces of %zu: %s vs %s",
+                          lengths[i], pieces[j], portable, fastest);
+        }
+    }
+    free(buf);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sha256");
     TCase *tc = tcase_create("sha256");
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_sha256_matches_nist_vectors);
-    tcase_add_test(tc, test_sha256_of_a_million_a);
-    tcase_add_test(tc, test_sha256_same_digest_for_every_split);
-    tcase_add_test(tc, test_sha256_of_a_file_is_that_of_its_bytes);
+    tcase_add_loop_test(tc, test_sha256_matches_nist_vectors, 0, 2);
+    tcase_add_loop_test(tc, test_sha256_of_a_million_a, 0, 2);
+    tcase_add_loop_test(tc, test_sha256_same_digest_for_every_split, 0, 2);
+    tcase_add_loop_test(tc, test_sha256_of_a_file_is_that_of_its_bytes, 0, 2);
+    tcase_add_test(tc, test_sha256_portable_and_fastest_agree);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);
 }

@@ -1,14 +1,24 @@
 /*
- * sha256.c — SHA-256 as FIPS 180-4 defines it, written for clarity over
- * speed (a plugin file of a few MiB hashes in milliseconds). Tested against
- * the FIPS/NIST example vectors in tests/test_sha256.c.
+ * sha256.c — SHA-256 as FIPS 180-4 defines it: the portable compression
+ * function written for clarity, and on x86-64 CPUs with the SHA extensions
+ * (SHA-NI) the same function through them, chosen once at run time. Loading
+ * a plugin hashes its file (probe reports and certificates are bound to
+ * it): the cuda plugin's 4.8 MB took about 20 ms the portable way, a few ms
+ * with SHA-NI. Both are tested against the FIPS/NIST example vectors and
+ * against each other in tests/test_sha256.c.
  */
 #include <errno.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sha256.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TM_SHA_NI 1
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -63,6 +73,103 @@ static void compress(uint32_t h[8], const uint8_t block[64])
     h[7] += k;
 }
 
+#ifdef TM_SHA_NI
+/* `blocks` 64-byte blocks through the SHA extensions: the state kept as
+ * ABEF and CDGH (the order sha256rnds2 works in), four rounds per group,
+ * the schedule's next four words from the last sixteen with sha256msg1 and
+ * sha256msg2. */
+__attribute__((target("sha,ssse3,sse4.1"))) static void
+compress_ni(uint32_t h[8], const uint8_t *data, size_t blocks)
+{
+    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i tmp = _mm_loadu_si128((const __m128i *)&h[0]);    /* ABCD, A lowest */
+    __m128i state1 = _mm_loadu_si128((const __m128i *)&h[4]); /* EFGH */
+    tmp = _mm_shuffle_epi32(tmp, 0xB1);                       /* CDAB */
+    state1 = _mm_shuffle_epi32(state1, 0x1B);                 /* EFGH reversed: HGFE */
+    __m128i state0 = _mm_alignr_epi8(tmp, state1, 8);         /* ABEF */
+    state1 = _mm_blend_epi16(state1, tmp, 0xF0);              /* CDGH */
+    for (; blocks > 0; blocks--, data += 64) {
+        const __m128i abef = state0, cdgh = state1;
+        __m128i w[16];
+#pragma GCC unroll 16
+        for (int g = 0; g < 16; g++) {
+            if (g < 4) {
+                w[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 16 * g)), swap);
+            } else {
+                __m128i t = _mm_sha256msg1_epu32(w[g - 4], w[g - 3]);
+                t = _mm_add_epi32(t, _mm_alignr_epi8(w[g - 1], w[g - 2], 4));
+                w[g] = _mm_sha256msg2_epu32(t, w[g - 1]);
+            }
+            __m128i msg = _mm_add_epi32(w[g], _mm_loadu_si128((const __m128i *)&K[4 * g]));
+            state1 = _mm_sha256rnds2_epu32(state1, state0, msg);
+            msg = _mm_shuffle_epi32(msg, 0x0E);
+            state0 = _mm_sha256rnds2_epu32(state0, state1, msg);
+        }
+        state0 = _mm_add_epi32(state0, abef);
+        state1 = _mm_add_epi32(state1, cdgh);
+    }
+    tmp = _mm_shuffle_epi32(state0, 0x1B);       /* FEBA */
+    state1 = _mm_shuffle_epi32(state1, 0xB1);    /* DCHG */
+    state0 = _mm_blend_epi16(tmp, state1, 0xF0); /* DCBA */
+    state1 = _mm_alignr_epi8(state1, tmp, 8);    /* HGFE */
+    _mm_storeu_si128((__m128i *)&h[0], state0);
+    _mm_storeu_si128((__m128i *)&h[4], state1);
+}
+
+/* CPUID: SHA (leaf 7, EBX bit 29), SSSE3 and SSE4.1 (leaf 1, ECX bits 9
+ * and 19). */
+static bool cpu_has_sha_ni(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 9)) || !(c & (1u << 19)))
+        return false;
+    if (__get_cpuid_max(0, NULL) < 7)
+        return false;
+    __cpuid_count(7, 0, a, b, c, d);
+    return (b & (1u << 29)) != 0;
+}
+#endif
+
+/* 0: not decided yet; 1: portable; 2: SHA-NI. Deciding twice from two
+ * threads gives the same answer, so a plain int does. */
+static volatile int path;
+
+static int decide(void)
+{
+    int p = path;
+    if (p == 0) {
+#ifdef TM_SHA_NI
+        p = cpu_has_sha_ni() ? 2 : 1;
+#else
+        p = 1;
+#endif
+        path = p;
+    }
+    return p;
+}
+
+bool tm_sha256_use_portable(bool portable)
+{
+    if (portable) {
+        path = 1;
+        return true;
+    }
+    path = 0;
+    return decide() == 2;
+}
+
+static void compress_blocks(uint32_t h[8], const uint8_t *data, size_t blocks)
+{
+#ifdef TM_SHA_NI
+    if (decide() == 2) {
+        compress_ni(h, data, blocks);
+        return;
+    }
+#endif
+    for (; blocks > 0; blocks--, data += 64)
+        compress(h, data);
+}
+
 void tm_sha256_init(tm_sha256 *s)
 {
     static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -76,6 +183,12 @@ void tm_sha256_update(tm_sha256 *s, const void *data, size_t len)
 {
     const uint8_t *p = data;
     s->length += len;
+    if (s->used == 0 && len >= 64) {
+        /* Whole blocks straight from the caller's buffer. */
+        compress_blocks(s->h, p, len / 64);
+        p += len / 64 * 64;
+        len %= 64;
+    }
     while (len > 0) {
         size_t take = 64 - s->used < len ? 64 - s->used : len;
         memcpy(s->block + s->used, p, take);
@@ -83,7 +196,7 @@ void tm_sha256_update(tm_sha256 *s, const void *data, size_t len)
         p += take;
         len -= take;
         if (s->used == 64) {
-            compress(s->h, s->block);
+            compress_blocks(s->h, s->block, 1);
             s->used = 0;
         }
     }

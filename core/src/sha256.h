@@ -6,6 +6,7 @@
 #ifndef TOPOML_SHA256_H
 #define TOPOML_SHA256_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,5 +30,11 @@ int tm_sha256_file(const char *path, char hex[65]);
 /* The same for an open file, read from offset 0 with pread (the descriptor's
  * offset is left alone). 0 or an errno value. */
 int tm_sha256_fd(int fd, char hex[65]);
+
+/* Which compression function runs: the portable one (`portable` true), or
+ * the fastest this CPU has (false, the default: SHA-NI where the CPU has
+ * it). Returns whether SHA-NI is in use. For the tests, which compare the
+ * two; not to be called while another thread hashes. */
+bool tm_sha256_use_portable(bool portable);
 
 #endif

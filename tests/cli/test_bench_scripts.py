@@ -17,7 +17,11 @@ out of tools/setup-debian.sh, first into an empty folder and then again on
 it, and leaves no venv behind; bench_builds.py takes two builds in turn on
 a case and keeps every run's CPU and wall times, and refuses a case or a
 CLI that does not exist; bench_envelope.py times a first call and the same
-call again and refuses a case that does not exist."""
+call again and refuses a case that does not exist; bench_rips.py runs each
+program --warmup times untimed before its timed runs (a wrapper of the CLI
+counts the calls) and refuses a negative --warmup; process_timeline.py
+stamps the lines of a CLI process in their order and the exit after them,
+and refuses a --mark without NAME= and a command that fails."""
 import json
 import os
 import shutil
@@ -352,6 +356,57 @@ try:
     r = script("bench_envelope.py", "--topoml", A.topoml, "--data", A.data, "--only", "nope")
     check("bench_envelope.py refuses a case that does not exist",
           r.returncode == 2 and "no such case" in r.stderr, r.stderr)
+
+    # bench_rips.py --warmup: the CLI through a wrapper that counts its calls;
+    # two more untimed runs are two more calls, and the timed runs stay --reps.
+    calls = os.path.join(tmp, "calls")
+    counted = os.path.join(tmp, "topoml-counted")
+    with open(counted, "w") as f:
+        f.write("#!/bin/sh\necho x >> '%s'\nexec '%s' \"$@\"\n" % (calls, A.topoml))
+    os.chmod(counted, 0o755)
+    n_calls = {}
+    for warm in (0, 2):
+        if os.path.exists(calls):
+            os.unlink(calls)
+        out = os.path.join(tmp, "rips-warmup-%d.json" % warm)
+        r = script("bench_rips.py", "--topoml", counted, "--data", A.data, "--threads", "1",
+                   "--reps", "2", "--warmup", str(warm), "--only", "random16",
+                   "--program", "topoml scalar", "--json", out)
+        check("bench_rips.py --warmup %d runs" % warm, r.returncode == 0, r.stdout + r.stderr)
+        d = artifact(out, "rips --warmup %d" % warm) if r.returncode == 0 else None
+        if d:
+            check("rips --warmup %d: recorded, two timed runs" % warm,
+                  d.get("warmup") == warm and len(d["cases"]) == 1 and
+                  len(d["cases"][0]["times"]) == 2, d)
+        with open(calls) if os.path.exists(calls) else open(os.devnull) as f:
+            n_calls[warm] = len(f.readlines())
+    check("bench_rips.py --warmup 2 calls the CLI twice more than --warmup 0",
+          n_calls.get(2, 0) - n_calls.get(0, 0) == 2, n_calls)
+    r = script("bench_rips.py", "--topoml", A.topoml, "--warmup", "-1")
+    check("bench_rips.py refuses --warmup -1",
+          r.returncode == 2 and "--warmup" in r.stderr, r.stderr)
+
+    # process_timeline.py on a CLI process: the marks in the order of the log,
+    # the exit last, every run's times kept.
+    out = os.path.join(tmp, "timeline.json")
+    r = script("process_timeline.py", "--runs", "2", "--mark", "loaded=backend .* loaded",
+               "--mark", "dim1=s: dim 1:", "--mark", "ran=ran on backend", "--json", out, "--",
+               A.topoml, "barcode", "--verbose", "--verbose", "--backend", "scalar", "--format",
+               "lower-distance", "--dim", "1", os.path.join(A.data, "random16.lower_distance_matrix"))
+    check("process_timeline.py runs", r.returncode == 0, r.stdout + r.stderr)
+    d = artifact(out, "timeline") if r.returncode == 0 else None
+    if d:
+        got = [c["name"] for c in d["cases"]]
+        med = [c["median"] for c in d["cases"]]
+        check("timeline: the marks found, in the log's order, the exit last",
+              got == ["dim1", "ran", "exit"] and med == sorted(med) and
+              all(len(c["times"]) == 2 for c in d["cases"]), d["cases"])
+    r = script("process_timeline.py", "--mark", "no-equals-sign", "--", A.topoml, "--version")
+    check("process_timeline.py refuses a --mark without NAME=",
+          r.returncode == 2 and "NAME=REGEX" in r.stderr, r.stderr)
+    r = script("process_timeline.py", "--runs", "1", "--", A.topoml, "barcode", "/no/such/file")
+    check("process_timeline.py stops on a command that fails",
+          r.returncode == 1 and "failed with status" in r.stderr, r.stderr)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 

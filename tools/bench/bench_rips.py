@@ -448,6 +448,8 @@ def main():
             ap.error("--collapse-probe takes medians of at least 5 runs (--reps 5)")
         collapse_probe(a)
         return
+    if a.reps < 1 or not 0 <= a.warmup <= 10:
+        ap.error("--reps must be at least 1 and --warmup 0..10")
     threads = sorted({int(t) for t in a.threads.split(",")})
     cases = CASES + (BIG if a.big else [])
     if a.torus:
@@ -469,6 +471,9 @@ def main():
            "units": {"median": "s", "peak_rss": "KiB"},
            "machine": facts(a), "versions": versions(a), "commands": {}, "cases": [],
            "warmup": a.warmup}
+    tree = artifact.source_tree()
+    if tree:
+        doc["git"] = tree
     gen = tempfile.mkdtemp(prefix="bench_rips_")
     hdr = "%-18s %-30s %3s %9s %9s %9s  %s" % ("case", "program", "thr", "median s", "cpu s",
                                                "peak MiB", "bars")

@@ -56,6 +56,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_rips import clitest, default_data  # noqa: E402  (Ripser's examples, its output)
+import artifact  # noqa: E402  (the source tree's commit)
 
 
 # The slow programs: at most a case's own number of timed runs, and no
@@ -360,13 +361,19 @@ def main():
         if args.python:
             versions["giotto-ph"] = version([args.python, "-c",
                                              "import gph; print(gph.__version__)"])
+        doc = {"title": "Rips barcodes on the GPU machine: topoml cuda and threads "
+               "against giotto-ph, Ripser++ and Ripser",
+               "machine": machine, "versions": versions, "commands": commands,
+               "units": {"median": "s", "times": "s", "peak_gpu_mib": "MiB"},
+               "baseline": "Ripser++", "cases": cases,
+               "rows": rows, "reps": args.reps, "warmup": args.warmup}
+        # The source tree's commit, where the tree is a checkout (a copy
+        # without git metadata records none).
+        tree = artifact.source_tree()
+        if tree:
+            doc["git"] = tree
         with open(args.json, "w") as f:
-            json.dump({"title": "Rips barcodes on the GPU machine: topoml cuda and threads "
-                       "against giotto-ph, Ripser++ and Ripser",
-                       "machine": machine, "versions": versions, "commands": commands,
-                       "units": {"median": "s", "times": "s", "peak_gpu_mib": "MiB"},
-                       "baseline": "Ripser++", "cases": cases,
-                       "rows": rows, "reps": args.reps, "warmup": args.warmup}, f, indent=1)
+            json.dump(doc, f, indent=1)
     # A failure is topoml's answer differing (a backend against the scalar
     # reference, or the in-process rows' counts); a peer's differing counts
     # (giotto-ph with collapse_edges under a threshold did, on o3_1024 and

@@ -387,10 +387,11 @@ bool tm_backend_load(topoml_context *ctx, tm_backend *b);
 typedef struct tm_verify_call {
     double start;
     uint64_t input_hash;
+    uint32_t threads; /* the threads the call lets the plugin use (0 asked: every CPU) */
 } tm_verify_call;
 
 void tm_verify_begin(topoml_context *ctx, const tm_backend *b, const topoml_input_v1 *in,
-                     tm_verify_call *vc);
+                     const topoml_call_v1 *call, tm_verify_call *vc);
 /* After backend `b` answered an op with TOPOML_OK: check the answer and, as
  * the policy says, re-run it on the built-in reference. A plugin's wrong
  * answer is replaced by the reference's (the caller sees TOPOML_OK and the

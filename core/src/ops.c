@@ -201,7 +201,7 @@ int topoml_distances(topoml_context *ctx, const topoml_data *points, topoml_metr
     topoml_call_v1 call;
     tm_call_init(ctx, &call, msg, sizeof msg);
     tm_verify_call vc;
-    tm_verify_begin(ctx, b, &in, &vc);
+    tm_verify_begin(ctx, b, &in, &call, &vc);
     rc = b->vt->distances(b->state, &call, &in, buf);
     tm_backend *ref = tm_fallback_after_failure(ctx, b, TOPOML_OP_DISTANCES, rc, msg);
     if (ref) {
@@ -262,7 +262,7 @@ int topoml_edges(topoml_context *ctx, const topoml_data *data, topoml_metric met
     topoml_edge *e = NULL;
     uint64_t n = 0;
     tm_verify_call vc;
-    tm_verify_begin(ctx, b, &in, &vc);
+    tm_verify_begin(ctx, b, &in, &call, &vc);
     rc = b->vt->edges(b->state, &call, &in, threshold, &e, &n);
     tm_backend *ref = tm_fallback_after_failure(ctx, b, TOPOML_OP_EDGES, rc, msg);
     if (ref) {
@@ -611,7 +611,7 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     p.flags = want_gens ? TOPOML_RIPS_PARAM_GENERATORS : 0;
     tm_verify_call vc;
     if (!on_device)
-        tm_verify_begin(ctx, b, &in, &vc);
+        tm_verify_begin(ctx, b, &in, &call, &vc);
     if (op == TOPOML_OP_RIPS)
         rc = b->vt->rips(b->state, &call, &in, &p, &res);
     else

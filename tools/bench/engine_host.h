@@ -8,7 +8,8 @@
 #define TOPOML_BENCH_ENGINE_HOST_H
 
 #include <stdlib.h>
-#include <time.h>
+
+#include "bench_time.h" /* clock_s */
 
 static void *h_alloc(void *u, size_t n)
 {
@@ -24,14 +25,6 @@ static void h_free(void *u, void *p)
 {
     (void)u;
     free(p);
-}
-
-/* Seconds on clock `id` (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, ...). */
-static inline double clock_s(clockid_t id)
-{
-    struct timespec t;
-    clock_gettime(id, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 #endif

@@ -23,17 +23,11 @@
 #include "sha256.h"
 #include "topoml/topoml.h"
 
+#include "bench_time.h"
+
 static double now(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    return clock_s(CLOCK_MONOTONIC);
 }
 
 int main(int argc, char **argv)
@@ -109,8 +103,7 @@ int main(int argc, char **argv)
     for (int p = 0; p < 2; p++) {
         double s[64];
         memcpy(s, times[p], (size_t)reps * sizeof *s);
-        qsort(s, (size_t)reps, sizeof *s, cmp_double);
-        double med = reps % 2 ? s[reps / 2] : 0.5 * (s[reps / 2 - 1] + s[reps / 2]);
+        double med = bench_median(s, reps);
         printf("| %lld | %s | %.4f | %.4f | %.0f |\n", (long long)st.st_size, names[p], med, s[0],
                (double)st.st_size / med / 1e6);
         if (j) {

@@ -27,17 +27,11 @@
 #include "internal.h"
 #include "topoml/topoml.h"
 
+#include "bench_time.h"
+
 static double now(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    return clock_s(CLOCK_MONOTONIC);
 }
 
 int main(int argc, char **argv)
@@ -151,8 +145,7 @@ int main(int argc, char **argv)
         double *t = times + k * reps, sorted_t[64];
         int nt = reps;
         memcpy(sorted_t, t, (size_t)nt * sizeof *t);
-        qsort(sorted_t, (size_t)nt, sizeof *sorted_t, cmp_double);
-        double med = nt % 2 ? sorted_t[nt / 2] : 0.5 * (sorted_t[nt / 2 - 1] + sorted_t[nt / 2]);
+        double med = bench_median(sorted_t, nt);
         if (k == 0)
             base = med;
         printf("| %llu | %s | %.3f | %.3f | %.2f |\n", (unsigned long long)m, names[k], med,

@@ -317,7 +317,7 @@ END_TEST
  * plugin was checked on (in points, or in bars) is re-run whatever it costs
  * (the envelope), and the record of it outlives the context. */
 static int count_reruns_on(const char *config, uint32_t max_dim, double threshold, int calls,
-                           uint32_t threads)
+                           uint32_t threads, uint32_t flags)
 {
     topoml_context *ctx = open_ctx(config, dir_of("conformance-plugins", "scalar-copy"), NULL);
     ck_assert_int_eq(topoml_use_backend(ctx, "scalar-copy"), TOPOML_OK);
@@ -328,6 +328,7 @@ static int count_reruns_on(const char *config, uint32_t max_dim, double threshol
     ro.threshold = threshold;
     ro.collapse = TOPOML_COLLAPSE_OFF;
     ro.n_threads = threads;
+    ro.flags = flags;
     for (int k = 0; k < calls; k++) {
         topoml_barcode *bc = NULL;
         ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &ro), TOPOML_OK);
@@ -342,7 +343,7 @@ static int count_reruns_on(const char *config, uint32_t max_dim, double threshol
 
 static int count_reruns(const char *config, uint32_t max_dim, double threshold, int calls)
 {
-    return count_reruns_on(config, max_dim, threshold, calls, 1);
+    return count_reruns_on(config, max_dim, threshold, calls, 1, 0);
 }
 
 START_TEST(test_verify_reruns_small_calls_only_when_the_reference_is_cheap)
@@ -366,10 +367,13 @@ START_TEST(test_verify_reruns_small_calls_only_when_the_reference_is_cheap)
      * on two threads (another path of a plugin's code, or a race) is past
      * the record of one thread, once */
     if (tm_cpus_available() >= 2) {
-        ck_assert_int_eq(count_reruns_on(config, 3, 0.25, 1, 2), 1);
-        ck_assert_int_eq(count_reruns_on(config, 3, 0.25, 1, 2), 0);
+        ck_assert_int_eq(count_reruns_on(config, 3, 0.25, 1, 2, 0), 1);
+        ck_assert_int_eq(count_reruns_on(config, 3, 0.25, 1, 2, 0), 0);
         ck_assert_int_eq(count_reruns(config, 3, 0.25, 1), 0);
     }
+    /* and so is asking for generators (another reduction may run) */
+    ck_assert_int_eq(count_reruns_on(config, 3, 0.25, 1, 1, TOPOML_RIPS_GENERATORS), 1);
+    ck_assert_int_eq(count_reruns_on(config, 3, 0.25, 1, 1, TOPOML_RIPS_GENERATORS), 0);
     /* a record bound to another file or certificate, or one that does not
      * parse, counts for nothing */
     char path[4200];

@@ -179,7 +179,8 @@ static double input_distance(const topoml_input_v1 *in, uint64_t i, uint64_t j)
  * the reference, whatever that costs (once per new largest size of each
  * kind, on this machine). The thread count the call allows is part of the
  * kind: a plugin checked on 16 threads is not thereby checked on 1 (or the
- * other way round), where another path of its code, or a race, may run.
+ * other way round), where another path of its code, or a race, may run;
+ * and so is asking for generators, which may take another reduction.
  * The record lives
  * next to the plugin's certificate (`<file>-<hash>.verified`), bound to the
  * plugin file's hash and to that certificate, so that every process and
@@ -190,14 +191,14 @@ static double input_distance(const topoml_input_v1 *in, uint64_t i, uint64_t j)
 #define TM_ENVELOPE_MAX 512u
 
 typedef struct tm_envelope {
-    uint32_t op, kind, dtype, metric, modulus, max_dim, cut, threads;
+    uint32_t op, kind, dtype, metric, modulus, max_dim, cut, threads, gens;
     uint64_t n, edges; /* the input: points, and edges of an edge list */
     uint64_t out;      /* the answer: bars, edges or pixels */
 } tm_envelope;
 
 /* The kind of a call, its size left at 0. */
 static tm_envelope call_kind(uint32_t op, const topoml_input_v1 *in, const tm_verify_call *vc,
-                             uint32_t max_dim, uint32_t modulus, double threshold)
+                             uint32_t max_dim, uint32_t modulus, double threshold, bool gens)
 {
     tm_envelope e;
     memset(&e, 0, sizeof e);
@@ -209,6 +210,7 @@ static tm_envelope call_kind(uint32_t op, const topoml_input_v1 *in, const tm_ve
     e.max_dim = max_dim;
     e.cut = threshold < INFINITY;
     e.threads = vc->threads;
+    e.gens = gens;
     return e;
 }
 
@@ -216,7 +218,7 @@ static bool same_kind(const tm_envelope *a, const tm_envelope *b)
 {
     return a->op == b->op && a->kind == b->kind && a->dtype == b->dtype &&
            a->metric == b->metric && a->modulus == b->modulus && a->max_dim == b->max_dim &&
-           a->cut == b->cut && a->threads == b->threads;
+           a->cut == b->cut && a->threads == b->threads && a->gens == b->gens;
 }
 
 /* The record's file for `b`, or false (no cache folder: kept in memory). */
@@ -274,9 +276,9 @@ static bool envelope_raise(topoml_context *ctx, tm_backend *b, const tm_envelope
 
 /* Merge the record on disk into b->envelope (the larger size of each kind
  * wins). Lines: the format, "sha256=<file hash>", "cert=<stamp>", then one
- * "op kind dtype metric modulus max_dim cut threads n edges out" per kind.
- * A record of another format (topoml-verified-1 had no threads) counts for
- * nothing: more re-runs, never fewer. */
+ * "op kind dtype metric modulus max_dim cut threads gens n edges out" per
+ * kind. A record of another format (topoml-verified-1 had neither threads
+ * nor gens) counts for nothing: more re-runs, never fewer. */
 static void envelope_read(topoml_context *ctx, tm_backend *b)
 {
     char file[4400];
@@ -303,9 +305,9 @@ static void envelope_read(topoml_context *ctx, tm_backend *b)
         unsigned long long n, edges, out;
         char end;
         memset(&e, 0, sizeof e);
-        if (sscanf(line, "%u %u %u %u %u %u %u %u %llu %llu %llu%c", &e.op, &e.kind, &e.dtype,
-                   &e.metric, &e.modulus, &e.max_dim, &e.cut, &e.threads, &n, &edges, &out,
-                   &end) != 12 ||
+        if (sscanf(line, "%u %u %u %u %u %u %u %u %u %llu %llu %llu%c", &e.op, &e.kind,
+                   &e.dtype, &e.metric, &e.modulus, &e.max_dim, &e.cut, &e.threads, &e.gens, &n,
+                   &edges, &out, &end) != 13 ||
             end != '\n')
             break; /* the rest is not trusted; what was read is */
         e.n = n;
@@ -339,8 +341,9 @@ static void envelope_write(topoml_context *ctx, tm_backend *b)
     fprintf(f, "%s\nsha256=%s\ncert=%s\n", TM_VERIFIED_FORMAT, b->file_sha256, stamp_of(b));
     for (uint32_t i = 0; i < b->n_envelope; i++) {
         const tm_envelope *e = &b->envelope[i];
-        fprintf(f, "%u %u %u %u %u %u %u %u %llu %llu %llu\n", e->op, e->kind, e->dtype,
-                e->metric, e->modulus, e->max_dim, e->cut, e->threads, (unsigned long long)e->n,
+        fprintf(f, "%u %u %u %u %u %u %u %u %u %llu %llu %llu\n", e->op, e->kind, e->dtype,
+                e->metric, e->modulus, e->max_dim, e->cut, e->threads, e->gens,
+                (unsigned long long)e->n,
                 (unsigned long long)e->edges, (unsigned long long)e->out);
     }
     bool ok = !ferror(f);
@@ -564,7 +567,7 @@ int tm_verify_distances(topoml_context *ctx, tm_backend **bp, const topoml_input
         wrong = distances_wrong(ctx, in, out, count, NULL, why, sizeof why);
     tm_backend *ref = reference(ctx);
     const tm_envelope kind =
-        sized(call_kind(TOPOML_OP_DISTANCES, in, vc, 0, 0, INFINITY), in, 0);
+        sized(call_kind(TOPOML_OP_DISTANCES, in, vc, 0, 0, INFINITY, false), in, 0);
     if (!wrong && (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, in->n, 2, seconds))) {
         void *want = tm_alloc(ctx, (size_t)(count * elem) + 1);
         if (!want)
@@ -716,7 +719,7 @@ int tm_verify_edges(topoml_context *ctx, tm_backend **bp, const topoml_input_v1 
     topoml_edge *r = NULL;
     uint64_t nr = 0;
     const tm_envelope kind =
-        sized(call_kind(TOPOML_OP_EDGES, in, vc, 0, 0, threshold), in, wrong ? 0 : *n_edges);
+        sized(call_kind(TOPOML_OP_EDGES, in, vc, 0, 0, threshold, false), in, wrong ? 0 : *n_edges);
     if (!wrong && (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, in->n, 2, seconds))) {
         tm_call_init(ctx, &call, msg, sizeof msg);
         double t0 = tm_now();
@@ -1082,7 +1085,8 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
     const uint32_t vertices = max_dim + 2;
     const tm_envelope kind =
         sized(call_kind(op, in, vc, max_dim, op == TOPOML_OP_RIPS ? params->modulus : 0,
-                        params->threshold),
+                        params->threshold,
+                        op == TOPOML_OP_RIPS && (params->flags & TOPOML_RIPS_PARAM_GENERATORS)),
               in, res->n_intervals);
     if (!wrong && may_rerun &&
         (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, in->n, vertices, seconds))) {

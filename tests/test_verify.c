@@ -374,6 +374,12 @@ START_TEST(test_verify_reruns_small_calls_only_when_the_reference_is_cheap)
     /* and so is asking for generators (another reduction may run) */
     ck_assert_int_eq(count_reruns_on(config, 3, 0.25, 1, 1, TOPOML_RIPS_GENERATORS), 1);
     ck_assert_int_eq(count_reruns_on(config, 3, 0.25, 1, 1, TOPOML_RIPS_GENERATORS), 0);
+    /* and so is the accelerator the call names (`device:`) */
+    char on_device1[700];
+    snprintf(on_device1, sizeof on_device1, "%sdevice: 1\n", config);
+    ck_assert_int_eq(count_reruns(on_device1, 3, 0.25, 1), 1);
+    ck_assert_int_eq(count_reruns(on_device1, 3, 0.25, 1), 0);
+    ck_assert_int_eq(count_reruns(config, 3, 0.25, 1), 0);
     /* a record bound to another file or certificate, or one that does not
      * parse, counts for nothing */
     char path[4200];

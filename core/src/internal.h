@@ -388,6 +388,7 @@ typedef struct tm_verify_call {
     double start;
     uint64_t input_hash;
     uint32_t threads; /* the threads the call lets the plugin use (0 asked: every CPU) */
+    int32_t device;   /* the accelerator the call names (-1: the plugin's default) */
 } tm_verify_call;
 
 void tm_verify_begin(topoml_context *ctx, const tm_backend *b, const topoml_input_v1 *in,

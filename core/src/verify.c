@@ -103,6 +103,7 @@ void tm_verify_begin(topoml_context *ctx, const tm_backend *b, const topoml_inpu
      * on, and never more than those. */
     const unsigned cpus = tm_cpus_available();
     vc->threads = call->n_threads && call->n_threads < cpus ? call->n_threads : cpus;
+    vc->device = call->device < 0 ? -1 : call->device;
     vc->start = tm_now();
 }
 
@@ -180,7 +181,9 @@ static double input_distance(const topoml_input_v1 *in, uint64_t i, uint64_t j)
  * kind, on this machine). The thread count the call allows is part of the
  * kind: a plugin checked on 16 threads is not thereby checked on 1 (or the
  * other way round), where another path of its code, or a race, may run;
- * and so is asking for generators, which may take another reduction.
+ * and so are asking for generators, which may take another reduction, and
+ * the accelerator the call names (device 0 checked is not device 1 checked,
+ * which may be another model).
  * The record lives
  * next to the plugin's certificate (`<file>-<hash>.verified`), bound to the
  * plugin file's hash and to that certificate, so that every process and
@@ -192,6 +195,7 @@ static double input_distance(const topoml_input_v1 *in, uint64_t i, uint64_t j)
 
 typedef struct tm_envelope {
     uint32_t op, kind, dtype, metric, modulus, max_dim, cut, threads, gens;
+    int32_t device;
     uint64_t n, edges; /* the input: points, and edges of an edge list */
     uint64_t out;      /* the answer: bars, edges or pixels */
 } tm_envelope;
@@ -211,6 +215,7 @@ static tm_envelope call_kind(uint32_t op, const topoml_input_v1 *in, const tm_ve
     e.cut = threshold < INFINITY;
     e.threads = vc->threads;
     e.gens = gens;
+    e.device = vc->device;
     return e;
 }
 
@@ -218,7 +223,8 @@ static bool same_kind(const tm_envelope *a, const tm_envelope *b)
 {
     return a->op == b->op && a->kind == b->kind && a->dtype == b->dtype &&
            a->metric == b->metric && a->modulus == b->modulus && a->max_dim == b->max_dim &&
-           a->cut == b->cut && a->threads == b->threads && a->gens == b->gens;
+           a->cut == b->cut && a->threads == b->threads && a->gens == b->gens &&
+           a->device == b->device;
 }
 
 /* The record's file for `b`, or false (no cache folder: kept in memory). */
@@ -276,9 +282,9 @@ static bool envelope_raise(topoml_context *ctx, tm_backend *b, const tm_envelope
 
 /* Merge the record on disk into b->envelope (the larger size of each kind
  * wins). Lines: the format, "sha256=<file hash>", "cert=<stamp>", then one
- * "op kind dtype metric modulus max_dim cut threads gens n edges out" per
- * kind. A record of another format (topoml-verified-1 had neither threads
- * nor gens) counts for nothing: more re-runs, never fewer. */
+ * "op kind dtype metric modulus max_dim cut threads gens device n edges out"
+ * per kind. A record of another format (topoml-verified-1 had none of
+ * threads, gens and device) counts for nothing: more re-runs, never fewer. */
 static void envelope_read(topoml_context *ctx, tm_backend *b)
 {
     char file[4400];
@@ -305,9 +311,9 @@ static void envelope_read(topoml_context *ctx, tm_backend *b)
         unsigned long long n, edges, out;
         char end;
         memset(&e, 0, sizeof e);
-        if (sscanf(line, "%u %u %u %u %u %u %u %u %u %llu %llu %llu%c", &e.op, &e.kind,
-                   &e.dtype, &e.metric, &e.modulus, &e.max_dim, &e.cut, &e.threads, &e.gens, &n,
-                   &edges, &out, &end) != 13 ||
+        if (sscanf(line, "%u %u %u %u %u %u %u %u %u %d %llu %llu %llu%c", &e.op, &e.kind,
+                   &e.dtype, &e.metric, &e.modulus, &e.max_dim, &e.cut, &e.threads, &e.gens,
+                   &e.device, &n, &edges, &out, &end) != 14 ||
             end != '\n')
             break; /* the rest is not trusted; what was read is */
         e.n = n;
@@ -341,8 +347,8 @@ static void envelope_write(topoml_context *ctx, tm_backend *b)
     fprintf(f, "%s\nsha256=%s\ncert=%s\n", TM_VERIFIED_FORMAT, b->file_sha256, stamp_of(b));
     for (uint32_t i = 0; i < b->n_envelope; i++) {
         const tm_envelope *e = &b->envelope[i];
-        fprintf(f, "%u %u %u %u %u %u %u %u %u %llu %llu %llu\n", e->op, e->kind, e->dtype,
-                e->metric, e->modulus, e->max_dim, e->cut, e->threads, e->gens,
+        fprintf(f, "%u %u %u %u %u %u %u %u %u %d %llu %llu %llu\n", e->op, e->kind, e->dtype,
+                e->metric, e->modulus, e->max_dim, e->cut, e->threads, e->gens, (int)e->device,
                 (unsigned long long)e->n,
                 (unsigned long long)e->edges, (unsigned long long)e->out);
     }

@@ -3,7 +3,8 @@
 cuda --collapse off|on|auto` on the GPU cases of tools/bench/bench_rips_gpu.py.
 
     plugins/cuda/bench/bench_cuda_collapse.py --topoml build/tools/topoml \
-        [--data DIR] [--reps 3] [--budget SECONDS] [--only NAMES] [--json OUT]
+        [--data DIR] [--reps 3] [--warmup 1] [--budget SECONDS] [--only NAMES]
+        [--json OUT]
 
 The three settings run alternately on the same file; the table gives median
 wall times of the whole process (as a user sees them), the ratio of each to
@@ -14,7 +15,9 @@ in which the reduction meets them). With the collapse on, the
 collapsed graph goes to the plugin as sparse input under a threshold, and its
 columns of dimensions >= 2 are collected on the device (rips.c,
 tmc_sparse_source); the device log of one verbose run per setting is kept in the
-JSON.
+JSON. Before a case's timed runs each setting runs --warmup times (default
+1) untimed, as in bench_rips_gpu.py: the first call past the sizes run-time
+verification has checked is re-run on the reference even with the gate off.
 """
 import argparse
 import json
@@ -40,10 +43,14 @@ def main():
     ap.add_argument("--topoml", required=True)
     ap.add_argument("--data", default=default_data())
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="untimed runs of each setting before a case's timed ones (default 1)")
     ap.add_argument("--budget", type=float, default=120.0, help="seconds for everything")
     ap.add_argument("--only", help="cases whose name contains one of these (comma-separated)")
     ap.add_argument("--json")
     args = ap.parse_args()
+    if args.reps < 1 or not 0 <= args.warmup <= 10:
+        ap.error("--reps must be at least 1 and --warmup 0..10")
     start = time.time()
     tmp = tempfile.mkdtemp(prefix="topoml-collapse-")
     conf = os.path.join(tmp, "topoml.yaml")
@@ -67,6 +74,11 @@ def main():
                    "--collapse", c] + opts + [path] for c in SETTINGS}
         times = {c: [] for c in SETTINGS}
         outs, errs = {}, {}
+        for _ in range(args.warmup):
+            for c in SETTINGS:
+                left = args.budget - (time.time() - start)
+                if left >= 5:
+                    run(cmd[c], max(5, min(left, 120)))
         for _ in range(args.reps):
             for c in SETTINGS:
                 left = args.budget - (time.time() - start)
@@ -127,7 +139,7 @@ def main():
         artifact.save(args.json, {
             "title": "cuda backend, edge collapse off/on/auto", "machine": m,
             "versions": {"topoml": version.stdout.strip() or "?"},
-            "commands": [" ".join(sys.argv)], "reps": args.reps,
+            "commands": [" ".join(sys.argv)], "reps": args.reps, "warmup": args.warmup,
             "cases": [artifact.case(row["case"], "topoml cuda --collapse %s" % c,
                                     [t for t in row["times_s"][c] if t is not None])
                       for row in rows for c in SETTINGS if row["times_s"].get(c)],

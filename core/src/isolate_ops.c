@@ -55,7 +55,7 @@ typedef struct iso_request {
     topoml_image_params_v1 image;
     uint64_t max_memory;
     int32_t device;
-    uint32_t reserved;
+    uint32_t n_threads; /* the caller's call->n_threads: the helper's own config does not know it */
 } iso_request;
 
 typedef struct iso_response {
@@ -418,6 +418,7 @@ static void request_from(const topoml_call_v1 *call, const topoml_input_v1 *in, 
     rq->op = op;
     rq->max_memory = call->max_memory;
     rq->device = call->device;
+    rq->n_threads = call->n_threads;
     if (in) {
         rq->kind = in->kind;
         rq->dtype = in->dtype;
@@ -754,6 +755,7 @@ static void serve_one(tm_backend *b, topoml_context *ctx, const iso_request *rq,
     tm_call_init(ctx, &call, rs.error, sizeof rs.error);
     call.max_memory = rq->max_memory;
     call.device = rq->device;
+    call.n_threads = rq->n_threads;
     topoml_input_v1 in = {.struct_size = sizeof in,
                           .kind = rq->kind,
                           .n = rq->n,

@@ -9,8 +9,10 @@
  * wrong when an environment variable is set, wrong unless run by
  * topoml-conformance, a write to stdout, a change to its input, a leak of
  * 64 MiB per call, and a capability claim (max_dim 10) it cannot keep
- * (wrong from dimension 4), and one that is right but ignores the memory
- * limit (answers what the reference refuses). Each is built into its own folder by
+ * (wrong from dimension 4), one wrong in Rips only when the call allows it
+ * exactly one thread (a single-thread path that the suite, run with the
+ * default thread count, never takes), and one that is right but ignores
+ * the memory limit (answers what the reference refuses). Each is built into its own folder by
  * tests/CMakeLists.txt and never installed.
  *
  * "Wrong" is the subtle kind: the longest finite bar dies 10% of its length
@@ -177,6 +179,9 @@ static int rips(void *state, const topoml_call_v1 *call, const topoml_input_v1 *
     last_scratch = scratch; /* kept where the compiler cannot drop it */
 #endif
     bool wrong = turns_wrong(in, params->modulus, params->max_dim);
+#ifdef GF_THREADS1
+    wrong = call->n_threads == 1;
+#endif
 #ifdef GF_NO_LIMIT
     topoml_call_v1 c = unlimited(call);
     call = &c;

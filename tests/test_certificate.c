@@ -18,6 +18,7 @@
 #include "sha256.h"
 #include "topoml/topoml.h"
 
+#include "check_context.h"
 #include "check_run.h"
 
 #define COPY_DIR TOPOML_TEST_BUILD_DIR "/conformance-plugins/scalar-copy"
@@ -209,20 +210,9 @@ static void teardown(void)
 /* A context over the scalar-copy folder with this gate policy. */
 static topoml_context *open_gate(const char *policy, const char *extra)
 {
-    char cfg_path[96], text[512];
-    snprintf(cfg_path, sizeof cfg_path, "%s/topoml.yaml", cache);
+    char text[512];
     snprintf(text, sizeof text, "gate: %s\ncache_dir: %s\n%s", policy, cache, extra);
-    FILE *f = fopen(cfg_path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-    topoml_context_options o = {.struct_size = sizeof o,
-                                .flags = TOPOML_CTX_NO_ENV,
-                                .config_path = cfg_path,
-                                .plugin_path = COPY_DIR};
-    topoml_context *ctx = NULL;
-    ck_assert_msg(topoml_context_new(&ctx, &o) == TOPOML_OK, "%s", topoml_errmsg(ctx));
-    return ctx;
+    return check_context_from_config(text, COPY_DIR);
 }
 
 static topoml_backend_info copy_info(topoml_context *ctx)

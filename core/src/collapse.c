@@ -515,6 +515,12 @@ unsigned tm_cpus_available(void)
     return n > 0 ? (unsigned)n : 1;
 }
 
+unsigned tm_threads_allowed(unsigned asked)
+{
+    const unsigned cpus = tm_cpus_available();
+    return asked && asked < cpus ? asked : cpus;
+}
+
 /* TOPOML_COLLAPSE_AUTO's probe (see tm_collapse_edges), told the steps in
  * order: false once it declines. */
 typedef struct cl_decide {

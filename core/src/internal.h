@@ -522,6 +522,10 @@ int tm_collapse_edge_cmp(const void *a, const void *b);
 
 /* The CPUs this process may run on (sched_getaffinity), at least 1. */
 unsigned tm_cpus_available(void);
+/* The threads a call asking for `asked` may use, as plugins read
+ * call->n_threads: 0 is every CPU the process may run on, and never more
+ * than those. */
+unsigned tm_threads_allowed(unsigned asked);
 
 /* A Rips input after the edge collapse. */
 typedef struct tm_collapsed {

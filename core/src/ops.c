@@ -404,12 +404,8 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
     struct timespec t0, t1;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
     /* on the threads the op may use: its own count, else the
-     * configuration's, else every CPU the process may run on, and never
-     * more than those */
-    const unsigned cpus = tm_cpus_available();
-    unsigned threads = o->n_threads ? o->n_threads : ctx->config.threads;
-    if (!threads || threads > cpus)
-        threads = cpus;
+     * configuration's (tm_threads_allowed: 0 is every CPU) */
+    const unsigned threads = tm_threads_allowed(o->n_threads ? o->n_threads : ctx->config.threads);
     int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, probe, threads, col);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
     const double cpu =

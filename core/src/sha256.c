@@ -132,19 +132,19 @@ static bool cpu_has_sha_ni(void)
 #endif
 
 /* 0: not decided yet; 1: portable; 2: SHA-NI. Deciding twice from two
- * threads gives the same answer, so a plain int does. */
-static volatile int path;
+ * threads gives the same answer, so relaxed atomics do. */
+static int path;
 
 static int decide(void)
 {
-    int p = path;
+    int p = __atomic_load_n(&path, __ATOMIC_RELAXED);
     if (p == 0) {
 #ifdef TM_SHA_NI
         p = cpu_has_sha_ni() ? 2 : 1;
 #else
         p = 1;
 #endif
-        path = p;
+        __atomic_store_n(&path, p, __ATOMIC_RELAXED);
     }
     return p;
 }
@@ -152,10 +152,10 @@ static int decide(void)
 bool tm_sha256_use_portable(bool portable)
 {
     if (portable) {
-        path = 1;
+        __atomic_store_n(&path, 1, __ATOMIC_RELAXED);
         return true;
     }
-    path = 0;
+    __atomic_store_n(&path, 0, __ATOMIC_RELAXED);
     return decide() == 2;
 }
 

@@ -99,10 +99,7 @@ void tm_verify_begin(topoml_context *ctx, const tm_backend *b, const topoml_inpu
 {
     (void)ctx;
     vc->input_hash = b->path ? input_hash(in) : 0;
-    /* As a plugin reads call->n_threads: 0 is every CPU the process may run
-     * on, and never more than those. */
-    const unsigned cpus = tm_cpus_available();
-    vc->threads = call->n_threads && call->n_threads < cpus ? call->n_threads : cpus;
+    vc->threads = tm_threads_allowed(call->n_threads);
     vc->device = call->device < 0 ? -1 : call->device;
     vc->start = tm_now();
 }
@@ -183,9 +180,8 @@ static double input_distance(const topoml_input_v1 *in, uint64_t i, uint64_t j)
  * other way round), where another path of its code, or a race, may run;
  * and so are asking for generators, which may take another reduction, and
  * the accelerator the call names (device 0 checked is not device 1 checked,
- * which may be another model).
- * The record lives
- * next to the plugin's certificate (`<file>-<hash>.verified`), bound to the
+ * which may be another model). The record lives next to the plugin's
+ * certificate (`<file>-<hash>.verified`), bound to the
  * plugin file's hash and to that certificate, so that every process and
  * context shares it and a new certificate starts it afresh; a record that
  * cannot be read or does not parse is treated as empty (more re-runs,
@@ -349,8 +345,7 @@ static void envelope_write(topoml_context *ctx, tm_backend *b)
         const tm_envelope *e = &b->envelope[i];
         fprintf(f, "%u %u %u %u %u %u %u %u %u %d %llu %llu %llu\n", e->op, e->kind, e->dtype,
                 e->metric, e->modulus, e->max_dim, e->cut, e->threads, e->gens, (int)e->device,
-                (unsigned long long)e->n,
-                (unsigned long long)e->edges, (unsigned long long)e->out);
+                (unsigned long long)e->n, (unsigned long long)e->edges, (unsigned long long)e->out);
     }
     bool ok = !ferror(f);
     if (fclose(f) != 0 || !ok || rename(tmp, file) != 0)
@@ -1145,6 +1140,8 @@ void tm_verify_image_begin(const tm_backend *b, uint64_t n_diagrams, const uint6
                            const topoml_pair *pairs, tm_verify_call *vc)
 {
     vc->input_hash = b->path ? image_input_hash(n_diagrams, offsets, pairs) : 0;
+    vc->threads = 0; /* not part of an image's kind (tm_verify_image builds its own) */
+    vc->device = -1;
     vc->start = tm_now();
 }
 

@@ -12,8 +12,8 @@
  * (wrong from dimension 4), one wrong in Rips only when the call allows it
  * exactly one thread (a single-thread path that the suite, run with the
  * default thread count, never takes), and one that is right but ignores
- * the memory limit (answers what the reference refuses). Each is built into its own folder by
- * tests/CMakeLists.txt and never installed.
+ * the memory limit (answers what the reference refuses). Each is built
+ * into its own folder by tests/CMakeLists.txt and never installed.
  *
  * "Wrong" is the subtle kind: the longest finite bar dies 10% of its length
  * late (or a distance is off by 10%), a well-formed answer that only a

@@ -1,6 +1,6 @@
 /*
  * bench_time.h — the clock and the median of the C benchmarks in
- * tools/bench (sort_edges.c, hash_file.c, and through engine_host.h the
+ * bench/ (sort_edges.c, hash_file.c, and through engine_host.h the
  * standalone engine ones).
  */
 #ifndef TOPOML_BENCH_TIME_H

@@ -11,7 +11,7 @@
  * median: auto re-runs only some calls on the reference, and the cost over a
  * context's calls is what it promises. The same figures, with every call's
  * times and the load average at the start and the end, go to --json as a
- * bench/results artifact (the schema of tools/bench/make_tables.py).
+ * bench/results artifact (the schema of bench/make_tables.py).
  *
  *   bench_verify --data shared/data/ripser-examples --backend threads \
  *       [--calls 20] [--json out.json]
@@ -241,7 +241,7 @@ int main(int argc, char **argv)
            load_start[1], load_start[2], load_end[0], load_end[1], load_end[2]);
     int rc = 0;
     if (json) {
-        /* An artifact in the schema of tools/bench/make_tables.py. */
+        /* An artifact in the schema of bench/make_tables.py. */
         FILE *f = fopen(json, "w");
         if (!f) {
             free(times);

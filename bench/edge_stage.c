@@ -6,11 +6,11 @@
  * seconds of the process (every thread's: meaningful on a loaded machine)
  * and wall seconds, read from the progress callback's stage changes
  * ("edges" begins the sort, "dim 0" the union-find). One JSON object on
- * stdout; tools/bench/bench_edges.py compiles this file against the engine
+ * stdout; bench/bench_edges.py compiles this file against the engine
  * of two source trees (before and after a change) and runs it.
  *
  *   gcc -O2 -g -std=c11 -ffp-contract=off -D_GNU_SOURCE -Iplugin-api/include \
- *       -Iplugins/scalar -Iplugins/threads tools/bench/edge_stage.c \
+ *       -Iplugins/scalar -Iplugins/threads bench/edge_stage.c \
  *       plugins/threads/pool.c plugins/scalar/rips.c -lm -lpthread -o /tmp/edge_stage
  *   /tmp/edge_stage N DIM f32|f64 EDGES_PER_POINT MAX_DIM THREADS RUNS [SEED]
  *

@@ -1,11 +1,11 @@
 /*
- * hash_file.c — what hashing a plugin file costs the core (core/src/sha256.c,
+ * hash_file.c — what hashing a plugin file costs the core (core/src/gate/sha256.c,
  * step 2 of loading plugins in docs/architecture.md): the file read and
  * hashed again and again through tm_sha256_fd, on the portable compression
  * function and on the fastest this CPU has (SHA-NI where it has the SHA
  * extensions), in turn; both digests must agree. Medians to a table, every
  * time to --json as a bench/results artifact (the schema of
- * tools/bench/make_tables.py).
+ * bench/make_tables.py).
  *
  *   hash_file FILE [--reps 9] [--json OUT]
  *
@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include "gate/sha256.h" /* internal: the core's hash of a plugin file, what is timed */
 #include "topoml/topoml.h"
 
 #include "bench_time.h"
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
     }
     if (j)
         fprintf(j,
-                "{\"title\": \"Hashing a plugin file as loading it does (tools/bench/hash_file.c): "
+                "{\"title\": \"Hashing a plugin file as loading it does (bench/hash_file.c): "
                 "the portable SHA-256 and the fastest this CPU has\",\n \"machine\": \"%ld CPUs "
                 "online\",\n \"versions\": {\"topoml\": \"%s\"},\n \"commands\": [\"hash_file %s "
                 "--reps %d\"],\n \"baseline\": \"portable\",\n \"cases\": [",

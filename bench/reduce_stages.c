@@ -12,13 +12,13 @@
  * phase, so on an idle machine with a core per thread its CPU seconds are
  * about the stage's wall time — the figure a loaded machine cannot show
  * directly. One run per
- * invocation, one JSON object on stdout; tools/bench/bench_reduce.py runs
+ * invocation, one JSON object on stdout; bench/bench_reduce.py runs
  * it and writes the artifact. The engine is called directly: no edge
  * collapse (that is the core's, before any backend), no CLI start-up.
  * Not built by CMake (a measurement, not a tool):
  *
  *   gcc -O2 -g -std=c11 -D_GNU_SOURCE -Iplugin-api/include -Iplugins/scalar \
- *       -Iplugins/threads tools/bench/reduce_stages.c plugins/threads/pool.c \
+ *       -Iplugins/threads bench/reduce_stages.c plugins/threads/pool.c \
  *       plugins/scalar/rips.c -lm -lpthread -o /tmp/reduce_stages
  *   /tmp/reduce_stages POINTS.txt DIM THRESHOLD THREADS [BATCH]
  *

@@ -1,6 +1,6 @@
 /*
  * sort_edges.c — what sorting the edges costs the edge collapse
- * (tm_collapse_sort_edges in core/src/collapse.c) at 1, 2, ... threads, and
+ * (tm_collapse_sort_edges in core/src/compute/collapse.c) at 1, 2, ... threads, and
  * "0": the C library's qsort on the calling thread, what the stage used
  * before and still uses when the merge sort's buffer does not fit: the
  * edges of a data set within a threshold (topoml_edges), put in an order of
@@ -8,11 +8,11 @@
  * the same order in turn (0, 1, 2, ..., then again), wall seconds of each sort;
  * every result is compared with the sorted list, element for element. The
  * medians go to a table, every time to --json as a bench/results artifact
- * (the schema of tools/bench/make_tables.py).
+ * (the schema of bench/make_tables.py).
  *
  *   sort_edges FILE FORMAT THRESHOLD [--threads 0,1,2] [--reps 5] [--json OUT]
  *
- * e.g. the 50 000-point Clifford torus of tools/bench/bench_rips.py --torus
+ * e.g. the 50 000-point Clifford torus of bench/bench_rips.py --torus
  * 50000 at 0.15 (4.49 million edges). The shuffle is harder on qsort than
  * the order the collapse gets the edges in (cell by cell of a grid, or row
  * by row), so the figures are an upper bound on the stage's sort. A
@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "compute/compute.h" /* internal: tm_collapse_sort_edges, what is timed */
 #include "topoml/topoml.h"
 
 #include "bench_time.h"
@@ -133,7 +133,7 @@ int main(int argc, char **argv)
     }
     if (j)
         fprintf(j, "{\"title\": \"The edge collapse's sort of the edges, on threads "
-                   "(tools/bench/sort_edges.c)\",\n \"machine\": \"%ld CPUs online\",\n"
+                   "(bench/sort_edges.c)\",\n \"machine\": \"%ld CPUs online\",\n"
                    " \"versions\": {\"topoml\": \"%s\"},\n \"commands\": [\"sort_edges %s %s %g "
                    "--threads %s --reps %d\"],\n \"baseline\": \"%s\",\n \"cases\": [",
                 sysconf(_SC_NPROCESSORS_ONLN), topoml_version(), file, format_name,

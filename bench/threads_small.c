@@ -5,13 +5,13 @@
  * on seeded uniform clouds of n points in the unit cube of R^3 without a
  * threshold, R runs each, alternating, in one process (no start-up); the
  * table shows the medians, the JSON (bench/results schema,
- * tools/bench/make_tables.py) every run. It chose
+ * bench/make_tables.py) every run. It chose
  * the rule of plugins/threads/threads.c (THREADS_MIN_SIMPLICES); the
  * column "simplices" is the bound that rule reads. Prints a table, writes
  * JSON. Not built by CMake (a measurement, not a tool):
  *
  *   gcc -O2 -std=c11 -D_GNU_SOURCE -Iplugin-api/include -Iplugins/scalar \
- *       -Iplugins/threads tools/bench/threads_small.c plugins/threads/pool.c \
+ *       -Iplugins/threads bench/threads_small.c plugins/threads/pool.c \
  *       plugins/scalar/rips.c -lm -lpthread -o /tmp/threads_small
  *   /tmp/threads_small bench/results/threads-small-2core.json [REPS]
  */

@@ -25,9 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "certificate.h"
-#include "sha256.h"
-#include "internal.h"
+#include "gate/certificate.h"
+#include "gate/sha256.h"
+#include "gate/gate.h"
+#include "gate/gate_internal.h"
 #include "topoml/features.h"
 #include "topoml/topoml.h"
 

@@ -1,6 +1,6 @@
 /*
  * test_probe_cache.c — probe reports kept between processes
- * (core/src/probe_cache.c): a context that would probe a plugin file
+ * (core/src/gate/probe_cache.c): a context that would probe a plugin file
  * already probed on this boot, with this environment and this build of
  * topoml, reads the report kept in the cache folder instead of starting a
  * probe process; any other report is not used; `probe_cache: false` leaves
@@ -36,8 +36,8 @@
 #include "check_ops.h"
 #include "check_run.h"
 
-#include "certificate.h" /* tm_cert_file: where a plugin's report is kept */
-#include "sha256.h"
+#include "gate/certificate.h" /* tm_cert_file: where a plugin's report is kept */
+#include "gate/sha256.h"
 
 static char cache[64], probe_log[64], control[64];
 

@@ -21,7 +21,7 @@
  * named by TOPOML_TEST_PROBE_LOG, so a test can see whether and when probes
  * ran. PROBE_SLOW is well-formed but its probe takes TOPOML_TEST_PROBE_MS
  * milliseconds (default 400), like a probe that initialises a GPU runtime:
- * the lazy-probing tests and tools/bench/bench_probe.py use it.
+ * the lazy-probing tests and bench/bench_probe.py use it.
  *
  * PROBE_FLAKY is well-formed and computes euclidean f64 distances right,
  * but its probe finds what the file named by TOPOML_TEST_PROBE_CONTROL

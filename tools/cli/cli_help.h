@@ -4,7 +4,7 @@
  * way: the option at column 2, what it does from column CLI_HELP_COLUMN,
  * wrapped to lines of at most CLI_HELP_WIDTH characters. `topoml help CMD`
  * prints the same text, and the man pages are made from it
- * (tools/docs/man_pages.py), so the three agree.
+ * (docs/tools/man_pages.py), so the three agree.
  */
 #ifndef TOPOML_CLI_HELP_H
 #define TOPOML_CLI_HELP_H

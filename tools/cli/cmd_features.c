@@ -1252,7 +1252,7 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
     return rc;
 }
 
-/* Entries of the `topoml` dispatch table (tools/cli.h): each command opens
+/* Entries of the `topoml` dispatch table (tools/cli/cli.h): each command opens
  * its own context from its options. */
 int cli_cmd_image(int argc, char **argv)
 {

@@ -1,6 +1,6 @@
 /*
  * cmd_features.h — the `topoml` subcommands that work on persistence
- * diagrams: image, features, compare, plot. tools/topoml.c dispatches to
+ * diagrams: image, features, compare, plot. tools/cli/topoml.c dispatches to
  * them; each parses its own options (getopt_long, argv[0] is the
  * subcommand's name), prints its --help, and returns the exit status:
  * 0 success, 1 an error (the message on stderr), 2 a usage error.
@@ -30,7 +30,7 @@ int topoml_cmd_compare(topoml_context *ctx, int argc, char **argv);
 int topoml_cmd_plot(topoml_context *ctx, int argc, char **argv);
 
 /* The same commands with a context of their own, as the dispatch table of
- * tools/topoml.c calls them. */
+ * tools/cli/topoml.c calls them. */
 int cli_cmd_image(int argc, char **argv);
 int cli_cmd_features(int argc, char **argv);
 int cli_cmd_compare(int argc, char **argv);

@@ -19,10 +19,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "certificate.h"
 #include "conformance.h"
-#include "internal.h"
-#include "sha256.h"
+/* Internal (core/src/): the runner writes the certificates the gate reads
+ * (gate/certificate.h, bound to the plugin file's SHA-256) and lists plugin
+ * files as the loader would, without loading them (gate_internal.h). */
+#include "api/api.h"
+#include "gate/certificate.h"
+#include "gate/gate_internal.h"
+#include "gate/sha256.h"
 
 static const char usage[] =
     "Usage: topoml-conformance [--backend NAME | --plugin PATH.so]... [options]\n"

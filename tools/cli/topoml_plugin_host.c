@@ -1,6 +1,6 @@
 /*
  * topoml_plugin_host.c — topoml-plugin-host, the helper process in which
- * libtopoml runs plugin code it does not yet trust (core/src/isolate*.c).
+ * libtopoml runs plugin code it does not yet trust (core/src/gate/isolate*.c).
  * Not a command for people: libtopoml starts it with posix_spawn and hands
  * it descriptors.
  *
@@ -18,7 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+/* Internal (core/src/): this program is the gate's helper process, the
+ * other end of isolate_probe.c and isolate_ops.c (tm_probe_serve,
+ * tm_isolation_serve). */
+#include "gate/gate_internal.h"
 
 int main(int argc, char **argv)
 {

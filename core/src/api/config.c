@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "internal.h"
+#include "api/api.h"
 
 void tm_config_defaults(tm_config *cfg)
 {

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api/api.h"
+#include "gate/gate.h"
 
 const char *topoml_version(void)
 {

@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io.h"
+#include "api/api.h"
+#include "io/io.h"
 
 /* ---- formats ---- */
 

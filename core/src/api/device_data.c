@@ -15,7 +15,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api/api.h"
+#include "gate/gate.h"
 
 int topoml_data_from_device(topoml_context *ctx, topoml_data **out, topoml_memory memory,
                             topoml_input_kind kind, topoml_dtype dtype, uint64_t n, uint64_t dim,

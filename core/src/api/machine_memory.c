@@ -17,7 +17,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "api/api.h"
 
 /* A file's first line as a number of bytes; false for "max", a missing or
  * unreadable file, or anything that is not a plain number. */

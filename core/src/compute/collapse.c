@@ -31,7 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api/api.h"
+#include "compute/compute.h"
 #include "metric.h"
 #include "metric_rows.h"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "features_internal.h"
+#include "compute/features_internal.h"
 #include "image.h"
 
 int tm_check_pairs(topoml_context *ctx, const char *what, const topoml_pair *pairs, uint64_t n)

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "api/api.h"
 #include "topoml/features.h"
 
 /* Check one dimension's pairs: pairs non-NULL when n > 0, no NaN,

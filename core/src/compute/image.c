@@ -10,9 +10,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "features_internal.h"
+#include "compute/features_internal.h"
 #include "image.h"
-#include "internal.h"
+#include "api/api.h"
+#include "gate/gate.h"
 
 int topoml_persistence_images(topoml_context *ctx, const topoml_image_params_v1 *params,
                               uint64_t n_diagrams, const uint64_t *offsets,

@@ -15,7 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "api/api.h"
+#include "compute/compute.h"
+#include "gate/gate.h"
 #include "metric.h"
 
 struct topoml_barcode {

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagram_compare.h"
-#include "internal.h"
+#include "diagrams/diagram_compare.h"
+#include "api/api.h"
 #include "topoml/features.h"
 
 static int pair_order(const void *a, const void *b)

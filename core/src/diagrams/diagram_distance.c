@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "features_internal.h"
+#include "compute/features_internal.h"
 
 /* ------------------------------------------------------------------------
  * Splitting a diagram

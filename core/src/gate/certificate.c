@@ -14,9 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "certificate.h"
-#include "internal.h"
-#include "sha256.h"
+#include "gate/certificate.h"
+#include "api/api.h"
+#include "gate/gate_internal.h"
+#include "gate/sha256.h"
 
 #ifndef TOPOML_SUITE_VERSION
 #error "TOPOML_SUITE_VERSION must be defined (from conformance/cases.yaml)"

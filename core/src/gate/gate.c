@@ -30,8 +30,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "certificate.h"
-#include "internal.h"
+#include "api/api.h"
+#include "gate/certificate.h"
+#include "gate/gate.h"
+#include "gate/gate_internal.h"
 
 extern char **environ;
 

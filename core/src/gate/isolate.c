@@ -11,7 +11,7 @@
  * started too.
  *
  * Not here: what a helper does and what its report means
- * (isolate_probe.c), which helper program exists (tools/topoml_plugin_host.c).
+ * (isolate_probe.c), which helper program exists (tools/cli/topoml_plugin_host.c).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -27,7 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "api/api.h"
+#include "gate/gate_internal.h"
 
 extern char **environ;
 

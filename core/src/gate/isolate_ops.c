@@ -39,7 +39,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "api/api.h"
+#include "gate/gate.h"
+#include "gate/gate_internal.h"
 
 /* What crosses the socket. Both ends are the same build of topoml. */
 typedef struct iso_request {

@@ -34,7 +34,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "api/api.h"
+#include "gate/gate.h"
+#include "gate/gate_internal.h"
 
 #define MAX_CAPS 256u
 

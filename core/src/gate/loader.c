@@ -48,8 +48,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "sha256.h"
+#include "api/api.h"
+#include "gate/gate.h"
+#include "gate/gate_internal.h"
+#include "gate/sha256.h"
 
 #define PLUGIN_PREFIX "topoml-backend-"
 #define PLUGIN_SUFFIX ".so"

@@ -38,9 +38,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "certificate.h"
-#include "internal.h"
-#include "sha256.h"
+#include "api/api.h"
+#include "gate/certificate.h"
+#include "gate/gate.h"
+#include "gate/gate_internal.h"
+#include "gate/sha256.h"
 
 #define TM_PROBE_FORMAT "topoml-probe-1"
 /* The first line's length, at most; its report= field takes under 100. */

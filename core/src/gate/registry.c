@@ -27,8 +27,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "certificate.h"
-#include "internal.h"
+#include "api/api.h"
+#include "gate/certificate.h"
+#include "gate/gate.h"
+#include "gate/gate_internal.h"
 #include "scalar.h"
 
 static int set_caps(topoml_context *ctx, tm_backend *b)

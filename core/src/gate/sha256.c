@@ -4,7 +4,7 @@
  * (SHA-NI) the same function through them, chosen once at run time. Loading
  * a plugin hashes its file (probe reports and certificates are bound to
  * it): the cuda plugin's 4.8 MB take 15.7 ms the portable way and 3.2 ms
- * with SHA-NI on the 2-core machine (tools/bench/hash_file.c). Both are
+ * with SHA-NI on the 2-core machine (bench/hash_file.c). Both are
  * tested against the FIPS/NIST example vectors and against each other in
  * tests/test_sha256.c.
  */
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include "gate/sha256.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TM_SHA_NI 1

@@ -39,9 +39,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "certificate.h"
-#include "diagram_compare.h"
-#include "internal.h"
+#include "api/api.h"
+#include "compute/compute.h"
+#include "diagrams/diagram_compare.h"
+#include "gate/certificate.h"
+#include "gate/gate.h"
+#include "gate/gate_internal.h"
 #include "metric.h"
 #include "metric_rows.h"
 #include "topoml/features.h"

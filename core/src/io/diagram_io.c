@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "features_internal.h"
+#include "compute/features_internal.h"
 
 typedef struct dim_pairs {
     topoml_pair *pairs;

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "io.h"
+#include "io/io.h"
 
 /* Text is read in blocks of this size; a longer line grows the buffer. */
 #define TM_BLOCK ((size_t)64 * 1024)

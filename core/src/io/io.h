@@ -5,7 +5,7 @@
  * and the check of one entry of a square distance matrix.
  *
  * Only io.c, io_*.c and data.c include it. The public entry points are in
- * topoml.h; tm_read_data (internal.h) is the one door into the parsers.
+ * topoml.h; tm_read_data (at the end) is the one door into the parsers.
  *
  * Every error goes through tm_fail, which puts the location in front of the
  * reason: "NAME:LINE: reason" for text, "NAME: byte OFFSET: reason" for the
@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "api/api.h"
 
 typedef struct tm_reader {
     topoml_context *ctx;
@@ -235,5 +235,13 @@ typedef struct tm_edge_rec {
  * *first / *second, and leaves the array sorted but otherwise unchanged. */
 int tm_edges_normalize(tm_edge_rec *recs, uint64_t count, uint64_t *n_edges, tm_edge_rec *first,
                        tm_edge_rec *second);
+
+/* ---- the one door into the parsers (io.c; data.c calls it) ---- */
+
+/* Read one data set in `format` from `f`; `name` is used in messages
+ * ("name:line: reason"). On success *out is filled (arrays from tm_alloc); on
+ * failure nothing is left allocated and the context holds the message. */
+int tm_read_data(topoml_context *ctx, FILE *f, const char *name, topoml_format format,
+                 struct topoml_data *out);
 
 #endif /* TOPOML_IO_H */

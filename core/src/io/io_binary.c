@@ -14,7 +14,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "io.h"
+#include "io/io.h"
 
 /* Bytes read per fread; a multiple of 4, so a short read can leave a
  * partial value only at the end of the input. */

@@ -14,7 +14,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "io.h"
+#include "io/io.h"
 
 /* How far to look: the first two rows of a matrix of thousands of points fit
  * many times over; blank and comment lines before them are skipped. */

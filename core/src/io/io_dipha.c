@@ -11,7 +11,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "io.h"
+#include "io/io.h"
 
 #define DIPHA_MAGIC 8067171840
 #define DIPHA_DISTANCE_MATRIX 7

@@ -12,7 +12,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "io.h"
+#include "io/io.h"
 
 /* What the lines of a triangle looked like, for messages and the diagonal. */
 typedef struct shape {

@@ -14,7 +14,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "io.h"
+#include "io/io.h"
 
 /* A header longer than this is not one numpy writes for a 2-D array. */
 #define NPY_MAX_HEADER 65536

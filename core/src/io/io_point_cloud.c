@@ -8,7 +8,7 @@
  */
 #include <inttypes.h>
 
-#include "io.h"
+#include "io/io.h"
 
 /* A header (CSV column names) is a first line none of whose values is a
  * number. Ripser skips every line that does not start with a number; only

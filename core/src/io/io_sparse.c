@@ -8,7 +8,7 @@
  */
 #include <inttypes.h>
 
-#include "io.h"
+#include "io/io.h"
 
 int tm_read_sparse(tm_reader *r, struct topoml_data *out)
 {

@@ -17,7 +17,7 @@ An incompatible change passes only as a documented version bump: for the
 plugin ABI, TOPOML_ABI_VERSION in topoml/plugin.h above the baseline's, with
 a row for the new version in the version history of docs/plugin-abi.md; for
 libtopoml, a SONAME above the baseline's, named (libtopoml.so.N) in that
-history too. Then make a new baseline: tools/abi/update_baseline.sh.
+history too. Then make a new baseline: abi/update_baseline.sh.
 
 Usage: check_abi.py --source DIR [--lib libtopoml.so] [--plugin-headers DIR]
 Exit status 0: compatible (or a documented bump); 1: incompatible; 2: the
@@ -201,7 +201,7 @@ def verdict(what, reasons, bumped, new_version):
         return False
     if bumped:
         print("%s: incompatible, and a documented version bump (%s): make a new baseline "
-              "with tools/abi/update_baseline.sh" % (what, new_version))
+              "with abi/update_baseline.sh" % (what, new_version))
         return False
     print("%s: INCOMPATIBLE with the baseline, and no documented version bump:" % what)
     for r in reasons:

@@ -3,7 +3,7 @@
 # and build of the release that the next ones must stay compatible with,
 # after a documented version bump or when a release is made.
 #
-#   tools/abi/update_baseline.sh SOURCE BUILD     (BUILD: RelWithDebInfo or Debug)
+#   abi/update_baseline.sh SOURCE BUILD     (BUILD: RelWithDebInfo or Debug)
 #
 # It writes abi/libtopoml.abi (libtopoml's exported functions and the types
 # of the public headers), abi/plugin-abi.abi (the plugin ABI's types, through
@@ -43,7 +43,7 @@ cat >"$out/baseline.json" <<JSON
   "release": "$version",
   "soversion": $soversion,
   "plugin_abi": $abi,
-  "source": "topoml $version, commit $commit, made by tools/abi/update_baseline.sh",
+  "source": "topoml $version, commit $commit, made by abi/update_baseline.sh",
   "files": {
     "libtopoml.abi": "abidw --headers-dir core/include/topoml --headers-dir plugin-api/include/topoml --drop-private-types --short-locs --no-comp-dir-path --no-corpus-path core/libtopoml.so.$version",
     "plugin-abi.abi": "abidw --short-locs --no-comp-dir-path --no-corpus-path of abi/plugin_abi_anchor.c compiled with cc -g -O0 -shared -fPIC against abi/include",

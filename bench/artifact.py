@@ -1,5 +1,5 @@
 """Writes a benchmark artifact for bench/results/ in the one schema that
-tools/bench/make_tables.py reads (its docstring has the schema); the run is
+bench/make_tables.py reads (its docstring has the schema); the run is
 checked by make_tables.check before anything is written, so a script cannot
 leave a file the tables would refuse.
 
@@ -15,8 +15,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_tables  # noqa: E402
 
-# The source tree the scripts belong to (tools/bench/../..).
-SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+# The source tree the scripts belong to (bench/..).
+SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
 def machine():

@@ -2,11 +2,11 @@
 """Two builds of topoml on the same Rips cases: the CPU seconds (user +
 system, from the kernel's per-child accounting: microseconds, not the 10 ms
 of /usr/bin/time) and the wall seconds of `topoml barcode` of each build,
-taken in turn (tools/bench/timing.py), medians. For a change that moves
+taken in turn (bench/timing.py), medians. For a change that moves
 the engine's time by a few per cent, e.g. compiler flags, on a machine that
 is doing other work: CPU time moves less with the load than wall time.
 
-    tools/bench/bench_builds.py --build build/tools/topoml \\
+    bench/bench_builds.py --build build/tools/topoml \\
         --baseline OTHER/tools/topoml [--backend scalar] [--reps 11] \\
         [--only CASE]... [--json FILE]
 

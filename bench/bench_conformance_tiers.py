@@ -13,13 +13,13 @@ Each run is
 and is timed as CPU time (user + system of the tool and of the processes it
 waited for) and as wall time; the case count, the verdict and the five
 slowest cases come from the JSON the tool writes. The plugins and tiers are
-run in turn inside each of --repeat rounds (tools/bench/timing.py), so that
+run in turn inside each of --repeat rounds (bench/timing.py), so that
 a change of load on a shared machine falls on all of them; the figure is
 the median, and the load average at the start and the end is recorded. Prints a table and writes the
-run as a bench/results artifact (tools/bench/artifact.py; --json FILE, or -
+run as a bench/results artifact (bench/artifact.py; --json FILE, or -
 for stdout). Needs only the standard library and a build tree.
 
-  tools/bench/bench_conformance_tiers.py --build build [--repeat 3] \\
+  bench/bench_conformance_tiers.py --build build [--repeat 3] \\
       [--plugins scalar,threads,cpp-compat] [--tiers quick,full] [--json out.json]
 """
 
@@ -116,7 +116,7 @@ def main():
             "machine": machine,
             "versions": {"topoml": version.stdout.strip() or "?",
                          "suite": rep.get("suite_version", "?")},
-            "commands": [" ".join(["tools/bench/bench_conformance_tiers.py"] + sys.argv[1:])],
+            "commands": [" ".join(["bench/bench_conformance_tiers.py"] + sys.argv[1:])],
             "baseline": "scalar" if "scalar" in plugins else None,
             "statistic": "median of %d runs, CPU seconds (user + system) of topoml-conformance "
                          "and the processes it waited for; wall seconds in each case's "

@@ -7,7 +7,7 @@ is not certified yet).
 
 Each run is timed as wall-clock and as CPU time (user + system of the child
 process; on a shared machine the CPU time is the steadier figure) by
-tools/bench/timing.py: the two backends of a case are run in turn, the
+bench/timing.py: the two backends of a case are run in turn, the
 order reversed every other round, so a change of load falls on both alike,
 and each figure is the median of --repeat runs; the load average at the
 start and the end is recorded. The outputs of the two backends are
@@ -15,10 +15,10 @@ compared: bars as sorted lists, distances line by line; `same` says whether
 they agree exactly.
 
 Prints a table and writes every figure as a bench/results artifact
-(tools/bench/artifact.py; --json FILE, or stdout with --json -). Only the
+(bench/artifact.py; --json FILE, or stdout with --json -). Only the
 standard library is needed.
 
-  tools/bench/bench_cpp_compat.py --topoml build/tools/topoml \\
+  bench/bench_cpp_compat.py --topoml build/tools/topoml \\
       --data ../shared/data/ripser-examples [--quick] [--json out.json]
 """
 
@@ -107,7 +107,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--topoml", default="build/tools/topoml")
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__),
-                                                   "../../../shared/data/ripser-examples"))
+                                                   "../../shared/data/ripser-examples"))
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs per case and backend; the median is kept")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds per run")
@@ -201,7 +201,7 @@ def main():
             "machine": machine,
             "versions": {"topoml": subprocess.run([a.topoml, "--version"], capture_output=True,
                                                   text=True).stdout.strip() or "?"},
-            "commands": [" ".join(["tools/bench/bench_cpp_compat.py"] + sys.argv[1:])],
+            "commands": [" ".join(["bench/bench_cpp_compat.py"] + sys.argv[1:])],
             "baseline": "scalar",
             "statistic": "median of %d runs, CPU seconds (user + system) of the whole CLI "
                          "process; wall seconds in each case's wall_times and wall_median; "

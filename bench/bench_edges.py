@@ -4,12 +4,12 @@
 The edge stage is the engine's set-up of a point cloud: every pair's
 distance, the enclosing radius and the pairs under the threshold (the
 neighbour lists), or the distance matrix without a threshold; then comes
-the sort of the edges, then H0 (and H1). tools/bench/edge_stage.c times it
+the sort of the edges, then H0 (and H1). bench/edge_stage.c times it
 from the progress callback's stage changes; this script compiles that file
 against the engine of two source trees — BASE (a commit, taken out with git
 archive) and this checkout — with the same flags, runs both on the same
 seeded Gaussian clouds, alternating, and writes the medians as a table and
-as a JSON artifact (tools/bench/artifact.py's schema). A case's "times" are
+as a JSON artifact (bench/artifact.py's schema). A case's "times" are
 the CPU seconds (user + sys, every thread of the process) of the set-up:
 on a shared machine CPU time means something where wall time does not. The
 sort's and the whole call's CPU seconds, and the wall times, are kept too.
@@ -22,9 +22,9 @@ and lent a pool of 2 threads as topoml-backend-threads lends it (float32).
 Both builds must give the same barcode, bit for bit (the run stops if not).
 
 Usage:
-  tools/bench/bench_edges.py [--base COMMIT [--base-tree DIR]] [--threads 1,2]
+  bench/bench_edges.py [--base COMMIT [--base-tree DIR]] [--threads 1,2]
                              [--rounds 3] [--json FILE]
-  tools/bench/bench_edges.py --markdown FILE   (the table of a result file)
+  bench/bench_edges.py --markdown FILE   (the table of a result file)
 """
 import argparse
 import datetime
@@ -36,7 +36,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+ROOT = os.path.abspath(os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 import artifact  # noqa: E402
 

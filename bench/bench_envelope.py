@@ -10,10 +10,10 @@ the threads plugin's certificate (so that certification is not timed): the
 first call (past the envelope: re-run) and the same call again (within it).
 Each repetition starts from a fresh cache; wall seconds, medians.
 
-Prints a table and writes a bench/results artifact (tools/bench/artifact.py;
+Prints a table and writes a bench/results artifact (bench/artifact.py;
 --json FILE, or - for stdout). Standard library only.
 
-  tools/bench/bench_envelope.py --topoml build/tools/topoml --data ../shared/data/ripser-examples \\
+  bench/bench_envelope.py --topoml build/tools/topoml --data ../shared/data/ripser-examples \\
       [--repeat 3] [--only CASE] [--json out.json]
 """
 import argparse

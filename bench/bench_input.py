@@ -14,13 +14,13 @@ and refusing a job that cannot fit in memory.
   pairs. Timed as the whole command, reading included.
 
 Each figure is the median of --repeat runs, as CPU time (user + system of
-the command) and wall time (tools/bench/timing.py), the two commands taken
+the command) and wall time (bench/timing.py), the two commands taken
 in turn; the read's own time is a wall time from the timeline. Prints a
 table and writes the run as a bench/results artifact
-(tools/bench/artifact.py; --json FILE, or - for stdout). Needs only the
+(bench/artifact.py; --json FILE, or - for stdout). Needs only the
 standard library and a build tree.
 
-  tools/bench/bench_input.py --build build --data ../shared/data/ripser-examples \\
+  bench/bench_input.py --build build --data ../shared/data/ripser-examples \\
       [--repeat 15] [--json out.json]
 """
 
@@ -107,7 +107,7 @@ def main():
             "title": "The CLI's input side: reading o3_4096.txt, refusing 200 000 points",
             "machine": machine,
             "versions": {"topoml": version.stdout.strip() or "?"},
-            "commands": {"script": " ".join(["tools/bench/bench_input.py"] + sys.argv[1:]),
+            "commands": {"script": " ".join(["bench/bench_input.py"] + sys.argv[1:]),
                          "read": " ".join(read_cmd[1:]).replace(a.data + os.sep, ""),
                          "refuse": " ".join(refuse_cmd[1:]).replace(tmp + os.sep, "")},
             "statistic": "median of %d runs, the two commands taken in turn; the read is the "

@@ -19,14 +19,14 @@ Two figures:
 Each figure is the median of --repeat runs, as CPU time (user + system of
 the command and of the processes it waited for: the probe and the helper)
 and as wall time; the two settings of a figure are run in turn inside one
-run (tools/bench/timing.py), so a change of load on a shared machine falls
+run (bench/timing.py), so a change of load on a shared machine falls
 on both, and the load average at the start and the end is recorded. On a
 loaded machine read the CPU figures. Prints a table and writes every run as
-a bench/results artifact (tools/bench/artifact.py; --json FILE, or - for
+a bench/results artifact (bench/artifact.py; --json FILE, or - for
 stdout). Needs only the standard library and a build tree with the tests'
 plugins.
 
-  tools/bench/bench_isolation.py --build build [--quick] [--json out.json]
+  bench/bench_isolation.py --build build [--quick] [--json out.json]
 """
 
 import argparse
@@ -153,7 +153,7 @@ def main():
             "title": "Plugin isolation: what probing and running a plugin in its own process cost",
             "machine": machine,
             "versions": {"topoml": version.stdout.strip() or "?"},
-            "commands": [" ".join(["tools/bench/bench_isolation.py"] + sys.argv[1:])],
+            "commands": [" ".join(["bench/bench_isolation.py"] + sys.argv[1:])],
             "baseline": "in the host",
             "statistic": "median of %d runs, CPU seconds (user + system) of the whole command "
                          "and the processes it waited for; wall seconds in each case's "

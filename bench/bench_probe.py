@@ -30,15 +30,15 @@ before the probe cache; --probe-cache times --build a second time with the
 reports kept (probe_cache, on by default), as on a machine that ran topoml
 before: one untimed run of each command fills the cache folder first.
 Every command, plugin count and build is taken in turn inside each round, the order reversed
-every other round (tools/bench/timing.py), so a change of load on a shared
+every other round (bench/timing.py), so a change of load on a shared
 machine falls on all of them alike. Medians of --repeat runs, wall seconds (a probe that
 sleeps costs wall time, not CPU time), and CPU seconds (user + system of
 the command and its helper processes: steadier on a loaded machine) beside
 them; the load average at the start and the end.
-Prints a table and writes a bench/results artifact (tools/bench/artifact.py;
+Prints a table and writes a bench/results artifact (bench/artifact.py;
 --json FILE, or - for stdout). Standard library only.
 
-  tools/bench/bench_probe.py --build build [--baseline OLD_BUILD] [--probe-cache]
+  bench/bench_probe.py --build build [--baseline OLD_BUILD] [--probe-cache]
                              [--json out.json]
 """
 
@@ -197,7 +197,7 @@ def main():
                                       else ""),
                 "machine": machine,
                 "versions": versions,
-                "commands": [" ".join(["tools/bench/bench_probe.py"] + sys.argv[1:])],
+                "commands": [" ".join(["bench/bench_probe.py"] + sys.argv[1:])],
                 "baseline": "topoml (%s)" % (a.baseline_label if a.baseline else a.label),
                 "statistic": "median of %d runs, wall seconds of the whole command; CPU "
                              "seconds (user + system, with its helper processes) in each "

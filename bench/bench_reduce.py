@@ -2,21 +2,21 @@
 """The reduction stage of the threads backend's engine at 1 and 2 threads
 (or any list): wall and CPU seconds of the reductions ("dim k", k >= 1),
 of the enumerations and of the whole call, per case, by
-tools/bench/reduce_stages.c (the engine called directly, no edge collapse,
+bench/reduce_stages.c (the engine called directly, no edge collapse,
 no CLI start-up), every thread count on the same input, alternating, in one
 run. "threads 0" is scalar_rips itself, the serial reference (1 runs the
 same serial code: a pool of one thread is no pool). The calling thread's
 CPU seconds of the reduction ("calling thread") are about its wall time on
 an idle machine with a core per thread (reduce_stages.c says why). Every run's
 barcode digest must agree, or the script stops. Prints a Markdown table,
-writes the JSON artifact (tools/bench/artifact.py; a case's "times" are the
+writes the JSON artifact (bench/artifact.py; a case's "times" are the
 reduction's wall times, "cpu_times" its CPU seconds, the process's: every
 thread's).
 
     gcc -O2 -g -std=c11 -D_GNU_SOURCE -Iplugin-api/include -Iplugins/scalar \\
-        -Iplugins/threads tools/bench/reduce_stages.c plugins/threads/pool.c \\
+        -Iplugins/threads bench/reduce_stages.c plugins/threads/pool.c \\
         plugins/scalar/rips.c -lm -lpthread -o /tmp/reduce_stages
-    tools/bench/bench_reduce.py --bin /tmp/reduce_stages [--threads 0,1,2] \\
+    bench/bench_reduce.py --bin /tmp/reduce_stages [--threads 0,1,2] \\
         [--reps 3] [--only CASE]... [--batch N,...] [--json FILE]
 
 With several --batch sizes (0: the engine's adaptive choice) every pooled
@@ -147,7 +147,7 @@ def main():
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "cases": out,
     }
-    path = a.json or os.path.join(HERE, "..", "..", "bench", "results", "reduce-cpu-%s.json"
+    path = a.json or os.path.join(HERE, "results", "reduce-cpu-%s.json"
                                   % datetime.date.today().isoformat())
     artifact.save(path, run)
     table(out)

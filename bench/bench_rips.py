@@ -7,11 +7,11 @@ table gives each program's median time and peak RSS and the ratios the
 targets of issue 19 are stated in; the JSON (machine facts, versions, the
 exact commands, every time) goes to bench/results/.
 
-    tools/bench/bench_rips.py --topoml build/tools/topoml \\
+    bench/bench_rips.py --topoml build/tools/topoml \\
         [--python /tmp/venv/bin/python] [--threads 1,2] [--reps 3] \\
         [--big] [--torus N] [--only CASE]... [--json FILE]
-    tools/bench/bench_rips.py --markdown FILE.json   # the table, as Markdown
-    tools/bench/bench_rips.py --collapse-probe --topoml build/tools/topoml \
+    bench/bench_rips.py --markdown FILE.json   # the table, as Markdown
+    bench/bench_rips.py --collapse-probe --topoml build/tools/topoml \
         [--before OTHER/topoml] [--reps 5] [--json FILE]
 
 --collapse-probe measures the rule of `--collapse auto` instead: on every
@@ -52,7 +52,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.join(HERE, "..", "..")
+ROOT = os.path.join(HERE, "..")
 sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
 import clitest  # noqa: E402  (the one comparison of diagrams)
 sys.path.insert(0, HERE)

@@ -5,7 +5,7 @@ threads backend and giotto-ph (from PyPI, at the same thread count, with
 and without edge collapse), Ripser++ (built from its public source on that
 machine) and Ripser.
 
-    tools/bench/bench_rips_gpu.py --topoml build/tools/topoml \
+    bench/bench_rips_gpu.py --topoml build/tools/topoml \
         [--data DIR] [--ripserpp PATH] [--ripser PATH] [--python PY] \
         [--threads N] [--reps 3] [--budget SECONDS] [--json OUT] \
         [--topoml-python PY]
@@ -39,7 +39,7 @@ giotto-ph without collapse, which run once or twice) runs --warmup times
 (default 1) untimed, so that a one-time cost on this machine stays out of
 the medians: the first call past the sizes run-time verification has
 checked is re-run on the reference even with the gate off
-(docs/conformance.md; tools/bench/bench_envelope.py measures it).
+(docs/conformance.md; bench/bench_envelope.py measures it).
 """
 import argparse
 import datetime

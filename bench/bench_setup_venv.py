@@ -10,7 +10,7 @@ the step puts .venv at `$(dirname "$0")/..`, so it is given a $0 inside that
 folder. The checkout's own .venv is never touched.
 
 Two settings, taken in turn with the order reversed every other round
-(tools/bench/timing.py):
+(bench/timing.py):
 
 * first: into an empty folder, with an empty pip cache (what a fresh
   machine does: `python3 -m venv`, then pip downloads and installs every
@@ -22,9 +22,9 @@ Medians of --repeat runs: CPU seconds (user + system of the step and every
 process it waited for) as the times, wall seconds beside them (the first
 run's wall time includes the downloads); load average at the start and the
 end. Needs the network to PyPI for `first`. Prints a table and writes a
-bench/results artifact (tools/bench/artifact.py; --json FILE, - for stdout).
+bench/results artifact (bench/artifact.py; --json FILE, - for stdout).
 
-  tools/bench/bench_setup_venv.py [--repeat 3] [--json out.json]
+  bench/bench_setup_venv.py [--repeat 3] [--json out.json]
 """
 
 import argparse
@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import artifact  # noqa: E402  (the one writer of bench/results/ files)
 import timing  # noqa: E402
 
-SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 SETUP = os.path.join(SRC, "tools", "setup-debian.sh")
 
 
@@ -137,7 +137,7 @@ def main():
             "title": "Setting up .venv: tools/setup-debian.sh's Python step, first and again",
             "machine": machine,
             "versions": {"python": python or "?", "pip": pip or "?"},
-            "commands": [" ".join(["tools/bench/bench_setup_venv.py"] + sys.argv[1:])],
+            "commands": [" ".join(["bench/bench_setup_venv.py"] + sys.argv[1:])],
             "statistic": "median of %d runs, CPU seconds (user + system) of the step and the "
                          "processes it waited for; wall seconds (downloads included) in each "
                          "case's wall_times and wall_median; the two settings run in turn"

@@ -20,7 +20,7 @@ e.g. "best of 3"; the figure is then in "median" all the same), units
 ({"median": "s" | "ms" | "us", "peak_rss": "bytes" | "KiB" | "MiB"};
 default seconds and bytes), git ({"commit": hex, "dirty": true | false}:
 the commit of the source tree the run was made from, and whether its files
-differed from it; tools/bench/artifact.py adds it in a git checkout and the
+differed from it; bench/artifact.py adds it in a git checkout and the
 tables show it beside the versions). "median" may be left out when "times" has the
 raw times; "threads" and "peak_rss" may be null or absent. A file with a case
 whose "times" is empty must say why in "no_raw_times" (e.g. "transcribed
@@ -38,7 +38,7 @@ is an error under --strict (the slot goes when the artifact lands).
 A file that does not follow the schema is named, with the reason, on stderr
 and at the end of the page, and gets no table.
 
-tools/bench/artifact.py writes files in this schema (checked by check()).
+bench/artifact.py writes files in this schema (checked by check()).
 
 Usage: make_tables.py [--results DIR | FILE...] [--page FILE] [--strict]
        make_tables.py --check-figures SRC
@@ -419,7 +419,7 @@ def main():
     # The page is written where docs/ will have it: links are relative to
     # docs/, so a link goes up to the tree's bench/results/.
     out = ["# Benchmarks", "",
-           "Made by `tools/bench/make_tables.py` from the JSON artifacts in "
+           "Made by `bench/make_tables.py` from the JSON artifacts in "
            "`bench/results/` — one file per run, with the machine, the versions, the "
            "commands and the times. Ratios divide by the column named after the slash; "
            "below 1 is faster (or smaller) than it.", ""]

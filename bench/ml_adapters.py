@@ -50,7 +50,7 @@ before each reading). Prints a
 table and writes JSON with the framework versions, dtype, device and the
 signature values (--json FILE).
 
-  PYTHONPATH=build/python .venv/bin/python tools/bench/ml_adapters.py \\
+  PYTHONPATH=build/python .venv/bin/python bench/ml_adapters.py \\
       [--sizes 256,512,1024] [--exact-sizes 1024] [--repeat 3] [--device cpu] \\
       [--transfer-sizes 4096,16384,65536] [--json out.json]
 """
@@ -345,13 +345,13 @@ def main():
         "transfer": transfer,
     }
     if args.json:
-        artifact.save(args.json, as_artifact(result, " ".join(["tools/bench/ml_adapters.py"] +
+        artifact.save(args.json, as_artifact(result, " ".join(["bench/ml_adapters.py"] +
                                                               sys.argv[1:])))
     return 0
 
 
 def as_artifact(result, command):
-    """The run in the bench/results schema (tools/bench/make_tables.py): a
+    """The run in the bench/results schema (bench/make_tables.py): a
     case per model, size and timed step; what the script keeps besides
     stays as it is."""
     cases = [{"name": "%s n=%d" % (r["model"], r["n"]), "program": what, "times": [],

@@ -17,7 +17,7 @@ the call's last line and the exit, tearing down (a device's context, say).
 With no --mark every distinct line (digits blanked) is a milestone. The
 command's standard output is read and thrown away. A benchmark, not a test:
 it prints numbers; --json writes a bench/results artifact (the schema of
-tools/bench/make_tables.py).
+bench/make_tables.py).
 """
 import argparse
 import json

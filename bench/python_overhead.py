@@ -28,7 +28,7 @@ first, as in a loop over many small inputs (cases under 0.2 s). The
 diagrams of all four are compared (tests/cli/clitest.py's comparison). Results, with the load average before
 and after, also go to JSON.
 
-    PYTHONPATH=build/python .venv/bin/python tools/bench/python_overhead.py \\
+    PYTHONPATH=build/python .venv/bin/python bench/python_overhead.py \\
         --topoml build/tools/topoml [--reps 5] [--json bench/results/python_overhead.json]
 """
 import argparse
@@ -42,7 +42,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "cli"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "cli"))
 sys.path.insert(0, HERE)
 import artifact  # noqa: E402  (the one writer of bench/results/ files)
 import clitest  # noqa: E402  (the one comparison of diagrams)
@@ -106,7 +106,7 @@ def main():
     ap.add_argument("--only", action="append", help="run only these cases")
     ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
                     help="threads for topoml and giotto-ph (default: every core available)")
-    ap.add_argument("--json", default=os.path.join(HERE, "..", "..", "bench", "results",
+    ap.add_argument("--json", default=os.path.join(HERE, "results",
                                                    "python_overhead.json"))
     a = ap.parse_args()
 
@@ -220,7 +220,7 @@ def main():
     artifact.save(a.json, {
         "title": "topoml.ripser in Python against ripser.py and giotto-ph, and the binding's cost",
         "machine": artifact.machine(), "versions": versions,
-        "commands": [" ".join(["tools/bench/python_overhead.py"] + sys.argv[1:])],
+        "commands": [" ".join(["bench/python_overhead.py"] + sys.argv[1:])],
         "baseline": "ripser.py", "threads": a.threads, "import": imports, "load_average": loadavg,
         "cases": [artifact.case(r["case"], program, r["runs_s"][program],
                                 threads=1 if program == "ripser.py" else a.threads,

@@ -5,7 +5,7 @@ turn inside one run (A B B A A B ...) so that a change of load falls on all
 of them alike, and the median of the runs. On a loaded machine the CPU time
 is the steadier figure; both are kept.
 
-Not here: tables or artifacts (tools/bench/artifact.py writes those)."""
+Not here: tables or artifacts (bench/artifact.py writes those)."""
 import resource
 import subprocess
 import sys

@@ -7,7 +7,7 @@ the top of a header describes the header, and a comment made of a row of
 dashes, a title and another row starts a section. This script turns that
 into one Markdown page — per header, its description, its sections, and
 per declaration its code (fields keep their trailing comments) and its
-comment — for the documentation site (tools/docs/build_site.py).
+comment — for the documentation site (docs/tools/build_site.py).
 
 Usage: api_reference.py --out FILE HEADER...
 """
@@ -159,7 +159,7 @@ def parse(path):
 def render(headers, root):
     out = ["# C API reference", "",
            "Generated from the comments of the public headers by "
-           "`tools/docs/api_reference.py`; the headers are the source. A host "
+           "`docs/tools/api_reference.py`; the headers are the source. A host "
            "includes `<topoml/topoml.h>` (and `<topoml/features.h>` for diagram "
            "features) and links libtopoml; a plugin includes `<topoml/plugin.h>` "
            "only ([the plugin ABI](../plugin-abi.md)).", ""]

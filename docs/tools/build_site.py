@@ -7,7 +7,7 @@ Generated into the staged copy (never into docs/ itself):
   reference/python-api.md       the Python package's docstrings (python_reference.py)
   man/topoml.md, man/topoml-conformance.md
                                 the built programs' --help (man_pages.py)
-  benchmarks.md                 bench/results/*.json (tools/bench/make_tables.py)
+  benchmarks.md                 bench/results/*.json (bench/make_tables.py)
 and the code blocks tied to files (doc_includes.py) are refreshed; a link
 to a file of the tree outside docs/ (a benchmark artifact) gets a copy of
 the file in the site.
@@ -99,7 +99,7 @@ def main():
         run([py, os.path.join(HERE, "man_pages.py"), "--program",
              os.path.join(build, "tools", "topoml-conformance"),
              "--md", os.path.join(docs, "man", "topoml-conformance.md")])
-        run([py, os.path.join(src, "tools", "bench", "make_tables.py"), "--results",
+        run([py, os.path.join(src, "bench", "make_tables.py"), "--results",
              os.path.join(src, "bench", "results"), "--page", os.path.join(docs, "benchmarks.md")])
         pull_in_sources(src, docs)
         config = open(os.path.join(src, "mkdocs.yml")).read()

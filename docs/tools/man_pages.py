@@ -3,10 +3,10 @@
 
 The help text is the one source: `topoml --help` and `topoml COMMAND --help`
 for topoml(1), `topoml-conformance --help` for topoml-conformance(1). The
-build runs this on the programs it has just built (tools/docs/CMakeLists.txt)
+build runs this on the programs it has just built (docs/tools/CMakeLists.txt)
 to make <build>/man/*.1, which `cmake --install` puts under share/man/man1;
 the documentation site runs it again for its Markdown pages
-(tools/docs/build_site.py). So the manual always says what --help says.
+(docs/tools/build_site.py). So the manual always says what --help says.
 
 The help text follows one layout: a "Usage:" line, a one-line summary
 (which may wrap), then paragraphs; an option paragraph has lines
@@ -170,7 +170,7 @@ def main():
 
     if a.md:
         out = ["# %s(1)" % name, "",
-               "Made from `%s --help`%s by `tools/docs/man_pages.py`, like the man "
+               "Made from `%s --help`%s by `docs/tools/man_pages.py`, like the man "
                "page (`man %s`); %s." % (name, " and each command's `--help`" if commands else "",
                                          name, md_escape(version)), "",
                "## Synopsis", "", "```", top["usage"], "```", "",

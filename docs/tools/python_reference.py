@@ -68,7 +68,7 @@ def main():
                         defs[node.name] = (module, node)
     out = ["# Python API reference", "",
            "Generated from the docstrings of the `topoml` package "
-           "(`python/topoml/`) by `tools/docs/python_reference.py`; every name "
+           "(`python/topoml/`) by `docs/tools/python_reference.py`; every name "
            "of `topoml.__all__`.", ""]
     missing = []
     for name in public:

@@ -1,5 +1,5 @@
 """The documentation site builds with `mkdocs build --strict`
-(tools/docs/build_site.py) and has its generated pages: the C API reference
+(docs/tools/build_site.py) and has its generated pages: the C API reference
 with the public functions, topoml(1) and topoml-conformance(1) with their
 options, the configuration keys, the Python API reference, the benchmark tables with their artifacts
 copied in; a page with a broken link makes the build fail, naming it."""
@@ -14,7 +14,7 @@ import clitest
 
 A = clitest.args()
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-TOOL = os.path.join(SRC, "tools", "docs", "build_site.py")
+TOOL = os.path.join(SRC, "docs", "tools", "build_site.py")
 failures = []
 
 

@@ -72,7 +72,7 @@ typedef struct tm_backend {
     char cert_stamp[64];           /* the certificate's date and seed, "" if none */
 } tm_backend;
 
-/* ---- registry, loader, gate (registry.c, loader.c, gate.c) ---- */
+/* ---- registry and selection (registry.c, gate.c) ---- */
 
 /* Register the built-in scalar backend, then discover plugin files: checked
  * (loader.c), not probed. */
@@ -113,6 +113,7 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
  * descriptor, negotiate, create, probe, capabilities. false when that
  * failed (the backend is then rejected with the reason). */
 bool tm_backend_load(topoml_context *ctx, tm_backend *b);
+
 /* ---- run-time verification (verify.c) ---- */
 
 /* What the core notes before a plugin's call: when it started and a hash of

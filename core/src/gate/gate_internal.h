@@ -60,6 +60,9 @@ void tm_loader_open(topoml_context *ctx, const char *path, tm_backend *b);
  * by group or others unless sticky? Checked on descriptors, so it describes
  * the very file opened. `real` gets its path; false with the reason. */
 bool tm_fd_is_safe(int fd, char *real, size_t real_size, char *why, size_t why_size);
+
+/* ---- starting a backend, the gate's decision (registry.c, gate.c) ---- */
+
 /* Create, probe and read the capability records of a negotiated backend
  * (registry.c). Returns TOPOML_OK; the probe's status when the probe fails
  * (the gate then calls the backend unsupported); or another error, with the
@@ -141,6 +144,9 @@ bool tm_probe_cache_load(topoml_context *ctx, const tm_backend *b, char **report
 void tm_probe_cache_store(topoml_context *ctx, const tm_backend *b, const char *report,
                           size_t len);
 void tm_probe_cache_forget(topoml_context *ctx, const tm_backend *b);
+
+/* ---- revocation (gate.c) and isolated calls (isolate_ops.c) ---- */
+
 /* Mark the certificate of `b` failed ("revoked at run time: why"), so that no
  * context enables it again until something it is bound to changes (gate.c). */
 void tm_gate_revoke(topoml_context *ctx, const tm_backend *b, const char *why);

@@ -452,8 +452,17 @@ static void draw_barcode(FILE *f, const plot_spec *s)
     const double thick = fmax(0.6, pitch * 0.7);
     const double plot_w = W - left - right;
     const double span = a.hi - a.lo;
-    const double inf_at = a.hi + 0.07 * span; /* where infinite bars end */
-    const double vmax = a.hi + 0.1 * span;
+    /* Infinite bars end at inf_at, marked there under the axis: 7% of the
+     * span past the last tick, and at least INF_GAP pixels, so that the mark
+     * and the last tick's label do not run into each other in a narrow plot.
+     * The axis goes on 3% of the span past it. In pixels the gap is
+     * fi * plot_w / (1 + fi + 0.03), hence the bound on fi. */
+    const double INF_GAP = 26;
+    const double fi = plot_w > 2 * INF_GAP
+                          ? fmax(0.07, INF_GAP * 1.03 / (plot_w - INF_GAP))
+                          : 0.07;
+    const double inf_at = a.hi + fi * span;
+    const double vmax = a.hi + (fi + 0.03) * span;
     const double x0 = left, y_axis = H - bottom;
     const double scale = plot_w / (vmax - a.lo);
 #define SX(v) (x0 + ((v)-a.lo) * scale)

@@ -69,6 +69,27 @@ out = os.path.join(tmp, "p.svg")
 ct.run([a.topoml, "plot", "--output-file", out, path])
 rep.check(ET.parse(out).getroot().tag == NS + "svg", "--output-file writes the SVG")
 
+# A narrow barcode: the infinity mark under the axis stays clear of the
+# last tick's label (at 380 wide they ran into each other).
+for size in ("300x300", "380x380", "640x400"):
+    root = svg(["--kind", "barcode", "--size", size])
+    if root is None:
+        continue
+    ticks, inf_x = [], None
+    for t in root.iter(NS + "text"):
+        text = "".join(t.itertext())
+        if text == "+\u221e":
+            inf_x = float(t.get("x"))
+        else:
+            try:
+                float(text)
+                ticks.append(float(t.get("x")))
+            except ValueError:
+                pass
+    rep.check(inf_x is not None and ticks and inf_x - max(ticks) >= 24,
+              "%s: the infinity mark is %s px from the last tick label" %
+              (size, inf_x - max(ticks) if inf_x is not None and ticks else None))
+
 # The same pairs in other orders: the same bytes, for both kinds, the title
 # and size too; and the same command twice gives the same bytes.
 lines = open(path).read().splitlines(keepends=True)

@@ -458,9 +458,7 @@ static void draw_barcode(FILE *f, const plot_spec *s)
      * The axis goes on 3% of the span past it. In pixels the gap is
      * fi * plot_w / (1 + fi + 0.03), hence the bound on fi. */
     const double INF_GAP = 26;
-    const double fi = plot_w > 2 * INF_GAP
-                          ? fmax(0.07, INF_GAP * 1.03 / (plot_w - INF_GAP))
-                          : 0.07;
+    const double fi = plot_w > 2 * INF_GAP ? fmax(0.07, INF_GAP * 1.03 / (plot_w - INF_GAP)) : 0.07;
     const double inf_at = a.hi + fi * span;
     const double vmax = a.hi + (fi + 0.03) * span;
     const double x0 = left, y_axis = H - bottom;

@@ -73,6 +73,7 @@ to pending.json with a slot naming that section. Exit status 1, with each
 section that does not, otherwise 0.
 """
 import argparse
+import difflib
 import json
 import math
 import os
@@ -584,7 +585,6 @@ def speed_table(name, runs, page_dir):
 def speed_pages(pages, runs, update):
     """Rewrite (update) or compare the speed tables of the pages. Returns the
     problems, each naming the page."""
-    import difflib
     problems = []
     for page in pages:
         text = open(page, encoding="utf-8").read()

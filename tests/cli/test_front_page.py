@@ -217,9 +217,21 @@ if cli:
           r.returncode == 0 and re.fullmatch(pattern, r.stdout) is not None,
           r.stdout + r.stderr)
 
+
+def cache_value(key):
+    """A value of the build's CMakeCache.txt, or None."""
+    path = os.path.join(A.build, "CMakeCache.txt")
+    m = re.search(r"^%s:\w+=(.*)$" % key, read(path), re.M) if os.path.exists(path) else None
+    return m.group(1) if m else None
+
+
 c_src = block(readme, "c")
 check("the README has its C example", c_src is not None)
-cc = shutil.which("cc")
+# The build's compiler and sanitizer: a host built without them cannot load
+# a sanitized libtopoml.
+cc = cache_value("CMAKE_C_COMPILER") or shutil.which("cc")
+sanitize = {"address": ["-fsanitize=address,undefined"], "thread": ["-fsanitize=thread"]}.get(
+    cache_value("TOPOML_SANITIZE") or "", [])
 if c_src and cc:
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "first.c"), "w") as f:
@@ -229,7 +241,8 @@ if c_src and cc:
                             "-I" + os.path.join(SRC, "core", "include"),
                             "-I" + os.path.join(SRC, "plugin-api", "include"),
                             "-I" + os.path.join(A.build, "core", "include"),
-                            "-L" + lib, "-ltopoml", "-Wl,-rpath," + lib, "-o", "first"],
+                            "-L" + lib, "-ltopoml", "-Wl,-rpath," + lib, "-o", "first"] +
+                           sanitize,
                            capture_output=True, text=True, cwd=tmp)
         check("the C example builds against this build", r.returncode == 0, r.stderr)
         if r.returncode == 0:
@@ -246,11 +259,8 @@ check("the README has its Python example", py_src is not None)
 check("docs/index.md shows the README's Python example", py_src and
       "```python\n%s```" % py_src in read(PAGES[1]))
 package = os.path.join(A.build, "python", "topoml")
-venv = None
-cache = os.path.join(A.build, "CMakeCache.txt")
-if os.path.exists(cache):
-    m = re.search(r"^TOPOML_PYTHON_VENV:\w+=(.*)$", read(cache), re.M)
-    venv = m and os.path.join(m.group(1), "bin", "python")
+venv = cache_value("TOPOML_PYTHON_VENV")
+venv = venv and os.path.join(venv, "bin", "python")
 if py_src and os.path.isdir(package) and venv and os.path.exists(venv):
     want = re.search(r"^print\(.*\)\s+# (.*)$", py_src, re.M)
     env = dict(os.environ, PYTHONPATH=os.path.join(A.build, "python"))

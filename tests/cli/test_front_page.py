@@ -128,17 +128,21 @@ with tempfile.TemporaryDirectory() as tmp:
     only = {"machine": {"cpus_available": 2, "date": "2099-02-01T00:00:00+00:00"},
             "versions": {"topoml": "x"}, "commands": ["x"],
             "cases": [{"name": "o3_1024", "program": "topoml threads collapse=auto",
-                       "threads": 2, "times": [0.5], "dim": 3, "threshold": 1.8},
+                       "threads": 2, "times": [0.5], "dim": 3, "threshold": 1.8, "input": "o3_1024.txt"},
                       {"name": "o3_1024", "program": "ripser 1.2.1", "threads": 1,
-                       "times": [2.0], "dim": 3, "threshold": 1.8},
+                       "times": [2.0], "dim": 3, "threshold": 1.8, "input": "o3_1024.txt"},
                       {"name": "o3_1024", "program": "topoml scalar", "threads": 1,
-                       "times": [1.0], "dim": 3, "threshold": 1.8}]}
+                       "times": [1.0], "dim": 3, "threshold": 1.8, "input": "o3_1024.txt"}]}
     json.dump(only, open(os.path.join(res, "rips-cpu-2core-zz-only.json"), "w"))
     r = py(TABLES, "--results", res, "--update-speed", readme)
+    rows = [line for line in read(readme).split("\n")
+            if line.startswith("| o3_1024 `--dim 3 --threshold 1.8` |")]
     check("a program not timed in the row's run is an em dash, not another run's figure",
           "| o3_1024 `--dim 3 --threshold 1.8` | 0.500 | — | — | 2.00 | — | "
-          "[rips-cpu-2core-zz-only](bench/results/rips-cpu-2core-zz-only.json) |" in read(readme),
-          r.stderr + read(readme)[:3000])
+          "[rips-cpu-2core-zz-only](bench/results/rips-cpu-2core-zz-only.json) |" in rows,
+          r.stderr + "\n".join(rows))
+    check("one row per case and kind of machine: the newer run's replaces the older's",
+          len([x for x in rows if "rips-cpu-2core" in x]) == 1, "\n".join(rows))
 
     # A marker without its pair, or naming no table, is an error.
     with open(readme, "w") as f:

@@ -461,27 +461,27 @@ def busy(d):
 
 
 def case_key(d, c):
-    """(input, dim, threshold) of a raw case of d, from its own fields or
-    from the run's "rows" (bench_rips_gpu.py keeps the options there)."""
-    base = c["name"].split()[0]
-    dim, thr = c.get("dim"), c.get("threshold")
-    if dim is None:
-        for row in d.get("rows") or []:
-            if isinstance(row, dict) and row.get("case") == c["name"]:
-                opts = row.get("options") or []
-                for flag, value in zip(opts, opts[1:]):
-                    if flag == "--dim":
-                        dim = int(value)
-                    elif flag == "--threshold":
-                        thr = float(value)
+    """(name, input, dim, threshold) of a raw case of d: the first word of
+    its name, and the input file and options from its own fields or from the
+    run's "rows" (bench_rips_gpu.py keeps them there); None without a dim."""
+    dim, thr, src = c.get("dim"), c.get("threshold"), c.get("input")
+    for row in d.get("rows") or []:
+        if isinstance(row, dict) and row.get("case") == c["name"]:
+            src = src or row.get("file")
+            opts = row.get("options") or []
+            for flag, value in zip(opts, opts[1:]):
+                if flag == "--dim" and dim is None:
+                    dim = int(value)
+                elif flag == "--threshold" and thr is None:
+                    thr = float(value)
     if dim is None:
         return None
-    return (base, int(dim), None if thr is None else float(thr))
+    return (c["name"].split()[0], src, int(dim), None if thr is None else float(thr))
 
 
 def case_label(key):
-    base, dim, thr = key
-    return "%s `--dim %d%s`" % (base, dim, "" if thr is None else " --threshold %g" % thr)
+    name, _, dim, thr = key
+    return "%s `--dim %d%s`" % (name, dim, "" if thr is None else " --threshold %g" % thr)
 
 
 def figures(d, key):

@@ -77,7 +77,8 @@ def main():
                      not filecmp.cmp(os.path.join(tmp, p), os.path.join(images, p), shallow=False)]
             for p in stale:
                 print("make_pictures: docs/images/%s is not what the commands make now: run "
-                      "tools/docs/make_pictures.py --build BUILD" % p, file=sys.stderr)
+                      "%s --build BUILD" % (p, os.path.relpath(os.path.abspath(__file__), source)),
+                      file=sys.stderr)
             return 1 if stale else 0
         os.makedirs(images, exist_ok=True)
         for p in PICTURES:

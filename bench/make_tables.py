@@ -42,8 +42,28 @@ bench/artifact.py writes files in this schema (checked by check()).
 
 Usage: make_tables.py [--results DIR | FILE...] [--page FILE] [--strict]
        make_tables.py --check-figures SRC
+       make_tables.py --results DIR --update-speed PAGE... | --check-speed PAGE...
 Without --page the tables go to standard output. Exit status 1 when no file
 gives a table, or with --strict when any file breaks the schema.
+
+--update-speed / --check-speed: the speed tables of the front pages (the
+README, docs/index.md), one per machine kind (SPEED_TABLES below), between
+the marker lines
+
+    <!-- tables:begin NAME -->
+    <!-- tables:end NAME -->
+
+--update-speed rewrites what is between them from the artifacts in DIR;
+--check-speed makes the same text and compares: exit status 1, with the
+difference, when a page's table is not what the artifacts make now (a figure
+edited by hand, an artifact added or changed since), or a marker is unknown
+or unpaired. A table has one row per case and one column per program; each
+row is one run: of the runs on that kind of machine that timed topoml's
+default choice and at least one other program on the case, the latest (its
+"date", or its machine's), its JSON linked in the row. A run made while the
+machine was busy (load average at the start above its CPU count) is left out
+and named under the table: its wall times measure the other work. A program
+the row's run did not time is an em dash, never a figure from another run.
 
 --check-figures: every section of SRC's README.md, docs/ and plugins/*/README.md that quotes a
 measured figure (a time, a speed ratio, a table of bare numbers in a
@@ -53,6 +73,7 @@ to pending.json with a slot naming that section. Exit status 1, with each
 section that does not, otherwise 0.
 """
 import argparse
+import difflib
 import json
 import math
 import os
@@ -371,6 +392,240 @@ def check_figures(src):
     return 1 if problems else 0
 
 
+# ------------------------------------------------------------------------
+# The front pages' speed tables: one per machine kind.
+#
+# A column takes, from one run, the median of the first of its programs the
+# run timed on the case (a program is a name and a thread count; threads
+# "cpus" means every CPU of the machine, as topoml's default and as the
+# giotto-ph column is run). "best" in a column takes the fastest of the
+# programs listed (giotto-ph's collapse_edges on and off).
+# ------------------------------------------------------------------------
+
+def _machine(d):
+    return d["machine"] if isinstance(d["machine"], dict) else {}
+
+
+def _cpus(d):
+    m = _machine(d)
+    return m.get("cpus_available") or m.get("cpus")
+
+
+SPEED_TABLES = {
+    "speed-cpu-2core": {
+        "kind": "a 2-core x86-64 machine (no GPU)",
+        "match": lambda d: _cpus(d) == 2 and "gpu" not in _machine(d),
+        "columns": [
+            ("topoml", [("topoml threads collapse=auto", "cpus")]),
+            ("giotto-ph", ["best", ("giotto-ph collapse=on", "cpus"),
+                           ("giotto-ph collapse=off", "cpus")]),
+            ("ripser.py", [("ripser.py", 1)]),
+            ("Ripser", [("ripser 1.2.1", 1), ("ripser", 1)]),
+            ("Ripser++", [("Ripser++", None)]),
+        ],
+        "default": "the backend it chooses by default there, threads, on both cores with "
+                   "`--collapse auto` (named: `--backend threads`)",
+    },
+    "speed-h200": {
+        "kind": "a 16-core x86-64 machine with an NVIDIA H200",
+        "match": lambda d: "H200" in str(_machine(d).get("gpu", "")),
+        "columns": [
+            ("topoml", [("topoml cuda", None)]),
+            ("topoml in process", [("topoml cuda in-process", None)]),
+            ("giotto-ph", ["best", ("giotto-ph collapse=on", "cpus"),
+                           ("giotto-ph collapse=off", "cpus")]),
+            ("ripser.py", [("ripser.py", 1)]),
+            ("Ripser", [("ripser 1.2.1", 1), ("ripser", 1)]),
+            ("Ripser++", [("Ripser++", None)]),
+        ],
+        "default": "the backend it chooses by default there, cuda (an accelerator's "
+                   "backend comes first), with 16 host threads (named: `--backend cuda`; "
+                   "`gate: off`, its bars checked against the scalar backend's in the run)",
+    },
+}
+SPEED_MARKER = re.compile(r"^<!-- tables:(begin|end) (\S+) -->$", re.M)
+
+
+def run_date(d):
+    """When the run was made, as the ISO text the scripts write; "" when the
+    file does not say (it then loses to any run that does)."""
+    return str(d.get("date") or _machine(d).get("date") or "")
+
+
+def busy(d):
+    """Was the machine busy with other work when the run started?"""
+    load = _machine(d).get("load_average_start")
+    cpus = _cpus(d)
+    return bool(isinstance(load, list) and load and number(load[0]) and cpus and
+                load[0] > cpus)
+
+
+def case_key(d, c):
+    """(name, input, dim, threshold) of a raw case of d: the first word of
+    its name, and the input file and options from its own fields or from the
+    run's "rows" (bench_rips_gpu.py keeps them there); None without a dim."""
+    dim, thr, src = c.get("dim"), c.get("threshold"), c.get("input")
+    for row in d.get("rows") or []:
+        if isinstance(row, dict) and row.get("case") == c["name"]:
+            src = src or row.get("file")
+            opts = row.get("options") or []
+            for flag, value in zip(opts, opts[1:]):
+                if flag == "--dim" and dim is None:
+                    dim = int(value)
+                elif flag == "--threshold" and thr is None:
+                    thr = float(value)
+    if dim is None:
+        return None
+    return (c["name"].split()[0], src, int(dim), None if thr is None else float(thr))
+
+
+def case_label(key):
+    name, _, dim, thr = key
+    return "%s `--dim %d%s`" % (name, dim, "" if thr is None else " --threshold %g" % thr)
+
+
+def figures(d, key):
+    """{(program, threads): (median seconds, runs, error)} of run d on case
+    key. A case whose program failed keeps its figure when some of its runs
+    finished (the error is then shown with it), and has none otherwise."""
+    out = {}
+    for c, w in zip(d["cases"], d["_cases"]):
+        if case_key(d, c) != key or (c.get("error") and not w["runs"]):
+            continue
+        out[(w["program"], w["threads"])] = (w["median"], w["runs"], c.get("error") or None)
+    return out
+
+
+def column_figure(spec, d, figs):
+    """The figure of one column in run d: (seconds, runs, error, program),
+    or None."""
+    best = spec[0] == "best"
+    found = []
+    for name, threads in spec[1:] if best else spec:
+        want = _cpus(d) if threads == "cpus" else threads
+        hits = [v + (name,) for (p, t), v in sorted(figs.items(), key=str)
+                if p == name and (want is None or t == want)]
+        if hits:
+            found.append(min(hits, key=lambda h: h[0]))
+            if not best:
+                break
+    return min(found, key=lambda h: h[0]) if found else None
+
+
+def plain(x):
+    """Seconds to 3 significant digits, never in exponent form."""
+    if x == 0:
+        return "0"
+    digits = max(0, 2 - int(math.floor(math.log10(abs(x)))))
+    return "%.*f" % (digits, x)
+
+
+def speed_table(name, runs, page_dir):
+    """The Markdown of table `name` from the runs, links relative to
+    page_dir (the folder of the page it goes into)."""
+    spec = SPEED_TABLES[name]
+    cols = spec["columns"]
+    # Each case: the latest run with topoml's default choice and another column.
+    chosen, left_out = {}, []
+    for d in sorted((d for d in runs if spec["match"](d)),
+                    key=lambda d: (run_date(d), d["_path"])):
+        for c in d["cases"]:
+            key = case_key(d, c)
+            if key is None:
+                continue
+            figs = figures(d, key)
+            cells = [column_figure(spec_, d, figs) for _, spec_ in cols]
+            if cells[0] is None or all(x is None for x in cells[1:]):
+                continue
+            if busy(d):
+                if os.path.basename(d["_path"]) not in left_out:
+                    left_out.append(os.path.basename(d["_path"]))
+            else:
+                chosen[key] = (d, cells)
+    head = ["case"] + [c for c, _ in cols] + ["run"]
+    out = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * len(cols) + " --- |"]
+    counts, failed = set(), []
+    for key in sorted(chosen, key=lambda k: (chosen[k][1][0][0], k)):
+        d, cells = chosen[key]
+        path = os.path.relpath(os.path.abspath(d["_path"]), page_dir).replace(os.sep, "/")
+        run = os.path.splitext(os.path.basename(d["_path"]))[0]
+        row = [case_label(key)]
+        for (col, _), cell in zip(cols, cells):
+            if cell is None:
+                row.append("—")
+                continue
+            counts.add(cell[1])
+            row.append(plain(cell[0]) + (" *" if cell[2] else ""))
+            if cell[2]:
+                failed.append("%s on %s in %s: the median of the %d runs that finished; "
+                              "the run also says '%s'" % (col, key[0], run, cell[1], cell[2]))
+        row.append("[%s](%s)" % (run, path))
+        out.append("| " + " | ".join(row) + " |")
+    if not chosen:
+        out.append("| no run yet |" + " — |" * len(cols) + " |")
+    n = sorted(counts)
+    runs_text = ("%d" % n[0] if len(n) == 1 else "%d to %d" % (n[0], n[-1])) if n else "no"
+    inproc = any(c == "topoml in process" for c, _ in cols)
+    note = "Seconds per run (wall time), the median of %s runs. **topoml**: %s; a whole " \
+        "process, as Ripser and Ripser++. giotto-ph (as many threads as topoml, the faster " \
+        "of `collapse_edges` on and off), ripser.py%s: the call in Python, imports%s left " \
+        "out. A row is the latest run here that timed topoml and another program on the " \
+        "case (linked); — : not timed in it." % (
+            runs_text, spec["default"], " and topoml in process" if inproc else "",
+            " and the backend's start" if inproc else "")
+    out += ["", note]
+    if failed:
+        out += ["", "\\* " + "; ".join(failed) + "."]
+    if left_out:
+        out += ["", "Left out, made while the machine was busy (load average above its CPU "
+                "count): %s." % ", ".join(sorted(left_out))]
+    return "\n".join(out)
+
+
+def speed_pages(pages, runs, update):
+    """Rewrite (update) or compare the speed tables of the pages. Returns the
+    problems, each naming the page."""
+    problems = []
+    for page in pages:
+        text = open(page, encoding="utf-8").read()
+        marks = list(SPEED_MARKER.finditer(text))
+        new, last, i = [], 0, 0
+        while i < len(marks):
+            m = marks[i]
+            line = text.count("\n", 0, m.start()) + 1
+            end = marks[i + 1] if i + 1 < len(marks) else None
+            if m.group(1) != "begin" or end is None or end.group(1) != "end" or \
+                    end.group(2) != m.group(2):
+                problems.append("%s:%d: a tables marker without its pair" % (page, line))
+                break
+            if m.group(2) not in SPEED_TABLES:
+                problems.append("%s:%d: no table named %s (there are: %s)" % (
+                    page, line, m.group(2), ", ".join(sorted(SPEED_TABLES))))
+                i += 2
+                continue
+            new.append(text[last:m.end()] + "\n")
+            new.append(speed_table(m.group(2), runs, os.path.dirname(os.path.abspath(page))))
+            new.append("\n")
+            last = end.start()
+            i += 2
+        new.append(text[last:])
+        made = "".join(new)
+        if problems:
+            continue
+        if update:
+            if made != text:
+                with open(page, "w", encoding="utf-8") as f:
+                    f.write(made)
+        elif made != text:
+            diff = "".join(difflib.unified_diff(
+                text.splitlines(True), made.splitlines(True), page + " (as it is)",
+                page + " (from the artifacts)", n=0))
+            problems.append("%s: the speed tables are not what the artifacts make now "
+                            "(make_tables.py --results DIR --update-speed %s):\n%s"
+                            % (page, page, diff))
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--results", help="a folder of *.json artifacts")
@@ -381,9 +636,29 @@ def main():
     ap.add_argument("--check-figures", metavar="SRC",
                     help="instead of tables: check that every measured figure in SRC's "
                          "README.md and docs/ names its artifact (exit 1 if one does not)")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--update-speed", nargs="+", metavar="PAGE",
+                   help="rewrite the speed tables between the pages' markers")
+    g.add_argument("--check-speed", nargs="+", metavar="PAGE",
+                   help="check that the pages' speed tables are what the artifacts make")
     a = ap.parse_args()
     if a.check_figures:
         return check_figures(a.check_figures)
+    if a.update_speed or a.check_speed:
+        if not a.results:
+            ap.error("--update-speed and --check-speed need --results")
+        runs = []
+        for f in sorted(os.listdir(a.results)):
+            if f.endswith(".json") and f != PENDING:
+                try:
+                    runs.append(load(os.path.join(a.results, f)))
+                except SchemaError as e:
+                    print("make_tables: %s" % e, file=sys.stderr)
+                    return 1
+        problems = speed_pages(a.update_speed or a.check_speed, runs, bool(a.update_speed))
+        for p in problems:
+            print("make_tables: %s" % p, file=sys.stderr)
+        return 1 if problems else 0
     files = list(a.files)
     slots, skipped = [], []
     if a.results:

@@ -214,6 +214,46 @@ static void title(FILE *f, const plot_spec *s, double x, double y)
     fputs("</text>\n", f);
 }
 
+/* A bar as drawn: a cut-off one ends at the threshold. */
+typedef struct bar {
+    double birth, end;
+    bool cut;
+} bar;
+
+static bar bar_of(const plot_spec *s, const plot_series *se, uint64_t i)
+{
+    bool cut = cut_at_threshold(s, se, i);
+    return (bar){se->pairs[i].birth, cut ? s->threshold : se->pairs[i].death, cut};
+}
+
+/* Bars and points are drawn in this order, whatever the order of the
+ * pairs given: the same diagram makes the same bytes, from any backend or
+ * file (a committed picture is compared with a fresh one byte for byte).
+ * The order is total on what is drawn: birth, end, then a cut-off one after
+ * one that ends at the same value. */
+static int cmp_bar(const void *pa, const void *pb)
+{
+    const bar *a = pa, *b = pb;
+    if (a->birth != b->birth)
+        return a->birth < b->birth ? -1 : 1;
+    if (a->end != b->end)
+        return a->end < b->end ? -1 : 1;
+    return (int)a->cut - (int)b->cut;
+}
+
+/* The pairs of se as drawn, sorted by cmp_bar; NULL when se is empty or
+ * memory ran out (the caller then draws them in the given order). */
+static bar *sorted_bars(const plot_spec *s, const plot_series *se)
+{
+    bar *sorted = se->n ? malloc(se->n * sizeof(*sorted)) : NULL;
+    if (sorted != NULL) {
+        for (uint64_t i = 0; i < se->n; i++)
+            sorted[i] = bar_of(s, se, i);
+        qsort(sorted, se->n, sizeof(*sorted), cmp_bar);
+    }
+    return sorted;
+}
+
 /* ------------------------------------------------------------------------
  * Persistence diagram
  * ---------------------------------------------------------------------- */
@@ -319,15 +359,17 @@ static void draw_diagram(FILE *f, const plot_spec *s)
             "font-size=\"13\">Death</text>\n",
             x0 - 46, y0 - side / 2);
 
-    /* Points, one group per dimension, drawn in the given order. */
+    /* Points, one group per dimension, each in cmp_bar's order. */
     const double r = n_total > 2000 ? 2.0 : n_total > 300 ? 2.8 : 3.6;
     for (uint32_t k = 0; k < s->n_series; k++) {
         const plot_series *se = &s->series[k];
+        bar *sorted = sorted_bars(s, se);
         fprintf(f, "<g fill=\"%s\" fill-opacity=\"0.8\" stroke=\"white\" stroke-width=\"0.6\">\n",
                 colour(se->dim));
         for (uint64_t i = 0; i < se->n; i++) {
-            double b = to_frame(&fr, se->pairs[i].birth), d = se->pairs[i].death;
-            if (cut_at_threshold(s, se, i)) {
+            const bar p = sorted != NULL ? sorted[i] : bar_of(s, se, i);
+            const double b = to_frame(&fr, p.birth);
+            if (p.cut) {
                 /* Open: alive at the threshold, not dead there. */
                 fprintf(f,
                         "<circle class=\"cut\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\" "
@@ -335,10 +377,11 @@ static void draw_diagram(FILE *f, const plot_spec *s)
                         SX(b), SY(to_frame(&fr, s->threshold)), r, colour(se->dim));
                 continue;
             }
-            double y = isinf(d) ? inf_level : to_frame(&fr, d);
+            const double y = isinf(p.end) ? inf_level : to_frame(&fr, p.end);
             fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\"/>\n", SX(b), SY(y), r);
         }
         fputs("</g>\n", f);
+        free(sorted);
     }
 
     if (n_total == 0)
@@ -377,28 +420,6 @@ static void draw_diagram(FILE *f, const plot_spec *s)
  * Barcode
  * ---------------------------------------------------------------------- */
 
-/* A bar as drawn: a cut-off one ends at the threshold. */
-typedef struct bar {
-    double birth, end;
-    bool cut;
-} bar;
-
-static int cmp_bar(const void *pa, const void *pb)
-{
-    const bar *a = pa, *b = pb;
-    if (a->birth != b->birth)
-        return a->birth < b->birth ? -1 : 1;
-    if (a->end != b->end)
-        return a->end < b->end ? -1 : 1;
-    return 0;
-}
-
-static bar bar_of(const plot_spec *s, const plot_series *se, uint64_t i)
-{
-    bool cut = cut_at_threshold(s, se, i);
-    return (bar){se->pairs[i].birth, cut ? s->threshold : se->pairs[i].death, cut};
-}
-
 static void draw_barcode(FILE *f, const plot_spec *s)
 {
     const bool has_title = s->title != NULL && *s->title != '\0';
@@ -431,8 +452,15 @@ static void draw_barcode(FILE *f, const plot_spec *s)
     const double thick = fmax(0.6, pitch * 0.7);
     const double plot_w = W - left - right;
     const double span = a.hi - a.lo;
-    const double inf_at = a.hi + 0.07 * span; /* where infinite bars end */
-    const double vmax = a.hi + 0.1 * span;
+    /* Infinite bars end at inf_at, marked there under the axis: 7% of the
+     * span past the last tick, and at least INF_GAP pixels, so that the mark
+     * and the last tick's label do not run into each other in a narrow plot.
+     * The axis goes on 3% of the span past it. In pixels the gap is
+     * fi * plot_w / (1 + fi + 0.03), hence the bound on fi. */
+    const double INF_GAP = 26;
+    const double fi = plot_w > 2 * INF_GAP ? fmax(0.07, INF_GAP * 1.03 / (plot_w - INF_GAP)) : 0.07;
+    const double inf_at = a.hi + fi * span;
+    const double vmax = a.hi + (fi + 0.03) * span;
     const double x0 = left, y_axis = H - bottom;
     const double scale = plot_w / (vmax - a.lo);
 #define SX(v) (x0 + ((v)-a.lo) * scale)
@@ -475,13 +503,8 @@ static void draw_barcode(FILE *f, const plot_spec *s)
     double y = top;
     for (uint32_t k = 0; k < s->n_series; k++) {
         const plot_series *se = &s->series[k];
-        bar *sorted = se->n ? malloc(se->n * sizeof(*sorted)) : NULL;
+        bar *sorted = sorted_bars(s, se);
         double y_start = y;
-        if (sorted != NULL) {
-            for (uint64_t i = 0; i < se->n; i++)
-                sorted[i] = bar_of(s, se, i);
-            qsort(sorted, se->n, sizeof(*sorted), cmp_bar);
-        }
         fprintf(f, "<g stroke=\"%s\" stroke-width=\"%.2f\">\n", colour(se->dim), thick);
         for (uint64_t i = 0; i < se->n; i++) {
             bar p = sorted != NULL ? sorted[i] : bar_of(s, se, i);

@@ -61,8 +61,7 @@ def test_active_client_is_used_without_naming_it(client):
     with distributed.get_task_stream(client) as ts:
         rs = tdask.barcodes(cs, maxdim=1)
     same(rs, serial(cs, maxdim=1))
-    assert any(t["key"].startswith("('topoml-barcodes") or "topoml-barcodes" in str(t["key"])
-               for t in ts.data)
+    assert any("topoml-barcodes" in str(t["key"]) for t in ts.data)
 
 
 def test_local_threads_without_a_cluster():
@@ -80,7 +79,7 @@ def test_local_threads_without_a_cluster():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env=dict(os.environ), timeout=120)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["8", "True"]
+    assert r.stdout.split()[-2:] == ["8", "True"]
     assert "100%" in r.stdout + r.stderr or "Completed" in r.stdout + r.stderr
 
 
@@ -181,9 +180,10 @@ def test_memory_limit_fails_one_cloud_alone(client):
     assert isinstance(rs[1], tdask.Failure) and rs[1].error == "MemoryLimitError"
     assert "memory" in rs[1].reason
     same([rs[0], rs[2]], serial([cs[0], cs[2]], maxdim=2))
-    # The workers' own limit is back afterwards.
-    big = tdask.barcodes([cs[1]], maxdim=1, client=client)
-    same(big, serial([cs[1]], maxdim=1))
+    # The workers' own limit is back afterwards: H0 of the large cloud needs
+    # more than 16 MiB too (its edges), and now passes.
+    big = tdask.barcodes([cs[1]], maxdim=0, client=client, batch_size=1)
+    same(big, serial([cs[1]], maxdim=0))
 
 
 def test_output_files_written_by_workers_and_a_restart_skips_them(client, tmp_path):
@@ -212,12 +212,18 @@ def test_output_files_written_by_workers_and_a_restart_skips_them(client, tmp_pa
 
 
 def test_a_worker_killed_mid_run_loses_nothing(client):
+    import threading
     rng = np.random.default_rng(10)
     cs = [rng.random((160, 4)) for _ in range(24)]
     expected = serial(cs, maxdim=2)
-    future = client.compute(tdask.barcodes(cs, maxdim=2, client=client, batch_size=1,
-                                           compute=False))
     pids = client.run(os.getpid)
+    out = {}
+
+    def run():
+        out["results"] = tdask.barcodes(cs, maxdim=2, client=client, batch_size=1)
+
+    runner = threading.Thread(target=run)
+    runner.start()
 
     def finished(dask_scheduler):
         return sum(1 for t in dask_scheduler.tasks.values()
@@ -226,12 +232,13 @@ def test_a_worker_killed_mid_run_loses_nothing(client):
     # Let some tasks finish, then kill a worker while others are running.
     deadline = time.monotonic() + 120
     while client.run_on_scheduler(finished) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not future.done(), "the run ended before a worker could be killed"
+        time.sleep(0.02)
+    assert runner.is_alive(), "the run ended before a worker could be killed"
     victim = sorted(pids.values())[0]
     os.kill(victim, signal.SIGKILL)
-    results = future.result(timeout=240)
-    same(list(results), expected)
+    runner.join(timeout=300)
+    assert not runner.is_alive()
+    same(out["results"], expected)
     client.wait_for_workers(2, timeout=60)
     assert victim not in client.run(os.getpid).values()
 

@@ -383,10 +383,9 @@ def barcodes(clouds, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean"
     extra = (options, features, params, output, errors, max_memory)
     with dask.annotate(resources=resources) if resources else _nothing():
         parts = _parts(clouds, run, extra, _workers_hint(client), batch_size)
-    bag = db.from_delayed(parts)
     if not compute:
-        return bag
-    results = _compute(bag, client, progress)
+        return db.from_delayed(parts)
+    results = _compute(parts, client, progress)
     if errors == "skip":
         failed = [r for r in results if isinstance(r, Failure)]
         if failed:
@@ -442,17 +441,23 @@ def _default_client():
         return None
 
 
-def _compute(bag, client, progress):
+def _compute(parts, client, progress):
+    """The batches' results, flattened in input order. The batches are
+    computed as they are (no graph optimisation), so each keeps its name on
+    Dask's dashboard."""
     if client is not None:
-        future = client.compute(bag)
+        futures = client.compute(parts, optimize_graph=False)
         if progress:
             from distributed import progress as show
-            show(future)
-        return list(future.result())
-    import dask
-    scheduler = dask.config.get("scheduler", None) or "threads"
-    if progress:
-        from dask.diagnostics import ProgressBar
-        with ProgressBar():
-            return list(bag.compute(scheduler=scheduler))
-    return list(bag.compute(scheduler=scheduler))
+            show(futures)
+        batches = client.gather(futures)
+    else:
+        import dask
+        scheduler = dask.config.get("scheduler", None) or "threads"
+        if progress:
+            from dask.diagnostics import ProgressBar
+            with ProgressBar():
+                batches = dask.compute(*parts, scheduler=scheduler, optimize_graph=False)
+        else:
+            batches = dask.compute(*parts, scheduler=scheduler, optimize_graph=False)
+    return [r for batch in batches for r in batch]

@@ -301,3 +301,9 @@ def test_import_topoml_does_not_import_dask(build_dir):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=dict(os.environ), check=True).stdout.split()
     assert out == ["False", "False"]
+
+
+def test_docstring_example():
+    import doctest
+    result = doctest.testmod(tdask, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

@@ -239,7 +239,9 @@ START_TEST(test_plugin_code_runs_in_the_host_only_once_enabled)
     topoml_context_free(ctx);
     marker_count("fault-good", &here, &elsewhere);
     ck_assert_int_eq(here, 0);
-    ck_assert_int_eq(elsewhere, 2); /* the probe and the helper */
+    /* The probe; the helper ran it too, but in its sandbox a plugin cannot
+     * open a file to write (fault.c leaves no mark there). */
+    ck_assert_int_eq(elsewhere, 1);
     drop_marker();
 }
 END_TEST
@@ -724,7 +726,7 @@ START_TEST(test_backend_info_says_where_each_backend_runs)
         marker_count("fault-good", &here, &elsewhere);
         const bool isolated = strcmp(rows[r].found, "process") == 0;
         ck_assert_int_eq(here, isolated ? 0 : 1);
-        ck_assert_int_eq(elsewhere, isolated ? 2 : 1);
+        ck_assert_int_eq(elsewhere, 1); /* the probe (a sandboxed helper leaves no mark) */
         drop_marker();
 
         ctx = context(rows[r].config, own_dir);

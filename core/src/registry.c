@@ -29,6 +29,7 @@
 
 #include "certificate.h"
 #include "internal.h"
+#include "sandbox.h"
 #include "scalar.h"
 
 static int set_caps(topoml_context *ctx, tm_backend *b)
@@ -405,6 +406,7 @@ static void fill_info(const topoml_context *ctx, const tm_backend *b, topoml_bac
     info->caps = b->caps;
     info->selection = b->selection;
     info->isolation = tm_isolation_wanted(ctx, b) ? "process" : "host";
+    info->sandbox = tm_isolation_wanted(ctx, b) ? tm_sandbox_text() : NULL;
     memcpy(out, info, size); /* only what the caller's struct has room for */
 }
 

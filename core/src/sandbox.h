@@ -65,6 +65,9 @@ int tm_sandbox_enter(const tm_sandbox_policy *policy, char *why, size_t why_size
  * (kernel ABI 0); ...". Cheap after the first call. */
 uint32_t tm_sandbox_support(int *landlock_abi, char *text, size_t size);
 
+/* tm_sandbox_support's line, made once for the process. */
+const char *tm_sandbox_text(void);
+
 /* The address-space limit a helper gets for a call's memory limit
  * (0: none), as tm_sandbox_enter sets it. */
 uint64_t tm_sandbox_memory_limit(const tm_sandbox_policy *policy);

@@ -172,6 +172,20 @@ uint32_t tm_sandbox_support(int *abi, char *text, size_t size)
     return bits;
 }
 
+static pthread_once_t text_once = PTHREAD_ONCE_INIT;
+static char text_line[300];
+
+static void make_text(void)
+{
+    tm_sandbox_support(NULL, text_line, sizeof text_line);
+}
+
+const char *tm_sandbox_text(void)
+{
+    pthread_once(&text_once, make_text);
+    return text_line;
+}
+
 /* ---- the filter ---- */
 
 typedef struct prog {
@@ -683,6 +697,11 @@ int tm_sandbox_enter(const tm_sandbox_policy *policy, char *why, size_t why_size
     (void)policy;
     snprintf(why, why_size, "none: no sandbox on this system");
     return 0;
+}
+
+const char *tm_sandbox_text(void)
+{
+    return "none: no sandbox on this system";
 }
 
 void tm_sandbox_host_hold(void) {}

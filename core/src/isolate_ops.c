@@ -12,9 +12,16 @@
  * message and, on success, a memfd holding the result, which the host
  * checks for size and copies into memory of its own allocator. The
  * helper's stdout is a pipe the host reads after each call: a plugin that
- * writes there has misbehaved. Each call has a deadline (config
- * `isolation_timeout`); the host's progress callback is still polled, so a
- * cancel stops the helper.
+ * writes there has misbehaved. Each call has a deadline from its size
+ * (call_timeout; at most config `isolation_timeout`). The plugin's progress
+ * and log lines come over the socket while the op runs and reach the
+ * host's callbacks; a cancel from the host goes back to the plugin's
+ * progress call (and a helper that does not stop is killed).
+ *
+ * The helper enters its sandbox (sandbox.h) before it loads the plugin, as
+ * the plugin's capability records and the call's limits ask (sandbox_arg),
+ * and holds one end of a lifeline pipe: when the host process is gone, the
+ * helper ends too.
  *
  * When the helper dies, exits, times out or writes to stdout, the call is
  * run again on the built-in scalar reference (the caller gets the
@@ -31,6 +38,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1046,9 +1054,12 @@ static int serve_sock = -1;
 static bool serve_cancelled;
 static double serve_last_progress;
 
+static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int serve_progress(void *user, const char *stage, uint64_t done, uint64_t total)
 {
     (void)user;
+    pthread_mutex_lock(&serve_lock); /* a plugin's threads may report at once */
     struct pollfd pf = {serve_sock, POLLIN, 0};
     while (!serve_cancelled && poll(&pf, 1, 0) > 0 && (pf.revents & POLLIN)) {
         iso_request rq;
@@ -1071,7 +1082,9 @@ static int serve_progress(void *user, const char *stage, uint64_t done, uint64_t
         snprintf(m.error, sizeof m.error, "%s", stage ? stage : "");
         send_msg(serve_sock, &m, sizeof m, -1);
     }
-    return serve_cancelled;
+    const bool stop = serve_cancelled;
+    pthread_mutex_unlock(&serve_lock);
+    return stop;
 }
 
 static void serve_log(void *user, int level, const char *message)
@@ -1118,6 +1131,7 @@ int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd, int lifeline_fd,
     b.fd = plugin_fd;
     tm_sandbox_policy pol = {.plugin_fd = plugin_fd, .lifeline_fd = lifeline_fd};
     char why[400];
+    double entered = 0;
     if (!parse_policy(policy, &pol)) {
         ready.status = TOPOML_E_INTERNAL;
         snprintf(ready.error, sizeof ready.error, "no sandbox policy given to the helper");
@@ -1125,7 +1139,7 @@ int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd, int lifeline_fd,
         ready.status = TOPOML_E_NOMEM;
         snprintf(ready.error, sizeof ready.error, "cannot make a context");
     } else if (topoml_set_log(ctx, serve_log, NULL, TOPOML_LOG_DEBUG),
-               topoml_set_progress(ctx, serve_progress, NULL),
+               topoml_set_progress(ctx, serve_progress, NULL), entered = tm_now(),
                tm_sandbox_enter(&pol, why, sizeof why) != 0) {
         /* Nothing of the plugin has run yet: it does not run at all. */
         ready.status = TOPOML_E_PLUGIN;
@@ -1135,6 +1149,8 @@ int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd, int lifeline_fd,
          * and keep from what would end it there. */
         char walls[300];
         tm_sandbox_support(NULL, walls, sizeof walls);
+        tm_log(ctx, TOPOML_LOG_DEBUG, "sandbox: %s (entered in %.3f ms)", walls,
+               (tm_now() - entered) * 1e3);
         setenv("TOPOML_SANDBOX", walls, 1);
         tm_loader_negotiate(ctx, &b);
         if (b.gate_state != TOPOML_GATE_REJECTED && tm_backend_start(ctx, &b) != TOPOML_OK &&

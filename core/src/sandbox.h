@@ -20,7 +20,7 @@
  *     plugin whose capability records say TOPOML_CAP_NVIDIA_DRIVER;
  *   - RLIMIT_AS (RLIMIT_DATA for the NVIDIA driver, whose address space
  *     reservations are larger than any memory limit) from the memory limit,
- *     RLIMIT_FSIZE likewise, RLIMIT_CORE 0;
+ *     RLIMIT_FSIZE the same (one memfd), RLIMIT_CORE 0;
  *   - a watcher thread that ends the helper when the host is gone (the
  *     lifeline pipe's other end closed, or the parent process changed).
  *

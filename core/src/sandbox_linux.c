@@ -587,7 +587,8 @@ int tm_sandbox_enter(const tm_sandbox_policy *pol, char *why, size_t why_size)
     uint64_t lim = tm_sandbox_memory_limit(pol);
     if (lim) {
         struct rlimit r = {(rlim_t)lim, (rlim_t)lim};
-        struct rlimit file = {(rlim_t)pol->max_memory, (rlim_t)pol->max_memory};
+        /* A memfd holds a result: as large as the helper may be. */
+        struct rlimit file = {(rlim_t)lim, (rlim_t)lim};
         int which = (pol->flags & TM_SANDBOX_NVIDIA) ? RLIMIT_DATA : RLIMIT_AS;
         struct rlimit now;
         /* Never above a limit the host itself runs under. */

@@ -30,6 +30,7 @@
 #ifndef TOPOML_SANDBOX_H
 #define TOPOML_SANDBOX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,5 +78,8 @@ uint64_t tm_sandbox_memory_limit(const tm_sandbox_policy *policy);
  * while at least one helper lives (and set back after the last one). */
 void tm_sandbox_host_hold(void);
 void tm_sandbox_host_release(void);
+/* The same, as on a kernel with (true) or without Landlock (tests). */
+void tm_sandbox_host_hold_as(bool landlock);
+void tm_sandbox_host_release_as(bool landlock);
 
 #endif

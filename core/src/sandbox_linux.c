@@ -254,6 +254,10 @@ static const int allowed[] = {
     __NR_gettimeofday, __NR_uname, __NR_sysinfo, __NR_getrandom, __NR_memfd_create,
     __NR_ftruncate, __NR_fallocate, __NR_sendmsg, __NR_recvmsg, __NR_membarrier,
     __NR_fadvise64, __NR_fsync, __NR_fdatasync, __NR_getpgid, __NR_getsid,
+    __NR_rt_sigsuspend,
+#ifdef __NR_pause
+    __NR_pause,
+#endif
 #ifdef __NR_rseq
     __NR_rseq,
 #endif
@@ -648,9 +652,9 @@ static bool host_has_landlock(void)
     return abi >= 1;
 }
 
-void tm_sandbox_host_hold(void)
+void tm_sandbox_host_hold_as(bool landlock)
 {
-    if (host_has_landlock())
+    if (landlock)
         return; /* Landlock keeps helpers from /proc/<host>: nothing to change */
     pthread_mutex_lock(&hold_lock);
     if (holders++ == 0) {
@@ -660,14 +664,24 @@ void tm_sandbox_host_hold(void)
     pthread_mutex_unlock(&hold_lock);
 }
 
-void tm_sandbox_host_release(void)
+void tm_sandbox_host_release_as(bool landlock)
 {
-    if (host_has_landlock())
+    if (landlock)
         return;
     pthread_mutex_lock(&hold_lock);
     if (holders && --holders == 0 && saved_dumpable > 0)
         prctl(PR_SET_DUMPABLE, saved_dumpable, 0, 0, 0);
     pthread_mutex_unlock(&hold_lock);
+}
+
+void tm_sandbox_host_hold(void)
+{
+    tm_sandbox_host_hold_as(host_has_landlock());
+}
+
+void tm_sandbox_host_release(void)
+{
+    tm_sandbox_host_release_as(host_has_landlock());
 }
 
 #endif /* __linux__ */
@@ -705,6 +719,14 @@ const char *tm_sandbox_text(void)
     return "none: no sandbox on this system";
 }
 
+void tm_sandbox_host_hold_as(bool landlock)
+{
+    (void)landlock;
+}
+void tm_sandbox_host_release_as(bool landlock)
+{
+    (void)landlock;
+}
 void tm_sandbox_host_hold(void) {}
 void tm_sandbox_host_release(void) {}
 #endif

@@ -310,7 +310,7 @@ static int next_answer(tm_isolated *iso, const topoml_call_v1 *call, double dead
                        iso_response *rs, int *fd)
 {
     bool cancel_sent = false;
-    double quiet_since = tm_now();
+    double quiet_since = tm_now() - 1.0;
     *fd = -1;
     for (;;) {
         double now = tm_now(), left = deadline - now;
@@ -334,7 +334,8 @@ static int next_answer(tm_isolated *iso, const topoml_call_v1 *call, double dead
             *fd = -1;
             if (rs->kind == ISO_LOG) {
                 forward_log(iso, rs);
-            } else if (rs->kind == ISO_PROGRESS) {
+            } else if (rs->kind == ISO_PROGRESS && tm_now() - quiet_since >= 0.05) {
+                /* At most 20 a second, however many the helper sends. */
                 quiet_since = tm_now();
                 stop = report_progress(iso, call, rs->error, rs->count, rs->total) != 0;
             }

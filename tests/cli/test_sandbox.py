@@ -10,8 +10,8 @@ reference's answer on stdout and nothing else there, a warning naming the
 plugin and the reference, the host alive, no process of the run left, no
 file written and no port listening.
 
-Then the host is interrupted (SIGINT) during an isolated call that never
-returns: no helper may outlive it.
+Then the host is interrupted (SIGINT, SIGTERM) or killed (SIGKILL) during
+an isolated call that never returns: no helper may outlive it.
 
 The runaway plugin runs under the default configuration (no
 isolation_timeout): the deadline derived from the call's size must end it
@@ -183,31 +183,34 @@ def main():
 
 
 def interrupted(tmp, env):
-    """SIGINT to `topoml` while its helper runs a call that never returns."""
+    """SIGINT, SIGTERM or SIGKILL to `topoml` while its helper runs a call
+    that never returns: the helper must not outlive the host."""
     cloud = os.path.join(tmp, "cloud200.txt")
     cfg = os.path.join(tmp, "interrupt.yaml")
     with open(cfg, "w") as f:
         f.write("enable: [fault-op-runaway]\nisolation_timeout: 300\n")
     run_env = dict(env, TOPOML_PLUGIN_PATH=os.path.join(A.build, "fault-plugins", "op-runaway"))
-    p = subprocess.Popen([CLI, "distance", cloud, "--config", cfg], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=run_env)
-    helpers = []
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not helpers:
-        helpers = run_processes(p.pid)
-        time.sleep(0.05)
-    check("interrupt: a helper runs the call", bool(helpers))
-    time.sleep(0.3)  # into the op
-    p.send_signal(signal.SIGINT)
-    p.communicate(timeout=30)
-    check("interrupt: the host ended on SIGINT", p.returncode == -signal.SIGINT, str(p.returncode))
-    gone = time.monotonic() + 5
-    left = run_processes(p.pid)
-    while left and time.monotonic() < gone:
-        time.sleep(0.05)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        where = "interrupt (%s)" % sig.name
+        p = subprocess.Popen([CLI, "distance", cloud, "--config", cfg], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=run_env)
+        helpers = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not helpers:
+            helpers = run_processes(p.pid)
+            time.sleep(0.05)
+        check(where + ": a helper runs the call", bool(helpers))
+        time.sleep(0.3)  # into the op
+        p.send_signal(sig)
+        p.communicate(timeout=30)
+        check(where + ": the host ended by the signal", p.returncode == -sig, str(p.returncode))
+        gone = time.monotonic() + 5
         left = run_processes(p.pid)
-    check("interrupt: no helper outlives the host", not left, str(left))
-    kill_all(left)
+        while left and time.monotonic() < gone:
+            time.sleep(0.05)
+            left = run_processes(p.pid)
+        check(where + ": no helper outlives the host", not left, str(left))
+        kill_all(left)
 
 
 main()

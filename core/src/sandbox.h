@@ -24,8 +24,9 @@
  *   - a watcher thread that ends the helper when the host is gone (the
  *     lifeline pipe's other end closed, or the parent process changed).
  *
- * The platform's code is in sandbox_linux.c; elsewhere nothing is entered and
- * tm_sandbox_support says so.
+ * The platform's code is in sandbox_linux.c, what does not depend on it in
+ * sandbox.c; elsewhere than Linux nothing is entered and tm_sandbox_support
+ * says so.
  */
 #ifndef TOPOML_SANDBOX_H
 #define TOPOML_SANDBOX_H

@@ -951,6 +951,11 @@ static int cmd_backends(int argc, char **argv)
             json_str(b.gate_reason);
             printf(",\"isolation\":");
             json_str(b.isolation);
+            printf(",\"sandbox\":");
+            if (b.sandbox)
+                json_str(b.sandbox);
+            else
+                printf("null");
             printf(",\"capabilities\":[");
             for (uint32_t k = 0; k < b.n_caps; k++) {
                 const topoml_capability_v1 *cp = &b.caps[k];
@@ -990,6 +995,8 @@ static int cmd_backends(int argc, char **argv)
         printf("  runs in:  %s\n", strcmp(b.isolation, "process") == 0
                                        ? "a helper process (isolation)"
                                        : "the host process");
+        if (b.sandbox)
+            printf("  sandbox:  %s\n", b.sandbox);
         if (b.selection == TOPOML_SELECT_BY_NAME)
             printf("  choice:   by name only (--backend, or `prefer` in the configuration)\n");
         for (uint32_t k = 0; k < b.n_caps; k++) {

@@ -29,6 +29,8 @@
 enum tm_isolation { TM_ISOLATION_AUTO = 0, TM_ISOLATION_PROCESS = 1, TM_ISOLATION_NONE = 2 };
 /* The default of `isolation_timeout` (config.c): seconds one isolated call
  * may take. */
+/* The most a call in a helper may take (`isolation_timeout`); each call's
+ * own deadline comes from its size (gate/isolate_ops.c, call_timeout). */
 #define TM_ISOLATION_TIMEOUT_S 600.0
 
 /* Gate policies (config key `gate`). */

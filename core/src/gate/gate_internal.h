@@ -160,7 +160,10 @@ int tm_isolation_attach(topoml_context *ctx, tm_backend *b);
 /* Stop the helper and free the proxy's state. */
 void tm_isolation_detach(topoml_context *ctx, tm_backend *b);
 /* The helper's side: the plugin on `plugin_fd`, requests on `sock`, the
- * plugin's stdout to `stdout_fd`. Returns the helper's exit status. */
-int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd);
+ * plugin's stdout to `stdout_fd`, the host's lifeline on `lifeline_fd`; it
+ * enters the sandbox `policy` describes (gate/sandbox.h, isolate_ops.c
+ * sandbox_arg) before loading the plugin. Returns the helper's exit status. */
+int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd, int lifeline_fd,
+                       const char *policy);
 
 #endif /* TOPOML_GATE_INTERNAL_H */

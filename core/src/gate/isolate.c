@@ -261,6 +261,11 @@ void tm_describe_status(int status, bool timed_out, double timeout_s, char *out,
         snprintf(out, size, "did not finish within %.0f s and was killed", timeout_s);
     else if (status == -1)
         snprintf(out, size, "ended without a complete report");
+    else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+        snprintf(out, size,
+                 "died of signal %d (%s): the sandbox stopped a system call a plugin may not "
+                 "make",
+                 SIGSYS, strsignal(SIGSYS));
     else if (WIFSIGNALED(status))
         snprintf(out, size, "died of signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
     else

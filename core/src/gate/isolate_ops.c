@@ -12,9 +12,16 @@
  * message and, on success, a memfd holding the result, which the host
  * checks for size and copies into memory of its own allocator. The
  * helper's stdout is a pipe the host reads after each call: a plugin that
- * writes there has misbehaved. Each call has a deadline (config
- * `isolation_timeout`); the host's progress callback is still polled, so a
- * cancel stops the helper.
+ * writes there has misbehaved. Each call has a deadline from its size
+ * (call_timeout; at most config `isolation_timeout`). The plugin's progress
+ * and log lines come over the socket while the op runs and reach the
+ * host's callbacks; a cancel from the host goes back to the plugin's
+ * progress call (and a helper that does not stop is killed).
+ *
+ * The helper enters its sandbox (sandbox.h) before it loads the plugin, as
+ * the plugin's capability records and the call's limits ask (sandbox_arg),
+ * and holds one end of a lifeline pipe: when the host process is gone, the
+ * helper ends too.
  *
  * When the helper dies, exits, times out or writes to stdout, the call is
  * run again on the built-in scalar reference (the caller gets the
@@ -31,6 +38,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +50,7 @@
 #include "api/api.h"
 #include "gate/gate.h"
 #include "gate/gate_internal.h"
+#include "gate/sandbox.h"
 
 /* What crosses the socket. Both ends are the same build of topoml. */
 typedef struct iso_request {
@@ -60,13 +69,27 @@ typedef struct iso_request {
     uint32_t n_threads; /* the caller's call->n_threads: the helper's own config does not know it */
 } iso_request;
 
+/* iso_request.op of the message that cancels the call in progress. */
+#define ISO_CANCEL 0xcacu
+
+/* iso_response.kind: the answer to a request, or a message sent while the
+ * op runs (progress: stage in `error`, done in `count`, `total`; a log line:
+ * `level`, the text in `error`). */
+enum { ISO_ANSWER = 0, ISO_PROGRESS = 1, ISO_LOG = 2 };
+
 typedef struct iso_response {
     int32_t status;
     uint32_t max_dim, complete;
     uint32_t generators; /* rips: `count` generators follow the intervals */
     uint64_t count;      /* edges or intervals */
+    uint32_t kind;       /* ISO_ANSWER, ISO_PROGRESS, ISO_LOG */
+    int32_t level;       /* ISO_LOG */
+    uint64_t total;      /* ISO_PROGRESS */
     char error[512];
 } iso_response;
+
+/* Log lines of the plugin passed on per call; the rest are counted. */
+#define ISO_MAX_LOG_LINES 100
 
 typedef struct tm_isolated {
     topoml_context *ctx;
@@ -74,6 +97,11 @@ typedef struct tm_isolated {
     tm_child child;
     int sock;       /* -1: no helper running */
     int out;        /* the helper's stdout */
+    int lifeline;   /* write end of the pipe whose closing ends the helper */
+    bool held;      /* tm_sandbox_host_hold was called for this helper */
+    uint64_t max_memory; /* the limits the running helper was started with */
+    uint32_t n_threads;
+    unsigned log_lines, log_dropped; /* in the call in progress */
 } tm_isolated;
 
 static const char *shipped[] = {"scalar",     "cuda",    "asm-avx512", "triton-bridge",
@@ -195,7 +223,7 @@ static int sealed_memfd(const part *parts, int n, uint64_t *offsets)
 
 /* ---- the host's side ---- */
 
-static void stop_helper(tm_isolated *iso)
+static void close_ends(tm_isolated *iso)
 {
     if (iso->sock >= 0)
         close(iso->sock);
@@ -203,64 +231,150 @@ static void stop_helper(tm_isolated *iso)
     if (iso->out >= 0)
         close(iso->out);
     iso->out = -1;
-    if (iso->child.pid > 0) {
-        char *report;
-        size_t len;
-        int status;
-        bool timed_out;
-        kill(-iso->child.pid, SIGKILL);
-        if (tm_child_finish(iso->ctx, &iso->child, tm_now() + 5.0, 64, &report, &len, &status,
-                            &timed_out) == TOPOML_OK)
-            tm_free(iso->ctx, report);
-    }
-    iso->child.pid = 0;
+    if (iso->lifeline >= 0)
+        close(iso->lifeline);
+    iso->lifeline = -1;
 }
 
-/* End the helper after a failure and say what became of it. */
-static void end_helper(tm_isolated *iso, bool timed_out, char *what, size_t size)
+static void reap(tm_isolated *iso, int *status)
 {
-    if (iso->sock >= 0)
-        close(iso->sock);
-    iso->sock = -1;
-    if (iso->out >= 0)
-        close(iso->out);
-    iso->out = -1;
-    if (timed_out && iso->child.pid > 0)
-        kill(-iso->child.pid, SIGKILL);
     char *report = NULL;
     size_t len;
-    int status = -1;
     bool late = false;
+    *status = -1;
     if (iso->child.pid > 0 &&
-        tm_child_finish(iso->ctx, &iso->child, tm_now() + 5.0, 64, &report, &len, &status,
+        tm_child_finish(iso->ctx, &iso->child, tm_now() + 5.0, 64, &report, &len, status,
                         &late) == TOPOML_OK)
         tm_free(iso->ctx, report);
     iso->child.pid = 0;
-    tm_describe_status(status, timed_out, iso->ctx->config.isolation_timeout, what, size);
+    if (iso->held)
+        tm_sandbox_host_release();
+    iso->held = false;
 }
 
-/* Wait for a message from the helper until `deadline`, polling the host's
- * progress callback. 0 ready; 1 timed out; 2 cancelled; -1 closed. */
-static int wait_helper(tm_isolated *iso, double deadline)
+static void stop_helper(tm_isolated *iso)
 {
+    close_ends(iso);
+    if (iso->child.pid > 0)
+        kill(-iso->child.pid, SIGKILL);
+    int status;
+    reap(iso, &status);
+}
+
+/* End the helper after a failure and say what became of it. */
+static void end_helper(tm_isolated *iso, bool timed_out, double timeout_s, char *what,
+                       size_t size)
+{
+    close_ends(iso);
+    if (timed_out && iso->child.pid > 0)
+        kill(-iso->child.pid, SIGKILL);
+    int status;
+    reap(iso, &status);
+    tm_describe_status(status, timed_out, timeout_s, what, size);
+}
+
+static int report_progress(tm_isolated *iso, const topoml_call_v1 *call, const char *stage,
+                           uint64_t done, uint64_t total)
+{
+    topoml_context *ctx = iso->ctx;
+    if (call && call->progress)
+        return call->progress(call->host_data, stage, done, total);
+    return ctx->progress_fn ? ctx->progress_fn(ctx->progress_user, stage, done, total) : 0;
+}
+
+/* A log line of the plugin, from its process: passed on under the plugin's
+ * name, control characters replaced, at most ISO_MAX_LOG_LINES a call. */
+static void forward_log(tm_isolated *iso, const iso_response *m)
+{
+    const tm_backend *b = &iso->ctx->backends[iso->index];
+    if (iso->log_lines >= ISO_MAX_LOG_LINES) {
+        iso->log_dropped++;
+        return;
+    }
+    iso->log_lines++;
+    char text[sizeof m->error];
+    size_t k = 0;
+    for (; k + 1 < sizeof text && m->error[k]; k++)
+        text[k] = (unsigned char)m->error[k] < 0x20 || m->error[k] == 0x7f ? ' ' : m->error[k];
+    text[k] = '\0';
+    int level = m->level < TOPOML_LOG_ERROR ? TOPOML_LOG_ERROR
+                : m->level > TOPOML_LOG_DEBUG ? TOPOML_LOG_DEBUG
+                                              : m->level;
+    tm_log(iso->ctx, level, "backend '%s' (its process): %s", b->name, text);
+}
+
+/* Wait for the helper's answer until `deadline`, passing on its progress and
+ * log lines, and the host's cancel: a progress callback that says stop
+ * sends ISO_CANCEL, and the plugin has 2 s more to return
+ * TOPOML_E_CANCELLED (with what its contract allows). 0: the answer is in
+ * *rs (and *fd); 1 timed out; 2 cancelled without an answer; -1 closed. */
+static int next_answer(tm_isolated *iso, const topoml_call_v1 *call, double deadline,
+                       iso_response *rs, int *fd)
+{
+    bool cancel_sent = false;
+    double quiet_since = tm_now() - 1.0;
+    *fd = -1;
     for (;;) {
-        double left = deadline - tm_now();
+        double now = tm_now(), left = deadline - now;
         if (left <= 0)
-            return 1;
+            return cancel_sent ? 2 : 1;
         struct pollfd pf = {iso->sock, POLLIN, 0};
         int r = poll(&pf, 1, left > 0.1 ? 100 : (int)(left * 1000) + 1);
         if (r < 0 && errno != EINTR)
             return -1;
-        if (r > 0)
-            return (pf.revents & POLLIN) ? 0 : -1;
-        topoml_context *ctx = iso->ctx;
-        if (ctx->progress_fn &&
-            ctx->progress_fn(ctx->progress_user, "isolated call", 0, 0) != 0)
-            return 2;
+        bool stop = false;
+        if (r > 0) {
+            if (!(pf.revents & POLLIN))
+                return -1;
+            if (recv_msg(iso->sock, rs, sizeof *rs, fd) != 0)
+                return -1;
+            rs->error[sizeof rs->error - 1] = '\0';
+            if (rs->kind == ISO_ANSWER)
+                return 0;
+            if (*fd >= 0)
+                close(*fd);
+            *fd = -1;
+            if (rs->kind == ISO_LOG) {
+                forward_log(iso, rs);
+            } else if (rs->kind == ISO_PROGRESS && tm_now() - quiet_since >= 0.05) {
+                /* At most 20 a second, however many the helper sends. */
+                quiet_since = tm_now();
+                stop = report_progress(iso, call, rs->error, rs->count, rs->total) != 0;
+            }
+        } else if (tm_now() - quiet_since >= 0.1) {
+            /* A plugin that says nothing: the host's callback is still
+             * asked, every 100 ms, so that a cancel reaches it. */
+            quiet_since = tm_now();
+            stop = report_progress(iso, call, "isolated call", 0, 0) != 0;
+        }
+        if (stop && !cancel_sent) {
+            iso_request c;
+            memset(&c, 0, sizeof c);
+            c.op = ISO_CANCEL;
+            if (send_msg(iso->sock, &c, sizeof c, -1) != 0)
+                return 2;
+            cancel_sent = true;
+            if (deadline > tm_now() + 2.0)
+                deadline = tm_now() + 2.0;
+        }
     }
 }
 
-static int start_helper(tm_isolated *iso, char *why, size_t why_size)
+/* The sandbox of a plugin's helper (sandbox.h), as its capability records
+ * and the call's limits ask: "--sandbox FLAGS:MAX_MEMORY:THREADS:HOST_PID". */
+static void sandbox_arg(const tm_backend *b, const iso_request *rq, char *out, size_t size)
+{
+    uint32_t flags = 0;
+    for (uint32_t i = 0; i < b->n_caps; i++)
+        if (b->caps[i].features & TOPOML_CAP_NVIDIA_DRIVER)
+            flags |= TM_SANDBOX_NVIDIA;
+    snprintf(out, size, "%u:%llu:%u:%ld", flags, (unsigned long long)rq->max_memory,
+             rq->n_threads, (long)getpid());
+}
+
+/* 0 started; -1 failed (`why`); -2 cancelled by the host's callback. */
+static int start_helper(tm_isolated *iso, const topoml_call_v1 *call, const iso_request *rq,
+                        char *why, size_t why_size)
 {
     topoml_context *ctx = iso->ctx;
     tm_backend *b = &ctx->backends[iso->index];
@@ -269,7 +383,7 @@ static int start_helper(tm_isolated *iso, char *why, size_t why_size)
         snprintf(why, why_size, TM_PLUGIN_HOST " not found");
         return -1;
     }
-    int sv[2], out[2];
+    int sv[2], out[2], life[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
         snprintf(why, why_size, "socketpair: %s", strerror(errno));
         return -1;
@@ -280,31 +394,53 @@ static int start_helper(tm_isolated *iso, char *why, size_t why_size)
         close(sv[1]);
         return -1;
     }
-    char *argv[] = {helper, "--serve", NULL};
-    int fds[3] = {b->fd, sv[1], out[1]};
-    int rc = tm_child_spawn(ctx, helper, argv, fds, 3, &iso->child, why, why_size);
+    if (pipe2(life, O_CLOEXEC) != 0) {
+        snprintf(why, why_size, "pipe: %s", strerror(errno));
+        close(sv[0]);
+        close(sv[1]);
+        close(out[0]);
+        close(out[1]);
+        return -1;
+    }
+    char policy[128];
+    sandbox_arg(b, rq, policy, sizeof policy);
+    char *argv[] = {helper, "--serve", "--sandbox", policy, NULL};
+    int fds[4] = {b->fd, sv[1], out[1], life[0]};
+    tm_sandbox_host_hold(); /* before the helper can run a line of the plugin */
+    int rc = tm_child_spawn(ctx, helper, argv, fds, 4, &iso->child, why, why_size);
     close(sv[1]);
     close(out[1]);
+    close(life[0]);
     if (rc != TOPOML_OK) {
+        tm_sandbox_host_release();
         close(sv[0]);
         close(out[0]);
+        close(life[1]);
         return -1;
     }
+    iso->held = true;
     iso->sock = sv[0];
     iso->out = out[0];
-    /* The helper loads, creates and probes the plugin, then says ready. */
+    iso->lifeline = life[1];
+    iso->max_memory = rq->max_memory;
+    iso->n_threads = rq->n_threads;
+    /* The helper enters its sandbox, loads, creates and probes the plugin,
+     * then says ready. */
     iso_response ready;
-    int fd, w = wait_helper(iso, tm_now() + TM_PROBE_TIMEOUT_S);
-    if (w != 0 || recv_msg(iso->sock, &ready, sizeof ready, &fd) != 0) {
-        char what[200];
-        end_helper(iso, w == 1, what, sizeof what);
-        snprintf(why, why_size, "its process %s while starting", what);
-        return -1;
-    }
+    int fd, w = next_answer(iso, call, tm_now() + TM_PROBE_TIMEOUT_S, &ready, &fd);
     if (fd >= 0)
         close(fd);
+    if (w == 2) {
+        stop_helper(iso);
+        return -2;
+    }
+    if (w != 0) {
+        char what[200];
+        end_helper(iso, w == 1, TM_PROBE_TIMEOUT_S, what, sizeof what);
+        snprintf(why, why_size, "%s while starting", what);
+        return -1;
+    }
     if (ready.status != TOPOML_OK) {
-        ready.error[sizeof ready.error - 1] = '\0';
         snprintf(why, why_size, "its process could not start it: %.400s", ready.error);
         stop_helper(iso);
         return -1;
@@ -342,41 +478,99 @@ static void give_up(tm_isolated *iso, const char *op, const char *what)
              what);
 }
 
+static double choose(double n, double k)
+{
+    double c = 1;
+    for (double i = 0; i < k; i++)
+        c = c * (n - i) / (i + 1);
+    return c > 0 ? c : 0;
+}
+
+/* A call's deadline, from what it computes (docs/security.md, "Deadlines"):
+ * floor + work / rate, where the work counts the steps of a plain
+ * implementation — pairs x coordinates for distances and edges, sorting the
+ * pairs for H0, the simplices up to dimension max_dim + 1 for Rips, pixels
+ * x 64 for images — and the rate, 10^7 steps a second, is a slow machine's
+ * for such steps. The floor is 5 s (30 s for a plugin on the NVIDIA driver,
+ * whose first call may compile kernels); `isolation_timeout` is the most. */
+static double call_timeout(const tm_isolated *iso, const iso_request *rq)
+{
+    const tm_backend *b = &iso->ctx->backends[iso->index];
+    double floor_s = 5.0;
+    for (uint32_t i = 0; i < b->n_caps; i++)
+        if (b->caps[i].features & TOPOML_CAP_NVIDIA_DRIVER)
+            floor_s = 30.0;
+    const double n = (double)rq->n, dim = rq->dim ? (double)rq->dim : 1.0;
+    const double pairs = rq->kind == TOPOML_INPUT_SPARSE ? (double)rq->n_edges : n * (n - 1) / 2;
+    const double per = rq->kind == TOPOML_INPUT_POINTS ? dim : 1.0;
+    double work = 0;
+    switch (rq->op) {
+    case TOPOML_OP_DISTANCES: work = pairs * per; break;
+    case TOPOML_OP_EDGES:
+    case TOPOML_OP_H0: work = pairs * per + pairs * log2(pairs + 2); break;
+    case TOPOML_OP_RIPS:
+        work = pairs * per;
+        for (uint32_t k = 2; k <= rq->rips.max_dim + 2 && k < 64; k++)
+            work += choose(n, k) * (double)(rq->rips.max_dim + 1);
+        break;
+    case TOPOML_OP_IMAGE:
+        work = (double)rq->n_diagrams * (double)rq->image.width * (double)rq->image.height * 64;
+        break;
+    default: break;
+    }
+    double t = floor_s + work / 1e7;
+    double most = iso->ctx->config.isolation_timeout;
+    return t < most ? t : most;
+}
+
 /* Run one request. TOPOML_OK with the response (and *out_fd, the result,
  * or -1); the plugin's own status in rs->status. Returns TOPOML_E_PLUGIN
  * when the process failed (then the caller falls back); another status
  * for the host's own failures (memory, cancel). */
-static int roundtrip(tm_isolated *iso, const char *op, const iso_request *rq, int in_fd,
-                     iso_response *rs, int *out_fd)
+static int roundtrip(tm_isolated *iso, const topoml_call_v1 *call, const char *op,
+                     const iso_request *rq, int in_fd, iso_response *rs, int *out_fd)
 {
     char why[600];
     *out_fd = -1;
-    if (iso->sock < 0 && start_helper(iso, why, sizeof why) != 0) {
-        /* Its probe report (maybe from the cache) no longer holds: the next
-         * process probes it afresh. */
-        tm_probe_cache_forget(iso->ctx, &iso->ctx->backends[iso->index]);
-        give_up(iso, op, why);
-        return TOPOML_E_PLUGIN;
+    /* The helper's limits are set when it starts: other limits, another
+     * helper. */
+    if (iso->sock >= 0 && (iso->max_memory != rq->max_memory || iso->n_threads != rq->n_threads))
+        stop_helper(iso);
+    if (iso->sock < 0) {
+        int s = start_helper(iso, call, rq, why, sizeof why);
+        if (s == -2)
+            return tm_error(iso->ctx, TOPOML_E_CANCELLED, "cancelled");
+        if (s != 0) {
+            /* Its probe report (maybe from the cache) no longer holds: the
+             * next process probes it afresh. */
+            tm_probe_cache_forget(iso->ctx, &iso->ctx->backends[iso->index]);
+            give_up(iso, op, why);
+            return TOPOML_E_PLUGIN;
+        }
     }
     stdout_bytes(iso);
+    const double timeout = call_timeout(iso, rq);
     if (send_msg(iso->sock, rq, sizeof *rq, in_fd) != 0) {
         char what[200];
-        end_helper(iso, false, what, sizeof what);
+        end_helper(iso, false, timeout, what, sizeof what);
         give_up(iso, op, what);
         return TOPOML_E_PLUGIN;
     }
-    int w = wait_helper(iso, tm_now() + iso->ctx->config.isolation_timeout);
+    iso->log_lines = iso->log_dropped = 0;
+    int w = next_answer(iso, call, tm_now() + timeout, rs, out_fd);
+    if (iso->log_dropped)
+        tm_log(iso->ctx, TOPOML_LOG_INFO, "backend '%s' (its process): %u more log lines dropped",
+               iso->ctx->backends[iso->index].name, iso->log_dropped);
     if (w == 2) {
         stop_helper(iso);
         return tm_error(iso->ctx, TOPOML_E_CANCELLED, "cancelled");
     }
-    if (w != 0 || recv_msg(iso->sock, rs, sizeof *rs, out_fd) != 0) {
+    if (w != 0) {
         char what[200];
-        end_helper(iso, w == 1, what, sizeof what);
+        end_helper(iso, w == 1, timeout, what, sizeof what);
         give_up(iso, op, what);
         return TOPOML_E_PLUGIN;
     }
-    rs->error[sizeof rs->error - 1] = '\0';
     size_t printed = stdout_bytes(iso);
     if (printed) {
         char what[200];
@@ -491,7 +685,7 @@ static int exchange(tm_isolated *iso, const topoml_call_v1 *call, const char *na
     if (in_fd < 0)
         return host_failure(call, "cannot pass the input to the plugin's process");
     iso_response rs;
-    int out_fd, rc = roundtrip(iso, name, rq, in_fd, &rs, &out_fd);
+    int out_fd, rc = roundtrip(iso, call, name, rq, in_fd, &rs, &out_fd);
     close(in_fd);
     if (rc == TOPOML_OK &&
         (rs.status == TOPOML_OK || (res->partial && rs.status == TOPOML_E_CANCELLED))) {
@@ -691,6 +885,7 @@ int tm_isolation_attach(topoml_context *ctx, tm_backend *b)
     iso->index = (uint32_t)(b - ctx->backends);
     iso->sock = -1;
     iso->out = -1;
+    iso->lifeline = -1;
     topoml_backend_v1 *vt = &b->vt_copy;
     memset(vt, 0, sizeof *vt);
     vt->struct_size = sizeof *vt;
@@ -855,11 +1050,80 @@ static void serve_one(tm_backend *b, topoml_context *ctx, const iso_request *rq,
         close(out_fd);
 }
 
-int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd)
+/* The helper's end of progress, cancel and log lines: sent to the host as
+ * they happen (progress at most every 50 ms); a cancel from the host is
+ * looked for at each progress report. */
+static int serve_sock = -1;
+static bool serve_cancelled;
+static double serve_last_progress;
+
+static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int serve_progress(void *user, const char *stage, uint64_t done, uint64_t total)
+{
+    (void)user;
+    pthread_mutex_lock(&serve_lock); /* a plugin's threads may report at once */
+    struct pollfd pf = {serve_sock, POLLIN, 0};
+    while (!serve_cancelled && poll(&pf, 1, 0) > 0 && (pf.revents & POLLIN)) {
+        iso_request rq;
+        int fd;
+        if (recv_msg(serve_sock, &rq, sizeof rq, &fd) != 0)
+            serve_cancelled = true; /* the host is gone */
+        else if (rq.op == ISO_CANCEL)
+            serve_cancelled = true;
+        if (fd >= 0)
+            close(fd);
+    }
+    double now = tm_now();
+    if (!serve_cancelled && now - serve_last_progress >= 0.05) {
+        serve_last_progress = now;
+        iso_response m;
+        memset(&m, 0, sizeof m);
+        m.kind = ISO_PROGRESS;
+        m.count = done;
+        m.total = total;
+        snprintf(m.error, sizeof m.error, "%s", stage ? stage : "");
+        send_msg(serve_sock, &m, sizeof m, -1);
+    }
+    const bool stop = serve_cancelled;
+    pthread_mutex_unlock(&serve_lock);
+    return stop;
+}
+
+static void serve_log(void *user, int level, const char *message)
+{
+    (void)user;
+    iso_response m;
+    memset(&m, 0, sizeof m);
+    m.kind = ISO_LOG;
+    m.level = level;
+    snprintf(m.error, sizeof m.error, "%s", message ? message : "");
+    send_msg(serve_sock, &m, sizeof m, -1);
+}
+
+/* "FLAGS:MAX_MEMORY:THREADS:HOST_PID" (sandbox_arg). */
+static bool parse_policy(const char *arg, tm_sandbox_policy *p)
+{
+    unsigned flags, threads;
+    unsigned long long mem;
+    long host;
+    char end;
+    if (!arg || sscanf(arg, "%u:%llu:%u:%ld%c", &flags, &mem, &threads, &host, &end) != 4)
+        return false;
+    p->flags = flags;
+    p->max_memory = mem;
+    p->n_threads = threads;
+    p->host_pid = (int)host;
+    return true;
+}
+
+int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd, int lifeline_fd,
+                       const char *policy)
 {
     if (dup2(stdout_fd, STDOUT_FILENO) < 0)
         return 1;
     close(stdout_fd);
+    serve_sock = sock;
     iso_response ready;
     memset(&ready, 0, sizeof ready);
     topoml_context_options opts = {.struct_size = sizeof opts,
@@ -868,10 +1132,29 @@ int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd)
     tm_backend b;
     memset(&b, 0, sizeof b);
     b.fd = plugin_fd;
-    if (topoml_context_new(&ctx, &opts) != TOPOML_OK) {
+    tm_sandbox_policy pol = {.plugin_fd = plugin_fd, .lifeline_fd = lifeline_fd};
+    char why[400];
+    double entered = 0;
+    if (!parse_policy(policy, &pol)) {
+        ready.status = TOPOML_E_INTERNAL;
+        snprintf(ready.error, sizeof ready.error, "no sandbox policy given to the helper");
+    } else if (topoml_context_new(&ctx, &opts) != TOPOML_OK) {
         ready.status = TOPOML_E_NOMEM;
         snprintf(ready.error, sizeof ready.error, "cannot make a context");
+    } else if (topoml_set_log(ctx, serve_log, NULL, TOPOML_LOG_DEBUG),
+               topoml_set_progress(ctx, serve_progress, NULL), entered = tm_now(),
+               tm_sandbox_enter(&pol, why, sizeof why) != 0) {
+        /* Nothing of the plugin has run yet: it does not run at all. */
+        ready.status = TOPOML_E_PLUGIN;
+        snprintf(ready.error, sizeof ready.error, "sandbox: %.400s", why);
     } else {
+        /* A plugin may see that it runs sandboxed (it could find out anyway),
+         * and keep from what would end it there. */
+        char walls[300];
+        tm_sandbox_support(NULL, walls, sizeof walls);
+        tm_log(ctx, TOPOML_LOG_DEBUG, "sandbox: %s (entered in %.3f ms)", walls,
+               (tm_now() - entered) * 1e3);
+        setenv("TOPOML_SANDBOX", walls, 1);
         tm_loader_negotiate(ctx, &b);
         if (b.gate_state != TOPOML_GATE_REJECTED && tm_backend_start(ctx, &b) != TOPOML_OK &&
             b.gate_state != TOPOML_GATE_REJECTED)
@@ -890,7 +1173,11 @@ int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd)
         int in_fd;
         if (recv_msg(sock, &rq, sizeof rq, &in_fd) != 0)
             break; /* the host closed the socket: done */
-        serve_one(&b, ctx, &rq, in_fd, sock);
+        if (rq.op != ISO_CANCEL) { /* (a cancel that came after its answer) */
+            serve_cancelled = false;
+            serve_last_progress = 0;
+            serve_one(&b, ctx, &rq, in_fd, sock);
+        }
         if (in_fd >= 0)
             close(in_fd);
     }

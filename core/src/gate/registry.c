@@ -31,6 +31,7 @@
 #include "gate/certificate.h"
 #include "gate/gate.h"
 #include "gate/gate_internal.h"
+#include "gate/sandbox.h"
 #include "scalar.h"
 
 static int set_caps(topoml_context *ctx, tm_backend *b)
@@ -407,6 +408,7 @@ static void fill_info(const topoml_context *ctx, const tm_backend *b, topoml_bac
     info->caps = b->caps;
     info->selection = b->selection;
     info->isolation = tm_isolation_wanted(ctx, b) ? "process" : "host";
+    info->sandbox = tm_isolation_wanted(ctx, b) ? tm_sandbox_text() : NULL;
     memcpy(out, info, size); /* only what the caller's struct has room for */
 }
 

@@ -176,6 +176,22 @@ static char *certify(topoml_context *cfg, const tc_run *run, const tc_plugin *p,
         size_t len = strlen(c.summary);
         snprintf(c.summary + len, sizeof c.summary - len, " (stopped at the first failure)");
     }
+    /* A refusal names the first case that failed and how (the gate shows
+     * the summary as its reason). */
+    for (size_t k = 0; k < p->n_run && k < run->n_cases; k++) {
+        const tc_verdict *v = &p->verdicts[k];
+        if (tc_result_ok(v->result))
+            continue;
+        size_t len = strlen(c.summary);
+        char detail[sizeof v->detail];
+        snprintf(detail, sizeof detail, "%s", v->detail);
+        for (char *q = detail; *q; q++)
+            if (*q == '\n' || *q == '\r')
+                *q = ' ';
+        snprintf(c.summary + len, sizeof c.summary - len, "; first failing case %s (%s): %s",
+                 run->cases[k]->name, tc_result_name(v->result), detail);
+        break;
+    }
     snprintf(c.date, sizeof c.date, "%s", run->date);
     snprintf(c.seed, sizeof c.seed, "%llu", (unsigned long long)run->seed);
     if (json_path && strcmp(json_path, "-") != 0) {
@@ -183,7 +199,7 @@ static char *certify(topoml_context *cfg, const tc_run *run, const tc_plugin *p,
         snprintf(c.report, sizeof c.report, "%.1000s",
                  realpath(json_path, real) ? real : json_path);
     }
-    if (!tm_cert_file(dir, p->path, ".cert", file, sizeof file) ||
+    if (!tm_cert_file_for(dir, p->path, p->file_sha256, ".cert", file, sizeof file) ||
         tm_cert_store(file, &c, why, sizeof why) != TOPOML_OK) {
         fprintf(stderr, "topoml-conformance: %s: not certified: %s\n", p->path, why);
         return NULL;

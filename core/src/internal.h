@@ -555,4 +555,44 @@ void tm_collapse_sort_edges(topoml_context *ctx, topoml_edge *edges, uint64_t m,
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
                       double threshold, double min_removed, unsigned threads, tm_collapsed *out);
 
+/* ---- authenticated records (records.c) ----
+ * Certificates, revocations, the verification record and kept probe
+ * reports end with "mac=<HMAC-SHA256>\n" under the key <cache>/records.key
+ * (32 random bytes, mode 0600, made on first write). `kind` names the
+ * record ("certificate", "verified", "probe", "revocation") and is covered
+ * by the code. */
+#define TM_RECORD_MAC_LINE 69 /* "mac=" + 64 hex digits + newline */
+/* The key of cache folder `dir`: TOPOML_OK, TOPOML_E_NOT_FOUND (none and
+ * not `create`), TOPOML_E_PARSE (not ours, readable by others, wrong size),
+ * TOPOML_E_IO; the reason in `why`. */
+int tm_record_key(const char *dir, bool create, uint8_t key[32], char *why, size_t why_size);
+/* The "mac=...\n" line (NUL-terminated) for a record of `file` whose
+ * content before that line is `body`; makes the key if need be. */
+int tm_record_seal(const char *file, const char *kind, const void *body, size_t len,
+                   char line[TM_RECORD_MAC_LINE + 1], char *why, size_t why_size);
+/* Check the last line of `text` (the whole file as read): TOPOML_OK with
+ * the length of what precedes it in *body_len, or TOPOML_E_PARSE with the
+ * reason (no code, no key, a code that does not match). */
+int tm_record_open(const char *file, const char *kind, const char *text, size_t len,
+                   size_t *body_len, char *why, size_t why_size);
+/* Open `file` once (O_NOFOLLOW), require tm_fd_is_safe on that descriptor,
+ * read it into buf (less than `size` bytes) and check it as _open does.
+ * TOPOML_E_NOT_FOUND when there is no file. */
+int tm_record_read(const char *file, const char *kind, char *buf, size_t size, size_t *body_len,
+                   char *why, size_t why_size);
+/* Write body + code atomically (a private file renamed over `file`), 0600. */
+int tm_record_write(const char *file, const char *kind, const void *body, size_t len, char *why,
+                    size_t why_size);
+/* Revocations in <dir>/revoked, one authenticated line per plugin file:
+ * _lookup: 1 when `file_sha256` is revoked (its reason copied out), else 0;
+ * *forged is set when a line whose code does not match was skipped.
+ * _add: append one. */
+int tm_revoked_lookup(const char *dir, const char *file_sha256, char *reason, size_t reason_size,
+                      int *forged);
+int tm_revoked_add(const char *dir, const char *file_sha256, const char *reason, char *why,
+                   size_t why_size);
+/* <dir>/records.key: what a sandbox must deny a plugin's process (with the
+ * rest of the cache folder). */
+bool tm_records_key_path(const char *dir, char *out, size_t size);
+
 #endif /* TOPOML_INTERNAL_H */

@@ -243,6 +243,12 @@ void tm_loader_discover(topoml_context *ctx);
 /* Is the plugin file at `path` named for backend `name`
  * (topoml-backend-<name>.so)? */
 bool tm_loader_file_is_for(const char *path, const char *name);
+/* The backend name a plugin file's name gives (topoml-backend-NAME.so), read
+ * before any of its code runs: false when it is not of that form. */
+bool tm_loader_file_name(const char *path, char *out, size_t size);
+/* Is `name` one of the plugins shipped with topoml (isolate_ops.c)? Only
+ * the file in topoml's own plugin folder may take it. */
+bool tm_is_shipped_name(const char *name);
 /* Walk the search path without loading anything: fn gets every plugin file
  * the loader would open, in its order (topoml-conformance lists plugins this
  * way so that a broken one cannot crash it). */

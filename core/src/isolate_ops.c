@@ -77,6 +77,14 @@ typedef struct tm_isolated {
 static const char *shipped[] = {"scalar",     "cuda",    "asm-avx512", "triton-bridge",
                                 "cpp-compat", "threads", NULL};
 
+bool tm_is_shipped_name(const char *name)
+{
+    for (int i = 0; name && shipped[i]; i++)
+        if (strcmp(name, shipped[i]) == 0)
+            return true;
+    return false;
+}
+
 bool tm_isolation_wanted(const topoml_context *ctx, const tm_backend *b)
 {
     if (!b->path || ctx->config.isolation == TM_ISOLATION_NONE)

@@ -213,9 +213,9 @@ void tm_gate_apply(topoml_context *ctx, tm_backend *b)
 /* Find topoml-conformance: next to the running program (the topoml CLI and
  * the tool are installed, and built, side by side), in the build tree when
  * this code runs from there, else in the installed bindir. */
-static bool find_tool(char *out, size_t size)
+static bool find_tool(topoml_context *ctx, char *out, size_t size)
 {
-    return tm_find_helper(CONFORMANCE_TOOL, out, size);
+    return tm_find_helper(ctx, CONFORMANCE_TOOL, out, size);
 }
 
 /* Run the quick tier on `plugin` in a child process, its output to
@@ -303,10 +303,12 @@ bool tm_gate_first_use(topoml_context *ctx, tm_backend *b)
         set_state(b, TOPOML_GATE_DISABLED, false, reason);
         return false;
     }
-    if (!find_tool(tool, sizeof tool)) {
+    if (!find_tool(ctx, tool, sizeof tool)) {
+        tm_helper_missing(ctx, CONFORMANCE_TOOL,
+                          "plugins without a certificate cannot be certified");
         set_state(b, TOPOML_GATE_DISABLED, false,
-                  "cannot certify: " CONFORMANCE_TOOL " not found next to this program, in the "
-                  "build tree or in the installed bindir");
+                  "cannot certify: " CONFORMANCE_TOOL " not found (see the warning; "
+                  "plugin_host or TOPOML_PLUGIN_HOST name the folder of topoml's programs)");
         return false;
     }
     if (!realpath(b->path, real) ||

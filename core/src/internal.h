@@ -50,6 +50,7 @@ typedef struct tm_config {
     int verify;              /* enum tm_verify_mode (verify.c) */
     double verify_share;     /* re-runs of large calls: this share of plugin time */
     bool probe_cache;        /* keep probe reports between processes (probe_cache.c) */
+    char *plugin_host;       /* the helper program topoml-plugin-host, or NULL: searched */
 } tm_config;
 
 /* Run-time verification (config key `verify`, verify.c). */
@@ -144,6 +145,7 @@ struct topoml_context {
         char text[256];
     } kept_logs[16];
     uint32_t n_kept_logs, n_dropped_logs;
+    uint32_t helper_missing_said; /* tm_helper_missing warned already: 1 host, 2 other */
     uint32_t read_flags; /* TOPOML_READ_* (topoml_set_read_flags) */
     /* run-time verification (verify.c) */
     double verify_plugin_seconds; /* plugins' time on calls above the small size */
@@ -328,12 +330,20 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
 /* The largest probe report read, from a probe process or the cache. */
 #define TM_PROBE_REPORT_MAX (1u << 20)
 
-/* Find one of topoml's programs: next to the running program, in the bin
- * folder beside an installed libtopoml.so, in the build tree when this code
- * runs from there, else in the configured bindir. Only a
+/* Find one of topoml's programs (topoml-plugin-host, topoml-conformance):
+ * where the configuration key plugin_host, then the environment variable
+ * TOPOML_PLUGIN_HOST (not with TOPOML_CTX_NO_ENV, nor in setuid programs)
+ * say the plugin host is (another program: in the same folder); next to
+ * the running program; in the bin folder beside an installed libtopoml.so;
+ * in the build tree when this code runs from there; in the bin folder of
+ * the running program's prefix (<exe>/../bin: a statically linked host
+ * installed, or moved, with topoml); else in the configured bindir. Only a
  * regular executable file of ours or root's, not writable by group or
- * others, counts. */
-bool tm_find_helper(const char *name, char *out, size_t size);
+ * others, counts. `ctx` may be NULL (then neither key nor variable). */
+bool tm_find_helper(topoml_context *ctx, const char *name, char *out, size_t size);
+/* Say once per context, at warning level, that the helper `name` was not
+ * found, where it was looked for, and what stops working without it. */
+void tm_helper_missing(topoml_context *ctx, const char *name, const char *consequence);
 
 /* A helper process started with posix_spawn (safe in a multi-threaded host:
  * no fork of the host's state), in its own process group, stdin, stdout and

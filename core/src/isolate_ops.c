@@ -271,7 +271,8 @@ static int start_helper(tm_isolated *iso, char *why, size_t why_size)
     topoml_context *ctx = iso->ctx;
     tm_backend *b = &ctx->backends[iso->index];
     char helper[4096];
-    if (!tm_find_helper(TM_PLUGIN_HOST, helper, sizeof helper)) {
+    if (!tm_find_helper(ctx, TM_PLUGIN_HOST, helper, sizeof helper)) {
+        tm_helper_missing(ctx, TM_PLUGIN_HOST, "isolated plugins cannot run");
         snprintf(why, why_size, TM_PLUGIN_HOST " not found");
         return -1;
     }

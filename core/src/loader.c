@@ -42,6 +42,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -512,15 +513,32 @@ static void scan_path_list(topoml_context *ctx, walk *w, const char *list)
     }
 }
 
+/* The file holding this code, canonical: libtopoml.so, or the program it
+ * is statically linked into. For the main program dladdr gives the name it
+ * was started by (argv[0], maybe a bare name found through PATH), which
+ * need not resolve from here: /proc/self/exe does. */
+static bool code_object(char *out, size_t size)
+{
+    Dl_info info;
+    char real[PATH_MAX];
+    if (!dladdr((void *)code_object, &info) || !info.dli_fname)
+        return false;
+    const char *base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    if (strstr(base, ".so") && realpath(info.dli_fname, real))
+        return (size_t)snprintf(out, size, "%s", real) < size;
+    ssize_t n = readlink("/proc/self/exe", real, sizeof real - 1);
+    if (n <= 0)
+        return false;
+    real[n] = '\0';
+    return (size_t)snprintf(out, size, "%s", real) < size;
+}
+
 bool tm_in_build_tree(void)
 {
 #ifdef TOPOML_BUILD_ROOT
-    /* The object holding this code is libtopoml.so, or the program it is
-     * statically linked into; its path may be relative to the cwd. */
-    Dl_info info;
     char real[4096];
-    return dladdr((void *)tm_in_build_tree, &info) && info.dli_fname &&
-           realpath(info.dli_fname, real) &&
+    return code_object(real, sizeof real) &&
            strncmp(real, TOPOML_BUILD_ROOT "/", strlen(TOPOML_BUILD_ROOT) + 1) == 0;
 #else
     return false;
@@ -538,10 +556,8 @@ static const char *default_folder(char *buf, size_t size)
     if (tm_in_build_tree())
         return TOPOML_BUILD_PLUGIN_DIR;
 #endif
-    Dl_info info;
     char real[4096];
-    if (dladdr((void *)default_folder, &info) && info.dli_fname &&
-        realpath(info.dli_fname, real)) {
+    if (code_object(real, sizeof real)) {
 #ifdef TOPOML_INSTALL_LIBDIR_NAME
         char *slash = strrchr(real, '/');
         if (slash) {

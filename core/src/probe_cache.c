@@ -115,7 +115,7 @@ static bool binding(topoml_context *ctx, const tm_backend *b, char *out, size_t 
     char boot[64], env[65], helper[4096];
     struct stat st;
     if (strlen(b->file_sha256) != 64 || !boot_id(boot) || !environment_hash(ctx, env) ||
-        !tm_find_helper(TM_PLUGIN_HOST, helper, sizeof helper) || stat(helper, &st) != 0)
+        !tm_find_helper(ctx, TM_PLUGIN_HOST, helper, sizeof helper) || stat(helper, &st) != 0)
         return false;
     int w =
         snprintf(out, size,

@@ -251,6 +251,10 @@ bool tm_loader_file_name(const char *path, char *out, size_t size);
 /* Is `name` one of the plugins shipped with topoml (isolate_ops.c)? Only
  * the file in topoml's own plugin folder may take it. */
 bool tm_is_shipped_name(const char *name);
+/* Does topoml's own plugin folder (the build tree's, or the installed one
+ * beside this code) exist? Without one (a static host outside any prefix)
+ * no name is reserved: there is no shipped plugin to take it from. */
+bool tm_loader_own_folder(void);
 /* Walk the search path without loading anything: fn gets every plugin file
  * the loader would open, in its order (topoml-conformance lists plugins this
  * way so that a broken one cannot crash it). */

@@ -567,8 +567,13 @@ static const char *default_folder(char *buf, size_t size)
                                         : snprintf(buf, size, "%s/../%s/topoml/plugins", real,
                                                    TOPOML_INSTALL_LIBDIR_NAME);
             struct stat st;
-            if (n > 0 && (size_t)n < size && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+            char canonical[4096];
+            if (n > 0 && (size_t)n < size && stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) {
+                /* <bin>/../lib/...: said as the folder it is */
+                if (realpath(buf, canonical) && strlen(canonical) < size)
+                    snprintf(buf, size, "%s", canonical);
                 return buf;
+            }
         }
 #endif
     }
@@ -579,6 +584,14 @@ static const char *default_folder(char *buf, size_t size)
     (void)size;
     return NULL;
 #endif
+}
+
+bool tm_loader_own_folder(void)
+{
+    char buf[4096], real[4096];
+    const char *def = default_folder(buf, sizeof buf);
+    struct stat st;
+    return def && realpath(def, real) && stat(real, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 void tm_loader_each_file(topoml_context *ctx, tm_plugin_file_fn fn, void *user)

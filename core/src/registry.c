@@ -221,7 +221,7 @@ static int bring_up(topoml_context *ctx, tm_backend *b)
     /* A plugin from another folder that calls itself like a shipped one
      * (from a file of another name) is refused as decided_by_file_name
      * refuses one by its file name. */
-    if (!b->in_default_folder && tm_is_shipped_name(b->name)) {
+    if (!b->in_default_folder && tm_is_shipped_name(b->name) && tm_loader_own_folder()) {
         b->gate_state = TOPOML_GATE_REJECTED;
         snprintf(b->gate_reason, sizeof b->gate_reason,
                  "refused: the name '%.48s' belongs to the plugin shipped with topoml, which "
@@ -290,7 +290,8 @@ int tm_registry_init(topoml_context *ctx)
 /* Decisions made from the file's name alone, before any of its code runs
  * (not even its constructors in a probe process): `disable: [NAME]` keeps
  * topoml-backend-NAME.so closed, and a file from another folder than
- * topoml's own cannot take the name of a plugin shipped with topoml. true
+ * topoml's own (where that folder exists) cannot take the name of a plugin
+ * shipped with topoml. true
  * when `b` is decided (and brought up) here. */
 static bool decided_by_file_name(topoml_context *ctx, tm_backend *b)
 {
@@ -298,7 +299,8 @@ static bool decided_by_file_name(topoml_context *ctx, tm_backend *b)
     if (!b->path || !tm_loader_file_name(b->path, name, sizeof name))
         return false;
     const bool off = tm_strlist_has(&ctx->config.disable, name);
-    const bool impostor = !b->in_default_folder && tm_is_shipped_name(name);
+    const bool impostor =
+        !b->in_default_folder && tm_is_shipped_name(name) && tm_loader_own_folder();
     if (!off && !impostor)
         return false;
     if (!b->name && (b->name = tm_strdup(ctx, name)) == NULL)

@@ -170,14 +170,72 @@ START_TEST(test_weakening_settings_warn_on_every_context)
 }
 END_TEST
 
+/* First use: the certification's progress reaches the host's progress
+ * callback ("certifying NAME", done of total), and the first call after it,
+ * re-run on the reference, says "verifying on the reference". */
+static char stages[1 << 16];
+static uint64_t cert_total, cert_done_max;
+
+static int note_progress(void *user, const char *stage, uint64_t done, uint64_t total)
+{
+    (void)user;
+    if (!strcmp(stage, "certifying scalar-copy")) {
+        cert_total = total;
+        if (done > cert_done_max)
+            cert_done_max = done;
+    }
+    size_t n = strlen(stages);
+    if (n < sizeof stages - 200 && !strstr(stages, stage))
+        snprintf(stages + n, sizeof stages - n, "%s\n", stage);
+    return 0;
+}
+
+START_TEST(test_first_use_shows_certification_and_verification_progress)
+{
+    char cache[] = "/tmp/topoml-progress-cache-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(cache));
+    char config[256];
+    snprintf(config, sizeof config, "gate: auto\ncache_dir: %s\n", cache);
+    topoml_context *ctx = check_context_from_config(
+        config, TOPOML_TEST_BUILD_DIR "/conformance-plugins/scalar-copy");
+    stages[0] = '\0';
+    cert_total = cert_done_max = 0;
+    topoml_set_progress(ctx, note_progress, NULL);
+    ck_assert_int_eq(topoml_use_backend(ctx, "scalar-copy"), TOPOML_OK);
+    double xy[2 * 40];
+    for (int i = 0; i < 40; i++) {
+        xy[2 * i] = (double)((i * 37) % 41) / 41.0;
+        xy[2 * i + 1] = (double)((i * 11) % 43) / 43.0;
+    }
+    topoml_data *d = NULL;
+    ck_assert_int_eq(topoml_data_from_points(ctx, &d, 40, 2, xy), TOPOML_OK);
+    topoml_rips_options o;
+    topoml_rips_options_init(&o);
+    o.max_dim = 1;
+    topoml_barcode *bc = NULL;
+    ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &o), TOPOML_OK);
+    ck_assert_str_eq(topoml_last_backend(ctx), "scalar-copy");
+    ck_assert_msg(cert_total > 100 && cert_done_max > cert_total / 2, "%llu of %llu\n%s",
+                  (unsigned long long)cert_done_max, (unsigned long long)cert_total, stages);
+    ck_assert_msg(strstr(stages, "verifying on the reference\n"), "%s", stages);
+    topoml_barcode_free(bc);
+    topoml_data_free(ctx, d);
+    topoml_context_free(ctx);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gate_records");
     TCase *tc = tcase_create("gate");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_disable_by_name_runs_none_of_the_plugins_code);
     tcase_add_test(tc, test_a_plugin_cannot_take_a_shipped_plugins_name);
     tcase_add_test(tc, test_weakening_settings_warn_on_every_context);
+    tcase_add_test(tc, test_first_use_shows_certification_and_verification_progress);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);
 }

@@ -288,7 +288,22 @@ static void host_log(void *data, int level, const char *message)
 static int host_progress(void *data, const char *stage, uint64_t done, uint64_t total)
 {
     topoml_context *ctx = data;
-    return ctx->progress_fn ? ctx->progress_fn(ctx->progress_user, stage, done, total) : 0;
+    if (!ctx->progress_fn)
+        return 0;
+    if (ctx->progress_rerun) {
+        /* The reference re-running a plugin's call: said in each stage. */
+        char s[160];
+        snprintf(s, sizeof s, "verifying on the reference: %.120s", stage);
+        return ctx->progress_fn(ctx->progress_user, s, done, total);
+    }
+    return ctx->progress_fn(ctx->progress_user, stage, done, total);
+}
+
+void tm_progress_rerun(topoml_context *ctx, bool on)
+{
+    ctx->progress_rerun = on;
+    if (on && ctx->progress_fn)
+        (void)ctx->progress_fn(ctx->progress_user, "verifying on the reference", 0, 0);
 }
 
 void tm_call_init(topoml_context *ctx, topoml_call_v1 *call, char *errbuf, size_t errbuf_size)

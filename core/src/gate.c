@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,19 +258,35 @@ static int run_tool(topoml_context *ctx, const char *name, const char *tool, con
     }
     FILE *f = fdopen(pipe_fds[0], "r");
     if (f) {
-        char line[512];
+        char line[512], stage[96];
+        snprintf(stage, sizeof stage, "certifying %.60s", name);
         double last = -INFINITY; /* the first line at once, then once a second */
+        bool cancelled = false;
         while (fgets(line, sizeof line, f)) {
             unsigned long done, total;
             char case_name[200];
-            if (sscanf(line, "progress %lu %lu %199s", &done, &total, case_name) == 3 &&
-                tm_now() - last >= 1.0) {
+            if (sscanf(line, "progress %lu %lu %199s", &done, &total, case_name) != 3)
+                continue;
+            /* "certifying NAME: 120/289" in a host's progress display; a
+             * host that cancels stops the certification (and gets none). */
+            if (!cancelled && ctx->progress_fn &&
+                ctx->progress_fn(ctx->progress_user, stage, done, total) != 0) {
+                cancelled = true;
+                kill(pid, SIGKILL);
+            }
+            if (tm_now() - last >= 1.0) {
                 last = tm_now();
                 tm_log(ctx, TOPOML_LOG_INFO, "certifying backend '%s': %lu of %lu cases (%s)",
                        name, done, total, case_name);
             }
         }
         fclose(f);
+        if (cancelled) {
+            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+            snprintf(why, why_size, "cancelled by the host");
+            return -1;
+        }
     } else {
         close(pipe_fds[0]);
     }

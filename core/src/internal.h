@@ -146,6 +146,7 @@ struct topoml_context {
     } kept_logs[16];
     uint32_t n_kept_logs, n_dropped_logs;
     uint32_t helper_missing_said; /* tm_helper_missing warned already: 1 host, 2 other */
+    bool progress_rerun; /* the reference is re-running a plugin's call (verify.c) */
     uint32_t read_flags; /* TOPOML_READ_* (topoml_set_read_flags) */
     /* run-time verification (verify.c) */
     double verify_plugin_seconds; /* plugins' time on calls above the small size */
@@ -255,6 +256,10 @@ bool tm_is_shipped_name(const char *name);
  * beside this code) exist? Without one (a static host outside any prefix)
  * no name is reserved: there is no shipped plugin to take it from. */
 bool tm_loader_own_folder(void);
+/* Progress while the reference re-runs a plugin's call (verify.c): on, a
+ * stage "verifying on the reference" is reported and the reference's own
+ * stages are prefixed with it; off (rerun_done) ends that. */
+void tm_progress_rerun(topoml_context *ctx, bool on);
 /* Walk the search path without loading anything: fn gets every plugin file
  * the loader would open, in its order (topoml-conformance lists plugins this
  * way so that a broken one cannot crash it). */

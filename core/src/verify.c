@@ -457,6 +457,7 @@ static bool want_rerun(topoml_context *ctx, uint64_t n, uint32_t vertices,
 static void rerun_done(topoml_context *ctx, uint64_t n, uint32_t vertices, double plugin_seconds,
                        double ref_seconds)
 {
+    tm_progress_rerun(ctx, false);
     ctx->verify_reruns++;
     if (small_call(n, vertices, plugin_seconds) || ctx->config.verify != TM_VERIFY_AUTO)
         return;
@@ -604,6 +605,7 @@ int tm_verify_distances(topoml_context *ctx, tm_backend **bp, const topoml_input
         char msg[512];
         topoml_call_v1 call;
         tm_call_init(ctx, &call, msg, sizeof msg);
+        tm_progress_rerun(ctx, true);
         double t0 = tm_now();
         int rc = ref->vt->distances(ref->state, &call, in, want);
         rerun_done(ctx, in->n, 2, seconds, tm_now() - t0);
@@ -751,6 +753,7 @@ int tm_verify_edges(topoml_context *ctx, tm_backend **bp, const topoml_input_v1 
         sized(call_kind(TOPOML_OP_EDGES, in, vc, 0, 0, threshold, false), in, wrong ? 0 : *n_edges);
     if (!wrong && (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, in->n, 2, seconds))) {
         tm_call_init(ctx, &call, msg, sizeof msg);
+        tm_progress_rerun(ctx, true);
         double t0 = tm_now();
         int rc = ref->vt->edges(ref->state, &call, in, threshold, &r, &nr);
         rerun_done(ctx, in->n, 2, seconds, tm_now() - t0);
@@ -1119,6 +1122,7 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
               in, res->n_intervals);
     if (!wrong && may_rerun &&
         (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, in->n, vertices, seconds))) {
+        tm_progress_rerun(ctx, true);
         double t0 = tm_now();
         int rc = run_barcode(ctx, ref, op, in, params, &want, msg, sizeof msg);
         rerun_done(ctx, in->n, vertices, seconds, tm_now() - t0);
@@ -1241,6 +1245,7 @@ int tm_verify_image(topoml_context *ctx, tm_backend **bp, const topoml_image_par
             return unchecked(ctx, b, TOPOML_OP_IMAGE, TOPOML_E_NOMEM, "out of memory");
         }
         tm_call_init(ctx, &call, msg, sizeof msg);
+        tm_progress_rerun(ctx, true);
         const double t0 = tm_now();
         int rc = ref->vt->image(ref->state, &call, p, n_diagrams, offsets, pairs, want);
         rerun_done(ctx, kind.n, 2, seconds, tm_now() - t0);

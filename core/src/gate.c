@@ -367,7 +367,7 @@ void tm_gate_revoke(topoml_context *ctx, const tm_backend *b, const char *why)
     char dir[4096], file[4400], real[PATH_MAX], err[512];
     if (!b->path)
         return;
-    if (tm_cache_dir(ctx, true, dir, sizeof dir) != TOPOML_OK) {
+    if (tm_cache_dir(ctx, false, dir, sizeof dir) != TOPOML_OK) {
         ctx->errmsg[0] = '\0'; /* no cache, no certificate to revoke */
         return;
     }

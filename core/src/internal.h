@@ -616,8 +616,5 @@ int tm_revoked_lookup(const char *dir, const char *file_sha256, char *reason, si
                       int *forged);
 int tm_revoked_add(const char *dir, const char *file_sha256, const char *reason, char *why,
                    size_t why_size);
-/* <dir>/records.key: what a sandbox must deny a plugin's process (with the
- * rest of the cache folder). */
-bool tm_records_key_path(const char *dir, char *out, size_t size);
 
 #endif /* TOPOML_INTERNAL_H */

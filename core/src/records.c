@@ -387,8 +387,3 @@ int tm_revoked_add(const char *dir, const char *file_sha256, const char *reason,
     }
     return TOPOML_OK;
 }
-
-bool tm_records_key_path(const char *dir, char *out, size_t size)
-{
-    return (size_t)snprintf(out, size, "%s/" KEY_FILE, dir) < size;
-}

@@ -573,6 +573,10 @@ class Context {
         Buffer buf;
         if (!ok || !progress_of(c.progress) || !buf.read(X, c.array))
             return nb::none();
+        /* ripser.py warns of a square or wide point cloud: its Python path
+         * (topoml._rips._ripser) gives the warning. */
+        if (c.kind == globals().points && c.array.n <= c.array.dim)
+            return nb::none();
         nb::object owner;
         Context &ctx = of_thread(&owner);
         Guard g(&ctx);

@@ -320,13 +320,12 @@ typedef struct topoml_rips_options {
     double threshold;     /* +INFINITY: none (the enclosing radius is used) */
     uint32_t modulus;     /* prime coefficient field Z/p (default 2) */
     uint32_t metric;      /* topoml_metric for point clouds (default euclidean) */
-    /* Appended in 0.2 (read only when struct_size covers them): */
+    /* Appended in 0.3 (read only when struct_size covers them): */
     uint32_t collapse;    /* topoml_collapse: edge collapse before the reduction */
     uint32_t n_threads;   /* threads the edge collapse and a multi-threaded
                              backend may use; 0: the configuration's
                              `threads:`, else every core this process may run
                              on (sched_getaffinity); never more than those */
-    /* Appended in 0.3: */
     uint32_t flags;       /* TOPOML_RIPS_* bits (default 0) */
 } topoml_rips_options;
 

@@ -313,6 +313,16 @@ bool tm_gate_first_use(topoml_context *ctx, tm_backend *b);
 int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint32_t max_dim,
               uint32_t modulus, tm_backend **out);
 
+/* ---- barcodes of dimension 0 on a backend's h0 op (registry.c, ops.c) ----
+ * TM_SELECT_OR_H0, or'ed into tm_select's TOPOML_OP_RIPS for a barcode of
+ * dimension 0 only: a backend whose h0 op takes the input counts as capable
+ * as well, in the same order of choice (a name, `prefer`, accelerators,
+ * plugins, the reference). tm_select_capable then says whether the chosen
+ * one runs rips (it can) or h0 (it cannot): the bars are the same. */
+#define TM_SELECT_OR_H0 0x10000u
+bool tm_select_capable(const tm_backend *b, uint32_t op, const topoml_input_v1 *in,
+                       uint32_t max_dim, uint32_t modulus);
+
 /* ---- child processes (isolate.c, isolate_probe.c) ---- */
 
 /* The helper program that runs plugin code outside the host. */

@@ -166,6 +166,9 @@ static void json_string(FILE *f, const char *s)
     {"-f, --format FMT", "diagram file format: auto (default), json, ripser, gudhi, csv", 'f'}
 #define COMMON_HELP_OPTS \
     CLI_HELP_BACKEND, CLI_HELP_CONFIG, CLI_HELP_MAX_MEMORY, CLI_HELP_VERBOSE, CLI_HELP_HELP
+/* features, compare and plot compute in the core, on no backend: no
+ * --backend. */
+#define CORE_HELP_OPTS CLI_HELP_CONFIG, CLI_HELP_MAX_MEMORY, CLI_HELP_VERBOSE, CLI_HELP_HELP
 
 /* The context a command runs with: the caller's, or one opened from the
  * common options (and then freed by env_close). */
@@ -526,7 +529,7 @@ static const cli_opt_help features_opts[] = {
                          "always use only finite pairs, and report how many were left out", 'i'},
     {"-O, --output STYLE", "json (default) or csv (dim,feature,level,t,value)", 'O'},
     {"-o, --output-file FILE", "write there instead of standard output", 'o'},
-    COMMON_HELP_OPTS};
+    CORE_HELP_OPTS};
 static const cli_help features_help =
     CLI_HELP("topoml features [options] DIAGRAM",
              "Betti curves, persistence landscapes, persistent entropy and total persistence\n"
@@ -789,7 +792,7 @@ static const cli_opt_help compare_opts[] = {
                            "GUDHI)", 'P'},
     {"-O, --output STYLE", "text (default), json or csv", 'O'},
     {"-o, --output-file FILE", "write there instead of standard output", 'o'},
-    COMMON_HELP_OPTS};
+    CORE_HELP_OPTS};
 static const cli_help compare_help = CLI_HELP(
     "topoml compare [options] A B",
     "Bottleneck and Wasserstein distances between the diagrams in files A and B,\n"
@@ -1072,7 +1075,7 @@ static const cli_opt_help plot_opts[] = {
     {"-s, --size WxH", "size in pixels (default 440x440 for a diagram; 640 wide and as tall as "
                        "the bars need for a barcode)", 's'},
     {"-o, --output-file FILE", "write there instead of standard output", 'o'},
-    COMMON_HELP_OPTS};
+    CORE_HELP_OPTS};
 static const cli_help plot_help = CLI_HELP(
     "topoml plot [options] DIAGRAM",
     "Draw a persistence diagram or a barcode as SVG: one colour per dimension with\n"

@@ -1035,6 +1035,7 @@ int main(int argc, char **argv)
     } else if (cmd[0] == '-') {
         /* Options of `topoml` itself, parsed from its own table. */
         opterr = 0;
+        optind = 1;
         int c = cli_getopt(argc, argv, &main_help);
         if (c == 'h') {
             cli_print_help(stdout, &main_help);

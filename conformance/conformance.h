@@ -3,7 +3,7 @@
  * the case list (cases.c), input generators (generate.c), the reference
  * (reference.c), running a plugin in a child process (isolate.c,
  * subject.c), comparing its answers (compare.c), and reports (report.c).
- * tools/topoml_conformance.c puts them together.
+ * tools/cli/topoml_conformance.c puts them together.
  *
  * The suite sits on the core: it computes every reference answer through
  * the public API with the built-in scalar backend, and reaches the plugin

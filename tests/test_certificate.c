@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "certificate.h"
-#include "sha256.h"
+#include "gate/certificate.h"
+#include "gate/sha256.h"
 #include "topoml/topoml.h"
 
 #include "check_context.h"

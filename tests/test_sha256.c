@@ -1,5 +1,5 @@
 /*
- * test_sha256.c — core/src/sha256.c against the FIPS 180-4 / NIST example
+ * test_sha256.c — core/src/gate/sha256.c against the FIPS 180-4 / NIST example
  * vectors, fed in one piece and in every split, and the file digest: each
  * test twice, on the portable compression function (_i 0) and on the
  * fastest this CPU has (_i 1: SHA-NI where it has the SHA extensions); and
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include "gate/sha256.h"
 
 #include "check_run.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_verify.c — run-time verification (core/src/verify.c): a plugin's
+ * test_verify.c — run-time verification (core/src/gate/verify.c): a plugin's
  * wrong answer never reaches the caller. It is replaced by the reference's,
  * the plugin is rejected for the context and its certificate revoked; the
  * checks hold in every `verify` mode they are meant for, and the
@@ -26,7 +26,8 @@
 
 #include "topoml/topoml.h"
 
-#include "internal.h" /* the context's re-run count */
+#include "api/api.h" /* the context's re-run count */
+#include "compute/compute.h" /* tm_cpus_available */
 
 static char *write_temp(const char *text)
 {

@@ -326,6 +326,7 @@ class Context {
         d["gate_reason"] = str_or_none(bi.gate_reason);
         d["selection"] = bi.selection;
         d["isolation"] = str_or_none(bi.isolation);
+        d["sandbox"] = str_or_none(bi.sandbox);
         nb::list caps;
         for (uint32_t k = 0; k < bi.n_caps; k++) {
             const topoml_capability_v1 &c = bi.caps[k];

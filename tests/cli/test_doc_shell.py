@@ -1,5 +1,5 @@
 """The shell snippets of docs/*.md and README.md run against this build as
-the pages show them (tools/docs/doc_shell.py): a `$ ` session prints what
+the pages show them (docs/tools/doc_shell.py): a `$ ` session prints what
 the page says, other blocks exit 0, a block that cannot run here carries
 `<!-- shell: skip: REASON -->`; and every inline `topoml CMD --option` names
 an option of that command. The real pages pass; copies with one thing wrong
@@ -16,7 +16,7 @@ import clitest as ct
 a = ct.args()
 rep = ct.Report()
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-TOOL = os.path.join(SRC, "tools", "docs", "doc_shell.py")
+TOOL = os.path.join(SRC, "docs", "tools", "doc_shell.py")
 BUILD = os.path.abspath(a.build)
 
 

@@ -1,6 +1,6 @@
 """Both programs, `topoml` (and each of its commands) and
 `topoml-conformance`, print their help the same way, from one table per
-command (tools/cli_help.c) that is also what the command parses: options at
+command (tools/cli/cli_help.c) that is also what the command parses: options at
 column 2, what they do from column 26 (on the option's line, or on the next
 when the option reaches the column), wrapped lines at column 26 too, no line
 over 79 characters; `-h, --help` listed everywhere, `--version` by each

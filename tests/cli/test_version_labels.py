@@ -1,7 +1,7 @@
 """The version labels of the headers and docs ("appended in 0.3", "since
 core 0.4", ...) agree with the history tables (docs/embedding.md,
 "Versions"; docs/plugin-abi.md, "Version history") and with the one
-version, project() in CMakeLists.txt (tools/check_versions.py): the tree
+version, project() in CMakeLists.txt (docs/tools/check_versions.py): the tree
 passes; copies with the disagreements the check exists for fail, naming the
 file and line."""
 import os
@@ -17,7 +17,7 @@ import clitest as ct
 ct.args()
 rep = ct.Report()
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-TOOL = os.path.join(SRC, "tools", "check_versions.py")
+TOOL = os.path.join(SRC, "docs", "tools", "check_versions.py")
 
 
 def check(root):

@@ -59,5 +59,5 @@ mutated("plugin-api/include/topoml/plugin.h", r"Appended in core 0\.4 \(read onl
 # A label of a version no table has.
 mutated("docs/plugin-abi.md", r"since core 0\.3", "since core 0.9", "no history table has")
 # A field labelled but missing from the tables.
-mutated("docs/embedding.md", r"`topoml_backend_info.isolation`; ", "", "in no history table")
+mutated("docs/embedding.md", r"`topoml_backend_info.isolation` and ", "", "in no history table")
 rep.finish()

@@ -20,7 +20,13 @@ run as a bench/results artifact (bench/artifact.py; --json FILE, or -
 for stdout). Needs only the standard library and a build tree.
 
   bench/bench_conformance_tiers.py --build build [--repeat 3] \\
-      [--plugins scalar,threads,cpp-compat] [--tiers quick,full] [--json out.json]
+      [--plugins scalar,threads,cpp-compat] [--tiers quick,full] \\
+      [--modes session,per-case] [--json out.json]
+
+--modes: `session` (the default: one process per plugin runs its cases one
+after another) and `per-case` (--process-per-case: a new process for each
+case, as before), run in turn in the same rounds so that their ratio is
+measured under the same load.
 """
 
 import argparse
@@ -43,6 +49,8 @@ def main():
     ap.add_argument("--plugins", default="scalar,threads,cpp-compat",
                     help="plugins of build/plugins-out/, comma-separated")
     ap.add_argument("--tiers", default="quick,full")
+    ap.add_argument("--modes", default="session",
+                    help="session, per-case, or both comma-separated")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1,
                     help="seed of the cases generated from the capability records")
@@ -51,7 +59,9 @@ def main():
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     tool = os.path.join(build, "tools", "topoml-conformance")
-    plugins, tiers = a.plugins.split(","), a.tiers.split(",")
+    plugins, tiers, modes = a.plugins.split(","), a.tiers.split(","), a.modes.split(",")
+    if not set(modes) <= {"session", "per-case"}:
+        sys.exit("--modes takes session and per-case")
     for p in plugins:
         if not os.path.exists(os.path.join(build, "plugins-out", "topoml-backend-%s.so" % p)):
             sys.exit("no plugin %s in %s/plugins-out: build it first" % (p, build))
@@ -60,14 +70,15 @@ def main():
     env.pop("TOPOML_CONFIG", None)
     env.pop("TOPOML_PLUGIN_PATH", None)
 
-    def one_run(plugin, tier):
+    def one_run(plugin, tier, mode):
         """One certification run in a fresh cache folder: (wall, cpu, report)."""
         cache, report = os.path.join(tmp, "cache"), os.path.join(tmp, "r.json")
         shutil.rmtree(cache, ignore_errors=True)
         cmd = [tool, "--plugin", os.path.join(build, "plugins-out",
                                               "topoml-backend-%s.so" % plugin),
                "--tier", tier, "--certify", "--fail-fast", "--cache-dir", cache,
-               "--seed", str(a.seed), "--json", report, "--quiet"]
+               "--seed", str(a.seed), "--json", report, "--quiet"] + (
+                   ["--process-per-case"] if mode == "per-case" else [])
         t = timing.run(cmd, env, a.timeout)
         if t is None:
             sys.exit("%s, tier %s: over %g s" % (plugin, tier, a.timeout))
@@ -75,16 +86,16 @@ def main():
             return t[0], t[1], json.load(f)
 
     load_start = list(os.getloadavg())
-    runs = timing.alternate({(p, t): (lambda p=p, t=t: one_run(p, t))
-                             for t in tiers for p in plugins}, a.repeat)
+    runs = timing.alternate({(p, t, m): (lambda p=p, t=t, m=m: one_run(p, t, m))
+                             for t in tiers for p in plugins for m in modes}, a.repeat)
     load_end = list(os.getloadavg())
     shutil.rmtree(tmp, ignore_errors=True)
 
     rows, cases = [], []
-    for (plugin, tier), r in runs.items():
+    for (plugin, tier, mode), r in runs.items():
         rep = r["last"]
         pr = rep["plugins"][0]
-        row = {"plugin": plugin, "tier": tier, "cases": pr["cases_run"],
+        row = {"plugin": plugin, "tier": tier, "mode": mode, "cases": pr["cases_run"],
                "generated_cases": rep.get("generated_cases"), "verdict": pr["verdict"],
                "counts": pr["counts"], "cpu_s": statistics.median(r["cpu"]),
                "wall_s": statistics.median(r["wall"]),
@@ -93,18 +104,20 @@ def main():
                                         for c in pr.get("cases", [])),
                                        key=lambda x: -x[1])[:5]}
         rows.append(row)
-        cases.append(artifact.case("%s tier" % tier, plugin, r["cpu"], wall_times=r["wall"],
+        cases.append(artifact.case("%s tier, %s" % (tier, mode), plugin, r["cpu"],
+                                   wall_times=r["wall"],
                                    wall_median=row["wall_s"], cases_run=row["cases"],
                                    verdict=row["verdict"], counts=row["counts"]))
 
     print("load average %s at the start, %s at the end; medians of %d runs" % (
         "/".join("%.1f" % x for x in load_start), "/".join("%.1f" % x for x in load_end),
         a.repeat))
-    print("%-11s %-6s %6s %8s %10s %10s" % ("plugin", "tier", "cases", "verdict", "CPU s",
-                                            "wall s"))
+    print("%-11s %-6s %-9s %6s %8s %10s %10s %10s" % ("plugin", "tier", "mode", "cases",
+                                                     "verdict", "CPU s", "wall s", "in cases"))
     for r in rows:
-        print("%-11s %-6s %6d %8s %10.2f %10.2f" % (r["plugin"], r["tier"], r["cases"],
-                                                    r["verdict"], r["cpu_s"], r["wall_s"]))
+        print("%-11s %-6s %-9s %6d %8s %10.2f %10.2f %10.2f" % (
+            r["plugin"], r["tier"], r["mode"], r["cases"], r["verdict"], r["cpu_s"], r["wall_s"],
+            r["cases_seconds"]))
     if a.json:
         rep = next(iter(runs.values()))["last"]
         version = subprocess.run([tool.replace("topoml-conformance", "topoml"), "--version"],
@@ -120,7 +133,8 @@ def main():
             "baseline": "scalar" if "scalar" in plugins else None,
             "statistic": "median of %d runs, CPU seconds (user + system) of topoml-conformance "
                          "and the processes it waited for; wall seconds in each case's "
-                         "wall_times and wall_median; plugins and tiers run in turn" % a.repeat,
+                         "wall_times and wall_median; plugins, tiers and modes run in turn"
+                         % a.repeat,
             "seed": a.seed,
             "runs": rows,
             "cases": cases})

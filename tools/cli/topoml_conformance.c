@@ -49,7 +49,8 @@ enum {
     O_VERBOSE,
     O_VERSION,
     O_SEED,
-    O_PROGRESS
+    O_PROGRESS,
+    O_PER_CASE
 };
 
 static const cli_opt_help options[] = {
@@ -73,6 +74,9 @@ static const cli_opt_help options[] = {
     {"--quiet", "no table on stdout", O_QUIET},
     {"--progress", "a line 'progress DONE TOTAL CASE' on stderr per case (for the gate, "
                    "which logs them while a host waits)", O_PROGRESS},
+    {"--process-per-case", "a new process for each case (default: one process per plugin runs "
+                           "its cases one after another, a new one after a case that crashes "
+                           "or times out)", O_PER_CASE},
     {"--verbose", "show the plugins' log messages on stderr", O_VERBOSE},
     {"--version", "print the version and exit", O_VERSION},
     CLI_HELP_HELP};
@@ -208,6 +212,22 @@ static char *certify(topoml_context *cfg, const tc_run *run, const tc_plugin *p,
         size_t len = strlen(c.summary);
         snprintf(c.summary + len, sizeof c.summary - len, " (stopped at the first failure)");
     }
+    /* A refusal names the first case that failed and how (the gate shows
+     * the summary as its reason). */
+    for (size_t k = 0; k < p->n_run && k < run->n_cases; k++) {
+        const tc_verdict *v = &p->verdicts[k];
+        if (tc_result_ok(v->result))
+            continue;
+        size_t len = strlen(c.summary);
+        char detail[sizeof v->detail];
+        snprintf(detail, sizeof detail, "%s", v->detail);
+        for (char *q = detail; *q; q++)
+            if (*q == '\n' || *q == '\r')
+                *q = ' ';
+        snprintf(c.summary + len, sizeof c.summary - len, "; first failing case %s (%s): %s",
+                 run->cases[k]->name, tc_result_name(v->result), detail);
+        break;
+    }
     snprintf(c.date, sizeof c.date, "%s", run->date);
     snprintf(c.seed, sizeof c.seed, "%llu", (unsigned long long)run->seed);
     if (json_path && strcmp(json_path, "-") != 0) {
@@ -215,7 +235,7 @@ static char *certify(topoml_context *cfg, const tc_run *run, const tc_plugin *p,
         snprintf(c.report, sizeof c.report, "%.1000s",
                  realpath(json_path, real) ? real : json_path);
     }
-    if (!tm_cert_file(dir, p->path, ".cert", file, sizeof file) ||
+    if (!tm_cert_file_for(dir, p->path, p->file_sha256, ".cert", file, sizeof file) ||
         tm_cert_store(file, &c, why, sizeof why) != TOPOML_OK) {
         fprintf(stderr, "topoml-conformance: %s: not certified: %s\n", p->path, why);
         return NULL;
@@ -287,7 +307,7 @@ int main(int argc, char **argv)
     bool list = false, do_certify = false, fail_fast = false, quiet = false, verbose = false;
     double timeout = 0; /* 0: by tier */
     uint64_t seed = 0;
-    bool seed_given = false, progress_lines = false;
+    bool seed_given = false, progress_lines = false, per_case = false;
     tc_case *generated = NULL;
     size_t n_generated = 0;
     int c;
@@ -339,6 +359,7 @@ int main(int argc, char **argv)
         case O_QUIET: quiet = true; break;
         case O_VERBOSE: verbose = true; break;
         case O_PROGRESS: progress_lines = true; break;
+        case O_PER_CASE: per_case = true; break;
         case O_VERSION:
             printf("topoml-conformance %s (plugin ABI v%u, suite %s)\n", topoml_version(),
                    TOPOML_ABI_VERSION, TOPOML_SUITE_VERSION);
@@ -581,17 +602,23 @@ int main(int argc, char **argv)
                  * fails every plugin rather than pass one unchecked. */
                 v->result = TC_FAIL;
                 snprintf(v->detail, sizeof v->detail, "%.500s", err);
-            } else {
+            } else if (per_case) {
                 tc_plugin_run(p, ref, tc, &in, &r, timeout, verbose, v);
+            } else {
+                tc_plugin_run_session(p, ref, &suite, tc, &in, &r, timeout, verbose, v);
             }
             p->n_run = k + 1;
             p->stopped = fail_fast && !tc_result_ok(v->result);
+            if (p->stopped)
+                tc_plugin_end_session(p);
         }
         if (ok) {
             tc_reference_free(ref, &r);
             tc_input_free(&in);
         }
     }
+    for (size_t i = 0; i < run.n_plugins; i++)
+        tc_plugin_end_session(&run.plugins[i]);
     if (progress)
         fprintf(stderr, "\r%-80s\r", "");
 
@@ -620,6 +647,7 @@ int main(int argc, char **argv)
 
 done:
     for (size_t i = 0; i < run.n_plugins; i++) {
+        tc_plugin_end_session(&run.plugins[i]);
         tc_plugin_free(&run.plugins[i]);
         if (run.certificates)
             free(run.certificates[i]);

@@ -62,6 +62,7 @@ typedef struct tm_config {
     int verify;              /* enum tm_verify_mode (verify.c) */
     double verify_share;     /* re-runs of large calls: this share of plugin time */
     bool probe_cache;        /* keep probe reports between processes (probe_cache.c) */
+    char *plugin_host;       /* the helper program topoml-plugin-host, or NULL: searched */
 } tm_config;
 
 /* Run-time verification (config key `verify`, verify.c). */
@@ -106,6 +107,8 @@ struct topoml_context {
         char text[256];
     } kept_logs[16];
     uint32_t n_kept_logs, n_dropped_logs;
+    uint32_t helper_missing_said; /* tm_helper_missing warned already: 1 host, 2 other */
+    bool progress_rerun; /* the reference is re-running a plugin's call (verify.c) */
     uint32_t read_flags; /* TOPOML_READ_* (topoml_set_read_flags) */
     /* run-time verification (verify.c) */
     double verify_plugin_seconds; /* plugins' time on calls above the small size */

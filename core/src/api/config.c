@@ -54,6 +54,7 @@ void tm_config_clear(topoml_context *ctx, tm_config *cfg)
     strlist_clear(ctx, &cfg->enable);
     strlist_clear(ctx, &cfg->disable);
     tm_free(ctx, cfg->cache_dir);
+    tm_free(ctx, cfg->plugin_host);
     tm_config_defaults(cfg);
 }
 
@@ -254,6 +255,13 @@ static int apply_key(parse_state *ps, const char *key, const yaml_node_t *v, tm_
         tm_free(ps->ctx, cfg->cache_dir);
         cfg->cache_dir = tm_strdup(ps->ctx, s);
         return cfg->cache_dir ? TOPOML_OK : tm_nomem(ps->ctx, strlen(s) + 1);
+    }
+    if (strcmp(key, "plugin_host") == 0) {
+        if (s[0] != '/')
+            return node_error(ps, v, "plugin_host must be an absolute path, not '%s'", s);
+        tm_free(ps->ctx, cfg->plugin_host);
+        cfg->plugin_host = tm_strdup(ps->ctx, s);
+        return cfg->plugin_host ? TOPOML_OK : tm_nomem(ps->ctx, strlen(s) + 1);
     }
     if (strcmp(key, "log_level") == 0) {
         cfg->log_level = parse_log_level(s);
@@ -476,7 +484,7 @@ int tm_config_load(topoml_context *ctx, const char *path, tm_config *cfg)
                                     "unknown key '%s' (known: plugin_paths, prefer, enable, "
                                     "disable, gate, max_memory, cache_dir, log_level, device, "
                                     "threads, isolation, isolation_timeout, verify, verify_share, "
-                                    "probe_cache)",
+                                    "probe_cache, plugin_host)",
                                     key);
             }
         }

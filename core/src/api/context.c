@@ -289,7 +289,22 @@ static void host_log(void *data, int level, const char *message)
 static int host_progress(void *data, const char *stage, uint64_t done, uint64_t total)
 {
     topoml_context *ctx = data;
-    return ctx->progress_fn ? ctx->progress_fn(ctx->progress_user, stage, done, total) : 0;
+    if (!ctx->progress_fn)
+        return 0;
+    if (ctx->progress_rerun) {
+        /* The reference re-running a plugin's call: said in each stage. */
+        char s[160];
+        snprintf(s, sizeof s, "verifying on the reference: %.120s", stage);
+        return ctx->progress_fn(ctx->progress_user, s, done, total);
+    }
+    return ctx->progress_fn(ctx->progress_user, stage, done, total);
+}
+
+void tm_progress_rerun(topoml_context *ctx, bool on)
+{
+    ctx->progress_rerun = on;
+    if (on && ctx->progress_fn)
+        (void)ctx->progress_fn(ctx->progress_user, "verifying on the reference", 0, 0);
 }
 
 void tm_call_init(topoml_context *ctx, topoml_call_v1 *call, char *errbuf, size_t errbuf_size)
@@ -366,6 +381,30 @@ int topoml_context_new(topoml_context **out, const topoml_context_options *opts)
                    "gate is off (%s): every plugin that probes ok runs user work without a "
                    "certificate; for plugin development only",
                    config);
+        /* Every other setting that weakens the gate is said as loudly, on
+         * every command: a configuration left behind must not go unnoticed. */
+        if (ctx->config.verify == TM_VERIFY_CHECKS || ctx->config.verify == TM_VERIFY_OFF)
+            tm_log(ctx, TOPOML_LOG_WARN,
+                   "verify: %s (%s): plugins' answers are %s; a wrong answer of a certified "
+                   "plugin can reach the caller",
+                   ctx->config.verify == TM_VERIFY_OFF ? "off" : "checks", config,
+                   ctx->config.verify == TM_VERIFY_OFF
+                       ? "only checked for well-formedness, never re-run on the reference"
+                       : "checked but never re-run on the reference");
+        if (ctx->config.enable.count) {
+            char names[256];
+            size_t used = 0;
+            names[0] = '\0';
+            for (size_t i = 0; i < ctx->config.enable.count && used < sizeof names; i++) {
+                int w = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                                 ctx->config.enable.items[i]);
+                used = w > 0 ? used + (size_t)w : sizeof names;
+            }
+            tm_log(ctx, TOPOML_LOG_WARN,
+                   "enable: [%s] (%s): these plugins run without a certificate when they have "
+                   "none",
+                   names, config);
+        }
     }
     if (o.struct_size > offsetof(topoml_context_options, plugin_path) && o.plugin_path) {
         /* Caller-given folders come before the configuration's. */

@@ -360,41 +360,31 @@ bool tm_cert_file(const char *cache_dir, const char *canonical_path, const char 
     return w > 0 && (size_t)w < size;
 }
 
+bool tm_cert_file_for(const char *cache_dir, const char *canonical_path, const char *file_sha256,
+                      const char *suffix, char *out, size_t size)
+{
+    char hex[65];
+    if (!file_sha256 || strlen(file_sha256) != 64)
+        return false;
+    tm_sha256_hex(canonical_path, strlen(canonical_path), hex);
+    const char *base = strrchr(canonical_path, '/');
+    base = base ? base + 1 : canonical_path;
+    int w = snprintf(out, size, "%s/%s-%.16s-%.16s%s", cache_dir, base, hex, file_sha256, suffix);
+    return w > 0 && (size_t)w < size;
+}
+
 int tm_cert_load(const char *file, tm_cert *c, char *why, size_t why_size)
 {
     memset(c, 0, sizeof *c);
-    int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) {
-        snprintf(why, why_size, "%s: %s", file, strerror(errno));
-        return errno == ENOENT ? TOPOML_E_NOT_FOUND : TOPOML_E_IO;
-    }
-    /* What is read is what was checked: owner and mode of this descriptor
-     * and of every folder above it (loader.c). */
-    char real[4096], unsafe[512];
-    if (!tm_fd_is_safe(fd, real, sizeof real, unsafe, sizeof unsafe)) {
-        snprintf(why, why_size, "%s: not trusted: %s", file, unsafe);
-        close(fd);
-        return TOPOML_E_PARSE;
-    }
-    /* A certificate is a few hundred bytes; anything past 16 KiB is not one. */
+    /* One descriptor, checked (owner and mode of it and of every folder
+     * above it), then the authentication code of its last line (records.c):
+     * a certificate that anyone or anything else wrote or changed is not
+     * one. A certificate is a few hundred bytes; past 16 KiB it is not one. */
     char buf[16384];
-    size_t len = 0;
-    ssize_t got;
-    while (len < sizeof buf && (got = read(fd, buf + len, sizeof buf - len)) != 0) {
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            snprintf(why, why_size, "%s: %s", file, strerror(errno));
-            close(fd);
-            return TOPOML_E_IO;
-        }
-        len += (size_t)got;
-    }
-    close(fd);
-    if (len == sizeof buf) {
-        snprintf(why, why_size, "%s: too large to be a certificate", file);
-        return TOPOML_E_PARSE;
-    }
+    size_t len;
+    int rc = tm_record_read(file, "certificate", buf, sizeof buf, &len, why, why_size);
+    if (rc != TOPOML_OK)
+        return rc;
     return tm_cert_parse(buf, len, c, why, why_size);
 }
 
@@ -406,30 +396,7 @@ int tm_cert_store(const char *file, const tm_cert *c, char *why, size_t why_size
         snprintf(why, why_size, "certificate does not fit its format");
         return TOPOML_E_INTERNAL;
     }
-    char tmp[4200];
-    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", file) >= (int)sizeof tmp) {
-        snprintf(why, why_size, "path too long: %s", file);
-        return TOPOML_E_IO;
-    }
-    int fd = mkstemp(tmp); /* mode 0600 */
-    if (fd < 0) {
-        snprintf(why, why_size, "cannot create %s: %s", tmp, strerror(errno));
-        return TOPOML_E_IO;
-    }
-    ssize_t w = write(fd, text, (size_t)len);
-    int err = w == len ? 0 : (w < 0 ? errno : EIO);
-    if (!err && fsync(fd) != 0)
-        err = errno;
-    if (close(fd) != 0 && !err)
-        err = errno;
-    if (!err && rename(tmp, file) != 0)
-        err = errno;
-    if (err) {
-        unlink(tmp);
-        snprintf(why, why_size, "cannot write %s: %s", file, strerror(err));
-        return TOPOML_E_IO;
-    }
-    return TOPOML_OK;
+    return tm_record_write(file, "certificate", text, (size_t)len, why, why_size);
 }
 
 /* mkdir -p with mode 0700 for every folder made. */

@@ -8,9 +8,10 @@
  * model and feature flags, and a hash of the device strings the plugin's
  * capability records report). It is a small text file of key=value lines
  * closed by a checksum line (SHA-256 of everything before it), so a
- * truncated or edited file is detected and never trusted. The checksum is
- * not a signature: anyone who can write the cache folder can forge one,
- * which is why that folder must be private to its owner (tm_cache_dir).
+ * truncated or edited file is detected and never trusted. The file adds a
+ * last line, the HMAC-SHA256 of the rest under the cache folder's key
+ * (records.c): without the key, which a plugin's sandboxed process cannot
+ * read, a certificate cannot be forged or altered.
  */
 #ifndef TOPOML_CERTIFICATE_H
 #define TOPOML_CERTIFICATE_H
@@ -40,7 +41,7 @@ typedef struct tm_cert {
     char devices[512];       /* for people: the capability records' devices */
     char devices_sha256[65]; /* binding */
     char verdict[8];         /* "pass" or "fail" */
-    char summary[256];       /* counts per result */
+    char summary[768];       /* counts per result; the first failing case */
     char date[32];           /* UTC, ISO 8601 */
     char report[1024];       /* the JSON report written with it, or "" */
     char seed[24];           /* the seed of the generated cases (decimal) */
@@ -88,15 +89,25 @@ bool tm_cert_matches(const tm_cert *c, const tm_cert *now, char *why, size_t why
 bool tm_cert_file(const char *cache_dir, const char *canonical_path, const char *suffix, char *out,
                   size_t size);
 
+/* Where the certificate of one content of a plugin file lives:
+ * <cache_dir>/<file name>-<16 hex digits of SHA-256(path)>-<first 16 hex
+ * digits of the file's SHA-256><suffix> (.cert, .json, .verified). One per
+ * content: certifying a rebuilt file leaves the certificate of the old one
+ * alone, and putting the old file back finds it again. */
+bool tm_cert_file_for(const char *cache_dir, const char *canonical_path, const char *file_sha256,
+                      const char *suffix, char *out, size_t size);
+
 /* Read and parse a certificate file: TOPOML_OK, TOPOML_E_NOT_FOUND (no
  * file), TOPOML_E_IO or TOPOML_E_PARSE, with the reason in `why`. The file
  * is opened once (O_NOFOLLOW) and must pass tm_fd_is_safe on that
  * descriptor (ours or root's, not writable by others, nor any folder above
  * it), else TOPOML_E_PARSE: a certificate anyone else could have written is
- * not one. */
+ * not one; and its last line must be the authentication code of the rest
+ * under the cache folder's key (records.c), else TOPOML_E_PARSE. */
 int tm_cert_load(const char *file, tm_cert *c, char *why, size_t why_size);
 
-/* Write atomically (a private temporary file renamed over `file`), mode 0600.
+/* Write atomically (a private temporary file renamed over `file`), mode 0600,
+ * followed by its authentication code (records.c; the key is made if need be).
  * TOPOML_OK or TOPOML_E_IO with the reason. */
 int tm_cert_store(const char *file, const tm_cert *c, char *why, size_t why_size);
 

@@ -19,10 +19,12 @@
  * is made often (every CLI run, every host thread), and certifying every
  * plugin found would make each one pay for plugins it never calls.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +47,8 @@ typedef enum cert_state {
     CERT_FAIL,       /* valid, verdict fail */
     CERT_NONE,       /* no certificate */
     CERT_STALE,      /* a certificate that does not hold (any more) */
-    CERT_UNAVAILABLE /* the cache cannot be used */
+    CERT_UNAVAILABLE, /* the cache cannot be used */
+    CERT_REVOKED      /* revoked at run time (records.c): sticky for the file */
 } cert_state;
 
 /* Look up and check the certificate of `b`; `why` gets a reason for the
@@ -60,7 +63,20 @@ static cert_state cert_lookup(topoml_context *ctx, const tm_backend *b, tm_cert 
         ctx->errmsg[0] = '\0'; /* a gate decision, not an error of the caller's */
         return rc == TOPOML_E_NOT_FOUND ? CERT_NONE : CERT_UNAVAILABLE;
     }
-    if (!realpath(b->path, real) || !tm_cert_file(dir, real, ".cert", file, sizeof file)) {
+    /* Revocations first (records.c): a revoked file stays revoked whatever
+     * certificate is (put back) in the cache. */
+    char revoked[900];
+    int forged = 0;
+    if (tm_revoked_lookup(dir, b->file_sha256, revoked, sizeof revoked, &forged)) {
+        snprintf(why, why_size, "revoked at run time (%.400s); this file is not certified again",
+                 revoked);
+        return CERT_REVOKED;
+    }
+    if (forged)
+        tm_log(ctx, TOPOML_LOG_WARN,
+               "%s/revoked: lines whose authentication code does not match were ignored", dir);
+    if (!realpath(b->path, real) ||
+        !tm_cert_file_for(dir, real, b->file_sha256, ".cert", file, sizeof file)) {
         snprintf(why, why_size, "cannot resolve %.500s", b->path);
         return CERT_UNAVAILABLE;
     }
@@ -70,6 +86,7 @@ static cert_state cert_lookup(topoml_context *ctx, const tm_backend *b, tm_cert 
         return CERT_NONE;
     }
     if (rc != TOPOML_OK) {
+        tm_log(ctx, TOPOML_LOG_WARN, "certificate of backend '%s' ignored: %s", b->name, err);
         snprintf(why, why_size, "certificate invalid: %.400s", err);
         return CERT_STALE;
     }
@@ -93,9 +110,38 @@ static cert_state cert_lookup(topoml_context *ctx, const tm_backend *b, tm_cert 
         snprintf(why, why_size, "certified on %.10s for tier %s", cert->date, cert->tier);
         return CERT_PASS;
     }
-    snprintf(why, why_size, "failed conformance (tier %s) on %.10s: %.200s%s%.300s", cert->tier,
+    snprintf(why, why_size, "failed conformance (tier %s) on %.10s: %.420s%s%.80s", cert->tier,
              cert->date, cert->summary, cert->report[0] ? "; report " : "", cert->report);
     return CERT_FAIL;
+}
+
+/* Is there a certificate of another content of this plugin file (it was
+ * rebuilt or replaced since)? Then certifying it is announced. */
+static bool other_content_certified(topoml_context *ctx, const tm_backend *b)
+{
+    char dir[4096], real[PATH_MAX], file[4400];
+    if (tm_cache_dir(ctx, false, dir, sizeof dir) != TOPOML_OK) {
+        ctx->errmsg[0] = '\0';
+        return false;
+    }
+    if (!realpath(b->path, real) ||
+        !tm_cert_file_for(dir, real, b->file_sha256, ".cert", file, sizeof file))
+        return false;
+    /* <base>-<path hash>-<content hash>.cert: the same up to the content. */
+    const char *base = strrchr(file, '/') + 1;
+    const size_t stem = strlen(base) - strlen("0123456789abcdef.cert");
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        found = n == strlen(base) && strncmp(e->d_name, base, stem) == 0 &&
+                strcmp(e->d_name + n - 5, ".cert") == 0 && strcmp(e->d_name, base) != 0;
+    }
+    closedir(d);
+    return found;
 }
 
 static void set_state(tm_backend *b, uint32_t state, bool pending, const char *reason)
@@ -139,6 +185,10 @@ void tm_gate_apply(topoml_context *ctx, tm_backend *b)
         set_state(b, TOPOML_GATE_ENABLED, false, why);
         return;
     }
+    if (cs == CERT_REVOKED) {
+        set_state(b, TOPOML_GATE_REJECTED, false, why);
+        return;
+    }
     if (tm_strlist_has(&ctx->config.enable, b->name)) {
         if (cs == CERT_NONE)
             set_state(b, TOPOML_GATE_ENABLED, false, "enabled by configuration, not certified");
@@ -166,9 +216,9 @@ void tm_gate_apply(topoml_context *ctx, tm_backend *b)
 /* Find topoml-conformance: next to the running program (the topoml CLI and
  * the tool are installed, and built, side by side), in the build tree when
  * this code runs from there, else in the installed bindir. */
-static bool find_tool(char *out, size_t size)
+static bool find_tool(topoml_context *ctx, char *out, size_t size)
 {
-    return tm_find_helper(CONFORMANCE_TOOL, out, size);
+    return tm_find_helper(ctx, CONFORMANCE_TOOL, out, size);
 }
 
 /* Run the quick tier on `plugin` in a child process, its output to
@@ -210,19 +260,35 @@ static int run_tool(topoml_context *ctx, const char *name, const char *tool, con
     }
     FILE *f = fdopen(pipe_fds[0], "r");
     if (f) {
-        char line[512];
+        char line[512], stage[96];
+        snprintf(stage, sizeof stage, "certifying %.60s", name);
         double last = -INFINITY; /* the first line at once, then once a second */
+        bool cancelled = false;
         while (fgets(line, sizeof line, f)) {
             unsigned long done, total;
             char case_name[200];
-            if (sscanf(line, "progress %lu %lu %199s", &done, &total, case_name) == 3 &&
-                tm_now() - last >= 1.0) {
+            if (sscanf(line, "progress %lu %lu %199s", &done, &total, case_name) != 3)
+                continue;
+            /* "certifying NAME: 120/289" in a host's progress display; a
+             * host that cancels stops the certification (and gets none). */
+            if (!cancelled && ctx->progress_fn &&
+                ctx->progress_fn(ctx->progress_user, stage, done, total) != 0) {
+                cancelled = true;
+                kill(pid, SIGKILL);
+            }
+            if (tm_now() - last >= 1.0) {
                 last = tm_now();
                 tm_log(ctx, TOPOML_LOG_INFO, "certifying backend '%s': %lu of %lu cases (%s)",
                        name, done, total, case_name);
             }
         }
         fclose(f);
+        if (cancelled) {
+            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+            snprintf(why, why_size, "cancelled by the host");
+            return -1;
+        }
     } else {
         close(pipe_fds[0]);
     }
@@ -256,16 +322,26 @@ bool tm_gate_first_use(topoml_context *ctx, tm_backend *b)
         set_state(b, TOPOML_GATE_DISABLED, false, reason);
         return false;
     }
-    if (!find_tool(tool, sizeof tool)) {
+    if (!find_tool(ctx, tool, sizeof tool)) {
+        tm_helper_missing(ctx, CONFORMANCE_TOOL,
+                          "plugins without a certificate cannot be certified");
         set_state(b, TOPOML_GATE_DISABLED, false,
-                  "cannot certify: " CONFORMANCE_TOOL " not found next to this program, in the "
-                  "build tree or in the installed bindir");
+                  "cannot certify: " CONFORMANCE_TOOL " not found (see the warning; "
+                  "plugin_host or TOPOML_PLUGIN_HOST name the folder of topoml's programs)");
         return false;
     }
-    if (!realpath(b->path, real) || !tm_cert_file(cache, real, ".json", report, sizeof report)) {
+    if (!realpath(b->path, real) ||
+        !tm_cert_file_for(cache, real, b->file_sha256, ".json", report, sizeof report)) {
         set_state(b, TOPOML_GATE_DISABLED, false, "cannot certify: plugin path does not resolve");
         return false;
     }
+    /* A file that changed since it was certified is certified again: said
+     * at warning level, since it may be a rebuild or someone else's file. */
+    if (other_content_certified(ctx, b))
+        tm_log(ctx, TOPOML_LOG_WARN,
+               "plugin file %s changed since it was certified (now SHA-256 %.16s...): "
+               "certifying backend '%s' again",
+               real, b->file_sha256, b->name);
     tm_log(ctx, TOPOML_LOG_INFO,
            "backend '%s' is not certified: running the quick conformance "
            "tier (%s --plugin %s)",
@@ -297,37 +373,41 @@ void tm_gate_revoke(topoml_context *ctx, const tm_backend *b, const char *why)
         ctx->errmsg[0] = '\0'; /* no cache, no certificate to revoke */
         return;
     }
-    if (!realpath(b->path, real) || !tm_cert_file(dir, real, ".cert", file, sizeof file))
+    if (!realpath(b->path, real) ||
+        !tm_cert_file_for(dir, real, b->file_sha256, ".cert", file, sizeof file))
         return;
-    /* A failed certificate, not a deleted one: without a certificate, `gate:
-     * auto` would certify the plugin again on first use, and a plugin that
-     * behaves under topoml-conformance would pass again. */
     tm_cert c, old;
     bool had = tm_cert_load(file, &old, err, sizeof err) == TOPOML_OK;
     if (!had && access(file, F_OK) != 0) {
         /* Enabled by configuration or with the gate off: nothing to revoke. */
         return;
     }
+    /* The revocation proper: a line in the append-only, authenticated
+     * store, read before any certificate (records.c), so that restoring an
+     * earlier certificate gains nothing. */
+    char line[700];
+    snprintf(line, sizeof line, "backend '%.48s': %.500s", b->name, why);
+    int rc = tm_revoked_add(dir, b->file_sha256, line, err, sizeof err);
+    if (rc != TOPOML_OK)
+        tm_log(ctx, TOPOML_LOG_WARN, "cannot record the revocation of backend '%s': %s", b->name,
+               err);
+    /* And its certificate says so too, for people and tools that read it:
+     * a failed certificate, not a deleted one. */
     if (tm_cert_describe_sha(&c, real, b->file_sha256, b->name, b->abi_version, b->caps,
-                             b->n_caps) != 0) {
+                             b->n_caps) == 0) {
+        snprintf(c.tier, sizeof c.tier, "%s", had ? old.tier : "quick");
+        snprintf(c.seed, sizeof c.seed, "%s", had ? old.seed : "0");
+        snprintf(c.report, sizeof c.report, "%s", had ? old.report : "");
+        snprintf(c.verdict, sizeof c.verdict, "fail");
+        snprintf(c.summary, sizeof c.summary, "revoked at run time: %.200s", why);
+        for (char *q = c.summary; *q; q++)
+            if (*q == '\n' || *q == '\r')
+                *q = ' ';
+        tm_cert_stamp(&c);
+        if (tm_cert_store(file, &c, err, sizeof err) != TOPOML_OK)
+            unlink(file);
+    } else {
         unlink(file);
-        tm_log(ctx, TOPOML_LOG_WARN, "certificate of backend '%s' deleted: %s", b->name, why);
-        return;
-    }
-    snprintf(c.tier, sizeof c.tier, "%s", had ? old.tier : "quick");
-    snprintf(c.seed, sizeof c.seed, "%s", had ? old.seed : "0");
-    snprintf(c.report, sizeof c.report, "%s", had ? old.report : "");
-    snprintf(c.verdict, sizeof c.verdict, "fail");
-    snprintf(c.summary, sizeof c.summary, "revoked at run time: %.200s", why);
-    for (char *q = c.summary; *q; q++)
-        if (*q == '\n' || *q == '\r')
-            *q = ' ';
-    tm_cert_stamp(&c);
-    if (tm_cert_store(file, &c, err, sizeof err) != TOPOML_OK) {
-        unlink(file);
-        tm_log(ctx, TOPOML_LOG_WARN, "certificate of backend '%s' deleted (%s): %s", b->name, err,
-               why);
-        return;
     }
     tm_log(ctx, TOPOML_LOG_WARN, "certificate of backend '%s' revoked: %s", b->name, why);
 }

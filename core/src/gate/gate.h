@@ -176,4 +176,9 @@ int tm_verify_barcode(topoml_context *ctx, tm_backend **b, uint32_t op, const to
                       const tm_verify_call *vc, const topoml_rips_params_v1 *params,
                       topoml_barcode_v1 *res);
 
+/* Progress while the reference re-runs a plugin's call (verify.c): on, a
+ * stage "verifying on the reference" is reported and the reference's own
+ * stages are prefixed with it; off (rerun_done) ends that. */
+void tm_progress_rerun(topoml_context *ctx, bool on);
+
 #endif /* TOPOML_GATE_H */

@@ -28,6 +28,16 @@ void tm_loader_discover(topoml_context *ctx);
 /* Is the plugin file at `path` named for backend `name`
  * (topoml-backend-<name>.so)? */
 bool tm_loader_file_is_for(const char *path, const char *name);
+/* The backend name a plugin file's name gives (topoml-backend-NAME.so), read
+ * before any of its code runs: false when it is not of that form. */
+bool tm_loader_file_name(const char *path, char *out, size_t size);
+/* Is `name` one of the plugins shipped with topoml (isolate_ops.c)? Only
+ * the file in topoml's own plugin folder may take it. */
+bool tm_is_shipped_name(const char *name);
+/* Does topoml's own plugin folder (the build tree's, or the installed one
+ * beside this code) exist? Without one (a static host outside any prefix)
+ * no name is reserved: there is no shipped plugin to take it from. */
+bool tm_loader_own_folder(void);
 /* Walk the search path without loading anything: fn gets every plugin file
  * the loader would open, in its order (topoml-conformance lists plugins this
  * way so that a broken one cannot crash it). */
@@ -90,12 +100,21 @@ void tm_gate_apply(topoml_context *ctx, tm_backend *b);
 /* The largest probe report read, from a probe process or the cache. */
 #define TM_PROBE_REPORT_MAX (1u << 20)
 
-/* Find one of topoml's programs: next to the running program, in the bin
- * folder beside an installed libtopoml.so, in the build tree when this code
- * runs from there, else in the configured bindir. Only a
+/* Find one of topoml's programs (topoml-plugin-host, topoml-conformance):
+ * where the configuration key plugin_host, then the environment variable
+ * TOPOML_PLUGIN_HOST (not with TOPOML_CTX_NO_ENV, nor in setuid programs)
+ * say the plugin host is (another program: in the same folder); next to
+ * the running program; in the bin folder beside an installed libtopoml.so;
+ * in the build tree when this code runs from there; in the bin folder of
+ * the running program's prefix (<exe>/../bin: a statically linked host
+ * installed, or moved, with topoml); else in the configured bindir. Only a
  * regular executable file of ours or root's, not writable by group or
- * others, counts. */
-bool tm_find_helper(const char *name, char *out, size_t size);
+ * others, counts. `ctx` may be NULL (then neither key nor variable). */
+bool tm_find_helper(topoml_context *ctx, const char *name, char *out, size_t size);
+/* Say once per context, at warning level, that the helper `name` was not
+ * found, where it was looked for, and what stops working without it. */
+void tm_helper_missing(topoml_context *ctx, const char *name, const char *consequence);
+
 
 /* A helper process started with posix_spawn (safe in a multi-threaded host:
  * no fork of the host's state), in its own process group, stdin, stdout and
@@ -165,5 +184,42 @@ void tm_isolation_detach(topoml_context *ctx, tm_backend *b);
  * sandbox_arg) before loading the plugin. Returns the helper's exit status. */
 int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd, int lifeline_fd,
                        const char *policy);
+
+/* ---- authenticated records (records.c) ----
+ * Certificates, revocations, the verification record and kept probe
+ * reports end with "mac=<HMAC-SHA256>\n" under the key <cache>/records.key
+ * (32 random bytes, mode 0600, made on first write). `kind` names the
+ * record ("certificate", "verified", "probe", "revocation") and is covered
+ * by the code. */
+#define TM_RECORD_MAC_LINE 69 /* "mac=" + 64 hex digits + newline */
+/* The key of cache folder `dir`: TOPOML_OK, TOPOML_E_NOT_FOUND (none and
+ * not `create`), TOPOML_E_PARSE (not ours, readable by others, wrong size),
+ * TOPOML_E_IO; the reason in `why`. */
+int tm_record_key(const char *dir, bool create, uint8_t key[32], char *why, size_t why_size);
+/* The "mac=...\n" line (NUL-terminated) for a record of `file` whose
+ * content before that line is `body`; makes the key if need be. */
+int tm_record_seal(const char *file, const char *kind, const void *body, size_t len,
+                   char line[TM_RECORD_MAC_LINE + 1], char *why, size_t why_size);
+/* Check the last line of `text` (the whole file as read): TOPOML_OK with
+ * the length of what precedes it in *body_len, or TOPOML_E_PARSE with the
+ * reason (no code, no key, a code that does not match). */
+int tm_record_open(const char *file, const char *kind, const char *text, size_t len,
+                   size_t *body_len, char *why, size_t why_size);
+/* Open `file` once (O_NOFOLLOW), require tm_fd_is_safe on that descriptor,
+ * read it into buf (less than `size` bytes) and check it as _open does.
+ * TOPOML_E_NOT_FOUND when there is no file. */
+int tm_record_read(const char *file, const char *kind, char *buf, size_t size, size_t *body_len,
+                   char *why, size_t why_size);
+/* Write body + code atomically (a private file renamed over `file`), 0600. */
+int tm_record_write(const char *file, const char *kind, const void *body, size_t len, char *why,
+                    size_t why_size);
+/* Revocations in <dir>/revoked, one authenticated line per plugin file:
+ * _lookup: 1 when `file_sha256` is revoked (its reason copied out), else 0;
+ * *forged is set when a line whose code does not match was skipped.
+ * _add: append one. */
+int tm_revoked_lookup(const char *dir, const char *file_sha256, char *reason, size_t reason_size,
+                      int *forged);
+int tm_revoked_add(const char *dir, const char *file_sha256, const char *reason, char *why,
+                   size_t why_size);
 
 #endif /* TOPOML_GATE_INTERNAL_H */

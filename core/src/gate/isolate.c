@@ -45,16 +45,67 @@ static bool usable_helper(const char *path)
     return access(path, X_OK) == 0 && tm_path_is_safe(path, false, why, sizeof why);
 }
 
-bool tm_find_helper(const char *name, char *out, size_t size)
+/* One place to look: `dir`/`name`, noted in `tried` (for the warning). */
+static bool try_in(const char *dir, const char *name, char *out, size_t size, char *tried,
+                   size_t tried_size)
 {
+    if ((size_t)snprintf(out, size, "%s/%s", dir, name) >= size)
+        return false;
+    if (tried) {
+        size_t n = strlen(tried);
+        snprintf(tried + n, tried_size - n, "%s%s", n ? ", " : "", out);
+    }
+    return usable_helper(out);
+}
+
+/* Where the plugin host was named (configuration, then environment): the
+ * file itself for the plugin host, its folder for another helper. */
+static bool named_place(topoml_context *ctx, const char *name, char *out, size_t size,
+                        char *tried, size_t tried_size)
+{
+    const char *given[2] = {ctx ? ctx->config.plugin_host : NULL,
+                            ctx && !(ctx->flags & TOPOML_CTX_NO_ENV)
+                                ? secure_getenv("TOPOML_PLUGIN_HOST")
+                                : NULL};
+    for (int k = 0; k < 2; k++) {
+        const char *g = given[k];
+        if (!g || g[0] != '/')
+            continue;
+        char dir[PATH_MAX];
+        const char *slash = strrchr(g, '/');
+        snprintf(dir, sizeof dir, "%.*s", slash == g ? 1 : (int)(slash - g), g);
+        if (strcmp(name, TM_PLUGIN_HOST) == 0) {
+            if (tried) {
+                size_t n = strlen(tried);
+                snprintf(tried + n, tried_size - n, "%s%s (%s)", n ? ", " : "", g,
+                         k == 0 ? "plugin_host" : "TOPOML_PLUGIN_HOST");
+            }
+            if ((size_t)snprintf(out, size, "%s", g) < size && usable_helper(out))
+                return true;
+        } else if (try_in(dir, name, out, size, tried, tried_size)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool search(topoml_context *ctx, const char *name, char *out, size_t size, char *tried,
+                   size_t tried_size)
+{
+    if (tried && tried_size)
+        tried[0] = '\0';
+    if (named_place(ctx, name, out, size, tried, tried_size))
+        return true;
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    char *exe_dir = NULL;
     if (n > 0) {
         self[n] = '\0';
         char *slash = strrchr(self, '/');
         if (slash) {
             *slash = '\0';
-            if ((size_t)snprintf(out, size, "%s/%s", self, name) < size && usable_helper(out))
+            exe_dir = self;
+            if (try_in(self, name, out, size, tried, tried_size))
                 return true;
         }
     }
@@ -63,29 +114,61 @@ bool tm_find_helper(const char *name, char *out, size_t size)
      * is: a tree installed with another --prefix, or moved, finds its
      * helpers as it finds its plugins (loader.c, default_folder). */
     Dl_info info;
-    char lib[PATH_MAX];
+    char lib[PATH_MAX], dir[PATH_MAX + 64];
     if (dladdr((void *)tm_find_helper, &info) && info.dli_fname && realpath(info.dli_fname, lib)) {
         char *slash = strrchr(lib, '/');
         if (slash && strstr(slash, ".so")) {
             *slash = '\0';
-            if ((size_t)snprintf(out, size, "%s/%s/%s", lib, TOPOML_LIB_TO_BINDIR, name) < size &&
-                usable_helper(out))
+            snprintf(dir, sizeof dir, "%s/%s", lib, TOPOML_LIB_TO_BINDIR);
+            if (try_in(dir, name, out, size, tried, tried_size))
                 return true;
         }
     }
 #endif
 #ifdef TOPOML_BUILD_TOOL_DIR
-    if (tm_in_build_tree() &&
-        (size_t)snprintf(out, size, "%s/%s", TOPOML_BUILD_TOOL_DIR, name) < size &&
-        usable_helper(out))
+    if (tm_in_build_tree() && try_in(TOPOML_BUILD_TOOL_DIR, name, out, size, tried, tried_size))
         return true;
 #endif
+#ifdef TOPOML_INSTALL_BINDIR_NAME
+    /* The bin folder of the running program's prefix: a program that links
+     * libtopoml statically, installed (or moved) into a prefix with topoml,
+     * in <prefix>/bin, <prefix>/libexec/<x>, <prefix>/lib/<x>/... */
+    if (exe_dir) {
+        char prefix[PATH_MAX], up[PATH_MAX + 8], where[PATH_MAX + 64];
+        snprintf(up, sizeof up, "%s/..", exe_dir);
+        for (int depth = 0; depth < 2 && realpath(up, prefix); depth++) {
+            snprintf(where, sizeof where, "%s/%s", prefix, TOPOML_INSTALL_BINDIR_NAME);
+            if (strcmp(where, exe_dir) != 0 && try_in(where, name, out, size, tried, tried_size))
+                return true;
+            snprintf(up, sizeof up, "%s/..", prefix);
+        }
+    }
+#endif
 #ifdef TOPOML_INSTALL_BINDIR
-    if ((size_t)snprintf(out, size, "%s/%s", TOPOML_INSTALL_BINDIR, name) < size &&
-        usable_helper(out))
+    if (try_in(TOPOML_INSTALL_BINDIR, name, out, size, tried, tried_size))
         return true;
 #endif
     return false;
+}
+
+bool tm_find_helper(topoml_context *ctx, const char *name, char *out, size_t size)
+{
+    return search(ctx, name, out, size, NULL, 0);
+}
+
+void tm_helper_missing(topoml_context *ctx, const char *name, const char *consequence)
+{
+    const uint32_t bit = strcmp(name, TM_PLUGIN_HOST) == 0 ? 1u : 2u;
+    if (!ctx || (ctx->helper_missing_said & bit))
+        return;
+    ctx->helper_missing_said |= bit;
+    char out[PATH_MAX], tried[2048];
+    if (search(ctx, name, out, sizeof out, tried, sizeof tried))
+        return;
+    tm_log(ctx, TOPOML_LOG_WARN,
+           "%s not found (looked for %s); %s. Install it with topoml, or name it with the "
+           "configuration key plugin_host or the environment variable TOPOML_PLUGIN_HOST",
+           name, tried, consequence);
 }
 
 int tm_child_spawn(topoml_context *ctx, const char *program, char *const argv[],

@@ -107,6 +107,14 @@ typedef struct tm_isolated {
 static const char *shipped[] = {"scalar",     "cuda",    "asm-avx512", "triton-bridge",
                                 "cpp-compat", "threads", NULL};
 
+bool tm_is_shipped_name(const char *name)
+{
+    for (int i = 0; name && shipped[i]; i++)
+        if (strcmp(name, shipped[i]) == 0)
+            return true;
+    return false;
+}
+
 bool tm_isolation_wanted(const topoml_context *ctx, const tm_backend *b)
 {
     if (!b->path || ctx->config.isolation == TM_ISOLATION_NONE)
@@ -379,7 +387,8 @@ static int start_helper(tm_isolated *iso, const topoml_call_v1 *call, const iso_
     topoml_context *ctx = iso->ctx;
     tm_backend *b = &ctx->backends[iso->index];
     char helper[4096];
-    if (!tm_find_helper(TM_PLUGIN_HOST, helper, sizeof helper)) {
+    if (!tm_find_helper(ctx, TM_PLUGIN_HOST, helper, sizeof helper)) {
+        tm_helper_missing(ctx, TM_PLUGIN_HOST, "isolated plugins cannot run");
         snprintf(why, why_size, TM_PLUGIN_HOST " not found");
         return -1;
     }

@@ -428,7 +428,7 @@ void tm_probe_all(topoml_context *ctx)
         return;
     tm_child *kids = tm_calloc(ctx, count, sizeof *kids);
     char helper[4096], why[512];
-    bool have_helper = tm_find_helper(TM_PLUGIN_HOST, helper, sizeof helper);
+    bool have_helper = tm_find_helper(ctx, TM_PLUGIN_HOST, helper, sizeof helper);
     for (uint32_t i = 0; i < count; i++) {
         tm_backend *b = &ctx->backends[first + i];
         const bool queued = b->probe_queued;
@@ -440,9 +440,12 @@ void tm_probe_all(topoml_context *ctx)
             continue;
         }
         if (!have_helper) {
+            tm_helper_missing(ctx, TM_PLUGIN_HOST,
+                              "plugins cannot be probed outside this process, so none is used "
+                              "(the built-in reference still works)");
             reject_with(b,
                         "cannot probe it outside this process: " TM_PLUGIN_HOST " not found "
-                        "next to this program, in the build tree or in the installed bindir%s%s",
+                        "(set plugin_host or TOPOML_PLUGIN_HOST)%s%s",
                         "", "");
             continue;
         }

@@ -42,6 +42,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,6 +398,7 @@ typedef struct walk {
     void *user;
     char **seen;
     size_t n_seen;
+    const char *own; /* topoml's own plugin folder (canonical), or NULL */
 } walk;
 
 static bool already_seen(const walk *w, const char *file_name, const char **first)
@@ -422,6 +424,19 @@ bool tm_loader_file_is_for(const char *path, const char *name)
     const size_t n = strlen(name), prefix = strlen(PLUGIN_PREFIX);
     return strncmp(base, PLUGIN_PREFIX, prefix) == 0 && strncmp(base + prefix, name, n) == 0 &&
            strcmp(base + prefix + n, PLUGIN_SUFFIX) == 0;
+}
+
+bool tm_loader_file_name(const char *path, char *out, size_t size)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const size_t prefix = strlen(PLUGIN_PREFIX), suffix = strlen(PLUGIN_SUFFIX), n = strlen(base);
+    if (n <= prefix + suffix || strncmp(base, PLUGIN_PREFIX, prefix) != 0 ||
+        strcmp(base + n - suffix, PLUGIN_SUFFIX) != 0 || n - prefix - suffix >= size)
+        return false;
+    memcpy(out, base + prefix, n - prefix - suffix);
+    out[n - prefix - suffix] = '\0';
+    return tm_valid_backend_name(out);
 }
 
 static int is_plugin_file(const struct dirent *e)
@@ -452,10 +467,20 @@ static void scan_folder(topoml_context *ctx, walk *w, const char *dir)
         tm_log(ctx, TOPOML_LOG_WARN, "cannot read plugin folder %s: %s", dir, strerror(errno));
         return;
     }
+    /* A file from another folder named for a plugin shipped with topoml
+     * does not hide the shipped one: it is handed out (the registry refuses
+     * it, with the reason) but not remembered as the file of that name. */
+    char real_dir[4096];
+    const bool own = w->own && realpath(dir, real_dir) && strcmp(real_dir, w->own) == 0;
     for (int i = 0; i < n; i++) {
         const char *first;
-        char path[4096];
-        if (already_seen(w, list[i]->d_name, &first)) {
+        char path[4096], name[64];
+        const bool impostor = !own && tm_loader_file_name(list[i]->d_name, name, sizeof name) &&
+                              tm_is_shipped_name(name);
+        if (impostor &&
+            (size_t)snprintf(path, sizeof path, "%s/%s", dir, list[i]->d_name) < sizeof path) {
+            w->fn(ctx, path, w->user);
+        } else if (already_seen(w, list[i]->d_name, &first)) {
             tm_log(ctx, TOPOML_LOG_INFO, "skipping %s/%s: %s comes first in the search path",
                    dir, list[i]->d_name, first);
         } else if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, list[i]->d_name) <
@@ -490,15 +515,32 @@ static void scan_path_list(topoml_context *ctx, walk *w, const char *list)
     }
 }
 
+/* The file holding this code, canonical: libtopoml.so, or the program it
+ * is statically linked into. For the main program dladdr gives the name it
+ * was started by (argv[0], maybe a bare name found through PATH), which
+ * need not resolve from here: /proc/self/exe does. */
+static bool code_object(char *out, size_t size)
+{
+    Dl_info info;
+    char real[PATH_MAX];
+    if (!dladdr((void *)code_object, &info) || !info.dli_fname)
+        return false;
+    const char *base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    if (strstr(base, ".so") && realpath(info.dli_fname, real))
+        return (size_t)snprintf(out, size, "%s", real) < size;
+    ssize_t n = readlink("/proc/self/exe", real, sizeof real - 1);
+    if (n <= 0)
+        return false;
+    real[n] = '\0';
+    return (size_t)snprintf(out, size, "%s", real) < size;
+}
+
 bool tm_in_build_tree(void)
 {
 #ifdef TOPOML_BUILD_ROOT
-    /* The object holding this code is libtopoml.so, or the program it is
-     * statically linked into; its path may be relative to the cwd. */
-    Dl_info info;
     char real[4096];
-    return dladdr((void *)tm_in_build_tree, &info) && info.dli_fname &&
-           realpath(info.dli_fname, real) &&
+    return code_object(real, sizeof real) &&
            strncmp(real, TOPOML_BUILD_ROOT "/", strlen(TOPOML_BUILD_ROOT) + 1) == 0;
 #else
     return false;
@@ -516,10 +558,8 @@ static const char *default_folder(char *buf, size_t size)
     if (tm_in_build_tree())
         return TOPOML_BUILD_PLUGIN_DIR;
 #endif
-    Dl_info info;
     char real[4096];
-    if (dladdr((void *)default_folder, &info) && info.dli_fname &&
-        realpath(info.dli_fname, real)) {
+    if (code_object(real, sizeof real)) {
 #ifdef TOPOML_INSTALL_LIBDIR_NAME
         char *slash = strrchr(real, '/');
         if (slash) {
@@ -529,8 +569,13 @@ static const char *default_folder(char *buf, size_t size)
                                         : snprintf(buf, size, "%s/../%s/topoml/plugins", real,
                                                    TOPOML_INSTALL_LIBDIR_NAME);
             struct stat st;
-            if (n > 0 && (size_t)n < size && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+            char canonical[4096];
+            if (n > 0 && (size_t)n < size && stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) {
+                /* <bin>/../lib/...: said as the folder it is */
+                if (realpath(buf, canonical) && strlen(canonical) < size)
+                    snprintf(buf, size, "%s", canonical);
                 return buf;
+            }
         }
 #endif
     }
@@ -543,15 +588,23 @@ static const char *default_folder(char *buf, size_t size)
 #endif
 }
 
+bool tm_loader_own_folder(void)
+{
+    char buf[4096], real[4096];
+    const char *def = default_folder(buf, sizeof buf);
+    struct stat st;
+    return def && realpath(def, real) && stat(real, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 void tm_loader_each_file(topoml_context *ctx, tm_plugin_file_fn fn, void *user)
 {
-    walk w = {fn, user, NULL, 0};
+    char buf[4096], own[4096];
+    const char *def = default_folder(buf, sizeof buf);
+    walk w = {fn, user, NULL, 0, def && realpath(def, own) ? own : NULL};
     for (size_t i = 0; i < ctx->config.plugin_paths.count; i++)
         scan_folder(ctx, &w, ctx->config.plugin_paths.items[i]);
     if (!(ctx->flags & TOPOML_CTX_NO_ENV))
         scan_path_list(ctx, &w, secure_getenv("TOPOML_PLUGIN_PATH"));
-    char buf[4096];
-    const char *def = default_folder(buf, sizeof buf);
     if (def)
         scan_folder(ctx, &w, def);
     for (size_t i = 0; i < w.n_seen; i++)

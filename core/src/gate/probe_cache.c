@@ -18,11 +18,13 @@
  *   abi=<ABI> boot=<boot id> env=<SHA-256 of the environment>
  *   helper=<the probe program's device:inode:size:mtime>
  *   report=<length>:<SHA-256 of the report>
- * (one line). A reboot changes the boot id (drivers and devices change with
+ * (one line). The report's bytes follow, then the authentication code of
+ * everything before it (records.c, "mac=..."): a report that a plugin's
+ * process wrote or changed is not used. A reboot changes the boot id (drivers and devices change with
  * reboots); the environment is every NAME=value entry but the shell's
  * volatile PWD, OLDPWD, _ and SHLVL, sorted (CUDA_VISIBLE_DEVICES and the
  * like change what a probe finds); a new build or install of topoml
- * changes the probe program. The report's bytes follow, as the probe
+ * changes the probe program. The report's bytes are as the probe
  * process wrote them; the caller reads them with the same parser and the
  * same checks as a child's report.
  *
@@ -115,7 +117,7 @@ static bool binding(topoml_context *ctx, const tm_backend *b, char *out, size_t 
     char boot[64], env[65], helper[4096];
     struct stat st;
     if (strlen(b->file_sha256) != 64 || !boot_id(boot) || !environment_hash(ctx, env) ||
-        !tm_find_helper(TM_PLUGIN_HOST, helper, sizeof helper) || stat(helper, &st) != 0)
+        !tm_find_helper(ctx, TM_PLUGIN_HOST, helper, sizeof helper) || stat(helper, &st) != 0)
         return false;
     int w =
         snprintf(out, size,
@@ -155,7 +157,8 @@ bool tm_probe_cache_load(topoml_context *ctx, const tm_backend *b, char **report
     char real[4096], unsafe[512];
     struct stat st;
     if (!tm_fd_is_safe(fd, real, sizeof real, unsafe, sizeof unsafe) || fstat(fd, &st) != 0 ||
-        st.st_size <= 0 || (uint64_t)st.st_size > HEAD_MAX + (uint64_t)TM_PROBE_REPORT_MAX) {
+        st.st_size <= 0 ||
+        (uint64_t)st.st_size > HEAD_MAX + (uint64_t)TM_PROBE_REPORT_MAX + TM_RECORD_MAC_LINE) {
         close(fd);
         return false;
     }
@@ -176,15 +179,26 @@ bool tm_probe_cache_load(topoml_context *ctx, const tm_backend *b, char **report
         return false;
     }
     text[size] = '\0';
+    /* Its last line is the authentication code of the rest (records.c): a
+     * report that a plugin's process wrote, or changed, is not used. */
+    size_t size_read = size;
+    char why[512];
+    if (tm_record_open(file, "probe", text, size_read, &size_read, why, sizeof why) != TOPOML_OK) {
+        tm_log(ctx, TOPOML_LOG_WARN, "kept probe report %s ignored: %s", file, why);
+        tm_free(ctx, text);
+        return false;
+    }
+    const size_t size_body = size_read;
+    text[size_body] = '\0';
     /* The binding, then " report=<length>:<SHA-256>\n", then the report. */
     const size_t k = strlen(want);
-    char *nl = memchr(text, '\n', size < HEAD_MAX ? size : HEAD_MAX);
+    char *nl = memchr(text, '\n', size_body < HEAD_MAX ? size_body : HEAD_MAX);
     unsigned long long body = 0;
     char sum[65] = "", end = 0, hex[65];
     bool ok = nl && (size_t)(nl - text) > k && memcmp(text, want, k) == 0 &&
               strncmp(text + k, " report=", 8) == 0 && text[k + 8] >= '0' && text[k + 8] <= '9' &&
               sscanf(text + k + 8, "%llu:%64[0-9a-f]%c", &body, sum, &end) == 3 && end == '\n' &&
-              body == size - (size_t)(nl + 1 - text) && body <= TM_PROBE_REPORT_MAX;
+              body == size_body - (size_t)(nl + 1 - text) && body <= TM_PROBE_REPORT_MAX;
     if (ok) {
         tm_sha256_hex(nl + 1, (size_t)body, hex);
         ok = strcmp(hex, sum) == 0;
@@ -210,11 +224,25 @@ void tm_probe_cache_store(topoml_context *ctx, const tm_backend *b, const char *
     tm_sha256_hex(report, len, sum);
     size_t n = strlen(head);
     n += (size_t)snprintf(head + n, sizeof head - n, " report=%zu:%s\n", len, sum);
+    /* The code covers the head and the report: both go through one HMAC. */
+    char *whole = tm_alloc(ctx, n + len);
+    char mac[TM_RECORD_MAC_LINE + 1], why[512];
+    if (!whole) {
+        ctx->errmsg[0] = '\0';
+        return;
+    }
+    memcpy(whole, head, n);
+    memcpy(whole + n, report, len);
+    int sealed = tm_record_seal(file, "probe", whole, n + len, mac, why, sizeof why);
+    tm_free(ctx, whole);
+    if (sealed != TOPOML_OK)
+        return;
     int fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600 */
     if (fd < 0)
         return;
     /* A reader sees the old file or the new one, never a part of it. */
-    bool ok = write(fd, head, n) == (ssize_t)n && write(fd, report, len) == (ssize_t)len;
+    bool ok = write(fd, head, n) == (ssize_t)n && write(fd, report, len) == (ssize_t)len &&
+              write(fd, mac, TM_RECORD_MAC_LINE) == (ssize_t)TM_RECORD_MAC_LINE;
     if (close(fd) != 0 || !ok || rename(tmp, file) != 0)
         unlink(tmp);
 }

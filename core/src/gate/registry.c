@@ -221,6 +221,18 @@ static int bring_up(topoml_context *ctx, tm_backend *b)
             tm_gate_apply(ctx, b);
         return TOPOML_OK;
     }
+    /* A plugin from another folder that calls itself like a shipped one
+     * (from a file of another name) is refused as decided_by_file_name
+     * refuses one by its file name. */
+    if (!b->in_default_folder && tm_is_shipped_name(b->name) && tm_loader_own_folder()) {
+        b->gate_state = TOPOML_GATE_REJECTED;
+        snprintf(b->gate_reason, sizeof b->gate_reason,
+                 "refused: the name '%.48s' belongs to the plugin shipped with topoml, which "
+                 "only topoml's own plugin folder may hold; rename this backend",
+                 b->name);
+        tm_log(ctx, TOPOML_LOG_WARN, "plugin %s %s", b->path, b->gate_reason);
+        return TOPOML_OK;
+    }
     /* A backend of the same name brought up before runs instead: the
      * built-in reference, then the files named for the name they give, then
      * the others, each in discovery order (probe_files). */
@@ -278,11 +290,50 @@ int tm_registry_init(topoml_context *ctx)
  * file runs. Returns whether a probed file was left without its gate state
  * (it gives a name other than its file's: only a probe of every file can
  * tell whether it runs). */
+/* Decisions made from the file's name alone, before any of its code runs
+ * (not even its constructors in a probe process): `disable: [NAME]` keeps
+ * topoml-backend-NAME.so closed, and a file from another folder than
+ * topoml's own (where that folder exists) cannot take the name of a plugin
+ * shipped with topoml. true
+ * when `b` is decided (and brought up) here. */
+static bool decided_by_file_name(topoml_context *ctx, tm_backend *b)
+{
+    char name[64];
+    if (!b->path || !tm_loader_file_name(b->path, name, sizeof name))
+        return false;
+    const bool off = tm_strlist_has(&ctx->config.disable, name);
+    const bool impostor =
+        !b->in_default_folder && tm_is_shipped_name(name) && tm_loader_own_folder();
+    if (!off && !impostor)
+        return false;
+    if (!b->name && (b->name = tm_strdup(ctx, name)) == NULL)
+        ctx->errmsg[0] = '\0';
+    b->probed_here = b->brought_up = true;
+    b->probe_status = TOPOML_E_NOT_FOUND;
+    snprintf(b->probe_message, sizeof b->probe_message, "not probed");
+    if (impostor) {
+        b->gate_state = TOPOML_GATE_REJECTED;
+        snprintf(b->gate_reason, sizeof b->gate_reason,
+                 "refused: the name '%s' belongs to the plugin shipped with topoml, which only "
+                 "topoml's own plugin folder may hold; rename this file (and the backend)",
+                 name);
+        tm_log(ctx, TOPOML_LOG_WARN, "plugin %s %s", b->path, b->gate_reason);
+    } else {
+        b->gate_state = TOPOML_GATE_DISABLED;
+        snprintf(b->gate_reason, sizeof b->gate_reason,
+                 "disabled by configuration (by its file name: none of its code runs)");
+    }
+    return true;
+}
+
 static bool probe_files(topoml_context *ctx, const char *named)
 {
     bool any = false;
     for (uint32_t i = 1; i < ctx->n_backends; i++) {
         tm_backend *b = &ctx->backends[i];
+        if (!b->probed_here && (!named || tm_loader_file_is_for(b->path, named)) &&
+            b->gate_state != TOPOML_GATE_REJECTED && decided_by_file_name(ctx, b))
+            continue;
         if (!b->probed_here && (!named || tm_loader_file_is_for(b->path, named))) {
             tm_loader_hash(ctx, b); /* read only now: a call on the reference reads no plugin */
             b->probe_queued = b->probed_here = true;

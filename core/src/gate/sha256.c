@@ -288,3 +288,41 @@ int tm_sha256_fd(int fd, char hex[65])
     tm_sha256_to_hex(d, hex);
     return 0;
 }
+
+void tm_hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
+                    uint8_t mac[32])
+{
+    tm_hmac_sha256_2(key, key_len, data, len, NULL, 0, mac);
+}
+
+void tm_hmac_sha256_2(const uint8_t *key, size_t key_len, const void *a, size_t a_len,
+                      const void *b, size_t b_len, uint8_t mac[32])
+{
+    /* RFC 2104: H((K ^ opad) || H((K ^ ipad) || m)), K padded to a block
+     * (hashed first when longer than one). */
+    uint8_t k[64], pad[64], inner[32];
+    memset(k, 0, sizeof k);
+    if (key_len > sizeof k) {
+        tm_sha256 s;
+        tm_sha256_init(&s);
+        tm_sha256_update(&s, key, key_len);
+        tm_sha256_final(&s, k);
+    } else if (key_len) {
+        memcpy(k, key, key_len);
+    }
+    tm_sha256 s;
+    for (int i = 0; i < 64; i++)
+        pad[i] = k[i] ^ 0x36;
+    tm_sha256_init(&s);
+    tm_sha256_update(&s, pad, sizeof pad);
+    tm_sha256_update(&s, a, a_len);
+    if (b_len)
+        tm_sha256_update(&s, b, b_len);
+    tm_sha256_final(&s, inner);
+    for (int i = 0; i < 64; i++)
+        pad[i] = k[i] ^ 0x5c;
+    tm_sha256_init(&s);
+    tm_sha256_update(&s, pad, sizeof pad);
+    tm_sha256_update(&s, inner, sizeof inner);
+    tm_sha256_final(&s, mac);
+}

@@ -37,4 +37,12 @@ int tm_sha256_fd(int fd, char hex[65]);
  * two; not to be called while another thread hashes. */
 bool tm_sha256_use_portable(bool portable);
 
+/* HMAC-SHA256 (RFC 2104) of `data` under `key`: what authenticates the
+ * gate's records (records.c). */
+void tm_hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
+                    uint8_t mac[32]);
+/* The same of the message a || b. */
+void tm_hmac_sha256_2(const uint8_t *key, size_t key_len, const void *a, size_t a_len,
+                      const void *b, size_t b_len, uint8_t mac[32]);
+
 #endif

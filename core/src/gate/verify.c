@@ -184,13 +184,18 @@ static double input_distance(const topoml_input_v1 *in, uint64_t i, uint64_t j)
  * and so are asking for generators, which may take another reduction, and
  * the accelerator the call names (device 0 checked is not device 1 checked,
  * which may be another model). The record lives next to the plugin's
- * certificate (`<file>-<hash>.verified`), bound to the
- * plugin file's hash and to that certificate, so that every process and
+ * certificate (`<file>-<path hash>-<content hash>.verified`), bound to
+ * the plugin file's hash and to that certificate and authenticated like it
+ * (records.c: a record whose code does not match is ignored and logged), so
+ * that every process and
  * context shares it and a new certificate starts it afresh; a record that
  * cannot be read or does not parse is treated as empty (more re-runs,
  * never fewer). */
 #define TM_VERIFIED_FORMAT "topoml-verified-2"
 #define TM_ENVELOPE_MAX 512u
+/* The record's size at most: every kind's line (under 160 bytes), the
+ * header and the code. */
+#define TM_ENVELOPE_FILE_MAX (TM_ENVELOPE_MAX * 160u + 512u)
 
 typedef struct tm_envelope {
     uint32_t op, kind, dtype, metric, modulus, max_dim, cut, threads, gens;
@@ -235,7 +240,7 @@ static bool verified_file(topoml_context *ctx, const tm_backend *b, bool create,
         ctx->errmsg[0] = '\0'; /* no record: not an error of the caller's */
         return false;
     }
-    return realpath(b->path, real) && tm_cert_file(dir, real, ".verified", out, size);
+    return realpath(b->path, real) && tm_cert_file_for(dir, real, b->file_sha256, ".verified", out, size);
 }
 
 static const char *stamp_of(const tm_backend *b)
@@ -286,73 +291,96 @@ static bool envelope_raise(topoml_context *ctx, tm_backend *b, const tm_envelope
  * threads, gens and device) counts for nothing: more re-runs, never fewer. */
 static void envelope_read(topoml_context *ctx, tm_backend *b)
 {
-    char file[4400];
+    char file[4400], why[600];
     if (!verified_file(ctx, b, false, file, sizeof file))
         return;
-    int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0)
-        return;
-    char real[4096], unsafe[512];
-    FILE *f = tm_fd_is_safe(fd, real, sizeof real, unsafe, sizeof unsafe) ? fdopen(fd, "r")
-                                                                           : NULL;
-    if (!f) {
-        close(fd);
+    /* Read once through a checked descriptor, and used only when its
+     * authentication code (records.c) matches: a plugin's process cannot
+     * write a record that spares it re-runs. */
+    const size_t cap = TM_ENVELOPE_FILE_MAX;
+    char *text = tm_alloc(ctx, cap + 1);
+    if (!text) {
+        ctx->errmsg[0] = '\0';
         return;
     }
-    char line[256], want[160];
-    bool ok = fgets(line, sizeof line, f) && strcmp(line, TM_VERIFIED_FORMAT "\n") == 0;
-    snprintf(want, sizeof want, "sha256=%s\n", b->file_sha256);
-    ok = ok && fgets(line, sizeof line, f) && strcmp(line, want) == 0;
-    snprintf(want, sizeof want, "cert=%s\n", stamp_of(b));
-    ok = ok && fgets(line, sizeof line, f) && strcmp(line, want) == 0;
-    while (ok && fgets(line, sizeof line, f)) {
+    size_t len = 0;
+    int rc = tm_record_read(file, "verified", text, cap, &len, why, sizeof why);
+    if (rc != TOPOML_OK) {
+        if (rc == TOPOML_E_PARSE)
+            tm_log(ctx, TOPOML_LOG_WARN, "verification record of backend '%s' ignored: %s",
+                   b->name, why);
+        tm_free(ctx, text);
+        return;
+    }
+    text[len] = '\0';
+    char want[160];
+    char *line = text, *nl;
+    bool ok = (nl = strchr(line, '\n')) != NULL &&
+              strncmp(line, TM_VERIFIED_FORMAT "\n", (size_t)(nl - line) + 1) == 0 &&
+              (size_t)(nl - line) == strlen(TM_VERIFIED_FORMAT);
+    if (ok) {
+        line = nl + 1;
+        snprintf(want, sizeof want, "sha256=%s\n", b->file_sha256);
+        ok = strncmp(line, want, strlen(want)) == 0;
+        line += ok ? strlen(want) : 0;
+    }
+    if (ok) {
+        snprintf(want, sizeof want, "cert=%s\n", stamp_of(b));
+        ok = strncmp(line, want, strlen(want)) == 0;
+        line += ok ? strlen(want) : 0;
+    }
+    while (ok && (nl = strchr(line, '\n')) != NULL) {
         tm_envelope e;
         unsigned long long n, edges, out;
-        char end;
+        int used = 0;
         memset(&e, 0, sizeof e);
-        if (sscanf(line, "%u %u %u %u %u %u %u %u %u %d %llu %llu %llu%c", &e.op, &e.kind,
+        *nl = '\0';
+        if (sscanf(line, "%u %u %u %u %u %u %u %u %u %d %llu %llu %llu%n", &e.op, &e.kind,
                    &e.dtype, &e.metric, &e.modulus, &e.max_dim, &e.cut, &e.threads, &e.gens,
-                   &e.device, &n, &edges, &out, &end) != 14 ||
-            end != '\n')
+                   &e.device, &n, &edges, &out, &used) != 13 ||
+            line[used] != '\0')
             break; /* the rest is not trusted; what was read is */
         e.n = n;
         e.edges = edges;
         e.out = out;
         if (!envelope_raise(ctx, b, &e))
             break;
+        line = nl + 1;
     }
-    fclose(f);
+    tm_free(ctx, text);
 }
 
 /* Write b->envelope over the record (after merging what other processes
- * wrote since): a temporary file renamed into place, so that a reader sees
- * the old record or the new one. Failing to write costs re-runs only. */
+ * wrote since), with its authentication code: a temporary file renamed into
+ * place, so that a reader sees the old record or the new one. Failing to
+ * write costs re-runs only. */
 static void envelope_write(topoml_context *ctx, tm_backend *b)
 {
-    char file[4400], tmp[4500];
-    if (!verified_file(ctx, b, true, file, sizeof file) ||
-        snprintf(tmp, sizeof tmp, "%s.XXXXXX", file) >= (int)sizeof tmp)
+    char file[4400], why[600];
+    if (!verified_file(ctx, b, true, file, sizeof file))
         return;
     envelope_read(ctx, b);
-    int fd = mkstemp(tmp); /* mode 0600 */
-    if (fd < 0)
-        return;
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        unlink(tmp);
+    const size_t cap = TM_ENVELOPE_FILE_MAX;
+    char *text = tm_alloc(ctx, cap);
+    if (!text) {
+        ctx->errmsg[0] = '\0';
         return;
     }
-    fprintf(f, "%s\nsha256=%s\ncert=%s\n", TM_VERIFIED_FORMAT, b->file_sha256, stamp_of(b));
-    for (uint32_t i = 0; i < b->n_envelope; i++) {
+    int w = snprintf(text, cap, "%s\nsha256=%s\ncert=%s\n", TM_VERIFIED_FORMAT, b->file_sha256,
+                     stamp_of(b));
+    size_t len = w > 0 ? (size_t)w : cap;
+    for (uint32_t i = 0; i < b->n_envelope && len < cap; i++) {
         const tm_envelope *e = &b->envelope[i];
-        fprintf(f, "%u %u %u %u %u %u %u %u %u %d %llu %llu %llu\n", e->op, e->kind, e->dtype,
-                e->metric, e->modulus, e->max_dim, e->cut, e->threads, e->gens, (int)e->device,
-                (unsigned long long)e->n, (unsigned long long)e->edges, (unsigned long long)e->out);
+        w = snprintf(text + len, cap - len, "%u %u %u %u %u %u %u %u %u %d %llu %llu %llu\n",
+                     e->op, e->kind, e->dtype, e->metric, e->modulus, e->max_dim, e->cut,
+                     e->threads, e->gens, (int)e->device, (unsigned long long)e->n,
+                     (unsigned long long)e->edges, (unsigned long long)e->out);
+        len = w > 0 && (size_t)w < cap - len ? len + (size_t)w : cap;
     }
-    bool ok = !ferror(f);
-    if (fclose(f) != 0 || !ok || rename(tmp, file) != 0)
-        unlink(tmp);
+    if (len < cap && tm_record_write(file, "verified", text, len, why, sizeof why) != TOPOML_OK)
+        tm_log(ctx, TOPOML_LOG_DEBUG, "verification record of backend '%s' not written: %s",
+               b->name, why);
+    tm_free(ctx, text);
 }
 
 /* Is this call larger than any of its kind `b` has been checked on? */
@@ -432,6 +460,7 @@ static bool want_rerun(topoml_context *ctx, uint64_t n, uint32_t vertices,
 static void rerun_done(topoml_context *ctx, uint64_t n, uint32_t vertices, double plugin_seconds,
                        double ref_seconds)
 {
+    tm_progress_rerun(ctx, false);
     ctx->verify_reruns++;
     if (small_call(n, vertices, plugin_seconds) || ctx->config.verify != TM_VERIFY_AUTO)
         return;
@@ -579,6 +608,7 @@ int tm_verify_distances(topoml_context *ctx, tm_backend **bp, const topoml_input
         char msg[512];
         topoml_call_v1 call;
         tm_call_init(ctx, &call, msg, sizeof msg);
+        tm_progress_rerun(ctx, true);
         double t0 = tm_now();
         int rc = ref->vt->distances(ref->state, &call, in, want);
         rerun_done(ctx, in->n, 2, seconds, tm_now() - t0);
@@ -726,6 +756,7 @@ int tm_verify_edges(topoml_context *ctx, tm_backend **bp, const topoml_input_v1 
         sized(call_kind(TOPOML_OP_EDGES, in, vc, 0, 0, threshold, false), in, wrong ? 0 : *n_edges);
     if (!wrong && (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, in->n, 2, seconds))) {
         tm_call_init(ctx, &call, msg, sizeof msg);
+        tm_progress_rerun(ctx, true);
         double t0 = tm_now();
         int rc = ref->vt->edges(ref->state, &call, in, threshold, &r, &nr);
         rerun_done(ctx, in->n, 2, seconds, tm_now() - t0);
@@ -1094,6 +1125,7 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
               in, res->n_intervals);
     if (!wrong && may_rerun &&
         (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, in->n, vertices, seconds))) {
+        tm_progress_rerun(ctx, true);
         double t0 = tm_now();
         int rc = run_barcode(ctx, ref, op, in, params, &want, msg, sizeof msg);
         rerun_done(ctx, in->n, vertices, seconds, tm_now() - t0);
@@ -1216,6 +1248,7 @@ int tm_verify_image(topoml_context *ctx, tm_backend **bp, const topoml_image_par
             return unchecked(ctx, b, TOPOML_OP_IMAGE, TOPOML_E_NOMEM, "out of memory");
         }
         tm_call_init(ctx, &call, msg, sizeof msg);
+        tm_progress_rerun(ctx, true);
         const double t0 = tm_now();
         int rc = ref->vt->image(ref->state, &call, p, n_diagrams, offsets, pairs, want);
         rerun_done(ctx, kind.n, 2, seconds, tm_now() - t0);

@@ -311,6 +311,47 @@ bool progress_cancel_throws_cancelled_with_the_finished_dimensions()
     return true;
 }
 
+/* The callback may answer topoml::Progress in words: Cancel cancels,
+ * Continue goes on; an empty std::function or a null function pointer
+ * removes the callback. (A callback returning int does not compile:
+ * tests/cpp_progress_int.cpp, the cpp_progress_int_refused test.) */
+bool progress_answers_in_words()
+{
+    topoml::Context ctx = plain();
+    std::vector<double> p;
+    for (int k = 0; k < 300; k++)
+        for (double x : {std::cos(k * 0.7), std::sin(k * 0.7), k * 0.01, std::cos(k * 1.3)})
+            p.push_back(x);
+    topoml::Data d = ctx.from_points(p, 4);
+    topoml::RipsOptions o;
+    o.max_dim = 2;
+    int calls = 0;
+    ctx.set_progress([&](const char *, std::uint64_t, std::uint64_t) {
+        calls++;
+        return topoml::Progress::Continue;
+    });
+    CHECK(ctx.barcode(d, o).complete() && calls > 1);
+    calls = 0;
+    ctx.set_progress([&](const char *, std::uint64_t, std::uint64_t) {
+        calls++;
+        return topoml::Progress::Cancel;
+    });
+    bool cancelled = false;
+    try {
+        ctx.barcode(d, o);
+    } catch (const topoml::Cancelled &) {
+        cancelled = true;
+    }
+    CHECK(cancelled && calls == 1);
+    /* An empty std::function removes it, as nullptr does. */
+    ctx.set_progress(topoml::Context::ProgressFn());
+    CHECK(ctx.barcode(d, o).complete() && calls == 1);
+    bool (*none)(const char *, std::uint64_t, std::uint64_t) = nullptr;
+    ctx.set_progress(none);
+    CHECK(ctx.barcode(d, o).complete());
+    return true;
+}
+
 struct Mine {
     int value;
 };
@@ -706,6 +747,7 @@ int main(int argc, char **argv)
              progress_cancel_throws_cancelled_with_the_finished_dimensions);
     run_case("exceptions_from_callbacks_cross_no_c_code",
              exceptions_from_callbacks_cross_no_c_code);
+    run_case("progress_answers_in_words", progress_answers_in_words);
     run_case("backends_are_listed_and_can_be_chosen", backends_are_listed_and_can_be_chosen);
     run_case("a_throwing_callback_leaks_nothing", a_throwing_callback_leaks_nothing);
     run_case("features_from_cpp_through_the_c_api", features_from_cpp_through_the_c_api);

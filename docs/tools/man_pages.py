@@ -2,8 +2,11 @@
 """Man pages and their Markdown twins, made from a program's own --help.
 
 The help text is the one source: `topoml --help` and `topoml COMMAND --help`
-for topoml(1), `topoml-conformance --help` for topoml-conformance(1). The
-build runs this on the programs it has just built (docs/tools/CMakeLists.txt)
+for topoml(1), `topoml-conformance --help` for topoml-conformance(1), each
+printed from the table the program also parses its options with
+(tools/cli/cli_help.h), so the page lists exactly the options each command
+takes. The build runs this on the programs it has just built
+(docs/tools/CMakeLists.txt)
 to make <build>/man/*.1, which `cmake --install` puts under share/man/man1;
 the documentation site runs it again for its Markdown pages
 (docs/tools/build_site.py). So the manual always says what --help says.

@@ -53,5 +53,18 @@ expect 0 "s: dim 2: [0-9]+ to do" -- "$topoml" barcode --verbose --backend scala
 expect 0 "s: done" -- "$topoml" barcode --verbose --backend scalar --dim 2 "$data/random16.lower_distance_matrix"
 expect 0 "ran on backend '(scalar|cuda|threads)'" -- "$topoml" barcode --verbose --dim 2 "$data/random16.lower_distance_matrix"
 expect 0 "choice: +by name only" -- "$topoml" backends
+# The same line for every command that runs an op, and only with --verbose.
+expect 0 "^topoml: ran on backend '[a-z0-9-]+' \(" -- "$topoml" distance --verbose -o "$tmp/d.txt" "$data/o3_1024.txt"
+expect 0 "^topoml: ran on backend '[a-z0-9-]+' \(" -- "$topoml" edges --verbose --threshold 0.1 --format point-cloud -o "$tmp/e.txt" "$data/o3_1024.txt"
+printf 'dim,birth,death\n1,0.1,0.5\n1,0.2,0.9\n' >"$tmp/dgm.csv"
+expect 0 "^topoml: ran on backend '[a-z0-9-]+' \(" -- "$topoml" image --verbose -o "$tmp/i.csv" "$tmp/dgm.csv"
+"$topoml" distance -o "$tmp/d.txt" "$data/o3_1024.txt" 2>"$tmp/quiet.err"
+check_quiet() { ! grep -q "ran on backend" "$tmp/quiet.err"; }
+if check_quiet; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: distance without --verbose names its backend"; fi
+# A point cloud is never guessed (a square one reads as a matrix): edges,
+# like barcode, says so and how to name it; distance reads points only.
+expect 1 "format is named" -- "$topoml" edges --threshold 0.1 "$data/o3_1024.txt"
+expect 0 "--format point-cloud" -- "$topoml" edges --help
+expect 0 "reads points only" -- "$topoml" distance --help
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

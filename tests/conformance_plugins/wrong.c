@@ -9,6 +9,10 @@
  * tolerance, a lost H1 class, an off-by-one in the edge sort, a loop bound
  * one short in one metric, a crash, a hang, and a capability record that
  * promises more than the code does.
+ *
+ * -DWRONG_H0_ONLY is right too: the reference with every op but h0 taken
+ * away (and its capability records with them), the plugin that a
+ * dimension-0 barcode may be routed to (test_h0_only_routing.py).
  */
 #include <math.h>
 #include <signal.h>
@@ -151,6 +155,25 @@ static int rips(void *state, const topoml_call_v1 *call, const topoml_input_v1 *
 }
 #endif
 
+#ifdef WRONG_H0_ONLY
+/* The reference's records of the h0 op only. */
+static int capabilities(void *state, const topoml_capability_v1 **c, uint32_t *n)
+{
+    static topoml_capability_v1 kept[16];
+    const topoml_capability_v1 *all;
+    uint32_t count, k = 0;
+    int rc = ref->capabilities(state, &all, &count);
+    if (rc != TOPOML_OK)
+        return rc;
+    for (uint32_t i = 0; i < count && k < 16; i++)
+        if (all[i].op == TOPOML_OP_H0)
+            kept[k++] = all[i];
+    *c = kept;
+    *n = k;
+    return TOPOML_OK;
+}
+#endif
+
 TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version, const topoml_host_v1 *host,
                                                   const topoml_backend_v1 **backend)
 {
@@ -174,6 +197,14 @@ TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version, const t
 #endif
 #ifdef WRONG_CRASH
     vt.h0 = h0;
+#endif
+#ifdef WRONG_H0_ONLY
+    vt.capabilities = capabilities;
+    vt.distances = NULL;
+    vt.edges = NULL;
+    vt.rips = NULL;
+    vt.image = NULL;
+    vt.description = "the scalar reference's h0 op alone, for the tests";
 #endif
     *abi_version = 1;
     *backend = &vt;

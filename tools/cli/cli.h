@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cli_help.h"
 #include "topoml/topoml.h"
 
 /* Every message of a command on stderr starts "topoml CMD: ", then, when
@@ -42,19 +43,15 @@ typedef struct cli_common {
     int verbose;
 } cli_common;
 
-enum { CLI_OPT_CONFIG = 1000, CLI_OPT_BACKEND, CLI_OPT_MAX_MEMORY, CLI_OPT_QUIET, CLI_OPT_VERBOSE };
-
-/* Their getopt_long entries (--quiet, where a command shows progress, is
- * added by that command). */
-#define CLI_CONTEXT_LONG_OPTS                                                                  \
-    {"config", required_argument, NULL, CLI_OPT_CONFIG},                                       \
-        {"backend", required_argument, NULL, CLI_OPT_BACKEND},                                 \
-        {"max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY},                           \
-        {"verbose", no_argument, NULL, CLI_OPT_VERBOSE}, {"help", no_argument, NULL, 'h'}
+/* Their vals (CLI_OPT_*) and help entries are in cli_help.h. */
 
 /* 1: `opt` was a shared option, handled; 0: it is not one; 2: a bad value
  * (reported as a usage error). */
 int cli_common_opt(cli_common *c, int opt, const char *cmd);
+
+/* With --verbose: "topoml: ran on backend 'NAME' (why)" on stderr after an
+ * op, the same line for every command that runs one. */
+void cli_report_backend(topoml_context *ctx, int verbose);
 
 /* A context with the CLI's log on stderr (warnings; more with verbose). */
 int cli_open_context(topoml_context **out, const char *config, const char *backend,

@@ -163,9 +163,12 @@ static void json_string(FILE *f, const char *s)
  * format, and the shared options (cli.h: which configuration and backend,
  * the memory limit, logging). */
 #define FORMAT_HELP \
-    {"-f, --format FMT", "diagram file format: auto (default), json, ripser, gudhi, csv"}
+    {"-f, --format FMT", "diagram file format: auto (default), json, ripser, gudhi, csv", 'f'}
 #define COMMON_HELP_OPTS \
     CLI_HELP_BACKEND, CLI_HELP_CONFIG, CLI_HELP_MAX_MEMORY, CLI_HELP_VERBOSE, CLI_HELP_HELP
+/* features, compare and plot compute in the core, on no backend: no
+ * --backend. */
+#define CORE_HELP_OPTS CLI_HELP_CONFIG, CLI_HELP_MAX_MEMORY, CLI_HELP_VERBOSE, CLI_HELP_HELP
 
 /* The context a command runs with: the caller's, or one opened from the
  * common options (and then freed by env_close). */
@@ -221,22 +224,22 @@ static bool parse_format(const char *s, topoml_diagram_format *fmt)
  * ---------------------------------------------------------------------- */
 
 static const cli_opt_help image_opts[] = {
-    {"-d, --dim K", "homology dimension (default 1)"},
+    {"-d, --dim K", "homology dimension (default 1)", 'd'},
     FORMAT_HELP,
     {"-s, --sigma S", "standard deviation of the Gaussians (default: the larger of the birth "
-                      "span and the largest persistence, over 20)"},
-    {"-W, --width N", "pixels along birth (default 20)"},
-    {"-H, --height N", "pixels along persistence (default 20)"},
-    {"-b, --birth-range A:B", "birth range (default: the births, widened by 3 sigma)"},
+                      "span and the largest persistence, over 20)", 's'},
+    {"-W, --width N", "pixels along birth (default 20)", 'W'},
+    {"-H, --height N", "pixels along persistence (default 20)", 'H'},
+    {"-b, --birth-range A:B", "birth range (default: the births, widened by 3 sigma)", 'b'},
     {"-p, --pers-range A:B", "persistence range (default: 0 to the largest persistence + 3 "
-                             "sigma)"},
+                             "sigma)", 'p'},
     {"-w, --weight W", "constant, linear[:MAX] (ramp reaching 1 at MAX, default the largest "
-                       "persistence), power:P (persistence^P); default constant"},
-    {"-i, --infinite M", "drop (default) or clip:V (infinite deaths become V)"},
+                       "persistence), power:P (persistence^P); default constant", 'w'},
+    {"-i, --infinite M", "drop (default) or clip:V (infinite deaths become V)", 'i'},
     {"-O, --output STYLE", "csv (default: one line per image, row-major, row 0 the lowest "
                            "persistence), json, pgm (8-bit, highest persistence at the top, "
-                           "each image scaled to its max)"},
-    {"-o, --output-file FILE", "write there instead of standard output"},
+                           "each image scaled to its max)", 'O'},
+    {"-o, --output-file FILE", "write there instead of standard output", 'o'},
     COMMON_HELP_OPTS};
 static const cli_help image_help =
     CLI_HELP("topoml image [options] DIAGRAM...",
@@ -308,21 +311,6 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "image";
     cli_set_command(cmd);
-    static const struct option opts[] = {
-        {"dim", required_argument, NULL, 'd'},
-        {"format", required_argument, NULL, 'f'},
-        {"sigma", required_argument, NULL, 's'},
-        {"width", required_argument, NULL, 'W'},
-        {"height", required_argument, NULL, 'H'},
-        {"birth-range", required_argument, NULL, 'b'},
-        {"pers-range", required_argument, NULL, 'p'},
-        {"weight", required_argument, NULL, 'w'},
-        {"infinite", required_argument, NULL, 'i'},
-        {"output", required_argument, NULL, 'O'},
-        {"output-file", required_argument, NULL, 'o'},
-        CLI_CONTEXT_LONG_OPTS,
-        {NULL, 0, NULL, 0},
-    };
     topoml_image_params_v1 prm;
     topoml_image_params_init(&prm);
     uint32_t dim = 1;
@@ -334,7 +322,7 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
     cmd_env env = {0};
     int c;
     reset_getopt();
-    while ((c = getopt_long(argc, argv, ":d:f:s:W:H:b:p:w:i:O:o:h", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, &image_help)) != -1) {
         int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;
@@ -497,6 +485,7 @@ int topoml_cmd_image(topoml_context *given, int argc, char **argv)
         cli_error(ctx, st);
         goto done;
     }
+    cli_report_backend(ctx, env.c.verbose);
     if ((out = open_output(cmd, out_path, style == OUT_PGM)) == NULL)
         goto done;
     char a[32];
@@ -529,18 +518,18 @@ done:
  * ---------------------------------------------------------------------- */
 
 static const cli_opt_help features_opts[] = {
-    {"-d, --dim LIST", "dimensions, e.g. 1 or 0,1 (default: every one in the file)"},
+    {"-d, --dim LIST", "dimensions, e.g. 1 or 0,1 (default: every one in the file)", 'd'},
     FORMAT_HELP,
     {"-g, --grid LO:HI:N", "the grid of the curves (default: smallest birth to the largest "
-                           "finite value, 100 points)"},
-    {"-k, --levels K", "landscape levels (default 3)"},
-    {"-q, --degree Q", "degree of total persistence, sum of (death-birth)^Q (default 1)"},
+                           "finite value, 100 points)", 'g'},
+    {"-k, --levels K", "landscape levels (default 3)", 'k'},
+    {"-q, --degree Q", "degree of total persistence, sum of (death-birth)^Q (default 1)", 'q'},
     {"-i, --infinite M", "keep (default), drop, or clip:V. Betti curves and landscapes use "
                          "infinite deaths as they are under keep; entropy and total persistence "
-                         "always use only finite pairs, and report how many were left out"},
-    {"-O, --output STYLE", "json (default) or csv (dim,feature,level,t,value)"},
-    {"-o, --output-file FILE", "write there instead of standard output"},
-    COMMON_HELP_OPTS};
+                         "always use only finite pairs, and report how many were left out", 'i'},
+    {"-O, --output STYLE", "json (default) or csv (dim,feature,level,t,value)", 'O'},
+    {"-o, --output-file FILE", "write there instead of standard output", 'o'},
+    CORE_HELP_OPTS};
 static const cli_help features_help =
     CLI_HELP("topoml features [options] DIAGRAM",
              "Betti curves, persistence landscapes, persistent entropy and total persistence\n"
@@ -579,18 +568,6 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "features";
     cli_set_command(cmd);
-    static const struct option opts[] = {
-        {"dim", required_argument, NULL, 'd'},
-        {"format", required_argument, NULL, 'f'},
-        {"grid", required_argument, NULL, 'g'},
-        {"levels", required_argument, NULL, 'k'},
-        {"degree", required_argument, NULL, 'q'},
-        {"infinite", required_argument, NULL, 'i'},
-        {"output", required_argument, NULL, 'O'},
-        {"output-file", required_argument, NULL, 'o'},
-        CLI_CONTEXT_LONG_OPTS,
-        {NULL, 0, NULL, 0},
-    };
     uint32_t dims[MAX_DIMS_LISTED], n_dims = 0, levels = 3;
     topoml_diagram_format fmt = TOPOML_DIAGRAM_AUTO;
     bool have_grid = false;
@@ -602,7 +579,7 @@ int topoml_cmd_features(topoml_context *given, int argc, char **argv)
     cmd_env env = {0};
     int c;
     reset_getopt();
-    while ((c = getopt_long(argc, argv, ":d:f:g:k:q:i:O:o:h", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, &features_help)) != -1) {
         int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;
@@ -807,15 +784,15 @@ done:
  * ---------------------------------------------------------------------- */
 
 static const cli_opt_help compare_opts[] = {
-    {"-d, --dim LIST", "dimensions, e.g. 1 or 0,1 (default: every one in either file)"},
+    {"-d, --dim LIST", "dimensions, e.g. 1 or 0,1 (default: every one in either file)", 'd'},
     FORMAT_HELP,
-    {"-m, --metric M", "bottleneck, wasserstein or both (default both)"},
-    {"-p, --order Q", "Wasserstein order, 1 <= Q < inf (default 1)"},
+    {"-m, --metric M", "bottleneck, wasserstein or both (default both)", 'm'},
+    {"-p, --order Q", "Wasserstein order, 1 <= Q < inf (default 1)", 'p'},
     {"-P, --internal-p P", "Wasserstein ground metric L^P, P >= 1 or inf (default inf, as "
-                           "GUDHI)"},
-    {"-O, --output STYLE", "text (default), json or csv"},
-    {"-o, --output-file FILE", "write there instead of standard output"},
-    COMMON_HELP_OPTS};
+                           "GUDHI)", 'P'},
+    {"-O, --output STYLE", "text (default), json or csv", 'O'},
+    {"-o, --output-file FILE", "write there instead of standard output", 'o'},
+    CORE_HELP_OPTS};
 static const cli_help compare_help = CLI_HELP(
     "topoml compare [options] A B",
     "Bottleneck and Wasserstein distances between the diagrams in files A and B,\n"
@@ -927,17 +904,6 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "compare";
     cli_set_command(cmd);
-    static const struct option opts[] = {
-        {"dim", required_argument, NULL, 'd'},
-        {"format", required_argument, NULL, 'f'},
-        {"metric", required_argument, NULL, 'm'},
-        {"order", required_argument, NULL, 'p'},
-        {"internal-p", required_argument, NULL, 'P'},
-        {"output", required_argument, NULL, 'O'},
-        {"output-file", required_argument, NULL, 'o'},
-        CLI_CONTEXT_LONG_OPTS,
-        {NULL, 0, NULL, 0},
-    };
     uint32_t dims[MAX_DIMS_LISTED], n_dims = 0;
     topoml_diagram_format fmt = TOPOML_DIAGRAM_AUTO;
     bool do_b = true, do_w = true;
@@ -947,7 +913,7 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
     cmd_env env = {0};
     int c;
     reset_getopt();
-    while ((c = getopt_long(argc, argv, ":d:f:m:p:P:O:o:h", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, &compare_help)) != -1) {
         int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;
@@ -1101,15 +1067,15 @@ int topoml_cmd_compare(topoml_context *given, int argc, char **argv)
  * ---------------------------------------------------------------------- */
 
 static const cli_opt_help plot_opts[] = {
-    {"-k, --kind K", "diagram (default) or barcode"},
+    {"-k, --kind K", "diagram (default) or barcode", 'k'},
     {"-d, --dim LIST", "dimensions, e.g. 1 or 0,1 (default: every non-empty one); a dimension "
-                       "the file does not have is an error"},
+                       "the file does not have is an error", 'd'},
     FORMAT_HELP,
-    {"-t, --title TEXT", "a title above the plot"},
+    {"-t, --title TEXT", "a title above the plot", 't'},
     {"-s, --size WxH", "size in pixels (default 440x440 for a diagram; 640 wide and as tall as "
-                       "the bars need for a barcode)"},
-    {"-o, --output-file FILE", "write there instead of standard output"},
-    COMMON_HELP_OPTS};
+                       "the bars need for a barcode)", 's'},
+    {"-o, --output-file FILE", "write there instead of standard output", 'o'},
+    CORE_HELP_OPTS};
 static const cli_help plot_help = CLI_HELP(
     "topoml plot [options] DIAGRAM",
     "Draw a persistence diagram or a barcode as SVG: one colour per dimension with\n"
@@ -1121,16 +1087,6 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
 {
     const char *cmd = "plot";
     cli_set_command(cmd);
-    static const struct option opts[] = {
-        {"kind", required_argument, NULL, 'k'},
-        {"dim", required_argument, NULL, 'd'},
-        {"format", required_argument, NULL, 'f'},
-        {"title", required_argument, NULL, 't'},
-        {"size", required_argument, NULL, 's'},
-        {"output-file", required_argument, NULL, 'o'},
-        CLI_CONTEXT_LONG_OPTS,
-        {NULL, 0, NULL, 0},
-    };
     uint32_t dims[MAX_DIMS_LISTED], n_dims = 0;
     topoml_diagram_format fmt = TOPOML_DIAGRAM_AUTO;
     plot_spec spec = {PLOT_DIAGRAM, NULL, 0, NULL, 0, 0, INFINITY};
@@ -1138,7 +1094,7 @@ int topoml_cmd_plot(topoml_context *given, int argc, char **argv)
     cmd_env env = {0};
     int c;
     reset_getopt();
-    while ((c = getopt_long(argc, argv, ":k:d:f:t:s:o:h", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, &plot_help)) != -1) {
         int r = cli_common_opt(&env.c, c, cmd);
         if (r == 1)
             continue;

@@ -51,10 +51,9 @@ int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
 
 int cli_bad_option(const char *cmd, int c, int argc, char **argv)
 {
-    const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
-    if (c == ':')
-        return cli_usage_error(cmd, "option '%s' needs a value", arg);
-    return cli_usage_error(cmd, "unknown option '%s'", arg);
+    char name[64];
+    snprintf(name, sizeof name, "%s %s", prog, cmd);
+    return cli_help_bad_option(name, c, argc, argv);
 }
 
 int cli_error(topoml_context *ctx, int rc)
@@ -181,8 +180,6 @@ typedef struct common_opts {
     progress_state progress;
 } common_opts;
 
-#define COMMON_LONG_OPTS CLI_CONTEXT_LONG_OPTS, {"quiet", no_argument, NULL, CLI_OPT_QUIET}
-
 int cli_common_opt(cli_common *co, int c, const char *cmd)
 {
     switch (c) {
@@ -202,9 +199,11 @@ int cli_common_opt(cli_common *co, int c, const char *cmd)
 /* The shared options' help (cli_help.h), at the end of each command's. */
 #define COMMON_HELP_OPTS                                                                    \
     CLI_HELP_BACKEND, CLI_HELP_CONFIG, CLI_HELP_MAX_MEMORY,                                 \
-        {"--quiet", "no progress on stderr"},                                               \
-        {"--verbose", "log what the library does, and when each stage starts, on stderr "   \
-                      "(twice: more)"},                                                     \
+        {"--quiet", "no progress on stderr", CLI_OPT_QUIET},                                \
+        {"--verbose",                                                                       \
+         "log what the library does, and when each stage starts, on stderr (twice: "        \
+         "more); at the end, the backend that ran and why",                                 \
+         CLI_OPT_VERBOSE},                                                                  \
         CLI_HELP_HELP
 
 int cli_open_context(topoml_context **out, const char *config, const char *backend,
@@ -232,6 +231,13 @@ int cli_open_context(topoml_context **out, const char *config, const char *backe
     }
     *out = ctx;
     return TOPOML_OK;
+}
+
+void cli_report_backend(topoml_context *ctx, int verbose)
+{
+    if (verbose && topoml_last_backend(ctx)[0])
+        fprintf(stderr, "topoml: ran on backend '%s' (%s)\n", topoml_last_backend(ctx),
+                topoml_last_selection_reason(ctx));
 }
 
 static int open_context(common_opts *co, topoml_context **out)
@@ -277,24 +283,24 @@ static int read_input(topoml_context *ctx, const char *cmd, int argc, char **arg
 static const cli_opt_help barcode_opts[] = {
     {"--format F", "auto (default: a square matrix, a lower or an upper triangle, or DIPHA, told "
                    "by the input), lower-distance, upper-distance, distance, point-cloud, dipha, "
-                   "sparse, binary; Ripser's prefixes too (lower, dist, point)"},
-    {"--dim K", "compute homology up to dimension K (default 1)"},
+                   "sparse, binary; Ripser's prefixes too (lower, dist, point)", 'f'},
+    {"--dim K", "compute homology up to dimension K (default 1)", 'd'},
     {"--threshold T", "only simplices of diameter <= T (default: the enclosing radius, beyond "
-                      "which homology is trivial)"},
-    {"--ratio R", "only print bars of dimension >= 1 with death/birth > R"},
-    {"--modulus P", "coefficients in Z/P, P prime (default 2)"},
+                      "which homology is trivial)", 't'},
+    {"--ratio R", "only print bars of dimension >= 1 with death/birth > R", 'r'},
+    {"--modulus P", "coefficients in Z/P, P prime (default 2)", 'p'},
     {"--metric M", "for point clouds: euclidean (default), sqeuclidean, manhattan, chebyshev, "
-                   "cosine"},
-    {"--output O", "ripser (default: Ripser's text), json, csv"},
+                   "cosine", 'm'},
+    {"--output O", "ripser (default: Ripser's text), json, csv", 'u'},
     {"--dtype T", "f64 (default), or f32: distances and threshold rounded to float as Ripser "
-                  "keeps them, for Ripser's output to the bit"},
-    {"-o, --output-file FILE", "write the barcode to FILE, not to standard output"},
+                  "keeps them, for Ripser's output to the bit", 'y'},
+    {"-o, --output-file FILE", "write the barcode to FILE, not to standard output", 'o'},
     {"--strict-symmetry", "refuse a full matrix whose triangles differ or whose diagonal is not 0 "
-                          "(default: read its lower triangle, as Ripser does, with a warning)"},
+                          "(default: read its lower triangle, as Ripser does, with a warning)", 'S'},
     {"--collapse C", "edge collapse before the reduction: auto (default), on, off; the barcode "
-                     "is the same either way"},
+                     "is the same either way", 'C'},
     {"--threads N", "threads of the edge collapse and of a multi-threaded backend (default: "
-                    "the configuration's threads:, else every core available)"},
+                    "the configuration's threads:, else every core available)", 'T'},
     COMMON_HELP_OPTS};
 static const cli_help barcode_help =
     CLI_HELP("topoml barcode [options] [FILE|-]",
@@ -399,20 +405,6 @@ static int round_to_f32(topoml_context *ctx, topoml_data **data, topoml_metric m
 
 static int cmd_barcode(int argc, char **argv)
 {
-    static const struct option longs[] = {{"format", required_argument, NULL, 'f'},
-                                          {"dim", required_argument, NULL, 'd'},
-                                          {"threshold", required_argument, NULL, 't'},
-                                          {"ratio", required_argument, NULL, 'r'},
-                                          {"modulus", required_argument, NULL, 'p'},
-                                          {"metric", required_argument, NULL, 'm'},
-                                          {"output", required_argument, NULL, 'u'},
-                                          {"strict-symmetry", no_argument, NULL, 'S'},
-                                          {"dtype", required_argument, NULL, 'y'},
-                                          {"output-file", required_argument, NULL, 'O'},
-                                          {"collapse", required_argument, NULL, 'C'},
-                                          {"threads", required_argument, NULL, 'T'},
-                                          COMMON_LONG_OPTS,
-                                          {NULL, 0, NULL, 0}};
     common_opts co = {0};
     topoml_format fmt = TOPOML_FORMAT_AUTO;
     bool f32 = false;
@@ -424,7 +416,7 @@ static int cmd_barcode(int argc, char **argv)
     bool strict = false;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":ho:", longs, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, &barcode_help)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "barcode")) == 1)
             continue;
         if (r == 2)
@@ -558,9 +550,8 @@ static int cmd_barcode(int argc, char **argv)
         topoml_barcode_write(ctx, bc, out, out_style, ratio);
     if (rc != TOPOML_OK)
         status = cli_error(ctx, rc);
-    else if (co.c.verbose)
-        fprintf(stderr, "topoml: ran on backend '%s' (%s)\n", topoml_last_backend(ctx),
-                topoml_last_selection_reason(ctx));
+    else
+        cli_report_backend(ctx, co.c.verbose);
     if ((fflush(out) != 0 || ferror(out)) && !status) {
         cli_file_error("barcode", out == stdout ? "<stdout>" : out_path, "write error: %s",
                        strerror(errno));
@@ -627,12 +618,12 @@ static int close_output(FILE *f, const char *path, int status)
 /* ---- topoml distance ---- */
 
 static const cli_opt_help distance_opts[] = {
-    {"--format F", "input format: point-cloud (default) or npy"},
-    {"--metric M", "euclidean (default), sqeuclidean, manhattan, chebyshev, cosine"},
-    {"--dtype T", "f64 (default) or f32"},
+    {"--format F", "point-cloud (default: `distance` reads points only) or npy", 'f'},
+    {"--metric M", "euclidean (default), sqeuclidean, manhattan, chebyshev, cosine", 'm'},
+    {"--dtype T", "f64 (default) or f32", 'y'},
     {"--output O", "text (default) or npy: a 1-D NumPy array of the n(n-1)/2 distances in the "
-                   "same order (numpy: D[np.tril_indices(n, -1)] = a)"},
-    {"-o, --output-file FILE", "write to FILE, not to standard output"},
+                   "same order (numpy: D[np.tril_indices(n, -1)] = a)", 'u'},
+    {"-o, --output-file FILE", "write to FILE, not to standard output", 'o'},
     COMMON_HELP_OPTS};
 static const cli_help distance_help =
     CLI_HELP("topoml distance [options] [FILE|-]",
@@ -642,13 +633,6 @@ static const cli_help distance_help =
 
 static int cmd_distance(int argc, char **argv)
 {
-    static const struct option longs[] = {{"format", required_argument, NULL, 'f'},
-                                          {"metric", required_argument, NULL, 'm'},
-                                          {"dtype", required_argument, NULL, 'y'},
-                                          {"output", required_argument, NULL, 'u'},
-                                          {"output-file", required_argument, NULL, 'o'},
-                                          COMMON_LONG_OPTS,
-                                          {NULL, 0, NULL, 0}};
     common_opts co = {0};
     topoml_format fmt = TOPOML_FORMAT_POINT_CLOUD;
     topoml_metric metric = TOPOML_METRIC_EUCLIDEAN;
@@ -657,7 +641,7 @@ static int cmd_distance(int argc, char **argv)
     const char *out_path = NULL;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":ho:", longs, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, &distance_help)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "distance")) == 1)
             continue;
         if (r == 2)
@@ -700,6 +684,8 @@ static int cmd_distance(int argc, char **argv)
     if (!status) {
         int rc = topoml_distances(ctx, data, metric, dtype, &d, &count);
         end_progress(&co);
+        if (rc == TOPOML_OK)
+            cli_report_backend(ctx, co.c.verbose);
         if (rc != TOPOML_OK) {
             status = cli_error(ctx, rc);
         } else if ((out = open_output(out_path)) == NULL) {
@@ -734,13 +720,15 @@ static int cmd_distance(int argc, char **argv)
 /* ---- topoml edges ---- */
 
 static const cli_opt_help edges_opts[] = {
-    {"--threshold T", "largest distance kept (required)"},
-    {"--format F", "input format (default auto, as for `topoml barcode`)"},
-    {"--metric M", "for point clouds (default euclidean)"},
-    {"--strict-symmetry", "refuse an asymmetric full matrix (see `barcode --help`)"},
+    {"--threshold T", "largest distance kept (required)", 't'},
+    {"--format F", "input format, as for `topoml barcode`: auto (default) tells a distance "
+                   "matrix or DIPHA by the input; a point cloud is never guessed (a square one "
+                   "reads as a matrix): name it, --format point-cloud", 'f'},
+    {"--metric M", "for point clouds (default euclidean)", 'm'},
+    {"--strict-symmetry", "refuse an asymmetric full matrix (see `barcode --help`)", 'S'},
     {"--output O", "text (default) or npy: a NumPy structured array with fields i, j (uint32) "
-                   "and d (float64)"},
-    {"-o, --output-file FILE", "write to FILE, not to standard output"},
+                   "and d (float64)", 'u'},
+    {"-o, --output-file FILE", "write to FILE, not to standard output", 'o'},
     COMMON_HELP_OPTS};
 static const cli_help edges_help =
     CLI_HELP("topoml edges --threshold T [options] [FILE|-]",
@@ -751,14 +739,6 @@ static const cli_help edges_help =
 
 static int cmd_edges(int argc, char **argv)
 {
-    static const struct option longs[] = {{"format", required_argument, NULL, 'f'},
-                                          {"metric", required_argument, NULL, 'm'},
-                                          {"threshold", required_argument, NULL, 't'},
-                                          {"strict-symmetry", no_argument, NULL, 'S'},
-                                          {"output", required_argument, NULL, 'u'},
-                                          {"output-file", required_argument, NULL, 'o'},
-                                          COMMON_LONG_OPTS,
-                                          {NULL, 0, NULL, 0}};
     common_opts co = {0};
     bool strict = false, npy = false;
     const char *out_path = NULL;
@@ -767,7 +747,7 @@ static int cmd_edges(int argc, char **argv)
     double threshold = NAN;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":ho:", longs, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, &edges_help)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "edges")) == 1)
             continue;
         if (r == 2)
@@ -812,6 +792,8 @@ static int cmd_edges(int argc, char **argv)
     if (!status) {
         int rc = topoml_edges(ctx, data, metric, threshold, &e, &n);
         end_progress(&co);
+        if (rc == TOPOML_OK)
+            cli_report_backend(ctx, co.c.verbose);
         if (rc != TOPOML_OK) {
             status = cli_error(ctx, rc);
         } else if ((out = open_output(out_path)) == NULL) {
@@ -841,9 +823,13 @@ static int cmd_edges(int argc, char **argv)
 
 /* ---- topoml backends ---- */
 
+/* No --backend, --max-memory or --quiet: it lists every backend and runs
+ * no op. */
 static const cli_opt_help backends_opts[] = {
-    {"--json", "as a JSON array, capabilities by name"},
-    COMMON_HELP_OPTS};
+    {"--json", "as a JSON array, capabilities by name", 'j'},
+    CLI_HELP_CONFIG,
+    CLI_HELP_VERBOSE,
+    CLI_HELP_HELP};
 static const cli_help backends_help =
     CLI_HELP("topoml backends [options]",
              "Every backend found: where it came from, identity, ABI, capabilities, probe\n"
@@ -897,14 +883,11 @@ static void print_bits(uint32_t bits, const char **names, int count)
 
 static int cmd_backends(int argc, char **argv)
 {
-    static const struct option longs[] = {{"json", no_argument, NULL, 'j'},
-                                          COMMON_LONG_OPTS,
-                                          {NULL, 0, NULL, 0}};
     common_opts co = {0};
     bool json = false;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, &backends_help)) != -1) {
         if ((r = cli_common_opt(&co.c, c, "backends")) == 1)
             continue;
         if (r == 2)
@@ -1028,21 +1011,23 @@ static int cmd_backends(int argc, char **argv)
 
 /* ---- dispatch ---- */
 
-static const char main_help[] =
-    "Usage: topoml COMMAND [options]\n"
-    "Persistent homology of point clouds and distance matrices.\n\n"
-    "Commands:\n"
-    "  barcode    Vietoris-Rips barcodes (Ripser's options and output)\n"
-    "  distance   pairwise distances of a point cloud\n"
-    "  edges      pairs within a threshold, sorted\n"
-    "  backends   the backends found, their capabilities and gate state\n" CLI_EXTRA_HELP
-    "\n`topoml help COMMAND` (or `topoml COMMAND --help`) describes each.\n"
-    "`topoml --version` prints the version.\n";
+static const cli_opt_help main_opts[] = {
+    CLI_HELP_HELP,
+    {"--version", "print the version and exit", 'V'}};
+static const cli_help main_help =
+    CLI_HELP("topoml COMMAND [options]",
+             "Persistent homology of point clouds and distance matrices.", main_opts,
+             "Commands:\n"
+             "  barcode    Vietoris-Rips barcodes (Ripser's options and output)\n"
+             "  distance   pairwise distances of a point cloud\n"
+             "  edges      pairs within a threshold, sorted\n"
+             "  backends   the backends found, their capabilities and gate state\n" CLI_EXTRA_HELP
+             "\n`topoml help COMMAND` (or `topoml COMMAND --help`) describes each.\n");
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs(main_help, stderr);
+        cli_print_help(stderr, &main_help);
         return 2;
     }
     const char *cmd = argv[1];
@@ -1054,15 +1039,32 @@ int main(int argc, char **argv)
         cmd = argv[2];
         argc = 2;
         argv = help_argv;
+    } else if (cmd[0] == '-') {
+        /* Options of `topoml` itself, parsed from its own table. */
+        opterr = 0;
+        optind = 1;
+        int c = cli_getopt(argc, argv, &main_help);
+        if (c == 'h') {
+            cli_print_help(stdout, &main_help);
+            return 0;
+        }
+        if (c == 'V') {
+            printf("topoml %s (plugin ABI v%u)\n", topoml_version(), TOPOML_ABI_VERSION);
+            return 0;
+        }
+        if (c != -1) /* ("-" and "--" are no options: unknown commands, below) */
+            return cli_help_bad_option(prog, c, argc, argv);
+        argc--;
+        argv++;
     } else {
         argc--;
         argv++;
     }
-    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-        fputs(main_help, stdout);
+    if (!strcmp(cmd, "help")) {
+        cli_print_help(stdout, &main_help);
         return 0;
     }
-    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+    if (!strcmp(cmd, "version")) {
         printf("topoml %s (plugin ABI v%u)\n", topoml_version(), TOPOML_ABI_VERSION);
         return 0;
     }
@@ -1080,6 +1082,6 @@ int main(int argc, char **argv)
             cli_set_command(cmds[i].name);
             return cmds[i].fn(argc, argv);
         }
-    fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, main_help);
+    fprintf(stderr, "%s: unknown command '%s'\nTry '%s --help'.\n", prog, cmd, prog);
     return 2;
 }

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_help.h"
 #include "conformance.h"
 /* Internal (core/src/): the runner writes the certificates the gate reads
  * (gate/certificate.h, bound to the plugin file's SHA-256) and lists plugin
@@ -28,36 +29,64 @@
 #include "gate/gate_internal.h"
 #include "gate/sha256.h"
 
-static const char usage[] =
-    "Usage: topoml-conformance [--backend NAME | --plugin PATH.so]... [options]\n"
+/* The options, their help and their parsing in one table (cli_help.h, the
+ * layout `topoml` uses too). */
+enum {
+    O_BACKEND = 256,
+    O_PLUGIN,
+    O_TIER,
+    O_CASE,
+    O_LIST,
+    O_JSON,
+    O_JUNIT,
+    O_CERTIFY,
+    O_CACHE,
+    O_TIMEOUT,
+    O_FAILFAST,
+    O_CASES,
+    O_CONFIG,
+    O_QUIET,
+    O_VERBOSE,
+    O_VERSION,
+    O_SEED,
+    O_PROGRESS,
+    O_PER_CASE
+};
+
+static const cli_opt_help options[] = {
+    {"--backend NAME", "a plugin found in the search path, by backend name", O_BACKEND},
+    {"--plugin PATH", "a plugin file (need not be in the search path)", O_PLUGIN},
+    {"--tier T", "quick (seconds per plugin, the default) or full (minutes)", O_TIER},
+    {"--case GLOB", "only cases whose name matches (repeatable; not with --certify)", O_CASE},
+    {"--list", "list the selected cases and exit", O_LIST},
+    {"--json FILE", "write the results as JSON ('-' for stdout)", O_JSON},
+    {"--junit FILE", "write the results as JUnit XML", O_JUNIT},
+    {"--certify", "write a certificate per plugin into the cache folder", O_CERTIFY},
+    {"--cache-dir DIR", "the cache folder (default: config cache_dir, else "
+                        "$XDG_CACHE_HOME/topoml, else ~/.cache/topoml)", O_CACHE},
+    {"--timeout S", "seconds each case may take (default 10 in the quick tier, 60 in the full "
+                    "tier)", O_TIMEOUT},
+    {"--fail-fast", "stop testing a plugin at its first failing case", O_FAILFAST},
+    {"--seed N", "the seed of the cases generated from the plugins' capability records "
+                 "(default: a fresh one each run, shown in the report)", O_SEED},
+    {"--cases FILE", "another case list (not with --certify)", O_CASES},
+    {"--config FILE", "topoml configuration (plugin_paths, cache_dir)", O_CONFIG},
+    {"--quiet", "no table on stdout", O_QUIET},
+    {"--progress", "a line 'progress DONE TOTAL CASE' on stderr per case (for the gate, "
+                   "which logs them while a host waits)", O_PROGRESS},
+    {"--process-per-case", "a new process for each case (default: one process per plugin runs "
+                           "its cases one after another, a new one after a case that crashes "
+                           "or times out)", O_PER_CASE},
+    {"--verbose", "show the plugins' log messages on stderr", O_VERBOSE},
+    {"--version", "print the version and exit", O_VERSION},
+    CLI_HELP_HELP};
+static const cli_help help = CLI_HELP(
+    "topoml-conformance [--backend NAME | --plugin PATH]... [options]",
     "Run the conformance suite on backend plugins and compare every answer with the\n"
-    "scalar reference. Without --backend/--plugin: every plugin topoml finds.\n\n"
-    "  --backend NAME    a plugin found in the search path, by backend name\n"
-    "  --plugin PATH     a plugin file (need not be in the search path)\n"
-    "  --tier T          quick (seconds per plugin, the default) or full (minutes)\n"
-    "  --case GLOB       only cases whose name matches (repeatable; not with --certify)\n"
-    "  --list            list the selected cases and exit\n"
-    "  --json FILE       write the results as JSON ('-' for stdout)\n"
-    "  --junit FILE      write the results as JUnit XML\n"
-    "  --certify         write a certificate per plugin into the cache folder\n"
-    "  --cache-dir DIR   the cache folder (default: config cache_dir, else\n"
-    "                    $XDG_CACHE_HOME/topoml, else ~/.cache/topoml)\n"
-    "  --timeout S       seconds each case may take (default 10 in the quick tier,\n"
-    "                    60 in the full tier)\n"
-    "  --fail-fast       stop testing a plugin at its first failing case\n"
-    "  --seed N          the seed of the cases generated from the plugins' capability\n"
-    "                    records (default: a fresh one each run, shown in the report)\n"
-    "  --cases FILE      another case list (not with --certify)\n"
-    "  --config FILE     topoml configuration (plugin_paths, cache_dir)\n"
-    "  --quiet           no table on stdout\n"
-    "  --progress        a line 'progress DONE TOTAL CASE' on stderr per case (for\n"
-    "                    the gate, which logs them while a host waits)\n"
-    "  --process-per-case  a new process for each case (default: one process per\n"
-    "                    plugin runs its cases one after another, a new one after a\n"
-    "                    case that crashes or times out)\n"
-    "  --verbose         show the plugins' log messages on stderr\n"
-    "Exit status: 0 every case PASS, NOT_SUPPORTED or QUALITY_WARNING; 1 otherwise; 2 bad "
-    "usage.\n";
+    "scalar reference. Without --backend/--plugin: every plugin topoml finds.",
+    options,
+    "Exit status: 0 every case PASS, NOT_SUPPORTED or QUALITY_WARNING; 1 otherwise;\n"
+    "2 bad usage.\n");
 
 /* A report file (--json, --junit) must be writable before the suite runs,
  * not after minutes of work: its folder must exist and take new files. "-"
@@ -267,48 +296,6 @@ static void long_lived(tc_run *run, size_t k, topoml_context *ref, const tc_suit
 
 int main(int argc, char **argv)
 {
-    enum {
-        O_BACKEND = 256,
-        O_PLUGIN,
-        O_TIER,
-        O_CASE,
-        O_LIST,
-        O_JSON,
-        O_JUNIT,
-        O_CERTIFY,
-        O_CACHE,
-        O_TIMEOUT,
-        O_FAILFAST,
-        O_CASES,
-        O_CONFIG,
-        O_QUIET,
-        O_VERBOSE,
-        O_VERSION,
-        O_SEED,
-        O_PROGRESS,
-        O_PER_CASE
-    };
-    static const struct option longs[] = {{"backend", required_argument, NULL, O_BACKEND},
-                                          {"plugin", required_argument, NULL, O_PLUGIN},
-                                          {"tier", required_argument, NULL, O_TIER},
-                                          {"case", required_argument, NULL, O_CASE},
-                                          {"list", no_argument, NULL, O_LIST},
-                                          {"json", required_argument, NULL, O_JSON},
-                                          {"junit", required_argument, NULL, O_JUNIT},
-                                          {"certify", no_argument, NULL, O_CERTIFY},
-                                          {"cache-dir", required_argument, NULL, O_CACHE},
-                                          {"timeout", required_argument, NULL, O_TIMEOUT},
-                                          {"fail-fast", no_argument, NULL, O_FAILFAST},
-                                          {"cases", required_argument, NULL, O_CASES},
-                                          {"config", required_argument, NULL, O_CONFIG},
-                                          {"quiet", no_argument, NULL, O_QUIET},
-                                          {"verbose", no_argument, NULL, O_VERBOSE},
-                                          {"version", no_argument, NULL, O_VERSION},
-                                          {"seed", required_argument, NULL, O_SEED},
-                                          {"progress", no_argument, NULL, O_PROGRESS},
-                                          {"process-per-case", no_argument, NULL, O_PER_CASE},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
     strvec backends = {0}, plugins = {0}, globs = {0};
     int status = 1;
     char path[4096], err[1024];
@@ -324,7 +311,8 @@ int main(int argc, char **argv)
     tc_case *generated = NULL;
     size_t n_generated = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    opterr = 0; /* bad options are reported as usage errors, below */
+    while ((c = cli_getopt(argc, argv, &help)) != -1) {
         switch (c) {
         case O_BACKEND: push(&backends, optarg); break;
         case O_PLUGIN: push(&plugins, optarg); break;
@@ -378,13 +366,10 @@ int main(int argc, char **argv)
             status = 0;
             goto done;
         case 'h':
-            fputs(usage, stdout);
+            cli_print_help(stdout, &help);
             status = 0;
             goto done;
-        default: {
-            status = usage_error("%s", "bad option");
-            goto done;
-        }
+        default: status = cli_help_bad_option("topoml-conformance", c, argc, argv); goto done;
         }
     }
     if (optind < argc) {

@@ -326,13 +326,12 @@ typedef struct topoml_rips_options {
     double threshold;     /* +INFINITY: none (the enclosing radius is used) */
     uint32_t modulus;     /* prime coefficient field Z/p (default 2) */
     uint32_t metric;      /* topoml_metric for point clouds (default euclidean) */
-    /* Appended in 0.2 (read only when struct_size covers them): */
+    /* Appended in 0.3 (read only when struct_size covers them): */
     uint32_t collapse;    /* topoml_collapse: edge collapse before the reduction */
     uint32_t n_threads;   /* threads the edge collapse and a multi-threaded
                              backend may use; 0: the configuration's
                              `threads:`, else every core this process may run
                              on (sched_getaffinity); never more than those */
-    /* Appended in 0.3: */
     uint32_t flags;       /* TOPOML_RIPS_* bits (default 0) */
 } topoml_rips_options;
 
@@ -369,7 +368,11 @@ TOPOML_API void topoml_rips_options_init(topoml_rips_options *opts);
  * the same, the status is TOPOML_E_LIMIT and *out (if not NULL) holds the
  * dimensions that were finished, as after a cancel: a partial barcode
  * (topoml_barcode_complete 0, topoml_barcode_max_dim the last finished one,
- * topoml_barcode_stop_status TOPOML_E_LIMIT); free it either way. */
+ * topoml_barcode_stop_status TOPOML_E_LIMIT); free it either way.
+ *
+ * Backend: as for every op (docs/embedding.md, "Choosing a backend"); with
+ * max_dim 0 and no generators, a backend that offers the h0 op but not rips
+ * is a candidate too, and runs its h0 op (the same bars). */
 TOPOML_API int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out,
                                       const topoml_data *data, const topoml_rips_options *opts);
 TOPOML_API void topoml_barcode_free(topoml_barcode *barcode);

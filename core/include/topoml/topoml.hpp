@@ -16,6 +16,11 @@
  *    leaks: test_cpp_wrapper's a_throwing_callback_leaks_nothing, under
  *    Valgrind as memcheck_test_cpp_wrapper).
  *
+ *  - Progress callbacks answer the other way round from C: C's returns
+ *    non-zero to cancel; Context::set_progress takes a callable returning
+ *    topoml::Progress::Cancel / Continue, or bool where false cancels, and
+ *    refuses one returning int at compile time.
+ *
  * Lifetimes and threads: Data, Barcode and Array keep the C context alive,
  * so they may outlive their Context (its callbacks are taken off when it
  * goes). A Context is used by one thread at a time (different contexts may
@@ -494,12 +499,20 @@ struct BackendInfo {
     }
 };
 
+/* What a progress callback answers (Context::set_progress). Mind the
+ * opposite of C: there the callback returns non-zero to cancel, here a
+ * callback returning bool returns false to cancel (true: go on). Returning
+ * Progress says it in words; a callback returning anything else (an int,
+ * as in C) does not compile. */
+enum class Progress { Continue, Cancel };
+
 /* A topoml_context: configuration, plugins, limits, callbacks, and the ops. */
 class Context
 {
   public:
     using LogFn = std::function<void(int level, const char *message)>;
-    /* Return false to cancel the op. */
+    /* Return true to go on, false to cancel the op: the opposite of the C
+     * callback's int, which cancels when non-zero. */
     using ProgressFn =
         std::function<bool(const char *stage, std::uint64_t done, std::uint64_t total)>;
 
@@ -582,14 +595,37 @@ class Context
                        max_level);
     }
 
-    /* Progress of long ops; fn returning false cancels the op, which then
-     * throws Cancelled. An empty fn removes the callback. */
-    void set_progress(ProgressFn fn)
+    /* Progress of long ops: fn(stage, done, total) returns
+     * topoml::Progress::Cancel, or false, to cancel the op, which then throws
+     * Cancelled; Progress::Continue, or true, to go on. NOT as in C, where
+     * non-zero cancels: a callable that returns anything but bool or
+     * Progress is refused at compile time. An empty fn (nullptr, an empty
+     * std::function) removes the callback. */
+    template <class F> void set_progress(F fn)
     {
-        need();
-        hooks_->progress = std::move(fn);
-        topoml_set_progress(ctx_, hooks_->progress ? &Context::progress_trampoline : nullptr,
-                            hooks_.get());
+        using R = std::invoke_result_t<F &, const char *, std::uint64_t, std::uint64_t>;
+        static_assert(std::is_same_v<R, bool> || std::is_same_v<R, Progress>,
+                      "a topoml progress callback returns topoml::Progress (Continue, Cancel) "
+                      "or bool (false cancels) -- not C's int, where non-zero cancels");
+        if constexpr (std::is_pointer_v<F> || std::is_same_v<F, ProgressFn> ||
+                      std::is_same_v<F, std::function<Progress(const char *, std::uint64_t,
+                                                               std::uint64_t)>>) {
+            if (!static_cast<bool>(fn)) {
+                set_progress(nullptr);
+                return;
+            }
+        }
+        if constexpr (std::is_same_v<R, Progress>)
+            install_progress([f = std::move(fn)](const char *stage, std::uint64_t done,
+                                                 std::uint64_t total) mutable {
+                return f(stage, done, total) == Progress::Continue;
+            });
+        else
+            install_progress(ProgressFn(std::move(fn)));
+    }
+    void set_progress(std::nullptr_t)
+    {
+        install_progress(ProgressFn());
     }
 
     /* Bytes one op may allocate (0: no limit). Work whose estimate exceeds
@@ -836,6 +872,14 @@ class Context
             if (!h->pending)
                 h->pending = std::current_exception();
         }
+    }
+
+    void install_progress(ProgressFn fn)
+    {
+        need();
+        hooks_->progress = std::move(fn);
+        topoml_set_progress(ctx_, hooks_->progress ? &Context::progress_trampoline : nullptr,
+                            hooks_.get());
     }
 
     static int progress_trampoline(void *user, const char *stage, std::uint64_t done,

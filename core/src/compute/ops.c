@@ -552,6 +552,10 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     tm_collapsed col;
     memset(&col, 0, sizeof col);
     const bool on_device = data->memory != TOPOML_MEMORY_HOST;
+    /* A barcode of dimension 0 only (no generators, which only rips gives):
+     * a backend's h0 op is as good as its rips op, and the choice among
+     * backends considers both (docs/embedding.md, "Choosing a backend"). */
+    const uint32_t select_h0 = o.max_dim == 0 && !want_gens ? TM_SELECT_OR_H0 : 0;
     int rc;
     if (on_device) {
         rc = device_stage(ctx, data, &o, &in, &b);
@@ -563,7 +567,7 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         rc = collapse_stage(ctx, data, &o, &in, &col);
         if (rc != TOPOML_OK)
             return rc;
-        rc = tm_select(ctx, op, &in, o.max_dim, o.modulus, &b);
+        rc = tm_select(ctx, op | select_h0, &in, o.max_dim, o.modulus, &b);
     }
     if (rc != TOPOML_OK && col.done && o.collapse == TOPOML_COLLAPSE_AUTO) {
         /* No backend here takes the collapsed graph: run the input as it is. */
@@ -571,8 +575,11 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         tm_free(ctx, col.edges);
         memset(&col, 0, sizeof col);
         input_from_data(data, o.metric, &in);
-        rc = tm_select(ctx, op, &in, o.max_dim, o.modulus, &b);
+        rc = tm_select(ctx, op | select_h0, &in, o.max_dim, o.modulus, &b);
     }
+    /* Chosen for its h0 op (TM_SELECT_OR_H0): that op runs. */
+    if (rc == TOPOML_OK && select_h0 && !tm_select_capable(b, op, &in, o.max_dim, o.modulus))
+        op = TOPOML_OP_H0;
     if (rc != TOPOML_OK && o.max_dim == 0) {
         /* H0 needs no coefficients: the union-find op answers it too. */
         op = TOPOML_OP_H0;

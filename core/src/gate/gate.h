@@ -109,6 +109,16 @@ bool tm_gate_first_use(topoml_context *ctx, tm_backend *b);
  * error (TOPOML_E_GATE, _UNSUPPORTED, _NOT_FOUND) with its message set. */
 int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint32_t max_dim,
               uint32_t modulus, tm_backend **out);
+/* Barcodes of dimension 0 on a backend's h0 op (registry.c, ops.c):
+ * TM_SELECT_OR_H0, or'ed into tm_select's TOPOML_OP_RIPS for a barcode of
+ * dimension 0 only, lets a backend whose h0 op takes the input count as
+ * capable as well, in the same order of choice (a name, `prefer`,
+ * accelerators, plugins, the reference). tm_select_capable then says
+ * whether the chosen one runs rips (it can) or h0 (it cannot): the bars are
+ * the same. */
+#define TM_SELECT_OR_H0 0x10000u
+bool tm_select_capable(const tm_backend *b, uint32_t op, const topoml_input_v1 *in,
+                       uint32_t max_dim, uint32_t modulus);
 /* Load an enabled plugin in this process (registry.c): dlopen through its
  * descriptor, negotiate, create, probe, capabilities. false when that
  * failed (the backend is then rejected with the reason). */

@@ -630,6 +630,27 @@ static bool capable(const tm_backend *b, uint32_t op, const topoml_input_v1 *in,
     return false;
 }
 
+bool tm_select_capable(const tm_backend *b, uint32_t op, const topoml_input_v1 *in,
+                       uint32_t max_dim, uint32_t modulus)
+{
+    char why[8];
+    return capable(b, op, in, max_dim, modulus, why, sizeof why);
+}
+
+/* capable() for tm_select's op, which may carry TM_SELECT_OR_H0: the h0 op
+ * answers a barcode of dimension 0 too. `why` says why not for the op
+ * asked. */
+static bool capable_or_h0(const tm_backend *b, uint32_t op, const topoml_input_v1 *in,
+                          uint32_t max_dim, uint32_t modulus, char *why, size_t why_size)
+{
+    const bool or_h0 = (op & TM_SELECT_OR_H0) != 0;
+    op &= ~TM_SELECT_OR_H0;
+    if (capable(b, op, in, max_dim, modulus, why, why_size))
+        return true;
+    char no[8];
+    return or_h0 && max_dim == 0 && capable(b, TOPOML_OP_H0, in, 0, 0, no, sizeof no);
+}
+
 /* Does b run `op` on an accelerator: a capability record of the op whose
  * device is not the CPU ("cpu", or "cpu: <model>")? */
 static bool on_accelerator(const tm_backend *b, uint32_t op)
@@ -646,6 +667,8 @@ static bool on_accelerator(const tm_backend *b, uint32_t op)
 int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint32_t max_dim,
               uint32_t modulus, tm_backend **out)
 {
+    const uint32_t asked = op; /* with TM_SELECT_OR_H0, if given */
+    op &= ~TM_SELECT_OR_H0;
     *out = NULL;
     char why[256];
     ctx->last_backend[0] = '\0';
@@ -662,7 +685,7 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
                                 b->gate_state == TOPOML_GATE_UNSUPPORTED ? b->probe_message
                                                                          : b->gate_reason);
             }
-            if (!capable(b, op, in, max_dim, modulus, why, sizeof why)) {
+            if (!capable_or_h0(b, asked, in, max_dim, modulus, why, sizeof why)) {
                 return tm_error(ctx, TOPOML_E_UNSUPPORTED, "backend '%s' %s", b->name, why);
             }
             if (b->gate_pending && !enable_on_first_use(ctx, b))
@@ -709,10 +732,13 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
             } else if (tm_strlist_has(&ctx->config.prefer, b->name) ||
                        (!reference && b->selection == TOPOML_SELECT_BY_NAME) ||
                        (reference && p == n_prefer) ||
-                       (!reference && on_accelerator(b, op) != (p == n_prefer))) {
+                       (!reference &&
+                        (on_accelerator(b, op) ||
+                         ((asked & TM_SELECT_OR_H0) && on_accelerator(b, TOPOML_OP_H0))) !=
+                            (p == n_prefer))) {
                 continue;
             }
-            if (!capable(b, op, in, max_dim, modulus, why, sizeof why)) {
+            if (!capable_or_h0(b, asked, in, max_dim, modulus, why, sizeof why)) {
                 if (reason_len < sizeof ctx->last_reason)
                     reason_len += (size_t)snprintf(ctx->last_reason + reason_len,
                                                    sizeof ctx->last_reason - reason_len, "%s %s; ",

@@ -78,7 +78,9 @@ def parse():
     ap.add_argument("--json")
     a = ap.parse_args()
     if a.small:
-        a.seq, a.batch, a.heads, a.dim, a.block = "48,80", 1, 2, 16, 16
+        a.batch, a.heads, a.dim, a.block = 1, 2, 16, 16
+        if "--seq" not in " ".join(sys.argv):
+            a.seq = "48,80"
         a.dtype, a.reps, a.rows, a.train_steps = "fp32", 1, 1 << 30, 20
     a.seq = [int(s) for s in a.seq.split(",")]
     a.inputs = a.inputs.split(",")
@@ -285,6 +287,13 @@ def main():
         raise SystemExit("attention.py: " + why + ("" if a.small else " (--small runs on the CPU)"))
     dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[a.dtype]
     flex = None
+    # Every schedule's BlockMask brings its own mask_mod closure and every
+    # length its own shapes: room for those recompilations, so that
+    # FlexAttention never falls back to its unfused eager path mid-run.
+    import torch._dynamo
+    for knob in ("recompile_limit", "cache_size_limit"):
+        if hasattr(torch._dynamo.config, knob):
+            setattr(torch._dynamo.config, knob, 256)
     if flex_mod is not None:
         flex = flex_mod.flex_attention if a.small else torch.compile(flex_mod.flex_attention,
                                                                      dynamic=False)

@@ -13,7 +13,6 @@ float32 2e-5 (IEEE products, float32 softmax), float16 4e-3 (products of
 float16 inputs, P rounded to float16 before P·V, output rounded to float16:
 a few ulps of 2^-10), bfloat16 3e-2 (the same with 2^-7).
 """
-import math
 import os
 import subprocess
 import sys
@@ -107,6 +106,9 @@ def test_h0_scale_rule():
     assert s == 0.25 and "largest gap" in why
     assert tt.h0_scale([0.5, np.inf])[0] == 0.5
     assert tt.h0_scale([np.inf])[0] == 0.0
+    import doctest
+    r = doctest.testmod(tt, verbose=False)
+    assert r.attempted >= 2 and r.failed == 0, r
 
 
 @pytest.mark.parametrize("causal", [False, True])

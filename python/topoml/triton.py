@@ -312,7 +312,14 @@ def h0_scale(deaths):
     """(scale, why) from an H0 barcode's finite deaths: the death below the
     largest gap between consecutive deaths (sorted), so that the components
     at that scale are the clusters the largest gap separates. With one
-    finite death, that death; with none (a single block), 0."""
+    finite death, that death; with none (a single block), 0.
+
+    Examples
+    --------
+    >>> from topoml.triton import h0_scale
+    >>> h0_scale([0.1, 0.2, 0.25, 3.0, 3.2, float("inf")])[0]
+    0.25
+    """
     d = np.sort(np.asarray([v for v in deaths if np.isfinite(v)], dtype=np.float64))
     if d.size == 0:
         return 0.0, "one block: no finite H0 death"

@@ -204,16 +204,6 @@ def budget_schedule(tt, score, counts, block, n, causal):
     return tt.schedule_from_block_mask(mask, block, n, n, causal, why="same-budget ablation")
 
 
-def block_means(torch, x, block):
-    b, h, n, d = x.shape
-    nb = -(-n // block)
-    pad = nb * block - n
-    xf = torch.nn.functional.pad(x.float(), (0, 0, 0, pad))
-    sizes = torch.full((nb,), float(block), device=x.device)
-    sizes[-1] = block - pad
-    return xf.reshape(b, h, nb, block, d).sum(3) / sizes[:, None]
-
-
 def schedules(torch, tt, q, k, block, causal, rng):
     topo = tt.attention_schedule(q, k, block_size=block, causal=causal)
     counts = topo.counts.sum(-1)
@@ -221,8 +211,8 @@ def schedules(torch, tt, q, k, block, causal, rng):
     n = q.shape[2]
     ii, jj = np.meshgrid(np.arange(nq), np.arange(nk), indexing="ij")
     local = np.broadcast_to(-np.abs(ii - jj) - 1e-3 * jj, (b, h, nq, nk))
-    scores = torch.einsum("bhid,bhjd->bhij", block_means(torch, q, block),
-                          block_means(torch, k, block)).cpu().numpy()
+    scores = torch.einsum("bhid,bhjd->bhij", tt.block_means(q, block),
+                          tt.block_means(k, block)).cpu().numpy()
     return {"topology": topo,
             "random": budget_schedule(tt, rng.random((b, h, nq, nk)), counts, block, n, causal),
             "local": budget_schedule(tt, local, counts, block, n, causal),

@@ -31,7 +31,7 @@ import sys
 import numpy as np
 
 __all__ = ["available", "interpret_available", "distances", "AttentionSchedule",
-           "attention_schedule", "schedule_from_block_mask", "block_sparse_attention",
+           "attention_schedule", "schedule_from_block_mask", "block_means", "block_sparse_attention",
            "block_mask_dense", "h0_scale"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -166,7 +166,8 @@ def distances(x, squared=False, condensed=False):
         grid = (rows * (rows + 1) // 2,)
         _bridge_kernels()["distances"].pairwise_distances[grid](
             xt, out, n, dim, 0 if squared else 1, 0, 0, MT=MT, TW=TW, UNROLL=1,
-            PTX_STORE=0 if _interpreting() else 1, num_warps=8, num_stages=1)
+            PTX_STORE=0 if _interpreting() else 1, num_warps=8, num_stages=1,
+            enable_fp_fusion=False)  # as the ahead-of-time build compiles it
     out = out[:m]
     if condensed:
         return out
@@ -331,20 +332,27 @@ def h0_scale(deaths):
                          "below)" % (d[i], d[i + 1], gaps[i], i + 1, d.size))
 
 
-def _summaries(x, block_size):
-    """Mean of each block of x (b, h, n, d) over its valid rows, float64
-    host array (b, h, blocks, d)."""
+def block_means(x, block_size):
+    """Mean of each block of x (b, h, n, d) over its valid rows: a float64
+    tensor (b, h, blocks, d) on x's device."""
     import torch
     b, h, n, d = x.shape
     nb = _blocks(n, block_size)
     pad = nb * block_size - n
-    xf = x.detach().to(torch.float32)
+    xf = x.detach().to(torch.float64)
     if pad:
         xf = torch.nn.functional.pad(xf, (0, 0, 0, pad))
     sums = xf.reshape(b, h, nb, block_size, d).sum(dim=3)
-    sizes = torch.full((nb,), float(block_size), device=x.device)
+    sizes = torch.full((nb,), float(block_size), dtype=torch.float64, device=x.device)
     sizes[-1] = block_size - pad
-    return (sums / sizes[:, None]).cpu().double().numpy()
+    return sums / sizes[:, None]
+
+
+def _can_launch(t):
+    """Whether topoml.triton's kernels can run on tensor t here."""
+    if t.device.type == "cuda":
+        return available()[0]
+    return t.device.type == "cpu" and interpret_available()[0]
 
 
 def schedule_from_block_mask(mask, block_size, q_len, kv_len, causal, scale=None,
@@ -395,10 +403,13 @@ def attention_schedule(q, k, block_size=64, causal=False, n_global=1, summary="k
         raise ValueError("topoml.triton.attention_schedule: summary is 'keys', 'queries' or 'both'")
     b, h, n, _ = q.shape
     nb = _blocks(n, block_size)
-    parts = [_summaries(t, block_size) for t, use in ((k, summary != "queries"),
+    parts = [block_means(t, block_size) for t, use in ((k, summary != "queries"),
                                                          (q, summary != "keys")) if use]
-    pts = np.concatenate(parts, axis=-1)
-    pts_t = torch.from_numpy(pts)
+    pts = torch.cat(parts, dim=-1)
+    # The summaries' distances by the triton-bridge kernel where it can run
+    # (on the device of q and k), else torch.cdist; both sum the squared
+    # coordinate differences in float64.
+    kernel = _can_launch(pts)
     mask = np.zeros((b, h, nb, nb), dtype=bool)
     scales = np.zeros((b, h))
     comps = np.zeros((b, h), dtype=np.int64)
@@ -406,7 +417,9 @@ def attention_schedule(q, k, block_size=64, causal=False, n_global=1, summary="k
     g = min(n_global, nb)
     for bi in range(b):
         for hi in range(h):
-            dist = torch.cdist(pts_t[bi, hi], pts_t[bi, hi]).numpy()
+            p = pts[bi, hi]
+            dist = (distances(p) if kernel else
+                    torch.cdist(p, p, compute_mode="donot_use_mm_for_euclid_dist")).cpu().numpy()
             dist = 0.5 * (dist + dist.T)
             np.fill_diagonal(dist, 0.0)
             if nb > 1:
@@ -426,8 +439,9 @@ def attention_schedule(q, k, block_size=64, causal=False, n_global=1, summary="k
             mask[bi, hi] = m
             scales[bi, hi] = s
             comps[bi, hi] = len(np.unique(labels))
-    why = ("H0 of the %s blocks' means (block %d); scale: %s" %
-           (summary, block_size, "; ".join(sorted(whys))))
+    why = ("H0 of the %s blocks' means (block %d; distances by %s); scale: %s" %
+           (summary, block_size, "the triton-bridge kernel" if kernel else "torch.cdist",
+            "; ".join(sorted(whys))))
     return schedule_from_block_mask(mask, block_size, n, n, causal, scales, comps, g, why)
 
 

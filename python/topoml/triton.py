@@ -16,7 +16,7 @@ it does not import torch or triton either: they load on first use).
   schedule chosen from the H0 barcode of the key blocks' summaries
   (``AttentionSchedule``; ``to_flex_block_mask()`` gives FlexAttention's
   ``BlockMask`` for the same blocks).
-- ``block_sparse_attention(q, k, v, schedule)``: the forward pass of
+- ``block_sparse_attention(q, k, v, schedule)``: the forward and backward passes of
   attention restricted to the schedule's blocks, in a Triton kernel.
 
 docs/triton-attention.md describes the method and what has been checked.
@@ -236,6 +236,16 @@ class AttentionSchedule:
                 "density": self.density, "scale": self.scale.tolist(),
                 "components": self.components.tolist(), "n_global": self.n_global,
                 "why": self.why}
+
+    def transposed(self):
+        """The schedule seen from the keys: for each key block, the query
+        blocks that attend to it (the backward pass's dK/dV tables)."""
+        m = np.swapaxes(self.mask(), -1, -2)
+        counts = m.sum(axis=-1).astype(np.int32)
+        order = np.argsort(~m, axis=-1, kind="stable").astype(np.int32)
+        idx = np.where(np.arange(m.shape[-1]) < counts[..., None], order, -1).astype(np.int32)
+        return dataclasses.replace(self, q_len=self.kv_len, kv_len=self.q_len, counts=counts,
+                                   indices=idx)
 
     def device_tables(self, device):
         """(counts, indices) as int32 tensors on device, as the kernel reads them."""
@@ -462,15 +472,16 @@ def block_mask_dense(schedule, device="cpu"):
 
 # --- the attention kernel ----------------------------------------------------
 
-def _attention_kernel():
+def _kernels():
     from . import _triton_attention
-    return _triton_attention.block_sparse_attention_fwd
+    return _triton_attention
 
 
 def block_sparse_attention(q, k, v, schedule, sm_scale=None, allow_tf32=False, num_warps=None,
                            num_stages=None):
-    """softmax(q kᵀ · sm_scale) v over the schedule's blocks only (forward
-    pass; no autograd). q, k, v: (batch, heads, seq, d) float32, float16 or
+    """softmax(q kᵀ · sm_scale) v over the schedule's blocks only, with a
+    backward pass (autograd: dq, dk, dv by two more kernels, recomputing
+    the probabilities from the forward pass's log-sum-exp). q, k, v: (batch, heads, seq, d) float32, float16 or
     bfloat16 tensors of one dtype on one device; d at most 256. Returns a
     tensor of q's shape, dtype and device. A query row that keeps no key
     (impossible with the diagonal in the schedule) gives zeros. float32
@@ -495,21 +506,83 @@ def block_sparse_attention(q, k, v, schedule, sm_scale=None, allow_tf32=False, n
     if d > 256:
         raise ValueError("topoml.triton.block_sparse_attention: head dimension %d > 256" % d)
     _require(q, k, v)
-    q, k, v = (t if t.stride(-1) == 1 else t.contiguous() for t in (q, k, v))
-    o = torch.empty_like(q, memory_format=torch.contiguous_format)
-    counts, indices = schedule.device_tables(q.device)
-    block_d = max(16, 1 << (d - 1).bit_length())
     if sm_scale is None:
         sm_scale = 1.0 / math.sqrt(d)
-    opts = {}
-    if not _interpreting():
-        bs = schedule.block_size
-        opts = {"num_warps": num_warps or (4 if bs * block_d <= 64 * 64 else 8),
+    launch = _Launch(schedule, d, float(sm_scale),
+                     "tf32" if (allow_tf32 or q.dtype != torch.float32) else "ieee",
+                     num_warps, num_stages)
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
+        return _function().apply(q, k, v, launch)
+    return launch.forward(q, k, v)[0]
+
+
+class _Launch:
+    """One schedule's launches: the forward kernel and the two backward ones."""
+
+    def __init__(self, schedule, d, sm_scale, precision, num_warps, num_stages):
+        self.s, self.d, self.sm_scale, self.precision = schedule, d, sm_scale, precision
+        self.block_d = max(16, 1 << (d - 1).bit_length())
+        self.opts = {}
+        if not _interpreting():
+            self.opts = {"num_warps": num_warps or (
+                4 if schedule.block_size * self.block_d <= 64 * 64 else 8),
                 "num_stages": num_stages or 2}
-    _attention_kernel()[(nq, b * h)](
-        q, k, v, o, counts, indices, float(sm_scale), n, schedule.kv_len, h,
-        q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
-        v.stride(0), v.stride(1), v.stride(2), o.stride(0), o.stride(1), o.stride(2),
-        nq, nk, BLOCK=schedule.block_size, D=d, BLOCK_D=block_d, CAUSAL=schedule.causal,
-        PRECISION="tf32" if (allow_tf32 or q.dtype != torch.float32) else "ieee", **opts)
-    return o
+
+    def consts(self):
+        return dict(BLOCK=self.s.block_size, D=self.d, BLOCK_D=self.block_d,
+                    CAUSAL=self.s.causal, PRECISION=self.precision, **self.opts)
+
+    def forward(self, q, k, v):
+        import torch
+        q, k, v = (t if t.stride(-1) == 1 else t.contiguous() for t in (q, k, v))
+        b, h, n, _ = q.shape
+        _, _, nq, nk = self.s.shape
+        o = torch.empty_like(q, memory_format=torch.contiguous_format)
+        lse = torch.empty((b * h, n), dtype=torch.float32, device=q.device)
+        counts, indices = self.s.device_tables(q.device)
+        _kernels().block_sparse_attention_fwd[(nq, b * h)](
+            q, k, v, o, lse, counts, indices, self.sm_scale, n, self.s.kv_len, h,
+            q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
+            v.stride(0), v.stride(1), v.stride(2), o.stride(0), o.stride(1), o.stride(2),
+            nq, nk, **self.consts())
+        return o, lse
+
+    def backward(self, q, k, v, o, lse, do):
+        import torch
+        q, k, v, do = (t.contiguous() for t in (q, k, v, do))
+        b, h, n, _ = q.shape
+        _, _, nq, nk = self.s.shape
+        delta = (do.float() * o.float()).sum(-1).reshape(b * h, n).contiguous()
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        counts, indices = self.s.device_tables(q.device)
+        tcounts, tindices = self.s.transposed().device_tables(q.device)
+        kern = _kernels()
+        strides = (q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2))
+        kern.block_sparse_attention_bwd_dq[(nq, b * h)](
+            q, k, v, do, dq, lse, delta, counts, indices, self.sm_scale, n, self.s.kv_len, h,
+            *strides, nq, nk, **self.consts())
+        kern.block_sparse_attention_bwd_dkdv[(nk, b * h)](
+            q, k, v, do, dk, dv, lse, delta, tcounts, tindices, self.sm_scale, n, self.s.kv_len,
+            h, *strides, nq, nk, **self.consts())
+        return dq, dk, dv
+
+
+@functools.lru_cache(maxsize=None)
+def _function():
+    import torch
+
+    class BlockSparseAttention(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, launch):
+            o, lse = launch.forward(q, k, v)
+            ctx.save_for_backward(q, k, v, o, lse)
+            ctx.launch = launch
+            return o
+
+        @staticmethod
+        def backward(ctx, do):
+            q, k, v, o, lse = ctx.saved_tensors
+            dq, dk, dv = ctx.launch.backward(q, k, v, o, lse, do)
+            return dq, dk, dv, None
+
+    return BlockSparseAttention

@@ -28,6 +28,11 @@
 #            every part, see below): the CUDA cases of the torch tests with
 #            the cuda plugin enabled in-process, then bench/ml_adapters.py
 #            --device cuda (ML_SIZES, ML_TRANSFER_SIZES)
+#   attention topoml.triton on the GPU: python/tests/test_triton_attention.py
+#            (the kernels against torch.cdist, masked SDPA and FlexAttention,
+#            bf16 included), then bench/attention.py over ATTN_SEQ (default
+#            1024,4096,16384) and, with the time left, ATTN_LONG (default
+#            65536) in a second artifact (docs/triton-attention.md)
 #
 # TREE_CMAKE_ARGS: more options for the tree's configure (e.g.
 # -DTOPOML_PYTHON_VENV=... to build the Python package with that Python).
@@ -254,6 +259,35 @@ for part in $parts; do
             r=$?
             [ $rc -eq 0 ] && rc=$r
             unset TOPOML_CONFIG
+            export PYTHONPATH=$pysite
+        fi
+        ;;
+    attention)
+        {
+            cmake -S "$repo" -B "$build" -DTOPOML_PYTHON_VENV="$venv" &&
+                cmake --build "$build" -j"$(nproc)" --target topoml_py
+        } >"$out/attention/build.log" 2>&1
+        rc=$?
+        if [ $rc -eq 0 ]; then
+            export XDG_CACHE_HOME=/tmp/topoml-device-cache PYTHONPATH=$build/python:$pysite \
+                PYTHONDONTWRITEBYTECODE=1
+            timeout "$(left)" "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider \
+                "$repo/python/tests/test_triton_attention.py" --topoml-build "$build" \
+                --topoml-data "$data" --topoml-source "$repo" >"$out/attention/tests.log" 2>&1
+            rc=$?
+            timeout $(($(left) - 5)) "$venv/bin/python" "$repo/bench/attention.py" \
+                --seq "${ATTN_SEQ:-1024,4096,16384}" --json "$out/attention/attention-h200.json" \
+                >"$out/attention/attention.txt" 2>&1
+            r=$?
+            [ $rc -eq 0 ] && rc=$r
+            if [ -n "${ATTN_LONG-65536}" ] && [ "$(left)" -gt 60 ]; then
+                timeout $(($(left) - 5)) "$venv/bin/python" "$repo/bench/attention.py" \
+                    --seq "${ATTN_LONG:-65536}" --reps 5 \
+                    --json "$out/attention/attention-h200-long.json" \
+                    >"$out/attention/attention-long.txt" 2>&1
+                r=$?
+                [ $rc -eq 0 ] && rc=$r
+            fi
             export PYTHONPATH=$pysite
         fi
         ;;

@@ -69,6 +69,8 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(wheel, tmp_path):
     assert "topoml/lib/libtopoml.so.0" in names
     assert any(n.startswith("topoml/lib/topoml/plugins/topoml-backend-") for n in names)
     assert "topoml/bin/topoml" in names and "topoml/bin/topoml-conformance" in names
+    # topoml.triton's kernels: the triton-bridge sources themselves
+    assert {"topoml/_triton_kernels/distances.py", "topoml/_triton_kernels/tiles.py"} <= set(names)
     assert not any(n.endswith(".a") or n.startswith("topoml/include/") for n in names)
     venv = tmp_path / "venv"
     # Debian's numpy from the system site; nothing of this checkout

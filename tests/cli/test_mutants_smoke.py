@@ -14,6 +14,7 @@ import clitest
 A = clitest.args()
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 OUTCOMES = {"rejected at certification", "caught at run time",
+            "failed at run time (an error, no answer)",
             "wrong answers reached the caller", "survived (right on every call)"}
 
 with tempfile.TemporaryDirectory() as tmp:

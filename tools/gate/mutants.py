@@ -70,6 +70,10 @@ OPERATORS = [
     ("float-vs-double", r"\(double\)", "(float)"),
 ]
 
+# A mutant whose calls failed (a non-zero status: no answer, right or wrong,
+# reached the caller) and none was caught or wrong.
+ERROR_OUTCOME = "failed at run time (an error, no answer)"
+
 # Where mutants are made: the ops' code, not the file's comments or the
 # plugin's plumbing.
 FILES = ["plugins/scalar/rips.c", "plugins/scalar/scalar.c", "plugins/scalar/metric.h"]
@@ -293,13 +297,14 @@ def summarize(results):
 def table(results, n_calls, n_cli):
     summary, by_kind, wrong_answers = summarize(results)
     print()
-    print("| kind | mutants | rejected at certification | caught at run time | wrong answers "
-          "reached the caller | survived |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| kind | mutants | rejected at certification | caught at run time | failed at run "
+          "time | wrong answers reached the caller | survived |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for kind, k in sorted(by_kind.items()) + [("all", summary)]:
-        print("| %s | %d | %d | %d | %d | %d |" % (
+        print("| %s | %d | %d | %d | %d | %d | %d |" % (
             kind, sum(k.values()), k.get("rejected at certification", 0),
-            k.get("caught at run time", 0), k.get("wrong answers reached the caller", 0),
+            k.get("caught at run time", 0), k.get(ERROR_OUTCOME, 0),
+            k.get("wrong answers reached the caller", 0),
             k.get("survived (right on every call)", 0)))
     print("\nwrong answers that reached the caller: %d (calls per certified mutant: %d C API "
           "+ %d CLI)" % (wrong_answers, n_calls, n_cli))
@@ -336,6 +341,9 @@ def write_json(a, results, calls, cli_pick, work, tried, t_start):
 def merge(a):
     parts = [json.load(open(p)) for p in a.merge]
     results = sorted((m for p in parts for m in p["mutants"]), key=lambda m: m["name"])
+    for m in results:  # runs made before "failed at run time" was its own outcome
+        if m["outcome"] == "caught at run time" and not m.get("api", {}).get("caught"):
+            m["outcome"] = ERROR_OUTCOME
     out = dict(parts[0])
     out["shards"] = [{"command": p["command"], "seconds": p["seconds"], "date": p["date"],
                       "mutants": len(p["mutants"])} for p in parts]
@@ -511,8 +519,10 @@ def main():
                 "of": len(wrong),
                 "seconds": round(sum(float(g[3]) for g in got if len(g) > 3), 3),
                 "plugin_seconds": round(sum(x.get("seconds", 0) for x in wrong), 3)}
-        elif caught or counts["error"]:
+        elif caught:
             rec["outcome"] = "caught at run time"
+        elif counts["error"] or cli["error"]:
+            rec["outcome"] = ERROR_OUTCOME
         else:
             rec["outcome"] = "survived (right on every call)"
         results.append(rec)

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "diagram_compare.h"
 #include "topoml/plugin.h"
 #include "topoml/topoml.h"
 
@@ -179,20 +180,15 @@ uint64_t tc_diagram_pairs(const topoml_interval *bars, uint64_t n, uint32_t dim,
 
 /* ---- tolerances and comparison (compare.c) ---- */
 
-/* |got - ref| <= rel*|ref| + abs for one distance. */
-typedef struct tc_tolerance {
-    double rel, abs;
-} tc_tolerance;
+/* |got - ref| <= rel*|ref| + abs for one distance (the core's bound,
+ * core/src/diagram_compare.h). */
+typedef tm_tolerance tc_tolerance;
 
 /* The bound on one distance of a case: rel = ulps * (dim + 2) * eps(dtype),
  * abs = rel for cosine (its error is relative to 1, not to the distance),
  * else 0. Inputs the plugin receives as distances (condensed, sparse) are
  * exact: rel = abs = 0. */
 tc_tolerance tc_distance_tolerance(const tc_case *c, uint64_t dim);
-/* The bound on the bottleneck distance of barcodes: the largest distance
- * error the case allows (stability theorem), at least ulps * eps(dtype)
- * times the largest distance. */
-double tc_barcode_tolerance(const tc_case *c, uint64_t dim, double max_dist);
 
 /* The bound on one pixel of the image op: ulps * (pairs + 2) * eps(dtype)
  * times the largest weight; every pair is the same on both sides, so only
@@ -205,8 +201,9 @@ void tc_compare_distances(const double *ref, const void *got, uint32_t dtype, ui
 void tc_compare_edges(const double *ref_dist, uint64_t n, const topoml_edge *ref_edges,
                       uint64_t n_ref, const topoml_edge *got, uint64_t n_got, double threshold,
                       tc_tolerance tol, uint32_t dtype, tc_verdict *v);
-/* Barcodes as persistence diagrams, per dimension 0..max_dim; a bottleneck
- * distance up to `last_bit` (one ulp of the largest distance) never warns. */
+/* Barcodes, per dimension 0..max_dim: well formed, and exactly the
+ * reference's bars (tm_compare_barcodes); the detail names the first bar
+ * that differs. */
 /* The generators a plugin returned with its barcode (one per interval),
  * checked against the reference: every edge has vertices i < j < n and
  * distance (as the plugin sees it: ref->dist, or a SPARSE input's edge) exactly the interval's birth or
@@ -217,8 +214,8 @@ void tc_compare_edges(const double *ref_dist, uint64_t n, const topoml_edge *ref
 void tc_compare_generators(const tc_reference *ref, const tc_input *in, const topoml_interval *bars,
                            const topoml_generator *gens, uint64_t n_bars, tc_verdict *v);
 void tc_compare_barcodes(topoml_context *ctx, const topoml_interval *ref, uint64_t n_ref,
-                         const topoml_interval *got, uint64_t n_got, uint32_t max_dim, double tol,
-                         double last_bit, tc_verdict *v);
+                         const topoml_interval *got, uint64_t n_got, uint32_t max_dim,
+                         tc_verdict *v);
 /* One unit in the last place of |x| in `dtype`. */
 double tc_ulp(double x, uint32_t dtype);
 void tc_compare_images(const double *ref, const double *got, uint64_t count, double tol,

@@ -986,9 +986,7 @@ static void grade_answer(topoml_context *ref, const tc_case *c, const tc_input *
         }
         get(res, gens, n * sizeof *gens);
     }
-    tc_compare_barcodes(ref, r->bars, r->n_bars, iv, n, want_dim,
-                        tc_barcode_tolerance(c, in->dim, r->max_dist),
-                        tc_ulp(r->max_dist, c->dtype), v);
+    tc_compare_barcodes(ref, r->bars, r->n_bars, iv, n, want_dim, v);
     if (gens && tc_result_ok(v->result))
         tc_compare_generators(r, in, iv, gens, n, v);
     free(gens);

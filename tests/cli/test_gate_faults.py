@@ -63,6 +63,11 @@ def inputs(tmp):
         cloud("uniform%d" % n, [(rnd.random(), rnd.random()) for _ in range(n)])
     base = [(rnd.random(), rnd.random(), rnd.random()) for _ in range(30)]
     cloud("duplicates", base + base)
+    # 70 and 301 points: multiples of 7; in R^3, with H2 bars
+    cloud("uniform70d3", [(rnd.random(), rnd.random(), rnd.random()) for _ in range(70)])
+    cloud("uniform301", [(rnd.random(), rnd.random()) for _ in range(301)])
+    # an integer grid: at threshold 1 every edge is a tie with it
+    cloud("grid5", [(float(k % 5), float(k // 5)) for k in range(25)])
     # the cross-polytope in R^5: its Rips complex below 2 is a 4-sphere
     cross = []
     for i in range(5):
@@ -148,12 +153,23 @@ def cases(f):
         # let it through.
         "threads1": (barcode + ["--threshold", "0.1", f["uniform2500"]],
                      {"TOPOML_CONFIG": f["threads1"]}, True),
+        # wrong only in H2 and only for a multiple of 7 points: certified
+        # (no case of the quick tier has both), caught on its first such
+        # call by the exact checks of every bar value
+        "mod7": (barcode + ["--dim", "2", f["uniform70d3"]], None, False),
+        # wrong on every input: the exact comparison of certification
+        "ulps": (barcode + [f["circle"]], None, False),
+        "tiny": (barcode + [f["circle"]], None, False),
+        "h0": (barcode + [f["uniform80"]], None, False),
+        "drop-h1": (barcode + ["--threshold", "0.3", f["uniform301"]], None, False),
+        # pairs at exactly the threshold left out: the suite's tie cases
+        "drop-ties": (barcode + ["--threshold", "1", f["grid5"]], None, False),
     }
 
 
 # Caught by certification (the plugin is rejected before it runs user work)
 # or by run-time verification (certified, then revoked).
-AT_RUN_TIME = {"env", "exe", "huge", "threads1"}
+AT_RUN_TIME = {"env", "exe", "huge", "threads1", "mod7"}
 
 
 def test_fault(name, cmd, extra, warmup, want, tmp):
@@ -249,7 +265,7 @@ def main():
         sys.exit(1)
     print("ok: %d fault plugins kept from the user" % len(cases({k: "" for k in (
         "sphere", "uniform250", "uniform2500", "duplicates", "uniform80", "uniform120", "uniform160", "circle",
-        "cross5", "threads1")})))
+        "cross5", "threads1", "uniform70d3", "uniform301", "grid5")})))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,17 @@
  * the memory limit (answers what the reference refuses). Each is built
  * into its own folder by tests/CMakeLists.txt and never installed.
  *
+ * And the kinds no history-dependent check sees on a first call, each
+ * right on every case the suite draws unless said otherwise: wrong only in
+ * H2 and only when the number of points is a multiple of 7 (mod7); every
+ * finite death of dimension >= 1 a few ulps late (ulps); an extra H1 bar a
+ * few ulps long (tiny); one finite H0 bar dying at another length of the
+ * input (h0); the earliest H1 bar left out when the number of points is a
+ * multiple of 7, so that every value left is a length of the input and H0
+ * is right (drop-h1: only a re-run sees it); and pairs at exactly the
+ * threshold left out, in edges, H0 and Rips (drop-ties: the contract is
+ * d <= t).
+ *
  * "Wrong" is the subtle kind: the longest finite bar dies 10% of its length
  * late (or a distance is off by 10%), a well-formed answer that only a
  * comparison with the reference can tell from a right one.
@@ -35,6 +46,124 @@
 
 static topoml_backend_v1 vt;
 static const topoml_backend_v1 *ref;
+
+#if defined(GF_ULPS) || defined(GF_TINY)
+/* A few ulps of x, upwards. */
+static double ulps_up(double x, int k)
+{
+    while (k-- > 0)
+        x = nextafter(x, INFINITY);
+    return x;
+}
+#endif
+
+#if defined(GF_MOD7) || defined(GF_ULPS) || defined(GF_TINY) || defined(GF_H0) || \
+    defined(GF_DROP_H1)
+#define GF_SUBTLE 1
+/* The barcode made wrong in the way of this kind; `call` gives the host's
+ * allocator (for a bar more). */
+static void subtle(const topoml_call_v1 *call, const topoml_input_v1 *in,
+                   const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
+{
+    (void)call;
+    (void)in;
+    (void)params;
+#if defined(GF_MOD7)
+    if (in->n % 7 != 0 || params->max_dim < 2)
+        return;
+    topoml_interval *pick = NULL;
+    for (uint64_t k = 0; k < out->n_intervals; k++) {
+        topoml_interval *v = &out->intervals[k];
+        if (v->dim == 2 && isfinite(v->death) &&
+            (!pick || v->death - v->birth > pick->death - pick->birth))
+            pick = v;
+    }
+    if (pick)
+        pick->death += 0.1 * (pick->death - pick->birth);
+#elif defined(GF_ULPS)
+    for (uint64_t k = 0; k < out->n_intervals; k++) {
+        topoml_interval *v = &out->intervals[k];
+        if (v->dim >= 1 && isfinite(v->death) && ulps_up(v->death, 3) <= params->threshold)
+            v->death = ulps_up(v->death, 3);
+    }
+#elif defined(GF_TINY)
+    uint64_t at = out->n_intervals;
+    for (uint64_t k = 0; k < out->n_intervals; k++)
+        if (out->intervals[k].dim == 1) {
+            at = k;
+            break;
+        }
+    if (at == out->n_intervals)
+        return;
+    topoml_interval *iv =
+        call->realloc(call->host_data, out->intervals, (out->n_intervals + 1) * sizeof *iv);
+    if (!iv)
+        return;
+    memmove(iv + at + 1, iv + at, (out->n_intervals - at) * sizeof *iv);
+    iv[at].death = ulps_up(iv[at].birth, 3);
+    out->intervals = iv;
+    out->n_intervals++;
+#elif defined(GF_H0)
+    /* the shortest finite H0 bar dies at the longest one's length */
+    topoml_interval *lo = NULL, *hi = NULL;
+    for (uint64_t k = 0; k < out->n_intervals; k++) {
+        topoml_interval *v = &out->intervals[k];
+        if (v->dim != 0 || !isfinite(v->death) || !(v->death > 0))
+            continue;
+        lo = !lo || v->death < lo->death ? v : lo;
+        hi = !hi || v->death > hi->death ? v : hi;
+    }
+    if (lo && hi && lo->death != hi->death)
+        lo->death = hi->death;
+#elif defined(GF_DROP_H1)
+    if (in->n % 7 != 0)
+        return;
+    uint64_t at = out->n_intervals;
+    for (uint64_t k = 0; k < out->n_intervals; k++) {
+        const topoml_interval *v = &out->intervals[k];
+        if (v->dim == 1 && (at == out->n_intervals || v->birth < out->intervals[at].birth))
+            at = k;
+    }
+    if (at == out->n_intervals)
+        return;
+    memmove(out->intervals + at, out->intervals + at + 1,
+            (out->n_intervals - at - 1) * sizeof *out->intervals);
+    out->n_intervals--;
+#endif
+}
+#endif
+
+#ifdef GF_DROP_TIES
+/* Pairs at exactly the threshold left out: the op runs just below it. */
+static double below(double threshold)
+{
+    return isfinite(threshold) && threshold > 0 ? nextafter(threshold, 0) : threshold;
+}
+
+static int edges(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                 double threshold, topoml_edge **out, uint64_t *n_out)
+{
+    return ref->edges(state, call, in, below(threshold), out, n_out);
+}
+
+static int h0(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+              double threshold, topoml_barcode_v1 *out)
+{
+    return ref->h0(state, call, in, below(threshold), out);
+}
+#endif
+
+#if defined(GF_H0)
+static int h0(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+              double threshold, topoml_barcode_v1 *out)
+{
+    int rc = ref->h0(state, call, in, threshold, out);
+    topoml_rips_params_v1 p = {.struct_size = sizeof p, .threshold = threshold};
+    if (rc == TOPOML_OK)
+        subtle(call, in, &p, out);
+    return rc;
+}
+#endif
 
 /* Make a right barcode wrong: the longest finite bar of the highest
  * dimension that has one dies late. */
@@ -186,7 +315,16 @@ static int rips(void *state, const topoml_call_v1 *call, const topoml_input_v1 *
     topoml_call_v1 c = unlimited(call);
     call = &c;
 #endif
+#ifdef GF_DROP_TIES
+    topoml_rips_params_v1 cut = *params;
+    cut.threshold = below(params->threshold);
+    params = &cut;
+#endif
     int rc = ref->rips(state, call, in, params, out);
+#ifdef GF_SUBTLE
+    if (rc == TOPOML_OK)
+        subtle(call, in, params, out);
+#endif
 #ifdef GF_MODIFIES_INPUT
     /* Scales the caller's points in place "to normalise" them. */
     if (in->kind == TOPOML_INPUT_POINTS && in->dtype == TOPOML_F64 && in->n)
@@ -294,8 +432,11 @@ TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version, const t
 #ifdef GF_MAXDIM
     vt.capabilities = capabilities;
 #endif
-#ifdef GF_NO_LIMIT
+#if defined(GF_NO_LIMIT) || defined(GF_DROP_TIES)
     vt.edges = edges;
+#endif
+#if defined(GF_DROP_TIES) || defined(GF_H0)
+    vt.h0 = h0;
 #endif
     *abi_version = 1;
     *backend = &vt;

@@ -114,8 +114,13 @@ struct topoml_context {
     double verify_plugin_seconds; /* plugins' time on calls above the small size */
     double verify_ref_seconds;    /* re-runs of those calls on the reference */
     double verify_ratio;          /* reference time / plugin time, last re-run */
-    uint64_t verify_rng;
+    uint64_t verify_rng;          /* from getrandom: nothing a plugin wrote */
     uint64_t verify_reruns, verify_rejections;
+    /* the history-free checks (gate/verify_exact.c): the reference's seconds per
+     * unit of tm_truncation_units, from the last truncated re-run (0: not
+     * measured yet), and the counts of truncated and sampled re-runs */
+    double verify_unit_seconds;
+    uint64_t verify_truncated, verify_sampled;
 };
 #define TM_KEPT_LOGS 16
 

@@ -124,6 +124,38 @@ bool tm_select_capable(const tm_backend *b, uint32_t op, const topoml_input_v1 *
  * failed (the backend is then rejected with the reason). */
 bool tm_backend_load(topoml_context *ctx, tm_backend *b);
 
+/* ---- run-time verification: the checks of a barcode that need no
+ * history (gate/verify_exact.c, called by verify.c) ---- */
+
+/* The truncated re-run's input, gathered by the pass over the pairs. */
+typedef struct tm_exact_cut {
+    double scale;       /* in: the scale s of the cut (NAN: gather nothing) */
+    topoml_edge *edges; /* out: the input's pairs of length <= s, i < j (tm_alloc'd) */
+    uint64_t n_edges;
+    bool complete;      /* out: a dense input all of whose pairs are within the threshold */
+} tm_exact_cut;
+
+/* The next number of the context's generator, seeded by getrandom in the
+ * host (verify.c): which calls are re-run and which pairs are sampled. */
+uint64_t tm_verify_random(topoml_context *ctx);
+/* Is `in` small enough for the pass (dense: at most 5e7 pairs)? */
+bool tm_exact_pass_fits(const topoml_input_v1 *in);
+/* The pass: H0 exactly, every bar value a length of the input, essential
+ * classes only where the threshold allows them; gathers cut->edges. Sets
+ * *wrong (and why); returns TOPOML_OK, or the status that kept it from
+ * checking (memory, too large: nothing is checked, the error cleared). */
+int tm_exact_barcode_wrong(topoml_context *ctx, const topoml_input_v1 *in, double threshold,
+                           const topoml_barcode_v1 *res, tm_exact_cut *cut, bool *wrong,
+                           char *why, size_t why_size);
+/* The reference's work on m edges of n points up to dimension max_dim, in
+ * units (an estimate that errs large). */
+double tm_truncation_units(uint64_t n, double m, uint32_t max_dim);
+/* The largest scale s whose cut costs at most budget_units, from a sample
+ * of the pairs within the threshold (NAN: none); *all_fits when the whole
+ * call does. */
+double tm_truncation_scale(topoml_context *ctx, const topoml_input_v1 *in, double threshold,
+                           uint32_t max_dim, double budget_units, bool *all_fits);
+
 /* ---- run-time verification (verify.c) ---- */
 
 /* What the core notes before a plugin's call: when it started and a hash of

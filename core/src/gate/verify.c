@@ -36,6 +36,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,10 +64,14 @@
 #define TM_VERIFY_SMALL_SIMPLICES 2e7
 /* Spot checks per call. */
 #define SPOT_CHECKS 8u
-/* H0 deaths looked up among the input's distances, when it has at most this
- * many pairs. */
-#define SPOT_DEATHS 4u
-#define SPOT_PAIRS_MAX 2000000u
+/* The truncated re-run's share of the plugin's time is verify_share / 2
+ * (the other half is for the sampled full re-runs), and at least this many
+ * seconds; before a context has timed one, the reference is taken to need
+ * this many seconds per unit of tm_truncation_units (o3_1024 in dimension
+ * 3 took about 3e-7 on the 2-core build machine: rounded up, so that a
+ * process's first call errs cheap). */
+#define TM_TRUNCATION_FLOOR_SECONDS 0.002
+#define TM_UNIT_SECONDS_DEFAULT 4e-7
 
 /* 64-bit words at a time: a change anywhere in the input changes it. */
 static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
@@ -107,10 +112,19 @@ void tm_verify_begin(topoml_context *ctx, const tm_backend *b, const topoml_inpu
     vc->start = tm_now();
 }
 
+/* The context's generator, seeded from the kernel (getrandom) on first
+ * use and kept in the host's memory only: which calls are re-run in full
+ * and which pairs are sampled depend on nothing a plugin can read from a
+ * file or write. */
 static uint64_t next_random(topoml_context *ctx)
 {
-    if (!ctx->verify_rng)
-        ctx->verify_rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)(uintptr_t)ctx ^ 1;
+    if (!ctx->verify_rng) {
+        uint64_t seed = 0;
+        if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed)
+            seed = ((uint64_t)time(NULL) << 20) ^ (uint64_t)(uintptr_t)ctx ^
+                   (uint64_t)(tm_now() * 1e9);
+        ctx->verify_rng = seed | 1; /* xorshift needs a state other than 0 */
+    }
     uint64_t x = ctx->verify_rng;
     x ^= x << 13;
     x ^= x >> 7;
@@ -118,29 +132,23 @@ static uint64_t next_random(topoml_context *ctx)
     return ctx->verify_rng = x;
 }
 
-/* The bound on one distance, as the conformance suite has it (4 ulps per
- * coordinate and two more; cosine also absolute); distances given as data
- * are used as they are. */
-typedef struct tolerance {
-    double rel, abs;
-} tolerance;
+uint64_t tm_verify_random(topoml_context *ctx)
+{
+    return next_random(ctx);
+}
+
+/* The bound on one distance: the conformance suite's, from the one set of
+ * bounds both use (diagram_compare.c). */
+typedef tm_tolerance tolerance;
 
 static tolerance distance_tolerance(const topoml_input_v1 *in)
 {
-    tolerance t = {0, 0};
-    if (in->kind != TOPOML_INPUT_POINTS)
-        return t;
-    double eps = in->dtype == TOPOML_F32 ? FLT_EPSILON : DBL_EPSILON;
-    t.rel = 4.0 * ((double)in->dim + 2) * eps;
-    t.abs = in->metric == TOPOML_METRIC_COSINE ? t.rel : 0;
-    return t;
+    return tm_distance_bound(in->kind, in->dtype, in->metric, in->dim, TM_TOLERANCE_ULPS);
 }
 
 static bool close_to(double got, double want, tolerance t)
 {
-    if (isinf(want) || isinf(got))
-        return got == want;
-    return fabs(got - want) <= t.rel * fabs(want) + t.abs;
+    return tm_within_bound(got, want, t);
 }
 
 /* d(i, j) of the input, exactly as the reference computes it. */
@@ -675,9 +683,89 @@ static bool edges_wrong(topoml_context *ctx, const topoml_input_v1 *in, double t
     return false;
 }
 
+/* Is the pair (u, v), u < v, in the list e (sorted by (d, i, j), checked
+ * above) at a length within the bound of d? A binary search for (d, u, v);
+ * where the bound allows another length, the lengths within it. */
+static bool edge_listed(const topoml_edge *e, uint64_t n, uint32_t u, uint32_t v, double d,
+                        tolerance t)
+{
+    const double lo = d - (t.rel * fabs(d) + t.abs), hi = d + (t.rel * fabs(d) + t.abs);
+    uint64_t a = 0, b = n; /* first entry not before (lo, u, v) */
+    while (a < b) {
+        const uint64_t m = a + (b - a) / 2;
+        const bool before = e[m].d < lo || (e[m].d == lo && lo == d &&
+                                            (e[m].i < u || (e[m].i == u && e[m].j < v)));
+        if (before)
+            a = m + 1;
+        else
+            b = m;
+    }
+    for (uint64_t k = a; k < n && e[k].d <= hi; k++) {
+        if (e[k].i == u && e[k].j == v)
+            return true;
+        if (lo == d && (e[k].i > u || (e[k].i == u && e[k].j > v)))
+            return false; /* exact: past where it would be */
+    }
+    return false;
+}
+
+/* The tie rule and completeness, at run time: for a few rows i drawn at
+ * random (and the row of the list's last edge), every pair (i, j) the
+ * reference puts within the threshold — at exactly the threshold
+ * included — must be in the plugin's list. Rows: verify_share / 4 of the
+ * n / 2 rows' worth of pairs the plugin computed, at least 4; each costs n
+ * distances and as many binary searches. An edge list's rows are its edges
+ * at i. */
+static bool edges_rows_wrong(topoml_context *ctx, const topoml_input_v1 *in, double threshold,
+                             const topoml_edge *e, uint64_t n, char *why, size_t why_size)
+{
+    if (ctx->config.verify == TM_VERIFY_OFF || in->n < 2)
+        return false;
+    const tolerance t = distance_tolerance(in);
+    double want = ctx->config.verify_share / 4 * (double)in->n / 2;
+    uint64_t rows = want < 4 ? 4 : (uint64_t)want;
+    if (rows > in->n)
+        rows = in->n;
+    if (in->kind == TOPOML_INPUT_SPARSE && rows > 4)
+        rows = 4; /* each row reads the whole list */
+    for (uint64_t r = 0; r < rows; r++) {
+        const uint64_t i = r == 0 && n ? e[n - 1].i : next_random(ctx) % in->n;
+        if (in->kind == TOPOML_INPUT_SPARSE) {
+            for (uint64_t k = 0; k < in->n_edges; k++) {
+                const topoml_edge *x = &in->edges[k];
+                if ((x->i != i && x->j != i) || x->i == x->j || x->i >= in->n || x->j >= in->n)
+                    continue;
+                const uint32_t u = x->i < x->j ? x->i : x->j, v = x->i < x->j ? x->j : x->i;
+                if (tm_edge_must_be_listed(x->d, threshold, t) &&
+                    !edge_listed(e, n, u, v, x->d, t)) {
+                    snprintf(why, why_size,
+                             "the pair %u-%u at %.17g is missing (threshold %.17g%s)", u, v,
+                             x->d, threshold,
+                             x->d == threshold ? ": a pair at exactly the threshold is in" : "");
+                    return true;
+                }
+            }
+            continue;
+        }
+        for (uint64_t j = 0; j < in->n; j++) {
+            if (j == i)
+                continue;
+            const double d = input_distance(in, i, j);
+            const uint32_t u = (uint32_t)(i < j ? i : j), v = (uint32_t)(i < j ? j : i);
+            if (tm_edge_must_be_listed(d, threshold, t) && !edge_listed(e, n, u, v, d, t)) {
+                snprintf(why, why_size, "the pair %u-%u at %.17g is missing (threshold %.17g%s)",
+                         u, v, d, threshold,
+                         d == threshold ? ": a pair at exactly the threshold is in" : "");
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* The same pairs as the reference's list, each within the distance bound;
- * a pair the bound puts on either side of the threshold may be missing on
- * either side. Both lists are sorted by (i, j) here (copies). */
+ * the tie rule (tm_edge_must_be_listed, tm_edge_may_be_listed) says which
+ * pairs near the threshold may be on either side. Both lists are sorted by (i, j) here (copies). */
 static bool edges_differ(topoml_context *ctx, const topoml_input_v1 *in, double threshold,
                          const topoml_edge *e, uint64_t n, const topoml_edge *r, uint64_t nr,
                          char *why, size_t why_size)
@@ -708,7 +796,8 @@ static bool edges_differ(topoml_context *ctx, const topoml_input_v1 *in, double 
         } else {
             const topoml_edge *only = o < 0 ? &a[x] : &c[y];
             double ref_d = o < 0 ? input_distance(in, only->i, only->j) : only->d;
-            if (!close_to(threshold, ref_d, t)) {
+            if (o < 0 ? !tm_edge_may_be_listed(ref_d, threshold, t)
+                      : tm_edge_must_be_listed(ref_d, threshold, t)) {
                 snprintf(why, why_size, "edge %u-%u at %g is %s", only->i, only->j, only->d,
                          o < 0 ? "not in the reference's list" : "missing");
                 differ = true;
@@ -746,7 +835,8 @@ int tm_verify_edges(topoml_context *ctx, tm_backend **bp, const topoml_input_v1 
         snprintf(why, sizeof why, "it returned %llu edges but no array",
                  (unsigned long long)*n_edges);
     else
-        wrong = edges_wrong(ctx, in, threshold, *edges, *n_edges, why, sizeof why);
+        wrong = edges_wrong(ctx, in, threshold, *edges, *n_edges, why, sizeof why) ||
+                edges_rows_wrong(ctx, in, threshold, *edges, *n_edges, why, sizeof why);
     tm_backend *ref = reference(ctx);
     char msg[512];
     topoml_call_v1 call;
@@ -796,94 +886,10 @@ int tm_verify_edges(topoml_context *ctx, tm_backend **bp, const topoml_input_v1 
 
 /* ---- barcodes ---- */
 
-/* Which of the k values v[] are distances of the input (within the bound)?
- * found[s] says for v[s]. One pass over the pairs serves them all and stops
- * once every one is found: a point cloud's distances are the costly part
- * (n (n - 1) / 2 of them, each over every coordinate). */
-static void find_distances(topoml_context *ctx, const topoml_input_v1 *in, const double *v,
-                           unsigned k, tolerance t, bool *found)
-{
-    unsigned left = k;
-    for (unsigned s = 0; s < k; s++)
-        found[s] = false;
-    const uint64_t n_pairs = in->kind == TOPOML_INPUT_SPARSE ? in->n_edges : 0;
-    for (uint64_t e = 0; e < n_pairs && left; e++)
-        for (unsigned s = 0; s < k; s++)
-            if (!found[s] && close_to(in->edges[e].d, v[s], t)) {
-                found[s] = true;
-                left--;
-            }
-    if (in->kind == TOPOML_INPUT_SPARSE)
-        return;
-    /* A point cloud's rows through metric_rows.h (the same values as
-     * scalar_point_dist, several pairs at a time), when the panels and a
-     * row fit under the memory limit; pair by pair otherwise. */
-    scalar_panels panels;
-    void *pan_mem = NULL;
-    double *row = NULL;
-    if (in->kind == TOPOML_INPUT_POINTS) {
-        const bool wide = scalar_rows_wide();
-        const uint64_t bytes =
-            scalar_panels_bytes(in->dtype, (topoml_metric)in->metric, in->n, in->dim, wide);
-        if (bytes > 0 && in->n <= SIZE_MAX / sizeof *row) {
-            if (tm_check_memory(ctx, bytes + in->n * sizeof *row, "the spot checks") !=
-                TOPOML_OK) {
-                ctx->errmsg[0] = '\0'; /* over the limit: pair by pair, no error */
-            } else {
-                pan_mem = tm_alloc(ctx, (size_t)bytes);
-                row = tm_alloc(ctx, (size_t)in->n * sizeof *row);
-                if (pan_mem && row)
-                    scalar_panels_fill(&panels, in->dtype, (topoml_metric)in->metric, in->data,
-                                       in->n, in->dim, wide, pan_mem);
-            }
-        }
-    }
-    if (pan_mem && row) {
-        /* A row at a time, each value against a window around it first (a
-         * loop without branches): a distance d close to v (|v - d| <=
-         * rel |d| + abs) lies within 2 (rel |v| + abs) of it, for rel <=
-         * 1/2; close_to decides within the window. */
-        double lo[SPOT_DEATHS], hi[SPOT_DEATHS];
-        const bool windows = k <= SPOT_DEATHS && t.rel <= 0.5;
-        for (unsigned s = 0; windows && s < k; s++) {
-            const double w = 2 * (t.rel * fabs(v[s]) + t.abs);
-            lo[s] = v[s] - w;
-            hi[s] = v[s] + w;
-        }
-        for (uint64_t i = 1; i < in->n && left; i++) {
-            scalar_panels_row(&panels, i, i, row);
-            for (unsigned s = 0; s < k; s++) {
-                if (found[s])
-                    continue;
-                int hit = !windows;
-                for (uint64_t j = 0; windows && j < i; j++)
-                    hit |= (row[j] >= lo[s]) & (row[j] <= hi[s]);
-                for (uint64_t j = 0; hit && j < i; j++)
-                    if (close_to(v[s], row[j], t)) {
-                        found[s] = true;
-                        left--;
-                        break;
-                    }
-            }
-        }
-    } else {
-        for (uint64_t i = 1; i < in->n && left; i++)
-            for (uint64_t j = 0; j < i && left; j++) {
-                const double d = input_distance(in, i, j);
-                for (unsigned s = 0; s < k; s++)
-                    if (!found[s] && close_to(v[s], d, t)) {
-                        found[s] = true;
-                        left--;
-                    }
-            }
-    }
-    tm_free(ctx, pan_mem);
-    tm_free(ctx, row);
-}
-
-static bool barcode_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32_t max_dim,
-                          double threshold, const topoml_barcode_v1 *res, char *why,
-                          size_t why_size)
+/* The invariants of a barcode (well formed, within the threshold); the
+ * exact checks come after (verify_exact.c). */
+static bool barcode_wrong(uint32_t max_dim, double threshold, const topoml_barcode_v1 *res,
+                          char *why, size_t why_size)
 {
     if (res->n_intervals && !res->intervals) {
         snprintf(why, why_size, "it returned %llu intervals but no array",
@@ -895,7 +901,6 @@ static bool barcode_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32
         return true;
     }
     uint32_t last = 0;
-    uint64_t h0_finite = 0;
     for (uint64_t k = 0; k < res->n_intervals; k++) {
         const topoml_interval *v = &res->intervals[k];
         if (v->dim < last || v->dim > res->max_dim || isnan(v->birth) || isnan(v->death) ||
@@ -906,31 +911,7 @@ static bool barcode_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32
             return true;
         }
         last = v->dim;
-        h0_finite += v->dim == 0 && isfinite(v->death);
     }
-    if (ctx->config.verify == TM_VERIFY_OFF || in->n < 2 ||
-        in->n * (in->n - 1) / 2 > SPOT_PAIRS_MAX || h0_finite == 0)
-        return false;
-    /* Every finite H0 bar dies at the length of an edge of the input. */
-    tolerance t = distance_tolerance(in);
-    uint64_t bar[SPOT_DEATHS];
-    double death[SPOT_DEATHS];
-    bool found[SPOT_DEATHS];
-    for (unsigned s = 0; s < SPOT_DEATHS; s++) {
-        uint64_t pick = next_random(ctx) % h0_finite, k = 0;
-        for (;; k++)
-            if (res->intervals[k].dim == 0 && isfinite(res->intervals[k].death) && pick-- == 0)
-                break;
-        bar[s] = k;
-        death[s] = res->intervals[k].death;
-    }
-    find_distances(ctx, in, death, SPOT_DEATHS, t, found);
-    for (unsigned s = 0; s < SPOT_DEATHS; s++)
-        if (!found[s]) {
-            snprintf(why, why_size, "H0 bar %llu dies at %.17g, which is no distance of the input",
-                     (unsigned long long)bar[s], death[s]);
-            return true;
-        }
     return false;
 }
 
@@ -1012,40 +993,27 @@ static bool generators_wrong(topoml_context *ctx, const topoml_input_v1 *in,
     return wrong;
 }
 
-/* The conformance suite's rule (docs/conformance.md, "Barcodes"), through
- * the one comparison both use (diagram_compare.c), with a tolerance from
- * the input's distance bound. */
-static bool barcodes_differ(topoml_context *ctx, const topoml_input_v1 *in, uint32_t max_dim,
-                            const topoml_barcode_v1 *got, const topoml_barcode_v1 *want,
+/* The conformance suite's rule (docs/conformance.md, "Barcodes"): the same
+ * bars, exactly, through the one comparison both use (diagram_compare.c).
+ * `prefix` starts the reason ("" or "cut at s: "). */
+static bool barcodes_differ(topoml_context *ctx, uint32_t max_dim, const topoml_interval *got,
+                            uint64_t n_got, const topoml_barcode_v1 *want, const char *prefix,
                             char *why, size_t why_size)
 {
-    double largest = 0;
-    for (uint64_t k = 0; k < want->n_intervals; k++) {
-        const topoml_interval *v = &want->intervals[k];
-        largest = isfinite(v->death) && v->death > largest ? v->death : largest;
+    bool differs = false;
+    uint32_t dim = 0;
+    tm_dim_comparison c;
+    if (tm_compare_barcodes(ctx, want->intervals, want->n_intervals, got, n_got, max_dim,
+                            &differs, &dim, &c) != TOPOML_OK) {
+        ctx->errmsg[0] = '\0';
+        return false; /* no memory to compare: the other checks stand */
     }
-    tolerance t = distance_tolerance(in);
-    double tol = t.rel * largest + t.abs;
-    if (tol < 4 * DBL_EPSILON * largest)
-        tol = 4 * DBL_EPSILON * largest;
-    for (uint32_t d = 0; d <= max_dim; d++) {
-        tm_dim_comparison c;
-        if (tm_compare_dimension(ctx, want->intervals, want->n_intervals, got->intervals,
-                                 got->n_intervals, d, tol, &c) != TOPOML_OK) {
-            ctx->errmsg[0] = '\0';
-            c.bottleneck = 0; /* could not match (memory): the counts stand */
-        }
-        if (!tm_dimension_matches(&c, tol)) {
-            snprintf(why, why_size,
-                     "H%u: %llu bars (%llu essential), the reference %llu (%llu); bottleneck "
-                     "distance %.3g, tolerance %.3g",
-                     d, (unsigned long long)c.n_got, (unsigned long long)c.essential_got,
-                     (unsigned long long)c.n_ref, (unsigned long long)c.essential_ref,
-                     c.bottleneck, tol);
-            return true;
-        }
+    if (differs) {
+        char text[400];
+        tm_describe_difference(dim, &c, text, sizeof text);
+        snprintf(why, why_size, "%s%s", prefix, text);
     }
-    return false;
+    return differs;
 }
 
 /* A barcode's arrays: the intervals and, when generators were asked for
@@ -1098,6 +1066,93 @@ int tm_verify_partial_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
     return rc;
 }
 
+/* The plugin's bars as the filtration cut at s has them: those born at
+ * or before s, a death after s made infinite (tm_alloc'd; NULL: memory). */
+static topoml_interval *cut_bars(topoml_context *ctx, const topoml_barcode_v1 *res, double s,
+                                 uint64_t *n)
+{
+    topoml_interval *out =
+        tm_alloc(ctx, (size_t)(res->n_intervals ? res->n_intervals : 1) * sizeof *out);
+    *n = 0;
+    if (!out) {
+        ctx->errmsg[0] = '\0';
+        return NULL;
+    }
+    for (uint64_t k = 0; k < res->n_intervals; k++) {
+        topoml_interval v = res->intervals[k];
+        if (!(v.birth <= s) || !(v.death > v.birth))
+            continue;
+        if (v.death > s)
+            v.death = INFINITY;
+        out[(*n)++] = v;
+    }
+    return out;
+}
+
+/* The truncated re-run: the reference computes the filtration cut at
+ * cut->scale (the input's pairs of length <= s, gathered by the exact
+ * pass, as an edge list), and the plugin's bars cut there must be its bars,
+ * exactly. Returns the reference's status (TOPOML_OK when compared). */
+static int truncated_rerun(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in,
+                           const topoml_rips_params_v1 *params, const tm_exact_cut *cut,
+                           const topoml_barcode_v1 *res, bool *wrong, char *why,
+                           size_t why_size)
+{
+    topoml_input_v1 sub;
+    memset(&sub, 0, sizeof sub);
+    sub.struct_size = sizeof sub;
+    sub.kind = TOPOML_INPUT_SPARSE;
+    sub.n = in->n;
+    sub.dtype = TOPOML_F64;
+    sub.n_edges = cut->n_edges;
+    sub.edges = cut->edges;
+    topoml_rips_params_v1 q = *params;
+    q.threshold = cut->scale;
+    q.flags = 0;
+    q.max_dim = res->max_dim;
+    topoml_barcode_v1 want;
+    char msg[512];
+    const double t0 = tm_now();
+    int rc = run_barcode(ctx, reference(ctx), op, &sub, &q, &want, msg, sizeof msg);
+    const double spent = tm_now() - t0;
+    ctx->verify_truncated++;
+    const double units = tm_truncation_units(in->n, (double)cut->n_edges, q.max_dim);
+    if (rc == TOPOML_OK && units > 0 && spent > 0)
+        ctx->verify_unit_seconds = spent / units;
+    if (rc != TOPOML_OK) {
+        free_barcode(ctx, &want);
+        return rc;
+    }
+    uint64_t n = 0;
+    topoml_interval *got = cut_bars(ctx, res, cut->scale, &n);
+    if (got) {
+        char prefix[80];
+        snprintf(prefix, sizeof prefix, "cut at %.17g: ", cut->scale);
+        *wrong = barcodes_differ(ctx, q.max_dim, got, n, &want, prefix, why, why_size);
+    }
+    tm_free(ctx, got);
+    free_barcode(ctx, &want);
+    return TOPOML_OK;
+}
+
+/* A full re-run drawn at random (verify: auto), from the first call: with
+ * probability verify_share / 2 over the reference's time relative to the
+ * plugin's (the last re-run's ratio, 1 before one), so that over many
+ * calls the draws cost about verify_share / 2 of the plugins' time, and a
+ * plugin cannot tell which of its calls will be checked. */
+static bool sampled_rerun(topoml_context *ctx)
+{
+    if (ctx->config.verify != TM_VERIFY_AUTO || !(ctx->config.verify_share > 0))
+        return false;
+    const double ratio = ctx->verify_ratio > 0 ? ctx->verify_ratio : 1.0;
+    const double p = ctx->config.verify_share / 2 / ratio;
+    const double u = (double)(next_random(ctx) >> 11) * 0x1p-53;
+    if (!(u < p))
+        return false;
+    ctx->verify_sampled++;
+    return true;
+}
+
 static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
                           const topoml_input_v1 *in, const tm_verify_call *vc,
                           const topoml_rips_params_v1 *params, topoml_barcode_v1 *res,
@@ -1110,8 +1165,8 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
     if (input_hash(in) != vc->input_hash)
         return changed_input(ctx, b, op);
     uint32_t max_dim = op == TOPOML_OP_RIPS ? params->max_dim : 0;
-    char why[320], msg[512];
-    bool wrong = barcode_wrong(ctx, in, max_dim, params->threshold, res, why, sizeof why);
+    char why[600], msg[512];
+    bool wrong = barcode_wrong(max_dim, params->threshold, res, why, sizeof why);
     if (!wrong && op == TOPOML_OP_RIPS && (params->flags & TOPOML_RIPS_PARAM_GENERATORS) &&
         ctx->config.verify != TM_VERIFY_OFF)
         wrong = generators_wrong(ctx, in, res, why, sizeof why);
@@ -1123,8 +1178,56 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
                         params->threshold,
                         op == TOPOML_OP_RIPS && (params->flags & TOPOML_RIPS_PARAM_GENERATORS)),
               in, res->n_intervals);
-    if (!wrong && may_rerun &&
-        (beyond_envelope(ctx, b, &kind) || want_rerun(ctx, in->n, vertices, seconds))) {
+    const bool checks = ctx->config.verify != TM_VERIFY_OFF;
+    const bool reruns = may_rerun && (ctx->config.verify == TM_VERIFY_AUTO ||
+                                      ctx->config.verify == TM_VERIFY_ALWAYS);
+    /* (the share rule and the draw both looked at: each keeps its account) */
+    bool full = !wrong && may_rerun && beyond_envelope(ctx, b, &kind);
+    if (!wrong && may_rerun && !full)
+        full = want_rerun(ctx, in->n, vertices, seconds) | sampled_rerun(ctx);
+    /* The history-free checks: the exact pass, and the truncated re-run
+     * where no full one comes (when the budget affords the whole call, its
+     * cut is at the threshold: a re-run of all of it). */
+    tm_exact_cut cut;
+    memset(&cut, 0, sizeof cut);
+    cut.scale = NAN;
+    if (!wrong && !full && reruns && res->max_dim >= 1 && res->n_intervals) {
+        const double unit = ctx->verify_unit_seconds > 0 ? ctx->verify_unit_seconds
+                                                         : TM_UNIT_SECONDS_DEFAULT;
+        double budget = ctx->config.verify_share / 2 * seconds;
+        if (budget < TM_TRUNCATION_FLOOR_SECONDS)
+            budget = TM_TRUNCATION_FLOOR_SECONDS;
+        bool all_fits = false; /* then s is the threshold: the whole call, re-run */
+        cut.scale = tm_truncation_scale(ctx, in, params->threshold, res->max_dim, budget / unit,
+                                        &all_fits);
+    }
+    if (!wrong && checks) {
+        int rc = tm_exact_barcode_wrong(ctx, in, params->threshold, res, &cut, &wrong, why,
+                                        sizeof why);
+        if (rc != TOPOML_OK) {
+            tm_log(ctx, TOPOML_LOG_INFO,
+                   "backend '%s''s %s answer on %llu points: the exact checks were not made "
+                   "(%s)",
+                   b->name, tm_op_name(op), (unsigned long long)in->n,
+                   rc == TOPOML_E_LIMIT ? "too large an input, or over the memory limit"
+                                        : "out of memory");
+            cut.scale = NAN;
+        }
+    }
+    if (!wrong && !isnan(cut.scale)) {
+        int rc = truncated_rerun(ctx, op, in, params, &cut, res, &wrong, why, sizeof why);
+        if (rc == TOPOML_E_CANCELLED) {
+            tm_free(ctx, cut.edges);
+            free_barcode(ctx, res);
+            res->n_intervals = 0;
+            res->max_dim = 0;
+            return unchecked(ctx, b, op, rc, msg);
+        }
+        if (rc != TOPOML_OK)
+            ctx->errmsg[0] = '\0'; /* not re-run: the other checks stand */
+    }
+    tm_free(ctx, cut.edges);
+    if (!wrong && full) {
         tm_progress_rerun(ctx, true);
         double t0 = tm_now();
         int rc = run_barcode(ctx, ref, op, in, params, &want, msg, sizeof msg);
@@ -1141,7 +1244,8 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
             }
             return rc;
         }
-        wrong = barcodes_differ(ctx, in, max_dim, res, &want, why, sizeof why);
+        wrong = barcodes_differ(ctx, max_dim, res->intervals, res->n_intervals, &want, "", why,
+                                sizeof why);
         if (!wrong) {
             free_barcode(ctx, &want);
             envelope_checked(ctx, b, &kind);
@@ -1180,14 +1284,10 @@ void tm_verify_image_begin(const tm_backend *b, uint64_t n_diagrams, const uint6
     vc->start = tm_now();
 }
 
-/* The bound of one pixel: the conformance suite's (4 ulps per pair of the
- * diagram and two more, times the largest weight), doubled. */
+/* The bound of one pixel: the conformance suite's (diagram_compare.c). */
 static double pixel_tolerance(const topoml_image_params_v1 *p, uint64_t n_pairs)
 {
-    double w_max = 1;
-    if (p->weight == TOPOML_WEIGHT_POWER) /* LINEAR's and CONSTANT's are at most 1 */
-        w_max = pow(p->pers_max, p->weight_power);
-    return 8.0 * (double)(n_pairs + 2) * DBL_EPSILON * (w_max > 1 ? w_max : 1);
+    return tm_image_bound(p, n_pairs, TOPOML_F64, TM_TOLERANCE_ULPS);
 }
 
 static bool image_wrong(const topoml_image_params_v1 *p, uint64_t n_diagrams,

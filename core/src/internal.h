@@ -291,6 +291,16 @@ bool tm_caps_cover(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t o
 bool tm_caps_cover_features(const topoml_capability_v1 *caps, uint32_t n_caps, uint32_t op,
                             const topoml_input_v1 *in, uint32_t max_dim, uint32_t modulus,
                             uint32_t features);
+/* ---- representative cocycles (verify.c) ---- */
+/* Is the cocycle part of a rips answer malformed? Asked (`asked`): offsets
+ * present, n_intervals + 1 of them from 0, non-decreasing, each bar's rows
+ * whole rows of dim + 2 words, none in dimension 0 and at least one in
+ * dimension >= 1, vertices < n strictly descending, values in 1..p-1. Not
+ * asked: both arrays NULL. True with the reason in `why`. */
+bool tm_cocycles_malformed(const topoml_barcode_v1 *res, bool asked, uint64_t n, uint32_t p,
+                           char *why, size_t why_size);
+/* ---- end representative cocycles ---- */
+
 /* Does a RIPS capability record among `caps` say TOPOML_CAP_GENERATORS? */
 bool tm_caps_generators(const topoml_capability_v1 *caps, uint32_t n_caps);
 /* What the registry keeps of a backend, however it was learnt (a loaded

@@ -639,7 +639,7 @@ def _general(call):
                                "collapse_edges", "n_threads", "return_generators"),
            "barcodes": ("maxdim", "threshold", "modulus", "metric", "backend",
                         "distance_matrix", "metric_params", "progress", "collapse",
-                        "n_threads")}[call]
+                        "n_threads", "cocycles")}[call]
     import inspect
     defaults = inspect.signature(getattr(topoml, call)).parameters
 
@@ -765,9 +765,10 @@ def test_compiled_entries_take_the_common_inputs_and_leave_the_rest(monkeypatch,
         return _core.ripser(X, maxdim, thresh, coeff, dm, cocycles, metric, n_perm)
 
     def barcodes(X, maxdim=1, threshold=inf, modulus=2, metric="euclidean", backend=None,
-                 dm=None, params=None, progress=None, collapse="auto", n_threads=-1):
+                 dm=None, params=None, progress=None, collapse="auto", n_threads=-1,
+                 cocycles=False):
         return _core.barcodes(X, maxdim, threshold, modulus, metric, backend, dm, params,
-                              progress, collapse, n_threads)
+                              progress, collapse, n_threads, cocycles)
 
     def parallel(X, maxdim=1, thresh=inf, coeff=2, metric="euclidean", params={}, weights=None,
                  collapse=False, n_threads=1, gens=False):
@@ -791,7 +792,7 @@ def test_compiled_entries_take_the_common_inputs_and_leave_the_rest(monkeypatch,
         barcodes(X, backend="scalar"), barcodes(X, progress=True), barcodes(X, progress="x"),
         barcodes(X, collapse="AUTO"), barcodes(X, collapse=1), barcodes(X, n_threads=0),
         barcodes(X, n_threads=-2), barcodes(X, n_threads=True), barcodes(X, params={"p": 1}),
-        barcodes(D[0]),
+        barcodes(D[0]), barcodes(X, cocycles=True), barcodes(X, cocycles=0),
         parallel(X, gens=True), parallel(X, weights="kde"), parallel(X, collapse=1),
         parallel(X, params={"p": 3}), parallel(X, n_threads=2.0),
     ]

@@ -934,7 +934,8 @@ def test_compiled_entries_leave_calls_until_the_types_are_registered():
         D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
         print(core.ripser(X, 1, math.inf, 2, False, False, "euclidean", None),
               core.ripser(D, 1, math.inf, 2, True, False, "euclidean", None),
-              core.barcodes(X, 1, math.inf, 2, "euclidean", None, None, None, False, "auto", -1),
+              core.barcodes(X, 1, math.inf, 2, "euclidean", None, None, None, False, "auto", -1,
+                            False),
               core.ripser_parallel(D, 1, math.inf, 2, "precomputed", {}, None, False, 1, False))
     """)
     r = subprocess.run([sys.executable, "-c", script, topoml._core.__file__], capture_output=True,

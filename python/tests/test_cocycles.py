@@ -6,8 +6,15 @@ distances have no ties in float32 (ripser.py computes in float32), the same
 arrays, row for row, in Z/2, Z/3, Z/5 and Z/7, H1 and H2. With ties any
 representative may come back: every one is checked to be a cocycle of the
 complex at its bar's birth, with value 1 on a simplex born there.
-topoml.barcodes(..., cocycles=True) gives the same in its ``cocycles``."""
+topoml.barcodes(..., cocycles=True) gives the same in its ``cocycles``, and
+`topoml barcode --cocycles` in its JSON and in Ripser's text form
+(Debian's ripser prints no cocycles: ripser.py is the reference)."""
 import itertools
+import json
+import math
+import os
+import re
+import subprocess
 
 import numpy as np
 import pytest
@@ -117,3 +124,48 @@ def test_not_asked():
     X = cloud(np.random.default_rng(1), "circle", 20)
     assert topoml.ripser(X)["cocycles"] == [[], []]
     assert topoml.barcodes(X).cocycles is None
+
+
+def run_cli(build_dir, D, p, maxdim, output, tmp_path):
+    """`topoml barcode --cocycles` on D's lower triangle, written with every
+    float32 digit (the values ripser.py computes with)."""
+    path = tmp_path / "lower.txt"
+    path.write_text("".join(",".join(repr(float(np.float32(D[i, j]))) for j in range(i)) + "\n"
+                            for i in range(1, len(D))))
+    r = subprocess.run([os.path.join(build_dir, "tools", "topoml"), "barcode", "--quiet",
+                        "--format", "lower-distance", "--cocycles", "--modulus", str(p), "--dim",
+                        str(maxdim), "--output", output, str(path)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cli_json_and_text_equal_ripser_py(build_dir, tmp_path, seed):
+    rng = np.random.default_rng(50 + seed)
+    D = untied_matrix(rng, 16 + seed, 3)
+    p, maxdim = [2, 3, 5, 7][seed], 2
+    want = ripser_py.ripser(D, distance_matrix=True, do_cocycles=True, coeff=p, maxdim=maxdim)
+    got = json.loads(run_cli(build_dir, D, p, maxdim, "json", tmp_path))
+    text = run_cli(build_dir, D, p, maxdim, "ripser", tmp_path)
+    # Ripser's text: " [b,d)  {[v1,v0]:c,...}", values normalised to (-p/2, p/2]
+    printed = {}
+    dim = None
+    for line in text.splitlines():
+        m = re.match(r"persistence intervals in dim (\d+):", line)
+        if m:
+            dim = int(m.group(1))
+            continue
+        m = re.match(r" \[([^,]+),([^)]*)\)  \{(.*)\}$", line)
+        if m and dim >= 1:
+            rows = tuple(tuple(int(v) for v in s.split(",")) + (int(c) % p,)
+                         for s, c in re.findall(r"\[([\d,]+)\]:(-?\d+)", m.group(3)))
+            printed.setdefault(dim, []).append(rows)
+    for d in range(1, maxdim + 1):
+        intervals = [(b, math.inf if e is None else e) for b, e in got["dims"][d]["intervals"]]
+        cocycles = [np.array(c, dtype=np.int64).reshape(-1, d + 2)
+                    for c in got["dims"][d]["cocycles"]]
+        g = by_bar(np.array(intervals, dtype=np.float32).reshape(-1, 2), cocycles)
+        w = by_bar(want["dgms"][d], want["cocycles"][d])
+        assert g == w
+        assert sorted(printed.get(d, [])) == sorted(w.values())

@@ -299,6 +299,12 @@ bool tm_caps_cover_features(const topoml_capability_v1 *caps, uint32_t n_caps, u
  * asked: both arrays NULL. True with the reason in `why`. */
 bool tm_cocycles_malformed(const topoml_barcode_v1 *res, bool asked, uint64_t n, uint32_t p,
                            char *why, size_t why_size);
+/* Are the cocycles of a rips answer (asked for) malformed, or is one of a
+ * bar of dimension >= 1 not a cocycle of the complex at its birth, or zero
+ * on every simplex of the birth's diameter? The run-time check of every
+ * plugin's answer (verify.c) and the conformance suite's. */
+bool tm_cocycles_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32_t p,
+                       const topoml_barcode_v1 *res, char *why, size_t why_size);
 /* ---- end representative cocycles ---- */
 
 /* Does a RIPS capability record among `caps` say TOPOML_CAP_GENERATORS? */

@@ -1158,8 +1158,8 @@ static bool cocycle_wrong(topoml_context *ctx, const topoml_input_v1 *in,
 
 /* Cocycles, when asked for: well-formed, and each a cocycle of its bar's
  * birth complex that is non-zero there (cocycle_wrong). */
-static bool cocycles_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32_t p,
-                           const topoml_barcode_v1 *res, char *why, size_t why_size)
+bool tm_cocycles_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32_t p,
+                       const topoml_barcode_v1 *res, char *why, size_t why_size)
 {
     if (tm_cocycles_malformed(res, true, in->n, p, why, why_size))
         return true;
@@ -1295,7 +1295,7 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
         wrong = generators_wrong(ctx, in, res, why, sizeof why);
     if (!wrong && op == TOPOML_OP_RIPS && (params->flags & TOPOML_RIPS_PARAM_COCYCLES) &&
         ctx->config.verify != TM_VERIFY_OFF)
-        wrong = cocycles_wrong(ctx, in, params->modulus, res, why, sizeof why);
+        wrong = tm_cocycles_wrong(ctx, in, params->modulus, res, why, sizeof why);
     tm_backend *ref = reference(ctx);
     topoml_barcode_v1 want;
     const uint32_t vertices = max_dim + 2;

@@ -6,7 +6,7 @@
  * with -g into a small shared library, its debug information is the plugin
  * ABI's layout. Built from the baseline headers it gives
  * abi/plugin-abi.abi; built from the current ones it is what the ABI guard
- * (tools/abi/check_abi.py) compares with that. Nothing links it.
+ * (abi/check_abi.py) compares with that. Nothing links it.
  */
 #include "topoml/plugin.h"
 
@@ -36,7 +36,7 @@ void topoml_abi_anchor(const topoml_host_v1 *host, const topoml_call_v1 *call,
 }
 
 /* Enums added to the headers after the baseline get an anchor of their own
- * (an added function, which is compatible); tools/abi/check_abi.py defines
+ * (an added function, which is compatible); abi/check_abi.py defines
  * the macro when the headers it compiles declare the enum. */
 #ifdef TOPOML_ANCHOR_SELECTION
 TOPOML_PLUGIN_EXPORT void topoml_abi_anchor_selection(topoml_selection selection);

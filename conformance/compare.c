@@ -18,7 +18,7 @@
  *    bars longer than twice that (a shorter bar can be matched to the
  *    diagonal at a cost within the bound, so it may come or go).
  * The one comparison of diagrams is the core's (tm_compare_dimension,
- * core/src/diagram_compare.c, which run-time verification uses too, over
+ * core/src/diagrams/diagram_compare.c, which run-time verification uses too, over
  * topoml_bottleneck_distance): this file words the verdict.
  */
 #include <float.h>
@@ -28,7 +28,8 @@
 #include <string.h>
 
 #include "conformance.h"
-#include "diagram_compare.h"
+#include "diagrams/diagram_compare.h" /* internal: the one comparison of diagrams,
+                                         shared with run-time verification */
 #include "topoml/features.h"
 
 static const char *result_names[TC_RESULT_COUNT] = {"PASS", "NOT_SUPPORTED", "QUALITY_WARNING",

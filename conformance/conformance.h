@@ -3,7 +3,7 @@
  * the case list (cases.c), input generators (generate.c), the reference
  * (reference.c), running a plugin in a child process (isolate.c,
  * subject.c), comparing its answers (compare.c), and reports (report.c).
- * tools/topoml_conformance.c puts them together.
+ * tools/cli/topoml_conformance.c puts them together.
  *
  * The suite sits on the core: it computes every reference answer through
  * the public API with the built-in scalar backend, and reaches the plugin
@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "topoml/plugin.h"
 #include "topoml/topoml.h"
@@ -245,6 +246,12 @@ struct tc_plugin {
     tc_verdict *verdicts; /* one per selected case */
     size_t n_run;         /* verdicts[0 .. n_run) are results */
     bool stopped;         /* --fail-fast stopped it after a bad result */
+    /* Its session (tc_plugin_run_session): the child that has the plugin
+     * loaded and runs case after case; pid 0 when none. */
+    int session_pid;
+    int session_cmd; /* write end: the cases, one pointer each */
+    int session_ans; /* read end: the answers */
+    unsigned session_starts; /* processes started for it, for the report */
 };
 
 /* Negotiate, create, probe and read the capabilities of a plugin file in a
@@ -255,6 +262,18 @@ void tc_plugin_free(tc_plugin *p);
 /* Run one case's op on the plugin in a child process and grade it. */
 void tc_plugin_run(const tc_plugin *p, topoml_context *ref, const tc_case *c, const tc_input *in,
                    const tc_reference *r, double timeout_s, bool verbose, tc_verdict *v);
+
+/* The same in the plugin's session: ONE child process loads the plugin
+ * once and runs every case given to it, one after another (a GPU runtime
+ * starts once, not once per case). A case that crashes, exits or runs past
+ * its deadline is graded as tc_plugin_run grades it, and the next case
+ * starts a new process. `suite` is the suite the cases come from (the
+ * child makes each case's input itself, as the parent did). */
+void tc_plugin_run_session(tc_plugin *p, topoml_context *ref, const tc_suite *suite,
+                           const tc_case *c, const tc_input *in, const tc_reference *r,
+                           double timeout_s, bool verbose, tc_verdict *v);
+/* End the plugin's session, if any. */
+void tc_plugin_end_session(tc_plugin *p);
 
 /* The long-lived checks: ONE child process loads the plugin once and makes
  * TC_LONGLIVED_CALLS calls, cycling through `cases` (those it claims), and
@@ -286,6 +305,16 @@ typedef struct tc_child {
 typedef int (*tc_child_fn)(int fd, void *arg);
 bool tc_isolate(tc_child_fn fn, void *arg, double timeout_s, tc_child *out, char *err,
                 size_t err_size);
+/* Fork a child that runs fn(fd, arg) (set up as tc_isolate's: its own
+ * process group, no core, default crash signals, stdout on stderr) and
+ * return at once with its pid and the read end of its pipe; the child
+ * closes `close_in_child` first (-1: none). The caller reads the pipe. */
+bool tc_spawn(tc_child_fn fn, void *arg, int close_in_child, pid_t *pid, int *fd, char *err,
+              size_t err_size);
+/* End a child of tc_spawn: wait up to grace_s for it to end, then kill its
+ * process group and reap it; out->end and out->code say how it ended
+ * (TIMED_OUT: it had not ended by itself). */
+void tc_end_child(pid_t pid, double grace_s, tc_child *out);
 
 /* ---- reports (report.c) ---- */
 

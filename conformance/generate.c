@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "conformance.h"
-#include "internal.h" /* struct topoml_data: the parsed file's values */
+#include "api/api.h" /* internal: struct topoml_data, the parsed file's values */
 
 typedef struct rng {
     uint64_t s[4];

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "conformance.h"
-#include "internal.h"
+#include "gate/gate.h" /* internal: tm_op_name, the ops' names as the core says them */
 
 /* Spheres S^1 .. S^GEN_SPHERE_MAX are computed exactly (the cross-polytope
  * boundary); a claim beyond it is exercised at its edge on a small input. */

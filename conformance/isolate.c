@@ -49,6 +49,76 @@ static bool ended(pid_t pid, double deadline)
     }
 }
 
+/* What the child does before fn, in tc_isolate and tc_spawn alike: its
+ * own process group, no core file, and a crash that ends it by its signal,
+ * whatever handler the runner's own build installed (a sanitizer's, say),
+ * so that it reads as a crash and not as an exit; its stdout is its
+ * stderr (a plugin that prints must not spoil the runner's table). */
+static void child_setup(void)
+{
+    setpgid(0, 0);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(SIGPIPE, SIG_IGN);
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t k = 0; k < sizeof fatal / sizeof fatal[0]; k++)
+        signal(fatal[k], SIG_DFL);
+    dup2(2, 1);
+}
+
+bool tc_spawn(tc_child_fn fn, void *arg, int close_in_child, pid_t *pid_out, int *fd_out,
+              char *err, size_t err_size)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        snprintf(err, err_size, "pipe: %s", strerror(errno));
+        return false;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, err_size, "fork: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return false;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        if (close_in_child >= 0)
+            close(close_in_child);
+        child_setup();
+        int rc = fn(fds[1], arg);
+        close(fds[1]);
+        _exit(rc == 0 ? 0 : 1);
+    }
+    setpgid(pid, pid);
+    close(fds[1]);
+    *pid_out = pid;
+    *fd_out = fds[0];
+    return true;
+}
+
+void tc_end_child(pid_t pid, double grace_s, tc_child *out)
+{
+    /* Not reaped until its group is killed: its pid, and so its group's
+     * id, cannot be taken by another process meanwhile. */
+    bool done = ended(pid, now_s() + grace_s);
+    kill(-pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!done) {
+        out->end = TC_CHILD_TIMED_OUT;
+        out->code = 0;
+    } else if (WIFSIGNALED(status)) {
+        out->end = TC_CHILD_SIGNALED;
+        out->code = WTERMSIG(status);
+    } else {
+        out->end = TC_CHILD_EXITED;
+        out->code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    }
+}
+
 bool tc_isolate(tc_child_fn fn, void *arg, double timeout_s, tc_child *out, char *err,
                 size_t err_size)
 {
@@ -69,17 +139,7 @@ bool tc_isolate(tc_child_fn fn, void *arg, double timeout_s, tc_child *out, char
     }
     if (pid == 0) {
         close(fds[0]);
-        setpgid(0, 0);
-        struct rlimit no_core = {0, 0};
-        setrlimit(RLIMIT_CORE, &no_core);
-        signal(SIGPIPE, SIG_IGN);
-        /* A crash must end the child by its signal, whatever handler the
-         * runner's own build installed (a sanitizer's, say), so that it
-         * reads as a crash and not as an exit. */
-        static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-        for (size_t k = 0; k < sizeof fatal / sizeof fatal[0]; k++)
-            signal(fatal[k], SIG_DFL);
-        dup2(2, 1);
+        child_setup();
         int rc = fn(fds[1], arg);
         close(fds[1]);
         _exit(rc == 0 ? 0 : 1);

@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,12 @@
 #include <unistd.h>
 
 #include "conformance.h"
-#include "internal.h"
+/* Internal: the subject is loaded and started as the loader does it
+ * (tm_loader_open, tm_backend_start) but outside any gate, since the suite
+ * is what certifies; its records are read from the backend (tm_backend). */
+#include "api/api.h"
+#include "gate/gate.h"
+#include "gate/gate_internal.h"
 
 /* ---- records on the pipe: tag (1 byte), length (4), payload ---- */
 
@@ -1109,6 +1115,269 @@ void tc_plugin_run(const tc_plugin *p, topoml_context *ref, const tc_case *c, co
         } else if (!a.has_result) {
             v->result = TC_CRASH;
             snprintf(v->detail, sizeof v->detail, "no answer from the child");
+        } else {
+            cursor res = a.result;
+            grade_answer(ref, c, in, r, &res, v);
+        }
+    }
+    v->seconds = ch.seconds;
+    free(ch.data);
+}
+
+/* ---- the session: one process, case after case ---- */
+
+typedef struct session_job {
+    const char *path;
+    bool verbose;
+    topoml_context *ref; /* the parent's reference context, as forked */
+    const tc_suite *suite;
+    int cmd; /* read end: one `const tc_case *` per case (the same address
+                space: a fork), EOF to stop */
+} session_job;
+
+static bool read_exact(int fd, void *p, size_t n)
+{
+    char *c = p;
+    while (n > 0) {
+        ssize_t r = read(fd, c, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return false;
+        c += r;
+        n -= (size_t)r;
+    }
+    return true;
+}
+
+/* The child: start the plugin (its end record says "ready"), then for each
+ * case make its input (and, for the image op, the reference it draws its
+ * pairs from), run the op as run_op does for one case, and answer with the
+ * records tc_plugin_run reads, closed by an end record. */
+static int child_session(int fd, void *arg)
+{
+    const session_job *job = arg;
+    child_job start = {job->path, job->verbose, NULL, NULL, NULL, NULL};
+    topoml_context *ctx = NULL;
+    tm_backend b;
+    if (!child_start(fd, &start, &ctx, &b)) {
+        put_record(fd, REC_END, NULL, 0);
+        topoml_context_free(ctx);
+        return 0;
+    }
+    put_record(fd, REC_END, NULL, 0);
+    const tc_case *c;
+    while (read_exact(job->cmd, &c, sizeof c)) {
+        tc_input in;
+        tc_reference r;
+        char err[512];
+        buf out = {0};
+        bool have_in = tc_input_make(job->ref, job->suite, c, &in, err, sizeof err);
+        bool have_r = have_in && c->op == TOPOML_OP_IMAGE &&
+                      tc_reference_make(job->ref, c, &in, &r, err, sizeof err);
+        if (!have_in || (c->op == TOPOML_OP_IMAGE && !have_r)) {
+            char msg[600];
+            snprintf(msg, sizeof msg, "the test harness could not make the case: %.500s", err);
+            put_u32(&out, (uint32_t)TOPOML_E_INTERNAL);
+            put_str(&out, msg);
+        } else {
+            child_job one = {job->path, job->verbose, NULL, c, &in, have_r ? &r : NULL};
+            run_op(fd, &one, ctx, &b, &out);
+        }
+        if (out.failed) {
+            free(out.p);
+            out = (buf){0};
+            put_u32(&out, (uint32_t)TOPOML_E_NOMEM);
+            put_str(&out, "the test harness ran out of memory sending the answer");
+        }
+        put_record(fd, REC_RESULT, out.p, (uint32_t)out.len);
+        put_record(fd, REC_END, NULL, 0);
+        free(out.p);
+        if (have_r)
+            tc_reference_free(job->ref, &r);
+        if (have_in)
+            tc_input_free(&in);
+    }
+    child_stop(fd, ctx, &b);
+    return 0;
+}
+
+/* Read records from the session's pipe into `ch` until one end record,
+ * until `deadline`. 1: the end came; 0: the deadline passed; -1: the pipe
+ * closed first (the child ended). */
+static int read_to_end(int fd, double deadline, tc_child *ch, size_t *cap)
+{
+    size_t at = 0; /* the next record starts here */
+    for (;;) {
+        /* Whole records so far: stop at an end record. */
+        while (ch->len - at >= 5) {
+            uint32_t len;
+            memcpy(&len, ch->data + at + 1, sizeof len);
+            if (ch->len - at - 5 < len)
+                break;
+            char tag = (char)ch->data[at];
+            at += 5 + (size_t)len;
+            if (tag == REC_END)
+                return 1;
+        }
+        double left = deadline - now_seconds();
+        if (left <= 0)
+            return 0;
+        struct pollfd pf = {fd, POLLIN, 0};
+        int pr = poll(&pf, 1, (int)(left * 1000) + 1);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr <= 0)
+            continue;
+        if (ch->len == *cap) {
+            size_t grown = *cap ? *cap * 2 : 65536;
+            unsigned char *g = realloc(ch->data, grown);
+            if (!g)
+                return -1;
+            ch->data = g;
+            *cap = grown;
+        }
+        ssize_t got = read(fd, ch->data + ch->len, *cap - ch->len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1;
+        ch->len += (size_t)got;
+    }
+}
+
+/* End the session: no more cases (EOF), a moment to stop the plugin, then
+ * its process group goes. `how` gets how it ended (may be NULL). */
+static void session_end(tc_plugin *p, double grace_s, tc_child *how)
+{
+    tc_child ignored;
+    if (!p->session_pid)
+        return;
+    close(p->session_cmd);
+    close(p->session_ans);
+    memset(how ? how : &ignored, 0, sizeof ignored);
+    tc_end_child(p->session_pid, grace_s, how ? how : &ignored);
+    p->session_pid = 0;
+}
+
+void tc_plugin_end_session(tc_plugin *p)
+{
+    session_end(p, 2.0, NULL);
+}
+
+/* Start the plugin's session; false with the verdict set when it could not
+ * start the plugin. */
+static bool session_start(tc_plugin *p, topoml_context *ref, const tc_suite *suite,
+                          double timeout_s, bool verbose, tc_verdict *v)
+{
+    int cmd[2];
+    if (pipe(cmd) != 0) {
+        v->result = TC_FAIL;
+        snprintf(v->detail, sizeof v->detail, "cannot run the plugin: pipe: %s",
+                 strerror(errno));
+        return false;
+    }
+    session_job job = {p->path, verbose, ref, suite, cmd[0]};
+    char err[256];
+    pid_t pid;
+    int ans;
+    if (!tc_spawn(child_session, &job, cmd[1], &pid, &ans, err, sizeof err)) {
+        close(cmd[0]);
+        close(cmd[1]);
+        v->result = TC_FAIL;
+        snprintf(v->detail, sizeof v->detail, "cannot run the plugin: %s", err);
+        return false;
+    }
+    close(cmd[0]);
+    p->session_pid = pid;
+    p->session_cmd = cmd[1];
+    p->session_ans = ans;
+    p->session_starts++;
+    /* Loaded, created and probed: its first end record. */
+    tc_child ch;
+    memset(&ch, 0, sizeof ch);
+    size_t cap = 0;
+    int got = read_to_end(ans, now_seconds() + timeout_s, &ch, &cap);
+    answer a;
+    parse_answer(&ch, &a);
+    if (got == 1 && !a.load_failed) {
+        free(ch.data);
+        return true;
+    }
+    tc_child how;
+    session_end(p, got == 0 ? 0.0 : 2.0, &how);
+    how.data = ch.data;
+    how.len = ch.len;
+    if (got == 0)
+        how.end = TC_CHILD_TIMED_OUT;
+    a.ended = got == 1;
+    if (!abnormal_end(&how, &a, timeout_s, v)) {
+        v->result = TC_FAIL;
+        snprintf(v->detail, sizeof v->detail, "%.500s",
+                 a.load_failed ? a.load_reason : "the plugin did not start");
+    }
+    free(ch.data);
+    return false;
+}
+
+void tc_plugin_run_session(tc_plugin *p, topoml_context *ref, const tc_suite *suite,
+                           const tc_case *c, const tc_input *in, const tc_reference *r,
+                           double timeout_s, bool verbose, tc_verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    if (!p->loaded) {
+        *v = p->load;
+        return;
+    }
+    if (p->probe_status != TOPOML_OK) {
+        v->result = TC_NOT_SUPPORTED;
+        snprintf(v->detail, sizeof v->detail, "hardware absent: %.400s", p->probe_message);
+        return;
+    }
+    const char *why = unclaimed(p, c, in);
+    if (why) {
+        v->result = TC_NOT_SUPPORTED;
+        snprintf(v->detail, sizeof v->detail, "%s", why);
+        return;
+    }
+    if (!p->has_op[c->op]) {
+        v->result = TC_FAIL;
+        snprintf(v->detail, sizeof v->detail,
+                 "claims %s in its capability records but its vtable has no %s op",
+                 tm_op_name(c->op), tm_op_name(c->op));
+        return;
+    }
+    const double start = now_seconds();
+    if (!p->session_pid && !session_start(p, ref, suite, timeout_s, verbose, v)) {
+        v->seconds = now_seconds() - start;
+        return;
+    }
+    tc_child ch;
+    memset(&ch, 0, sizeof ch);
+    size_t cap = 0;
+    const double sent = now_seconds();
+    int got = -1;
+    if (write(p->session_cmd, &c, sizeof c) == (ssize_t)sizeof c)
+        got = read_to_end(p->session_ans, sent + timeout_s, &ch, &cap);
+    answer a;
+    parse_answer(&ch, &a);
+    if (got == 1) {
+        ch.end = TC_CHILD_EXITED;
+        ch.seconds = now_seconds() - sent;
+    } else {
+        /* It died, exited or hangs in this case: ended, graded as a child
+         * of its own would be, and the next case starts a new one. */
+        tc_child how;
+        session_end(p, got == 0 ? 0.0 : 2.0, &how);
+        ch.end = got == 0 ? TC_CHILD_TIMED_OUT : how.end;
+        ch.code = how.code;
+        ch.seconds = now_seconds() - sent;
+    }
+    v->seconds = ch.seconds;
+    if (!abnormal_end(&ch, &a, timeout_s, v)) {
+        if (!a.has_result) {
+            v->result = TC_CRASH;
+            snprintf(v->detail, sizeof v->detail, "no answer from the plugin's process");
         } else {
             cursor res = a.result;
             grade_answer(ref, c, in, r, &res, v);

@@ -14,8 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "certificate.h"
-#include "sha256.h"
+#include "gate/certificate.h"
+#include "gate/gate_internal.h" /* tm_gate_revoke, tm_revoked_add: what run-time verification does */
+#include "gate/sha256.h"
 #include "topoml/topoml.h"
 
 #include "check_context.h"
@@ -244,15 +245,23 @@ static tm_cert true_certificate(const char *verdict)
     return c;
 }
 
-static void store(const tm_cert *c)
+/* Store `c` where the gate looks for the certificate of the plugin file
+ * whose content has SHA-256 `sha` (c's own file hash when NULL). */
+static void store_as(const tm_cert *c, const char *sha)
 {
     char file[4400], why[256], real[PATH_MAX];
     ck_assert_ptr_nonnull(realpath(COPY_SO, real));
-    ck_assert(tm_cert_file(cache, real, ".cert", file, sizeof file));
+    ck_assert(tm_cert_file_for(cache, real, sha ? sha : c->file_sha256, ".cert", file,
+                               sizeof file));
     ck_assert_msg(tm_cert_store(file, c, why, sizeof why) == TOPOML_OK, "%s", why);
     struct stat st;
     ck_assert_int_eq(stat(file, &st), 0);
     ck_assert_uint_eq(st.st_mode & 0777, 0600);
+}
+
+static void store(const tm_cert *c)
+{
+    store_as(c, NULL);
 }
 
 /* State and reason of scalar-copy under a policy, copied out. */
@@ -297,8 +306,8 @@ START_TEST(test_gate_refuses_tampered_and_truncated_certificates)
     store(&c);
     char file[4400], real[PATH_MAX], reason[640];
     ck_assert_ptr_nonnull(realpath(COPY_SO, real));
-    tm_cert_file(cache, real, ".cert", file, sizeof file);
-    /* fail -> pass by hand: the checksum no longer matches. */
+    tm_cert_file_for(cache, real, c.file_sha256, ".cert", file, sizeof file);
+    /* fail -> pass by hand: the authentication code no longer matches. */
     FILE *f = fopen(file, "r+");
     char text[8192];
     size_t len = fread(text, 1, sizeof text, f);
@@ -310,12 +319,12 @@ START_TEST(test_gate_refuses_tampered_and_truncated_certificates)
     fclose(f);
     ck_assert_uint_eq(gate_of("strict", "", reason, sizeof reason), TOPOML_GATE_DISABLED);
     ck_assert_ptr_nonnull(strstr(reason, "certificate invalid"));
-    ck_assert_ptr_nonnull(strstr(reason, "checksum does not match"));
+    ck_assert_msg(strstr(reason, "authentication code does not match"), "%s", reason);
     /* Cut in half. */
     ck_assert_int_eq(truncate(file, (off_t)(len / 2)), 0);
     ck_assert_uint_eq(gate_of("strict", "", reason, sizeof reason), TOPOML_GATE_DISABLED);
     ck_assert_ptr_nonnull(strstr(reason, "certificate invalid"));
-    ck_assert_ptr_nonnull(strstr(reason, "truncated"));
+    ck_assert_msg(strstr(reason, "no authentication code"), "%s", reason);
 }
 END_TEST
 
@@ -335,8 +344,10 @@ END_TEST
 START_TEST(test_gate_refuses_a_certificate_for_another_file)
 {
     tm_cert c = true_certificate("pass");
+    char sha[65];
+    memcpy(sha, c.file_sha256, sizeof sha);
     c.file_sha256[0] = c.file_sha256[0] == '0' ? '1' : '0';
-    store(&c);
+    store_as(&c, sha); /* copied into the place of this file's certificate */
     char reason[640];
     ck_assert_uint_eq(gate_of("strict", "", reason, sizeof reason), TOPOML_GATE_DISABLED);
     ck_assert_ptr_nonnull(strstr(reason, "certificate invalid: plugin file changed"));
@@ -421,6 +432,175 @@ START_TEST(test_cache_folder_is_made_private)
 }
 END_TEST
 
+/* Warnings the gate logs, joined. */
+static char logged[8192];
+static void keep_log(void *user, int level, const char *message)
+{
+    (void)user;
+    size_t n = strlen(logged);
+    snprintf(logged + n, sizeof logged - n, "%d:%s\n", level, message);
+}
+
+/* A certificate written without the key (its checksum right, its
+ * authentication code from another key, or none) is ignored, and said. */
+START_TEST(test_gate_ignores_and_logs_a_certificate_forged_without_the_key)
+{
+    tm_cert c = true_certificate("pass");
+    store(&c); /* makes the cache's key */
+    char file[4400], real[PATH_MAX], text[8192];
+    ck_assert_ptr_nonnull(realpath(COPY_SO, real));
+    ck_assert(tm_cert_file_for(cache, real, c.file_sha256, ".cert", file, sizeof file));
+    for (int variant = 0; variant < 2; variant++) {
+        /* What a plugin's process could write: the text form, checksum and
+         * all, and a code made with a key of its own (or none). */
+        int len = tm_cert_format(&c, text, sizeof text);
+        ck_assert_int_gt(len, 0);
+        if (variant == 1) {
+            uint8_t other[32], mac[32];
+            memset(other, 7, sizeof other);
+            tm_hmac_sha256_2(other, sizeof other, "certificate", 12, text, (size_t)len, mac);
+            char hex[65];
+            tm_sha256_to_hex(mac, hex);
+            len += snprintf(text + len, sizeof text - (size_t)len, "mac=%s\n", hex);
+        }
+        FILE *f = fopen(file, "w");
+        ck_assert_ptr_nonnull(f);
+        fwrite(text, 1, (size_t)len, f);
+        fclose(f);
+        logged[0] = '\0';
+        topoml_context *ctx = open_gate("strict", "");
+        topoml_set_log(ctx, keep_log, NULL, TOPOML_LOG_WARN);
+        topoml_backend_info b = copy_info(ctx);
+        ck_assert_uint_eq(b.gate_state, TOPOML_GATE_DISABLED);
+        ck_assert_msg(strstr(b.gate_reason, variant ? "authentication code does not match"
+                                                    : "no authentication code"),
+                      "%s", b.gate_reason);
+        ck_assert_msg(strstr(logged, "certificate of backend 'scalar-copy' ignored"), "%s",
+                      logged);
+        topoml_context_free(ctx);
+    }
+}
+END_TEST
+
+/* Revoked at run time, then the pass certificate put back as it was (a
+ * backup, a daemon): still revoked, by the store read before any
+ * certificate; a line added to that store without the key revokes nothing. */
+START_TEST(test_gate_keeps_a_revocation_when_the_old_certificate_is_restored)
+{
+    tm_cert c = true_certificate("pass");
+    store(&c);
+    char file[4400], real[PATH_MAX], reason[640];
+    ck_assert_ptr_nonnull(realpath(COPY_SO, real));
+    ck_assert(tm_cert_file_for(cache, real, c.file_sha256, ".cert", file, sizeof file));
+    size_t len;
+    char saved[8192];
+    FILE *f = fopen(file, "rb");
+    len = fread(saved, 1, sizeof saved, f);
+    fclose(f);
+    ck_assert_uint_eq(gate_of("strict", "", reason, sizeof reason), TOPOML_GATE_ENABLED);
+
+    /* A forged revocation line first: ignored (and said). */
+    char revoked[4200];
+    snprintf(revoked, sizeof revoked, "%s/revoked", cache);
+    f = fopen(revoked, "w");
+    fprintf(f, "%s 2026-01-01T00:00:00Z forged mac=%064d\n", c.file_sha256, 0);
+    fclose(f);
+    chmod(revoked, 0600);
+    logged[0] = '\0';
+    topoml_context *ctx = open_gate("strict", "");
+    topoml_set_log(ctx, keep_log, NULL, TOPOML_LOG_WARN);
+    topoml_backend_info b = copy_info(ctx);
+    ck_assert_uint_eq(b.gate_state, TOPOML_GATE_ENABLED);
+    ck_assert_msg(strstr(logged, "authentication code does not match were ignored"), "%s", logged);
+
+    /* Revoked as run-time verification does it. */
+    tm_backend *be = NULL;
+    for (uint32_t i = 0; i < ctx->n_backends; i++)
+        if (ctx->backends[i].name && !strcmp(ctx->backends[i].name, "scalar-copy"))
+            be = &ctx->backends[i];
+    ck_assert_ptr_nonnull(be);
+    tm_gate_revoke(ctx, be, "a wrong barcode");
+    topoml_context_free(ctx);
+    ck_assert_uint_eq(gate_of("strict", "", reason, sizeof reason), TOPOML_GATE_REJECTED);
+    ck_assert_msg(strstr(reason, "revoked at run time"), "%s", reason);
+
+    /* The pass certificate put back byte for byte. */
+    f = fopen(file, "wb");
+    fwrite(saved, 1, len, f);
+    fclose(f);
+    chmod(file, 0600);
+    for (int k = 0; k < 3; k++) {
+        const char *policy = k == 0 ? "strict" : k == 1 ? "auto" : "strict";
+        const char *extra = k == 2 ? "enable: [scalar-copy]\n" : "";
+        ck_assert_uint_eq(gate_of(policy, extra, reason, sizeof reason), TOPOML_GATE_REJECTED);
+        ck_assert_msg(strstr(reason, "revoked at run time") && strstr(reason, "a wrong barcode"),
+                      "%s", reason);
+    }
+}
+END_TEST
+
+/* Certificates are kept per content of a file: certifying a broken build
+ * of a plugin leaves the certificate of the good one alone, and putting
+ * the good file back finds its full-tier certificate again. */
+START_TEST(test_gate_keeps_certificates_per_file_content)
+{
+    char dir[128], so[256], real[PATH_MAX], text[512], cmd[1200];
+    snprintf(dir, sizeof dir, "%s/plugins", cache);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    snprintf(so, sizeof so, "%s/topoml-backend-scalar-copy.so", dir);
+
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && chmod 0700 '%s'", COPY_SO, so, so);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_ptr_nonnull(realpath(so, real));
+    snprintf(text, sizeof text, "gate: strict\ncache_dir: %s\n", cache);
+
+    /* The good build, certified at the full tier. */
+    topoml_context *ctx = check_context_from_config(text, dir);
+    topoml_backend_info b = copy_info(ctx);
+    tm_cert good;
+    ck_assert_int_eq(tm_cert_describe(&good, real, b.name, b.abi_version, b.caps, b.n_caps), 0);
+    topoml_context_free(ctx);
+    snprintf(good.tier, sizeof good.tier, "full");
+    snprintf(good.verdict, sizeof good.verdict, "pass");
+    snprintf(good.summary, sizeof good.summary, "300 PASS");
+    tm_cert_stamp(&good);
+    char file[4400], why[256];
+    ck_assert(tm_cert_file_for(cache, real, good.file_sha256, ".cert", file, sizeof file));
+    ck_assert_int_eq(tm_cert_store(file, &good, why, sizeof why), TOPOML_OK);
+
+    /* A broken build of the same path (another content), which fails. */
+    char saved[300];
+    snprintf(saved, sizeof saved, "%s.good", so);
+    snprintf(cmd, sizeof cmd, "cp -p '%s' '%s' && printf 'x' >> '%s'", so, saved, so);
+    ck_assert_int_eq(system(cmd), 0);
+    ctx = check_context_from_config(text, dir);
+    b = copy_info(ctx);
+    tm_cert broken;
+    ck_assert_int_eq(tm_cert_describe(&broken, real, b.name, b.abi_version, b.caps, b.n_caps), 0);
+    ck_assert_str_ne(broken.file_sha256, good.file_sha256);
+    ck_assert_uint_eq(b.gate_state, TOPOML_GATE_DISABLED); /* not certified: another content */
+    topoml_context_free(ctx);
+    snprintf(broken.tier, sizeof broken.tier, "quick");
+    snprintf(broken.verdict, sizeof broken.verdict, "fail");
+    snprintf(broken.summary, sizeof broken.summary, "1 FAIL");
+    tm_cert_stamp(&broken);
+    ck_assert(tm_cert_file_for(cache, real, broken.file_sha256, ".cert", file, sizeof file));
+    ck_assert_int_eq(tm_cert_store(file, &broken, why, sizeof why), TOPOML_OK);
+    ctx = check_context_from_config(text, dir);
+    b = copy_info(ctx);
+    ck_assert_uint_eq(b.gate_state, TOPOML_GATE_REJECTED);
+    topoml_context_free(ctx);
+
+    /* The good file back: its own certificate, full tier. */
+    ck_assert_int_eq(rename(saved, so), 0);
+    ctx = check_context_from_config(text, dir);
+    b = copy_info(ctx);
+    ck_assert_uint_eq(b.gate_state, TOPOML_GATE_ENABLED);
+    ck_assert_msg(strstr(b.gate_reason, "for tier full"), "%s", b.gate_reason);
+    topoml_context_free(ctx);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("certificate");
@@ -446,6 +626,9 @@ int main(void)
     tcase_add_test(gate, test_gate_auto_leaves_certification_to_first_use);
     tcase_add_test(gate, test_gate_refuses_a_cache_writable_by_others);
     tcase_add_test(gate, test_cache_folder_is_made_private);
+    tcase_add_test(gate, test_gate_ignores_and_logs_a_certificate_forged_without_the_key);
+    tcase_add_test(gate, test_gate_keeps_a_revocation_when_the_old_certificate_is_restored);
+    tcase_add_test(gate, test_gate_keeps_certificates_per_file_content);
     suite_add_tcase(s, gate);
     return topoml_check_run(s);
 }

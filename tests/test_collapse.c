@@ -1,5 +1,5 @@
 /*
- * test_collapse.c — the edge collapse (core/src/collapse.c): with collapse
+ * test_collapse.c — the edge collapse (core/src/compute/collapse.c): with collapse
  * on, topoml_barcode_compute gives exactly the barcode it gives with collapse
  * off, on many seeded random inputs of every kind — point clouds, distance
  * matrices with ties and absent edges, sparse edge lists — with duplicate
@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api/api.h"
+#include "compute/compute.h"
 #include "topoml/topoml.h"
 
 #include "check_run.h"

@@ -144,7 +144,19 @@ START_TEST(test_config_probe_cache_key)
     expect_error("probe_cache: yes\n", ":1:14: probe_cache must be true or false, not 'yes'");
     expect_error("probe_cache: [true]\n", ":1:14:");
     expect_error("probe_cach: true\n", "unknown key 'probe_cach' (known: ");
-    expect_error("probe_cach: true\n", "verify_share, probe_cache)");
+    expect_error("probe_cach: true\n", "verify_share, probe_cache, plugin_host)");
+}
+END_TEST
+
+/* plugin_host names the helper program: an absolute path, or an error. */
+START_TEST(test_config_plugin_host_key)
+{
+    char msg[1024];
+    const char *ok = "plugin_host: /opt/topoml/bin/topoml-plugin-host\n";
+    ck_assert_msg(try_config(ok, strlen(ok), msg, sizeof msg) == TOPOML_OK, "%s", msg);
+    expect_error("plugin_host: bin/topoml-plugin-host\n",
+                 ":1:14: plugin_host must be an absolute path, not 'bin/topoml-plugin-host'");
+    expect_error("plugin_host: [/a]\n", ":1:14:");
 }
 END_TEST
 
@@ -241,6 +253,7 @@ int main(void)
     tcase_add_test(tc, test_config_strictness_leaves_valid_files_alone);
     tcase_add_test(tc, test_config_isolation_keys);
     tcase_add_test(tc, test_config_probe_cache_key);
+    tcase_add_test(tc, test_config_plugin_host_key);
     tcase_add_test(tc, test_startup_warnings_reach_a_late_log_callback_once);
     tcase_add_test(tc, test_startup_warnings_respect_the_callbacks_level);
     tcase_add_test(tc, test_startup_warnings_past_the_limit_are_counted);

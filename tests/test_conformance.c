@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "conformance.h"
-#include "diagram_compare.h"
+#include "diagrams/diagram_compare.h"
 
 #include "check_run.h"
 
@@ -258,7 +258,7 @@ static char *write_temp(const char *text)
     return path;
 }
 
-/* The one comparison of diagrams (core/src/diagram_compare.c), which
+/* The one comparison of diagrams (core/src/diagrams/diagram_compare.c), which
  * run-time verification and the suite share, on seeded random diagrams:
  * order and zero-length bars do not matter; a shift within the tolerance
  * matches and one beyond it does not; a bar shorter than twice the

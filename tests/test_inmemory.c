@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h" /* struct topoml_data, to compare what was stored */
+#include "api/api.h" /* struct topoml_data, to compare what was stored */
 #include "topoml/topoml.h"
 
 #include "check_run.h"

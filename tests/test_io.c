@@ -1,6 +1,6 @@
 /*
- * test_io.c — Check tests of the input parsers (core/src/io*.c) and of the
- * topoml_data object (core/src/data.c): Ripser's example files read with
+ * test_io.c — Check tests of the input parsers (core/src/io/io*.c) and of the
+ * topoml_data object (core/src/api/data.c): Ripser's example files read with
  * the right shape, the same matrix read identically from every format, each
  * kind of bad input refused with its status and a message naming the file
  * and line (or byte), and the memory limit enforced before allocating.
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h" /* struct topoml_data, to compare the arrays read */
+#include "api/api.h" /* struct topoml_data, to compare the arrays read */
 #include "topoml/topoml.h"
 
 #include "check_run.h"

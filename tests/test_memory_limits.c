@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "api/api.h"
 #include "topoml/features.h"
 #include "topoml/topoml.h"
 

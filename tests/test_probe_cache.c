@@ -1,6 +1,6 @@
 /*
  * test_probe_cache.c — probe reports kept between processes
- * (core/src/probe_cache.c): a context that would probe a plugin file
+ * (core/src/gate/probe_cache.c): a context that would probe a plugin file
  * already probed on this boot, with this environment and this build of
  * topoml, reads the report kept in the cache folder instead of starting a
  * probe process; any other report is not used; `probe_cache: false` leaves
@@ -36,8 +36,9 @@
 #include "check_ops.h"
 #include "check_run.h"
 
-#include "certificate.h" /* tm_cert_file: where a plugin's report is kept */
-#include "sha256.h"
+#include "gate/certificate.h" /* tm_cert_file: where a plugin's report is kept */
+#include "gate/gate_internal.h" /* tm_record_seal: a report sealed as the user could */
+#include "gate/sha256.h"
 
 static char cache[64], probe_log[64], control[64];
 
@@ -239,6 +240,25 @@ START_TEST(test_a_second_context_reads_the_kept_report_instead_of_probing)
 }
 END_TEST
 
+/* Write `buf` (a report file read whole, its authentication code last) with
+ * a fresh code over what precedes it: what the user, who holds the key,
+ * could write. The binding and the report's checksum are then all that
+ * stands between a changed report and its use. */
+static void write_sealed(const char *file, char *buf, size_t len)
+{
+    ck_assert(len > TM_RECORD_MAC_LINE && strncmp(buf + len - TM_RECORD_MAC_LINE, "mac=", 4) == 0);
+    len -= TM_RECORD_MAC_LINE;
+    char line[TM_RECORD_MAC_LINE + 1], why[512];
+    ck_assert_msg(tm_record_seal(file, "probe", buf, len, line, why, sizeof why) == TOPOML_OK,
+                  "%s", why);
+    char *out = malloc(len + TM_RECORD_MAC_LINE);
+    ck_assert_ptr_nonnull(out);
+    memcpy(out, buf, len);
+    memcpy(out + len, line, TM_RECORD_MAC_LINE);
+    write_all(file, out, len + TM_RECORD_MAC_LINE);
+    free(out);
+}
+
 /* Change the first character of the value of `field` ("boot=") in the
  * report's first line. */
 static void change_field(const char *file, const char *field)
@@ -250,13 +270,13 @@ static void change_field(const char *file, const char *field)
     ck_assert_msg(at && nl && at < nl, "no %s in %s", field, buf);
     at += strlen(field);
     *at = *at == '0' ? '1' : '0';
-    write_all(file, buf, len);
+    write_sealed(file, buf, len);
     free(buf);
 }
 
 /* Replace the report after the first line by `body`, with a right
  * checksum: the header matches, the report is what we say. */
-static void forge_body(const char *file, const char *body)
+static void forge_body(const char *file, const char *body, bool sealed)
 {
     size_t len;
     char *buf = read_all(file, &len);
@@ -264,9 +284,12 @@ static void forge_body(const char *file, const char *body)
     ck_assert_ptr_nonnull(at);
     char hex[65], out[2048];
     tm_sha256_hex(body, strlen(body), hex);
-    int n = snprintf(out, sizeof out, "%.*s report=%zu:%s\n%s", (int)(at - buf), buf, strlen(body),
-                     hex, body);
-    write_all(file, out, (size_t)n);
+    int n = snprintf(out, sizeof out, "%.*s report=%zu:%s\n%s%s", (int)(at - buf), buf,
+                     strlen(body), hex, body, buf + len - TM_RECORD_MAC_LINE);
+    if (sealed)
+        write_sealed(file, out, (size_t)n);
+    else
+        write_all(file, out, (size_t)n); /* the old code: what a plugin could do */
     free(buf);
 }
 
@@ -278,6 +301,7 @@ enum stale {
     OTHER_ENV,    /* another environment */
     TRUNCATED,    /* the last bytes missing */
     CORRUPTED,    /* a byte of the report changed, its checksum not */
+    FORGED,       /* a byte changed, its checksum made right, its code not */
     GARBAGE,      /* not a report file at all */
     EMPTY,        /* nothing */
     MALFORMED,    /* a report that does not parse, with a right checksum */
@@ -319,18 +343,32 @@ START_TEST(test_a_report_bound_to_anything_else_is_not_used)
     }
     case GARBAGE: write_all(report, "\177ELF not a report\n\n\n", 20); break;
     case EMPTY: write_all(report, "", 0); break;
-    case MALFORMED: forge_body(report, "S5:start,I99999:short,E"); break;
+    case MALFORMED: forge_body(report, "S5:start,I99999:short,E", true); break;
     case UNSUPPORTED: {
         /* Its own report, as if its probe had said "no widget": the probe's
          * status and message ("1:0,2:ok,") become TOPOML_E_UNSUPPORTED, as
          * the probe process writes it (a 64-bit two's complement). */
-        const char *body = strchr(good, '\n') + 1, *at = strstr(body, "1:0,2:ok,");
+        char *plain = strndup(good, len - TM_RECORD_MAC_LINE); /* without its code */
+        const char *body = strchr(plain, '\n') + 1, *at = strstr(body, "1:0,2:ok,");
         ck_assert_ptr_nonnull(at);
         char status[32], forged[2048];
         snprintf(status, sizeof status, "%llu", (unsigned long long)(int64_t)TOPOML_E_UNSUPPORTED);
         snprintf(forged, sizeof forged, "%.*s%zu:%s,9:no widget,%s", (int)(at - body), body,
                  strlen(status), status, at + strlen("1:0,2:ok,"));
-        forge_body(report, forged);
+        forge_body(report, forged, true);
+        free(plain);
+        break;
+    }
+    case FORGED: {
+        /* One letter of the probe's message, the report's checksum made
+         * right, the authentication code left as it was (no key). */
+        char body[2048];
+        snprintf(body, sizeof body, "%.*s", (int)(len - TM_RECORD_MAC_LINE - (size_t)(strchr(good, '\n') + 1 - good)),
+                 strchr(good, '\n') + 1);
+        char *at = strstr(body, "2:ok,");
+        ck_assert_ptr_nonnull(at);
+        at[3] = 'K';
+        forge_body(report, body, false);
         break;
     }
     case SYMLINK:
@@ -439,12 +477,19 @@ START_TEST(test_a_kept_report_the_host_contradicts_is_forgotten)
     char config[128];
     snprintf(config, sizeof config, "gate: \"off\"\nisolation: %s\n", changed[_i].isolation);
     const bool here = strcmp(changed[_i].isolation, "none") == 0;
+    /* A sandboxed helper reads only the plugin's file, the system's folders
+     * and the loader's LD_LIBRARY_PATH folders (docs/security.md): the
+     * machine it sees changing is the control file in one of those. */
+    if (!here)
+        ck_assert_int_eq(setenv("LD_LIBRARY_PATH", cache, 1), 0);
     topoml_context *ctx = context(config, fault_dir("probe-flaky"), NULL);
     ck_assert_int_eq(topoml_use_backend(ctx, "fault-probe-flaky"), TOPOML_OK);
     check_distances_of_three_points(ctx);
     ck_assert_str_eq(topoml_last_backend(ctx), "fault-probe-flaky");
     topoml_context_free(ctx);
-    ck_assert_int_eq(probes(false), 1 + !here); /* and the isolated helper's */
+    /* The probe process's (an isolated helper's probe runs in its sandbox,
+     * where the plugin cannot open its log to write). */
+    ck_assert_int_eq(probes(false), 1);
     ck_assert(exists(flaky_report()));
 
     /* The machine changes; the environment does not: the kept report is
@@ -483,6 +528,7 @@ START_TEST(test_a_kept_report_the_host_contradicts_is_forgotten)
         ck_assert(exists(flaky_report()));
     }
     topoml_context_free(ctx);
+    unsetenv("LD_LIBRARY_PATH");
     finish();
 }
 END_TEST

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h" /* struct topoml_data, to compare the arrays read */
+#include "api/api.h" /* struct topoml_data, to compare the arrays read */
 #include "topoml/topoml.h"
 
 #include "check_run.h"

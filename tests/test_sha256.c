@@ -1,5 +1,5 @@
 /*
- * test_sha256.c — core/src/sha256.c against the FIPS 180-4 / NIST example
+ * test_sha256.c — core/src/gate/sha256.c against the FIPS 180-4 / NIST example
  * vectors, fed in one piece and in every split, and the file digest: each
  * test twice, on the portable compression function (_i 0) and on the
  * fastest this CPU has (_i 1: SHA-NI where it has the SHA extensions); and
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include "gate/sha256.h"
 
 #include "check_run.h"
 
@@ -158,6 +158,27 @@ START_TEST(test_sha256_portable_and_fastest_agree)
 }
 END_TEST
 
+/* RFC 4231, test cases 2 (a short key) and 6 (a key longer than a block,
+ * hashed first); and the two-part form is the message joined. */
+START_TEST(test_hmac_sha256_matches_rfc4231)
+{
+    uint8_t mac[32];
+    char hex[65];
+    tm_hmac_sha256((const uint8_t *)"Jefe", 4, "what do ya want for nothing?", 28, mac);
+    tm_sha256_to_hex(mac, hex);
+    ck_assert_str_eq(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    tm_hmac_sha256_2((const uint8_t *)"Jefe", 4, "what do ya want ", 16, "for nothing?", 12, mac);
+    tm_sha256_to_hex(mac, hex);
+    ck_assert_str_eq(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    uint8_t key[131];
+    memset(key, 0xaa, sizeof key);
+    const char *m = "Test Using Larger Than Block-Size Key - Hash Key First";
+    tm_hmac_sha256(key, sizeof key, m, strlen(m), mac);
+    tm_sha256_to_hex(mac, hex);
+    ck_assert_str_eq(hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sha256");
@@ -168,6 +189,7 @@ int main(void)
     tcase_add_loop_test(tc, test_sha256_same_digest_for_every_split, 0, 2);
     tcase_add_loop_test(tc, test_sha256_of_a_file_is_that_of_its_bytes, 0, 2);
     tcase_add_test(tc, test_sha256_portable_and_fastest_agree);
+    tcase_add_test(tc, test_hmac_sha256_matches_rfc4231);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);
 }

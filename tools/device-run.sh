@@ -9,7 +9,7 @@
 #   asm      plugins/asm-avx512/run-on-avx512.sh (tests + benchmark)
 #   triton   plugins/triton-bridge/run-on-gpu.sh (tests + benchmark)
 #   cuda     plugins/cuda/run-on-gpu.sh (tests, sanitizers, benchmark)
-#   rips     tools/bench/bench_rips_gpu.py: barcodes on the cuda backend (as a
+#   rips     bench/bench_rips_gpu.py: barcodes on the cuda backend (as a
 #            CLI process and, when the tree part built the Python package,
 #            in process like giotto-ph) vs
 #            the scalar one, Ripser++ (.gpudata/ripser++ when present: built
@@ -17,16 +17,16 @@
 #   collapse plugins/cuda/bench/bench_cuda_collapse.py (collapse off/on/auto
 #            in front of the cuda backend)
 #   scale    the threads backend's scaling on this machine's cores, with
-#            its JSON artifacts: tools/bench/bench_reduce.py (the Rips
+#            its JSON artifacts: bench/bench_reduce.py (the Rips
 #            reduction, serial and pooled, SCALE_THREADS, default
-#            0,1,2,4,8,16) and tools/bench/bench_edges.py (a point cloud's
+#            0,1,2,4,8,16) and bench/bench_edges.py (a point cloud's
 #            distances and edges at the same thread counts but 0; this
 #            tree as both builds it compares)
 #   py       the Python package on this machine's python3 itself (its torch,
 #            numpy, ...: a venv would not see them), run under its own path,
 #            with the wheels of .whl/ (nanobind, pytest, ...; installed for
 #            every part, see below): the CUDA cases of the torch tests with
-#            the cuda plugin enabled in-process, then tools/bench/ml_adapters.py
+#            the cuda plugin enabled in-process, then bench/ml_adapters.py
 #            --device cuda (ML_SIZES, ML_TRANSFER_SIZES)
 #
 # TREE_CMAKE_ARGS: more options for the tree's configure (e.g.
@@ -197,7 +197,7 @@ for part in $parts; do
             args="$args --topoml-python $venv/bin/python"
         # shellcheck disable=SC2086
         PYTHONPATH=$build/python:$pysite XDG_CACHE_HOME=/tmp/topoml-device-cache \
-            timeout "$(left)" python3 "$repo/tools/bench/bench_rips_gpu.py" --topoml "$build/tools/topoml" \
+            timeout "$(left)" python3 "$repo/bench/bench_rips_gpu.py" --topoml "$build/tools/topoml" \
             --data "$data" --budget $(($(left) - 15 < ${RIPS_SECONDS:-600} ? $(left) - 15 : ${RIPS_SECONDS:-600})) --reps "${RIPS_REPS:-3}" $args \
             --json "$out/rips/bench_rips_gpu.json" ${RIPS_ONLY:+--only "$RIPS_ONLY"} \
             >"$out/rips/bench_rips_gpu.txt" 2>&1
@@ -215,17 +215,17 @@ for part in $parts; do
         threads=${SCALE_THREADS:-0,1,2,4,8,16}
         rc=0
         gcc -O2 -g -std=c11 -D_GNU_SOURCE -I"$repo/plugin-api/include" -I"$repo/plugins/scalar" \
-            -I"$repo/plugins/threads" "$repo/tools/bench/reduce_stages.c" \
+            -I"$repo/plugins/threads" "$repo/bench/reduce_stages.c" \
             "$repo/plugins/threads/pool.c" "$repo/plugins/scalar/rips.c" -lm -lpthread \
             -o /tmp/topoml-reduce-stages >"$out/scale/build.log" 2>&1 || rc=$?
         if [ $rc -eq 0 ]; then
             # shellcheck disable=SC2086
             timeout $(($(left) - 5 < ${SCALE_SECONDS:-300} ? $(left) - 5 : ${SCALE_SECONDS:-300})) \
-                python3 "$repo/tools/bench/bench_reduce.py" --bin /tmp/topoml-reduce-stages \
+                python3 "$repo/bench/bench_reduce.py" --bin /tmp/topoml-reduce-stages \
                 --data "$data" --threads "$threads" --reps "${SCALE_REPS:-3}" ${SCALE_ONLY:-} \
                 --json "$out/scale/reduce.json" >"$out/scale/reduce.txt" 2>&1 || rc=$?
             timeout $(($(left) - 5 < ${SCALE_SECONDS:-300} ? $(left) - 5 : ${SCALE_SECONDS:-300})) \
-                python3 "$repo/tools/bench/bench_edges.py" --base-tree "$repo" --base this-tree \
+                python3 "$repo/bench/bench_edges.py" --base-tree "$repo" --base this-tree \
                 --threads "${threads#0,}" --rounds "${SCALE_REPS:-3}" \
                 --json "$out/scale/edges.json" >"$out/scale/edges.txt" 2>&1 || rc=$?
         fi
@@ -247,7 +247,7 @@ for part in $parts; do
                 "$repo/python/tests/torch_cases.py" -k cuda --topoml-build "$build" \
                 --topoml-data "$data" --topoml-source "$repo" >"$out/py/torch_cuda.log" 2>&1
             rc=$?
-            timeout "$(left)" "$venv/bin/python" "$repo/tools/bench/ml_adapters.py" --device cuda \
+            timeout "$(left)" "$venv/bin/python" "$repo/bench/ml_adapters.py" --device cuda \
                 --sizes "${ML_SIZES:-256,512,1024,4096}" --exact-sizes "" --repeat 5 \
                 --transfer-sizes "${ML_TRANSFER_SIZES:-4096,16384,65536}" \
                 --json "$out/py/ml_adapters_cuda.json" >"$out/py/ml_adapters_cuda.txt" 2>&1

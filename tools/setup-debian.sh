@@ -43,6 +43,8 @@ wanted = {"nanobind": "nanobind", "scikit_build_core": "scikit-build-core", "pyt
           "numpy": "numpy", "scipy": "scipy", "sklearn": "scikit-learn", "gudhi": "gudhi",
           "matplotlib": "matplotlib", "ripser": "ripser", "gph": "giotto-ph", "persim": "persim"}
 # a real Jupyter kernel for the Ctrl-C test (python/tests/test_jupyter.py), ~70 MB
+# Dask and distributed for topoml.dask (python/tests/test_dask.py, docs/distributed.md)
+wanted.update({"dask": "dask", "distributed": "distributed"})
 wanted.update({"jupyter_client": "jupyter_client", "ipykernel": "ipykernel"})
 print(" ".join(d for m, d in wanted.items() if importlib.util.find_spec(m) is None))
 PY

@@ -97,6 +97,7 @@ static topoml_capability_v1 *add_cap(tmc_state *st, uint32_t op, uint32_t dtypes
     c->max_modulus = max_modulus;
     c->device = st->device_text;
     c->schedule = st->schedule_text[op];
+    c->features = TOPOML_CAP_NVIDIA_DRIVER; /* its device files, in a sandboxed helper */
     return c;
 }
 
@@ -148,7 +149,7 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
      * points in device memory too. */
     add_cap(st, TOPOML_OP_RIPS, BOTH_DTYPES, ALL_METRICS, ALL_INPUTS, SCALAR_RIPS_MAX_DIM,
             SCALAR_RIPS_MAX_MODULUS)
-        ->features = TOPOML_CAP_GENERATORS;
+        ->features |= TOPOML_CAP_GENERATORS;
     /* Points in device memory are read where they are (device_input.cu);
      * a matrix there is not (the engine reads it on the host): the core
      * copies it through input_to_host. */
@@ -157,7 +158,7 @@ static int cuda_capabilities(void *state, const topoml_capability_v1 **caps, uin
              st->schedule_text[TOPOML_OP_RIPS]);
     add_cap(st, TOPOML_OP_RIPS, BOTH_DTYPES, ALL_METRICS, 1u << TOPOML_INPUT_POINTS,
             SCALAR_RIPS_MAX_DIM, SCALAR_RIPS_MAX_MODULUS)
-        ->features = TOPOML_CAP_DEVICE_INPUT | TOPOML_CAP_GENERATORS;
+        ->features |= TOPOML_CAP_DEVICE_INPUT | TOPOML_CAP_GENERATORS;
     st->caps[st->n_caps - 1].schedule = st->device_input_schedule;
 #endif
 #ifdef TMC_HAVE_IMAGE

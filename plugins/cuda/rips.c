@@ -14,7 +14,7 @@
  *    radius the complex is a cone, so the bars are the same either way.
  *  - condensed inputs go to the engine as they are;
  *  - a sparse input under a finite threshold — the edge collapse's output
- *    (core/src/collapse.c) — goes to the engine as it is too, with the
+ *    (core/src/compute/collapse.c) — goes to the engine as it is too, with the
  *    columns of dimensions >= 2 from the device, which works from the
  *    condensed matrix of the edges' values (+inf where there is no edge) when
  *    that fits in TMC_SPARSE_DENSE_MAX bytes (tmc_sparse_source); else,

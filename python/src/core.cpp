@@ -330,6 +330,7 @@ class Context {
         d["gate_reason"] = str_or_none(bi.gate_reason);
         d["selection"] = bi.selection;
         d["isolation"] = str_or_none(bi.isolation);
+        d["sandbox"] = str_or_none(bi.sandbox);
         nb::list caps;
         for (uint32_t k = 0; k < bi.n_caps; k++) {
             const topoml_capability_v1 &c = bi.caps[k];
@@ -575,6 +576,10 @@ class Context {
     {
         Buffer buf;
         if (!ok || !progress_of(c.progress) || !buf.read(X, c.array))
+            return nb::none();
+        /* ripser.py warns of a square or wide point cloud: its Python path
+         * (topoml._rips._ripser) gives the warning. */
+        if (c.kind == globals().points && c.array.n <= c.array.dim)
             return nb::none();
         nb::object owner;
         Context &ctx = of_thread(&owner);

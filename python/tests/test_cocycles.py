@@ -169,3 +169,14 @@ def test_cli_json_and_text_equal_ripser_py(build_dir, tmp_path, seed):
         w = by_bar(want["dgms"][d], want["cocycles"][d])
         assert g == w
         assert sorted(printed.get(d, [])) == sorted(w.values())
+
+
+def test_with_n_perm_the_vertices_are_the_inputs_points():
+    # ripser.py maps a subsample's cocycles back through idx_perm
+    D = untied_matrix(np.random.default_rng(5), 60, 2)
+    want = ripser_py.ripser(D, distance_matrix=True, do_cocycles=True, n_perm=30)
+    got = topoml.ripser(D, distance_matrix=True, do_cocycles=True, n_perm=30)
+    np.testing.assert_array_equal(got["idx_perm"], want["idx_perm"])
+    g = by_bar(got["dgms"][1].astype(np.float32), got["cocycles"][1])
+    w = by_bar(want["dgms"][1], want["cocycles"][1])
+    assert g == w and len(w) > 0

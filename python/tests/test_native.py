@@ -76,6 +76,8 @@ def test_backends_mirror_capability_records():
         assert b.gate_state in ("enabled", "disabled", "unsupported", "rejected")
         assert b.selection in ("auto", "by-name")
         assert b.isolation in ("host", "process")
+        # the sandbox's walls are said for a backend in a helper process only
+        assert (b.sandbox is None) == (b.isolation == "host")
     assert "scalar" in topoml.available_backends()
     assert set(topoml.available_backends()) == {b.name for b in bs if b.enabled}
 

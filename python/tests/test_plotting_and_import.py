@@ -1,6 +1,6 @@
 """Plots (drawn with matplotlib's Agg backend and read back from the
 artists), import discipline in a fresh interpreter (what is imported; the
-import time is measured by tools/bench/python_overhead.py), and the
+import time is measured by bench/python_overhead.py), and the
 docstrings' examples run as doctests."""
 import doctest
 import importlib

@@ -59,6 +59,9 @@ class BackendInfo:
     # "host": its ops run in this process; "process": in a helper process of
     # its own (the configuration's `isolation`); None if the core is older
     isolation: Optional[str] = None
+    # for a backend in a helper process, the walls of its sandbox this kernel
+    # offers ("seccomp, landlock (ABI 7), ..." or "partial: ..."); else None
+    sandbox: Optional[str] = None
 
     @property
     def enabled(self):
@@ -87,7 +90,8 @@ def _info(d, warnings):
                        gate_state=GATE_STATES[state] if state < len(GATE_STATES) else str(state),
                        gate_reason=d["gate_reason"],
                        selection=SELECTIONS[d["selection"]] if d["selection"] < 2 else "auto",
-                       capabilities=caps, warnings=mine, isolation=d.get("isolation"))
+                       capabilities=caps, warnings=mine, isolation=d.get("isolation"),
+                       sandbox=d.get("sandbox"))
 
 
 def backends():

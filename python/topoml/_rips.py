@@ -326,10 +326,13 @@ def _barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix, m
 
 
 class RipserResult(dict):
-    """ripser.py's result dict. ``dperm2all`` (the n x n distance matrix,
-    which ripser.py always returns) is computed on first access. Attributes,
-    not keys: ``backend`` (the backend that ran) and ``timings`` (as
-    :class:`BarcodeResult`'s)."""
+    """ripser.py's result dict. ``dperm2all`` (the distance matrix ripser.py
+    always returns: n x n, or n_perm x n with ``n_perm``) is a key like the
+    others — in ``keys()``, ``in``, ``dict(r)``, ``copy`` and pickling — but
+    its n x n matrix is made when first read (through ``r["dperm2all"]``,
+    ``keys()``, ``items()``, iteration or a copy), so a result whose matrix
+    is never read never holds it. Attributes, not keys: ``backend`` (the
+    backend that ran) and ``timings`` (as :class:`BarcodeResult`'s)."""
 
     # _core.ripser makes these without __init__ (dict.__new__, then the
     # items and attributes __init__ and ripser() would set): keep the two
@@ -339,12 +342,136 @@ class RipserResult(dict):
         super().__init__(**items)
         self._source = (X, kind, metric, metric_params)
 
+    def _fill(self):
+        if not dict.__contains__(self, "dperm2all"):
+            X, kind, metric, metric_params = self._source
+            dict.__setitem__(self, "dperm2all", _distance_matrix(X, kind, metric, metric_params))
+        return self
+
     def __missing__(self, key):
         if key != "dperm2all":
             raise KeyError(key)
-        X, kind, metric, metric_params = self._source
-        self["dperm2all"] = _distance_matrix(X, kind, metric, metric_params)
-        return self["dperm2all"]
+        return dict.__getitem__(self._fill(), key)
+
+    def __contains__(self, key):
+        return key == "dperm2all" or dict.__contains__(self, key)
+
+    def __len__(self):
+        return dict.__len__(self) + (not dict.__contains__(self, "dperm2all"))
+
+    def __iter__(self):
+        return dict.__iter__(self._fill())
+
+    def keys(self):
+        return dict.keys(self._fill())
+
+    def items(self):
+        return dict.items(self._fill())
+
+    def values(self):
+        return dict.values(self._fill())
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def __eq__(self, other):
+        return dict.__eq__(self._fill(), other)
+
+    __hash__ = None
+
+    def copy(self):
+        new = dict.__new__(type(self))
+        dict.update(new, self._fill())
+        new.__dict__.update(self.__dict__)
+        return new
+
+    def __copy__(self):
+        return self.copy()
+
+    def __reduce__(self):
+        # Pickled with its matrix, without the input it was made from.
+        state = {k: v for k, v in self.__dict__.items() if k != "_source"}
+        return (_unpickle_ripser_result, (dict(self._fill()), state))
+
+
+def _unpickle_ripser_result(items, state):
+    new = dict.__new__(RipserResult)
+    dict.update(new, items)
+    new.__dict__.update(state)
+    new._source = None
+    return new
+
+
+def _one_to_all(X, i, code):
+    """Distances from point i of X to every point under C metric `code`,
+    summed coordinate by coordinate as the scalar reference sums them
+    (plugins/scalar/metric.h), so they are its distances bit for bit on
+    ordinary values."""
+    x = X[i]
+    acc = np.zeros(X.shape[0])
+    if code in (0, 1):  # euclidean, sqeuclidean
+        for k in range(X.shape[1]):
+            t = X[:, k] - x[k]
+            acc += t * t
+        return np.sqrt(acc) if code == 0 else acc
+    if code == 2:  # manhattan
+        for k in range(X.shape[1]):
+            acc += np.abs(X[:, k] - x[k])
+        return acc
+    if code == 3:  # chebyshev
+        for k in range(X.shape[1]):
+            np.maximum(acc, np.abs(X[:, k] - x[k]), out=acc)
+        return acc
+    xx, yy = np.zeros(X.shape[0]), 0.0  # cosine
+    for k in range(X.shape[1]):
+        acc += X[:, k] * x[k]
+        xx += X[:, k] * X[:, k]
+        yy += x[k] * x[k]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.maximum(1 - acc / np.sqrt(xx * yy), 0.0)
+
+
+def greedy_permutation(X, n_perm, distance_matrix=False, metric="euclidean"):
+    """ripser.py's furthest-point sampling (``get_greedy_perm``): the first
+    point is point 0; each next one is the point farthest from those taken
+    (the first of them on a tie, as ``numpy.argmax``). Returns ``(idx_perm,
+    lambdas, dperm2all)``: the indices taken, the covering radius after each
+    (``lambdas[-1]`` is ripser.py's ``r_cover``), and the ``(n_perm, n)``
+    distances from the points taken to all points: X's rows for a distance
+    matrix, else topoml's distances (the scalar reference's, computed one
+    point against all, so only ``n_perm`` rows are ever held) or, for a
+    metric topoml does not compute, scikit-learn's as ripser.py has them."""
+    n = X.shape[0]
+    code = None if distance_matrix else _inputs.metric_code(metric)
+    if distance_matrix:
+        def row(i):
+            return np.array(X[i, :], dtype=np.float64)
+    elif code is None:
+        from sklearn.metrics import pairwise_distances
+
+        def row(i):
+            ds = pairwise_distances(X, X[i, :][None, :], metric=metric).ravel()
+            ds[i] = 0.0
+            return ds
+    else:
+        X = np.asarray(X, dtype=np.float64)
+
+        def row(i):
+            ds = _one_to_all(X, i, code)
+            ds[i] = 0.0
+            return ds
+    idx_perm = np.zeros(n_perm, dtype=np.int64)
+    lambdas = np.zeros(n_perm)
+    ds = row(0)
+    dperm2all = [ds]
+    for k in range(1, n_perm):
+        idx = int(np.argmax(ds))
+        idx_perm[k] = idx
+        lambdas[k - 1] = ds[idx]
+        dperm2all.append(row(idx))
+        ds = np.minimum(ds, dperm2all[-1])
+    lambdas[-1] = np.max(ds)
+    return idx_perm, lambdas, np.array(dperm2all)
 
 
 def _distance_matrix(X, kind, metric, metric_params):
@@ -380,12 +507,21 @@ def ripser(X, maxdim=1, thresh=math.inf, coeff=2, distance_matrix=False, do_cocy
         counts them); ``cocycles``: with ``do_cocycles=True`` ripser.py's
         representative cocycles — ``cocycles[d][k]``, for the bar
         ``dgms[d][k]`` (d >= 1), an ``(m, d + 2)`` int64 array of rows
-        (vertices of a d-simplex, descending, then the cocycle's value in
-        0..coeff-1), equal to ripser.py's where the filtration has no ties
-        (with ties any representative of the same class may come back);
-        ``cocycles[0]`` is empty; without, a list of empty lists; ``idx_perm``: ``arange(n)`` and ``r_cover``:
-        0.0 (no greedy subsampling: ``n_perm`` raises NotImplementedError);
-        ``dperm2all``: the distance matrix, computed when first read.
+        (vertices of a d-simplex, descending — with ``n_perm``, indices of
+        the input's points —, then the cocycle's value in 0..coeff-1), equal
+        to ripser.py's where the filtration has no ties (with ties another
+        representative of the same class may come back); ``cocycles[0]`` is
+        empty; without, a list of empty lists; ``idx_perm``: ``arange(n)``, or with ``n_perm``
+        the points of ripser.py's greedy (furthest-point) permutation, on
+        which the diagrams are computed (:func:`greedy_permutation`);
+        ``r_cover``: 0.0, or with ``n_perm`` the covering radius of the
+        points taken; ``dperm2all``: the ``(n, n)`` distance matrix (made
+        when first read), or with ``n_perm`` the ``(n_perm, n)`` distances
+        from the points taken to all points.
+
+    ripser.py's warnings come as Python warnings: a square input read as
+    points (``distance_matrix=False``), and a point cloud with more columns
+    than rows.
 
     Differences: a distance matrix must have a zero diagonal (ripser.py
     reads a nonzero diagonal as vertex birth times; topoml raises
@@ -404,20 +540,69 @@ def ripser(X, maxdim=1, thresh=math.inf, coeff=2, distance_matrix=False, do_cocy
     return _ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_perm)
 
 
+def _shape(X):
+    return X.shape if _inputs.is_sparse(X) else np.shape(X)
+
+
+def _ripser_cocycles(out, do_cocycles, idx_perm=None):
+    """ripser.py's ``cocycles``: none in dimension 0; with a greedy
+    permutation, the vertices as indices of the input's points (as
+    ripser.py maps them)."""
+    if not do_cocycles:
+        return [[] for _ in range(out["maxdim"] + 1)]
+    cocycles = [[]] + out["cocycles"][1:]
+    if idx_perm is not None:
+        for d in range(1, len(cocycles)):
+            for c in cocycles[d]:
+                c[:, :-1] = idx_perm[c[:, :-1]]
+    return cocycles
+
+
 def _ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_perm):
     """ripser's general path (see _barcodes)."""
-    if n_perm is not None:
-        raise NotImplementedError("topoml.ripser: n_perm (greedy subsampling) is not supported")
+    import warnings
+    shape = _shape(X)
+    if not distance_matrix and len(shape) == 2:
+        # ripser.py's two warnings, in its words.
+        if shape[0] == shape[1]:
+            warnings.warn("The input matrix is square, but the distance_matrix flag is off.  "
+                          "Did you mean to indicate that this was a distance matrix?",
+                          stacklevel=3)
+        elif shape[0] < shape[1]:
+            warnings.warn("The input point cloud has more columns than rows; did you mean to "
+                          "transpose?", stacklevel=3)
     kind = "distance" if distance_matrix else "points"
-    out = _compute(X, kind, maxdim, thresh, coeff, metric, None, None, None, True,
-                   want_generators=_WANT_COCYCLES if do_cocycles else 0)
-    if do_cocycles:  # ripser.py's layout: none in dimension 0
-        cocycles = [[]] + out["cocycles"][1:]
+    n = shape[0] if shape else 0
+    if n_perm is not None and n_perm is not False and n_perm != 0:
+        if isinstance(n_perm, bool) or not isinstance(n_perm, numbers.Integral):
+            raise ValueError("n_perm must be an integer, got %r" % (n_perm,))
+        if distance_matrix and _inputs.is_sparse(X):
+            raise ValueError("Greedy permutation is not supported for sparse distance matrices")
+        if n_perm > n:
+            raise ValueError("Number of points in greedy permutation is greater than number "
+                             "of points in the point cloud")
+        if n_perm < 0:
+            raise ValueError("Should be a strictly positive number of points in the greedy "
+                             "permutation")
+    if n_perm and n_perm < n:
+        A = np.asarray(X)
+        if not distance_matrix and A.dtype.kind not in "fiub":
+            A = _inputs.as_float64(A, "X")
+        idx_perm, lambdas, dperm2all = greedy_permutation(A, int(n_perm), bool(distance_matrix),
+                                                          metric)
+        out = _compute(dperm2all[:, idx_perm], "distance", maxdim, thresh, coeff, metric, None,
+                       None, None, True, want_generators=_WANT_COCYCLES if do_cocycles else 0)
+        result = RipserResult(X, kind, metric, None, dgms=out["dgms"],
+                              cocycles=_ripser_cocycles(out, do_cocycles, idx_perm),
+                              num_edges=out["num_edges"], idx_perm=idx_perm,
+                              r_cover=float(lambdas[-1]), dperm2all=dperm2all)
     else:
-        cocycles = [[] for _ in range(out["maxdim"] + 1)]
-    result = RipserResult(X, kind, metric, None, dgms=out["dgms"],
-                          cocycles=cocycles,
-                          num_edges=out["num_edges"], idx_perm=np.arange(out["n"]), r_cover=0.0)
+        out = _compute(X, kind, maxdim, thresh, coeff, metric, None, None, None, True,
+                       want_generators=_WANT_COCYCLES if do_cocycles else 0)
+        result = RipserResult(X, kind, metric, None, dgms=out["dgms"],
+                              cocycles=_ripser_cocycles(out, do_cocycles),
+                              num_edges=out["num_edges"], idx_perm=np.arange(out["n"]),
+                              r_cover=0.0)
     result.backend, result.timings = out["backend"], {"compute": out["seconds"],
                                                       "c": out["c_seconds"],
                                                       "total": out["total"]}

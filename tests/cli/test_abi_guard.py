@@ -1,4 +1,4 @@
-"""The ABI guard (tools/abi/check_abi.py) against the committed baseline
+"""The ABI guard (abi/check_abi.py) against the committed baseline
 (abi/): the baseline's own headers and today's pass; a plugin ABI struct
 with a member inserted before others, removed or retyped, a renumbered
 enumerator, a changed function-pointer signature in the vtable, or a
@@ -17,7 +17,7 @@ import clitest
 
 A = clitest.args()
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-TOOL = os.path.join(SRC, "tools", "abi", "check_abi.py")
+TOOL = os.path.join(SRC, "abi", "check_abi.py")
 failures = []
 
 

@@ -1,6 +1,6 @@
 """The CPU benchmark scripts that make bench/results/ artifacts run and write
 files the tables accept, on small settings (no figure is checked: these are
-not timed tests). tools/bench/timing.py takes the settings in turn with the
+not timed tests). bench/timing.py takes the settings in turn with the
 order reversed every other round, counts the CPU time of a command's own
 children, and stops on an unexpected exit status or a timeout;
 bench_conformance_tiers.py, bench_isolation.py and bench_input.py write
@@ -33,7 +33,7 @@ import clitest
 
 A = clitest.args()
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-BENCH = os.path.join(SRC, "tools", "bench")
+BENCH = os.path.join(SRC, "bench")
 sys.path.insert(0, BENCH)
 import artifact as artifact_py  # noqa: E402
 import make_tables  # noqa: E402
@@ -58,7 +58,7 @@ def script(name, *args):
 
 def artifact(path, what, commit=True):
     """The file, checked against the schema (and, for a script that writes
-    through tools/bench/artifact.py, for the source tree's commit); None (and
+    through bench/artifact.py, for the source tree's commit); None (and
     a failure) otherwise."""
     try:
         d = make_tables.load(path)
@@ -164,7 +164,7 @@ try:
     for name in ("o3_1024.txt", "o3_2048.txt"):
         with open(os.path.join(A.data, name)) as f, open(os.path.join(data, name), "w") as g:
             g.writelines(f.readlines()[:40])
-    tool = os.path.join(A.build, "tools", "bench_verify")
+    tool = os.path.join(A.build, "bench", "bench_verify")
     out = os.path.join(tmp, "verify.json")
     r = subprocess.run([tool, "--data", data, "--calls", "2", "--json", out],
                        capture_output=True, text=True, timeout=600)

@@ -32,7 +32,7 @@ for c in commands:
                 starts.add(len(ln) - len(ln[gap:].lstrip()))
         elif ln.startswith("      ") and ln.strip():
             starts.add(len(ln) - len(ln.lstrip()))
-    if c in ("barcode", "distance", "edges", "backends"):  # tools/topoml.c's commands
+    if c in ("barcode", "distance", "edges", "backends"):  # tools/cli/topoml.c's commands
         rep.check(len(starts) == 1, "help %s: descriptions start in columns %s" %
                   (c, sorted(starts)))
 r = ct.run([T, "help", "nosuch"], check=False)

@@ -210,20 +210,25 @@ def test_certificates_and_the_gate(tmp):
     with open(cert, "w") as f:
         f.write(good)
 
-    # The file changes: the certificate no longer counts.
+    # The file changes: the certificate of its old content does not count
+    # for the new one (certificates are kept per content).
     with open(so, "ab") as f:
         f.write(b"\0patched")
     b = backend(strict, "scalar-copy")
     check("changed file: strict disables", b["gate"] == "disabled" and
-          "certificate invalid: plugin file changed" in b["gate_reason"], str(b))
+          "not certified" in b["gate_reason"], str(b))
     b = backend(auto, "scalar-copy")
     check("changed file: auto waits for first use", b["gate"] == "disabled" and
-          "plugin file changed" in b["gate_reason"] and "first use" in b["gate_reason"], str(b))
-    # First use under auto certifies it again, in another process, and
+          "not certified" in b["gate_reason"] and "first use" in b["gate_reason"], str(b))
+    # First use under auto certifies it again, in another process, says so
+    # at warning level (the file changed since it was certified), and
     # nothing of that reaches stdout.
     ref = run([CLI, "distance", "--config", strict, points]).stdout
     r = run([CLI, "distance", "--config", auto, points])
     check("first use: same output", r.returncode == 0 and r.stdout == ref, r.stdout + r.stderr)
+    check("first use: the re-certification is announced",
+          "changed since it was certified" in r.stderr and "certifying backend 'scalar-copy' again"
+          in r.stderr, r.stderr)
     b = backend(auto, "scalar-copy")
     check("first use: certified", b["gate"] == "enabled" and "certified on" in b["gate_reason"],
           str(b))
@@ -263,6 +268,11 @@ def test_auto_gate_rejects_wrong_plugins(tmp):
         check("%s: rejected by the gate" % name, b["gate"] == "rejected" and
               "failed conformance (tier quick)" in b["gate_reason"] and code in b["gate_reason"],
               str(b))
+        # The refusal names the first failing case and how it differed,
+        # where the host waited for it (stderr) and in the listing.
+        check("%s: the refusal names the failing case" % name,
+              ("first failing case " in b["gate_reason"] and "(%s): " % code in b["gate_reason"]
+               and "first failing case " in r.stderr), b["gate_reason"] + "\n" + r.stderr)
     # The correct copy is enabled the same way.
     cache = os.path.join(tmp, "cache-copy")
     cfg = write_config(tmp, "copy.yaml", "auto", cache, os.path.dirname(plugin("scalar-copy")))

@@ -1,5 +1,5 @@
 """The code blocks of the docs are the files they name, byte for byte
-(tools/docs/doc_includes.py): the real docs pass; a copy with one byte of a
+(docs/tools/doc_includes.py): the real docs pass; a copy with one byte of a
 block changed, a block naming a missing file, or a marker without its block
 fails, naming the page and line; --update puts the file back in."""
 import os
@@ -12,7 +12,7 @@ import clitest
 
 A = clitest.args()
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-TOOL = os.path.join(SRC, "tools", "docs", "doc_includes.py")
+TOOL = os.path.join(SRC, "docs", "tools", "doc_includes.py")
 failures = []
 
 

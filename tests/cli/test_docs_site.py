@@ -1,8 +1,9 @@
 """The documentation site builds with `mkdocs build --strict`
-(tools/docs/build_site.py) and has its generated pages: the C API reference
+(docs/tools/build_site.py) and has its generated pages: the C API reference
 with the public functions, topoml(1) and topoml-conformance(1) with their
 options, the configuration keys, the Python API reference, the benchmark tables with their artifacts
-copied in; a page with a broken link makes the build fail, naming it."""
+copied in, the front page's and getting-started's pictures (docs/images/) in the site where their
+pages point; a page with a broken link makes the build fail, naming it."""
 import json
 import os
 import shutil
@@ -14,7 +15,7 @@ import clitest
 
 A = clitest.args()
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-TOOL = os.path.join(SRC, "tools", "docs", "build_site.py")
+TOOL = os.path.join(SRC, "docs", "tools", "build_site.py")
 failures = []
 
 
@@ -62,6 +63,15 @@ with tempfile.TemporaryDirectory() as tmp:
         if f.endswith(".json"):
             check("artifact %s is in the site" % f,
                   os.path.exists(os.path.join(site, "_source", "bench", "results", f)))
+    # The pictures: copied into the site, and each page's <img> resolves to one.
+    for html, pics in (("index.html", "images/"), ("getting-started/index.html", "../images/")):
+        for name in sorted(os.listdir(os.path.join(SRC, "docs", "images"))):
+            src_attr = 'src="%s%s"' % (pics, name)
+            check("%s shows %s" % (html, name), src_attr in page(site, html), src_attr)
+            check("the site has images/%s" % name,
+                  os.path.exists(os.path.join(site, "images", name)))
+    check("the home page has both speed tables, their artifacts linked into the site",
+          page(site, "index.html").count("_source/bench/results/rips-") >= 2)
     check("the landscape page is there",
           "Multiparameter" in page(site, "concepts/topology-landscape/index.html"))
     check("writing-a-plugin shows the example plugin",

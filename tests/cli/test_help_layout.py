@@ -1,5 +1,5 @@
 """Every `topoml` command's help is laid out the same way, from one table
-per command (tools/cli_help.c): options at column 2, what they do from
+per command (tools/cli/cli_help.c): options at column 2, what they do from
 column 26 (on the option's line, or on the next when the option reaches the
 column), wrapped lines at column 26 too, no line over 79 characters;
 `topoml help CMD` prints exactly `topoml CMD --help`; and every option the

@@ -92,6 +92,72 @@ check "a moved host finds libtopoml, its plugins and its helper" \
 mv "$tmp/moved" "$p"
 rm -rf "$p/app"
 
+# A statically linked host (libtopoml.a) has no libtopoml.so to find the
+# helper from: in a folder of the prefix it finds it in the prefix's bin/,
+# also after the prefix is moved; outside any prefix it says at warning
+# level that the helper is missing (instead of silently losing every
+# plugin), and finds it where TOPOML_PLUGIN_HOST or plugin_host say.
+cat >"$tmp/slister.c" <<'C'
+#include <topoml/topoml.h>
+#include <stdio.h>
+static void to_stderr(void *user, int level, const char *message)
+{
+    (void)user;
+    fprintf(stderr, "topoml: %s: %s\n", level == TOPOML_LOG_WARN ? "warning" : "log", message);
+}
+int main(void)
+{
+    topoml_context *ctx = NULL;
+    if (topoml_context_new(&ctx, NULL) != TOPOML_OK)
+        return 1;
+    topoml_set_log(ctx, to_stderr, NULL, TOPOML_LOG_WARN);
+    for (uint32_t i = 0; i < topoml_backend_count(ctx); i++) {
+        topoml_backend_info b = {.struct_size = sizeof b};
+        if (topoml_backend_get(ctx, i, &b) == TOPOML_OK && b.path)
+            printf("%s %s\n", b.path, b.probe_status == TOPOML_OK ? "probed" : b.gate_reason);
+    }
+    topoml_context_free(ctx);
+    return 0;
+}
+C
+mkdir -p "$p/app"
+cc -std=c11 -Wall -Wextra -Werror -o "$p/app/slister" "$tmp/slister.c" -I"$p/include" \
+    "$p/lib/libtopoml.a" $(pkg-config --libs yaml-0.1) -ldl -lm -lpthread
+check "a static host builds" '[ $? -eq 0 ]'
+mv "$p" "$tmp/moved"
+m=$tmp/moved
+env -u TOPOML_PLUGIN_PATH -u TOPOML_CONFIG -u TOPOML_PLUGIN_HOST "$m/app/slister" \
+    >"$tmp/s.txt" 2>&1
+check "a moved static host finds its plugins and the helper in its prefix" \
+    "grep -q '^$m/lib/topoml/plugins/topoml-backend-scalar.so probed$' '$tmp/s.txt'"
+mkdir -p "$tmp/elsewhere"
+cp "$m/app/slister" "$tmp/elsewhere/slister"
+env -u TOPOML_CONFIG -u TOPOML_PLUGIN_HOST TOPOML_PLUGIN_PATH="$m/lib/topoml/plugins" \
+    "$tmp/elsewhere/slister" >"$tmp/s2.txt" 2>&1
+check "a static host without the helper warns" \
+    "grep -q 'topoml: warning: topoml-plugin-host not found' '$tmp/s2.txt' &&
+     grep -q 'topoml-backend-scalar.so .*not found' '$tmp/s2.txt'"
+env -u TOPOML_CONFIG TOPOML_PLUGIN_HOST="$m/bin/topoml-plugin-host" \
+    TOPOML_PLUGIN_PATH="$m/lib/topoml/plugins" "$tmp/elsewhere/slister" >"$tmp/s3.txt" 2>&1
+check "TOPOML_PLUGIN_HOST names the helper" \
+    "grep -q 'topoml-backend-scalar.so probed$' '$tmp/s3.txt' && ! grep -q 'not found' '$tmp/s3.txt'"
+printf 'plugin_host: %s\n' "$m/bin/topoml-plugin-host" >"$tmp/ph.yaml"
+env -u TOPOML_PLUGIN_HOST TOPOML_CONFIG="$tmp/ph.yaml" TOPOML_PLUGIN_PATH="$m/lib/topoml/plugins" \
+    "$tmp/elsewhere/slister" >"$tmp/s4.txt" 2>&1
+check "the plugin_host key names the helper" \
+    "grep -q 'topoml-backend-scalar.so probed$' '$tmp/s4.txt' && ! grep -q 'not found' '$tmp/s4.txt'"
+[ $fail -eq 0 ] || cat "$tmp/s.txt" "$tmp/s2.txt" "$tmp/s3.txt" "$tmp/s4.txt"
+
+# The moved topoml-conformance, started by its bare name through PATH,
+# finds the plugins of its own prefix.
+(cd "$tmp" && env -u TOPOML_PLUGIN_PATH -u TOPOML_CONFIG PATH="$m/bin:$PATH" \
+    XDG_CACHE_HOME="$tmp/cache" topoml-conformance --backend scalar --tier quick \
+    --case 'distances/*' --quiet >"$tmp/c.txt" 2>&1)
+check "a moved topoml-conformance finds its prefix's plugins" '[ $? -eq 0 ]'
+[ $fail -eq 0 ] || cat "$tmp/c.txt"
+mv "$m" "$p"
+rm -rf "$p/app"
+
 mkdir -p "$tmp/cm"
 cat >"$tmp/cm/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.25)

@@ -1,4 +1,4 @@
-"""tools/bench/make_tables.py and tools/bench/artifact.py: every committed
+"""bench/make_tables.py and bench/artifact.py: every committed
 artifact in bench/results/ follows the one schema (--strict) and gets a
 table; the slots of pending.json show as "no artifact yet", never as a
 number; every measured figure in README.md and docs/ names its artifact or
@@ -25,8 +25,8 @@ import clitest
 
 A = clitest.args()
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-TOOL = os.path.join(SRC, "tools", "bench", "make_tables.py")
-sys.path.insert(0, os.path.join(SRC, "tools", "bench"))
+TOOL = os.path.join(SRC, "bench", "make_tables.py")
+sys.path.insert(0, os.path.join(SRC, "bench"))
 import artifact  # noqa: E402
 import make_tables  # noqa: E402
 

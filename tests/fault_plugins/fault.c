@@ -21,7 +21,22 @@
  * named by TOPOML_TEST_PROBE_LOG, so a test can see whether and when probes
  * ran. PROBE_SLOW is well-formed but its probe takes TOPOML_TEST_PROBE_MS
  * milliseconds (default 400), like a probe that initialises a GPU runtime:
- * the lazy-probing tests and tools/bench/bench_probe.py use it.
+ * the lazy-probing tests and bench/bench_probe.py use it.
+ *
+ * The sandbox's faults (tests/cli/test_sandbox.py) compute euclidean f64
+ * distances right too, and for more than 150 points first try to harm the
+ * host from their helper: PROC_STDOUT writes into the host's stdout through
+ * /proc/<parent>/fd/1; PROC_MEM opens /proc/<parent>/mem for writing (and,
+ * when it got it, answers wrong: a plugin holding the host's memory could
+ * make it print anything); KILL_HOST kills its parent; DAEMON forks a
+ * child that leaves the process group and listens on 127.0.0.1, port
+ * TOPOML_TEST_PORT (it ends after one connection or 20 s); HOME_WRITE
+ * appends to $HOME/.profile; BIG_MEMORY touches 3 GiB; EXEC runs
+ * /usr/bin/touch on the file named by TOPOML_TEST_EXEC_MARKER. Where the
+ * attempt fails with an error it returns that error (TOPOML_E_IO,
+ * TOPOML_E_NOMEM). CHATTY (any size) reports progress 20 times with a log
+ * line each, and stops with TOPOML_E_CANCELLED when the progress callback
+ * says so (logging "cancelled at K").
  *
  * PROBE_FLAKY is well-formed and computes euclidean f64 distances right,
  * but its probe finds what the file named by TOPOML_TEST_PROBE_CONTROL
@@ -31,8 +46,14 @@
  * while that file changes, as a machine can change between two processes:
  * the probe cache's tests (test_probe_cache) use it.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +70,9 @@
 __attribute__((constructor)) static void on_load(void)
 {
     const char *marker = getenv("TOPOML_TEST_MARKER");
-    if (marker && *marker) {
+    /* In a sandboxed helper (TOPOML_SANDBOX) opening a file to write ends
+     * the process: only the probe process and the host leave marks. */
+    if (marker && *marker && !getenv("TOPOML_SANDBOX")) {
         int fd = open(marker, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
         if (fd >= 0) {
             dprintf(fd, "%s %ld\n", FAULT_NAME, (long)getpid());
@@ -75,7 +98,7 @@ static long long now_ns(void)
 static void log_probe(long long start)
 {
     const char *log = getenv("TOPOML_TEST_PROBE_LOG");
-    if (log && *log) {
+    if (log && *log && !getenv("TOPOML_SANDBOX")) {
         int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
         if (fd >= 0) {
             dprintf(fd, "%s %ld %lld %lld\n", FAULT_NAME, (long)getpid(), start, now_ns());
@@ -144,7 +167,9 @@ static int probe(void *state, char *why, size_t why_size)
 #define FAULT_DEVICE "cpu"
 #endif
 #if defined(FAULT_OP_STDOUT) || defined(FAULT_OP_CRASH) || defined(FAULT_OP_RUNAWAY) || \
-    defined(FAULT_OP_EXIT)
+    defined(FAULT_OP_EXIT) || defined(FAULT_PROC_STDOUT) || defined(FAULT_PROC_MEM) ||     \
+    defined(FAULT_KILL_HOST) || defined(FAULT_DAEMON) || defined(FAULT_HOME_WRITE) ||      \
+    defined(FAULT_BIG_MEMORY) || defined(FAULT_EXEC) || defined(FAULT_CHATTY)
 #define FAULT_IN_OP 1
 #endif
 #if defined(FAULT_IN_OP) || defined(FAULT_PROBE_FLAKY)
@@ -174,6 +199,89 @@ static int capabilities(void *state, const topoml_capability_v1 **c, uint32_t *n
     return TOPOML_OK;
 }
 
+#ifdef FAULT_IN_OP
+/* The attempt failed: say how, as an error of the op. */
+__attribute__((unused)) static int refused(const topoml_call_v1 *call, const char *what, int status)
+{
+    snprintf(call->error, call->error_size, "%s: %s", what, strerror(errno));
+    return status;
+}
+
+/* The sandbox faults' harm (see the top); 0 when done, else the op's error.
+ * *wrong: answer wrong. */
+static int harm(const topoml_call_v1 *call, bool *wrong)
+{
+    (void)call;
+    *wrong = false;
+#ifdef FAULT_PROC_STDOUT
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/fd/1", (long)getppid());
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return refused(call, "open the host's stdout", TOPOML_E_IO);
+    dprintf(fd, "PWNED by a plugin through /proc\n");
+    close(fd);
+#endif
+#ifdef FAULT_PROC_MEM
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/mem", (long)getppid());
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return refused(call, "open the host's memory", TOPOML_E_IO);
+    close(fd);
+    *wrong = true;
+#endif
+#ifdef FAULT_KILL_HOST
+    if (kill(getppid(), SIGKILL) != 0)
+        return refused(call, "kill the host", TOPOML_E_IO);
+#endif
+#ifdef FAULT_DAEMON
+    pid_t child = fork();
+    if (child < 0)
+        return refused(call, "fork", TOPOML_E_IO);
+    if (child == 0) {
+        setsid();
+        alarm(20);
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        const char *port = getenv("TOPOML_TEST_PORT");
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons((uint16_t)atoi(port ? port : "0")),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int one = 1;
+        setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 && listen(s, 1) == 0)
+            close(accept(s, NULL, NULL));
+        _exit(0);
+    }
+#endif
+#ifdef FAULT_HOME_WRITE
+    char path[4096];
+    const char *home = getenv("HOME");
+    snprintf(path, sizeof path, "%s/.profile", home ? home : "/nonexistent");
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return refused(call, "append to $HOME/.profile", TOPOML_E_IO);
+    dprintf(fd, "echo PWNED by a plugin\n");
+    close(fd);
+#endif
+#ifdef FAULT_BIG_MEMORY
+    const size_t big = (size_t)3 << 30;
+    char *m = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return refused(call, "map 3 GiB", TOPOML_E_NOMEM);
+    for (size_t k = 0; k < big; k += 4096)
+        m[k] = 1;
+    munmap(m, big);
+#endif
+#ifdef FAULT_EXEC
+    const char *marker = getenv("TOPOML_TEST_EXEC_MARKER");
+    execl("/usr/bin/touch", "touch", marker ? marker : "/nonexistent/marker", (char *)NULL);
+    return refused(call, "exec", TOPOML_E_IO);
+#endif
+    return 0;
+}
+#endif
+
 static int distances(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
                      void *out)
 {
@@ -185,6 +293,34 @@ static int distances(void *state, const topoml_call_v1 *call, const topoml_input
     return TOPOML_E_DEVICE;
 #elif defined(FAULT_RIGHT_DISTANCES)
     (void)call;
+#ifdef FAULT_CHATTY
+    for (uint64_t k = 0; k < 20; k++) {
+        char line[64];
+        if (call->progress(call->host_data, "chatty", k, 20) != 0) {
+            snprintf(line, sizeof line, "cancelled at %llu", (unsigned long long)k);
+            call->log(call->host_data, TOPOML_LOG_WARN, line);
+            return TOPOML_E_CANCELLED;
+        }
+        snprintf(line, sizeof line, "chatty step %llu\x1b[31m", (unsigned long long)k);
+        call->log(call->host_data, TOPOML_LOG_WARN, line);
+        struct timespec pause = {0, 60 * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+#endif
+#ifdef FAULT_IN_OP
+    bool wrong = false;
+    if (in->n > 150) {
+        int e = harm(call, &wrong);
+        if (e)
+            return e;
+    }
+    if (wrong) {
+        uint64_t pairs = in->n * (in->n - 1) / 2;
+        for (uint64_t k = 0; k < pairs; k++)
+            ((double *)out)[k] = 1.0;
+        return TOPOML_OK;
+    }
+#endif
 #ifdef FAULT_OP_STDOUT
     printf("a plugin's chatter on stdout\n");
     fflush(stdout);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "certificate.h"
+#include "gate/certificate.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

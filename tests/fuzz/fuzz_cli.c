@@ -1,7 +1,7 @@
 /*
  * fuzz_cli.c — libFuzzer target over the command line's option parsing,
  * every subcommand: the input is an argument vector (arguments separated by
- * NUL or newline bytes) handed to the real `topoml` main (tools/topoml.c,
+ * NUL or newline bytes) handed to the real `topoml` main (tools/cli/topoml.c,
  * compiled in with main renamed). "@P", "@D", "@E" and "@L" stand for small
  * files made at start-up (a point cloud, two diagrams, a lower distance
  * matrix), so that parsing reaches the work too. It runs in a temporary

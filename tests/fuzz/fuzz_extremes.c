@@ -174,7 +174,7 @@ static void features(topoml_context *ctx, const topoml_pair *p, uint64_t n)
     int rc = topoml_total_persistence(ctx, fin, nf, 1.0, &v);
     check((rc == TOPOML_OK && isfinite(v) && v >= 0.0) || rc == TOPOML_E_OVERFLOW);
 
-    /* Images with the CLI's defaults (tools/cmd_features.c). */
+    /* Images with the CLI's defaults (tools/cli/cmd_features.c). */
     double bmin = INFINITY, bmax = -INFINITY, pmax = 0.0;
     for (uint64_t i = 0; i < nf; i++) {
         bmin = fmin(bmin, fin[i].birth);

@@ -172,6 +172,12 @@ typedef struct topoml_backend_info {
      * plugin shipped with topoml in its own folder, or `isolation: none`) or
      * "process" (in a topoml-plugin-host helper process). A static string. */
     const char *isolation;
+    /* Appended in 0.4: for a backend whose ops run in a helper process, the
+     * walls of its sandbox this kernel offers (docs/security.md, "The
+     * sandbox"): "seccomp, landlock (ABI 7), no new privileges, memory
+     * limit", or "partial: ...; no landlock (kernel ABI 0)". NULL for a
+     * backend that runs in the host. A static string. */
+    const char *sandbox;
 } topoml_backend_info;
 
 /* Every backend the context knows, the built-in scalar first, then plugin

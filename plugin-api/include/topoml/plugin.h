@@ -271,10 +271,18 @@ typedef struct topoml_capability_v1 {
  * `inputs`, and reads it where it is. Other backends get a host copy, made
  * by the core through the input_to_host entry of a backend that has one. */
 #define TOPOML_CAP_DEVICE_INPUT 2u
+/* topoml_capability_v1.features, core 0.4. NVIDIA_DRIVER (any op): the op
+ * uses NVIDIA's kernel driver. A plugin that runs in a sandboxed helper
+ * process may then open the driver's device files (/dev/nvidiactl,
+ * /dev/nvidia<N>, /dev/nvidia-uvm, /dev/nvidia-uvm-tools,
+ * /dev/nvidia-modeset, /dev/nvidia-caps/) for reading and writing, call
+ * ioctl on them, and read /proc/driver/nvidia and /sys; without the bit it
+ * may not (docs/security.md, "The sandbox"). */
+#define TOPOML_CAP_NVIDIA_DRIVER 4u
 /* topoml_capability_v1.features, core 0.4. COCYCLES (RIPS): the backend fills
  * topoml_barcode_v1.cocycle_offsets and .cocycles when the parameters ask
  * for them (TOPOML_RIPS_PARAM_COCYCLES). */
-#define TOPOML_CAP_COCYCLES 4u
+#define TOPOML_CAP_COCYCLES 8u
 
 /* The backend vtable. The plugin keeps it in static storage. Op pointers are
  * NULL where unsupported. Every op returns a topoml_status. */

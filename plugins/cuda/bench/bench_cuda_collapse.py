@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The edge collapse in front of the cuda backend: `topoml barcode --backend
-cuda --collapse off|on|auto` on the GPU cases of tools/bench/bench_rips_gpu.py.
+cuda --collapse off|on|auto` on the GPU cases of bench/bench_rips_gpu.py.
 
     plugins/cuda/bench/bench_cuda_collapse.py --topoml build/tools/topoml \
         [--data DIR] [--reps 3] [--warmup 1] [--budget SECONDS] [--only NAMES]
@@ -30,7 +30,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools", "bench"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "bench"))
 from bench_rips_gpu import CASES, materialise, run  # noqa: E402
 from bench_rips import clitest, default_data  # noqa: E402
 import artifact  # noqa: E402
@@ -129,7 +129,7 @@ def main():
                      "times_s": times, "median_s": med, "edges_kept": kept,
                      "device_high_water_mib": high, "check": check, "log": logs})
     if args.json:
-        # make_tables' schema through tools/bench/artifact.py, the full rows
+        # make_tables' schema through bench/artifact.py, the full rows
         # kept beside the cases
         m = artifact.machine()
         gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",

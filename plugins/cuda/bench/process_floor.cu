@@ -3,7 +3,7 @@
  * machine, whatever it computes: the driver's initialisation, the primary
  * context, one kernel, and the process's end (the driver tearing the
  * context down). It prints one line to standard error at each step, as the
- * step ends; tools/bench/process_timeline.py stamps the lines and the exit
+ * step ends; bench/process_timeline.py stamps the lines and the exit
  * with the seconds since the process started:
  *
  *   process_timeline.py --runs 7 -- build/plugins/cuda/cuda_process_floor [exit]

@@ -1,0 +1,140 @@
+/*
+ * machine_memory.c — how much memory this process may use, from the
+ * machine: physical memory, RLIMIT_AS, and the memory limit of the cgroup
+ * the process runs in (v2 memory.max, v1 memory.limit_in_bytes, of its own
+ * group and every group above it). The smallest is the context's default
+ * memory limit (context.c), so that work too large for the machine is
+ * refused with an estimate instead of growing until the kernel ends it.
+ *
+ * Platform code only: Linux's /proc and /sys layout. Not here: the limit's
+ * use (context.c), the configuration's max_memory (config.c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "api/api.h"
+
+/* A file's first line as a number of bytes; false for "max", a missing or
+ * unreadable file, or anything that is not a plain number. */
+static bool read_limit_file(const char *path, uint64_t *out)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    char buf[64];
+    bool ok = fgets(buf, sizeof buf, f) != NULL;
+    fclose(f);
+    if (!ok || buf[0] < '0' || buf[0] > '9')
+        return false;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(buf, &end, 10);
+    if (errno || (*end != '\n' && *end != '\0'))
+        return false;
+    *out = v;
+    return true;
+}
+
+/* The smallest limit file `name` in the cgroup folder `dir` and its
+ * parents up to `root`. `dir` is modified. */
+static bool cgroup_walk(const char *root, char *dir, const char *name, uint64_t *out)
+{
+    bool any = false;
+    size_t root_len = strlen(root);
+    for (;;) {
+        char path[4096];
+        uint64_t v = 0;
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) < sizeof path &&
+            read_limit_file(path, &v) && (!any || v < *out)) {
+            *out = v;
+            any = true;
+        }
+        char *slash = strrchr(dir, '/');
+        if (!slash || (size_t)(slash - dir) < root_len)
+            break;
+        *slash = '\0';
+    }
+    return any;
+}
+
+/* The cgroup limits for the process described by `proc_cgroup` (the text
+ * of /proc/self/cgroup) under the mount point `sys_root` (/sys/fs/cgroup). */
+static bool cgroup_limit(const char *proc_cgroup, const char *sys_root, uint64_t *out)
+{
+    FILE *f = fopen(proc_cgroup, "re");
+    if (!f)
+        return false;
+    bool any = false;
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        /* "hierarchy-ID:controllers:path" */
+        char *c1 = strchr(line, ':');
+        char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2 || c2[1] != '/')
+            continue;
+        *c1 = *c2 = '\0';
+        const char *controllers = c1 + 1, *path = c2 + 1;
+        char root[4096], dir[8192];
+        const char *file;
+        if (strcmp(line, "0") == 0 && *controllers == '\0') {
+            snprintf(root, sizeof root, "%s", sys_root); /* v2: one unified tree */
+            file = "memory.max";
+        } else if (strstr(controllers, "memory") != NULL) {
+            snprintf(root, sizeof root, "%s/memory", sys_root);
+            file = "memory.limit_in_bytes";
+        } else {
+            continue;
+        }
+        if ((size_t)snprintf(dir, sizeof dir, "%s%s", root, strcmp(path, "/") ? path : "") >=
+            sizeof dir)
+            continue;
+        uint64_t v = 0;
+        if (cgroup_walk(root, dir, file, &v) && (!any || v < *out)) {
+            *out = v;
+            any = true;
+        }
+    }
+    fclose(f);
+    return any;
+}
+
+/* v1 reports "no limit" as a huge number (LONG_MAX rounded to pages). */
+#define NO_LIMIT_ABOVE (UINT64_C(1) << 60)
+
+uint64_t tm_machine_memory_at(const char *proc_cgroup, const char *sys_root, char *source,
+                              size_t source_size)
+{
+    uint64_t best = 0;
+    const char *why = "no limit known";
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && (uint64_t)pages <= UINT64_MAX / (uint64_t)page) {
+        best = (uint64_t)pages * (uint64_t)page;
+        why = "the machine's physical memory";
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (best == 0 || (uint64_t)rl.rlim_cur < best)) {
+        best = (uint64_t)rl.rlim_cur;
+        why = "the address-space limit (RLIMIT_AS)";
+    }
+    uint64_t cg = 0;
+    if (cgroup_limit(proc_cgroup, sys_root, &cg) && cg < NO_LIMIT_ABOVE &&
+        (best == 0 || cg < best)) {
+        best = cg;
+        why = "the cgroup's memory limit";
+    }
+    if (source && source_size)
+        snprintf(source, source_size, "%s", why);
+    return best;
+}
+
+uint64_t tm_machine_memory(char *source, size_t source_size)
+{
+    return tm_machine_memory_at("/proc/self/cgroup", "/sys/fs/cgroup", source, source_size);
+}

@@ -1,0 +1,87 @@
+/*
+ * compute/compute.h — the edge collapse in front of the Rips engine
+ * (collapse.c) and the rule for the threads a call may use; never
+ * installed. ops.c runs the collapse; verify.c (gate/) applies the same
+ * thread rule to the kind of a call it records.
+ *
+ * Outside core/: the tests, and bench/sort_edges.c, which times
+ * tm_collapse_sort_edges on threads.
+ */
+#ifndef TOPOML_COMPUTE_H
+#define TOPOML_COMPUTE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/api.h"
+
+/* ---- edge collapse (collapse.c) ---- */
+
+/* What the probe of a collapse with a minimum share to remove saw. */
+typedef struct tm_collapse_probe {
+    bool declined;     /* the list was left as it is */
+    uint64_t size;     /* the edges the rule is about: the longest tenth, at
+                          least 1000 (all, when fewer) */
+    uint64_t examined; /* of those, looked at before the decision */
+    uint64_t removed;  /* of those, removed */
+    /* how it ran: threads (1: the calling thread alone), batches of
+     * look-ahead, and the edges whose look-ahead was stale and done again */
+    unsigned threads;
+    uint64_t batches, redone;
+    uint64_t alone; /* edges left to the calling thread alone once the
+                       look-ahead was mostly redone */
+} tm_collapse_probe;
+
+/* Collapse the flag filtration of `edges` (sorted by (d, i, j), i < j < n)
+ * in place: on return its first *n_out entries are the edges that remain,
+ * with their new values, and the flag filtration they span has the barcode
+ * of the original in every dimension. probe->declined (and the list left as
+ * it is) when fewer than min_removed of the longest tenth of the edges go
+ * (0: never declines; decided early when that is clear: collapse.c), or an
+ * edge is repeated. TOPOML_E_LIMIT / _NOMEM when the working memory cannot
+ * be had. With threads > 1 (at most 64; from 20 000 edges) the dominator
+ * searches run on that many threads and the result is the same, edge for
+ * edge, as on one (collapse.c, "In parallel"). */
+int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint64_t n_edges,
+                      double min_removed, unsigned threads, uint64_t *n_out,
+                      tm_collapse_probe *probe);
+
+/* The order tm_collapse_edges wants its edges in: by (d, i, j), for qsort. */
+int tm_collapse_edge_cmp(const void *a, const void *b);
+
+/* The CPUs this process may run on (sched_getaffinity), at least 1. */
+unsigned tm_cpus_available(void);
+/* The threads a call asking for `asked` may use, as plugins read
+ * call->n_threads: 0 is every CPU the process may run on, and never more
+ * than those. */
+unsigned tm_threads_allowed(unsigned asked);
+
+/* A Rips input after the edge collapse. */
+typedef struct tm_collapsed {
+    bool done;         /* false: nothing collapsed, run the input as it is */
+    double threshold;  /* min(threshold, enclosing radius): what the backend gets */
+    topoml_edge *edges; /* tm_alloc'd, n_edges of them (unsorted) */
+    uint64_t n_edges;
+    uint64_t n_before; /* edges within the threshold before the collapse */
+    tm_collapse_probe probe; /* what the probe saw (min_removed > 0) */
+} tm_collapsed;
+
+/* Sorts edges[0 .. m) by tm_collapse_edge_cmp, qsort's order exactly: a
+ * merge sort when a second buffer of m edges fits under the memory limit,
+ * on up to `threads` threads from 2^16 edges (slices sorted, then merged
+ * two by two); qsort on the calling thread otherwise. */
+void tm_collapse_sort_edges(topoml_context *ctx, topoml_edge *edges, uint64_t m,
+                            unsigned threads);
+
+/* The edges of `d` within min(threshold, enclosing radius) — the complex the
+ * Rips engine would build — collapsed. out->done is false (and the input is
+ * to be used as it is) for fewer than 3 points, for input the engine
+ * refuses, so that the backend reports it, and when the collapse declines
+ * (min_removed, as tm_collapse_edges). `threads`: the op's threads; the
+ * edges are sorted on them from 2, the collapse itself runs on them from 4
+ * (on one below, and on one for a graph of more than a quarter of all
+ * pairs). */
+int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
+                      double threshold, double min_removed, unsigned threads, tm_collapsed *out);
+
+#endif /* TOPOML_COMPUTE_H */

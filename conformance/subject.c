@@ -430,11 +430,17 @@ static void run_op(int fd, const child_job *job, topoml_context *ctx, tm_backend
         put_text(fd, REC_STAGE, stage);
         /* A plugin that claims generators is asked for them. */
         const bool gens = c->op == TOPOML_OP_RIPS && tm_caps_generators(b->caps, b->n_caps);
+        /* ... and one that claims cocycles for this input, for them. */
+        const bool coc = c->op == TOPOML_OP_RIPS &&
+                         tm_caps_cover_features(b->caps, b->n_caps, TOPOML_OP_RIPS, &in,
+                                                c->max_dim, c->modulus, TOPOML_CAP_COCYCLES);
         if (c->op == TOPOML_OP_H0) {
             rc = b->vt->h0(b->state, &call, &in, c->threshold, &bc);
         } else {
             topoml_rips_params_v1 p = {sizeof p, c->max_dim, c->threshold, c->modulus, 0,
-                                       gens ? TOPOML_RIPS_PARAM_GENERATORS : 0, 0};
+                                       (gens ? TOPOML_RIPS_PARAM_GENERATORS : 0) |
+                                           (coc ? TOPOML_RIPS_PARAM_COCYCLES : 0),
+                                       0};
             rc = b->vt->rips(b->state, &call, &in, &p, &bc);
         }
         put_u32(out, (uint32_t)rc);
@@ -451,11 +457,26 @@ static void run_op(int fd, const child_job *job, topoml_context *ctx, tm_backend
             put_u32(out, g);
             if (g == 1 && n != UINT64_MAX && n)
                 put(out, bc.generators, (size_t)(n * sizeof *bc.generators));
+            /* 0: not asked; 1: the words and offsets follow; 2: asked, none
+             * came */
+            const uint32_t cf = !coc ? 0 : bc.cocycle_offsets ? 1 : 2;
+            put_u32(out, cf);
+            if (cf == 1 && n != UINT64_MAX) {
+                const uint64_t words = bc.cocycle_offsets[n];
+                put_u64(out, words);
+                put(out, bc.cocycle_offsets, (size_t)((n + 1) * sizeof *bc.cocycle_offsets));
+                if (words && bc.cocycles)
+                    put(out, bc.cocycles, (size_t)(words * sizeof *bc.cocycles));
+            }
         }
         if (bc.intervals)
             call.free(call.host_data, bc.intervals);
         if (bc.generators)
             call.free(call.host_data, bc.generators);
+        if (bc.cocycle_offsets)
+            call.free(call.host_data, bc.cocycle_offsets);
+        if (bc.cocycles)
+            call.free(call.host_data, bc.cocycles);
     }
 }
 
@@ -963,7 +984,7 @@ static void grade_answer(topoml_context *ref, const tc_case *c, const tc_input *
     get(res, iv, n * sizeof *iv);
     const uint32_t gflag = get_u32(res);
     topoml_generator *gens = NULL;
-    if (res->bad || gflag > 2 || res->left != (gflag == 1 ? n * sizeof *gens : 0)) {
+    if (res->bad || gflag > 2 || res->left < (gflag == 1 ? n * sizeof *gens : 0) + 4) {
         free(iv);
         v->result = TC_CRASH;
         snprintf(v->detail, sizeof v->detail, "malformed answer from the child");
@@ -986,9 +1007,64 @@ static void grade_answer(topoml_context *ref, const tc_case *c, const tc_input *
         }
         get(res, gens, n * sizeof *gens);
     }
+    /* the cocycles: as the generators, then the core's run-time check */
+    const uint32_t cflag = get_u32(res);
+    uint64_t words = cflag == 1 ? get_u64(res) : 0;
+    uint64_t *coff = NULL;
+    uint32_t *cw = NULL;
+    if (res->bad || cflag > 2 || words > res->left / sizeof *cw ||
+        res->left != (cflag == 1 ? (n + 1) * sizeof *coff + words * sizeof *cw : 0)) {
+        free(gens);
+        free(iv);
+        v->result = TC_CRASH;
+        snprintf(v->detail, sizeof v->detail, "malformed answer from the child");
+        return;
+    }
+    if (cflag == 2) {
+        free(gens);
+        free(iv);
+        v->result = TC_FAIL;
+        snprintf(v->detail, sizeof v->detail,
+                 "claims cocycles (TOPOML_CAP_COCYCLES) but returned none");
+        return;
+    }
+    if (cflag == 1) {
+        coff = malloc((n + 1) * sizeof *coff);
+        cw = malloc(words ? words * sizeof *cw : 1);
+        if (!coff || !cw) {
+            free(coff);
+            free(cw);
+            free(gens);
+            free(iv);
+            v->result = TC_FAIL;
+            snprintf(v->detail, sizeof v->detail, "the test harness ran out of memory");
+            return;
+        }
+        get(res, coff, (n + 1) * sizeof *coff);
+        get(res, cw, words * sizeof *cw);
+    }
     tc_compare_barcodes(ref, r->bars, r->n_bars, iv, n, want_dim, v);
     if (gens && tc_result_ok(v->result))
         tc_compare_generators(r, in, iv, gens, n, v);
+    if (coff && tc_result_ok(v->result)) {
+        topoml_barcode_v1 bc;
+        memset(&bc, 0, sizeof bc);
+        bc.struct_size = sizeof bc;
+        bc.n_intervals = n;
+        bc.intervals = iv;
+        bc.cocycle_offsets = coff;
+        bc.cocycles = cw;
+        topoml_input_v1 view;
+        tc_input_view(in, c, &view);
+        char why[320];
+        if (coff[n] != words || tm_cocycles_wrong(ref, &view, c->modulus, &bc, why, sizeof why)) {
+            v->result = TC_FAIL;
+            snprintf(v->detail, sizeof v->detail, "cocycles: %s",
+                     coff[n] != words ? "the offsets do not end at the words given" : why);
+        }
+    }
+    free(coff);
+    free(cw);
     free(gens);
     free(iv);
 }

@@ -163,6 +163,23 @@ bool barcode_of_a_circle_has_one_loop()
     std::vector<topoml_interval> copy = h1.to_vector();
     CHECK(copy.size() == 1 && copy[0].dim == 1);
     CHECK(ctx.last_backend() == "scalar");
+    CHECK(!bc.has_cocycles());
+    /* With cocycles: the H1 bar's starts with its birth edge at value 1,
+     * rows of 3 words (2 vertices descending, the value); H0 has none. */
+    o.max_dim = 1;
+    o.cocycles = true;
+    topoml::Barcode cc = ctx.barcode(d, o);
+    CHECK(cc.has_cocycles() && cc.cocycle(0).empty());
+    const std::size_t k1 = cc.dimension(0).size();
+    topoml::View<std::uint32_t> z = cc.cocycle(k1);
+    CHECK(z.size() >= 3 && z.size() % 3 == 0 && z[0] > z[1] && z[0] < 24 && z[2] == 1);
+    bool no_cocycles = false;
+    try {
+        (void)bc.cocycle(0);
+    } catch (const topoml::Error &) {
+        no_cocycles = true;
+    }
+    CHECK(no_cocycles);
     return true;
 }
 

@@ -3,7 +3,8 @@
  * scalar engine with a pool of threads (scalar_rips_pooled, with the pool of
  * plugins/threads/pool.c) gives exactly the single-threaded engine's
  * barcode, interval for interval, for every thread count from 1 to 8 and
- * every batch size of the parallel reduction (1, 2, 7 and the default), on
+ * every batch size of the parallel reduction (1, 2, 7 and the default), its
+ * representative cocycles (TOPOML_RIPS_PARAM_COCYCLES) word for word too, on
  * seeded random clouds, tie-heavy matrices and sparse graphs in dimensions
  * up to 3 over Z/2, Z/3 and Z/5, with and without a threshold, and the
  * reduction's serial phase really finishes columns whose pivots collide in
@@ -164,6 +165,20 @@ static void assert_same_as_serial(const topoml_input_v1 *in, const topoml_rips_p
                                      got.n_intervals * sizeof *got.intervals) == 0,
                           "%s seed %d, %u threads, batch %u: other bars than serial", what, seed,
                           threads, batches[b]);
+            /* Representative cocycles: the serial engine's, word for word
+             * (every column's V is reached by the same additions). */
+            if (p->flags & TOPOML_RIPS_PARAM_COCYCLES) {
+                ck_assert_ptr_nonnull(got.cocycle_offsets);
+                const uint64_t words = ref.cocycle_offsets[ref.n_intervals];
+                ck_assert_msg(memcmp(got.cocycle_offsets, ref.cocycle_offsets,
+                                     (ref.n_intervals + 1) * sizeof *ref.cocycle_offsets) == 0 &&
+                                  (words == 0 || memcmp(got.cocycles, ref.cocycles,
+                                                        words * sizeof *ref.cocycles) == 0),
+                              "%s seed %d, %u threads, batch %u: other cocycles than serial",
+                              what, seed, threads, batches[b]);
+            }
+            h_free(&h, got.cocycle_offsets);
+            h_free(&h, got.cocycles);
             /* One thread is the serial engine; a batch of one column has
              * nothing in it to collide with. */
             if (threads == 1 || batches[b] == 1)
@@ -173,6 +188,8 @@ static void assert_same_as_serial(const topoml_input_v1 *in, const topoml_rips_p
             ck_assert_int_eq(atomic_load(&h.live), 0);
         }
     h_free(&h0, ref.intervals);
+    h_free(&h0, ref.cocycle_offsets);
+    h_free(&h0, ref.cocycles);
 }
 
 START_TEST(test_pooled_rips_equals_serial_on_random_inputs)
@@ -221,6 +238,7 @@ START_TEST(test_pooled_rips_equals_serial_on_random_inputs)
         p.max_dim = n <= 20 ? 3 : 2;
         p.modulus = (uint32_t[]){2, 3, 5}[(seed / 3) % 3];
         p.threshold = seed % 2 ? INFINITY : (kind == 0 ? 0.6 : 2.5);
+        p.flags = seed % 4 < 2 ? TOPOML_RIPS_PARAM_COCYCLES : 0;
         assert_same_as_serial(&in, &p, kind == 0 ? "points" : kind == 1 ? "matrix" : "sparse",
                               seed);
         free(x);

@@ -194,6 +194,13 @@ typedef struct rips_engine {
     bool want_gens;
     topoml_generator *gens;
     uint64_t cap_gens;
+    /* With TOPOML_RIPS_PARAM_COCYCLES: bars[k]'s cocycle is
+     * coc[coc_off[k] .. coc_off[k + 1]) (topoml_barcode_v1.cocycles). */
+    bool want_cocycles;
+    uint64_t *coc_off;
+    uint64_t cap_coc_off;
+    uint32_t *coc;
+    uint64_t n_coc, cap_coc;
 
     /* reduction of one dimension */
     rips_vec cols;  /* columns to reduce, in reduction order */
@@ -429,6 +436,18 @@ static bool emit(rips_engine *r, uint32_t dim, double birth, double death, const
             g->birth[t] = birth_edge ? birth_edge[t] : TOPOML_NO_VERTEX;
             g->death[t] = death_edge ? death_edge[t] : TOPOML_NO_VERTEX;
         }
+    }
+    if (r->want_cocycles) {
+        /* the rows of this bar's cocycle, if any, are already in r->coc */
+        if (r->n_bars + 2 > r->cap_coc_off) {
+            uint64_t *o = grow(r, r->coc_off, &r->cap_coc_off, r->n_bars + 2, sizeof *o, 256,
+                               "the cocycles");
+            if (!o)
+                return false;
+            r->coc_off = o;
+        }
+        r->coc_off[0] = 0;
+        r->coc_off[r->n_bars + 1] = r->n_coc;
     }
     if (r->n_bars == r->cap_bars) {
         topoml_interval *b =
@@ -1518,19 +1537,57 @@ static bool reduce_column(rips_engine *r, rips_work *w, uint64_t j, uint32_t m, 
     return true;
 }
 
+/* The representative cocycle of the bar that column sigma (of m-vertex
+ * simplices) gives, appended to r->coc: the reduced column of V, sigma with
+ * coefficient 1 and then `v` (its other entries, summed, in filtration
+ * order), as Ripser's representative-cocycles output and ripser.py's
+ * do_cocycles have it. Its coboundary is the reduced column R = D V, whose
+ * first entry is the pivot: so it is a cocycle of every complex of the
+ * filtration before the pivot's simplex, in particular at the bar's birth,
+ * and it takes the value 1 on sigma, the simplex that starts the bar. */
+static bool put_cocycle(rips_engine *r, uint32_t m, rips_dentry sigma, const rips_dentry *v,
+                        uint64_t nv)
+{
+    const uint64_t words = (nv + 1) * (uint64_t)(m + 1);
+    if (r->n_coc + words > r->cap_coc) {
+        uint32_t *c = grow(r, r->coc, &r->cap_coc, r->n_coc + words, sizeof *c, 1024,
+                           "the cocycles");
+        if (!c)
+            return false;
+        r->coc = c;
+    }
+    uint32_t *w = r->coc + r->n_coc;
+    simplex_vertices(r, sigma.entry, m, w); /* a column: the index alone */
+    w[m] = 1;
+    w += m + 1;
+    for (uint64_t i = 0; i < nv; i++, w += m + 1) {
+        simplex_vertices(r, entry_index(r, v[i].entry), m, w);
+        w[m] = entry_coef(r, v[i].entry);
+    }
+    r->n_coc += words;
+    return true;
+}
+
 /* Column j (simplex sigma) is reduced, with `pivot` (RIPS_NONE: zero) in no
- * column to its left: its bar, and the pivot's slot in the table. */
-static bool claim(rips_engine *r, uint32_t k, uint64_t j, rips_dentry sigma, rips_dentry pivot)
+ * column to its left: its bar, and the pivot's slot in the table. `v`: the
+ * column's reduced V without sigma, summed, in filtration order (read only
+ * with cocycles asked for). */
+static bool claim(rips_engine *r, uint32_t k, uint64_t j, rips_dentry sigma, rips_dentry pivot,
+                  const rips_dentry *v, uint64_t nv)
 {
     const uint32_t m = k + 1;
     uint32_t be[2], de[2];
     if (pivot.entry == RIPS_NONE) {
         if (r->want_gens)
             diameter_edge(r, sigma.entry, m, sigma.diam, be);
+        if (r->want_cocycles && !put_cocycle(r, m, sigma, v, nv))
+            return false;
         return emit(r, k, sigma.diam, INFINITY, r->want_gens ? be : NULL, NULL);
     }
     uint64_t pidx = entry_index(r, pivot.entry);
     if (pivot.diam > sigma.diam) {
+        if (r->want_cocycles && !put_cocycle(r, m, sigma, v, nv))
+            return false;
         if (r->want_gens) {
             diameter_edge(r, sigma.entry, m, sigma.diam, be);
             diameter_edge(r, pidx, m + 1, pivot.diam, de);
@@ -1572,10 +1629,17 @@ static bool reduce_serial(rips_engine *r, uint32_t k, uint64_t j0)
         col_clear(&w->cob);
         heap_clear(&w->red);
         if (!init_coboundary(r, w, sigma, m, &pivot) ||
-            !reduce_column(r, w, j, m, &pivot, NULL, ncols) || !claim(r, k, j, sigma, pivot))
+            !reduce_column(r, w, j, m, &pivot, NULL, ncols))
             return false;
-        if (pivot.entry != RIPS_NONE && !store_v(r, &w->red, &r->vent))
+        /* V of a zero column is never added to another: kept only for the
+         * cocycle */
+        const uint64_t v0 = r->vent.n;
+        if ((pivot.entry != RIPS_NONE || r->want_cocycles) && !store_v(r, &w->red, &r->vent))
             return false;
+        if (!claim(r, k, j, sigma, pivot, r->vent.a + v0, r->vent.n - v0))
+            return false;
+        if (pivot.entry == RIPS_NONE)
+            r->vent.n = v0;
         r->voff[j + 1] = r->vent.n;
     }
     return true;
@@ -1666,7 +1730,7 @@ static void reduce_task(void *arg, uint32_t t, uint32_t worker)
     q->off = v->n;
     bool ok = init_coboundary(r, w, r->cols.a[j], P->k + 1, &pivot) &&
               reduce_column(r, w, j, P->k + 1, &pivot, &P->tick[worker], P->ncols) &&
-              (pivot.entry == RIPS_NONE || store_v(r, &w->red, v));
+              ((pivot.entry == RIPS_NONE && !r->want_cocycles) || store_v(r, &w->red, v));
     q->pivot = pivot;
     q->len = v->n - q->off;
     if (!ok)
@@ -1683,7 +1747,7 @@ static bool finish_column(rips_engine *r, rips_red *P, uint64_t t, uint64_t *res
     rips_dentry sigma = r->cols.a[j], pivot = q->pivot;
     if (pivot.entry == RIPS_NONE ||
         r->piv.key[pivots_slot(r, &r->piv, entry_index(r, pivot.entry))] == RIPS_NONE) {
-        if (!claim(r, k, j, sigma, pivot))
+        if (!claim(r, k, j, sigma, pivot, v->a + q->off, q->len))
             return false;
         if (pivot.entry == RIPS_NONE || q->len == 0)
             return true;
@@ -1710,8 +1774,16 @@ static bool finish_column(rips_engine *r, rips_red *P, uint64_t t, uint64_t *res
                     "rips: dimension %u, column %llu: the rebuilt column has another pivot", k,
                     (unsigned long long)j),
                false;
-    return reduce_column(r, w, j, m, &pivot, NULL, P->ncols) && claim(r, k, j, sigma, pivot) &&
-           (pivot.entry == RIPS_NONE || store_v(r, &w->red, &r->vent));
+    if (!reduce_column(r, w, j, m, &pivot, NULL, P->ncols))
+        return false;
+    const uint64_t v0 = r->vent.n;
+    if ((pivot.entry != RIPS_NONE || r->want_cocycles) && !store_v(r, &w->red, &r->vent))
+        return false;
+    if (!claim(r, k, j, sigma, pivot, r->vent.a + v0, r->vent.n - v0))
+        return false;
+    if (pivot.entry == RIPS_NONE)
+        r->vent.n = v0;
+    return true;
 }
 
 static bool reduce_parallel(rips_engine *r, uint32_t k)
@@ -3221,6 +3293,16 @@ static int rips_run(const topoml_call_v1 *call, const topoml_input_v1 *in,
                    params->struct_size >= offsetof(topoml_rips_params_v1, flags) +
                                               sizeof params->flags &&
                    (params->flags & TOPOML_RIPS_PARAM_GENERATORS);
+    const bool coc_out = out->struct_size >= offsetof(topoml_barcode_v1, cocycles) +
+                                                  sizeof out->cocycles;
+    if (coc_out) {
+        out->cocycle_offsets = NULL;
+        out->cocycles = NULL;
+    }
+    r->want_cocycles = coc_out &&
+                       params->struct_size >= offsetof(topoml_rips_params_v1, flags) +
+                                                  sizeof params->flags &&
+                       (params->flags & TOPOML_RIPS_PARAM_COCYCLES);
     if (isnan(params->threshold))
         return fail(r, TOPOML_E_INVALID, "rips: the threshold is NaN");
     if (!check_input(r, in) || !setup_coefficients(r, params->modulus)) {
@@ -3288,11 +3370,31 @@ static int rips_run(const topoml_call_v1 *call, const topoml_input_v1 *in,
         if (r->want_gens)
             out->generators = r->gens;
         out->n_intervals = ok ? r->n_bars : bars_done;
+        if (r->want_cocycles) {
+            /* no bar at all (no points): the offsets are the one 0 */
+            if (!r->coc_off &&
+                !(r->coc_off = grow(r, NULL, &r->cap_coc_off, 1, sizeof *r->coc_off, 1,
+                                    "the cocycles"))) {
+                mem_free(r, r->bars, r->cap_bars * sizeof *r->bars);
+                mem_free(r, r->gens, r->cap_gens * sizeof *r->gens);
+                mem_free(r, r->coc, r->cap_coc * sizeof *r->coc);
+                out->intervals = NULL;
+                out->generators = NULL;
+                out->n_intervals = 0;
+                return r->status;
+            }
+            r->coc_off[0] = 0;
+            out->cocycle_offsets = r->coc_off;
+            out->cocycles = r->coc;
+        }
+        out->n_intervals = ok ? r->n_bars : bars_done;
         out->max_dim = ok ? params->max_dim : (uint32_t)done_dim;
         out->complete = ok;
         return ok ? TOPOML_OK : r->status;
     }
     mem_free(r, r->bars, r->cap_bars * sizeof *r->bars);
     mem_free(r, r->gens, r->cap_gens * sizeof *r->gens);
+    mem_free(r, r->coc_off, r->cap_coc_off * sizeof *r->coc_off);
+    mem_free(r, r->coc, r->cap_coc * sizeof *r->coc);
     return r->status;
 }

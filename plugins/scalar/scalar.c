@@ -59,7 +59,8 @@ static const topoml_capability_v1 scalar_caps[] = {
      0, "cpu", "union-find over sorted edges"},
 #ifdef TOPOML_SCALAR_HAVE_RIPS
     {sizeof(topoml_capability_v1), TOPOML_OP_RIPS, BOTH_DTYPES, ALL_METRICS, ALL_INPUTS,
-     SCALAR_RIPS_MAX_DIM, SCALAR_RIPS_MAX_MODULUS, TOPOML_CAP_GENERATORS, 0, "cpu",
+     SCALAR_RIPS_MAX_DIM, SCALAR_RIPS_MAX_MODULUS, TOPOML_CAP_GENERATORS | TOPOML_CAP_COCYCLES, 0,
+     "cpu",
      "persistent cohomology, clearing, apparent/emergent pairs"},
 #endif
 #ifdef TOPOML_SCALAR_HAVE_IMAGE

@@ -55,7 +55,8 @@ static bool small_input(uint64_t n, uint32_t max_dim)
 
 static const topoml_capability_v1 threads_caps[] = {
     {sizeof(topoml_capability_v1), TOPOML_OP_RIPS, BOTH_DTYPES, ALL_METRICS, ALL_INPUTS,
-     SCALAR_RIPS_MAX_DIM, SCALAR_RIPS_MAX_MODULUS, 0, 0, "cpu", THREADS_SCHEDULE},
+     SCALAR_RIPS_MAX_DIM, SCALAR_RIPS_MAX_MODULUS, TOPOML_CAP_COCYCLES, 0, "cpu",
+     THREADS_SCHEDULE},
 };
 
 static int threads_probe(void *state, char *why, size_t why_size)

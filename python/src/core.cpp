@@ -41,6 +41,10 @@ extern "C" {
 #include "topoml/topoml.h"
 }
 
+/* What a Rips entry gives beyond the diagrams (its want_generators
+ * argument, a bit set; True from Python reads as WANT_GENERATORS). */
+enum : uint32_t { WANT_GENERATORS = 1u, WANT_COCYCLES = 2u };
+
 namespace nb = nanobind;
 using namespace nb::literals;
 
@@ -439,7 +443,7 @@ class Context {
                     std::optional<Index> ei, std::optional<Index> ej, std::optional<Vector> ed,
                     uint64_t n, uint32_t maxdim, double threshold, uint32_t modulus,
                     uint32_t metric, uint32_t collapse, uint32_t n_threads, nb::object progress,
-                    bool check_signals, bool want_stats, bool want_generators)
+                    bool check_signals, bool want_stats, uint32_t want_generators)
     {
         Guard g(this);
         check_input(points, condensed, ei, ej, ed, n);
@@ -462,7 +466,7 @@ class Context {
     nb::object rips_array(nb::ndarray<nb::ndim<2>, nb::device::cpu, nb::ro> a, bool matrix,
                           uint32_t maxdim, double threshold, uint32_t modulus, uint32_t metric,
                           uint32_t collapse, uint32_t n_threads, nb::object progress,
-                          bool check_signals, bool want_stats, bool want_generators)
+                          bool check_signals, bool want_stats, uint32_t want_generators)
     {
         Guard g(this);
         const bool f64 = a.dtype() == nb::dtype<double>();
@@ -507,7 +511,7 @@ class Context {
         const topoml_barcode *bc;
         double seconds, c_seconds, t_entry;
         const topoml_stats *stats; /* when asked */
-        bool want_generators;
+        uint32_t want_generators; /* WANT_GENERATORS | WANT_COCYCLES */
         const topoml_edge *zero;
         uint64_t n_zero, n_points;
     };
@@ -593,7 +597,7 @@ class Context {
             out["num_edges"] = r.stats->edges_within;
             out["enclosing_radius"] = r.stats->enclosing_radius;
         }
-        if (r.want_generators) {
+        if (r.want_generators & WANT_GENERATORS) {
             int64_t *z = new int64_t[2 * r.n_zero + 2];
             for (uint64_t k = 0; k < r.n_zero; k++) {
                 z[2 * k] = r.zero[k].i;
@@ -602,6 +606,8 @@ class Context {
             out["zero_edges"] = owned_array(z, {(size_t)r.n_zero, 2});
             out["gens"] = generators_by_dim(r.bc, maxdim);
         }
+        if (r.want_generators & WANT_COCYCLES)
+            out["cocycles"] = cocycles_by_dim(r.bc, maxdim);
         return out;
     }
 
@@ -850,19 +856,21 @@ class Context {
     }
 
     /* topoml.barcodes(X, maxdim, threshold, modulus, metric, backend,
-     * distance_matrix, metric_params, progress, collapse, n_threads): a
-     * BarcodeResult, or None. */
+     * distance_matrix, metric_params, progress, collapse, n_threads,
+     * cocycles): a BarcodeResult, or None (also for cocycles asked for:
+     * the general path gives them). */
     static nb::object fast_barcodes(nb::handle X, nb::handle maxdim, nb::handle threshold,
                                     nb::handle modulus, nb::handle metric, nb::handle backend,
                                     nb::handle distance_matrix, nb::handle metric_params,
                                     nb::handle progress, nb::handle collapse,
-                                    nb::handle n_threads)
+                                    nb::handle n_threads, nb::handle cocycles)
     {
         const double t_entry = now_seconds();
         Call c{};
         c.progress = progress.ptr();
         PyObject *co = collapse.ptr();
         const bool ok = backend.is_none() && no_metric_params(metric_params.ptr()) &&
+                        cocycles.ptr() == Py_False &&
                         (co == Py_True || co == Py_False ||
                          (PyUnicode_CheckExact(co) &&
                           PyUnicode_CompareWithASCIIString(co, "auto") == 0)) &&
@@ -935,6 +943,7 @@ class Context {
         set_item(attrs, g.complete, nb::bool_(topoml_barcode_complete(r.bc) != 0));
         set_item(attrs, g.num_edges, nb::none());
         set_item(attrs, g.stopped, nb::none());
+        set_item(attrs, g.cocycles, nb::none());
         set_dict(res, attrs);
         return res;
     }
@@ -973,7 +982,7 @@ class Context {
      * matrix fails a check or is not square. */
     template <class Build>
     nb::object on_array(const Array &a, bool matrix, const Params &p, PyObject *progress,
-                        bool check_signals, bool want_stats, bool want_generators,
+                        bool check_signals, bool want_stats, uint32_t want_generators,
                         double t_entry, Build &&build)
     {
         const uint64_t n = a.n;
@@ -1004,7 +1013,7 @@ class Context {
 
     /* The Rips options every entry point shares. */
     static topoml_rips_options rips_options(uint32_t maxdim, double threshold, uint32_t modulus,
-                                            uint32_t metric, bool want_generators)
+                                            uint32_t metric, uint32_t want_generators)
     {
         topoml_rips_options o;
         topoml_rips_options_init(&o);
@@ -1012,8 +1021,10 @@ class Context {
         o.threshold = threshold;
         o.modulus = modulus;
         o.metric = metric;
-        if (want_generators)
+        if (want_generators & WANT_GENERATORS)
             o.flags |= TOPOML_RIPS_GENERATORS;
+        if (want_generators & WANT_COCYCLES)
+            o.flags |= TOPOML_RIPS_COCYCLES;
         return o;
     }
 
@@ -1030,7 +1041,7 @@ class Context {
     template <class Prepare, class Create, class Build>
     nb::object run_rips(Prepare &&prepare, Create &&create, uint64_t n_points, const Params &p,
                         PyObject *progress, bool check_signals, bool want_stats,
-                        bool want_generators, double t_entry, Build &&build)
+                        uint32_t want_generators, double t_entry, Build &&build)
     {
         topoml_rips_options o =
             rips_options(p.maxdim, p.threshold, p.modulus, p.metric, want_generators);
@@ -1072,7 +1083,7 @@ class Context {
                     st_stats = topoml_data_stats(ctx_, data, (topoml_metric)metric,
                                                  stats.enclosing_radius, &stats);
             }
-            if (st == TOPOML_OK && want_generators && h0_bars(bc) < n_points)
+            if (st == TOPOML_OK && (want_generators & WANT_GENERATORS) && h0_bars(bc) < n_points)
                 st = topoml_edges(ctx_, data, (topoml_metric)metric, 0.0, &zero, &n_zero);
             c1 = now_seconds();
         }
@@ -1656,6 +1667,33 @@ class Context {
         return points ? points->shape(0) : n;
     }
 
+    /* The representative cocycles of split_by_dim's rows: per dimension a
+     * list with one (k, d + 2) int64 array per row, ripser.py's layout
+     * (vertices descending, then the value in 0..p-1). */
+    static nb::list cocycles_by_dim(const topoml_barcode *bc, uint32_t maxdim)
+    {
+        uint64_t n = 0;
+        const topoml_interval *iv = topoml_barcode_intervals(bc, &n);
+        nb::list out;
+        uint64_t k = 0;
+        for (uint32_t d = 0; d <= maxdim; d++) {
+            nb::list dim;
+            for (; k < n && iv[k].dim == d; k++) {
+                uint64_t rows = 0;
+                const uint32_t *c = topoml_barcode_cocycle(bc, k, &rows);
+                if (!c)
+                    throw std::runtime_error("topoml: the barcode has no cocycles");
+                const uint64_t w = (uint64_t)d + 2;
+                int64_t *a = new int64_t[rows * w + 1];
+                for (uint64_t q = 0; q < rows * w; q++)
+                    a[q] = (int64_t)c[q];
+                dim.append(owned_array(a, {(size_t)rows, (size_t)w}));
+            }
+            out.append(dim);
+        }
+        return out;
+    }
+
     /* The generators of split_by_dim's rows, one (k, 4) int64 array per
      * dimension: birth edge (i, j), death edge (i, j); -1 where there is no
      * edge (the birth in dimension 0, an infinite death). */
@@ -1848,7 +1886,7 @@ nb::object ripser_parallel_args(PyObject *const *a)
 nb::object barcodes_args(PyObject *const *a)
 {
     return Context::fast_barcodes(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
-                                  a[10]);
+                                  a[10], a[11]);
 }
 /* ripser_parallel's public parameters: giotto-ph's nearest_neighbors_params
  * (6) and weight_params (8) are read by neither path. */
@@ -1866,9 +1904,9 @@ PyMethodDef entries[] = {
      METH_FASTCALL,
      "ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights, "
      "collapse_edges, n_threads, return_generators): topoml.ripser_parallel's result, or None"},
-    {"barcodes", (PyCFunction)(void (*)(void))entry<11, barcodes_args>, METH_FASTCALL,
+    {"barcodes", (PyCFunction)(void (*)(void))entry<12, barcodes_args>, METH_FASTCALL,
      "barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix, metric_params, "
-     "progress, collapse, n_threads): topoml.barcodes' result, or None"},
+     "progress, collapse, n_threads, cocycles): topoml.barcodes' result, or None"},
     {nullptr, nullptr, 0, nullptr}};
 
 /*
@@ -2046,7 +2084,7 @@ nb::object make_entry(nb::object function, const std::string &name, nb::object o
     };
     static const Kind kinds[] = {{"ripser", run_fast<ripser_args>, 8},
                                  {"ripser_parallel", run_fast<ripser_parallel_public>, 12},
-                                 {"barcodes", run_fast<barcodes_args>, 11}};
+                                 {"barcodes", run_fast<barcodes_args>, 12}};
     const Kind *kind = nullptr;
     for (const Kind &k : kinds)
         if (name == k.name)
@@ -2152,7 +2190,7 @@ NB_MODULE(_core, m)
         .def("rips", &Context::rips, "points"_a.none(), "condensed"_a.none(), "ei"_a.none(),
              "ej"_a.none(), "ed"_a.none(), "n"_a, "maxdim"_a, "threshold"_a, "modulus"_a,
              "metric"_a, "collapse"_a, "n_threads"_a, "progress"_a.none(), "check_signals"_a,
-             "want_stats"_a, "want_generators"_a = false)
+             "want_stats"_a, "want_generators"_a = 0u)
         .def("rips_array", &Context::rips_array, "a"_a, "matrix"_a, "maxdim"_a, "threshold"_a,
              "modulus"_a, "metric"_a, "collapse"_a, "n_threads"_a, "progress"_a.none(),
              "check_signals"_a, "want_stats"_a, "want_generators"_a)

@@ -96,8 +96,6 @@ def test_result_dict_has_ripser_py_keys():
     assert got["cocycles"] == [[], []]
     np.testing.assert_array_equal(got["idx_perm"], want["idx_perm"])
     assert got["r_cover"] == want["r_cover"]
-    with pytest.raises(NotImplementedError, match="cocycles"):
-        topoml.ripser(X, do_cocycles=True)
     with pytest.raises(ValueError, match="greater than number of points"):
         topoml.ripser(X, n_perm=31)
 

@@ -641,7 +641,7 @@ def _general(call):
                                "collapse_edges", "n_threads", "return_generators"),
            "barcodes": ("maxdim", "threshold", "modulus", "metric", "backend",
                         "distance_matrix", "metric_params", "progress", "collapse",
-                        "n_threads")}[call]
+                        "n_threads", "cocycles")}[call]
     import inspect
     defaults = inspect.signature(getattr(topoml, call)).parameters
 
@@ -767,9 +767,10 @@ def test_compiled_entries_take_the_common_inputs_and_leave_the_rest(monkeypatch,
         return _core.ripser(X, maxdim, thresh, coeff, dm, cocycles, metric, n_perm)
 
     def barcodes(X, maxdim=1, threshold=inf, modulus=2, metric="euclidean", backend=None,
-                 dm=None, params=None, progress=None, collapse="auto", n_threads=-1):
+                 dm=None, params=None, progress=None, collapse="auto", n_threads=-1,
+                 cocycles=False):
         return _core.barcodes(X, maxdim, threshold, modulus, metric, backend, dm, params,
-                              progress, collapse, n_threads)
+                              progress, collapse, n_threads, cocycles)
 
     def parallel(X, maxdim=1, thresh=inf, coeff=2, metric="euclidean", params={}, weights=None,
                  collapse=False, n_threads=1, gens=False):
@@ -793,7 +794,7 @@ def test_compiled_entries_take_the_common_inputs_and_leave_the_rest(monkeypatch,
         barcodes(X, backend="scalar"), barcodes(X, progress=True), barcodes(X, progress="x"),
         barcodes(X, collapse="AUTO"), barcodes(X, collapse=1), barcodes(X, n_threads=0),
         barcodes(X, n_threads=-2), barcodes(X, n_threads=True), barcodes(X, params={"p": 1}),
-        barcodes(D[0]),
+        barcodes(D[0]), barcodes(X, cocycles=True), barcodes(X, cocycles=0),
         parallel(X, gens=True), parallel(X, weights="kde"), parallel(X, collapse=1),
         parallel(X, params={"p": 3}), parallel(X, n_threads=2.0),
     ]
@@ -935,7 +936,8 @@ def test_compiled_entries_leave_calls_until_the_types_are_registered():
         D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
         print(core.ripser(X, 1, math.inf, 2, False, False, "euclidean", None),
               core.ripser(D, 1, math.inf, 2, True, False, "euclidean", None),
-              core.barcodes(X, 1, math.inf, 2, "euclidean", None, None, None, False, "auto", -1),
+              core.barcodes(X, 1, math.inf, 2, "euclidean", None, None, None, False, "auto", -1,
+                            False),
               core.ripser_parallel(D, 1, math.inf, 2, "precomputed", {}, None, False, 1, False))
     """)
     r = subprocess.run([sys.executable, "-c", script, topoml._core.__file__], capture_output=True,

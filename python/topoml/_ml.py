@@ -49,10 +49,10 @@ def rips_with_generators(X, maxdim=1, threshold=math.inf, distance_matrix=False)
     if distance_matrix:
         condensed = condensed_lower(X)
         out = ctx.rips(None, condensed, None, None, None, n, maxdim, float(threshold), 2,
-                       _EUCLIDEAN, 2, 1, None, False, False, True)
+                       _EUCLIDEAN, 2, 1, None, False, False, 1)
     else:
         out = ctx.rips(np.ascontiguousarray(X), None, None, None, None, n, maxdim,
-                       float(threshold), 2, _EUCLIDEAN, 2, 1, None, False, False, True)
+                       float(threshold), 2, _EUCLIDEAN, 2, 1, None, False, False, 1)
     gens = out["gens"]
     return _dims_and_gens(out["gens"]) + (out["dgms"],)
 

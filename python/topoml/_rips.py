@@ -59,6 +59,13 @@ class BarcodeResult:
         None for a complete result; for a partial one, where and why it
         stopped: ``{"dim": k, "reason": "memory limit"}``, dimension k being
         the first one not finished (the CLI's JSON says the same).
+    cocycles : list or None
+        With ``barcodes(..., cocycles=True)``: ``cocycles[k]`` is a list
+        parallel to ``diagrams[k]``, one representative cocycle per bar as
+        ripser.py's ``do_cocycles`` gives it: an ``(m, k + 2)`` int64 array,
+        each row the k + 1 vertices of a k-simplex (descending) and the
+        cocycle's value on it in 0..modulus-1 (``cocycles[0]``: one empty
+        ``(0, 2)`` array per bar). None when not asked for.
     """
 
     diagrams: List[np.ndarray]
@@ -71,6 +78,7 @@ class BarcodeResult:
     complete: bool = True
     num_edges: Optional[int] = field(default=None, repr=False)
     stopped: Optional[dict] = None
+    cocycles: Optional[list] = field(default=None, repr=False)
 
     def __len__(self):
         return len(self.diagrams)
@@ -135,12 +143,19 @@ def _threads(n_threads):
     return 0 if n_threads == -1 else int(n_threads)
 
 
+# want_generators of _compute (and of Context.rips): a bit set.
+_WANT_GENERATORS, _WANT_COCYCLES = 1, 2
+
+
 def _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend, progress,
              want_stats, collapse="auto", n_threads=-1, want_generators=False):
     """The one path to ``Context.rips``: rips's dict plus "total", "n" and
     the parameters. Kept lean: on inputs of a few points every step here
-    is a visible share of the call (docs/python.md, "Speed")."""
+    is a visible share of the call (docs/python.md, "Speed").
+    want_generators: True or _WANT_GENERATORS for the generators ("gens"),
+    _WANT_COCYCLES for the cocycles ("cocycles"), or both."""
     t0 = time.perf_counter()
+    want_generators = int(want_generators)
     maxdim = _inputs.check_int(maxdim, "maxdim", 0)
     modulus = _inputs.check_int(modulus, "coeff", 2)
     threshold = _inputs.check_threshold(threshold)
@@ -215,7 +230,7 @@ def _fast_partial(e, threshold, modulus):
 
 def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", backend=None,
              distance_matrix=None, metric_params=None, progress=None, collapse="auto",
-             n_threads=-1):
+             n_threads=-1, cocycles=False):
     """Vietoris-Rips persistence barcodes of a point cloud or distance matrix.
 
     Parameters
@@ -256,6 +271,11 @@ def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", bac
     n_threads : int
         Threads the edge collapse and a multi-threaded backend may use; -1:
         every core. The diagrams do not depend on it.
+    cocycles : bool
+        Also a representative cocycle of every bar (the result's
+        ``cocycles``), as Ripser computes them; turns the edge collapse off.
+        A backend that cannot give them hands the call to the scalar
+        reference.
 
     Returns
     -------
@@ -285,23 +305,24 @@ def barcodes(X, maxdim=1, threshold=math.inf, modulus=2, metric="euclidean", bac
     (1, 'scalar')
     """
     return _barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix,
-                     metric_params, progress, collapse, n_threads)
+                     metric_params, progress, collapse, n_threads, cocycles)
 
 
 def _barcodes(X, maxdim, threshold, modulus, metric, backend, distance_matrix, metric_params,
-              progress, collapse, n_threads):
+              progress, collapse, n_threads, cocycles=False):
     """barcodes' general path: every input and argument the compiled
     entry leaves to Python (_core.barcodes returned None), checked and
     converted here."""
     kind = "auto" if distance_matrix is None else ("distance" if distance_matrix else "points")
     out = _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend, progress,
-                   False, collapse, n_threads)
+                   False, collapse, n_threads, _WANT_COCYCLES if cocycles else 0)
     return BarcodeResult(diagrams=out["dgms"], backend=out["backend"],
                          selection_reason=out["reason"],
                          timings={"compute": out["seconds"], "c": out["c_seconds"],
                                   "total": out["total"]},
                          maxdim=out["maxdim"], threshold=out["threshold"],
-                         modulus=out["modulus"], complete=out["complete"])
+                         modulus=out["modulus"], complete=out["complete"],
+                         cocycles=out.get("cocycles"))
 
 
 class RipserResult(dict):
@@ -483,9 +504,14 @@ def ripser(X, maxdim=1, thresh=math.inf, coeff=2, distance_matrix=False, do_cocy
         ``dgms``: list of ``(n_k, 2)`` arrays, H_0 .. H_maxdim;
         ``num_edges``: edges in the filtration (pairs within ``thresh``, or
         within the enclosing radius when ``thresh`` is inf, as ripser.py
-        counts them); ``cocycles``: a list of empty lists (topoml computes no
-        representative cocycles: ``do_cocycles=True`` raises
-        NotImplementedError); ``idx_perm``: ``arange(n)``, or with ``n_perm``
+        counts them); ``cocycles``: with ``do_cocycles=True`` ripser.py's
+        representative cocycles — ``cocycles[d][k]``, for the bar
+        ``dgms[d][k]`` (d >= 1), an ``(m, d + 2)`` int64 array of rows
+        (vertices of a d-simplex, descending — with ``n_perm``, indices of
+        the input's points —, then the cocycle's value in 0..coeff-1), equal
+        to ripser.py's where the filtration has no ties (with ties another
+        representative of the same class may come back); ``cocycles[0]`` is
+        empty; without, a list of empty lists; ``idx_perm``: ``arange(n)``, or with ``n_perm``
         the points of ripser.py's greedy (furthest-point) permutation, on
         which the diagrams are computed (:func:`greedy_permutation`);
         ``r_cover``: 0.0, or with ``n_perm`` the covering radius of the
@@ -518,12 +544,23 @@ def _shape(X):
     return X.shape if _inputs.is_sparse(X) else np.shape(X)
 
 
+def _ripser_cocycles(out, do_cocycles, idx_perm=None):
+    """ripser.py's ``cocycles``: none in dimension 0; with a greedy
+    permutation, the vertices as indices of the input's points (as
+    ripser.py maps them)."""
+    if not do_cocycles:
+        return [[] for _ in range(out["maxdim"] + 1)]
+    cocycles = [[]] + out["cocycles"][1:]
+    if idx_perm is not None:
+        for d in range(1, len(cocycles)):
+            for c in cocycles[d]:
+                c[:, :-1] = idx_perm[c[:, :-1]]
+    return cocycles
+
+
 def _ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_perm):
     """ripser's general path (see _barcodes)."""
     import warnings
-    if do_cocycles:
-        raise NotImplementedError("topoml.ripser: do_cocycles=True: topoml does not compute "
-                                  "representative cocycles")
     shape = _shape(X)
     if not distance_matrix and len(shape) == 2:
         # ripser.py's two warnings, in its words.
@@ -554,15 +591,16 @@ def _ripser(X, maxdim, thresh, coeff, distance_matrix, do_cocycles, metric, n_pe
         idx_perm, lambdas, dperm2all = greedy_permutation(A, int(n_perm), bool(distance_matrix),
                                                           metric)
         out = _compute(dperm2all[:, idx_perm], "distance", maxdim, thresh, coeff, metric, None,
-                       None, None, True)
+                       None, None, True, want_generators=_WANT_COCYCLES if do_cocycles else 0)
         result = RipserResult(X, kind, metric, None, dgms=out["dgms"],
-                              cocycles=[[] for _ in range(out["maxdim"] + 1)],
+                              cocycles=_ripser_cocycles(out, do_cocycles, idx_perm),
                               num_edges=out["num_edges"], idx_perm=idx_perm,
                               r_cover=float(lambdas[-1]), dperm2all=dperm2all)
     else:
-        out = _compute(X, kind, maxdim, thresh, coeff, metric, None, None, None, True)
+        out = _compute(X, kind, maxdim, thresh, coeff, metric, None, None, None, True,
+                       want_generators=_WANT_COCYCLES if do_cocycles else 0)
         result = RipserResult(X, kind, metric, None, dgms=out["dgms"],
-                              cocycles=[[] for _ in range(out["maxdim"] + 1)],
+                              cocycles=_ripser_cocycles(out, do_cocycles),
                               num_edges=out["num_edges"], idx_perm=np.arange(out["n"]),
                               r_cover=0.0)
     result.backend, result.timings = out["backend"], {"compute": out["seconds"],

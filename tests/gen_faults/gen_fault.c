@@ -9,6 +9,16 @@
  *   SWAPPED       that death edge has its vertices the wrong way round;
  *   NO_CLAIM      right, but its capability record does not claim them (the
  *                 core must not ask it, and runs the reference instead).
+ * and the same for representative cocycles (TOPOML_CAP_COCYCLES), on the
+ * of a CONDENSED f64 input:
+ *   COC_NOT_COCYCLE  on the first bar of dimension 1 that has one, a row is
+ *                    added: value 1 on an edge shorter than the birth that
+ *                    is a side of a triangle of diameter <= the birth, which
+ *                    the cocycle did not name: its coboundary on that
+ *                    triangle is then 1 (it was 0);
+ * and on the longest finite bar of dimension 1:
+ *   COC_UNBORN       the bar's first row (its birth edge) is dropped: the
+ *                    rest is zero on every edge of the birth's length.
  * Each is built into its own folder by tests/CMakeLists.txt.
  */
 #include <math.h>
@@ -25,7 +35,7 @@
 static topoml_backend_v1 vt;
 static const topoml_backend_v1 *ref;
 
-#if !defined(GEN_MISSING) && !defined(GEN_NO_CLAIM)
+#if !defined(GEN_MISSING) && !defined(GEN_NO_CLAIM) && !defined(GEN_COC)
 /* The longest finite bar of dimension >= 1, or -1. */
 static int64_t pick_bar(const topoml_barcode_v1 *out)
 {
@@ -61,13 +71,107 @@ static int capabilities(void *state, const topoml_capability_v1 **caps, uint32_t
 }
 #endif
 
+#ifdef GEN_COC
+#include <string.h>
+
+#ifndef GEN_COC_UNBORN
+static double cdist(const topoml_input_v1 *in, uint32_t i, uint32_t j)
+{
+    if (i < j) {
+        uint32_t t = i;
+        i = j;
+        j = t;
+    }
+    return ((const double *)in->data)[(uint64_t)i * (i - 1) / 2 + j];
+}
+#endif
+
+/* Bar k's rows replaced: `drop` rows from its first, and `add` (one row of
+ * d + 2 words, or NULL) put first. New arrays from call->alloc. */
+static int splice(const topoml_call_v1 *call, topoml_barcode_v1 *out, uint64_t k, uint64_t drop,
+                  const uint32_t *add)
+{
+    const uint32_t w = out->intervals[k].dim + 2;
+    const uint64_t *off = out->cocycle_offsets, total = off[out->n_intervals];
+    const uint64_t delta_add = add ? w : 0, delta_drop = drop * w;
+    const uint64_t words = total + delta_add - delta_drop;
+    uint64_t *no = call->alloc(call->host_data, (out->n_intervals + 1) * sizeof *no);
+    uint32_t *nc = call->alloc(call->host_data, (words ? words : 1) * sizeof *nc);
+    if (!no || !nc)
+        return TOPOML_E_NOMEM;
+    memcpy(nc, out->cocycles, off[k] * sizeof *nc);
+    uint64_t at = off[k];
+    if (add) {
+        memcpy(nc + at, add, w * sizeof *nc);
+        at += w;
+    }
+    memcpy(nc + at, out->cocycles + off[k] + delta_drop, (total - off[k] - delta_drop) * sizeof *nc);
+    for (uint64_t j = 0; j <= out->n_intervals; j++)
+        no[j] = j <= k ? off[j] : off[j] + delta_add - delta_drop;
+    call->free(call->host_data, out->cocycle_offsets);
+    call->free(call->host_data, out->cocycles);
+    out->cocycle_offsets = no;
+    out->cocycles = nc;
+    return TOPOML_OK;
+}
+
+static int spoil_cocycle(const topoml_call_v1 *call, const topoml_input_v1 *in,
+                         topoml_barcode_v1 *out)
+{
+    int64_t k = -1;
+    for (uint64_t j = 0; j < out->n_intervals; j++) {
+        const topoml_interval *v = &out->intervals[j];
+        if (v->dim == 1 && isfinite(v->death) &&
+            (k < 0 || v->death - v->birth > out->intervals[k].death - out->intervals[k].birth))
+            k = (int64_t)j;
+    }
+    if (k < 0 || in->kind != TOPOML_INPUT_CONDENSED || in->dtype != TOPOML_F64)
+        return TOPOML_OK;
+#ifdef GEN_COC_UNBORN
+    return splice(call, out, (uint64_t)k, 1, NULL);
+#else
+    /* the first bar of dimension 1 with such a triangle */
+    for (k = 0; k < (int64_t)out->n_intervals; k++) {
+    if (out->intervals[k].dim != 1)
+        continue;
+    const double b = out->intervals[k].birth;
+    const uint64_t a = out->cocycle_offsets[k], e = out->cocycle_offsets[k + 1];
+    for (uint32_t x = 2; x < in->n; x++)
+        for (uint32_t y = 1; y < x; y++)
+            for (uint32_t z = 0; z < y; z++) {
+                if (cdist(in, x, y) > b || cdist(in, x, z) > b || cdist(in, y, z) > b)
+                    continue;
+                const uint32_t side[3][2] = {{x, y}, {x, z}, {y, z}};
+                for (int t = 0; t < 3; t++) {
+                    bool named = false;
+                    for (uint64_t r = a; r < e; r += 3)
+                        named = named || (out->cocycles[r] == side[t][0] &&
+                                          out->cocycles[r + 1] == side[t][1]);
+                    if (!named && cdist(in, side[t][0], side[t][1]) < b) {
+                        const uint32_t row[3] = {side[t][0], side[t][1], 1};
+                        return splice(call, out, (uint64_t)k, 0, row);
+                    }
+                }
+            }
+    }
+    return TOPOML_OK;
+#endif
+}
+#endif
+
 static int rips(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
                 const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
 {
     int rc = ref->rips(state, call, in, params, out);
+#ifdef GEN_COC
+    if (rc != TOPOML_OK || !out->cocycle_offsets)
+        return rc;
+    return spoil_cocycle(call, in, out);
+#endif
     if (rc != TOPOML_OK || !out->generators)
         return rc;
-#if defined(GEN_NO_CLAIM)
+#if defined(GEN_COC)
+#elif defined(GEN_NO_CLAIM)
     /* Never asked: whatever it would give is not looked at. */
 #elif defined(GEN_MISSING)
     call->free(call->host_data, out->generators);

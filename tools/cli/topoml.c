@@ -301,6 +301,10 @@ static const cli_opt_help barcode_opts[] = {
                      "is the same either way", 'C'},
     {"--threads N", "threads of the edge collapse and of a multi-threaded backend (default: "
                     "the configuration's threads:, else every core available)", 'T'},
+    {"--cocycles", "also a representative cocycle of every bar of dimension >= 1, as Ripser's "
+                   "representative-cocycles output ({[v2,v1,v0]:c,...} after the bar; JSON: "
+                   "a \"cocycles\" list per dimension, [v...,c] rows as ripser.py gives them); "
+                   "turns the edge collapse off", 'K'},
     COMMON_HELP_OPTS};
 static const cli_help barcode_help =
     CLI_HELP("topoml barcode [options] [FILE|-]",
@@ -490,6 +494,7 @@ static int cmd_barcode(int argc, char **argv)
                                        "--threads needs a whole number from 1 to 4096, not '%s'",
                                        optarg);
             break;
+        case 'K': ro.flags |= TOPOML_RIPS_COCYCLES; break;
         default: return cli_bad_option("barcode", c, argc, argv);
         }
     }

@@ -341,6 +341,15 @@ typedef struct topoml_rips_options {
  * cannot (its capability record lacks TOPOML_CAP_GENERATORS), the built-in
  * scalar reference computes the barcode instead, and says so in the log. */
 #define TOPOML_RIPS_GENERATORS 1u
+/* topoml_rips_options.flags (0.4). COCYCLES: also compute, for every
+ * interval of dimension >= 1, a representative cocycle, as Ripser's
+ * representative-cocycles output and ripser.py's do_cocycles give it
+ * (topoml_barcode_cocycle). If the chosen backend cannot (its capability
+ * record lacks TOPOML_CAP_COCYCLES, or it runs in its own process), the
+ * built-in scalar reference computes the barcode instead, and says so in the
+ * log. Like GENERATORS, it turns the edge collapse off: the collapsed complex
+ * has other simplices. */
+#define TOPOML_RIPS_COCYCLES 2u
 
 /* topoml_rips_options.collapse. The edge collapse (Boissonnat and Pritam,
  * SoCG 2020) shrinks the flag complex before the backend reduces it; the
@@ -393,6 +402,22 @@ TOPOML_API const topoml_interval *topoml_barcode_intervals(const topoml_barcode 
  * has no death edge (TOPOML_NO_VERTEX). */
 TOPOML_API const topoml_generator *topoml_barcode_generators(const topoml_barcode *barcode,
                                                              uint64_t *n);
+
+/* The representative cocycle of interval k (an index into
+ * topoml_barcode_intervals), for a barcode computed with
+ * TOPOML_RIPS_COCYCLES: *rows gets its number of rows, each of d + 2 words
+ * for an interval of dimension d — the d + 1 vertices of a d-simplex of the
+ * input, descending, then the cocycle's value on it in 1..p-1 (Z/p, the
+ * modulus the barcode was computed in); the simplices the cocycle does not
+ * name have value 0. The rows come in filtration order (diameter ascending,
+ * then Ripser's simplex index descending), the first row the simplex that
+ * starts the bar, with value 1. Its coboundary is zero on every (d+1)-simplex
+ * of diameter <= the bar's birth: a cocycle of the complex at the birth.
+ * Dimension 0 has none (*rows 0, a non-NULL pointer). NULL (and *rows 0)
+ * for a barcode without cocycles, NULL barcode or k out of range. The
+ * pointer lives as long as the barcode. */
+TOPOML_API const uint32_t *topoml_barcode_cocycle(const topoml_barcode *barcode, uint64_t k,
+                                                  uint64_t *rows);
 
 /* The threshold the barcode was computed with (+INFINITY: none; NaN for a
  * NULL barcode). */

@@ -428,6 +428,29 @@ class Barcode
         return View<topoml_interval>(b, static_cast<std::size_t>(f - b));
     }
 
+    /* Computed with RipsOptions::cocycles? (false for a barcode without
+     * intervals, which has none to give) */
+    bool has_cocycles() const
+    {
+        return topoml_barcode_cocycle(need(), 0, nullptr) != nullptr;
+    }
+
+    /* The representative cocycle of intervals()[k] (topoml_barcode_cocycle):
+     * rows of dim + 2 words, the dim + 1 vertices of a simplex descending,
+     * then the value in 1..p-1; rows() words / (dim + 2) rows. Empty in
+     * dimension 0; throws if the barcode has no cocycles or k is out of
+     * range. */
+    View<std::uint32_t> cocycle(std::size_t k) const
+    {
+        std::uint64_t rows = 0;
+        const std::uint32_t *c = topoml_barcode_cocycle(need(), k, &rows);
+        if (!c)
+            throw Error(TOPOML_E_INVALID,
+                        "topoml::Barcode::cocycle: no cocycles, or interval out of range");
+        const std::size_t w = intervals()[k].dim + 2u;
+        return View<std::uint32_t>(c, static_cast<std::size_t>(rows) * w);
+    }
+
   private:
     const topoml_barcode *need() const
     {
@@ -473,6 +496,7 @@ struct RipsOptions {
     double threshold = INFINITY;                    /* INFINITY: none (the enclosing radius) */
     std::uint32_t modulus = 2;                      /* coefficients in Z/p, p prime */
     topoml_metric metric = TOPOML_METRIC_EUCLIDEAN; /* for point clouds */
+    bool cocycles = false; /* TOPOML_RIPS_COCYCLES: Barcode::cocycle */
 };
 
 /* One backend as topoml_backend_get (Context::backends) or topoml_backend_find
@@ -818,6 +842,8 @@ class Context
         c.threshold = o.threshold;
         c.modulus = o.modulus;
         c.metric = static_cast<std::uint32_t>(o.metric);
+        if (o.cocycles)
+            c.flags |= TOPOML_RIPS_COCYCLES;
         topoml_barcode *out = nullptr;
         const int rc = topoml_barcode_compute(need(), &out, data.get(), &c);
         Barcode bc(out, own_);

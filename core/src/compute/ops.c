@@ -33,6 +33,10 @@ struct topoml_barcode {
     uint32_t input_format; /* topoml_format of the data set */
     uint64_t points;
     topoml_generator *generators; /* NULL unless TOPOML_RIPS_GENERATORS */
+    /* NULL unless TOPOML_RIPS_COCYCLES: topoml_barcode_v1's layout */
+    uint64_t *cocycle_offsets;
+    uint32_t *cocycles;
+    uint32_t modulus; /* the coefficients' Z/p */
     int status; /* TOPOML_OK, or what stopped it: TOPOML_E_CANCELLED, TOPOML_E_LIMIT */
 };
 
@@ -308,6 +312,8 @@ static int check_barcode(topoml_context *ctx, const tm_backend *b, topoml_barcod
                          uint32_t max_dim)
 {
     topoml_generator *g = bc->generators;
+    uint64_t *co = bc->cocycle_offsets; /* checked (tm_cocycles_malformed) */
+    uint64_t from = 0;                  /* co[k] as it was before compaction */
     uint32_t last = 0;
     uint64_t kept = 0;
     if (bc->max_dim > max_dim)
@@ -321,30 +327,51 @@ static int check_barcode(topoml_context *ctx, const tm_backend *b, topoml_barcod
                             "backend '%s' returned a bad interval %llu (dim %u, [%g,%g))",
                             b->name, (unsigned long long)k, v->dim, v->birth, v->death);
         last = v->dim;
+        const uint64_t c0 = from, c1 = co ? co[k + 1] : 0;
+        from = c1;
         if (!(v->death > v->birth))
             continue;
         if (g)
             g[kept] = g[k];
+        if (co) {
+            /* the bar's rows follow those of the bars kept before it */
+            if (co[kept] != c0)
+                memmove(bc->cocycles + co[kept], bc->cocycles + c0,
+                        (size_t)(c1 - c0) * sizeof *bc->cocycles);
+            co[kept + 1] = co[kept] + (c1 - c0);
+        }
         bc->intervals[kept++] = *v;
     }
     bc->n_intervals = kept;
     return TOPOML_OK;
 }
 
-/* Generators asked for: `b` if its rips capability says it gives them,
- * else the built-in scalar reference (which always does). */
-static tm_backend *generators_backend(topoml_context *ctx, tm_backend *b, uint32_t op)
+/* Generators or cocycles asked for: `b` if its rips capability for this
+ * input says it gives them (cocycles: and it runs in this process; the
+ * isolation's channel carries no cocycles), else the built-in scalar
+ * reference (which always does). */
+static tm_backend *generators_backend(topoml_context *ctx, tm_backend *b, uint32_t op,
+                                      const topoml_input_v1 *in, const topoml_rips_options *o)
 {
     if (op != TOPOML_OP_RIPS)
         return b; /* H0 by union-find (max_dim 0 without a rips op): none */
-    if (tm_caps_generators(b->caps, b->n_caps))
+    const bool gens = (o->flags & TOPOML_RIPS_GENERATORS) != 0;
+    const bool coc = (o->flags & TOPOML_RIPS_COCYCLES) != 0;
+    const char *what = gens && coc ? "generators and cocycles" : gens ? "generators" : "cocycles";
+    const uint32_t need = (gens ? TOPOML_CAP_GENERATORS : 0) | (coc ? TOPOML_CAP_COCYCLES : 0);
+    if (!need)
+        return b;
+    if ((!gens || tm_caps_generators(b->caps, b->n_caps)) &&
+        (!coc || (tm_caps_cover_features(b->caps, b->n_caps, op, in, o->max_dim, o->modulus,
+                                         TOPOML_CAP_COCYCLES) &&
+                  !b->isolated)))
         return b;
     tm_backend *ref = &ctx->backends[0];
     tm_log(ctx, TOPOML_LOG_INFO,
-           "generators: backend '%s' does not give them; the %s reference computes the barcode",
-           b->name, ref->name);
+           "%s: backend '%s' does not give them%s; the %s reference computes the barcode", what,
+           b->name, coc && b->isolated ? " in its own process" : "", ref->name);
     snprintf(ctx->last_backend, sizeof ctx->last_backend, "%s", ref->name);
-    snprintf(ctx->last_reason, sizeof ctx->last_reason, "generators asked for; %s cannot give them",
+    snprintf(ctx->last_reason, sizeof ctx->last_reason, "%s asked for; %s cannot give them", what,
              b->name);
     return ref;
 }
@@ -465,6 +492,13 @@ static int device_stage(topoml_context *ctx, const struct topoml_data *d,
         *b = NULL;
         return TOPOML_OK;
     }
+    /* cocycles: the reference, on a host copy */
+    if (o->flags & TOPOML_RIPS_COCYCLES) {
+        tm_log(ctx, TOPOML_LOG_INFO, "data set on device %d: cocycles asked for; using a host copy",
+               (int)d->device);
+        *b = NULL;
+        return TOPOML_OK;
+    }
     /* the record that takes this input must say generators itself */
     if ((o->flags & TOPOML_RIPS_GENERATORS) &&
         !tm_caps_cover_features((*b)->caps, (*b)->n_caps, TOPOML_OP_RIPS, in, o->max_dim,
@@ -518,13 +552,16 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         return tm_error(ctx, TOPOML_E_INVALID, "unknown metric %u", o.metric);
     if (o.collapse > TOPOML_COLLAPSE_OFF)
         return tm_error(ctx, TOPOML_E_INVALID, "unknown collapse setting %u", o.collapse);
-    if (o.flags & ~TOPOML_RIPS_GENERATORS)
+    if (o.flags & ~(TOPOML_RIPS_GENERATORS | TOPOML_RIPS_COCYCLES))
         return tm_error(ctx, TOPOML_E_INVALID, "unknown rips flags 0x%x", o.flags);
     const bool want_gens = (o.flags & TOPOML_RIPS_GENERATORS) != 0;
-    if (want_gens && o.collapse != TOPOML_COLLAPSE_OFF && o.max_dim > 0) {
+    const bool want_coc = (o.flags & TOPOML_RIPS_COCYCLES) != 0;
+    if ((want_gens || want_coc) && o.collapse != TOPOML_COLLAPSE_OFF && o.max_dim > 0) {
         /* The collapse gives edges later filtration values: the edges of
-         * the collapsed complex are not the ones of the input's lengths. */
-        tm_log(ctx, TOPOML_LOG_INFO, "generators asked for: no edge collapse");
+         * the collapsed complex are not the ones of the input's lengths,
+         * and its simplices not the input's complex's. */
+        tm_log(ctx, TOPOML_LOG_INFO, "%s asked for: no edge collapse",
+               want_gens ? "generators" : "cocycles");
         o.collapse = TOPOML_COLLAPSE_OFF;
     }
 
@@ -589,8 +626,7 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         tm_free(ctx, col.edges);
         return rc;
     }
-    if (want_gens)
-        b = generators_backend(ctx, b, op);
+    b = generators_backend(ctx, b, op, &in, &o);
 
     struct topoml_barcode *bc = tm_calloc(ctx, 1, sizeof *bc);
     if (!bc) {
@@ -613,7 +649,8 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     p.max_dim = o.max_dim;
     p.threshold = threshold;
     p.modulus = o.modulus;
-    p.flags = want_gens ? TOPOML_RIPS_PARAM_GENERATORS : 0;
+    p.flags = (want_gens ? TOPOML_RIPS_PARAM_GENERATORS : 0) |
+              (want_coc && op == TOPOML_OP_RIPS ? TOPOML_RIPS_PARAM_COCYCLES : 0);
     tm_verify_call vc;
     if (!on_device)
         tm_verify_begin(ctx, b, &in, &call, &vc);
@@ -625,6 +662,8 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     if (ref) {
         tm_free(ctx, res.intervals);
         tm_free(ctx, res.generators);
+        tm_free(ctx, res.cocycle_offsets);
+        tm_free(ctx, res.cocycles);
         memset(&res, 0, sizeof res);
         res.struct_size = sizeof res;
         b = ref;
@@ -652,6 +691,8 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     if (vrc != TOPOML_OK && vrc != TOPOML_E_CANCELLED) {
         tm_free(ctx, res.intervals);
         tm_free(ctx, res.generators);
+        tm_free(ctx, res.cocycle_offsets);
+        tm_free(ctx, res.cocycles);
         tm_free(ctx, bc);
         return vrc;
     }
@@ -664,15 +705,26 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     if (rc != TOPOML_OK && rc != TOPOML_E_CANCELLED && !partial_limit) {
         tm_free(ctx, res.intervals);
         tm_free(ctx, res.generators);
+        tm_free(ctx, res.cocycle_offsets);
+        tm_free(ctx, res.cocycles);
         tm_free(ctx, bc);
         return backend_error(ctx, b, rc, msg);
     }
     int crc = check_generators(ctx, b, &res, data->n, want_gens && op == TOPOML_OP_RIPS);
+    if (crc == TOPOML_OK) {
+        char why[320];
+        if (tm_cocycles_malformed(&res, (p.flags & TOPOML_RIPS_PARAM_COCYCLES) != 0, data->n,
+                                  o.modulus, why, sizeof why))
+            crc = tm_error(ctx, TOPOML_E_PLUGIN, "backend '%s' returned bad cocycles: %s",
+                           b->name, why);
+    }
     if (crc == TOPOML_OK)
         crc = check_barcode(ctx, b, &res, o.max_dim);
     if (crc != TOPOML_OK) {
         tm_free(ctx, res.intervals);
         tm_free(ctx, res.generators);
+        tm_free(ctx, res.cocycle_offsets);
+        tm_free(ctx, res.cocycles);
         tm_free(ctx, bc);
         return crc;
     }
@@ -693,6 +745,18 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
     bc->n = res.n_intervals;
     bc->intervals = res.intervals;
     bc->generators = res.generators;
+    bc->cocycle_offsets = res.cocycle_offsets;
+    bc->modulus = o.modulus;
+    bc->cocycles = res.cocycles;
+    if (want_coc && !bc->cocycle_offsets) {
+        /* H0 by union-find (no rips op): no cocycles in dimension 0 */
+        bc->cocycle_offsets = tm_calloc(ctx, (size_t)bc->n + 1, sizeof *bc->cocycle_offsets);
+        if (!bc->cocycle_offsets) {
+            topoml_barcode_free(bc);
+            *out = NULL;
+            return tm_nomem(ctx, ((size_t)bc->n + 1) * sizeof(uint64_t));
+        }
+    }
     *out = bc;
     if (partial_limit)
         return backend_error(ctx, b, rc, msg);
@@ -711,6 +775,8 @@ void topoml_barcode_free(topoml_barcode *bc)
     topoml_context *ctx = bc->ctx;
     tm_free(ctx, bc->intervals);
     tm_free(ctx, bc->generators);
+    tm_free(ctx, bc->cocycle_offsets);
+    tm_free(ctx, bc->cocycles);
     tm_free(ctx, bc);
 }
 
@@ -755,6 +821,41 @@ const topoml_generator *topoml_barcode_generators(const topoml_barcode *bc, uint
     return bc ? bc->generators : NULL;
 }
 
+const uint32_t *topoml_barcode_cocycle(const topoml_barcode *bc, uint64_t k, uint64_t *rows)
+{
+    if (rows)
+        *rows = 0;
+    if (!bc || !bc->cocycle_offsets || k >= bc->n)
+        return NULL;
+    static const uint32_t none[1] = {0};
+    const uint64_t w = bc->intervals[k].dim + 2u;
+    if (rows)
+        *rows = (bc->cocycle_offsets[k + 1] - bc->cocycle_offsets[k]) / w;
+    return bc->cocycles ? bc->cocycles + bc->cocycle_offsets[k] : none;
+}
+
+/* The cocycle of interval k as Ripser's representative-cocycles output has
+ * it, after the interval: {[v_d,...,v_0]:c,...}, each simplex's vertices
+ * descending and its value normalised to (-p/2, p/2] (Ripser's normalize);
+ * JSON: [[v_d,...,v_0,c],...] with c in 1..p-1, ripser.py's layout. */
+static void write_cocycle(FILE *f, const topoml_barcode *bc, uint64_t k, bool json)
+{
+    uint64_t rows;
+    const uint32_t *c = topoml_barcode_cocycle(bc, k, &rows);
+    const uint32_t w = bc->intervals[k].dim + 2, p = bc->modulus;
+    fputs(json ? "[" : "  {", f);
+    for (uint64_t r = 0; r < rows; r++, c += w) {
+        fputs(r ? ",[" : "[", f);
+        for (uint32_t i = 0; i + 1 < w; i++)
+            fprintf(f, i ? ",%u" : "%u", c[i]);
+        if (json)
+            fprintf(f, ",%u]", c[w - 1]);
+        else
+            fprintf(f, "]:%lld", c[w - 1] > p / 2 ? (long long)c[w - 1] - p : (long long)c[w - 1]);
+    }
+    fputs(json ? "]" : "}", f);
+}
+
 /* Ripser prints with the stream default: 6 significant digits, which is
  * printf's %g. */
 int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *bc, FILE *f,
@@ -777,9 +878,12 @@ int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *bc, FILE *f,
                 if (d > 0 && ratio > 0 && !(v->death > v->birth * ratio))
                     continue;
                 if (isinf(v->death))
-                    fprintf(f, " [%g, )\n", v->birth);
+                    fprintf(f, " [%g, )", v->birth);
                 else
-                    fprintf(f, " [%g,%g)\n", v->birth, v->death);
+                    fprintf(f, " [%g,%g)", v->birth, v->death);
+                if (d > 0 && bc->cocycle_offsets)
+                    write_cocycle(f, bc, k, false);
+                fputc('\n', f);
             }
         }
         break;
@@ -806,6 +910,7 @@ int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *bc, FILE *f,
         fprintf(f, ",\"dims\":[");
         for (uint32_t d = 0; d <= bc->max_dim; d++) {
             fprintf(f, "%s{\"dim\":%u,\"intervals\":[", d ? "," : "", d);
+            const uint64_t k0 = k;
             bool first = true;
             uint64_t cut = 0;
             for (; k < bc->n && bc->intervals[k].dim == d; k++) {
@@ -821,7 +926,23 @@ int topoml_barcode_write(topoml_context *ctx, const topoml_barcode *bc, FILE *f,
             }
             /* How many of the null deaths are cut off by the threshold
              * (alive at it) rather than essential. */
-            fprintf(f, "],\"cut_off\":%llu}", (unsigned long long)cut);
+            fprintf(f, "],\"cut_off\":%llu", (unsigned long long)cut);
+            if (bc->cocycle_offsets) {
+                /* parallel to "intervals": one cocycle per interval shown */
+                fputs(",\"cocycles\":[", f);
+                first = true;
+                for (uint64_t j = k0; j < k; j++) {
+                    const topoml_interval *v = &bc->intervals[j];
+                    if (d > 0 && ratio > 0 && !(v->death > v->birth * ratio))
+                        continue;
+                    if (!first)
+                        fputc(',', f);
+                    write_cocycle(f, bc, j, true);
+                    first = false;
+                }
+                fputc(']', f);
+            }
+            fputc('}', f);
         }
         fprintf(f, "]}\n");
         break;

@@ -101,6 +101,22 @@ bool tm_caps_cover_features(const topoml_capability_v1 *caps, uint32_t n_caps, u
                             uint32_t features);
 /* Does a RIPS capability record among `caps` say TOPOML_CAP_GENERATORS? */
 bool tm_caps_generators(const topoml_capability_v1 *caps, uint32_t n_caps);
+
+/* ---- representative cocycles (verify.c) ---- */
+/* Is the cocycle part of a rips answer malformed? Asked (`asked`): offsets
+ * present, n_intervals + 1 of them from 0, non-decreasing, each bar's rows
+ * whole rows of dim + 2 words, none in dimension 0 and at least one in
+ * dimension >= 1, vertices < n strictly descending, values in 1..p-1. Not
+ * asked: both arrays NULL. True with the reason in `why`. */
+bool tm_cocycles_malformed(const topoml_barcode_v1 *res, bool asked, uint64_t n, uint32_t p,
+                           char *why, size_t why_size);
+/* Are the cocycles of a rips answer (asked for) malformed, or is one of a
+ * bar of dimension >= 1 not a cocycle of the complex at its birth, or zero
+ * on every simplex of the birth's diameter? The run-time check of every
+ * plugin's answer (verify.c) and the conformance suite's. */
+bool tm_cocycles_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32_t p,
+                       const topoml_barcode_v1 *res, char *why, size_t why_size);
+/* ---- end representative cocycles ---- */
 /* tm_select is about to use a backend whose gate decision was left for
  * first use: certify it now (gate: auto). true when it is now ENABLED;
  * otherwise its state and reason say why not. */

@@ -13,6 +13,8 @@
  *  - spot checks: a few random distances and edges recomputed exactly, and a
  *    few H0 deaths found among the input's distances; generators, when
  *    asked for, each an edge of the input of exactly its bar's length;
+ *    representative cocycles, when asked for, each a cocycle of the
+ *    complex at its bar's birth and non-zero on a simplex born there;
  *  - re-runs on the reference (config `verify`): every small call (at most
  *    TM_VERIFY_SMALL points and TM_VERIFY_SMALL_SIMPLICES top simplices,
  *    answered within TM_VERIFY_SMALL_SECONDS); every call larger than any
@@ -993,6 +995,212 @@ static bool generators_wrong(topoml_context *ctx, const topoml_input_v1 *in,
     return wrong;
 }
 
+/* ---- representative cocycles ---- */
+
+bool tm_cocycles_malformed(const topoml_barcode_v1 *res, bool asked, uint64_t n, uint32_t p,
+                           char *why, size_t why_size)
+{
+    if (!asked) {
+        if (res->cocycle_offsets || res->cocycles) {
+            snprintf(why, why_size, "cocycles not asked for");
+            return true;
+        }
+        return false;
+    }
+    const uint64_t *off = res->cocycle_offsets;
+    if (!off) {
+        snprintf(why, why_size, "no cocycles");
+        return true;
+    }
+    if (off[0] != 0) {
+        snprintf(why, why_size, "the first offset is %llu, not 0", (unsigned long long)off[0]);
+        return true;
+    }
+    for (uint64_t k = 0; k < res->n_intervals; k++) {
+        const uint32_t d = res->intervals[k].dim;
+        const uint64_t w = (uint64_t)d + 2, a = off[k], b = off[k + 1];
+        if (b < a || (b - a) % w || (b > a && !res->cocycles) || (d == 0) != (a == b) ||
+            d > UINT32_MAX - 3) {
+            snprintf(why, why_size,
+                     "interval %llu (dim %u): words %llu..%llu are not whole rows of %llu (none "
+                     "in dimension 0, some above)",
+                     (unsigned long long)k, d, (unsigned long long)a, (unsigned long long)b,
+                     (unsigned long long)w);
+            return true;
+        }
+        for (uint64_t r = a; r < b; r += w) {
+            const uint32_t *row = res->cocycles + r;
+            bool ok = row[d + 1] >= 1 && row[d + 1] < p && row[0] < n;
+            for (uint32_t i = 1; ok && i <= d; i++)
+                ok = row[i] < row[i - 1];
+            if (!ok) {
+                snprintf(why, why_size,
+                         "interval %llu (dim %u): a row's vertices are not distinct, descending "
+                         "and below %llu, or its value is not in 1..%u",
+                         (unsigned long long)k, d, (unsigned long long)n, p - 1);
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* d(u, v) as the reference has it; a sparse input's edges by (i, j) in
+ * `sorted` (absent: +INFINITY). */
+static double pair_distance(const topoml_input_v1 *in, const topoml_edge *sorted, uint32_t u,
+                            uint32_t v)
+{
+    if (in->kind != TOPOML_INPUT_SPARSE)
+        return input_distance(in, u, v);
+    if (u == v)
+        return 0;
+    if (!sorted)
+        return INFINITY;
+    topoml_edge key = {.i = u < v ? u : v, .j = u < v ? v : u};
+    const topoml_edge *e =
+        bsearch(&key, sorted, (size_t)in->n_edges, sizeof *sorted, edge_order);
+    if (!e) {
+        uint32_t t = key.i;
+        key.i = key.j;
+        key.j = t;
+        e = bsearch(&key, sorted, (size_t)in->n_edges, sizeof *sorted, edge_order);
+    }
+    return e ? e->d : INFINITY;
+}
+
+static double simplex_diameter(const topoml_input_v1 *in, const topoml_edge *sorted,
+                               const uint32_t *v, uint32_t m)
+{
+    double diam = 0;
+    for (uint32_t i = 0; i < m; i++)
+        for (uint32_t j = i + 1; j < m; j++)
+            diam = fmax(diam, pair_distance(in, sorted, v[i], v[j]));
+    return diam;
+}
+
+/* The width of the records cofacet_order compares (qsort has no context). */
+static _Thread_local uint32_t cofacet_words;
+
+static int cofacet_order(const void *a, const void *b)
+{
+    return memcmp(a, b, (size_t)(cofacet_words - 1) * sizeof(uint32_t));
+}
+
+/* Is the cocycle of bar k (dimension d >= 1, rows checked well-formed) not a
+ * cocycle of the complex at the bar's birth b, or zero on every simplex of
+ * diameter b? Its coboundary, summed over the cofacets of diameter <= b of
+ * its rows of diameter <= b, must vanish mod p: each cofacet of the complex
+ * K_b whose facets the cocycle names gets one term from each, so this is
+ * (delta z)(tau) for every tau in K_b where it could be non-zero. And some row
+ * of diameter b must have a value: a cocycle of K_b vanishing on every
+ * simplex of diameter b is one of the complex just before b, whose class
+ * (if any) was there before the bar started. A plugin that rounds distances
+ * otherwise (f32 points) is held to its birth within the distance
+ * tolerance. Rows of larger diameter are outside K_b, and not looked at.
+ * False also when there is no memory to check (the other checks stand). */
+static bool cocycle_wrong(topoml_context *ctx, const topoml_input_v1 *in,
+                          const topoml_edge *sorted, uint32_t p, const topoml_interval *bar,
+                          const uint32_t *rows, uint64_t n_rows, char *why, size_t why_size)
+{
+    const uint32_t d = bar->dim, w = d + 2, W = d + 3;
+    const tolerance t = distance_tolerance(in);
+    double limit = bar->birth + t.rel * fabs(bar->birth) + t.abs;
+    if (!(limit < bar->death))
+        limit = bar->birth;
+    const double low = bar->birth - (t.rel * fabs(bar->birth) + t.abs);
+    bool born = false;
+    uint64_t n_cf = 0, cap = 0;
+    uint32_t *cf = NULL;
+    for (uint64_t r = 0; r < n_rows; r++) {
+        const uint32_t *row = rows + r * w;
+        const double diam = simplex_diameter(in, sorted, row, d + 1);
+        if (diam > limit)
+            continue;
+        born = born || diam >= low;
+        for (uint32_t v = 0; v < in->n; v++) {
+            uint32_t above = 0; /* vertices of the row above v: v's place in tau */
+            bool in_row = false, within = true;
+            for (uint32_t i = 0; i <= d && within && !in_row; i++) {
+                in_row = row[i] == v;
+                above += row[i] > v;
+                within = pair_distance(in, sorted, row[i], v) <= limit;
+            }
+            if (in_row || !within)
+                continue;
+            if (n_cf == cap) {
+                uint64_t c = cap ? 2 * cap : 256;
+                uint32_t *g = tm_realloc(ctx, cf, (size_t)(c * W * sizeof *cf));
+                if (!g) {
+                    ctx->errmsg[0] = '\0';
+                    tm_free(ctx, cf);
+                    return false;
+                }
+                cf = g;
+                cap = c;
+            }
+            uint32_t *rec = cf + n_cf++ * W;
+            for (uint32_t i = 0, j = 0; i <= d + 1; i++)
+                rec[i] = i == above ? v : row[j++];
+            rec[d + 2] = above % 2 ? p - row[d + 1] : row[d + 1];
+        }
+    }
+    bool wrong = false;
+    if (!born) {
+        snprintf(why, why_size,
+                 "the cocycle of a bar (dim %u, [%.17g, %.17g)) is zero on every simplex of "
+                 "diameter %.17g, where the bar starts",
+                 d, bar->birth, bar->death, bar->birth);
+        wrong = true;
+    }
+    cofacet_words = W;
+    if (!wrong && n_cf)
+        qsort(cf, (size_t)n_cf, (size_t)W * sizeof *cf, cofacet_order);
+    for (uint64_t a = 0, b; !wrong && a < n_cf; a = b) {
+        uint64_t sum = 0;
+        for (b = a; b < n_cf && cofacet_order(cf + a * W, cf + b * W) == 0; b++)
+            sum += cf[b * W + d + 2];
+        if (sum % p) {
+            snprintf(why, why_size,
+                     "the cocycle of a bar (dim %u, [%.17g, %.17g)) is not a cocycle at its "
+                     "birth: its coboundary is %llu (mod %u) on a simplex of diameter <= %.17g",
+                     d, bar->birth, bar->death, (unsigned long long)(sum % p), p, limit);
+            wrong = true;
+        }
+    }
+    tm_free(ctx, cf);
+    return wrong;
+}
+
+/* Cocycles, when asked for: well-formed, and each a cocycle of its bar's
+ * birth complex that is non-zero there (cocycle_wrong). */
+bool tm_cocycles_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32_t p,
+                       const topoml_barcode_v1 *res, char *why, size_t why_size)
+{
+    if (tm_cocycles_malformed(res, true, in->n, p, why, why_size))
+        return true;
+    topoml_edge *sorted = NULL;
+    if (in->kind == TOPOML_INPUT_SPARSE && in->n_edges) {
+        sorted = tm_alloc(ctx, (size_t)in->n_edges * sizeof *sorted);
+        if (!sorted) {
+            ctx->errmsg[0] = '\0';
+            return false; /* no memory to check: the other checks stand */
+        }
+        memcpy(sorted, in->edges, (size_t)in->n_edges * sizeof *sorted);
+        qsort(sorted, (size_t)in->n_edges, sizeof *sorted, edge_order);
+    }
+    bool wrong = false;
+    for (uint64_t k = 0; k < res->n_intervals && !wrong; k++) {
+        const topoml_interval *b = &res->intervals[k];
+        if (b->dim == 0 || !(b->death > b->birth))
+            continue;
+        const uint64_t a = res->cocycle_offsets[k], e = res->cocycle_offsets[k + 1];
+        wrong = cocycle_wrong(ctx, in, sorted, p, b, res->cocycles + a, (e - a) / (b->dim + 2),
+                              why, why_size);
+    }
+    tm_free(ctx, sorted);
+    return wrong;
+}
+
 /* The conformance suite's rule (docs/conformance.md, "Barcodes"): the same
  * bars, exactly, through the one comparison both use (diagram_compare.c).
  * `prefix` starts the reason ("" or "cut at s: "). */
@@ -1022,8 +1230,12 @@ static void free_barcode(topoml_context *ctx, topoml_barcode_v1 *bc)
 {
     tm_free(ctx, bc->intervals);
     tm_free(ctx, bc->generators);
+    tm_free(ctx, bc->cocycle_offsets);
+    tm_free(ctx, bc->cocycles);
     bc->intervals = NULL;
     bc->generators = NULL;
+    bc->cocycle_offsets = NULL;
+    bc->cocycles = NULL;
 }
 
 static int run_barcode(topoml_context *ctx, tm_backend *b, uint32_t op, const topoml_input_v1 *in,
@@ -1170,6 +1382,9 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
     if (!wrong && op == TOPOML_OP_RIPS && (params->flags & TOPOML_RIPS_PARAM_GENERATORS) &&
         ctx->config.verify != TM_VERIFY_OFF)
         wrong = generators_wrong(ctx, in, res, why, sizeof why);
+    if (!wrong && op == TOPOML_OP_RIPS && (params->flags & TOPOML_RIPS_PARAM_COCYCLES) &&
+        ctx->config.verify != TM_VERIFY_OFF)
+        wrong = tm_cocycles_wrong(ctx, in, params->modulus, res, why, sizeof why);
     tm_backend *ref = reference(ctx);
     topoml_barcode_v1 want;
     const uint32_t vertices = max_dim + 2;

@@ -160,6 +160,11 @@ typedef struct topoml_rips_params_v1 {
  * (a backend whose rips capability lacks TOPOML_CAP_GENERATORS is never
  * asked; see docs/plugin-abi.md, "Generators"). */
 #define TOPOML_RIPS_PARAM_GENERATORS 1u
+/* topoml_rips_params_v1.flags, core 0.4. COCYCLES: fill
+ * topoml_barcode_v1.cocycle_offsets and .cocycles (a backend whose rips
+ * capability lacks TOPOML_CAP_COCYCLES is never asked; see
+ * docs/plugin-abi.md, "Cocycles"). */
+#define TOPOML_RIPS_PARAM_COCYCLES 2u
 
 /* A barcode produced by a plugin. The caller zero-initialises it and sets
  * struct_size; the plugin fills it. `intervals` comes from call->alloc and is
@@ -182,6 +187,18 @@ typedef struct topoml_barcode_v1 {
      * generators[k] belonging to intervals[k]; else NULL. Owned by the
      * caller afterwards, like `intervals`. */
     topoml_generator *generators;
+    /* Appended in core 0.4 (written only when struct_size covers them):
+     * with TOPOML_RIPS_PARAM_COCYCLES, a representative cocycle for every
+     * interval of dimension >= 1 (docs/plugin-abi.md, "Cocycles"). The
+     * cocycle of intervals[k], of dimension d, is the rows in
+     * cocycles[cocycle_offsets[k] .. cocycle_offsets[k + 1]), d + 2 words a
+     * row: the d + 1 vertices of a simplex, descending, then its
+     * coefficient in 1..p-1. Dimension 0: no rows. cocycle_offsets has
+     * n_intervals + 1 entries, cocycle_offsets[0] = 0; both arrays come from
+     * call->alloc and are owned by the caller afterwards (cocycles may be
+     * NULL when there are no rows). Not asked: both left NULL. */
+    uint64_t *cocycle_offsets;
+    uint32_t *cocycles;
 } topoml_barcode_v1;
 
 /* Weights of the persistence image op. */
@@ -262,6 +279,10 @@ typedef struct topoml_capability_v1 {
  * ioctl on them, and read /proc/driver/nvidia and /sys; without the bit it
  * may not (docs/security.md, "The sandbox"). */
 #define TOPOML_CAP_NVIDIA_DRIVER 4u
+/* topoml_capability_v1.features, core 0.4. COCYCLES (RIPS): the backend fills
+ * topoml_barcode_v1.cocycle_offsets and .cocycles when the parameters ask
+ * for them (TOPOML_RIPS_PARAM_COCYCLES). */
+#define TOPOML_CAP_COCYCLES 8u
 
 /* The backend vtable. The plugin keeps it in static storage. Op pointers are
  * NULL where unsupported. Every op returns a topoml_status. */

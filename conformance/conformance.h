@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "diagram_compare.h"
+/* internal: the one comparison of barcodes and its bounds, which run-time
+ * verification uses too */
+#include "diagrams/diagram_compare.h"
 #include "topoml/plugin.h"
 #include "topoml/topoml.h"
 
@@ -181,7 +183,7 @@ uint64_t tc_diagram_pairs(const topoml_interval *bars, uint64_t n, uint32_t dim,
 /* ---- tolerances and comparison (compare.c) ---- */
 
 /* |got - ref| <= rel*|ref| + abs for one distance (the core's bound,
- * core/src/diagram_compare.h). */
+ * core/src/diagrams/diagram_compare.h). */
 typedef tm_tolerance tc_tolerance;
 
 /* The bound on one distance of a case: rel = ulps * (dim + 2) * eps(dtype),

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "check_context.h"
-#include "internal.h" /* the context's counts of re-runs */
+#include "api/api.h" /* the context's counts of re-runs */
 #include "topoml/topoml.h"
 
 static char warnings[4096];

@@ -189,9 +189,13 @@ static char flaky_device[64] = "cpu";
 static void flaky_control(char *what, size_t size)
 {
     const char *control = getenv("TOPOML_TEST_PROBE_CONTROL");
-    int fd = control && *control ? open(control, O_RDONLY | O_CLOEXEC) : -1;
-    ssize_t n = fd >= 0 ? read(fd, what, size - 1) : 0;
-    if (fd >= 0)
+    /* In the probe process: "fd:N", opened before its sandbox (see
+     * test_log_fd). */
+    const bool given = control && strncmp(control, "fd:", 3) == 0;
+    int fd = given ? atoi(control + 3)
+                   : control && *control ? open(control, O_RDONLY | O_CLOEXEC) : -1;
+    ssize_t n = fd >= 0 ? pread(fd, what, size - 1, 0) : 0;
+    if (fd >= 0 && !given)
         close(fd);
     what[n > 0 ? n : 0] = '\0';
     what[strcspn(what, "\n")] = '\0';

@@ -153,17 +153,19 @@ void tm_probe_policy(const tm_backend *b, char *out, size_t size)
              (long)getpid());
 }
 
-/* The test plugins' own record of where their code ran and when their
- * probes ran (tests/fault_plugins/fault.c): a sandboxed probe cannot open a
- * file to write, so the files the environment names for it are opened here,
- * before the sandbox and only when the host's environment names them, and
- * handed on as "fd:N". Nothing else of the user's is writable in the probe. */
-static void pass_test_log(const char *var, int at)
+/* The test plugins' files (tests/fault_plugins/fault.c): their record of
+ * where their code ran and when their probes ran, and the file that tells
+ * one what its probe finds. A sandboxed probe can open none of them, so
+ * the files the environment names are opened here, before the sandbox and
+ * only when the host's environment names them, and handed on as "fd:N"
+ * (the records to append to, the other to read). Nothing else of the
+ * user's is open in the probe. */
+static void pass_test_file(const char *var, int at, int flags)
 {
     const char *path = getenv(var);
     if (!path || path[0] != '/')
         return;
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return;
     if (dup3(fd, at, O_CLOEXEC) == at) {
@@ -191,8 +193,9 @@ int tm_probe_serve(int plugin_fd, int out_fd, const char *policy, const char *ca
                              .lifeline_fd = -1,
                              .cache_dir = cache_dir && *cache_dir ? cache_dir : NULL};
     char why[400];
-    pass_test_log("TOPOML_TEST_MARKER", 20);
-    pass_test_log("TOPOML_TEST_PROBE_LOG", 21);
+    pass_test_file("TOPOML_TEST_MARKER", 20, O_WRONLY | O_APPEND | O_CREAT);
+    pass_test_file("TOPOML_TEST_PROBE_LOG", 21, O_WRONLY | O_APPEND | O_CREAT);
+    pass_test_file("TOPOML_TEST_PROBE_CONTROL", 22, O_RDONLY);
     if (!tm_sandbox_policy_parse(policy, &pol) || tm_sandbox_enter(&pol, why, sizeof why) != 0) {
         char reason[480];
         snprintf(reason, sizeof reason, "its probe process could not enter the sandbox: %.400s",

@@ -12,7 +12,8 @@ probe process) or from its op (which runs under certification).
    with the reason (the read refused, or the sandbox's SIGSYS).
 2. Landlock's read rule for a folder of LD_LIBRARY_PATH that holds the
    cache folder ($HOME, and the folder above a configured cache_dir) is
-   left out: the key stays unreadable.
+   left out: the key stays unreadable, and a helper that serves calls says
+   so at debug level.
 3. `topoml-conformance --certify` on it, its op reading the key that seals
    the certificates and writing a file: every case it runs is CRASH (the
    sandbox's SIGSYS), no file is written, the key appears nowhere, and the
@@ -137,6 +138,20 @@ def main():
                dict(env, TOPOML_TEST_STEAL="read", TOPOML_TEST_KEY=conf_key,
                     LD_LIBRARY_PATH="/nonexistent:" + above, TOPOML_CONFIG=cfg),
                conf_hex, written, executed, "could not read the key: Permission denied")
+
+    # ... and a helper that serves calls says so at debug level.
+    cfg_iso = os.path.join(tmp, "isolated.yaml")
+    with open(cfg_iso, "w") as f:
+        f.write("enable: [fault-good]\nisolation: process\n")
+    points = os.path.join(tmp, "points.txt")
+    with open(points, "w") as f:
+        f.write("0 0\n1 0\n0 2\n")
+    r = subprocess.run([CLI, "distance", points, "--config", cfg_iso, "--backend", "fault-good",
+                        "--verbose", "--verbose"], capture_output=True, text=True, timeout=120,
+                       env=dict(env_home, TOPOML_PLUGIN_PATH=os.path.join(
+                           A.build, "fault-plugins", "good")), errors="replace")
+    said = "sandbox: LD_LIBRARY_PATH folder %s not made readable" % home
+    check("serve: the left-out folder is said at debug level", said in r.stderr, r.stderr[-800:])
 
     # 3. Certification: the op reads the key and writes a file.
     certs = os.path.join(tmp, "certs")

@@ -6,7 +6,12 @@
  * once per case to run one op. The child loads the file with the core's own
  * loader (the same checks a host applies: negotiation, struct sizes, name,
  * capability records) into a context that has no gate and no other plugin,
- * so a plugin is tested whatever the gate thinks of it. The child sends its
+ * so a plugin is tested whatever the gate thinks of it, and enters the
+ * sandbox of a helper process (gate/sandbox.h) after checking the file and
+ * before loading it: the plugin under test cannot read the cache folder
+ * (the key that seals certificates), write a file or start a program.
+ * Certificates are written by the runner after the children end. The child
+ * sends its
  * answers back over a pipe as tagged records; the parent never dlopens the
  * plugin, so nothing it does (a constructor that crashes, a GPU runtime
  * that dislikes fork) can reach the runner.
@@ -24,8 +29,9 @@
 
 #include "conformance.h"
 /* Internal: the subject is loaded and started as the loader does it
- * (tm_loader_open, tm_backend_start) but outside any gate, since the suite
- * is what certifies; its records are read from the backend (tm_backend). */
+ * (tm_loader_check, the sandbox, tm_loader_negotiate, tm_backend_start) but
+ * outside any gate, since the suite is what certifies; its records are read
+ * from the backend (tm_backend). */
 #include "api/api.h"
 #include "gate/gate.h"
 #include "gate/gate_internal.h"

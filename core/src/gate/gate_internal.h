@@ -9,8 +9,9 @@
  * other half include it, tools/cli/topoml_plugin_host.c (the helper process:
  * tm_probe_serve, tm_isolation_serve) and the conformance suite
  * (conformance/subject.c and tools/cli/topoml_conformance.c load and start a
- * plugin as the loader does, tm_loader_open / tm_backend_start /
- * tm_loader_each_file, but outside any gate: the suite is what certifies).
+ * plugin as the loader does, tm_loader_check / tm_loader_negotiate /
+ * tm_backend_start / tm_loader_each_file, but outside any gate: the suite
+ * is what certifies).
  */
 #ifndef TOPOML_GATE_INTERNAL_H
 #define TOPOML_GATE_INTERNAL_H
@@ -61,8 +62,9 @@ void tm_loader_hash(topoml_context *ctx, tm_backend *b);
  * success fills b->vt, else `b` is rejected with its reason. This runs the
  * plugin's code in this process. */
 void tm_loader_negotiate(topoml_context *ctx, tm_backend *b);
-/* tm_loader_check then tm_loader_negotiate (the conformance runner's child
- * and the probe helper load plugins this way). Never fails the context. */
+/* tm_loader_check then tm_loader_negotiate, with nothing between them (the
+ * conformance runner's child and the helpers call the two themselves, to
+ * enter the sandbox between them). Never fails the context. */
 void tm_loader_open(topoml_context *ctx, const char *path, tm_backend *b);
 /* Is the open file `fd` safe to load code (or a certificate) from: a regular
  * file owned by us or root, not writable by group or others, and every

@@ -5,7 +5,8 @@
  * negotiate, create, probe and capabilities. The host does none of that for
  * a plugin the gate has not enabled. Each checked plugin file is handed, as
  * its open descriptor, to a helper process (topoml-plugin-host --probe);
- * the helper loads that very file through /proc/self/fd/3 and writes a
+ * the helper enters its sandbox (sandbox.h, the policy of tm_probe_policy),
+ * then loads that very file through /proc/self/fd/3 and writes a
  * report on descriptor 4: the stage it reached, then either the reason the
  * loader refused the plugin or its identity, ABI version, op pointers,
  * probe result and capability records. A plugin that crashes, exits or

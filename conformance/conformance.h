@@ -255,6 +255,9 @@ struct tc_plugin {
 
 /* Negotiate, create, probe and read the capabilities of a plugin file in a
  * child process. Always fills `p` (loaded false with p->load on failure). */
+/* The cache folder the runner writes certificates to (NULL: only the
+ * defaults): the plugin's children, sandboxed, cannot read it. */
+void tc_subject_cache_dir(const char *dir);
 void tc_plugin_identify(tc_plugin *p, const char *path, double timeout_s, bool verbose);
 void tc_plugin_free(tc_plugin *p);
 

@@ -6,7 +6,12 @@
  * once per case to run one op. The child loads the file with the core's own
  * loader (the same checks a host applies: negotiation, struct sizes, name,
  * capability records) into a context that has no gate and no other plugin,
- * so a plugin is tested whatever the gate thinks of it. The child sends its
+ * so a plugin is tested whatever the gate thinks of it, and enters the
+ * sandbox of a helper process (gate/sandbox.h) after checking the file and
+ * before loading it: the plugin under test cannot read the cache folder
+ * (the key that seals certificates), write a file or start a program.
+ * Certificates are written by the runner after the children end. The child
+ * sends its
  * answers back over a pipe as tagged records; the parent never dlopens the
  * plugin, so nothing it does (a constructor that crashes, a GPU runtime
  * that dislikes fork) can reach the runner.
@@ -24,11 +29,13 @@
 
 #include "conformance.h"
 /* Internal: the subject is loaded and started as the loader does it
- * (tm_loader_open, tm_backend_start) but outside any gate, since the suite
- * is what certifies; its records are read from the backend (tm_backend). */
+ * (tm_loader_check, the sandbox, tm_loader_negotiate, tm_backend_start) but
+ * outside any gate, since the suite is what certifies; its records are read
+ * from the backend (tm_backend). */
 #include "api/api.h"
 #include "gate/gate.h"
 #include "gate/gate_internal.h"
+#include "gate/sandbox.h"
 
 /* ---- records on the pipe: tag (1 byte), length (4), payload ---- */
 
@@ -219,7 +226,17 @@ typedef struct child_job {
     const tc_case *c;
     const tc_input *in;
     const tc_reference *r;
+    const char *read_dir; /* a folder the child reads after its sandbox (the suite's data) */
 } child_job;
+
+/* The cache folder the runner uses (tc_subject_cache_dir): the child's
+ * sandbox keeps it unreadable, with the default ones. */
+static const char *subject_cache_dir;
+
+void tc_subject_cache_dir(const char *dir)
+{
+    subject_cache_dir = dir;
+}
 
 /* Where the plugin's log messages go: stderr, or during the long-lived
  * checks (which watch stderr for the plugin's own writes) a copy of it. */
@@ -247,7 +264,34 @@ static bool child_start(int fd, const child_job *job, topoml_context **ctx, tm_b
         topoml_set_log(*ctx, child_log, NULL, TOPOML_LOG_DEBUG);
     memset(b, 0, sizeof *b);
     put_text(fd, REC_STAGE, "load and negotiate");
-    tm_loader_open(*ctx, job->path, b);
+    tm_loader_check(*ctx, job->path, b);
+    if (b->gate_state == TOPOML_GATE_REJECTED) {
+        put_text(fd, REC_LOAD_FAILED, b->gate_reason);
+        return false;
+    }
+    /* The plugin under test runs sandboxed from its first byte (its
+     * constructors, at the dlopen in tm_loader_negotiate), as in a helper
+     * of the library (gate/sandbox.h): no file of the user, no process, no
+     * socket; the NVIDIA driver's rules only for a file in topoml's own
+     * plugin folder (tm_probe_policy). Certificates are written by the
+     * runner, after this child has ended. */
+    tm_sandbox_policy pol = {.flags = b->in_default_folder ? TM_SANDBOX_NVIDIA : 0u,
+                             .plugin_fd = b->fd,
+                             .lifeline_fd = -1,
+                             .host_pid = (int)getppid(),
+                             .cache_dir = subject_cache_dir,
+                             .read_dir = job->read_dir};
+    char why[400];
+    if (tm_sandbox_enter(&pol, why, sizeof why) != 0) {
+        char reason[480];
+        snprintf(reason, sizeof reason, "the test's child could not enter the sandbox: %s", why);
+        put_text(fd, REC_LOAD_FAILED, reason);
+        return false;
+    }
+    char walls[300];
+    tm_sandbox_support(NULL, walls, sizeof walls);
+    setenv("TOPOML_SANDBOX", walls, 1);
+    tm_loader_negotiate(*ctx, b);
     if (b->gate_state == TOPOML_GATE_REJECTED) {
         put_text(fd, REC_LOAD_FAILED, b->gate_reason);
         return false;
@@ -773,7 +817,7 @@ void tc_plugin_identify(tc_plugin *p, const char *path, double timeout_s, bool v
     char real[PATH_MAX];
     snprintf(p->path, sizeof p->path, "%s", realpath(path, real) ? real : path);
     snprintf(p->name, sizeof p->name, "?");
-    child_job job = {p->path, verbose, NULL, NULL, NULL, NULL};
+    child_job job = {p->path, verbose, NULL, NULL, NULL, NULL, NULL};
     tc_child ch;
     char err[256];
     if (!tc_isolate(child_identify, &job, timeout_s, &ch, err, sizeof err)) {
@@ -1095,7 +1139,7 @@ void tc_plugin_run(const tc_plugin *p, topoml_context *ref, const tc_case *c, co
                  tm_op_name(c->op), tm_op_name(c->op));
         return;
     }
-    child_job job = {p->path, verbose, NULL, c, in, r};
+    child_job job = {p->path, verbose, NULL, c, in, r, NULL};
     tc_child ch;
     char err[256];
     if (!tc_isolate(child_run, &job, timeout_s, &ch, err, sizeof err)) {
@@ -1155,7 +1199,7 @@ static bool read_exact(int fd, void *p, size_t n)
 static int child_session(int fd, void *arg)
 {
     const session_job *job = arg;
-    child_job start = {job->path, job->verbose, NULL, NULL, NULL, NULL};
+    child_job start = {job->path, job->verbose, NULL, NULL, NULL, NULL, job->suite->data_dir};
     topoml_context *ctx = NULL;
     tm_backend b;
     if (!child_start(fd, &start, &ctx, &b)) {
@@ -1179,7 +1223,7 @@ static int child_session(int fd, void *arg)
             put_u32(&out, (uint32_t)TOPOML_E_INTERNAL);
             put_str(&out, msg);
         } else {
-            child_job one = {job->path, job->verbose, NULL, c, &in, have_r ? &r : NULL};
+            child_job one = {job->path, job->verbose, NULL, c, &in, have_r ? &r : NULL, NULL};
             run_op(fd, &one, ctx, &b, &out);
         }
         if (out.failed) {
@@ -1399,7 +1443,7 @@ void tc_plugin_soak(const tc_plugin *p, topoml_context *ref, const tc_case *cons
         snprintf(v->detail, sizeof v->detail, "hardware absent: %.400s", p->probe_message);
         return;
     }
-    soak_job job = {{p->path, verbose, NULL, NULL, NULL, NULL}, ref, p, cases, inputs, refs,
+    soak_job job = {{p->path, verbose, NULL, NULL, NULL, NULL, NULL}, ref, p, cases, inputs, refs,
                     n_cases};
     tc_child ch;
     char err[256];

@@ -40,17 +40,21 @@
 #include "gate/gate_internal.h" /* tm_record_seal: a report sealed as the user could */
 #include "gate/sha256.h"
 
-static char cache[64], probe_log[64], control[64];
+/* The control file is in a folder of its own: a sandboxed helper may read
+ * it through LD_LIBRARY_PATH, as it may not read the cache folder. */
+static char cache[64], probe_log[64], control_dir[64], control[96];
 
 static void start(void)
 {
     strcpy(cache, "/tmp/topoml-probe-cache-XXXXXX");
     strcpy(probe_log, "/tmp/topoml-probe-log-XXXXXX");
+    strcpy(control_dir, "/tmp/topoml-probe-control-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(cache));
+    ck_assert_ptr_nonnull(mkdtemp(control_dir));
     int fd = mkstemp(probe_log);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    snprintf(control, sizeof control, "%s/control", cache);
+    snprintf(control, sizeof control, "%s/control", control_dir);
     ck_assert_int_eq(setenv("TOPOML_TEST_PROBE_LOG", probe_log, 1), 0);
     ck_assert_int_eq(setenv("TOPOML_TEST_PROBE_CONTROL", control, 1), 0);
     ck_assert_int_eq(setenv("TOPOML_TEST_PROBE_MS", "10", 1), 0);
@@ -67,6 +71,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 static void finish(void)
 {
     nftw(cache, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    nftw(control_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
     unlink(probe_log);
     unsetenv("TOPOML_TEST_PROBE_LOG");
     unsetenv("TOPOML_TEST_PROBE_CONTROL");
@@ -481,7 +486,7 @@ START_TEST(test_a_kept_report_the_host_contradicts_is_forgotten)
      * and the loader's LD_LIBRARY_PATH folders (docs/security.md): the
      * machine it sees changing is the control file in one of those. */
     if (!here)
-        ck_assert_int_eq(setenv("LD_LIBRARY_PATH", cache, 1), 0);
+        ck_assert_int_eq(setenv("LD_LIBRARY_PATH", control_dir, 1), 0);
     topoml_context *ctx = context(config, fault_dir("probe-flaky"), NULL);
     ck_assert_int_eq(topoml_use_backend(ctx, "fault-probe-flaky"), TOPOML_OK);
     check_distances_of_three_points(ctx);

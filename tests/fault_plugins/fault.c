@@ -38,6 +38,16 @@
  * line each, and stops with TOPOML_E_CANCELLED when the progress callback
  * says so (logging "cancelled at K").
  *
+ * STEAL tries to reach what the sandbox keeps from a plugin, from its
+ * constructor (TOPOML_TEST_STEAL_AT unset or "ctor": in the probe process)
+ * or from every distances call ("op": under certification). What it tries,
+ * TOPOML_TEST_STEAL says: "read" the file TOPOML_TEST_KEY (topoml's
+ * records.key), "write" (create) the file TOPOML_TEST_WRITE_MARKER with
+ * what it read, "exec" /usr/bin/touch on TOPOML_TEST_EXEC_MARKER; unset:
+ * all three in that order. Its probe then fails, saying what the read
+ * gave: "read the key: <hex>" or "could not read the key: <error>".
+ * Otherwise it computes euclidean f64 distances right.
+ *
  * PROBE_FLAKY is well-formed and computes euclidean f64 distances right,
  * but its probe finds what the file named by TOPOML_TEST_PROBE_CONTROL
  * says when it runs: nothing (no file) or "ok": ok, on the device "cpu";
@@ -67,18 +77,85 @@
 #define FAULT_NAME "fault"
 #endif
 
-__attribute__((constructor)) static void on_load(void)
+/* A descriptor to append a test record to, for the file the environment
+ * variable `var` names: in a sandboxed helper (TOPOML_SANDBOX) opening a
+ * file to write ends the process, so only the probe process, which opened
+ * the file before its sandbox and says so as "fd:N", the host and the
+ * unsandboxed leave marks. -1: none; *opened: close it after. */
+static int test_log_fd(const char *var, bool *opened)
 {
-    const char *marker = getenv("TOPOML_TEST_MARKER");
-    /* In a sandboxed helper (TOPOML_SANDBOX) opening a file to write ends
-     * the process: only the probe process and the host leave marks. */
-    if (marker && *marker && !getenv("TOPOML_SANDBOX")) {
-        int fd = open(marker, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    const char *path = getenv(var);
+    *opened = false;
+    if (!path || !*path)
+        return -1;
+    if (strncmp(path, "fd:", 3) == 0)
+        return atoi(path + 3);
+    if (getenv("TOPOML_SANDBOX"))
+        return -1;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    *opened = fd >= 0;
+    return fd;
+}
+
+#ifdef FAULT_STEAL
+static char stolen[128] = "nothing tried";
+
+static bool steal_wants(const char *what)
+{
+    const char *mode = getenv("TOPOML_TEST_STEAL");
+    return !mode || !*mode || strcmp(mode, what) == 0;
+}
+
+/* The harm of STEAL (see the top), where TOPOML_TEST_STEAL_AT says. */
+static void steal(const char *at)
+{
+    const char *want = getenv("TOPOML_TEST_STEAL_AT");
+    if (strcmp(want && *want ? want : "ctor", at) != 0)
+        return;
+    if (steal_wants("read")) {
+        const char *key = getenv("TOPOML_TEST_KEY");
+        int fd = open(key ? key : "/nonexistent", O_RDONLY | O_CLOEXEC);
+        unsigned char k[32];
+        ssize_t n = fd >= 0 ? read(fd, k, sizeof k) : -1;
+        int err = errno;
+        if (fd >= 0)
+            close(fd);
+        if (n > 0) {
+            int w = snprintf(stolen, sizeof stolen, "read the key: ");
+            for (ssize_t i = 0; i < n && w < (int)sizeof stolen - 3; i++)
+                w += snprintf(stolen + w, sizeof stolen - (size_t)w, "%02x", k[i]);
+        } else {
+            snprintf(stolen, sizeof stolen, "could not read the key: %s",
+                     n < 0 ? strerror(err) : "empty");
+        }
+    }
+    if (steal_wants("write")) {
+        const char *marker = getenv("TOPOML_TEST_WRITE_MARKER");
+        int fd = open(marker ? marker : "/nonexistent/marker",
+                      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (fd >= 0) {
-            dprintf(fd, "%s %ld\n", FAULT_NAME, (long)getpid());
+            dprintf(fd, "%s\n", stolen);
             close(fd);
         }
     }
+    if (steal_wants("exec")) {
+        const char *marker = getenv("TOPOML_TEST_EXEC_MARKER");
+        execl("/usr/bin/touch", "touch", marker ? marker : "/nonexistent/marker", (char *)NULL);
+    }
+}
+#endif
+
+__attribute__((constructor)) static void on_load(void)
+{
+    bool opened;
+    int fd = test_log_fd("TOPOML_TEST_MARKER", &opened);
+    if (fd >= 0)
+        dprintf(fd, "%s %ld\n", FAULT_NAME, (long)getpid());
+    if (opened)
+        close(fd);
+#ifdef FAULT_STEAL
+    steal("ctor");
+#endif
 #ifdef FAULT_CTOR_CRASH
     *(volatile int *)(uintptr_t)getenv("TOPOML_NO_SUCH_VARIABLE_EVER") = 1;
 #endif
@@ -97,14 +174,12 @@ static long long now_ns(void)
 /* The probe's window, for the tests (see the top of the file). */
 static void log_probe(long long start)
 {
-    const char *log = getenv("TOPOML_TEST_PROBE_LOG");
-    if (log && *log && !getenv("TOPOML_SANDBOX")) {
-        int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-        if (fd >= 0) {
-            dprintf(fd, "%s %ld %lld %lld\n", FAULT_NAME, (long)getpid(), start, now_ns());
-            close(fd);
-        }
-    }
+    bool opened;
+    int fd = test_log_fd("TOPOML_TEST_PROBE_LOG", &opened);
+    if (fd >= 0)
+        dprintf(fd, "%s %ld %lld %lld\n", FAULT_NAME, (long)getpid(), start, now_ns());
+    if (opened)
+        close(fd);
 }
 
 #ifdef FAULT_PROBE_FLAKY
@@ -114,9 +189,13 @@ static char flaky_device[64] = "cpu";
 static void flaky_control(char *what, size_t size)
 {
     const char *control = getenv("TOPOML_TEST_PROBE_CONTROL");
-    int fd = control && *control ? open(control, O_RDONLY | O_CLOEXEC) : -1;
-    ssize_t n = fd >= 0 ? read(fd, what, size - 1) : 0;
-    if (fd >= 0)
+    /* In the probe process: "fd:N", opened before its sandbox (see
+     * test_log_fd). */
+    const bool given = control && strncmp(control, "fd:", 3) == 0;
+    int fd = given ? atoi(control + 3)
+                   : control && *control ? open(control, O_RDONLY | O_CLOEXEC) : -1;
+    ssize_t n = fd >= 0 ? pread(fd, what, size - 1, 0) : 0;
+    if (fd >= 0 && !given)
         close(fd);
     what[n > 0 ? n : 0] = '\0';
     what[strcspn(what, "\n")] = '\0';
@@ -150,6 +229,13 @@ static int probe(void *state, char *why, size_t why_size)
     snprintf(flaky_device, sizeof flaky_device, "%.60s",
              strncmp(what, "device ", 7) == 0 ? what + 7 : "cpu");
 #endif
+#ifdef FAULT_STEAL
+    const char *at = getenv("TOPOML_TEST_STEAL_AT");
+    if (!at || !*at || strcmp(at, "ctor") == 0) {
+        snprintf(why, why_size, "%s", stolen);
+        return TOPOML_E_UNSUPPORTED;
+    }
+#endif
 #ifdef FAULT_PROBE_FAILS
     snprintf(why, why_size, "no widget found on this machine");
     return TOPOML_E_UNSUPPORTED;
@@ -172,7 +258,7 @@ static int probe(void *state, char *why, size_t why_size)
     defined(FAULT_BIG_MEMORY) || defined(FAULT_EXEC) || defined(FAULT_CHATTY)
 #define FAULT_IN_OP 1
 #endif
-#if defined(FAULT_IN_OP) || defined(FAULT_PROBE_FLAKY)
+#if defined(FAULT_IN_OP) || defined(FAULT_PROBE_FLAKY) || defined(FAULT_STEAL)
 #define FAULT_RIGHT_DISTANCES 1
 /* f64, euclidean only: what right_distances computes. */
 static const topoml_capability_v1 caps[] = {
@@ -293,6 +379,9 @@ static int distances(void *state, const topoml_call_v1 *call, const topoml_input
     return TOPOML_E_DEVICE;
 #elif defined(FAULT_RIGHT_DISTANCES)
     (void)call;
+#ifdef FAULT_STEAL
+    steal("op");
+#endif
 #ifdef FAULT_CHATTY
     for (uint64_t k = 0; k < 20; k++) {
         char line[64];

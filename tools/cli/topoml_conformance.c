@@ -449,6 +449,8 @@ int main(int argc, char **argv)
         tm_free(cfg, cfg->config.cache_dir);
         cfg->config.cache_dir = tm_strdup(cfg, cache);
     }
+    /* The plugin's sandboxed children cannot read the cache folder. */
+    tc_subject_cache_dir(cfg->config.cache_dir);
     topoml_context_options ro = {.struct_size = sizeof ro,
                                  .flags = TOPOML_CTX_NO_ENV | TOPOML_CTX_NO_PLUGINS};
     if (topoml_context_new(&ref, &ro) != TOPOML_OK) {

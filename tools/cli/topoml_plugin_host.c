@@ -4,20 +4,26 @@
  * Not a command for people: libtopoml starts it with posix_spawn and hands
  * it descriptors.
  *
- *   topoml-plugin-host --probe   descriptor 3: the plugin file, opened and
+ *   topoml-plugin-host --probe --sandbox POLICY [CACHE_DIR]
+ *                                descriptor 3: the plugin file, opened and
  *                                checked by the host; descriptor 4: the
  *                                report (identity, probe, capabilities).
- *   topoml-plugin-host --serve --sandbox POLICY
+ *                                The sandbox is entered before the plugin
+ *                                is loaded, as for --serve.
+ *   topoml-plugin-host --serve --sandbox POLICY [CACHE_DIR]
  *                                descriptor 3: the plugin file; 4: a socket
  *                                of requests (isolate_ops.c); 5: the pipe
  *                                that becomes its stdout; 6: the host's
  *                                lifeline (its closing ends the helper).
- *                                The sandbox (core/src/sandbox.h) is
+ *                                The sandbox (core/src/gate/sandbox.h) is
  *                                entered before the plugin is loaded.
+ *                                CACHE_DIR: the host's configured cache
+ *                                folder, which the sandbox keeps unreadable.
  *
  * It ends with _exit, so that nothing a plugin registered to run at exit
  * (destructors, atexit) can add to or spoil a finished report.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,12 +35,14 @@
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "--probe") == 0)
-        _exit(tm_probe_serve(3, 4));
-    if (argc == 4 && strcmp(argv[1], "--serve") == 0 && strcmp(argv[2], "--sandbox") == 0)
-        _exit(tm_isolation_serve(3, 4, 5, 6, argv[3]));
+    const bool sandbox = (argc == 4 || argc == 5) && strcmp(argv[2], "--sandbox") == 0;
+    const char *cache = argc == 5 ? argv[4] : NULL;
+    if (sandbox && strcmp(argv[1], "--probe") == 0)
+        _exit(tm_probe_serve(3, 4, argv[3], cache));
+    if (sandbox && strcmp(argv[1], "--serve") == 0)
+        _exit(tm_isolation_serve(3, 4, 5, 6, argv[3], cache));
     fprintf(stderr,
             "topoml-plugin-host: a helper of libtopoml, started by the library itself\n"
-            "usage: topoml-plugin-host --probe | --serve --sandbox POLICY\n");
+            "usage: topoml-plugin-host --probe|--serve --sandbox POLICY [CACHE_DIR]\n");
     return 2;
 }

@@ -9,8 +9,9 @@
  * other half include it, tools/cli/topoml_plugin_host.c (the helper process:
  * tm_probe_serve, tm_isolation_serve) and the conformance suite
  * (conformance/subject.c and tools/cli/topoml_conformance.c load and start a
- * plugin as the loader does, tm_loader_open / tm_backend_start /
- * tm_loader_each_file, but outside any gate: the suite is what certifies).
+ * plugin as the loader does, tm_loader_check / tm_loader_negotiate /
+ * tm_backend_start / tm_loader_each_file, but outside any gate: the suite
+ * is what certifies).
  */
 #ifndef TOPOML_GATE_INTERNAL_H
 #define TOPOML_GATE_INTERNAL_H
@@ -61,8 +62,9 @@ void tm_loader_hash(topoml_context *ctx, tm_backend *b);
  * success fills b->vt, else `b` is rejected with its reason. This runs the
  * plugin's code in this process. */
 void tm_loader_negotiate(topoml_context *ctx, tm_backend *b);
-/* tm_loader_check then tm_loader_negotiate (the conformance runner's child
- * and the probe helper load plugins this way). Never fails the context. */
+/* tm_loader_check then tm_loader_negotiate, with nothing between them (the
+ * conformance runner's child and the helpers call the two themselves, to
+ * enter the sandbox between them). Never fails the context. */
 void tm_loader_open(topoml_context *ctx, const char *path, tm_backend *b);
 /* Is the open file `fd` safe to load code (or a certificate) from: a regular
  * file owned by us or root, not writable by group or others, and every
@@ -144,10 +146,25 @@ void tm_describe_status(int status, bool timed_out, double timeout_s, char *out,
  * copied into the backend (caps into b->probed); a plugin that crashes,
  * exits, hangs or misbehaves is rejected with the reason. */
 void tm_probe_all(topoml_context *ctx);
-/* The child's side (the helper program): load the plugin on descriptor
- * `plugin_fd`, negotiate, create, probe, read the capability records, and
- * write the report to `out_fd`. Returns the helper's exit status. */
-int tm_probe_serve(int plugin_fd, int out_fd);
+/* The child's side (the helper program): enter the sandbox `policy`
+ * describes (tm_probe_policy; `cache_dir` the host's cache folder or NULL),
+ * then load the plugin on descriptor `plugin_fd`, negotiate, create, probe,
+ * read the capability records, and write the report to `out_fd`. Returns
+ * the helper's exit status. */
+int tm_probe_serve(int plugin_fd, int out_fd, const char *policy, const char *cache_dir);
+/* The sandbox of a probe (the --sandbox argument): the NVIDIA driver's
+ * rules only for a file in topoml's own plugin folder (a plugin shipped
+ * with topoml: the cuda plugin's probe needs the driver before its
+ * capability records are known), never for a third-party file. */
+void tm_probe_policy(const tm_backend *b, char *out, size_t size);
+/* "FLAGS:MAX_MEMORY:THREADS:HOST_PID" into `p` (flags, max_memory,
+ * n_threads, host_pid); false when malformed. */
+struct tm_sandbox_policy;
+bool tm_sandbox_policy_parse(const char *arg, struct tm_sandbox_policy *p);
+/* The host's configured cache folder (config cache_dir) for a helper's
+ * command line, or "" (the helper then knows the defaults from the
+ * environment it inherits). */
+void tm_sandbox_cache_arg(const topoml_context *ctx, char *out, size_t size);
 /* Probe reports kept between processes (probe_cache.c), in the cache
  * folder (tm_cache_dir), one file per plugin file, bound to its SHA-256,
  * this core, the boot and the environment. All three do nothing under
@@ -181,9 +198,10 @@ void tm_isolation_detach(topoml_context *ctx, tm_backend *b);
 /* The helper's side: the plugin on `plugin_fd`, requests on `sock`, the
  * plugin's stdout to `stdout_fd`, the host's lifeline on `lifeline_fd`; it
  * enters the sandbox `policy` describes (gate/sandbox.h, isolate_ops.c
- * sandbox_arg) before loading the plugin. Returns the helper's exit status. */
+ * sandbox_arg; `cache_dir` as for tm_probe_serve) before loading the
+ * plugin. Returns the helper's exit status. */
 int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd, int lifeline_fd,
-                       const char *policy);
+                       const char *policy, const char *cache_dir);
 
 /* ---- authenticated records (records.c) ----
  * Certificates, revocations, the verification record and kept probe

@@ -411,9 +411,10 @@ static int start_helper(tm_isolated *iso, const topoml_call_v1 *call, const iso_
         close(out[1]);
         return -1;
     }
-    char policy[128];
+    char policy[128], cache[4096];
     sandbox_arg(b, rq, policy, sizeof policy);
-    char *argv[] = {helper, "--serve", "--sandbox", policy, NULL};
+    tm_sandbox_cache_arg(ctx, cache, sizeof cache);
+    char *argv[] = {helper, "--serve", "--sandbox", policy, cache, NULL};
     int fds[4] = {b->fd, sv[1], out[1], life[0]};
     tm_sandbox_host_hold(); /* before the helper can run a line of the plugin */
     int rc = tm_child_spawn(ctx, helper, argv, fds, 4, &iso->child, why, why_size);
@@ -1110,8 +1111,8 @@ static void serve_log(void *user, int level, const char *message)
     send_msg(serve_sock, &m, sizeof m, -1);
 }
 
-/* "FLAGS:MAX_MEMORY:THREADS:HOST_PID" (sandbox_arg). */
-static bool parse_policy(const char *arg, tm_sandbox_policy *p)
+/* "FLAGS:MAX_MEMORY:THREADS:HOST_PID" (sandbox_arg, tm_probe_policy). */
+bool tm_sandbox_policy_parse(const char *arg, tm_sandbox_policy *p)
 {
     unsigned flags, threads;
     unsigned long long mem;
@@ -1126,8 +1127,20 @@ static bool parse_policy(const char *arg, tm_sandbox_policy *p)
     return true;
 }
 
+void tm_sandbox_cache_arg(const topoml_context *ctx, char *out, size_t size)
+{
+    const char *dir = ctx->config.cache_dir;
+    snprintf(out, size, "%s", dir && dir[0] == '/' ? dir : "");
+}
+
+/* What the sandbox leaves out, to the host's log (debug level). */
+static void serve_note(void *user, const char *text)
+{
+    tm_log((topoml_context *)user, TOPOML_LOG_DEBUG, "%s", text);
+}
+
 int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd, int lifeline_fd,
-                       const char *policy)
+                       const char *policy, const char *cache_dir)
 {
     if (dup2(stdout_fd, STDOUT_FILENO) < 0)
         return 1;
@@ -1141,17 +1154,21 @@ int tm_isolation_serve(int plugin_fd, int sock, int stdout_fd, int lifeline_fd,
     tm_backend b;
     memset(&b, 0, sizeof b);
     b.fd = plugin_fd;
-    tm_sandbox_policy pol = {.plugin_fd = plugin_fd, .lifeline_fd = lifeline_fd};
+    tm_sandbox_policy pol = {.plugin_fd = plugin_fd,
+                             .lifeline_fd = lifeline_fd,
+                             .cache_dir = cache_dir && *cache_dir ? cache_dir : NULL,
+                             .note = serve_note};
     char why[400];
     double entered = 0;
-    if (!parse_policy(policy, &pol)) {
+    if (!tm_sandbox_policy_parse(policy, &pol)) {
         ready.status = TOPOML_E_INTERNAL;
         snprintf(ready.error, sizeof ready.error, "no sandbox policy given to the helper");
     } else if (topoml_context_new(&ctx, &opts) != TOPOML_OK) {
         ready.status = TOPOML_E_NOMEM;
         snprintf(ready.error, sizeof ready.error, "cannot make a context");
     } else if (topoml_set_log(ctx, serve_log, NULL, TOPOML_LOG_DEBUG),
-               topoml_set_progress(ctx, serve_progress, NULL), entered = tm_now(),
+               topoml_set_progress(ctx, serve_progress, NULL), pol.note_user = ctx,
+               entered = tm_now(),
                tm_sandbox_enter(&pol, why, sizeof why) != 0) {
         /* Nothing of the plugin has run yet: it does not run at all. */
         ready.status = TOPOML_E_PLUGIN;

@@ -5,7 +5,8 @@
  * negotiate, create, probe and capabilities. The host does none of that for
  * a plugin the gate has not enabled. Each checked plugin file is handed, as
  * its open descriptor, to a helper process (topoml-plugin-host --probe);
- * the helper loads that very file through /proc/self/fd/3 and writes a
+ * the helper enters its sandbox (sandbox.h, the policy of tm_probe_policy),
+ * then loads that very file through /proc/self/fd/3 and writes a
  * report on descriptor 4: the stage it reached, then either the reason the
  * loader refused the plugin or its identity, ABI version, op pointers,
  * probe result and capability records. A plugin that crashes, exits or
@@ -28,6 +29,7 @@
  * refused (reason), 'I' identity (see put_identity), 'E' end of report.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,6 +39,7 @@
 #include "api/api.h"
 #include "gate/gate.h"
 #include "gate/gate_internal.h"
+#include "gate/sandbox.h"
 
 #define MAX_CAPS 256u
 
@@ -145,7 +148,36 @@ static void put_identity(out_buf *o, const tm_backend *b)
     }
 }
 
-int tm_probe_serve(int plugin_fd, int out_fd)
+void tm_probe_policy(const tm_backend *b, char *out, size_t size)
+{
+    snprintf(out, size, "%u:0:0:%ld", b->in_default_folder ? TM_SANDBOX_NVIDIA : 0u,
+             (long)getpid());
+}
+
+/* The test plugins' files (tests/fault_plugins/fault.c): their record of
+ * where their code ran and when their probes ran, and the file that tells
+ * one what its probe finds. A sandboxed probe can open none of them, so
+ * the files the environment names are opened here, before the sandbox and
+ * only when the host's environment names them, and handed on as "fd:N"
+ * (the records to append to, the other to read). Nothing else of the
+ * user's is open in the probe. */
+static void pass_test_file(const char *var, int at, int flags)
+{
+    const char *path = getenv(var);
+    if (!path || path[0] != '/')
+        return;
+    int fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return;
+    if (dup3(fd, at, O_CLOEXEC) == at) {
+        char v[16];
+        snprintf(v, sizeof v, "fd:%d", at);
+        setenv(var, v, 1);
+    }
+    close(fd);
+}
+
+int tm_probe_serve(int plugin_fd, int out_fd, const char *policy, const char *cache_dir)
 {
     topoml_context_options opts = {.struct_size = sizeof opts,
                                    .flags = TOPOML_CTX_NO_ENV | TOPOML_CTX_NO_PLUGINS};
@@ -156,6 +188,26 @@ int tm_probe_serve(int plugin_fd, int out_fd)
         topoml_context_free(ctx);
         return 1;
     }
+    /* The plugin's constructors run at the dlopen below: the sandbox is up
+     * before them, as in a helper that serves calls (isolate_ops.c). */
+    tm_sandbox_policy pol = {.plugin_fd = plugin_fd,
+                             .lifeline_fd = -1,
+                             .cache_dir = cache_dir && *cache_dir ? cache_dir : NULL};
+    char why[400];
+    pass_test_file("TOPOML_TEST_MARKER", 20, O_WRONLY | O_APPEND | O_CREAT);
+    pass_test_file("TOPOML_TEST_PROBE_LOG", 21, O_WRONLY | O_APPEND | O_CREAT);
+    pass_test_file("TOPOML_TEST_PROBE_CONTROL", 22, O_RDONLY);
+    if (!tm_sandbox_policy_parse(policy, &pol) || tm_sandbox_enter(&pol, why, sizeof why) != 0) {
+        char reason[480];
+        snprintf(reason, sizeof reason, "its probe process could not enter the sandbox: %.400s",
+                 policy ? why : "no sandbox policy given");
+        send_record(out_fd, 'R', reason);
+        send_record(out_fd, 'E', NULL);
+        return 1;
+    }
+    char walls[300];
+    tm_sandbox_support(NULL, walls, sizeof walls);
+    setenv("TOPOML_SANDBOX", walls, 1);
     tm_backend b;
     memset(&b, 0, sizeof b);
     b.fd = plugin_fd;
@@ -449,9 +501,15 @@ void tm_probe_all(topoml_context *ctx)
                         "", "");
             continue;
         }
-        char *argv[] = {helper, "--probe", NULL};
-        if (tm_child_spawn(ctx, helper, argv, &b->fd, 1, &kids[i], why, sizeof why) != TOPOML_OK)
+        char policy[128], cache[4096];
+        tm_probe_policy(b, policy, sizeof policy);
+        tm_sandbox_cache_arg(ctx, cache, sizeof cache);
+        char *argv[] = {helper, "--probe", "--sandbox", policy, cache, NULL};
+        tm_sandbox_host_hold(); /* released when the probe has ended */
+        if (tm_child_spawn(ctx, helper, argv, &b->fd, 1, &kids[i], why, sizeof why) != TOPOML_OK) {
+            tm_sandbox_host_release();
             reject_with(b, "cannot start its probe process: %s%s", why, "");
+        }
     }
     const double deadline = tm_now() + TM_PROBE_TIMEOUT_S;
     for (uint32_t i = 0; kids && i < count; i++) {
@@ -462,8 +520,10 @@ void tm_probe_all(topoml_context *ctx)
         size_t len;
         int status;
         bool timed_out;
-        if (tm_child_finish(ctx, &kids[i], deadline, TM_PROBE_REPORT_MAX, &report, &len, &status,
-                            &timed_out) != TOPOML_OK) {
+        int finished = tm_child_finish(ctx, &kids[i], deadline, TM_PROBE_REPORT_MAX, &report,
+                                       &len, &status, &timed_out);
+        tm_sandbox_host_release();
+        if (finished != TOPOML_OK) {
             reject_with(b, "%s%s", "out of memory reading its probe report", "");
             continue;
         }

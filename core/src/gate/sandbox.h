@@ -45,6 +45,19 @@ typedef struct tm_sandbox_policy {
     int plugin_fd;       /* the plugin file, readable in the sandbox; -1: none */
     int lifeline_fd;     /* read end of a pipe the host holds open; -1: none */
     int host_pid;        /* the helper's parent; 0: not watched */
+    /* topoml's cache folder as the host sees it (its records.key, its
+     * certificates; NULL: only the defaults below). No folder that holds
+     * it, nor anything in it, is readable in the sandbox: a folder of
+     * LD_LIBRARY_PATH or `read_dir` that is the cache folder, one of its
+     * ancestors ($HOME) or inside it is left out, and so are the default
+     * cache folders ($XDG_CACHE_HOME/topoml, $HOME/.cache/topoml). */
+    const char *cache_dir;
+    /* One more folder readable in the sandbox (the conformance suite's
+     * data files); NULL: none. */
+    const char *read_dir;
+    /* Where the sandbox says what it left out (debug level); NULL: nowhere. */
+    void (*note)(void *user, const char *text);
+    void *note_user;
 } tm_sandbox_policy;
 
 /* What the kernel offers (tm_sandbox_support) and what was entered. */

@@ -19,6 +19,7 @@
 #ifdef __linux__
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
@@ -435,6 +436,67 @@ static int add_fd(int ruleset, int fd, uint64_t rights, uint64_t handled)
     return (int)syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &a, 0);
 }
 
+/* `path` made canonical where it exists (else kept as given, without
+ * trailing slashes), into `out`. */
+static void canonical(const char *path, char *out, size_t size)
+{
+    char real[PATH_MAX];
+    if (realpath(path, real))
+        snprintf(out, size, "%s", real);
+    else
+        snprintf(out, size, "%s", path);
+    size_t n = strlen(out);
+    while (n > 1 && out[n - 1] == '/')
+        out[--n] = '\0';
+}
+
+/* Is one of `a` and `b` the other or a folder above it? */
+static bool nested(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b), n = na < nb ? na : nb;
+    if (strncmp(a, b, n) != 0)
+        return false;
+    const char *longer = na < nb ? b : a;
+    return na == nb || n == 1 /* "/" */ || longer[n] == '/';
+}
+
+/* Would a rule that lets the plugin read folder `dir` let it read topoml's
+ * cache folder (its records.key)? Then it is left out, and said so. */
+static bool near_cache(const tm_sandbox_policy *pol, const char *dir, const char *whence)
+{
+    char caches[3][PATH_MAX];
+    int n = 0;
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (pol->cache_dir && pol->cache_dir[0] == '/')
+        canonical(pol->cache_dir, caches[n++], PATH_MAX);
+    if (xdg && xdg[0] == '/' && strlen(xdg) < PATH_MAX - 8) {
+        char c[PATH_MAX];
+        snprintf(c, sizeof c, "%s/topoml", xdg);
+        canonical(c, caches[n++], PATH_MAX);
+    }
+    if (home && home[0] == '/' && strlen(home) < PATH_MAX - 16) {
+        char c[PATH_MAX];
+        snprintf(c, sizeof c, "%s/.cache/topoml", home);
+        canonical(c, caches[n++], PATH_MAX);
+    }
+    char d[PATH_MAX];
+    canonical(dir, d, sizeof d);
+    for (int i = 0; i < n; i++)
+        if (nested(d, caches[i])) {
+            if (pol->note) {
+                char text[PATH_MAX * 2 + 128];
+                snprintf(text, sizeof text,
+                         "sandbox: %s folder %s not made readable: it %s topoml's cache "
+                         "folder %s (records.key)",
+                         whence, dir, strlen(d) > strlen(caches[i]) ? "is inside" : "holds",
+                         caches[i]);
+                pol->note(pol->note_user, text);
+            }
+            return true;
+        }
+    return false;
+}
+
 static int enter_landlock(const tm_sandbox_policy *pol, int abi, char *why, size_t why_size)
 {
     uint64_t fs = LL_FS_ABI1;
@@ -469,15 +531,18 @@ static int enter_landlock(const tm_sandbox_policy *pol, int abi, char *why, size
     bad |= add_path(rs, "/dev/null", LL_FS_READ_FILE | LL_FS_WRITE_FILE, fs);
     bad |= add_path(rs, "/dev/zero", LL_FS_READ_FILE, fs);
     bad |= add_path(rs, "/dev/urandom", LL_FS_READ_FILE, fs);
-    /* Folders the user's environment adds to the loader's search. */
+    /* Folders the user's environment adds to the loader's search, and the
+     * policy's own: read-only, unless they would open the cache folder. */
     const char *ld = getenv("LD_LIBRARY_PATH");
     if (ld && *ld) {
         char *copy = strdup(ld), *save = NULL;
         for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save))
-            if (d[0] == '/')
+            if (d[0] == '/' && !near_cache(pol, d, "LD_LIBRARY_PATH"))
                 bad |= add_path(rs, d, read, fs);
         free(copy);
     }
+    if (pol->read_dir && pol->read_dir[0] == '/' && !near_cache(pol, pol->read_dir, "the data"))
+        bad |= add_path(rs, pol->read_dir, read, fs);
     if (pol->plugin_fd >= 0)
         bad |= add_fd(rs, pol->plugin_fd, LL_FS_READ_FILE, fs);
     if (pol->flags & TM_SANDBOX_NVIDIA) {

@@ -397,10 +397,8 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
     if (o->max_dim == 0 || o->collapse == TOPOML_COLLAPSE_OFF)
         return TOPOML_OK;
     double probe = o->collapse == TOPOML_COLLAPSE_ON ? 0.0 : TM_COLLAPSE_AUTO_PROBE;
-    /* The collapse does not report from inside: its stage is told as it
-     * begins and as it ends (docs/embedding.md, "Progress"). */
-    if (ctx->progress_fn && ctx->progress_fn(ctx->progress_user, "collapse", 0, 1) != 0)
-        return tm_error(ctx, TOPOML_E_CANCELLED, "cancelled before the edge collapse");
+    /* The collapse reports its stages from inside and stops at a cancel
+     * (collapse.c, cl_tick; docs/embedding.md, "Progress"). */
     struct timespec t0, t1;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
     /* on the threads the op may use: its own count, else the
@@ -417,12 +415,6 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
                col->probe.declined ? "not done" : "goes on",
                (unsigned long long)col->probe.removed, (unsigned long long)col->probe.examined,
                (unsigned long long)col->probe.size, 100.0 * probe, cpu);
-    if (rc == TOPOML_OK && ctx->progress_fn &&
-        ctx->progress_fn(ctx->progress_user, "collapse", 1, 1) != 0) {
-        tm_free(ctx, col->edges);
-        memset(col, 0, sizeof *col);
-        return tm_error(ctx, TOPOML_E_CANCELLED, "cancelled after the edge collapse");
-    }
     if (rc != TOPOML_OK || !col->done)
         return rc;
     tm_log(ctx, TOPOML_LOG_INFO, "edge collapse: %llu of %llu edges remain (threshold %g)",

@@ -504,6 +504,16 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         return tm_error(ctx, TOPOML_E_INVALID, "threshold must be a number >= 0");
     if (!is_prime(o.modulus))
         return tm_error(ctx, TOPOML_E_INVALID, "modulus %u is not a prime", o.modulus);
+    if (o.modulus > 2) {
+        /* a prime no backend takes is bad input, said as such, rather than
+         * each backend's capability record refusing it in turn */
+        const uint32_t largest = tm_largest_modulus(ctx, o.modulus);
+        if (largest && o.modulus > largest)
+            return tm_error(ctx, TOPOML_E_INVALID,
+                            "modulus %u is above %u, the largest prime modulus a backend here "
+                            "supports",
+                            o.modulus, largest);
+    }
     if (o.metric >= TOPOML_METRIC_COUNT)
         return tm_error(ctx, TOPOML_E_INVALID, "unknown metric %u", o.metric);
     if (o.collapse > TOPOML_COLLAPSE_OFF)

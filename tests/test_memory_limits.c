@@ -102,10 +102,11 @@ START_TEST(test_default_limit_is_the_machines)
 {
     topoml_context *ctx = ctx_new(NULL);
     const uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-    char src[64];
+    char src[96];
     const uint64_t machine = tm_machine_memory(src, sizeof src);
     ck_assert_uint_gt(machine, 0);
-    ck_assert_uint_le(machine, phys);
+    /* a share: at most half of physical memory (all of it before) */
+    ck_assert_uint_le(machine, phys / 2);
     ck_assert_uint_eq(topoml_get_max_memory(ctx), machine);
     /* A refusal under the default names it. 2^20 points on a line have
      * distances of 4 TiB, beyond this machine; the check comes first. */
@@ -155,23 +156,97 @@ START_TEST(test_machine_limit_reads_cgroup_v2_and_v1)
     put(root, "sys/a/memory.max", "3145728\n");
     put(root, "sys/a/b/memory.max", "max\n");
     put(root, "sys/a/b/c/memory.max", "5242880\n");
-    ck_assert_uint_eq(tm_machine_memory_at(proc, sys, src, sizeof src), 3145728);
+    ck_assert_uint_eq(tm_machine_memory_at(proc, sys, "/nonexistent", src, sizeof src), 3145728);
     ck_assert_str_eq(src, "the cgroup's memory limit");
     /* v1: memory.limit_in_bytes under the memory controller's tree. */
     put(root, "proc-cgroup", "5:cpu,cpuacct:/x\n4:memory:/x/y\n0::/\n");
     put(root, "sys/memory/x/y/memory.limit_in_bytes", "2097152\n");
-    ck_assert_uint_eq(tm_machine_memory_at(proc, sys, src, sizeof src), 2097152);
+    ck_assert_uint_eq(tm_machine_memory_at(proc, sys, "/nonexistent", src, sizeof src), 2097152);
     /* v1's "no limit" is a huge number: the machine's other limits hold. */
     put(root, "sys/memory/x/y/memory.limit_in_bytes", "9223372036854771712\n");
     const uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-    uint64_t v = tm_machine_memory_at(proc, sys, src, sizeof src);
+    uint64_t v = tm_machine_memory_at(proc, sys, "/nonexistent", src, sizeof src);
     ck_assert_uint_le(v, phys);
     ck_assert_str_ne(src, "the cgroup's memory limit");
     /* No cgroup files at all. */
-    ck_assert_uint_eq(tm_machine_memory_at("/nonexistent", "/nonexistent", src, sizeof src), v);
+    ck_assert_uint_eq(tm_machine_memory_at("/nonexistent", "/nonexistent", "/nonexistent", src, sizeof src), v);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* The default is half of MemAvailable, read when the context is made; half
+ * of physical memory where meminfo does not say. */
+START_TEST(test_default_is_half_the_available_memory)
+{
+    char root[] = "/tmp/topoml-meminfo-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    char meminfo[600], src[96];
+    snprintf(meminfo, sizeof meminfo, "%s/meminfo", root);
+    put(root, "meminfo", "MemTotal:       16384000 kB\nMemFree:         1000000 kB\n"
+                         "MemAvailable:    4096000 kB\nBuffers:          100000 kB\n");
+    ck_assert_uint_eq(tm_machine_memory_at("/nonexistent", "/nonexistent", meminfo, src, sizeof src),
+                      UINT64_C(4096000) * 1024 / 2);
+    ck_assert_ptr_nonnull(strstr(src, "MemAvailable"));
+    /* the cgroup's limit, when smaller, still wins */
+    put(root, "proc-cgroup", "0::/g\n");
+    put(root, "sys/g/memory.max", "1048576\n");
+    char proc[600], sys[600];
+    snprintf(proc, sizeof proc, "%s/proc-cgroup", root);
+    snprintf(sys, sizeof sys, "%s/sys", root);
+    ck_assert_uint_eq(tm_machine_memory_at(proc, sys, meminfo, src, sizeof src), 1048576);
+    /* no MemAvailable line: half of physical memory */
+    put(root, "meminfo", "MemTotal:       16384000 kB\n");
+    const uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    ck_assert_uint_eq(tm_machine_memory_at("/nonexistent", "/nonexistent", meminfo, src, sizeof src),
+                      phys / 100 * 50);
+    ck_assert_ptr_nonnull(strstr(src, "physical"));
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* The edge collapse's whole need (its edge list and working memory) is
+ * checked before the edges are listed: when it cannot fit, the collapse is
+ * not begun and the backend gets the input as it is. Before, only the edge
+ * list was checked, so a limit between the two listed every pair and then
+ * refused the op. */
+static void note_log(void *user, int level, const char *message)
+{
+    (void)level;
+    if (strstr(message, "edge collapse: not done"))
+        *(int *)user = 1;
+}
+
+START_TEST(test_the_collapse_is_not_begun_when_it_cannot_fit)
+{
+    topoml_context *ctx = ctx_new(NULL);
+    const uint64_t n = 300, pairs = n * (n - 1) / 2;
+    double *x = malloc(n * 3 * sizeof *x);
+    uint64_t seed = 3;
+    for (uint64_t q = 0; q < n * 3; q++) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        x[q] = (double)(seed >> 11) / 9007199254740992.0;
+    }
+    topoml_data *d = NULL;
+    ck_assert_int_eq(topoml_data_from_points(ctx, &d, n, 3, x), TOPOML_OK);
+    free(x);
+    /* room for the edge list (24 bytes a pair), not for the collapse too */
+    topoml_set_max_memory(ctx, pairs * 40);
+    int skipped = 0;
+    topoml_set_log(ctx, note_log, &skipped, TOPOML_LOG_INFO);
+    topoml_rips_options o;
+    topoml_rips_options_init(&o);
+    o.max_dim = 1;
+    o.collapse = TOPOML_COLLAPSE_ON;
+    topoml_barcode *bc = NULL;
+    ck_assert_msg(topoml_barcode_compute(ctx, &bc, d, &o) == TOPOML_OK, "%s", topoml_errmsg(ctx));
+    ck_assert_int_eq(skipped, 1);
+    topoml_barcode_free(bc);
+    topoml_data_free(ctx, d);
+    topoml_context_free(ctx);
 }
 END_TEST
 
@@ -194,17 +269,19 @@ START_TEST(test_machine_limit_follows_rlimit_as)
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        /* Half the physical memory: below it, so it must be the limit. */
-        const uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+        /* Half the default without it: below it, so it must be the limit. */
+        char src0[96];
+        const uint64_t v0 =
+            tm_machine_memory_at("/nonexistent", "/nonexistent", "/nonexistent", src0, sizeof src0);
         struct rlimit rl;
         getrlimit(RLIMIT_AS, &rl);
-        rl.rlim_cur = phys / 2;
+        rl.rlim_cur = v0 / 2;
         if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < rl.rlim_cur)
             rl.rlim_cur = rl.rlim_max;
         if (setrlimit(RLIMIT_AS, &rl) != 0)
             _exit(2);
         char src[64];
-        uint64_t v = tm_machine_memory_at("/nonexistent", "/nonexistent", src, sizeof src);
+        uint64_t v = tm_machine_memory_at("/nonexistent", "/nonexistent", "/nonexistent", src, sizeof src);
         bool ok = v == rl.rlim_cur && strstr(src, "RLIMIT_AS") != NULL;
         _exit(ok ? 0 : 1);
     }
@@ -409,6 +486,8 @@ int main(void)
     tcase_add_test(tc, test_config_max_memory_is_strict_and_may_say_unlimited);
     tcase_add_test(tc, test_default_limit_is_the_machines);
     tcase_add_test(tc, test_machine_limit_reads_cgroup_v2_and_v1);
+    tcase_add_test(tc, test_default_is_half_the_available_memory);
+    tcase_add_test(tc, test_the_collapse_is_not_begun_when_it_cannot_fit);
     tcase_add_test(tc, test_machine_limit_follows_rlimit_as);
     tcase_add_test(tc, test_text_readers_refuse_nul_as_they_stream);
     tcase_add_test(tc, test_rips_too_large_is_refused_before_any_pass_over_pairs);

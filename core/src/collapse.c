@@ -1306,6 +1306,20 @@ static int grid_edges(topoml_context *ctx, const struct topoml_data *d, uint32_t
     return TOPOML_OK;
 }
 
+/* What collapsing m edges of n vertices holds at once, at least: the edge
+ * list and tm_collapse_edges's working memory (its adjacency, twice, the
+ * edges' times and its per-vertex arrays; the n x n table and the threads'
+ * arrays come on top where they are used). Checked before the edges are
+ * listed, so that a collapse that cannot fit is never begun. */
+static uint64_t cl_bytes(uint64_t n, uint64_t m)
+{
+    const uint64_t per_edge = sizeof(topoml_edge) + 4 * sizeof(cl_adj) + sizeof(uint32_t);
+    const uint64_t per_vertex = 4 * sizeof(uint64_t) + 2 * sizeof(uint32_t) + sizeof(cl_common) + 12;
+    if (m > UINT64_MAX / 2 / per_edge || n > UINT64_MAX / 2 / per_vertex)
+        return UINT64_MAX;
+    return m * per_edge + n * per_vertex;
+}
+
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
                       double threshold, double min_removed, unsigned threads, tm_collapsed *out)
 {
@@ -1347,7 +1361,8 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
         double t = threshold < radius ? threshold : radius;
         for (uint64_t q = 0; q < d->n_edges; q++)
             m += d->edges[q].d <= t && d->edges[q].d < INFINITY;
-        int rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
+        int rc = tm_check_memory(ctx, cl_bytes(n, m), "the edge collapse (its edges and working "
+                                                      "memory)");
         if (rc != TOPOML_OK)
             return rc;
         edges = tm_alloc(ctx, (size_t)(m ? m : 1) * sizeof *edges);
@@ -1377,15 +1392,19 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
             out->threshold = threshold;
             goto collapse;
         }
-        /* With no threshold the edges may be all the pairs: if they cannot
-         * fit, leave the input to the backend (it refuses the same size up
-         * front, before any pass over the pairs), rather than scanning. */
+        /* With no threshold the edges may be all the pairs: if they and the
+         * collapse's working memory cannot fit, leave the input to the
+         * backend (it refuses what it cannot do up front, before any pass
+         * over the pairs), rather than scanning and listing them. */
         if (!(threshold < INFINITY)) {
             uint64_t pairs = n * (n - 1) / 2;
-            if (pairs > UINT64_MAX / sizeof *edges ||
-                tm_check_memory(ctx, pairs * sizeof *edges, "the edges to collapse") !=
-                    TOPOML_OK)
+            if (cl_bytes(n, pairs) > tm_max_memory(ctx) && tm_max_memory(ctx) != 0) {
+                tm_log(ctx, TOPOML_LOG_INFO,
+                       "edge collapse: not done; its %llu pairs need about %.1f MiB with its "
+                       "working memory, above the memory limit",
+                       (unsigned long long)pairs, (double)cl_bytes(n, pairs) / 1048576.0);
                 return TOPOML_OK;
+            }
         }
         double *rmax = tm_calloc(ctx, (size_t)n, sizeof *rmax);
         if (!rmax)
@@ -1435,7 +1454,8 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
                     rc = TOPOML_E_CANCELLED;
             }
             if (rc == TOPOML_OK)
-                rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
+                rc = tm_check_memory(ctx, cl_bytes(n, m),
+                                 "the edge collapse (its edges and working memory)");
             if (rc == TOPOML_OK) {
                 edges = tm_alloc(ctx, (size_t)(m ? m : 1) * sizeof *edges);
                 rc = edges ? TOPOML_OK : tm_nomem(ctx, (size_t)m * sizeof *edges);

@@ -169,7 +169,8 @@ START_TEST(test_machine_limit_reads_cgroup_v2_and_v1)
     ck_assert_uint_le(v, phys);
     ck_assert_str_ne(src, "the cgroup's memory limit");
     /* No cgroup files at all. */
-    ck_assert_uint_eq(tm_machine_memory_at("/nonexistent", "/nonexistent", "/nonexistent", src, sizeof src), v);
+    ck_assert_uint_eq(
+        tm_machine_memory_at("/nonexistent", "/nonexistent", "/nonexistent", src, sizeof src), v);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     ck_assert_int_eq(system(cmd), 0);
@@ -186,7 +187,8 @@ START_TEST(test_default_is_half_the_available_memory)
     snprintf(meminfo, sizeof meminfo, "%s/meminfo", root);
     put(root, "meminfo", "MemTotal:       16384000 kB\nMemFree:         1000000 kB\n"
                          "MemAvailable:    4096000 kB\nBuffers:          100000 kB\n");
-    ck_assert_uint_eq(tm_machine_memory_at("/nonexistent", "/nonexistent", meminfo, src, sizeof src),
+    ck_assert_uint_eq(
+        tm_machine_memory_at("/nonexistent", "/nonexistent", meminfo, src, sizeof src),
                       UINT64_C(4096000) * 1024 / 2);
     ck_assert_ptr_nonnull(strstr(src, "MemAvailable"));
     /* the cgroup's limit, when smaller, still wins */
@@ -199,7 +201,8 @@ START_TEST(test_default_is_half_the_available_memory)
     /* no MemAvailable line: half of physical memory */
     put(root, "meminfo", "MemTotal:       16384000 kB\n");
     const uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-    ck_assert_uint_eq(tm_machine_memory_at("/nonexistent", "/nonexistent", meminfo, src, sizeof src),
+    ck_assert_uint_eq(
+        tm_machine_memory_at("/nonexistent", "/nonexistent", meminfo, src, sizeof src),
                       phys / 100 * 50);
     ck_assert_ptr_nonnull(strstr(src, "physical"));
     char cmd[700];
@@ -208,21 +211,38 @@ START_TEST(test_default_is_half_the_available_memory)
 }
 END_TEST
 
-/* The edge collapse's whole need (its edge list and working memory) is
- * checked before the edges are listed: when it cannot fit, the collapse is
- * not begun and the backend gets the input as it is. Before, only the edge
- * list was checked, so a limit between the two listed every pair and then
- * refused the op. */
-static void note_log(void *user, int level, const char *message)
+/* The edge collapse's working memory is checked, as its edge list is,
+ * before the edges are listed: when it cannot fit, the op is refused with
+ * the collapse's estimate and no large buffer is ever allocated. Before,
+ * only the edge list was checked first: every pair within the radius was
+ * listed (about 0.9 MB here), then the collapse refused. */
+static size_t largest_alloc;
+static void *track_alloc(void *user, size_t size)
 {
-    (void)level;
-    if (strstr(message, "edge collapse: not done"))
-        *(int *)user = 1;
+    (void)user;
+    largest_alloc = size > largest_alloc ? size : largest_alloc;
+    return malloc(size);
+}
+static void *track_realloc(void *user, void *ptr, size_t size)
+{
+    (void)user;
+    largest_alloc = size > largest_alloc ? size : largest_alloc;
+    return realloc(ptr, size);
+}
+static void track_free(void *user, void *ptr)
+{
+    (void)user;
+    free(ptr);
 }
 
 START_TEST(test_the_collapse_is_not_begun_when_it_cannot_fit)
 {
-    topoml_context *ctx = ctx_new(NULL);
+    topoml_allocator a = {track_alloc, track_realloc, track_free, NULL};
+    topoml_context_options co = {.struct_size = sizeof co,
+                                 .flags = TOPOML_CTX_NO_ENV | TOPOML_CTX_NO_PLUGINS,
+                                 .allocator = &a};
+    topoml_context *ctx = NULL;
+    ck_assert_int_eq(topoml_context_new(&ctx, &co), TOPOML_OK);
     const uint64_t n = 300, pairs = n * (n - 1) / 2;
     double *x = malloc(n * 3 * sizeof *x);
     uint64_t seed = 3;
@@ -230,21 +250,57 @@ START_TEST(test_the_collapse_is_not_begun_when_it_cannot_fit)
         seed = seed * 6364136223846793005u + 1442695040888963407u;
         x[q] = (double)(seed >> 11) / 9007199254740992.0;
     }
+    /* m: the pairs within the enclosing radius, the edges to collapse */
+    double radius = INFINITY;
+    for (uint64_t i = 0; i < n; i++) {
+        double far = 0;
+        for (uint64_t j = 0; j < n; j++) {
+            double s2 = 0;
+            for (int k = 0; k < 3; k++)
+                s2 += (x[i * 3 + k] - x[j * 3 + k]) * (x[i * 3 + k] - x[j * 3 + k]);
+            far = sqrt(s2) > far ? sqrt(s2) : far;
+        }
+        radius = far < radius ? far : radius;
+    }
+    uint64_t m = 0;
+    for (uint64_t i = 0; i < n; i++)
+        for (uint64_t j = 0; j < i; j++) {
+            double s2 = 0;
+            for (int k = 0; k < 3; k++)
+                s2 += (x[i * 3 + k] - x[j * 3 + k]) * (x[i * 3 + k] - x[j * 3 + k]);
+            m += sqrt(s2) <= radius;
+        }
+    ck_assert_uint_gt(m, pairs / 2);
+    /* as a condensed matrix: every pair is scanned (no grid over cells) */
+    double *cd = malloc(pairs * sizeof *cd);
+    for (uint64_t i = 1, q = 0; i < n; i++)
+        for (uint64_t j = 0; j < i; j++, q++) {
+            double s2 = 0;
+            for (int k = 0; k < 3; k++)
+                s2 += (x[i * 3 + k] - x[j * 3 + k]) * (x[i * 3 + k] - x[j * 3 + k]);
+            cd[q] = sqrt(s2);
+        }
     topoml_data *d = NULL;
-    ck_assert_int_eq(topoml_data_from_points(ctx, &d, n, 3, x), TOPOML_OK);
+    ck_assert_int_eq(topoml_data_from_condensed(ctx, &d, n, cd), TOPOML_OK);
+    free(cd);
     free(x);
-    /* room for the edge list (24 bytes a pair), not for the collapse too */
-    topoml_set_max_memory(ctx, pairs * 40);
-    int skipped = 0;
-    topoml_set_log(ctx, note_log, &skipped, TOPOML_LOG_INFO);
+    /* room for the edge list (24 bytes an edge), not for the collapse's
+     * working memory (36 bytes an edge), most pairs being within the
+     * enclosing radius of a uniform cloud */
+    topoml_set_max_memory(ctx, pairs * 25);
+    largest_alloc = 0;
     topoml_rips_options o;
     topoml_rips_options_init(&o);
     o.max_dim = 1;
     o.collapse = TOPOML_COLLAPSE_ON;
     topoml_barcode *bc = NULL;
-    ck_assert_msg(topoml_barcode_compute(ctx, &bc, d, &o) == TOPOML_OK, "%s", topoml_errmsg(ctx));
-    ck_assert_int_eq(skipped, 1);
-    topoml_barcode_free(bc);
+    ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &o), TOPOML_E_LIMIT);
+    ck_assert_msg(strstr(topoml_errmsg(ctx), "the edge collapse needs"), "%s",
+                  topoml_errmsg(ctx));
+    /* the edge list would be 24 bytes an edge */
+    ck_assert_msg(largest_alloc < m * 24 && largest_alloc < pairs * 8 + 4096,
+                  "%zu bytes allocated at once (the edge list: %llu)",
+                  largest_alloc, (unsigned long long)(m * 24));
     topoml_data_free(ctx, d);
     topoml_context_free(ctx);
 }
@@ -281,7 +337,8 @@ START_TEST(test_machine_limit_follows_rlimit_as)
         if (setrlimit(RLIMIT_AS, &rl) != 0)
             _exit(2);
         char src[64];
-        uint64_t v = tm_machine_memory_at("/nonexistent", "/nonexistent", "/nonexistent", src, sizeof src);
+        uint64_t v =
+            tm_machine_memory_at("/nonexistent", "/nonexistent", "/nonexistent", src, sizeof src);
         bool ok = v == rl.rlim_cur && strstr(src, "RLIMIT_AS") != NULL;
         _exit(ok ? 0 : 1);
     }

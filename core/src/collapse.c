@@ -1306,18 +1306,23 @@ static int grid_edges(topoml_context *ctx, const struct topoml_data *d, uint32_t
     return TOPOML_OK;
 }
 
-/* What collapsing m edges of n vertices holds at once, at least: the edge
- * list and tm_collapse_edges's working memory (its adjacency, twice, the
- * edges' times and its per-vertex arrays; the n x n table and the threads'
- * arrays come on top where they are used). Checked before the edges are
- * listed, so that a collapse that cannot fit is never begun. */
+/* The working memory tm_collapse_edges checks for m edges of n vertices,
+ * at least (its adjacency, twice, the edges' times, its per-vertex arrays
+ * and the n x n table when it takes one; the threads' arrays come on top
+ * where they are used). Checked, as the edge list is, before the edges are listed, so
+ * that a collapse that cannot fit is never begun: each buffer against the
+ * limit, as every check of the library does. */
 static uint64_t cl_bytes(uint64_t n, uint64_t m)
 {
-    const uint64_t per_edge = sizeof(topoml_edge) + 4 * sizeof(cl_adj) + sizeof(uint32_t);
-    const uint64_t per_vertex = 4 * sizeof(uint64_t) + 2 * sizeof(uint32_t) + sizeof(cl_common) + 12;
-    if (m > UINT64_MAX / 2 / per_edge || n > UINT64_MAX / 2 / per_vertex)
+    const uint64_t per_edge = 4 * sizeof(cl_adj) + sizeof(uint32_t);
+    const uint64_t per_vertex =
+        4 * sizeof(uint64_t) + 2 * sizeof(uint32_t) + sizeof(cl_common) + 12;
+    if (m > UINT64_MAX / 2 / per_edge || n > UINT32_MAX)
         return UINT64_MAX;
-    return m * per_edge + n * per_vertex;
+    /* the n x n table of times, when tm_collapse_edges takes it */
+    const bool dense =
+        n * n <= CL_DENSE_FACTOR * 2 * m || n * n * sizeof(uint32_t) <= CL_DENSE_BYTES;
+    return m * per_edge + n * per_vertex + (dense ? n * n * sizeof(uint32_t) : 0);
 }
 
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
@@ -1361,8 +1366,9 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
         double t = threshold < radius ? threshold : radius;
         for (uint64_t q = 0; q < d->n_edges; q++)
             m += d->edges[q].d <= t && d->edges[q].d < INFINITY;
-        int rc = tm_check_memory(ctx, cl_bytes(n, m), "the edge collapse (its edges and working "
-                                                      "memory)");
+        int rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
+        if (rc == TOPOML_OK)
+            rc = tm_check_memory(ctx, cl_bytes(n, m), "the edge collapse");
         if (rc != TOPOML_OK)
             return rc;
         edges = tm_alloc(ctx, (size_t)(m ? m : 1) * sizeof *edges);
@@ -1398,11 +1404,12 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
          * over the pairs), rather than scanning and listing them. */
         if (!(threshold < INFINITY)) {
             uint64_t pairs = n * (n - 1) / 2;
-            if (cl_bytes(n, pairs) > tm_max_memory(ctx) && tm_max_memory(ctx) != 0) {
+            const uint64_t limit = tm_max_memory(ctx);
+            if (limit && (pairs > UINT64_MAX / sizeof *edges || pairs * sizeof *edges > limit)) {
                 tm_log(ctx, TOPOML_LOG_INFO,
-                       "edge collapse: not done; its %llu pairs need about %.1f MiB with its "
-                       "working memory, above the memory limit",
-                       (unsigned long long)pairs, (double)cl_bytes(n, pairs) / 1048576.0);
+                       "edge collapse: not done; the list of its %llu pairs needs about %.1f "
+                       "MiB, above the memory limit",
+                       (unsigned long long)pairs, (double)pairs * sizeof *edges / 1048576.0);
                 return TOPOML_OK;
             }
         }
@@ -1454,8 +1461,9 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
                     rc = TOPOML_E_CANCELLED;
             }
             if (rc == TOPOML_OK)
-                rc = tm_check_memory(ctx, cl_bytes(n, m),
-                                 "the edge collapse (its edges and working memory)");
+                rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
+            if (rc == TOPOML_OK)
+                rc = tm_check_memory(ctx, cl_bytes(n, m), "the edge collapse");
             if (rc == TOPOML_OK) {
                 edges = tm_alloc(ctx, (size_t)(m ? m : 1) * sizeof *edges);
                 rc = edges ? TOPOML_OK : tm_nomem(ctx, (size_t)m * sizeof *edges);

@@ -94,10 +94,10 @@ fi
 #  - .venv-oldest: the oldest versions pyproject.toml declares (numpy,
 #    scikit-learn, matplotlib), the floor that installs from wheels on
 #    Debian 12's Python 3.11; pip picks what goes with them.
-# Set TOPOML_SETUP_ONE_VENV=1 to make .venv alone. Measured on the 2-core
-# development machine with a cold pip cache: about 3 min for .venv-latest
-# without tensorflow-cpu, 3.5 min more for it, about 5 min for .venv-oldest
-# (load average 8 to 12 from other work; docs/python.md, "Test environments").
+# Set TOPOML_SETUP_ONE_VENV=1 to make .venv alone. Timed once each on the
+# 2-core development machine under load average 10 to 19 from other work:
+# 173 s for .venv-latest without tensorflow-cpu, 199 s more for it, 71 s for
+# GUDHI and POT; 276 s for .venv-oldest (docs/python.md, "Test environments").
 top="$(cd "$(dirname "$0")/.." && pwd)"
 if [ -z "${TOPOML_SETUP_ONE_VENV:-}" ]; then
     if [ ! -x "$top/.venv-latest/bin/python" ] ||

@@ -107,7 +107,10 @@ START_TEST(test_default_limit_is_the_machines)
     ck_assert_uint_gt(machine, 0);
     /* a share: at most half of physical memory (all of it before) */
     ck_assert_uint_le(machine, phys / 2);
-    ck_assert_uint_eq(topoml_get_max_memory(ctx), machine);
+    /* MemAvailable moves between the two reads: the same up to a quarter */
+    const uint64_t got = topoml_get_max_memory(ctx);
+    ck_assert_msg(got > machine - machine / 4 && got < machine + machine / 4, "%llu, %llu",
+                  (unsigned long long)got, (unsigned long long)machine);
     /* A refusal under the default names it. 2^20 points on a line have
      * distances of 4 TiB, beyond this machine; the check comes first. */
     const uint64_t n = 1u << 20;

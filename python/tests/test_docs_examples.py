@@ -32,7 +32,9 @@ def test_the_pages_have_blocks():
 
 @pytest.mark.parametrize("page, line, code", list(blocks()))
 def test_block_runs_as_written(page, line, code):
-    for name in re.findall(r"^\s*(?:import|from)\s+(\w+)", code, re.M):
+    for name in re.findall(r"^\s*(?:import|from)\s+([\w.]+)", code, re.M):
+        # topoml.torch needs torch, topoml.tensorflow tensorflow
+        name = name.split(".")[1] if name.startswith("topoml.") else name.split(".")[0]
         if name in OPTIONAL and importlib.util.find_spec(name) is None:
             pytest.skip("%s is not installed" % OPTIONAL[name])
     env = dict(os.environ, MPLBACKEND="Agg", TF_CPP_MIN_LOG_LEVEL="2")

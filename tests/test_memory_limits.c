@@ -102,11 +102,15 @@ START_TEST(test_default_limit_is_the_machines)
 {
     topoml_context *ctx = ctx_new(NULL);
     const uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-    char src[64];
+    char src[96];
     const uint64_t machine = tm_machine_memory(src, sizeof src);
     ck_assert_uint_gt(machine, 0);
-    ck_assert_uint_le(machine, phys);
-    ck_assert_uint_eq(topoml_get_max_memory(ctx), machine);
+    /* a share: at most half of physical memory (all of it before) */
+    ck_assert_uint_le(machine, phys / 2);
+    /* MemAvailable moves between the two reads: the same up to a quarter */
+    const uint64_t got = topoml_get_max_memory(ctx);
+    ck_assert_msg(got > machine - machine / 4 && got < machine + machine / 4, "%llu, %llu",
+                  (unsigned long long)got, (unsigned long long)machine);
     /* A refusal under the default names it. 2^20 points on a line have
      * distances of 4 TiB, beyond this machine; the check comes first. */
     const uint64_t n = 1u << 20;
@@ -155,23 +159,153 @@ START_TEST(test_machine_limit_reads_cgroup_v2_and_v1)
     put(root, "sys/a/memory.max", "3145728\n");
     put(root, "sys/a/b/memory.max", "max\n");
     put(root, "sys/a/b/c/memory.max", "5242880\n");
-    ck_assert_uint_eq(tm_machine_memory_at(proc, sys, src, sizeof src), 3145728);
+    ck_assert_uint_eq(tm_machine_memory_at(proc, sys, "/nonexistent", src, sizeof src), 3145728);
     ck_assert_str_eq(src, "the cgroup's memory limit");
     /* v1: memory.limit_in_bytes under the memory controller's tree. */
     put(root, "proc-cgroup", "5:cpu,cpuacct:/x\n4:memory:/x/y\n0::/\n");
     put(root, "sys/memory/x/y/memory.limit_in_bytes", "2097152\n");
-    ck_assert_uint_eq(tm_machine_memory_at(proc, sys, src, sizeof src), 2097152);
+    ck_assert_uint_eq(tm_machine_memory_at(proc, sys, "/nonexistent", src, sizeof src), 2097152);
     /* v1's "no limit" is a huge number: the machine's other limits hold. */
     put(root, "sys/memory/x/y/memory.limit_in_bytes", "9223372036854771712\n");
     const uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-    uint64_t v = tm_machine_memory_at(proc, sys, src, sizeof src);
+    uint64_t v = tm_machine_memory_at(proc, sys, "/nonexistent", src, sizeof src);
     ck_assert_uint_le(v, phys);
     ck_assert_str_ne(src, "the cgroup's memory limit");
     /* No cgroup files at all. */
-    ck_assert_uint_eq(tm_machine_memory_at("/nonexistent", "/nonexistent", src, sizeof src), v);
+    ck_assert_uint_eq(
+        tm_machine_memory_at("/nonexistent", "/nonexistent", "/nonexistent", src, sizeof src), v);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* The default is half of MemAvailable, read when the context is made; half
+ * of physical memory where meminfo does not say. */
+START_TEST(test_default_is_half_the_available_memory)
+{
+    char root[] = "/tmp/topoml-meminfo-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    char meminfo[600], src[96];
+    snprintf(meminfo, sizeof meminfo, "%s/meminfo", root);
+    put(root, "meminfo", "MemTotal:       16384000 kB\nMemFree:         1000000 kB\n"
+                         "MemAvailable:    4096000 kB\nBuffers:          100000 kB\n");
+    ck_assert_uint_eq(
+        tm_machine_memory_at("/nonexistent", "/nonexistent", meminfo, src, sizeof src),
+                      UINT64_C(4096000) * 1024 / 2);
+    ck_assert_ptr_nonnull(strstr(src, "MemAvailable"));
+    /* the cgroup's limit, when smaller, still wins */
+    put(root, "proc-cgroup", "0::/g\n");
+    put(root, "sys/g/memory.max", "1048576\n");
+    char proc[600], sys[600];
+    snprintf(proc, sizeof proc, "%s/proc-cgroup", root);
+    snprintf(sys, sizeof sys, "%s/sys", root);
+    ck_assert_uint_eq(tm_machine_memory_at(proc, sys, meminfo, src, sizeof src), 1048576);
+    /* no MemAvailable line: half of physical memory */
+    put(root, "meminfo", "MemTotal:       16384000 kB\n");
+    const uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    ck_assert_uint_eq(
+        tm_machine_memory_at("/nonexistent", "/nonexistent", meminfo, src, sizeof src),
+                      phys / 100 * 50);
+    ck_assert_ptr_nonnull(strstr(src, "physical"));
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* The edge collapse's working memory is checked, as its edge list is,
+ * before the edges are listed: when it cannot fit, the op is refused with
+ * the collapse's estimate and no large buffer is ever allocated. Before,
+ * only the edge list was checked first: every pair within the radius was
+ * listed (about 0.9 MB here), then the collapse refused. */
+static size_t largest_alloc;
+static void *track_alloc(void *user, size_t size)
+{
+    (void)user;
+    largest_alloc = size > largest_alloc ? size : largest_alloc;
+    return malloc(size);
+}
+static void *track_realloc(void *user, void *ptr, size_t size)
+{
+    (void)user;
+    largest_alloc = size > largest_alloc ? size : largest_alloc;
+    return realloc(ptr, size);
+}
+static void track_free(void *user, void *ptr)
+{
+    (void)user;
+    free(ptr);
+}
+
+START_TEST(test_the_collapse_is_not_begun_when_it_cannot_fit)
+{
+    topoml_allocator a = {track_alloc, track_realloc, track_free, NULL};
+    topoml_context_options co = {.struct_size = sizeof co,
+                                 .flags = TOPOML_CTX_NO_ENV | TOPOML_CTX_NO_PLUGINS,
+                                 .allocator = &a};
+    topoml_context *ctx = NULL;
+    ck_assert_int_eq(topoml_context_new(&ctx, &co), TOPOML_OK);
+    const uint64_t n = 300, pairs = n * (n - 1) / 2;
+    double *x = malloc(n * 3 * sizeof *x);
+    uint64_t seed = 3;
+    for (uint64_t q = 0; q < n * 3; q++) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        x[q] = (double)(seed >> 11) / 9007199254740992.0;
+    }
+    /* m: the pairs within the enclosing radius, the edges to collapse */
+    double radius = INFINITY;
+    for (uint64_t i = 0; i < n; i++) {
+        double far = 0;
+        for (uint64_t j = 0; j < n; j++) {
+            double s2 = 0;
+            for (int k = 0; k < 3; k++)
+                s2 += (x[i * 3 + k] - x[j * 3 + k]) * (x[i * 3 + k] - x[j * 3 + k]);
+            far = sqrt(s2) > far ? sqrt(s2) : far;
+        }
+        radius = far < radius ? far : radius;
+    }
+    uint64_t m = 0;
+    for (uint64_t i = 0; i < n; i++)
+        for (uint64_t j = 0; j < i; j++) {
+            double s2 = 0;
+            for (int k = 0; k < 3; k++)
+                s2 += (x[i * 3 + k] - x[j * 3 + k]) * (x[i * 3 + k] - x[j * 3 + k]);
+            m += sqrt(s2) <= radius;
+        }
+    ck_assert_uint_gt(m, pairs / 2);
+    /* as a condensed matrix: every pair is scanned (no grid over cells) */
+    double *cd = malloc(pairs * sizeof *cd);
+    for (uint64_t i = 1, q = 0; i < n; i++)
+        for (uint64_t j = 0; j < i; j++, q++) {
+            double s2 = 0;
+            for (int k = 0; k < 3; k++)
+                s2 += (x[i * 3 + k] - x[j * 3 + k]) * (x[i * 3 + k] - x[j * 3 + k]);
+            cd[q] = sqrt(s2);
+        }
+    topoml_data *d = NULL;
+    ck_assert_int_eq(topoml_data_from_condensed(ctx, &d, n, cd), TOPOML_OK);
+    free(cd);
+    free(x);
+    /* room for the edge list (24 bytes an edge), not for the collapse's
+     * working memory (36 bytes an edge), most pairs being within the
+     * enclosing radius of a uniform cloud */
+    topoml_set_max_memory(ctx, pairs * 25);
+    largest_alloc = 0;
+    topoml_rips_options o;
+    topoml_rips_options_init(&o);
+    o.max_dim = 1;
+    o.collapse = TOPOML_COLLAPSE_ON;
+    topoml_barcode *bc = NULL;
+    ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &o), TOPOML_E_LIMIT);
+    ck_assert_msg(strstr(topoml_errmsg(ctx), "the edge collapse needs"), "%s",
+                  topoml_errmsg(ctx));
+    /* the edge list would be 24 bytes an edge */
+    ck_assert_msg(largest_alloc < m * 24 && largest_alloc < pairs * 8 + 4096,
+                  "%zu bytes allocated at once (the edge list: %llu)",
+                  largest_alloc, (unsigned long long)(m * 24));
+    topoml_data_free(ctx, d);
+    topoml_context_free(ctx);
 }
 END_TEST
 
@@ -194,17 +328,20 @@ START_TEST(test_machine_limit_follows_rlimit_as)
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        /* Half the physical memory: below it, so it must be the limit. */
-        const uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+        /* Half the default without it: below it, so it must be the limit. */
+        char src0[96];
+        const uint64_t v0 =
+            tm_machine_memory_at("/nonexistent", "/nonexistent", "/nonexistent", src0, sizeof src0);
         struct rlimit rl;
         getrlimit(RLIMIT_AS, &rl);
-        rl.rlim_cur = phys / 2;
+        rl.rlim_cur = v0 / 2;
         if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < rl.rlim_cur)
             rl.rlim_cur = rl.rlim_max;
         if (setrlimit(RLIMIT_AS, &rl) != 0)
             _exit(2);
         char src[64];
-        uint64_t v = tm_machine_memory_at("/nonexistent", "/nonexistent", src, sizeof src);
+        uint64_t v =
+            tm_machine_memory_at("/nonexistent", "/nonexistent", "/nonexistent", src, sizeof src);
         bool ok = v == rl.rlim_cur && strstr(src, "RLIMIT_AS") != NULL;
         _exit(ok ? 0 : 1);
     }
@@ -409,6 +546,8 @@ int main(void)
     tcase_add_test(tc, test_config_max_memory_is_strict_and_may_say_unlimited);
     tcase_add_test(tc, test_default_limit_is_the_machines);
     tcase_add_test(tc, test_machine_limit_reads_cgroup_v2_and_v1);
+    tcase_add_test(tc, test_default_is_half_the_available_memory);
+    tcase_add_test(tc, test_the_collapse_is_not_begun_when_it_cannot_fit);
     tcase_add_test(tc, test_machine_limit_follows_rlimit_as);
     tcase_add_test(tc, test_text_readers_refuse_nul_as_they_stream);
     tcase_add_test(tc, test_rips_too_large_is_refused_before_any_pass_over_pairs);

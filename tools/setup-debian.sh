@@ -82,3 +82,39 @@ if [ -n "${TOPOML_RIPSER_SOURCE:-}" ] && ! command -v ripser-current >/dev/null 
     c++ -std=c++11 -Wall -O3 -D NDEBUG -o /usr/local/bin/ripser-current \
         "$TOPOML_RIPSER_SOURCE/ripser.cpp"
 fi
+# Two more environments, from PyPI only (Debian's packages not seen: a venv
+# without --system-site-packages), in which CTest runs the Python suite again
+# (python_pytest_latest, python_pytest_oldest; python/CMakeLists.txt) with the
+# module the build makes for .venv's Python, the same python3 (nanobind's
+# module reads arrays through the buffer protocol and DLPack, built against
+# no numpy):
+#  - .venv-latest: the newest releases, what `pip install topoml` users get
+#    (numpy 2, the newest scikit-learn), with the test references and
+#    tensorflow-cpu; PyTorch is left out (PyPI's Linux torch brings the CUDA
+#    libraries, about 5 GB: its tests run in .venv and are skipped here with
+#    that reason);
+#  - .venv-oldest: the oldest versions pyproject.toml declares (numpy,
+#    scikit-learn, matplotlib), the floor that installs from wheels on
+#    Debian 12's Python 3.11; pip picks what goes with them.
+# Set TOPOML_SETUP_ONE_VENV=1 to make .venv alone. Timed once each on the
+# 2-core development machine under load average 10 to 19 from other work:
+# 173 s for .venv-latest without tensorflow-cpu, 199 s more for it, 71 s for
+# GUDHI and POT; 276 s for .venv-oldest (docs/python.md, "Test environments").
+top="$(cd "$(dirname "$0")/.." && pwd)"
+if [ -z "${TOPOML_SETUP_ONE_VENV:-}" ]; then
+    if [ ! -x "$top/.venv-latest/bin/python" ] ||
+       ! "$top/.venv-latest/bin/python" -c "import numpy, sklearn, scipy, pandas, pytest, ripser, gph, persim, gudhi, tensorflow" 2>/dev/null; then
+        echo "setup-debian: making $top/.venv-latest (newest releases from PyPI)" >&2
+        [ -x "$top/.venv-latest/bin/python" ] || /usr/bin/python3 -m venv "$top/.venv-latest"
+        "$top/.venv-latest/bin/pip" install -q --disable-pip-version-check --upgrade \
+            numpy scipy scikit-learn pandas matplotlib pytest ripser giotto-ph persim gudhi POT \
+            tensorflow-cpu
+    fi
+    if [ ! -x "$top/.venv-oldest/bin/python" ] ||
+       ! "$top/.venv-oldest/bin/python" -c "import numpy, sklearn, matplotlib, pandas, pytest" 2>/dev/null; then
+        echo "setup-debian: making $top/.venv-oldest (the oldest versions pyproject.toml declares)" >&2
+        [ -x "$top/.venv-oldest/bin/python" ] || /usr/bin/python3 -m venv "$top/.venv-oldest"
+        "$top/.venv-oldest/bin/pip" install -q --disable-pip-version-check --only-binary=:all: \
+            "numpy==1.23.2" "scikit-learn==1.2.0" "matplotlib==3.6.1" scipy pandas pytest
+    fi
+fi

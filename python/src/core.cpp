@@ -1099,7 +1099,10 @@ class Context {
         if (st != TOPOML_OK) {
             topoml_free(ctx_, zero);
             if (st == TOPOML_E_CANCELLED) {
+                /* a cancel hands back the finished dimensions: freed here,
+                 * once, whether or not an exception raised the cancel */
                 topoml_barcode_free(bc);
+                bc = nullptr;
                 pr.raise();
             }
             if (st == TOPOML_E_LIMIT && bc)

@@ -70,10 +70,20 @@ def points(X):
     return Input(A.shape[0], points=np.ascontiguousarray(A, dtype=np.float64))
 
 
+def show(value):
+    """A value as an error message shows it: numpy's scalars as the Python
+    number they hold (numpy 2's repr would say np.float64(nan))."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
+
+
 def _check_finite(v, what):
     if v.size and not np.all(np.isfinite(v)):
-        bad = np.flatnonzero(~np.isfinite(v))[0]
-        raise ValueError("%s: entry %d is %r (distances must be finite)" % (what, bad, v.flat[bad]))
+        bad = np.unravel_index(int(np.flatnonzero(~np.isfinite(v))[0]), v.shape)
+        where = "(%s)" % ", ".join(str(int(k)) for k in bad) if v.ndim > 1 else str(int(bad[0]))
+        raise ValueError("%s: entry %s is %s (distances must be finite)"
+                         % (what, where, show(v[bad])))
 
 
 def dense(D):
@@ -90,8 +100,8 @@ def dense(D):
     diag = np.diagonal(A)
     if np.any(diag != 0):
         i = int(np.flatnonzero(diag != 0)[0])
-        raise ValueError("distance matrix: diagonal entry (%d, %d) is %r; topoml has no vertex "
-                         "birth times, the diagonal must be 0" % (i, i, diag[i]))
+        raise ValueError("distance matrix: diagonal entry (%d, %d) is %s; topoml has no vertex "
+                         "birth times, the diagonal must be 0" % (i, i, show(diag[i])))
     _check_finite(A, "distance matrix")
     if n < 2:
         return Input(n, condensed=np.zeros(0))
@@ -102,8 +112,8 @@ def dense(D):
         k = int(np.argmax(diff))
         i = int(math.floor((1 + math.sqrt(1 + 8 * k)) / 2))
         j = k - i * (i - 1) // 2
-        raise ValueError("distance matrix: not symmetric: entry (%d, %d) is %r but (%d, %d) "
-                         "is %r" % (i, j, lower[k], j, i, upper[k]))
+        raise ValueError("distance matrix: not symmetric: entry (%d, %d) is %s but (%d, %d) "
+                         "is %s" % (i, j, show(lower[k]), j, i, show(upper[k])))
     return Input(n, condensed=lower)
 
 
@@ -147,7 +157,7 @@ def sparse(S, threshold=math.inf):
     r, c, d = r[~on_diag], c[~on_diag], d[~on_diag]
     if d.size and not np.all(np.isfinite(d)):
         k = int(np.flatnonzero(~np.isfinite(d))[0])
-        raise ValueError("sparse distance matrix: entry (%d, %d) is %r" % (r[k], c[k], d[k]))
+        raise ValueError("sparse distance matrix: entry (%d, %d) is %s" % (r[k], c[k], show(d[k])))
     i, j = np.minimum(r, c), np.maximum(r, c)
     key = i * n + j
     order = np.lexsort((d, key))
@@ -158,8 +168,8 @@ def sparse(S, threshold=math.inf):
     if np.any(dup):
         k = int(np.flatnonzero(dup)[0])
         if d[k] != d[k - 1]:
-            raise ValueError("sparse distance matrix: not symmetric: (%d, %d) is stored as %r and "
-                             "%r" % (i[k], j[k], d[k - 1], d[k]))
+            raise ValueError("sparse distance matrix: not symmetric: (%d, %d) is stored as %s and "
+                             "%s" % (i[k], j[k], show(d[k - 1]), show(d[k])))
     keep = first & (d <= threshold)
     return Input(n, edges=(np.ascontiguousarray(i[keep], dtype=np.uint32),
                            np.ascontiguousarray(j[keep], dtype=np.uint32),
@@ -190,7 +200,7 @@ def check_int(value, name, low):
     if type(value) is int and value >= low:
         return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError("%s must be an integer >= %d, got %r" % (name, low, value))
+        raise ValueError("%s must be an integer >= %d, got %s" % (name, low, show(value)))
     return int(value)
 
 
@@ -198,7 +208,7 @@ def check_threshold(value, name="thresh"):
     try:
         t = float(value)
     except (TypeError, ValueError):
-        raise ValueError("%s must be a number, got %r" % (name, value)) from None
+        raise ValueError("%s must be a number, got %s" % (name, show(value))) from None
     if math.isnan(t) or t < 0:
-        raise ValueError("%s must be >= 0 (inf: none), got %r" % (name, value))
+        raise ValueError("%s must be >= 0 (inf: none), got %s" % (name, show(value)))
     return t

@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from . import _context, _rips, features
+from . import _context, _inputs, _rips, features
 
 _EUCLIDEAN = 0
 

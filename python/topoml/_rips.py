@@ -129,7 +129,7 @@ def _collapse(value):
     if isinstance(value, str):
         value = value.lower()
     if value is None or value not in COLLAPSE:
-        raise ValueError("collapse must be 'auto', True or False, got %r" % (value,))
+        raise ValueError("collapse must be 'auto', True or False, got %s" % (_inputs.show(value),))
     return COLLAPSE[value]
 
 
@@ -139,7 +139,8 @@ def _threads(n_threads):
         return 0 if n_threads == -1 else n_threads
     if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) \
             or n_threads == 0 or n_threads < -1:
-        raise ValueError("n_threads must be a positive integer or -1, got %r" % (n_threads,))
+        raise ValueError("n_threads must be a positive integer or -1, got %s"
+                         % (_inputs.show(n_threads),))
     return 0 if n_threads == -1 else int(n_threads)
 
 

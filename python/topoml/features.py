@@ -181,7 +181,8 @@ def finite(dgm, infinite="drop"):
     d = diagram(dgm)
     if isinstance(infinite, str):
         if infinite != "drop":
-            raise ValueError("infinite must be 'drop' or a number, got %r" % (infinite,))
+            raise ValueError("infinite must be 'drop' or a number, got %s"
+                             % (_inputs.show(infinite),))
         return _context.context().pairs_finite(d, 0, 0.0)
     return _context.context().pairs_finite(d, 1, float(infinite))
 
@@ -222,7 +223,8 @@ def persistence_images(diagrams, birth_range, pers_range, resolution=(20, 20), s
         raise ValueError("weight must be one of %s, got %r" % (", ".join(_WEIGHTS), weight))
     if isinstance(infinite, str):
         if infinite != "drop":
-            raise ValueError("infinite must be 'drop' or a number, got %r" % (infinite,))
+            raise ValueError("infinite must be 'drop' or a number, got %s"
+                             % (_inputs.show(infinite),))
         mode, clip = 0, 0.0
     else:
         mode, clip = 1, float(infinite)

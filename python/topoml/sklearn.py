@@ -18,7 +18,20 @@ points of zero length ``(0, 0, dim)``, which every feature ignores.
 
 scikit-learn's ``check_estimator`` passes on VietorisRipsPersistence, and
 on each feature transformer behind it in a Pipeline (check_estimator feeds
-2-D arrays, which only the first step reads; docs/python.md).
+2-D arrays, which only the first step reads; docs/python.md), from the
+oldest scikit-learn the package declares to the newest: the estimators
+give their tags both ways (``__sklearn_tags__``, scikit-learn >= 1.6, and
+``_more_tags`` before).
+
+Feature names and ``set_output``: the feature transformers name their
+columns (``get_feature_names_out``) and give a pandas DataFrame under
+``set_output(transform="pandas")`` (or ``sklearn.set_config``), so a
+``Pipeline`` with pandas output works. The diagrams between the steps are
+3-D and have no table form: VietorisRipsPersistence takes ``set_output``
+(a Pipeline passes it on to every step) and keeps giving the 3-D array;
+its ``get_feature_names_out`` names the last axis, ``("birth", "death",
+"homology_dimension")``, which is what the feature transformers take
+(their ``n_features_in_`` is 3).
 
 Examples
 --------
@@ -31,9 +44,10 @@ Examples
 (1, 2)
 """
 import math
+import os
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
@@ -102,11 +116,25 @@ def _by_dim(D, dim):
     return np.ascontiguousarray(P[:, :2])
 
 
-def _more_tags_for(est):
-    return {"preserves_dtype": [np.float64]}
+# The diagrams' last axis, what VietorisRipsPersistence gives and the
+# feature transformers take.
+DIAGRAM_AXIS = ("birth", "death", "homology_dimension")
+
+# VietorisRipsPersistence's 3-D output is never wrapped in a DataFrame
+# (scikit-learn >= 1.2 wraps `transform` of every TransformerMixin that has
+# get_feature_names_out, unless the class says so).
+_NO_OUTPUT_WRAP = ({"auto_wrap_output_keys": None} if hasattr(TransformerMixin, "set_output")
+                   else {})
 
 
-class VietorisRipsPersistence(TransformerMixin, BaseEstimator):
+def _cpus():
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class VietorisRipsPersistence(TransformerMixin, BaseEstimator, **_NO_OUTPUT_WRAP):
     """Persistence diagrams of point clouds (or distance matrices).
 
     Parameters
@@ -128,13 +156,22 @@ class VietorisRipsPersistence(TransformerMixin, BaseEstimator):
         The death given to classes still alive at the threshold; None: the
         threshold (classes stay infinite when it is inf).
     n_jobs : int or None
-        Samples computed in parallel threads (the GIL is released).
+        Samples computed at once, in threads (the GIL is released during each
+        computation). None: one at a time, each on every CPU (the threads
+        backend and the edge collapse use them); k > 1 (-1: every CPU):
+        k at a time, the CPUs shared out among them, so that k computations
+        do not each start a thread per CPU.
     backend : str or None
         As in :func:`topoml.barcodes`.
 
     Input: a 3-D array ``(n_samples, n_points, n_dims)``, a list of 2-D
     arrays, or a 2-D array whose rows are clouds of points on the real line.
     Output: ``(n_samples, n_points_out, 3)`` diagrams (module docstring).
+
+    ``n_features_in_``: for a 2-D X its width (scikit-learn's rule); for
+    clouds, the dimension of their points when every sample has the same
+    (``transform`` then checks it; with ``metric="precomputed"`` the
+    samples' sizes differ and it is None).
     """
 
     def __init__(self, maxdim=1, threshold=math.inf, coeff=2, metric="euclidean",
@@ -154,24 +191,58 @@ class VietorisRipsPersistence(TransformerMixin, BaseEstimator):
         """Check the parameters and X; nothing is learnt from X but its
         width (for a 2-D X, the number of points per cloud)."""
         clouds, A = _clouds(X)
-        self.n_features_in_ = A.shape[1] if A is not None else None
+        self.n_features_in_ = self._width(clouds, A)
         self.homology_dimensions_ = tuple(range(int(self.maxdim) + 1))
         return self
+
+    def _width(self, clouds, A):
+        if A is not None:
+            return A.shape[1]
+        if self.metric == "precomputed":
+            return None
+        widths = {c.shape[1] for c in clouds if c.ndim == 2}
+        return widths.pop() if len(widths) == 1 else None
 
     def transform(self, X, y=None):
         check_is_fitted(self, "homology_dimensions_")
         clouds, A = _clouds(X)
-        if self.n_features_in_ is not None and A is not None and A.shape[1] != self.n_features_in_:
-            raise ValueError("X has %d features, but %s is expecting %d features as input"
-                             % (A.shape[1], type(self).__name__, self.n_features_in_))
+        width = self._width(clouds, A)
+        if self.n_features_in_ is not None and width is not None and width != self.n_features_in_:
+            what = "features" if A is not None else "coordinates per point"
+            raise ValueError("X has %d %s, but %s is expecting %d %s as input"
+                             % (width, what, type(self).__name__, self.n_features_in_, what))
         kind = "distance" if self.metric == "precomputed" else "points"
-        dgms = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(self._one)(c, kind) for c in clouds)
+        jobs = 1 if self.n_jobs is None else effective_n_jobs(self.n_jobs)
+        jobs = max(1, min(jobs, len(clouds)))
+        # each computation's threads: every CPU when one runs at a time, a
+        # share when several do (the threads backend and the collapse start
+        # a thread per CPU they are given)
+        n_threads = -1 if jobs == 1 else max(1, _cpus() // jobs)
+        if jobs == 1:
+            dgms = [self._one(c, kind, n_threads) for c in clouds]
+        else:
+            dgms = Parallel(n_jobs=jobs, prefer="threads")(
+                delayed(self._one)(c, kind, n_threads) for c in clouds)
         return self._pad(dgms)
 
-    def _one(self, cloud, kind):
+    def get_feature_names_out(self, input_features=None):
+        """The names of the diagrams' last axis: birth, death,
+        homology_dimension (the output is 3-D; module docstring)."""
+        check_is_fitted(self, "homology_dimensions_")
+        return np.asarray(DIAGRAM_AXIS, dtype=object)
+
+    def set_output(self, *, transform=None):
+        """Accepted as scikit-learn's set_output (a Pipeline passes it to
+        every step); the diagrams stay a 3-D array whatever is asked, the
+        feature transformers after this step give the DataFrame."""
+        if transform is not None:
+            self._sklearn_output_config = {"transform": transform}
+        return self
+
+    def _one(self, cloud, kind, n_threads=-1):
         out = _rips._compute(cloud, kind, self.maxdim, self.threshold, self.coeff, self.metric,
-                             self.metric_params, self.backend, False, False)
+                             self.metric_params, self.backend, False, False,
+                             n_threads=n_threads)
         dgms = out["dgms"]
         if self.reduced_homology and len(dgms[0]):
             h0 = dgms[0]
@@ -197,8 +268,15 @@ class VietorisRipsPersistence(TransformerMixin, BaseEstimator):
             start += w
         return out
 
+    # Tags both ways: __sklearn_tags__ (scikit-learn >= 1.6, which refuses
+    # a class with _more_tags alone) and _more_tags (before 1.6).
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
+
     def _more_tags(self):
-        return _more_tags_for(self)
+        return {"preserves_dtype": [np.float64]}
 
 
 class _DiagramFeatures(TransformerMixin, BaseEstimator):
@@ -208,6 +286,7 @@ class _DiagramFeatures(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         D = _diagrams(X)
+        self.n_features_in_ = D.shape[2]
         self.homology_dimensions_ = tuple(int(q) for q in np.unique(D[:, :, 2]))
         self.ranges_ = {}
         for q in self.homology_dimensions_:
@@ -225,8 +304,27 @@ class _DiagramFeatures(TransformerMixin, BaseEstimator):
             blocks.append(self._block(per_sample, self.ranges_[q]).reshape(len(D), -1))
         return np.hstack(blocks)
 
+    def get_feature_names_out(self, input_features=None):
+        """One name per column: the class's short name, the homology
+        dimension and the column's index within that dimension's block, e.g.
+        ``persistenceimage_h1_7``."""
+        check_is_fitted(self, "homology_dimensions_")
+        prefix = type(self).__name__.lower()
+        names = []
+        for q in self.homology_dimensions_:
+            width = self._block_width(q)
+            names += ["%s_h%d_%d" % (prefix, q, k) for k in range(width)]
+        return np.asarray(names, dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.input_tags.two_d_array = False  # diagrams: 3-D only
+        tags.input_tags.three_d_array = True
+        return tags
+
     def _more_tags(self):
-        return _more_tags_for(self)
+        return {"preserves_dtype": [np.float64], "X_types": ["3darray"]}
 
 
 def _span(lo, hi):
@@ -270,6 +368,9 @@ class PersistenceImage(_DiagramFeatures):
         r = self.pers_range or _span(0.0, p.max(initial=0.0))
         return tuple(b), tuple(r)
 
+    def _block_width(self, q):
+        return self.n_bins * self.n_bins
+
     def _block(self, dgms, rng):
         (b, r), n = rng, self.n_bins
         return features.persistence_images(dgms, b, r, resolution=(n, n), sigma=self.sigma,
@@ -289,6 +390,9 @@ class BettiCurve(_DiagramFeatures):
         lo, hi = self.sample_range or _span(P.min(initial=np.inf), P.max(initial=-np.inf))
         return np.linspace(lo, hi, self.n_bins)
 
+    def _block_width(self, q):
+        return self.n_bins
+
     def _block(self, dgms, grid):
         return np.stack([features.betti_curve(d, grid) for d in dgms])
 
@@ -307,6 +411,9 @@ class PersistenceLandscape(_DiagramFeatures):
         lo, hi = self.sample_range or _span(P.min(initial=np.inf), P.max(initial=-np.inf))
         return np.linspace(lo, hi, self.n_bins)
 
+    def _block_width(self, q):
+        return self.n_layers * self.n_bins
+
     def _block(self, dgms, grid):
         return np.stack([features.landscapes(d, grid, levels=self.n_layers) for d in dgms])
 
@@ -320,6 +427,9 @@ class PersistenceEntropy(_DiagramFeatures):
 
     def _learn_range(self, P):
         return None
+
+    def _block_width(self, q):
+        return 1
 
     def _block(self, dgms, _):
         inf = "drop" if self.infinity_values is None else self.infinity_values

@@ -161,12 +161,15 @@ int tm_check_memory(topoml_context *ctx, uint64_t bytes, const char *what);
  * in FILE", "the default: the machine's physical memory" ... */
 const char *tm_max_memory_source(const topoml_context *ctx, char *buf, size_t size);
 
-/* The smallest of physical memory, RLIMIT_AS and the cgroup's memory limit
- * (machine_memory.c); 0 when none is known. `source` gets which one it was.
- * The _at form reads the cgroup from other paths (for tests). */
+/* The default memory limit: the smallest of TM_MEMORY_SHARE_PERCENT of the
+ * memory available (MemAvailable; of physical memory without it),
+ * RLIMIT_AS and the cgroup's memory limit (machine_memory.c); 0 when none
+ * is known. `source` gets which one it was. The _at form reads the cgroup
+ * and meminfo from other paths (for tests). */
+#define TM_MEMORY_SHARE_PERCENT 50
 uint64_t tm_machine_memory(char *source, size_t source_size);
-uint64_t tm_machine_memory_at(const char *proc_cgroup, const char *sys_root, char *source,
-                              size_t source_size);
+uint64_t tm_machine_memory_at(const char *proc_cgroup, const char *sys_root, const char *meminfo,
+                              char *source, size_t source_size);
 
 /* Overflow-checked arithmetic: true when the result fits. */
 static inline bool tm_mul_u64(uint64_t a, uint64_t b, uint64_t *out)

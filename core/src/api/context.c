@@ -254,7 +254,8 @@ int tm_check_memory(topoml_context *ctx, uint64_t bytes, const char *what)
     if (limit && bytes > limit)
         return tm_error(ctx, TOPOML_E_LIMIT,
                         "%s needs about %llu bytes (%.1f MiB), more than the memory limit of "
-                        "%llu bytes (%.1f MiB, %s)",
+                        "%llu bytes (%.1f MiB, %s; raise it with max_memory in the "
+                        "configuration, --max-memory or topoml_set_max_memory)",
                         what, (unsigned long long)bytes, bytes / 1048576.0,
                         (unsigned long long)limit, limit / 1048576.0,
                         tm_max_memory_source(ctx, src, sizeof src));

@@ -1,10 +1,13 @@
 /*
  * machine_memory.c — how much memory this process may use, from the
- * machine: physical memory, RLIMIT_AS, and the memory limit of the cgroup
- * the process runs in (v2 memory.max, v1 memory.limit_in_bytes, of its own
- * group and every group above it). The smallest is the context's default
- * memory limit (context.c), so that work too large for the machine is
- * refused with an estimate instead of growing until the kernel ends it.
+ * machine: half of the memory available when the context is made
+ * (MemAvailable in /proc/meminfo; half of physical memory where the kernel
+ * does not say), RLIMIT_AS, and the memory limit of the cgroup the process
+ * runs in (v2 memory.max, v1 memory.limit_in_bytes, of its own group and
+ * every group above it). The smallest is the context's default memory
+ * limit (context.c), so that work too large for the machine is refused
+ * with an estimate instead of growing until the machine is unusable or the
+ * kernel ends it; a share, so that the rest of the machine keeps working.
  *
  * Platform code only: Linux's /proc and /sys layout. Not here: the limit's
  * use (context.c), the configuration's max_memory (config.c).
@@ -104,18 +107,41 @@ static bool cgroup_limit(const char *proc_cgroup, const char *sys_root, uint64_t
     return any;
 }
 
+/* MemAvailable of a /proc/meminfo text, in bytes; false when it has none. */
+static bool mem_available(const char *meminfo, uint64_t *out)
+{
+    FILE *f = fopen(meminfo, "re");
+    if (!f)
+        return false;
+    char line[256];
+    bool ok = false;
+    while (!ok && fgets(line, sizeof line, f)) {
+        unsigned long long kib;
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1 && kib <= UINT64_MAX / 1024) {
+            *out = (uint64_t)kib * 1024;
+            ok = true;
+        }
+    }
+    fclose(f);
+    return ok;
+}
+
 /* v1 reports "no limit" as a huge number (LONG_MAX rounded to pages). */
 #define NO_LIMIT_ABOVE (UINT64_C(1) << 60)
 
-uint64_t tm_machine_memory_at(const char *proc_cgroup, const char *sys_root, char *source,
-                              size_t source_size)
+uint64_t tm_machine_memory_at(const char *proc_cgroup, const char *sys_root, const char *meminfo,
+                              char *source, size_t source_size)
 {
     uint64_t best = 0;
     const char *why = "no limit known";
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0 && (uint64_t)pages <= UINT64_MAX / (uint64_t)page) {
-        best = (uint64_t)pages * (uint64_t)page;
-        why = "the machine's physical memory";
+    uint64_t avail = 0;
+    if (mem_available(meminfo, &avail) && avail > 0) {
+        best = avail / 100 * TM_MEMORY_SHARE_PERCENT;
+        why = "half of MemAvailable at context creation";
+    } else if (pages > 0 && page > 0 && (uint64_t)pages <= UINT64_MAX / (uint64_t)page) {
+        best = (uint64_t)pages * (uint64_t)page / 100 * TM_MEMORY_SHARE_PERCENT;
+        why = "half of physical memory";
     }
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
@@ -136,5 +162,6 @@ uint64_t tm_machine_memory_at(const char *proc_cgroup, const char *sys_root, cha
 
 uint64_t tm_machine_memory(char *source, size_t source_size)
 {
-    return tm_machine_memory_at("/proc/self/cgroup", "/sys/fs/cgroup", source, source_size);
+    return tm_machine_memory_at("/proc/self/cgroup", "/sys/fs/cgroup", "/proc/meminfo", source,
+                                source_size);
 }

@@ -30,6 +30,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/api.h"
 #include "compute/compute.h"
@@ -99,6 +100,55 @@ typedef struct cl_graph {
  * block, one that removes too few of its edges may end it early. */
 #define CL_PROBE_BLOCKS 8
 #define CL_PROBE_BLOCK_MIN 64
+
+/* Progress and cancel from inside the collapse, as the Rips engine reports
+ * (docs/embedding.md, "Progress"): a stage is told as it begins, then at
+ * most every CL_REPORT_SECONDS, the clock read every CL_REPORT_WORK units
+ * of work (pairs measured, edges looked at), and always at its end. A
+ * non-zero answer stops the collapse at once with TOPOML_E_CANCELLED. */
+#define CL_REPORT_WORK 4096
+#define CL_REPORT_SECONDS 0.05
+
+typedef struct cl_progress {
+    topoml_context *ctx;
+    const char *stage;
+    uint64_t work; /* units since the clock was last read */
+    struct timespec last;
+    bool begun; /* the stage has been told */
+} cl_progress;
+
+static void cl_stage(cl_progress *p, const char *stage)
+{
+    p->stage = stage;
+    p->work = 0;
+    p->begun = false;
+}
+
+/* `work` more units done, `done` of `total` in the stage; false when the
+ * caller's function asked to stop (the context's error is then set). */
+static bool cl_tick(cl_progress *p, uint64_t work, uint64_t done, uint64_t total)
+{
+    if (!p || !p->ctx->progress_fn || total == 0)
+        return true;
+    p->work += work;
+    const bool end = done >= total;
+    if (p->begun && !end && p->work < CL_REPORT_WORK)
+        return true;
+    p->work = 0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (p->begun && !end &&
+        (double)(now.tv_sec - p->last.tv_sec) + (double)(now.tv_nsec - p->last.tv_nsec) * 1e-9 <
+            CL_REPORT_SECONDS)
+        return true;
+    p->begun = true;
+    p->last = now;
+    if (p->ctx->progress_fn(p->ctx->progress_user, p->stage, done > total ? total : done,
+                            total) == 0)
+        return true;
+    tm_error(p->ctx, TOPOML_E_CANCELLED, "cancelled during the edge collapse (%s)", p->stage);
+    return false;
+}
 
 /* Vertices one look-ahead can note (the two ends and the dominators
  * tried); an edge whose search tried more is done again in order. */
@@ -724,6 +774,12 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
         pool_start(pool, threads);
     }
     probe->threads = pool ? pool->n : 1;
+    /* stage "collapse": the edges looked at, longest first */
+    cl_progress pr = {ctx, "collapse", 0, {0, 0}, false};
+    if (!cl_tick(&pr, 0, 0, n_edges)) {
+        rc = TOPOML_E_CANCELLED;
+        goto out;
+    }
     /* The steps, longest edge first: all on this thread, or in batches
      * looked ahead on the pool (see "In parallel"). */
     if (!pool) {
@@ -732,8 +788,15 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
             uint32_t t = delay(&g, i, j, time[e], c);
             if (t != time[e])
                 set_time(&g, e, i, j, t);
-            if (!probe_goes_on(&dec, probe, e, t == CL_NEVER))
+            if (!probe_goes_on(&dec, probe, e, t == CL_NEVER)) {
+                /* the list stays as it is; the stage ends here */
+                rc = cl_tick(&pr, 0, n_edges, n_edges) ? TOPOML_OK : TOPOML_E_CANCELLED;
                 goto out;
+            }
+            if (!cl_tick(&pr, 1, n_edges - e, n_edges)) {
+                rc = TOPOML_E_CANCELLED;
+                goto out;
+            }
         }
     }
     cl_graph *sg = pool ? &pool->w[0].g : &g;
@@ -769,8 +832,15 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
                 if (ahead)
                     note_moved(pool, i, j);
             }
-            if (!probe_goes_on(&dec, probe, e, t == CL_NEVER))
+            if (!probe_goes_on(&dec, probe, e, t == CL_NEVER)) {
+                /* the list stays as it is; the stage ends here */
+                rc = cl_tick(&pr, 0, n_edges, n_edges) ? TOPOML_OK : TOPOML_E_CANCELLED;
                 goto out;
+            }
+            if (!cl_tick(&pr, 1, n_edges - e, n_edges)) {
+                rc = TOPOML_E_CANCELLED;
+                goto out;
+            }
         }
         /* a batch whose results were mostly still good can be larger */
         if (ahead) {
@@ -993,11 +1063,21 @@ static inline double data_dist(const struct topoml_data *d, uint32_t metric, uin
  * time through `pan` (metric_rows.h: the engine's own distances, bit for
  * bit, several pairs at once) when the caller could lay the points out, else
  * pair by pair; `row` has room for n distances then. */
-static bool scan(const struct topoml_data *d, uint32_t metric, double cut, double *rmax,
-                 topoml_edge *edges, uint64_t *count, const scalar_panels *pan, double *row)
+/* Reported as `pr`'s stage, rows of n: CL_SCAN_CANCELLED when the caller
+ * asked to stop. */
+#define CL_SCAN_REFUSED 0
+#define CL_SCAN_OK 1
+#define CL_SCAN_CANCELLED 2
+static int scan(const struct topoml_data *d, uint32_t metric, double cut, double *rmax,
+                topoml_edge *edges, uint64_t *count, const scalar_panels *pan, double *row,
+                cl_progress *pr)
 {
     uint64_t m = 0;
+    if (!cl_tick(pr, 0, 0, d->n))
+        return CL_SCAN_CANCELLED;
     for (uint64_t i = 1; i < d->n; i++) {
+        if (!cl_tick(pr, i, i, d->n))
+            return CL_SCAN_CANCELLED;
         double ri = rmax[i];
         if (pan)
             scalar_panels_row(pan, i, i, row);
@@ -1007,7 +1087,7 @@ static bool scan(const struct topoml_data *d, uint32_t metric, double cut, doubl
              * scales, so never an intermediate overflow), not an absent
              * edge: the engine refuses it. */
             if (!(x >= 0.0) || (d->kind == TOPOML_INPUT_POINTS && isinf(x)))
-                return false;
+                return CL_SCAN_REFUSED;
             ri = x > ri ? x : ri;
             rmax[j] = x > rmax[j] ? x : rmax[j];
             if (x <= cut && x < INFINITY) {
@@ -1019,7 +1099,7 @@ static bool scan(const struct topoml_data *d, uint32_t metric, double cut, doubl
         rmax[i] = ri;
     }
     *count = m;
-    return true;
+    return cl_tick(pr, 0, d->n, d->n) ? CL_SCAN_OK : CL_SCAN_CANCELLED;
 }
 
 /* ---- The edges of a point cloud under a threshold that cuts it ----
@@ -1091,7 +1171,8 @@ static int cell_cmp(const void *a, const void *b)
 /* The edges within t of a point cloud for which grid_applies, into *out
  * (tm_alloc'd, grown as needed; the memory limit is checked as it grows). */
 static int grid_edges(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
-                      double t, const uint32_t *axes, topoml_edge **out, uint64_t *count)
+                      double t, const uint32_t *axes, topoml_edge **out, uint64_t *count,
+                      cl_progress *pr)
 {
     const uint64_t n = d->n, dim = d->dim;
     const uint32_t g = dim < CL_GRID_AXES ? (uint32_t)dim : CL_GRID_AXES;
@@ -1134,7 +1215,14 @@ static int grid_edges(topoml_context *ctx, const struct topoml_data *d, uint32_t
     uint64_t cap = 0, m = 0;
     topoml_edge *e = NULL;
     int rc = TOPOML_OK;
+    if (!cl_tick(pr, 0, 0, n))
+        rc = TOPOML_E_CANCELLED;
     for (uint64_t p = 0; p < n && rc == TOPOML_OK;) {
+        /* points of the cells done, of n; the clock read at every cell */
+        if (!cl_tick(pr, CL_REPORT_WORK, p, n)) {
+            rc = TOPOML_E_CANCELLED;
+            break;
+        }
         uint64_t pe = p;
         while (pe < n && pt[pe].key == pt[p].key)
             pe++;
@@ -1208,6 +1296,8 @@ static int grid_edges(topoml_context *ctx, const struct topoml_data *d, uint32_t
         p = pe;
     }
     tm_free(ctx, pt);
+    if (rc == TOPOML_OK && !cl_tick(pr, 0, n, n))
+        rc = TOPOML_E_CANCELLED;
     if (rc != TOPOML_OK) {
         tm_free(ctx, e);
         return rc;
@@ -1215,6 +1305,25 @@ static int grid_edges(topoml_context *ctx, const struct topoml_data *d, uint32_t
     *out = e;
     *count = m;
     return TOPOML_OK;
+}
+
+/* The working memory tm_collapse_edges checks for m edges of n vertices,
+ * at least (its adjacency, twice, the edges' times, its per-vertex arrays
+ * and the n x n table when it takes one; the threads' arrays come on top
+ * where they are used). Checked, as the edge list is, before the edges are listed, so
+ * that a collapse that cannot fit is never begun: each buffer against the
+ * limit, as every check of the library does. */
+static uint64_t cl_bytes(uint64_t n, uint64_t m)
+{
+    const uint64_t per_edge = 4 * sizeof(cl_adj) + sizeof(uint32_t);
+    const uint64_t per_vertex =
+        4 * sizeof(uint64_t) + 2 * sizeof(uint32_t) + sizeof(cl_common) + 12;
+    if (m > UINT64_MAX / 2 / per_edge || n > UINT32_MAX)
+        return UINT64_MAX;
+    /* the n x n table of times, when tm_collapse_edges takes it */
+    const bool dense =
+        n * n <= CL_DENSE_FACTOR * 2 * m || n * n * sizeof(uint32_t) <= CL_DENSE_BYTES;
+    return m * per_edge + n * per_vertex + (dense ? n * n * sizeof(uint32_t) : 0);
 }
 
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
@@ -1228,6 +1337,7 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
     double radius = INFINITY;
     uint64_t m = 0;
     topoml_edge *edges = NULL;
+    cl_progress pr = {ctx, NULL, 0, {0, 0}, false};
     if (d->kind == TOPOML_INPUT_SPARSE) {
         uint64_t *deg = tm_calloc(ctx, (size_t)n, sizeof *deg);
         double *rmax = tm_calloc(ctx, (size_t)n, sizeof *rmax);
@@ -1258,6 +1368,8 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
         for (uint64_t q = 0; q < d->n_edges; q++)
             m += d->edges[q].d <= t && d->edges[q].d < INFINITY;
         int rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
+        if (rc == TOPOML_OK)
+            rc = tm_check_memory(ctx, cl_bytes(n, m), "the edge collapse");
         if (rc != TOPOML_OK)
             return rc;
         edges = tm_alloc(ctx, (size_t)(m ? m : 1) * sizeof *edges);
@@ -1280,21 +1392,27 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
         bool grid = grid_applies(d, metric, threshold, span, axes);
         tm_free(ctx, span);
         if (grid) {
-            int rc = grid_edges(ctx, d, metric, threshold, axes, &edges, &m);
+            cl_stage(&pr, "collapse edges");
+            int rc = grid_edges(ctx, d, metric, threshold, axes, &edges, &m, &pr);
             if (rc != TOPOML_OK)
                 return rc;
             out->threshold = threshold;
             goto collapse;
         }
-        /* With no threshold the edges may be all the pairs: if they cannot
-         * fit, leave the input to the backend (it refuses the same size up
-         * front, before any pass over the pairs), rather than scanning. */
+        /* With no threshold the edges may be all the pairs: if they and the
+         * collapse's working memory cannot fit, leave the input to the
+         * backend (it refuses what it cannot do up front, before any pass
+         * over the pairs), rather than scanning and listing them. */
         if (!(threshold < INFINITY)) {
             uint64_t pairs = n * (n - 1) / 2;
-            if (pairs > UINT64_MAX / sizeof *edges ||
-                tm_check_memory(ctx, pairs * sizeof *edges, "the edges to collapse") !=
-                    TOPOML_OK)
+            const uint64_t limit = tm_max_memory(ctx);
+            if (limit && (pairs > UINT64_MAX / sizeof *edges || pairs * sizeof *edges > limit)) {
+                tm_log(ctx, TOPOML_LOG_INFO,
+                       "edge collapse: not done; the list of its %llu pairs needs about %.1f "
+                       "MiB, above the memory limit",
+                       (unsigned long long)pairs, (double)pairs * sizeof *edges / 1048576.0);
                 return TOPOML_OK;
+            }
         }
         double *rmax = tm_calloc(ctx, (size_t)n, sizeof *rmax);
         if (!rmax)
@@ -1326,37 +1444,67 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
          * names it. */
         int rc = TOPOML_OK;
         double t = threshold;
-        const bool refused = !scan(d, metric, threshold, rmax, NULL, &m, pan, row);
-        if (!refused) {
+        /* stages "collapse distances" (and "... within the radius"), then
+         * "collapse edges": rows of n, each pass */
+        cl_stage(&pr, "collapse distances");
+        int sc = scan(d, metric, threshold, rmax, NULL, &m, pan, row, &pr);
+        const bool refused = sc == CL_SCAN_REFUSED;
+        if (sc == CL_SCAN_CANCELLED)
+            rc = TOPOML_E_CANCELLED;
+        if (sc == CL_SCAN_OK) {
             for (uint64_t v = 0; v < n; v++)
                 radius = rmax[v] < radius ? rmax[v] : radius;
             t = threshold < radius ? threshold : radius;
             if (t < threshold) {
                 memset(rmax, 0, (size_t)n * sizeof *rmax);
-                scan(d, metric, t, rmax, NULL, &m, pan, row);
+                cl_stage(&pr, "collapse distances within the radius");
+                if (scan(d, metric, t, rmax, NULL, &m, pan, row, &pr) == CL_SCAN_CANCELLED)
+                    rc = TOPOML_E_CANCELLED;
             }
-            rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
+            if (rc == TOPOML_OK)
+                rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
+            if (rc == TOPOML_OK)
+                rc = tm_check_memory(ctx, cl_bytes(n, m), "the edge collapse");
             if (rc == TOPOML_OK) {
                 edges = tm_alloc(ctx, (size_t)(m ? m : 1) * sizeof *edges);
                 rc = edges ? TOPOML_OK : tm_nomem(ctx, (size_t)m * sizeof *edges);
             }
             if (rc == TOPOML_OK) {
                 memset(rmax, 0, (size_t)n * sizeof *rmax);
-                scan(d, metric, t, rmax, edges, &m, pan, row);
+                cl_stage(&pr, "collapse edges");
+                if (scan(d, metric, t, rmax, edges, &m, pan, row, &pr) == CL_SCAN_CANCELLED)
+                    rc = TOPOML_E_CANCELLED;
             }
         }
         tm_free(ctx, rmax);
         tm_free(ctx, pan_mem);
         tm_free(ctx, row);
+        if (rc == TOPOML_E_CANCELLED) {
+            tm_free(ctx, edges);
+            return rc;
+        }
         if (refused)
             return TOPOML_OK;
-        if (rc != TOPOML_OK)
+        if (rc != TOPOML_OK) {
+            tm_free(ctx, edges);
             return rc;
+        }
         out->threshold = t;
     }
 collapse:
+    /* stage "collapse sort": told as it begins and as it ends (a cancel
+     * takes effect at the end) */
+    cl_stage(&pr, "collapse sort");
+    if (!cl_tick(&pr, 0, 0, m)) {
+        tm_free(ctx, edges);
+        return TOPOML_E_CANCELLED;
+    }
     if (m > 0) /* no edges: `edges` may be NULL */
         tm_collapse_sort_edges(ctx, edges, m, threads);
+    if (!cl_tick(&pr, 0, m, m)) {
+        tm_free(ctx, edges);
+        return TOPOML_E_CANCELLED;
+    }
     out->n_before = m;
     /* The moves themselves stay in order on one thread, about a quarter of
      * the stage: on 2 or 3 threads the rest gains too little to pay for

@@ -426,10 +426,8 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
     if (o->max_dim == 0 || o->collapse == TOPOML_COLLAPSE_OFF)
         return TOPOML_OK;
     double probe = o->collapse == TOPOML_COLLAPSE_ON ? 0.0 : TM_COLLAPSE_AUTO_PROBE;
-    /* The collapse does not report from inside: its stage is told as it
-     * begins and as it ends (docs/embedding.md, "Progress"). */
-    if (ctx->progress_fn && ctx->progress_fn(ctx->progress_user, "collapse", 0, 1) != 0)
-        return tm_error(ctx, TOPOML_E_CANCELLED, "cancelled before the edge collapse");
+    /* The collapse reports its stages from inside and stops at a cancel
+     * (collapse.c, cl_tick; docs/embedding.md, "Progress"). */
     struct timespec t0, t1;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
     /* on the threads the op may use: its own count, else the
@@ -446,12 +444,6 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
                col->probe.declined ? "not done" : "goes on",
                (unsigned long long)col->probe.removed, (unsigned long long)col->probe.examined,
                (unsigned long long)col->probe.size, 100.0 * probe, cpu);
-    if (rc == TOPOML_OK && ctx->progress_fn &&
-        ctx->progress_fn(ctx->progress_user, "collapse", 1, 1) != 0) {
-        tm_free(ctx, col->edges);
-        memset(col, 0, sizeof *col);
-        return tm_error(ctx, TOPOML_E_CANCELLED, "cancelled after the edge collapse");
-    }
     if (rc != TOPOML_OK || !col->done)
         return rc;
     tm_log(ctx, TOPOML_LOG_INFO, "edge collapse: %llu of %llu edges remain (threshold %g)",
@@ -548,6 +540,16 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         return tm_error(ctx, TOPOML_E_INVALID, "threshold must be a number >= 0");
     if (!is_prime(o.modulus))
         return tm_error(ctx, TOPOML_E_INVALID, "modulus %u is not a prime", o.modulus);
+    if (o.modulus > 2) {
+        /* a prime no backend takes is bad input, said as such, rather than
+         * each backend's capability record refusing it in turn */
+        const uint32_t largest = tm_largest_modulus(ctx, o.modulus);
+        if (largest && o.modulus > largest)
+            return tm_error(ctx, TOPOML_E_INVALID,
+                            "modulus %u is above %u, the largest prime modulus a backend here "
+                            "supports",
+                            o.modulus, largest);
+    }
     if (o.metric >= TOPOML_METRIC_COUNT)
         return tm_error(ctx, TOPOML_E_INVALID, "unknown metric %u", o.metric);
     if (o.collapse > TOPOML_COLLAPSE_OFF)

@@ -88,6 +88,12 @@ void tm_registry_probe(topoml_context *ctx);
  * named topoml-backend-<name>.so are probed first, and every other one only
  * if none of them turns out to be `name`. */
 void tm_registry_probe_name(topoml_context *ctx, const char *name);
+/* The largest prime modulus a backend that may run (enabled, or certified
+ * on first use) claims for Rips: over the backends brought up so far when
+ * one of them takes `modulus`, else over every plugin (probed here, so a
+ * modulus the reference takes starts no probe); 0 when none claims Rips
+ * (registry.c). */
+uint32_t tm_largest_modulus(topoml_context *ctx, uint32_t modulus);
 void tm_registry_free(topoml_context *ctx);
 /* "distances", "edges", "h0", "rips", "image". */
 const char *tm_op_name(uint32_t op);

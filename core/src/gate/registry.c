@@ -664,6 +664,35 @@ static bool on_accelerator(const tm_backend *b, uint32_t op)
     return false;
 }
 
+static uint32_t largest_modulus_now(const topoml_context *ctx);
+
+uint32_t tm_largest_modulus(topoml_context *ctx, uint32_t modulus)
+{
+    uint32_t best = 0;
+    for (int pass = 0; pass < 2 && best < modulus; pass++) {
+        /* those brought up so far; past them, every plugin (probed) */
+        if (pass == 1)
+            tm_registry_probe(ctx);
+        best = largest_modulus_now(ctx);
+    }
+    return best;
+}
+
+static uint32_t largest_modulus_now(const topoml_context *ctx)
+{
+    uint32_t best = 0;
+    for (uint32_t i = 0; i < ctx->n_backends; i++) {
+        const tm_backend *b = &ctx->backends[i];
+        if (!b->name || b->duplicate || !b->brought_up ||
+            (b->gate_state != TOPOML_GATE_ENABLED && !b->gate_pending))
+            continue;
+        for (uint32_t k = 0; k < b->n_caps; k++)
+            if (b->caps[k].op == TOPOML_OP_RIPS && b->caps[k].max_modulus > best)
+                best = b->caps[k].max_modulus;
+    }
+    return best;
+}
+
 int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint32_t max_dim,
               uint32_t modulus, tm_backend **out)
 {

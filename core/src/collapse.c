@@ -1216,8 +1216,73 @@ static int grid_edges(topoml_context *ctx, const struct topoml_data *d, uint32_t
     return TOPOML_OK;
 }
 
+/* The size rule of TOPOML_COLLAPSE_AUTO. The probe (tm_collapse_edges)
+ * says whether the collapse removes enough; it cannot say whether removing
+ * it pays, and on the everyday input — a few hundred to a few thousand
+ * points, H1, no threshold, so the complex is nearly every pair — it does
+ * not: the collapse costs 3 to 11 times the reduction there (a 300-point
+ * circle: 0.58 s of collapse for a 0.14 s reduction, CPU, loaded 2-core
+ * machine; docs/notes/bench-cpu.md, "Round 12").
+ *
+ * The collapse's cost: each step merges the lists of its edge's two ends,
+ * so the stage reads about sum deg(v)^2 entries, CL_NS_DEG2 each (the
+ * well-sampled clouds measured take 4-6 ns an entry; a circle, whose
+ * dominators are hard to find, 25: the least is taken, so that the rule
+ * errs towards collapsing).
+ * The reduction's: H1 takes each edge as a column, most in an apparent pair
+ * found among its first cofacets: CL_NS_EDGE + CL_NS_EDGE_DEG * deg a column
+ * (fitted on uniform clouds at the enclosing radius; a circle's columns cost
+ * more). From H2 on the columns are the triangles, about sum deg^2 / 12 of
+ * them (a vertex's pairs of neighbours, half of them adjacent in a
+ * well-sampled cloud, each triangle seen from its 3 vertices), each with
+ * cofacets among its vertices' common neighbours: CL_NS_TRI (1 + deg /
+ * CL_TRI_DEG) a column, and each dimension above multiplies the count by
+ * about deg / 4. The collapse is worth trying when its cost is below the
+ * reduction's: it can save no more than that. */
+#define CL_NS_DEG2 4.0
+#define CL_NS_EDGE 200.0
+#define CL_NS_EDGE_DEG 1.0
+#define CL_NS_TRI 40.0
+#define CL_TRI_DEG 16.0
+
+tm_collapse_plan tm_collapse_plan_for(const tm_collapse_sizes *s)
+{
+    tm_collapse_plan p = {true, 0.0, 0.0};
+    if (s->n == 0 || s->m == 0 || s->max_dim == 0)
+        return p;
+    const double n = (double)s->n, m = (double)s->m;
+    const double least = 4.0 * m * m / n;
+    const double deg2 = s->sum_deg2 > least ? s->sum_deg2 : least;
+    const double deg = 2.0 * m / n;
+    p.collapse_s = CL_NS_DEG2 * deg2 * 1e-9;
+    if (s->max_dim == 1) {
+        p.reduction_s = m * (CL_NS_EDGE + CL_NS_EDGE_DEG * deg) * 1e-9;
+    } else {
+        double cols = deg2 / 12.0;
+        for (uint32_t k = 2; k < s->max_dim && cols < 1e30; k++)
+            cols *= deg / 4.0 > 1.0 ? deg / 4.0 : 1.0;
+        p.reduction_s = cols * CL_NS_TRI * (1.0 + deg / CL_TRI_DEG) * 1e-9;
+    }
+    p.worth = p.collapse_s < p.reduction_s;
+    return p;
+}
+
+/* The size rule, for tm_collapse_input: false (and out->plan says why) when
+ * the collapse is not worth running. */
+static bool plan_says_go(tm_collapsed *out, uint64_t n, uint64_t m, double sum_deg2,
+                         double min_removed, uint32_t max_dim)
+{
+    if (!(min_removed > 0.0) || max_dim == 0)
+        return true;
+    const tm_collapse_sizes s = {n, m, sum_deg2, max_dim};
+    out->planned = true;
+    out->plan = tm_collapse_plan_for(&s);
+    return out->plan.worth;
+}
+
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
-                      double threshold, double min_removed, unsigned threads, tm_collapsed *out)
+                      double threshold, double min_removed, uint32_t max_dim, unsigned threads,
+                      tm_collapsed *out)
 {
     memset(out, 0, sizeof *out);
     out->threshold = threshold;
@@ -1334,6 +1399,16 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
                 memset(rmax, 0, (size_t)n * sizeof *rmax);
                 scan(d, metric, t, rmax, NULL, &m, pan, row);
             }
+            /* The count alone may settle the size rule (with the least
+             * sum of squared degrees): then no edge is stored or sorted. */
+            if (!plan_says_go(out, n, m, 0.0, min_removed, max_dim)) {
+                out->n_before = m;
+                out->threshold = t;
+                tm_free(ctx, rmax);
+                tm_free(ctx, pan_mem);
+                tm_free(ctx, row);
+                return TOPOML_OK;
+            }
             rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
             if (rc == TOPOML_OK) {
                 edges = tm_alloc(ctx, (size_t)(m ? m : 1) * sizeof *edges);
@@ -1354,9 +1429,27 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
         out->threshold = t;
     }
 collapse:
+    out->n_before = m;
+    if (min_removed > 0.0 && max_dim > 0 && m > 0) {
+        /* the size rule again, on the degrees themselves */
+        uint32_t *deg = tm_calloc(ctx, (size_t)n, sizeof *deg);
+        if (deg) {
+            for (uint64_t e = 0; e < m; e++) {
+                deg[edges[e].i]++;
+                deg[edges[e].j]++;
+            }
+            double sum = 0.0;
+            for (uint64_t v = 0; v < n; v++)
+                sum += (double)deg[v] * (double)deg[v];
+            tm_free(ctx, deg);
+            if (!plan_says_go(out, n, m, sum, min_removed, max_dim)) {
+                tm_free(ctx, edges);
+                return TOPOML_OK;
+            }
+        }
+    }
     if (m > 0) /* no edges: `edges` may be NULL */
         tm_collapse_sort_edges(ctx, edges, m, threads);
-    out->n_before = m;
     /* The moves themselves stay in order on one thread, about a quarter of
      * the stage: on 2 or 3 threads the rest gains too little to pay for
      * handing batches over (the 50k torus on a 2-core machine with other

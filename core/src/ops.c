@@ -406,10 +406,17 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
     /* on the threads the op may use: its own count, else the
      * configuration's (tm_threads_allowed: 0 is every CPU) */
     const unsigned threads = tm_threads_allowed(o->n_threads ? o->n_threads : ctx->config.threads);
-    int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, probe, threads, col);
+    int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, probe, o->max_dim, threads, col);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
     const double cpu =
         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (rc == TOPOML_OK && col->planned)
+        tm_log(ctx, TOPOML_LOG_INFO,
+               "edge collapse: %s: %llu edges on %llu vertices, H%u: estimated %.3g s of "
+               "collapse against %.3g s of reduction",
+               col->plan.worth ? "may pay, the probe decides" : "not done, it would not pay",
+               (unsigned long long)col->n_before, (unsigned long long)d->n, o->max_dim,
+               col->plan.collapse_s, col->plan.reduction_s);
     if (rc == TOPOML_OK && col->probe.size)
         tm_log(ctx, TOPOML_LOG_INFO,
                "edge collapse: %s: the probe removed %llu of the first %llu of the longest "

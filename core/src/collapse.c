@@ -1216,6 +1216,38 @@ static int grid_edges(topoml_context *ctx, const struct topoml_data *d, uint32_t
     return TOPOML_OK;
 }
 
+uint64_t tm_edges_estimate(const struct topoml_data *d, uint32_t metric, double threshold)
+{
+    const uint64_t n = d->n, pairs = n > 1 ? n * (n - 1) / 2 : 0;
+    if (d->kind == TOPOML_INPUT_SPARSE)
+        return d->n_edges;
+    if (!(threshold < INFINITY) || pairs == 0 || d->memory != TOPOML_MEMORY_HOST ||
+        (d->kind != TOPOML_INPUT_POINTS && d->kind != TOPOML_INPUT_CONDENSED))
+        return pairs;
+    /* 4096 pairs drawn by a fixed generator: the share within the threshold */
+    const uint64_t draws = pairs < 4096 ? pairs : 4096;
+    uint64_t s = 0x2545f4914f6cdd1du, within = 0;
+    for (uint64_t k = 0; k < draws; k++) {
+        uint64_t i, j;
+        if (draws == pairs) {
+            /* every pair, in order */
+            i = 1;
+            uint64_t q = k;
+            while (q >= i)
+                q -= i++;
+            j = q;
+        } else {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            i = 1 + s % (n - 1);
+            j = (s >> 32) % i;
+        }
+        within += data_dist(d, metric, i, j) <= threshold;
+    }
+    return (uint64_t)((double)pairs * (double)within / (double)draws + 0.5);
+}
+
 /* The size rule of TOPOML_COLLAPSE_AUTO. The probe (tm_collapse_edges)
  * says whether the collapse removes enough; it cannot say whether removing
  * it pays, and on the everyday input — a few hundred to a few thousand

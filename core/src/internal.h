@@ -50,6 +50,7 @@ typedef struct tm_config {
     int verify;              /* enum tm_verify_mode (verify.c) */
     double verify_share;     /* re-runs of large calls: this share of plugin time */
     bool probe_cache;        /* keep probe reports between processes (probe_cache.c) */
+    bool select_cost;        /* `select: cost`: Rips by predicted time (calibrate.c) */
 } tm_config;
 
 /* Run-time verification (config key `verify`, verify.c). */
@@ -113,6 +114,8 @@ typedef struct tm_backend {
     uint32_t n_envelope;
     bool envelope_loaded;
     char cert_stamp[64];           /* the certificate's date and seed, "" if none */
+    struct tm_cost_model *cost;    /* its Rips cost model (calibrate.c), NULL
+                                      until selection by cost first needs it */
 } tm_backend;
 
 struct topoml_context {
@@ -151,6 +154,11 @@ struct topoml_context {
     double verify_ratio;          /* reference time / plugin time, last re-run */
     uint64_t verify_rng;
     uint64_t verify_reruns, verify_rejections;
+    /* The sizes of the Rips call the next tm_select is for (ops.c sets them
+     * under `select: cost`): edges within the threshold (0: unknown, taken
+     * as every pair) and the call's threads (0: all). */
+    uint64_t select_edges;
+    uint32_t select_threads;
 };
 #define TM_KEPT_LOGS 16
 
@@ -585,5 +593,37 @@ void tm_collapse_sort_edges(topoml_context *ctx, topoml_edge *edges, uint64_t m,
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
                       double threshold, double min_removed, uint32_t max_dim, unsigned threads,
                       tm_collapsed *out);
+
+/* ---- Selection by cost (calibrate.c; registry.c's tm_select) ---- */
+/* seconds = a + b * work */
+typedef struct tm_cost_fit {
+    double a, b;
+} tm_cost_fit;
+/* A backend's Rips model on this machine: fitted on one thread and on
+ * `threads` (what calls may use: tm_threads_allowed of the configuration). */
+typedef struct tm_cost_model {
+    unsigned threads;
+    tm_cost_fit one, all;
+    char source[32]; /* "calibrated now" or "calibration record" */
+} tm_cost_model;
+
+/* What the cost model is fed: the reduction's estimated cost (the collapse's
+ * size rule, tm_collapse_plan_for) plus the edges' and points' own. */
+double tm_rips_work(uint64_t n, uint64_t m, uint32_t max_dim);
+/* b's model: from its record in the cache folder when that still holds
+ * (same plugin file, core, CPU and thread count), else calibrated now (a
+ * few timed Rips calls) and the record written. NULL when a calibration
+ * call fails or memory runs out: b is then left out of the comparison. */
+const tm_cost_model *tm_cost_model_of(topoml_context *ctx, tm_backend *b);
+/* Edges of `d` within `threshold` (collapse.c): counted for sparse input,
+ * every pair for no threshold or data in device memory, else estimated
+ * from 4096 pairs drawn by a fixed generator (every pair when fewer). */
+uint64_t tm_edges_estimate(const struct topoml_data *d, uint32_t metric, double threshold);
+/* Predicted seconds of a call of `work` on `threads` (0: all). */
+double tm_cost_predict(const tm_cost_model *m, double work, unsigned threads);
+/* Parse a calibration record for b and `threads`: false, with why, when it
+ * is damaged or bound to another plugin file, core, CPU or thread count. */
+bool tm_calibration_parse(const tm_backend *b, unsigned threads, const char *text, size_t len,
+                          tm_cost_model *m, char *why, size_t why_size);
 
 #endif /* TOPOML_INTERNAL_H */

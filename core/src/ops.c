@@ -461,6 +461,8 @@ static int device_stage(topoml_context *ctx, const struct topoml_data *d,
     *b = NULL;
     if (o->collapse == TOPOML_COLLAPSE_ON && o->max_dim > 0)
         return TOPOML_OK;
+    ctx->select_edges = 0; /* not read on the host: every pair */
+    ctx->select_threads = o->n_threads;
     int rc = tm_select(ctx, TOPOML_OP_RIPS, in, o->max_dim, o->modulus, b);
     if (rc == TOPOML_E_GATE || rc == TOPOML_E_NOT_FOUND)
         return rc; /* a backend named that cannot run: as for host data */
@@ -568,7 +570,13 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         rc = collapse_stage(ctx, data, &o, &in, &col);
         if (rc != TOPOML_OK)
             return rc;
+        if (ctx->config.select_cost) /* the call's sizes, for the cost model */
+            ctx->select_edges = col.n_before && in.kind != TOPOML_INPUT_SPARSE
+                                    ? col.n_before
+                                    : tm_edges_estimate(data, o.metric, o.threshold);
+        ctx->select_threads = o.n_threads;
         rc = tm_select(ctx, op, &in, o.max_dim, o.modulus, &b);
+        ctx->select_edges = 0;
     }
     if (rc != TOPOML_OK && col.done && o.collapse == TOPOML_COLLAPSE_AUTO) {
         /* No backend here takes the collapsed graph: run the input as it is. */
@@ -576,7 +584,10 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         tm_free(ctx, col.edges);
         memset(&col, 0, sizeof col);
         input_from_data(data, o.metric, &in);
+        if (ctx->config.select_cost)
+            ctx->select_edges = tm_edges_estimate(data, o.metric, o.threshold);
         rc = tm_select(ctx, op, &in, o.max_dim, o.modulus, &b);
+        ctx->select_edges = 0;
     }
     if (rc != TOPOML_OK && o.max_dim == 0) {
         /* H0 needs no coefficients: the union-find op answers it too. */

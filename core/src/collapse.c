@@ -1392,6 +1392,31 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
                     TOPOML_OK)
                 return TOPOML_OK;
         }
+        /* The size rule from a sample, before any pass over the pairs: the
+         * farthest point of 16 vertices bounds the enclosing radius from
+         * above, and 4096 pairs drawn by a fixed generator give the share
+         * within it. Too many edges make the collapse look dearer (it grows
+         * as their square, the reduction about linearly), so only a clear
+         * verdict, twice over, is taken from here; the passes below count. */
+        if (min_removed > 0.0 && max_dim > 0) {
+            double bound = threshold;
+            for (uint64_t k = 0; k < 16 && k < n; k++) {
+                const uint64_t i = k * n / 16;
+                double far = 0.0;
+                for (uint64_t j = 0; j < n; j++) {
+                    const double x = j == i ? 0.0 : j < i ? data_dist(d, metric, i, j)
+                                                          : data_dist(d, metric, j, i);
+                    far = x > far ? x : far;
+                }
+                bound = far < bound ? far : bound;
+            }
+            const uint64_t guess = tm_edges_estimate(d, metric, bound);
+            if (!plan_says_go(out, n, guess, 0.0, min_removed, max_dim) &&
+                out->plan.collapse_s > 2.0 * out->plan.reduction_s) {
+                out->n_before = guess;
+                return TOPOML_OK;
+            }
+        }
         double *rmax = tm_calloc(ctx, (size_t)n, sizeof *rmax);
         if (!rmax)
             return tm_nomem(ctx, (size_t)n * sizeof *rmax);

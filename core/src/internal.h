@@ -564,7 +564,8 @@ typedef struct tm_collapsed {
     double threshold;  /* min(threshold, enclosing radius): what the backend gets */
     topoml_edge *edges; /* tm_alloc'd, n_edges of them (unsorted) */
     uint64_t n_edges;
-    uint64_t n_before; /* edges within the threshold before the collapse */
+    uint64_t n_before; /* edges within the threshold before the collapse (a
+                          sampled estimate when the size rule decided first) */
     tm_collapse_probe probe; /* what the probe saw (min_removed > 0) */
     /* With max_dim > 0 and min_removed > 0: the size rule's verdict (and
      * planned: it was asked); not worth it leaves done false and the probe

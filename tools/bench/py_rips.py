@@ -26,8 +26,10 @@ collapse=False and collapse=True (the same threads: all cores) and giotto-ph's
 {"name", "shape", "n", "dim", "maxdim", "seed", "threshold", "on_reps"}: clouds
 made here from the seed), REPS timed calls each after one untimed (at most
 on_reps of collapse=True, which takes minutes on a big H1); prints one
-JSON object: per case and program the wall times of the calls (seconds,
-perf_counter around the call alone) and whether the diagrams agree.
+JSON object: per case and program the wall and CPU times of the calls
+(seconds, perf_counter and process_time around the call alone: the CPU
+time, all threads, is what a machine shared with other work disturbs
+least) and whether the diagrams agree.
 """
 import argparse
 import math
@@ -102,6 +104,7 @@ def sweep(path, reps):
         x = cloud(c["shape"], c["n"], c.get("dim", 2), c.get("seed", 1))
         progs = calls(c, x)
         times = {p: [] for p, _ in progs}
+        cpu = {p: [] for p, _ in progs}
         # minutes a call (collapse=True on a big H1): fewer runs, no warm-up
         few = c.get("on_reps", reps) < reps
         # untimed: warm-up, and the diagrams
@@ -111,15 +114,16 @@ def sweep(path, reps):
             for p, f in order:
                 if p == "topoml collapse=True" and rep >= c.get("on_reps", reps):
                     continue
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 d = f()
                 times[p].append(time.perf_counter() - t0)
+                cpu[p].append(time.process_time() - c0)
                 dgms.setdefault(p, d)
         ref = dgms[progs[1][0]]
         same = {p: all(len(a) == len(b) and np.allclose(np.sort(a, axis=0), np.sort(b, axis=0),
                                                           rtol=1e-5, atol=1e-6)
                        for a, b in zip(ref, d)) for p, d in dgms.items()}
-        out.append({"case": c, "times": times, "same": same})
+        out.append({"case": c, "times": times, "cpu_times": cpu, "same": same})
         print(json.dumps(out[-1]), file=sys.stderr)
     print(json.dumps(out))
 

@@ -2,7 +2,7 @@
  * test_select_cost.c — selection by cost (`select: cost`, registry.c and
  * calibrate.c) with two plugins that give the same answers at different
  * speeds: fake-device-swift (the scalar reference's code) and
- * fake-device-slow (the same, sleeping 2 us per pair of points after each
+ * fake-device-slow (the same, sleeping 40 us per pair of points after each
  * call), both from tests/device_plugin/fake_device.c. On data "in device
  * memory" (which they read in place) they are the only candidates, so the
  * choice is theirs alone; on host data the reference competes too.

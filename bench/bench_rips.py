@@ -14,6 +14,19 @@ exact commands, every time) goes to bench/results/.
     bench/bench_rips.py --collapse-probe --topoml build/tools/topoml \
         [--before OTHER/topoml] [--reps 5] [--json FILE]
 
+    tools/bench/bench_rips.py --small-clouds --python /work/main/.venv/bin/python \
+        [--reps 7] [--only CASE]... [--json FILE]
+
+--small-clouds times everyday inputs in one Python process (py_rips.py
+--sweep): seeded clouds of 100 to 2000 points at maxdim 1 and 2, no
+threshold, `topoml.ripser` with its defaults against `topoml.barcodes` with
+collapse=False and collapse=True and giotto-ph's `ripser_parallel` with its
+defaults (one thread, no collapse), interleaved, medians of --reps calls
+after one untimed; the ratios the targets of issue 34 are stated in (the
+defaults within 10% of the better collapse setting, and at most 1.0x
+giotto-ph's defaults). The JSON goes to bench/results/small-clouds-2core.json
+by default.
+
 --collapse-probe measures the rule of `--collapse auto` instead: on every
 case above and sphere_3_192 at dim 3 too, the scalar backend (no plugin
 probe) with `--collapse off` and `--collapse auto` (and auto of another
@@ -213,7 +226,8 @@ def versions(a):
                                   timeout=60).stdout.strip()
         except OSError:
             return None
-    v = {"topoml": out([a.topoml, "--version"]),
+    v = {"topoml": out([a.topoml, "--version"]) if a.topoml else
+         out([a.python, "-c", "import topoml; print(topoml.__version__)"]),
          "ripser": out(["dpkg-query", "-W", "-f", "${Version}", "ripser"]),
          "python": platform.python_version()}
     if a.python:
@@ -381,6 +395,85 @@ def collapse_probe(a):
     print("(CPU seconds, medians of %d runs, alternating; results in %s)" % (a.reps, out))
 
 
+# name, shape, points, ambient dimension, maxdim, timed runs of collapse=True
+# at most (no threshold: the enclosing radius, as the defaults of every
+# program here; collapse=True takes 3-100x the reduction on a big H1 there,
+# up to minutes a call, so it runs once where it is that slow; a 2000-point
+# circle at H1 takes minutes with either setting and is left out)
+SMALL = [
+    ("circle_100", "circle", 100, 2, 1, 99), ("circle_300", "circle", 300, 2, 1, 99),
+    ("circle_1000", "circle", 1000, 2, 1, 1),
+    ("uniform2_100", "uniform", 100, 2, 1, 99), ("uniform2_400", "uniform", 400, 2, 1, 99),
+    ("uniform2_1000", "uniform", 1000, 2, 1, 1), ("uniform2_2000", "uniform", 2000, 2, 1, 1),
+    ("uniform3_300", "uniform", 300, 3, 1, 99), ("uniform3_1000", "uniform", 1000, 3, 1, 1),
+    ("sphere_1000", "sphere", 1000, 3, 1, 1), ("torus_1000", "torus", 1000, 3, 1, 1),
+    ("clusters4_1000", "clusters", 1000, 4, 1, 1),
+    ("circle_300_h2", "circle", 300, 2, 2, 99), ("uniform2_400_h2", "uniform", 400, 2, 2, 99),
+    ("uniform3_100_h2", "uniform", 100, 3, 2, 99), ("uniform3_300_h2", "uniform", 300, 3, 2, 99),
+    ("sphere_300_h2", "sphere", 300, 3, 2, 99), ("torus_400_h2", "torus", 400, 3, 2, 99),
+]
+
+
+def small_clouds(a):
+    """The --small-clouds run: see the module's docstring."""
+    out = a.json or os.path.normpath(os.path.join(ROOT, "bench", "results",
+                                                  "small-clouds-2core.json"))
+    cases = [c for c in SMALL if not a.only or c[0] in a.only]
+    spec = [{"name": n, "shape": s, "n": k, "dim": d, "maxdim": m, "seed": 7, "on_reps": r}
+            for n, s, k, d, m, r in cases]
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(spec, f)
+    cmd = [a.python, os.path.join(HERE, "py_rips.py"), "--sweep", f.name, str(a.reps)]
+    res = json.loads(subprocess.run(cmd, stdout=subprocess.PIPE, check=True).stdout)
+    os.unlink(f.name)
+    v = versions(a)
+    doc = {"title": "Small clouds in process: topoml.ripser's defaults against both collapse "
+                    "settings and giotto-ph's defaults",
+           "statistic": "median of the wall times of the calls (seconds)",
+           "units": {"median": "s"}, "baseline": "giotto-ph defaults",
+           "machine": facts(a), "versions": v,
+           "commands": {"sweep": " ".join(cmd[:3]) + " CASES.json %d" % a.reps,
+                        "run": "tools/bench/bench_rips.py --small-clouds --reps %d" % a.reps},
+           "cases": []}
+    hdr = "%-16s %6s %9s %9s %9s %9s %9s %9s %9s %9s" % (
+        "case", "maxdim", "defaults", "off", "on", "gph", "def/best", "def/gph", "cpu d/b",
+        "cpu d/g")
+    print(hdr)
+    print("-" * len(hdr))
+    worst = {"wall": [0.0, 0.0], "cpu": [0.0, 0.0]}
+    for r in res:
+        c = r["case"]
+        med = {p: statistics.median(t) for p, t in r["times"].items()}
+        cmed = {p: statistics.median(t) for p, t in r["cpu_times"].items()}
+        for p, t in r["times"].items():
+            doc["cases"].append(artifact.case(c["name"], p, t, threads=None, median=med[p],
+                                              cpu_times=r["cpu_times"][p], cpu_median=cmed[p],
+                                              same_bars=r["same"][p], shape=c["shape"],
+                                              points=c["n"], ambient=c["dim"],
+                                              maxdim=c["maxdim"]))
+        ratios = []
+        for kind, m in (("wall", med), ("cpu", cmed)):
+            d = m["topoml.ripser defaults"]
+            best = min(m["topoml collapse=False"], m["topoml collapse=True"])
+            g = m["giotto-ph defaults"]
+            ratios += [d / best, d / g]
+            worst[kind] = [max(worst[kind][0], d / best), max(worst[kind][1], d / g)]
+        print("%-16s %6d %9.4f %9.4f %9.4f %9.4f %9.2f %9.2f %9.2f %9.2f%s" % (
+            c["name"], c["maxdim"], med["topoml.ripser defaults"], med["topoml collapse=False"],
+            med["topoml collapse=True"], med["giotto-ph defaults"], *ratios,
+            "" if all(r["same"].values()) else "  DIFFER"))
+    doc["summary"] = {"worst defaults / better collapse setting (wall)": worst["wall"][0],
+                      "worst defaults / giotto-ph defaults (wall)": worst["wall"][1],
+                      "worst defaults / better collapse setting (cpu)": worst["cpu"][0],
+                      "worst defaults / giotto-ph defaults (cpu)": worst["cpu"][1]}
+    artifact.save(out, doc)
+    print("worst, wall: defaults / better setting %.2f, defaults / giotto-ph %.2f; "
+          "CPU: %.2f, %.2f" % (worst["wall"][0], worst["wall"][1], worst["cpu"][0],
+                               worst["cpu"][1]))
+    print("(seconds in one process, medians of %d calls after 1 untimed, interleaved; "
+          "results in %s)" % (a.reps, out))
+
+
 def probe_table(doc):
     """The Markdown table of a --collapse-probe file."""
     lines = ["| case | decision | probe: removed / looked at / longest tenth | collapse stage, "
@@ -430,6 +523,8 @@ def main():
     ap.add_argument("--json", help="where the results go (default: bench/results/"
                     "rips-cpu-<date>.json)")
     ap.add_argument("--markdown", help="print the Markdown table of this result file and exit")
+    ap.add_argument("--small-clouds", action="store_true",
+                    help="everyday clouds in process against giotto-ph's defaults")
     ap.add_argument("--collapse-probe", action="store_true",
                     help="measure the rule of --collapse auto instead (see above)")
     ap.add_argument("--before", help="with --collapse-probe: another build's topoml CLI, whose "
@@ -440,6 +535,11 @@ def main():
             doc = json.load(f)
         sys.stdout.write(probe_table(doc) if any("probe" in c for c in doc["cases"])
                          else table(doc))
+        return
+    if a.small_clouds:
+        if not a.python or a.reps < 3:
+            ap.error("--small-clouds needs --python (with giotto-ph) and --reps 3 or more")
+        small_clouds(a)
         return
     if not a.topoml:
         ap.error("--topoml is required")

@@ -246,7 +246,7 @@ START_TEST(test_collapse_removes_dominated_edges)
         topoml_data *d = NULL;
         ck_assert_int_eq(topoml_data_from_points(ctx, &d, 200, 2, x), TOPOML_OK);
         tm_collapsed c;
-        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, 0.0, 1, &c),
+        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, 0.0, 0, 1, &c),
                          TOPOML_OK);
         ck_assert(c.done);
         ck_assert_msg(c.n_edges * 2 < c.n_before, "seed %d: %llu of %llu edges left", seed,
@@ -299,7 +299,7 @@ START_TEST(test_collapse_grid_finds_every_edge)
         uint64_t n_all = 0;
         ck_assert_int_eq(topoml_edges(ctx, d, metric, cut, &all, &n_all), TOPOML_OK);
         tm_collapsed c;
-        ck_assert_int_eq(tm_collapse_input(ctx, d, metric, t, 0.0, 1, &c), TOPOML_OK);
+        ck_assert_int_eq(tm_collapse_input(ctx, d, metric, t, 0.0, 0, 1, &c), TOPOML_OK);
         ck_assert(c.done);
         ck_assert_msg(c.n_before == n_all, "seed %d (n %llu, dim %llu, metric %d, t %g): %llu "
                       "edges found, %llu within the threshold", seed, (unsigned long long)n,
@@ -372,7 +372,8 @@ START_TEST(test_collapse_probe_declines_and_leaves_the_list)
     topoml_data *d = NULL;
     ck_assert_int_eq(topoml_data_from_points(ctx, &d, 300, 2, x), TOPOML_OK);
     tm_collapsed c;
-    ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, 0.1, 1, &c), TOPOML_OK);
+    ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, 0.5, 0.1, 0, 1, &c),
+                     TOPOML_OK);
     ck_assert(c.done);
     tm_free(ctx, c.edges);
     topoml_data_free(ctx, d);
@@ -426,6 +427,93 @@ static void assert_auto_is_off(topoml_context *ctx, const topoml_data *d, double
     free(f);
 }
 
+/* The size rule of the collapse's auto, on the sizes of inputs measured
+ * (docs/notes/bench-cpu.md, "Round 12"): everyday clouds at the enclosing
+ * radius, where H1's reduction is cheaper than the collapse, are left as
+ * they are; the complexes the collapse was built for are handed to the probe. */
+START_TEST(test_collapse_plan_skips_cheap_reductions_and_keeps_the_big_wins)
+{
+    /* n, m, sum of deg^2, max_dim: not worth it */
+    const tm_collapse_sizes skip[] = {
+        {300, 42102, 23657942.0, 1},   /* a 300-point circle, no threshold */
+        {400, 61581, 39215594.0, 1},   /* 400 uniform points in R^2 */
+        {1000, 463946, 861698500.0, 1}, /* a 1000-point circle */
+        {1000, 367187, 561661858.0, 1}, /* 1000 uniform points in R^2 */
+        {2000, 1999000, 0.0, 1},       /* every pair of 2000 points, degrees not counted */
+    };
+    for (size_t k = 0; k < sizeof skip / sizeof skip[0]; k++) {
+        tm_collapse_plan p = tm_collapse_plan_for(&skip[k]);
+        ck_assert_msg(!p.worth && p.collapse_s > p.reduction_s && p.reduction_s > 0.0,
+                      "case %zu: worth it (collapse %g s, reduction %g s)", k, p.collapse_s,
+                      p.reduction_s);
+    }
+    const tm_collapse_sizes go[] = {
+        {297, 41340, 22960000.0, 3},      /* celegans, dim 3 */
+        {4096, 234145, 53981526.0, 3},    /* o3_4096, threshold 1.4, dim 3 */
+        {1024, 33189, 4344300.0, 3},      /* o3_1024, threshold 1.8, dim 3 */
+        {50000, 4490000, 1.65e9, 2},      /* the 50 000-point torus, threshold 0.15 */
+        {10000, 179269, 13191444.0, 2},   /* the 10 000-point torus */
+        {192, 17857, 6643910.0, 2},       /* sphere_3_192: the probe declines it */
+        {20000, 60000, 0.0, 1},           /* a sparse graph, degree 6: H1 costs more */
+    };
+    for (size_t k = 0; k < sizeof go / sizeof go[0]; k++) {
+        tm_collapse_plan p = tm_collapse_plan_for(&go[k]);
+        ck_assert_msg(p.worth && p.collapse_s < p.reduction_s,
+                      "case %zu: not worth it (collapse %g s, reduction %g s)", k, p.collapse_s,
+                      p.reduction_s);
+    }
+    /* More dimensions only add to the reduction; unknown degrees are taken
+     * at their least, 4 m^2 / n, never below it. */
+    for (uint32_t dim = 1; dim < 6; dim++) {
+        tm_collapse_sizes a = {500, 40000, 0.0, dim}, b = a;
+        b.max_dim = dim + 1;
+        tm_collapse_plan pa = tm_collapse_plan_for(&a), pb = tm_collapse_plan_for(&b);
+        ck_assert(pb.reduction_s >= pa.reduction_s);
+        ck_assert(!pa.worth || pb.worth);
+        a.sum_deg2 = 1.0; /* below the least possible: taken as the least */
+        ck_assert(tm_collapse_plan_for(&a).collapse_s == pa.collapse_s);
+    }
+    /* H0 alone, or no edges: nothing to weigh */
+    const tm_collapse_sizes h0 = {300, 42102, 23657942.0, 0}, none = {300, 0, 0.0, 2};
+    ck_assert(tm_collapse_plan_for(&h0).worth && tm_collapse_plan_for(&none).worth);
+}
+END_TEST
+
+/* tm_collapse_input with auto's probe and the size rule: a 300-point cloud
+ * at the enclosing radius for H1 is left as it is before any edge is
+ * sorted or probed; for H2, or with no rule (max_dim 0), the probe runs. */
+START_TEST(test_collapse_input_applies_the_size_rule)
+{
+    topoml_context *ctx = new_ctx();
+    uint64_t s = 4242;
+    double *x = random_points(&s, 0, 300, 2);
+    topoml_data *d = NULL;
+    ck_assert_int_eq(topoml_data_from_points(ctx, &d, 300, 2, x), TOPOML_OK);
+    tm_collapsed c;
+    ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, INFINITY, 0.1, 1, 1, &c),
+                     TOPOML_OK);
+    ck_assert(c.planned && !c.plan.worth && !c.done && c.edges == NULL);
+    ck_assert_uint_eq(c.probe.size, 0); /* the probe never ran */
+    ck_assert_uint_gt(c.n_before, 300 * 299 / 4);
+    ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, INFINITY, 0.1, 0, 1, &c),
+                     TOPOML_OK);
+    ck_assert(!c.planned && c.probe.size > 0);
+    tm_free(ctx, c.edges);
+    ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, INFINITY, 0.1, 3, 1, &c),
+                     TOPOML_OK);
+    ck_assert(c.planned && c.plan.worth && c.probe.size > 0);
+    tm_free(ctx, c.edges);
+    /* collapse on (no probe): no rule either */
+    ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, INFINITY, 0.0, 1, 1, &c),
+                     TOPOML_OK);
+    ck_assert(!c.planned && c.done);
+    tm_free(ctx, c.edges);
+    topoml_data_free(ctx, d);
+    free(x);
+    topoml_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_collapse_auto_declines_on_a_sphere_and_goes_on_on_a_sampled_space)
 {
     topoml_context *ctx = new_ctx();
@@ -436,7 +524,7 @@ START_TEST(test_collapse_auto_declines_on_a_sphere_and_goes_on_on_a_sampled_spac
         topoml_data *d = NULL;
         ck_assert_int_eq(topoml_data_from_points(ctx, &d, n, 4, x), TOPOML_OK);
         tm_collapsed c;
-        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, INFINITY, 0.1, 1, &c),
+        ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN, INFINITY, 0.1, 0, 1, &c),
                          TOPOML_OK);
         ck_assert_msg(!c.done && c.probe.declined,
                       "sphere seed %d, %llu points: collapsed (%llu of the first %llu of %llu "
@@ -459,7 +547,7 @@ START_TEST(test_collapse_auto_declines_on_a_sphere_and_goes_on_on_a_sampled_spac
         ck_assert_int_eq(topoml_data_from_points(ctx, &d, n, 3, x), TOPOML_OK);
         tm_collapsed c;
         ck_assert_int_eq(tm_collapse_input(ctx, d, TOPOML_METRIC_EUCLIDEAN,
-                                           shape == 0 ? INFINITY : 0.5, 0.1, 1, &c),
+                                           shape == 0 ? INFINITY : 0.5, 0.1, 0, 1, &c),
                          TOPOML_OK);
         ck_assert_msg(c.done && !c.probe.declined, "shape %d seed %d: declined", shape, seed);
         ck_assert_uint_lt(c.n_edges * 2, c.n_before);
@@ -671,6 +759,8 @@ int main(void)
     tcase_add_test(tc, test_collapse_direct_on_complete_graph);
     tcase_add_test(tc, test_collapse_probe_declines_and_leaves_the_list);
     tcase_add_test(tc, test_collapse_auto_declines_on_a_sphere_and_goes_on_on_a_sampled_space);
+    tcase_add_test(tc, test_collapse_plan_skips_cheap_reductions_and_keeps_the_big_wins);
+    tcase_add_test(tc, test_collapse_input_applies_the_size_rule);
     tcase_add_test(tc, test_collapse_on_threads_is_the_serial_collapse);
     tcase_add_test(tc, test_collapse_sorts_edges_on_threads_as_qsort_does);
     tcase_add_test(tc, test_collapse_refuses_bad_settings_and_limits);

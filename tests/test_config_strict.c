@@ -144,7 +144,11 @@ START_TEST(test_config_probe_cache_key)
     expect_error("probe_cache: yes\n", ":1:14: probe_cache must be true or false, not 'yes'");
     expect_error("probe_cache: [true]\n", ":1:14:");
     expect_error("probe_cach: true\n", "unknown key 'probe_cach' (known: ");
-    expect_error("probe_cach: true\n", "verify_share, probe_cache, plugin_host)");
+    expect_error("probe_cach: true\n", "verify_share, probe_cache, plugin_host, select)");
+    const char *sel[] = {"select: order\n", "select: cost\n"};
+    for (size_t i = 0; i < sizeof sel / sizeof sel[0]; i++)
+        ck_assert_msg(try_config(sel[i], strlen(sel[i]), msg, sizeof msg) == TOPOML_OK, "%s", msg);
+    expect_error("select: fastest\n", ":1:9: select must be order or cost, not 'fastest'");
 }
 END_TEST
 

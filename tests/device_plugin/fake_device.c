@@ -9,10 +9,15 @@
  * Input said to be on another device than 0 is refused, as a real device
  * plugin refuses a pointer that is not where it is said to be.
  * Built with FAKE_DEVICE_NO_GENERATORS, it is "fake-device-nogens", whose
- * device-input record does not claim generators.
+ * device-input record does not claim generators. Built with FAKE_DEVICE_NAME
+ * and FAKE_DEVICE_NS_PER_PAIR, it is a backend of that name whose rips
+ * sleeps that many nanoseconds per pair of points (or per edge) after
+ * computing: fake-device-slow and fake-device-swift, for the tests of
+ * selection by cost (test_select_cost).
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "scalar.h"
 #include "topoml/plugin.h"
@@ -73,8 +78,33 @@ static int capabilities(void *state, const topoml_capability_v1 **caps, uint32_t
     return TOPOML_OK;
 }
 
+#ifndef FAKE_DEVICE_NS_PER_PAIR
+#define FAKE_DEVICE_NS_PER_PAIR 0
+#endif
+static void take_time(const topoml_input_v1 *in)
+{
+    const double pairs = in->kind == TOPOML_INPUT_SPARSE ? (double)in->n_edges
+                                                         : (double)in->n * (double)(in->n - 1) / 2;
+    const double ns = pairs * FAKE_DEVICE_NS_PER_PAIR;
+    if (ns > 0) {
+        struct timespec t = {(time_t)(ns / 1e9), (long)(ns - 1e9 * (double)(time_t)(ns / 1e9))};
+        nanosleep(&t, NULL);
+    }
+}
+
+static int rips_now(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                    const topoml_rips_params_v1 *params, topoml_barcode_v1 *out);
+
 static int rips(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
                 const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
+{
+    int rc = rips_now(state, call, in, params, out);
+    take_time(in);
+    return rc;
+}
+
+static int rips_now(void *state, const topoml_call_v1 *call, const topoml_input_v1 *in,
+                    const topoml_rips_params_v1 *params, topoml_barcode_v1 *out)
 {
     if (!on_device(in))
         return ref->rips(state, call, in, params, out);
@@ -126,7 +156,9 @@ TOPOML_PLUGIN_EXPORT int topoml_backend_negotiate(uint32_t *abi_version, const t
     ref = topoml_scalar_backend();
     vt = *ref;
     vt.struct_size = sizeof vt;
-#ifdef FAKE_DEVICE_NO_GENERATORS
+#if defined(FAKE_DEVICE_NAME)
+    vt.name = FAKE_DEVICE_NAME;
+#elif defined(FAKE_DEVICE_NO_GENERATORS)
     vt.name = "fake-device-nogens";
 #else
     vt.name = "fake-device";

@@ -62,6 +62,7 @@ typedef struct tm_config {
     int verify;              /* enum tm_verify_mode (verify.c) */
     double verify_share;     /* re-runs of large calls: this share of plugin time */
     bool probe_cache;        /* keep probe reports between processes (probe_cache.c) */
+    bool select_cost;        /* `select: cost`: Rips by predicted time (gate/calibrate.c) */
     char *plugin_host;       /* the helper program topoml-plugin-host, or NULL: searched */
 } tm_config;
 
@@ -121,6 +122,11 @@ struct topoml_context {
      * measured yet), and the counts of truncated and sampled re-runs */
     double verify_unit_seconds;
     uint64_t verify_truncated, verify_sampled;
+    /* The sizes of the Rips call the next tm_select is for (ops.c sets them
+     * under `select: cost`): edges within the threshold (0: unknown, taken
+     * as every pair) and the call's threads (0: all). */
+    uint64_t select_edges;
+    uint32_t select_threads;
 };
 #define TM_KEPT_LOGS 16
 

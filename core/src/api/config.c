@@ -308,6 +308,12 @@ static int apply_key(parse_state *ps, const char *key, const yaml_node_t *v, tm_
         cfg->threads = (uint32_t)t;
         return TOPOML_OK;
     }
+    if (strcmp(key, "select") == 0) {
+        if (strcmp(s, "order") != 0 && strcmp(s, "cost") != 0)
+            return node_error(ps, v, "select must be order or cost, not '%s'", s);
+        cfg->select_cost = strcmp(s, "cost") == 0;
+        return TOPOML_OK;
+    }
     if (strcmp(key, "verify") == 0) {
         static const char *modes[] = {"auto", "always", "checks", "off"};
         for (int m = 0; m < 4; m++)
@@ -484,7 +490,7 @@ int tm_config_load(topoml_context *ctx, const char *path, tm_config *cfg)
                                     "unknown key '%s' (known: plugin_paths, prefer, enable, "
                                     "disable, gate, max_memory, cache_dir, log_level, device, "
                                     "threads, isolation, isolation_timeout, verify, verify_share, "
-                                    "probe_cache, plugin_host)",
+                                    "probe_cache, plugin_host, select)",
                                     key);
             }
         }

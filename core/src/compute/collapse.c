@@ -1326,8 +1326,105 @@ static uint64_t cl_bytes(uint64_t n, uint64_t m)
     return m * per_edge + n * per_vertex + (dense ? n * n * sizeof(uint32_t) : 0);
 }
 
+uint64_t tm_edges_estimate(const struct topoml_data *d, uint32_t metric, double threshold)
+{
+    const uint64_t n = d->n, pairs = n > 1 ? n * (n - 1) / 2 : 0;
+    if (d->kind == TOPOML_INPUT_SPARSE)
+        return d->n_edges;
+    if (!(threshold < INFINITY) || pairs == 0 || d->memory != TOPOML_MEMORY_HOST ||
+        (d->kind != TOPOML_INPUT_POINTS && d->kind != TOPOML_INPUT_CONDENSED))
+        return pairs;
+    /* 4096 pairs drawn by a fixed generator: the share within the threshold */
+    const uint64_t draws = pairs < 4096 ? pairs : 4096;
+    uint64_t s = 0x2545f4914f6cdd1du, within = 0;
+    for (uint64_t k = 0; k < draws; k++) {
+        uint64_t i, j;
+        if (draws == pairs) {
+            /* every pair, in order */
+            i = 1;
+            uint64_t q = k;
+            while (q >= i)
+                q -= i++;
+            j = q;
+        } else {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            i = 1 + s % (n - 1);
+            j = (s >> 32) % i;
+        }
+        within += data_dist(d, metric, i, j) <= threshold;
+    }
+    return (uint64_t)((double)pairs * (double)within / (double)draws + 0.5);
+}
+
+/* The size rule of TOPOML_COLLAPSE_AUTO. The probe (tm_collapse_edges)
+ * says whether the collapse removes enough; it cannot say whether removing
+ * it pays, and on the everyday input — a few hundred to a few thousand
+ * points, H1, no threshold, so the complex is nearly every pair — it does
+ * not: the collapse costs 3 to 11 times the reduction there (a 300-point
+ * circle: 0.58 s of collapse for a 0.14 s reduction, CPU, loaded 2-core
+ * machine; docs/notes/bench-cpu.md, "Round 12").
+ *
+ * The collapse's cost: each step merges the lists of its edge's two ends,
+ * so the stage reads about sum deg(v)^2 entries, CL_NS_DEG2 each (the
+ * well-sampled clouds measured take 4-6 ns an entry; a circle, whose
+ * dominators are hard to find, 25: the least is taken, so that the rule
+ * errs towards collapsing).
+ * The reduction's: H1 takes each edge as a column, most in an apparent pair
+ * found among its first cofacets: CL_NS_EDGE + CL_NS_EDGE_DEG * deg a column
+ * (fitted on uniform clouds at the enclosing radius; a circle's columns cost
+ * more). From H2 on the columns are the triangles, about sum deg^2 / 12 of
+ * them (a vertex's pairs of neighbours, half of them adjacent in a
+ * well-sampled cloud, each triangle seen from its 3 vertices), each with
+ * cofacets among its vertices' common neighbours: CL_NS_TRI (1 + deg /
+ * CL_TRI_DEG) a column, and each dimension above multiplies the count by
+ * about deg / 4. The collapse is worth trying when its cost is below the
+ * reduction's: it can save no more than that. */
+#define CL_NS_DEG2 4.0
+#define CL_NS_EDGE 200.0
+#define CL_NS_EDGE_DEG 1.0
+#define CL_NS_TRI 40.0
+#define CL_TRI_DEG 16.0
+
+tm_collapse_plan tm_collapse_plan_for(const tm_collapse_sizes *s)
+{
+    tm_collapse_plan p = {true, 0.0, 0.0};
+    if (s->n == 0 || s->m == 0 || s->max_dim == 0)
+        return p;
+    const double n = (double)s->n, m = (double)s->m;
+    const double least = 4.0 * m * m / n;
+    const double deg2 = s->sum_deg2 > least ? s->sum_deg2 : least;
+    const double deg = 2.0 * m / n;
+    p.collapse_s = CL_NS_DEG2 * deg2 * 1e-9;
+    if (s->max_dim == 1) {
+        p.reduction_s = m * (CL_NS_EDGE + CL_NS_EDGE_DEG * deg) * 1e-9;
+    } else {
+        double cols = deg2 / 12.0;
+        for (uint32_t k = 2; k < s->max_dim && cols < 1e30; k++)
+            cols *= deg / 4.0 > 1.0 ? deg / 4.0 : 1.0;
+        p.reduction_s = cols * CL_NS_TRI * (1.0 + deg / CL_TRI_DEG) * 1e-9;
+    }
+    p.worth = p.collapse_s < p.reduction_s;
+    return p;
+}
+
+/* The size rule, for tm_collapse_input: false (and out->plan says why) when
+ * the collapse is not worth running. */
+static bool plan_says_go(tm_collapsed *out, uint64_t n, uint64_t m, double sum_deg2,
+                         double min_removed, uint32_t max_dim)
+{
+    if (!(min_removed > 0.0) || max_dim == 0)
+        return true;
+    const tm_collapse_sizes s = {n, m, sum_deg2, max_dim};
+    out->planned = true;
+    out->plan = tm_collapse_plan_for(&s);
+    return out->plan.worth;
+}
+
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
-                      double threshold, double min_removed, unsigned threads, tm_collapsed *out)
+                      double threshold, double min_removed, uint32_t max_dim, unsigned threads,
+                      tm_collapsed *out)
 {
     memset(out, 0, sizeof *out);
     out->threshold = threshold;
@@ -1414,6 +1511,31 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
                 return TOPOML_OK;
             }
         }
+        /* The size rule from a sample, before any pass over the pairs: the
+         * farthest point of 16 vertices bounds the enclosing radius from
+         * above, and 4096 pairs drawn by a fixed generator give the share
+         * within it. Too many edges make the collapse look dearer (it grows
+         * as their square, the reduction about linearly), so only a clear
+         * verdict, twice over, is taken from here; the passes below count. */
+        if (min_removed > 0.0 && max_dim > 0) {
+            double bound = threshold;
+            for (uint64_t k = 0; k < 16 && k < n; k++) {
+                const uint64_t i = k * n / 16;
+                double far = 0.0;
+                for (uint64_t j = 0; j < n; j++) {
+                    const double x = j == i ? 0.0 : j < i ? data_dist(d, metric, i, j)
+                                                          : data_dist(d, metric, j, i);
+                    far = x > far ? x : far;
+                }
+                bound = far < bound ? far : bound;
+            }
+            const uint64_t guess = tm_edges_estimate(d, metric, bound);
+            if (!plan_says_go(out, n, guess, 0.0, min_removed, max_dim) &&
+                out->plan.collapse_s > 2.0 * out->plan.reduction_s) {
+                out->n_before = guess;
+                return TOPOML_OK;
+            }
+        }
         double *rmax = tm_calloc(ctx, (size_t)n, sizeof *rmax);
         if (!rmax)
             return tm_nomem(ctx, (size_t)n * sizeof *rmax);
@@ -1461,6 +1583,16 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
                 if (scan(d, metric, t, rmax, NULL, &m, pan, row, &pr) == CL_SCAN_CANCELLED)
                     rc = TOPOML_E_CANCELLED;
             }
+            /* The count alone may settle the size rule (with the least
+             * sum of squared degrees): then no edge is stored or sorted. */
+            if (rc == TOPOML_OK && !plan_says_go(out, n, m, 0.0, min_removed, max_dim)) {
+                out->n_before = m;
+                out->threshold = t;
+                tm_free(ctx, rmax);
+                tm_free(ctx, pan_mem);
+                tm_free(ctx, row);
+                return TOPOML_OK;
+            }
             if (rc == TOPOML_OK)
                 rc = tm_check_memory(ctx, m * sizeof *edges, "the edges to collapse");
             if (rc == TOPOML_OK)
@@ -1492,6 +1624,25 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
         out->threshold = t;
     }
 collapse:
+    out->n_before = m;
+    if (min_removed > 0.0 && max_dim > 0 && m > 0) {
+        /* the size rule again, on the degrees themselves */
+        uint32_t *deg = tm_calloc(ctx, (size_t)n, sizeof *deg);
+        if (deg) {
+            for (uint64_t e = 0; e < m; e++) {
+                deg[edges[e].i]++;
+                deg[edges[e].j]++;
+            }
+            double sum = 0.0;
+            for (uint64_t v = 0; v < n; v++)
+                sum += (double)deg[v] * (double)deg[v];
+            tm_free(ctx, deg);
+            if (!plan_says_go(out, n, m, sum, min_removed, max_dim)) {
+                tm_free(ctx, edges);
+                return TOPOML_OK;
+            }
+        }
+    }
     /* stage "collapse sort": told as it begins and as it ends (a cancel
      * takes effect at the end) */
     cl_stage(&pr, "collapse sort");
@@ -1505,7 +1656,6 @@ collapse:
         tm_free(ctx, edges);
         return TOPOML_E_CANCELLED;
     }
-    out->n_before = m;
     /* The moves themselves stay in order on one thread, about a quarter of
      * the stage: on 2 or 3 threads the rest gains too little to pay for
      * handing batches over (the 50k torus on a 2-core machine with other

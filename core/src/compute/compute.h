@@ -56,14 +56,43 @@ unsigned tm_cpus_available(void);
  * than those. */
 unsigned tm_threads_allowed(unsigned asked);
 
+/* ---- The size rule of TOPOML_COLLAPSE_AUTO (collapse.c) ---- */
+/* What the rule decides from: the complex's sizes, known before any of the
+ * collapse's own work. */
+typedef struct tm_collapse_sizes {
+    uint64_t n;       /* vertices */
+    uint64_t m;       /* edges within the threshold */
+    double sum_deg2;  /* sum over the vertices of deg(v)^2 at the threshold;
+                         4 m^2 / n (its least value) when not counted */
+    uint32_t max_dim; /* the highest homology dimension asked for */
+} tm_collapse_sizes;
+
+/* The rule's estimates, in seconds of one core of the machines measured
+ * (docs/notes/bench-cpu.md, "Round 12"): what the collapse would cost, and
+ * what the reduction it could shorten costs without it. `worth`: the
+ * collapse could pay (collapse_s below reduction_s); the probe then decides
+ * from what it removes. */
+typedef struct tm_collapse_plan {
+    bool worth;
+    double collapse_s, reduction_s;
+} tm_collapse_plan;
+
+tm_collapse_plan tm_collapse_plan_for(const tm_collapse_sizes *s);
+
 /* A Rips input after the edge collapse. */
 typedef struct tm_collapsed {
     bool done;         /* false: nothing collapsed, run the input as it is */
     double threshold;  /* min(threshold, enclosing radius): what the backend gets */
     topoml_edge *edges; /* tm_alloc'd, n_edges of them (unsorted) */
     uint64_t n_edges;
-    uint64_t n_before; /* edges within the threshold before the collapse */
+    uint64_t n_before; /* edges within the threshold before the collapse (a
+                          sampled estimate when the size rule decided first) */
     tm_collapse_probe probe; /* what the probe saw (min_removed > 0) */
+    /* With max_dim > 0 and min_removed > 0: the size rule's verdict (and
+     * planned: it was asked); not worth it leaves done false and the probe
+     * unrun. */
+    bool planned;
+    tm_collapse_plan plan;
 } tm_collapsed;
 
 /* Sorts edges[0 .. m) by tm_collapse_edge_cmp, qsort's order exactly: a
@@ -77,11 +106,19 @@ void tm_collapse_sort_edges(topoml_context *ctx, topoml_edge *edges, uint64_t m,
  * Rips engine would build — collapsed. out->done is false (and the input is
  * to be used as it is) for fewer than 3 points, for input the engine
  * refuses, so that the backend reports it, and when the collapse declines
- * (min_removed, as tm_collapse_edges). `threads`: the op's threads; the
+ * (min_removed, as tm_collapse_edges), and with min_removed > 0 and
+ * max_dim > 0 when tm_collapse_plan_for says the collapse cannot pay for
+ * homology up to max_dim (0: no size rule). `threads`: the op's threads; the
  * edges are sorted on them from 2, the collapse itself runs on them from 4
  * (on one below, and on one for a graph of more than a quarter of all
  * pairs). */
 int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t metric,
-                      double threshold, double min_removed, unsigned threads, tm_collapsed *out);
+                      double threshold, double min_removed, uint32_t max_dim, unsigned threads,
+                      tm_collapsed *out);
+
+/* Edges of `d` within `threshold` (collapse.c): counted for sparse input,
+ * every pair for no threshold or data in device memory, else estimated
+ * from 4096 pairs drawn by a fixed generator (every pair when fewer). */
+uint64_t tm_edges_estimate(const struct topoml_data *d, uint32_t metric, double threshold);
 
 #endif /* TOPOML_COMPUTE_H */

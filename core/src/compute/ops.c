@@ -433,10 +433,17 @@ static int collapse_stage(topoml_context *ctx, const struct topoml_data *d,
     /* on the threads the op may use: its own count, else the
      * configuration's (tm_threads_allowed: 0 is every CPU) */
     const unsigned threads = tm_threads_allowed(o->n_threads ? o->n_threads : ctx->config.threads);
-    int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, probe, threads, col);
+    int rc = tm_collapse_input(ctx, d, o->metric, o->threshold, probe, o->max_dim, threads, col);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
     const double cpu =
         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (rc == TOPOML_OK && col->planned)
+        tm_log(ctx, TOPOML_LOG_INFO,
+               "edge collapse: %s: %llu edges on %llu vertices, H%u: estimated %.3g s of "
+               "collapse against %.3g s of reduction",
+               col->plan.worth ? "may pay, the probe decides" : "not done, it would not pay",
+               (unsigned long long)col->n_before, (unsigned long long)d->n, o->max_dim,
+               col->plan.collapse_s, col->plan.reduction_s);
     if (rc == TOPOML_OK && col->probe.size)
         tm_log(ctx, TOPOML_LOG_INFO,
                "edge collapse: %s: the probe removed %llu of the first %llu of the longest "
@@ -475,6 +482,8 @@ static int device_stage(topoml_context *ctx, const struct topoml_data *d,
     *b = NULL;
     if (o->collapse == TOPOML_COLLAPSE_ON && o->max_dim > 0)
         return TOPOML_OK;
+    ctx->select_edges = 0; /* not read on the host: every pair */
+    ctx->select_threads = o->n_threads;
     int rc = tm_select(ctx, TOPOML_OP_RIPS, in, o->max_dim, o->modulus, b);
     if (rc == TOPOML_E_GATE || rc == TOPOML_E_NOT_FOUND)
         return rc; /* a backend named that cannot run: as for host data */
@@ -606,7 +615,13 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         rc = collapse_stage(ctx, data, &o, &in, &col);
         if (rc != TOPOML_OK)
             return rc;
+        if (ctx->config.select_cost) /* the call's sizes, for the cost model */
+            ctx->select_edges = col.n_before && in.kind != TOPOML_INPUT_SPARSE
+                                    ? col.n_before
+                                    : tm_edges_estimate(data, o.metric, o.threshold);
+        ctx->select_threads = o.n_threads;
         rc = tm_select(ctx, op | select_h0, &in, o.max_dim, o.modulus, &b);
+        ctx->select_edges = 0;
     }
     if (rc != TOPOML_OK && col.done && o.collapse == TOPOML_COLLAPSE_AUTO) {
         /* No backend here takes the collapsed graph: run the input as it is. */
@@ -614,7 +629,10 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         tm_free(ctx, col.edges);
         memset(&col, 0, sizeof col);
         input_from_data(data, o.metric, &in);
+        if (ctx->config.select_cost)
+            ctx->select_edges = tm_edges_estimate(data, o.metric, o.threshold);
         rc = tm_select(ctx, op | select_h0, &in, o.max_dim, o.modulus, &b);
+        ctx->select_edges = 0;
     }
     /* Chosen for its h0 op (TM_SELECT_OR_H0): that op runs. */
     if (rc == TOPOML_OK && select_h0 && !tm_select_capable(b, op, &in, o.max_dim, o.modulus))

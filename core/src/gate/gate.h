@@ -70,6 +70,8 @@ typedef struct tm_backend {
     uint32_t n_envelope;
     bool envelope_loaded;
     char cert_stamp[64];           /* the certificate's date and seed, "" if none */
+    struct tm_cost_model *cost;    /* its Rips cost model (calibrate.c), NULL
+                                      until selection by cost first needs it */
 } tm_backend;
 
 /* ---- registry and selection (registry.c, gate.c) ---- */
@@ -234,5 +236,33 @@ int tm_verify_barcode(topoml_context *ctx, tm_backend **b, uint32_t op, const to
  * stage "verifying on the reference" is reported and the reference's own
  * stages are prefixed with it; off (rerun_done) ends that. */
 void tm_progress_rerun(topoml_context *ctx, bool on);
+
+/* ---- Selection by cost (calibrate.c; registry.c's tm_select) ---- */
+/* seconds = a + b * work */
+typedef struct tm_cost_fit {
+    double a, b;
+} tm_cost_fit;
+/* A backend's Rips model on this machine: fitted on one thread and on
+ * `threads` (what calls may use: tm_threads_allowed of the configuration). */
+typedef struct tm_cost_model {
+    unsigned threads;
+    tm_cost_fit one, all;
+    char source[32]; /* "calibrated now" or "calibration record" */
+} tm_cost_model;
+
+/* What the cost model is fed: the reduction's estimated cost (the collapse's
+ * size rule, tm_collapse_plan_for) plus the edges' and points' own. */
+double tm_rips_work(uint64_t n, uint64_t m, uint32_t max_dim);
+/* b's model: from its record in the cache folder when that still holds
+ * (same plugin file, core, CPU and thread count), else calibrated now (a
+ * few timed Rips calls) and the record written. NULL when a calibration
+ * call fails or memory runs out: b is then left out of the comparison. */
+const tm_cost_model *tm_cost_model_of(topoml_context *ctx, tm_backend *b);
+/* Predicted seconds of a call of `work` on `threads` (0: all). */
+double tm_cost_predict(const tm_cost_model *m, double work, unsigned threads);
+/* Parse a calibration record for b and `threads`: false, with why, when it
+ * is damaged or bound to another plugin file, core, CPU or thread count. */
+bool tm_calibration_parse(const tm_backend *b, unsigned threads, const char *text, size_t len,
+                          tm_cost_model *m, char *why, size_t why_size);
 
 #endif /* TOPOML_GATE_H */

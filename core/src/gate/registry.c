@@ -415,6 +415,7 @@ void tm_registry_free(topoml_context *ctx)
         tm_free(ctx, b->probed);
         tm_free(ctx, b->cached_report);
         tm_free(ctx, b->envelope);
+        tm_free(ctx, b->cost);
         tm_free(ctx, b->name);
         tm_free(ctx, b->version);
         tm_free(ctx, b->vendor);
@@ -693,6 +694,92 @@ static uint32_t largest_modulus_now(const topoml_context *ctx)
     return best;
 }
 
+/* Among the backends tm_select's order would try after `prefer` — the
+ * enabled accelerators, the other enabled plugins, the reference — the
+ * capable ones (a plugin waiting for certification on first use is
+ * certified now), each predicted by its cost model (calibrate.c) for this
+ * call's sizes; *out the fastest, or the first in that order whose
+ * prediction is within 10% of the fastest (the measurements' noise). false
+ * when none is capable; with one, or no model, the order decides. */
+#define TM_COST_CANDIDATES 32
+static bool select_by_cost(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in,
+                           uint32_t max_dim, uint32_t modulus, tm_backend **out)
+{
+    if (!ctx->plugins_probed)
+        tm_registry_probe(ctx);
+    tm_backend *cand[TM_COST_CANDIDATES];
+    double pred[TM_COST_CANDIDATES];
+    const char *src[TM_COST_CANDIDATES];
+    uint32_t k = 0;
+    char why[256];
+    for (int group = 0; group < 2; group++) {
+        for (uint32_t i = 0; i < ctx->n_backends && k < TM_COST_CANDIDATES; i++) {
+            tm_backend *b = &ctx->backends[(i + 1) % ctx->n_backends];
+            const bool reference = i + 1 == ctx->n_backends;
+            if (!reference && !b->brought_up)
+                continue;
+            if (!b->name || (b->gate_state != TOPOML_GATE_ENABLED && !b->gate_pending))
+                continue;
+            if (tm_strlist_has(&ctx->config.prefer, b->name) ||
+                (!reference && b->selection == TOPOML_SELECT_BY_NAME) ||
+                (reference && group == 0) || (!reference && on_accelerator(b, op) != (group == 0)))
+                continue;
+            if (!capable(b, op, in, max_dim, modulus, why, sizeof why))
+                continue;
+            if (b->gate_pending && !enable_on_first_use(ctx, b))
+                continue;
+            cand[k++] = b;
+        }
+    }
+    if (k == 0)
+        return false;
+    const uint64_t n = in ? in->n : 0;
+    uint64_t m = in && in->kind == TOPOML_INPUT_SPARSE ? in->n_edges : ctx->select_edges;
+    if (m == 0)
+        m = n * (n > 0 ? n - 1 : 0) / 2;
+    const double work = tm_rips_work(n, m, max_dim);
+    uint32_t best = 0;
+    bool modelled = k > 1;
+    for (uint32_t c = 0; c < k && modelled; c++) {
+        const tm_cost_model *cm = tm_cost_model_of(ctx, cand[c]);
+        if (!cm) {
+            modelled = false;
+            break;
+        }
+        pred[c] = tm_cost_predict(cm, work, ctx->select_threads);
+        src[c] = cm->source;
+        if (pred[c] < pred[best])
+            best = c;
+    }
+    uint32_t pick = 0;
+    if (modelled)
+        while (pred[pick] > 1.1 * pred[best])
+            pick++;
+    *out = cand[pick];
+    snprintf(ctx->last_backend, sizeof ctx->last_backend, "%s", cand[pick]->name);
+    size_t len = 0;
+    if (!modelled) {
+        snprintf(ctx->last_reason, sizeof ctx->last_reason, "%s",
+                 k == 1 ? "the only capable enabled backend"
+                        : "first capable in order (no cost model: a calibration call failed)");
+        return true;
+    }
+    len += (size_t)snprintf(ctx->last_reason, sizeof ctx->last_reason,
+                            "predicted fastest for %llu points, %llu edges, H%u, Z/%u, "
+                            "%u threads:",
+                            (unsigned long long)n, (unsigned long long)m, max_dim, modulus,
+                            ctx->select_threads ? ctx->select_threads
+                                                : tm_threads_allowed(ctx->config.threads));
+    for (uint32_t c = 0; c < k && len < sizeof ctx->last_reason; c++)
+        len += (size_t)snprintf(ctx->last_reason + len, sizeof ctx->last_reason - len,
+                                " %s %.3g s (%s)%s", cand[c]->name, pred[c], src[c],
+                                c + 1 < k ? ";" : "");
+    if (pick != best && len < sizeof ctx->last_reason)
+        snprintf(ctx->last_reason + len, sizeof ctx->last_reason - len,
+                 "; %s is within 10%% of the fastest and comes first", cand[pick]->name);
+    return true;
+}
+
 int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint32_t max_dim,
               uint32_t modulus, tm_backend **out)
 {
@@ -739,6 +826,11 @@ int tm_select(topoml_context *ctx, uint32_t op, const topoml_input_v1 *in, uint3
     size_t reason_len = 0;
     const size_t n_prefer = ctx->config.prefer.count;
     for (size_t p = 0; p <= n_prefer + 1; p++) {
+        /* past `prefer`, under `select: cost`: the fastest predicted */
+        if (p == n_prefer && ctx->config.select_cost && op == TOPOML_OP_RIPS) {
+            if (select_by_cost(ctx, op, in, max_dim, modulus, out))
+                return TOPOML_OK;
+        }
         for (uint32_t i = 0; i < ctx->n_backends; i++) {
             tm_backend *b = &ctx->backends[(i + 1) % ctx->n_backends];
             const bool reference = i + 1 == ctx->n_backends;

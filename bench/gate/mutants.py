@@ -26,9 +26,9 @@ always` (a full re-run of every call), which names the check that would
 have caught them and its cost. Writes a table (stdout) and JSON (--json).
 
 Not a test (tests/cli/test_mutants_smoke.py runs it on 2 mutants): an
-artifact, bench/results/gate-mutants.json.
+artifact, bench/results/gate/gate-mutants.json.
 
-  bench/gate/mutants.py --build build --count 110 --json bench/results/gate-mutants.json
+  bench/gate/mutants.py --build build --count 110 --json bench/results/gate/gate-mutants.json
 """
 import argparse
 import json

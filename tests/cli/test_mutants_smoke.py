@@ -2,7 +2,7 @@
 machinery (build a mutant as a third-party plugin, certify it, run the
 workload through the C API and the CLI, classify, write the JSON) works,
 and no wrong answer of either reaches the caller. The campaign itself is an
-artifact (bench/results/gate-mutants.json), not a test."""
+artifact (bench/results/gate/gate-mutants.json), not a test."""
 import json
 import os
 import subprocess

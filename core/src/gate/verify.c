@@ -1430,7 +1430,10 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
         }
     }
     if (!wrong && !isnan(cut.scale)) {
+        /* the reference's work is shown as such, as a full re-run's is */
+        tm_progress_rerun(ctx, true);
         int rc = truncated_rerun(ctx, op, in, params, &cut, res, &wrong, why, sizeof why);
+        tm_progress_rerun(ctx, false);
         if (rc == TOPOML_E_CANCELLED) {
             tm_free(ctx, cut.edges);
             free_barcode(ctx, res);

@@ -647,9 +647,10 @@ bool backends_are_listed_and_can_be_chosen()
             p.push_back(x);
     topoml::Data big = ctx.from_points(p, 4);
     ctx.use_backend("cpp-compat");
-    /* past the core's edge collapse stage, stop at the backend's first report */
+    /* past the core's edge collapse stages ("collapse ..."), stop at the
+     * backend's first report */
     ctx.set_progress([](const char *stage, std::uint64_t, std::uint64_t) {
-        return std::strcmp(stage, "collapse") == 0;
+        return std::strncmp(stage, "collapse", 8) == 0;
     });
     try {
         ctx.barcode(big, o);

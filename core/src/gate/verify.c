@@ -1398,8 +1398,11 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
                                       ctx->config.verify == TM_VERIFY_ALWAYS);
     /* (the share rule and the draw both looked at: each keeps its account) */
     bool full = !wrong && may_rerun && beyond_envelope(ctx, b, &kind);
-    if (!wrong && may_rerun && !full)
-        full = want_rerun(ctx, in->n, vertices, seconds) | sampled_rerun(ctx);
+    if (!wrong && may_rerun && !full) {
+        const bool by_share = want_rerun(ctx, in->n, vertices, seconds);
+        const bool drawn = sampled_rerun(ctx);
+        full = by_share || drawn;
+    }
     /* The history-free checks: the exact pass, and the truncated re-run
      * where no full one comes (when the budget affords the whole call, its
      * cut is at the threshold: a re-run of all of it). */

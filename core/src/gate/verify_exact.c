@@ -266,7 +266,9 @@ done:
     return rc;
 }
 
-static const topoml_edge *sort_base;
+/* The edges the comparator reads: one per thread, since contexts in other
+ * threads check their calls at the same time. */
+static _Thread_local const topoml_edge *sort_base;
 
 static int by_length(const void *a, const void *b)
 {
@@ -312,7 +314,7 @@ static int sparse_pass(topoml_context *ctx, const topoml_input_v1 *in, double t,
         }
         order[k++] = e;
     }
-    sort_base = in->edges; /* one sort at a time: the core's calls are not concurrent here */
+    sort_base = in->edges;
     qsort(order, (size_t)k, sizeof *order, by_length);
     for (uint64_t v = 0; v < n; v++)
         parent[v] = v;

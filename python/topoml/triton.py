@@ -59,13 +59,22 @@ def _runtime_reason():
 @functools.lru_cache(maxsize=None)
 def available():
     """(True, '') when torch, triton and a CUDA device are there; else
-    (False, 'missing runtime: ...') naming what is missing."""
+    (False, 'missing runtime: ...') naming what is missing. Without CUDA,
+    triton itself is only looked for, not imported: importing it is of no
+    use then, and in a process that has loaded other frameworks it can
+    take the process down."""
+    missing = [name for name in ("torch", "triton") if importlib.util.find_spec(name) is None]
+    if missing:
+        return False, "missing runtime: " + ", ".join("%s (not installed)" % m for m in missing)
+    try:
+        import torch
+    except Exception as e:  # a broken install
+        return False, "missing runtime: torch (%s: %s)" % (e.__class__.__name__, e)
+    if not torch.cuda.is_available():
+        return False, "missing runtime: CUDA (torch %s sees no CUDA device)" % torch.__version__
     reason = _runtime_reason()
     if reason:
         return False, reason
-    import torch
-    if not torch.cuda.is_available():
-        return False, "missing runtime: CUDA (torch %s sees no CUDA device)" % torch.__version__
     return True, ""
 
 
@@ -86,10 +95,8 @@ def interpret_available():
 
 def _require(*tensors):
     """Raise RuntimeError unless these tensors can be launched on: CUDA
-    tensors with a CUDA runtime, or CPU tensors under the interpreter."""
-    reason = _runtime_reason()
-    if reason:
-        raise RuntimeError("topoml.triton: " + reason)
+    tensors with a CUDA runtime, or CPU tensors under the interpreter
+    (triton is imported only where it can run: see available)."""
     on_cpu = any(t.device.type == "cpu" for t in tensors)
     if on_cpu:
         ok, reason = interpret_available()

@@ -140,6 +140,9 @@ def main():
         cfg = os.path.join(tmp, folder + ".yaml")
         with open(cfg, "w") as f:
             f.write("enable: [%s]\n" % name)  # no certification: straight to the helper
+        if folder == "big-memory" and "memory limit" not in walls.split(";")[0]:
+            print("SKIP %s: the helpers have no memory limit here (%s)" % (folder, walls))
+            continue
         port = free_port()
         run_env = dict(env, TOPOML_PLUGIN_PATH=os.path.join(A.build, "fault-plugins", folder),
                        TOPOML_TEST_PORT=str(port))

@@ -112,6 +112,20 @@ static bool seccomp_available(void)
 #endif
 }
 
+/* An address-sanitized build reserves terabytes of shadow memory before
+ * main: an address-space limit would refuse its every later mapping, so
+ * the helpers of such a build get no memory limit, and say so. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TM_SANDBOX_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TM_SANDBOX_ASAN 1
+#endif
+#endif
+#ifndef TM_SANDBOX_ASAN
+#define TM_SANDBOX_ASAN 0
+#endif
+
 /* What the kernel said, asked once: in a sandboxed helper the questions
  * themselves are calls the filter no longer allows. */
 static int known_abi = -1;
@@ -125,7 +139,7 @@ uint32_t tm_sandbox_support(int *abi, char *text, size_t size)
         ll = landlock_abi();
         __atomic_store_n(&known_abi, ll, __ATOMIC_RELEASE);
     }
-    uint32_t bits = TM_SANDBOX_NO_NEW_PRIVS | TM_SANDBOX_RLIMIT;
+    uint32_t bits = TM_SANDBOX_NO_NEW_PRIVS | (TM_SANDBOX_ASAN ? 0u : TM_SANDBOX_RLIMIT);
     if (__atomic_load_n(&known_seccomp, __ATOMIC_RELAXED))
         bits |= TM_SANDBOX_SECCOMP;
     if (ll >= 1)
@@ -150,7 +164,11 @@ uint32_t tm_sandbox_support(int *abi, char *text, size_t size)
         if (ll >= 1 && ll < 6)
             l += (size_t)snprintf(lack + l, sizeof lack - l,
                                   "no landlock signal scope (ABI %d < 6), ", ll);
-        snprintf(have + h, sizeof have - h, "no new privileges, memory limit");
+        snprintf(have + h, sizeof have - h, "no new privileges%s",
+                 TM_SANDBOX_ASAN ? "" : ", memory limit");
+        if (TM_SANDBOX_ASAN)
+            l += (size_t)snprintf(lack + l, sizeof lack - l,
+                                  "no memory limit (an address-sanitized build), ");
         if (l >= 2)
             lack[l - 2] = '\0';
         if (l)
@@ -627,7 +645,7 @@ int tm_sandbox_enter(const tm_sandbox_policy *pol, char *why, size_t why_size)
         snprintf(why, why_size, "RLIMIT_CORE: %s", strerror(errno));
         return -1;
     }
-    uint64_t lim = tm_sandbox_memory_limit(pol);
+    uint64_t lim = TM_SANDBOX_ASAN ? 0 : tm_sandbox_memory_limit(pol);
     if (lim) {
         struct rlimit r = {(rlim_t)lim, (rlim_t)lim};
         /* A memfd holds a result: as large as the helper may be. */

@@ -110,6 +110,7 @@ struct topoml_context {
     uint32_t n_kept_logs, n_dropped_logs;
     uint32_t helper_missing_said; /* tm_helper_missing warned already: 1 host, 2 other */
     bool progress_rerun; /* the reference is re-running a plugin's call (verify.c) */
+    bool progress_rerun_cancelled; /* the caller said stop at "verifying on the reference" */
     uint32_t read_flags; /* TOPOML_READ_* (topoml_set_read_flags) */
     /* run-time verification (verify.c) */
     double verify_plugin_seconds; /* plugins' time on calls above the small size */

@@ -293,6 +293,10 @@ static int host_progress(void *data, const char *stage, uint64_t done, uint64_t 
     if (!ctx->progress_fn)
         return 0;
     if (ctx->progress_rerun) {
+        /* A caller that said stop at "verifying on the reference" hears
+         * nothing more of the re-run: it ends at its next report. */
+        if (ctx->progress_rerun_cancelled)
+            return 1;
         /* The reference re-running a plugin's call: said in each stage. */
         char s[160];
         snprintf(s, sizeof s, "verifying on the reference: %.120s", stage);
@@ -304,8 +308,10 @@ static int host_progress(void *data, const char *stage, uint64_t done, uint64_t 
 void tm_progress_rerun(topoml_context *ctx, bool on)
 {
     ctx->progress_rerun = on;
-    if (on && ctx->progress_fn)
-        (void)ctx->progress_fn(ctx->progress_user, "verifying on the reference", 0, 0);
+    if (on)
+        ctx->progress_rerun_cancelled =
+            ctx->progress_fn &&
+            ctx->progress_fn(ctx->progress_user, "verifying on the reference", 0, 0) != 0;
 }
 
 void tm_call_init(topoml_context *ctx, topoml_call_v1 *call, char *errbuf, size_t errbuf_size)

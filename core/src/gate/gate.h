@@ -234,7 +234,9 @@ int tm_verify_barcode(topoml_context *ctx, tm_backend **b, uint32_t op, const to
 
 /* Progress while the reference re-runs a plugin's call (verify.c): on, a
  * stage "verifying on the reference" is reported and the reference's own
- * stages are prefixed with it; off (rerun_done) ends that. */
+ * stages are prefixed with it; off (rerun_done) ends that. A caller that
+ * says stop at that stage leaves ctx->progress_rerun_cancelled set: the
+ * re-run is then cancelled (verify.c reads it after each re-run). */
 void tm_progress_rerun(topoml_context *ctx, bool on);
 
 /* ---- Selection by cost (calibrate.c; registry.c's tm_select) ---- */

@@ -621,6 +621,8 @@ int tm_verify_distances(topoml_context *ctx, tm_backend **bp, const topoml_input
         tm_progress_rerun(ctx, true);
         double t0 = tm_now();
         int rc = ref->vt->distances(ref->state, &call, in, want);
+        if (ctx->progress_rerun_cancelled)
+            rc = TOPOML_E_CANCELLED;
         rerun_done(ctx, in->n, 2, seconds, tm_now() - t0);
         if (rc != TOPOML_OK) {
             tm_free(ctx, want);
@@ -851,6 +853,8 @@ int tm_verify_edges(topoml_context *ctx, tm_backend **bp, const topoml_input_v1 
         tm_progress_rerun(ctx, true);
         double t0 = tm_now();
         int rc = ref->vt->edges(ref->state, &call, in, threshold, &r, &nr);
+        if (ctx->progress_rerun_cancelled)
+            rc = TOPOML_E_CANCELLED;
         rerun_done(ctx, in->n, 2, seconds, tm_now() - t0);
         if (rc != TOPOML_OK) {
             tm_free(ctx, r);
@@ -1437,6 +1441,8 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
         tm_progress_rerun(ctx, true);
         int rc = truncated_rerun(ctx, op, in, params, &cut, res, &wrong, why, sizeof why);
         tm_progress_rerun(ctx, false);
+        if (ctx->progress_rerun_cancelled)
+            rc = TOPOML_E_CANCELLED;
         if (rc == TOPOML_E_CANCELLED) {
             tm_free(ctx, cut.edges);
             free_barcode(ctx, res);
@@ -1452,6 +1458,8 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
         tm_progress_rerun(ctx, true);
         double t0 = tm_now();
         int rc = run_barcode(ctx, ref, op, in, params, &want, msg, sizeof msg);
+        if (ctx->progress_rerun_cancelled)
+            rc = TOPOML_E_CANCELLED;
         rerun_done(ctx, in->n, vertices, seconds, tm_now() - t0);
         if (rc != TOPOML_OK) {
             free_barcode(ctx, &want);
@@ -1572,6 +1580,8 @@ int tm_verify_image(topoml_context *ctx, tm_backend **bp, const topoml_image_par
         tm_progress_rerun(ctx, true);
         const double t0 = tm_now();
         int rc = ref->vt->image(ref->state, &call, p, n_diagrams, offsets, pairs, want);
+        if (ctx->progress_rerun_cancelled)
+            rc = TOPOML_E_CANCELLED;
         rerun_done(ctx, kind.n, 2, seconds, tm_now() - t0);
         if (rc != TOPOML_OK) {
             tm_free(ctx, want);

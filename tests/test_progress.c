@@ -261,7 +261,7 @@ int main(void)
 {
     Suite *s = suite_create("progress");
     TCase *tc = tcase_create("progress");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_rips_stages_have_totals_and_each_runs_once);
     tcase_add_test(tc, test_cancel_at_every_stage_stops_the_op);
     tcase_add_test(tc, test_cancel_at_every_stage_on_the_threads_backend);

@@ -1636,7 +1636,8 @@ static bool reduce_serial(rips_engine *r, uint32_t k, uint64_t j0)
         const uint64_t v0 = r->vent.n;
         if ((pivot.entry != RIPS_NONE || r->want_cocycles) && !store_v(r, &w->red, &r->vent))
             return false;
-        if (!claim(r, k, j, sigma, pivot, r->vent.a + v0, r->vent.n - v0))
+        /* (no V stored yet: a NULL array, to which no offset is added) */
+        if (!claim(r, k, j, sigma, pivot, r->vent.a ? r->vent.a + v0 : NULL, r->vent.n - v0))
             return false;
         if (pivot.entry == RIPS_NONE)
             r->vent.n = v0;
@@ -1747,7 +1748,7 @@ static bool finish_column(rips_engine *r, rips_red *P, uint64_t t, uint64_t *res
     rips_dentry sigma = r->cols.a[j], pivot = q->pivot;
     if (pivot.entry == RIPS_NONE ||
         r->piv.key[pivots_slot(r, &r->piv, entry_index(r, pivot.entry))] == RIPS_NONE) {
-        if (!claim(r, k, j, sigma, pivot, v->a + q->off, q->len))
+        if (!claim(r, k, j, sigma, pivot, v->a ? v->a + q->off : NULL, q->len))
             return false;
         if (pivot.entry == RIPS_NONE || q->len == 0)
             return true;
@@ -1779,7 +1780,7 @@ static bool finish_column(rips_engine *r, rips_red *P, uint64_t t, uint64_t *res
     const uint64_t v0 = r->vent.n;
     if ((pivot.entry != RIPS_NONE || r->want_cocycles) && !store_v(r, &w->red, &r->vent))
         return false;
-    if (!claim(r, k, j, sigma, pivot, r->vent.a + v0, r->vent.n - v0))
+    if (!claim(r, k, j, sigma, pivot, r->vent.a ? r->vent.a + v0 : NULL, r->vent.n - v0))
         return false;
     if (pivot.entry == RIPS_NONE)
         r->vent.n = v0;

@@ -1113,32 +1113,44 @@ static void grade_answer(topoml_context *ref, const tc_case *c, const tc_input *
     free(iv);
 }
 
-void tc_plugin_run(const tc_plugin *p, topoml_context *ref, const tc_case *c, const tc_input *in,
-                   const tc_reference *r, double timeout_s, bool verbose, tc_verdict *v)
+/* The verdicts a case gets before any of the plugin's code runs for it
+ * (not loaded, hardware absent, not claimed, no op): true with *v set, or
+ * false with *v cleared when the case is to be run. One rule for the
+ * process-per-case and the session runners. */
+static bool settled_before_running(const tc_plugin *p, const tc_case *c, const tc_input *in,
+                                   tc_verdict *v)
 {
     memset(v, 0, sizeof *v);
     if (!p->loaded) {
         *v = p->load;
-        return;
+        return true;
     }
     if (p->probe_status != TOPOML_OK) {
         v->result = TC_NOT_SUPPORTED;
         snprintf(v->detail, sizeof v->detail, "hardware absent: %.400s", p->probe_message);
-        return;
+        return true;
     }
     const char *why = unclaimed(p, c, in);
     if (why) {
         v->result = TC_NOT_SUPPORTED;
         snprintf(v->detail, sizeof v->detail, "%s", why);
-        return;
+        return true;
     }
     if (!p->has_op[c->op]) {
         v->result = TC_FAIL;
         snprintf(v->detail, sizeof v->detail,
                  "claims %s in its capability records but its vtable has no %s op",
                  tm_op_name(c->op), tm_op_name(c->op));
-        return;
+        return true;
     }
+    return false;
+}
+
+void tc_plugin_run(const tc_plugin *p, topoml_context *ref, const tc_case *c, const tc_input *in,
+                   const tc_reference *r, double timeout_s, bool verbose, tc_verdict *v)
+{
+    if (settled_before_running(p, c, in, v))
+        return;
     child_job job = {p->path, verbose, NULL, c, in, r, NULL};
     tc_child ch;
     char err[256];
@@ -1366,29 +1378,8 @@ void tc_plugin_run_session(tc_plugin *p, topoml_context *ref, const tc_suite *su
                            const tc_case *c, const tc_input *in, const tc_reference *r,
                            double timeout_s, bool verbose, tc_verdict *v)
 {
-    memset(v, 0, sizeof *v);
-    if (!p->loaded) {
-        *v = p->load;
+    if (settled_before_running(p, c, in, v))
         return;
-    }
-    if (p->probe_status != TOPOML_OK) {
-        v->result = TC_NOT_SUPPORTED;
-        snprintf(v->detail, sizeof v->detail, "hardware absent: %.400s", p->probe_message);
-        return;
-    }
-    const char *why = unclaimed(p, c, in);
-    if (why) {
-        v->result = TC_NOT_SUPPORTED;
-        snprintf(v->detail, sizeof v->detail, "%s", why);
-        return;
-    }
-    if (!p->has_op[c->op]) {
-        v->result = TC_FAIL;
-        snprintf(v->detail, sizeof v->detail,
-                 "claims %s in its capability records but its vtable has no %s op",
-                 tm_op_name(c->op), tm_op_name(c->op));
-        return;
-    }
     const double start = now_seconds();
     if (!p->session_pid && !session_start(p, ref, suite, timeout_s, verbose, v)) {
         v->seconds = now_seconds() - start;

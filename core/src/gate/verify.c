@@ -948,6 +948,25 @@ static bool edge_of_length(const topoml_input_v1 *in, const topoml_edge *sorted,
            (in->kind == TOPOML_INPUT_POINTS && in->dtype == TOPOML_F32 && (double)(float)d == value);
 }
 
+/* A sparse input's edges sorted by edge_order, for the lookups of the
+ * generator and cocycle checks (*out NULL for other inputs); false when
+ * there is no memory for them (the error cleared: the other checks stand). */
+static bool sorted_edges(topoml_context *ctx, const topoml_input_v1 *in, topoml_edge **out)
+{
+    *out = NULL;
+    if (in->kind != TOPOML_INPUT_SPARSE || !in->n_edges)
+        return true;
+    topoml_edge *sorted = tm_alloc(ctx, (size_t)in->n_edges * sizeof *sorted);
+    if (!sorted) {
+        ctx->errmsg[0] = '\0';
+        return false;
+    }
+    memcpy(sorted, in->edges, (size_t)in->n_edges * sizeof *sorted);
+    qsort(sorted, (size_t)in->n_edges, sizeof *sorted, edge_order);
+    *out = sorted;
+    return true;
+}
+
 /* Generators, when asked for: every bar's birth edge (dimension >= 1) and
  * death edge (finite deaths) is an edge of the input of exactly that length,
  * the rule the suite certifies them by; a plugin that gets them wrong
@@ -962,15 +981,8 @@ static bool generators_wrong(topoml_context *ctx, const topoml_input_v1 *in,
         return true;
     }
     topoml_edge *sorted = NULL;
-    if (in->kind == TOPOML_INPUT_SPARSE && in->n_edges) {
-        sorted = tm_alloc(ctx, (size_t)in->n_edges * sizeof *sorted);
-        if (!sorted) {
-            ctx->errmsg[0] = '\0';
-            return false; /* no memory to check: the other checks stand */
-        }
-        memcpy(sorted, in->edges, (size_t)in->n_edges * sizeof *sorted);
-        qsort(sorted, (size_t)in->n_edges, sizeof *sorted, edge_order);
-    }
+    if (!sorted_edges(ctx, in, &sorted))
+        return false; /* no memory to check: the other checks stand */
     bool wrong = false;
     for (uint64_t k = 0; k < res->n_intervals && !wrong; k++) {
         const topoml_interval *b = &res->intervals[k];
@@ -1183,15 +1195,8 @@ bool tm_cocycles_wrong(topoml_context *ctx, const topoml_input_v1 *in, uint32_t 
     if (tm_cocycles_malformed(res, true, in->n, p, why, why_size))
         return true;
     topoml_edge *sorted = NULL;
-    if (in->kind == TOPOML_INPUT_SPARSE && in->n_edges) {
-        sorted = tm_alloc(ctx, (size_t)in->n_edges * sizeof *sorted);
-        if (!sorted) {
-            ctx->errmsg[0] = '\0';
-            return false; /* no memory to check: the other checks stand */
-        }
-        memcpy(sorted, in->edges, (size_t)in->n_edges * sizeof *sorted);
-        qsort(sorted, (size_t)in->n_edges, sizeof *sorted, edge_order);
-    }
+    if (!sorted_edges(ctx, in, &sorted))
+        return false; /* no memory to check: the other checks stand */
     bool wrong = false;
     for (uint64_t k = 0; k < res->n_intervals && !wrong; k++) {
         const topoml_interval *b = &res->intervals[k];

@@ -28,6 +28,9 @@
 #            every part, see below): the CUDA cases of the torch tests with
 #            the cuda plugin enabled in-process, then bench/ml_adapters.py
 #            --device cuda (ML_SIZES, ML_TRANSFER_SIZES)
+#   gate     bench/gate/cuda_sandbox.py: the cuda plugin behind the gate,
+#            in the host and in a sandboxed helper (first use, call times
+#            with verify auto and off, the conformance tiers) (GATE_REPS)
 #   attention topoml.triton on the GPU: python/tests/test_triton_attention.py
 #            (the kernels against torch.cdist, masked SDPA and FlexAttention,
 #            bf16 included), then bench/attention.py over ATTN_SEQ (default
@@ -261,6 +264,17 @@ for part in $parts; do
             unset TOPOML_CONFIG
             export PYTHONPATH=$pysite
         fi
+        ;;
+    gate)
+        # the cuda plugin behind the gate and in the sandbox: first use,
+        # call times with verify auto/off against the reference, under
+        # isolation auto and process; the conformance suite's full tier and
+        # the quick tier a first use runs (bench/gate/cuda_sandbox.py)
+        XDG_CACHE_HOME=/tmp/topoml-device-cache timeout $(($(left) - 5)) \
+            python3 "$repo/bench/gate/cuda_sandbox.py" --build "$build" --data "$data" \
+            --repeat "${GATE_REPS:-3}" --json "$out/gate/cuda-sandbox-h200.json" \
+            >"$out/gate/cuda-sandbox.txt" 2>&1
+        rc=$?
         ;;
     attention)
         {

@@ -359,6 +359,22 @@ def merge(a):
             json.dump(out, f, indent=1)
 
 
+def sanitizer_flags(build):
+    """The sanitizer flags the build was made with (its CMakeCache.txt), so
+    that the driver links against a sanitized libtopoml: an unsanitized
+    program cannot load it."""
+    want = ""
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            for line in f:
+                if line.startswith("TOPOML_SANITIZE:"):
+                    want = line.split("=", 1)[1].strip()
+    except OSError:
+        pass
+    return {"address": ["-fsanitize=address,undefined"],
+            "thread": ["-fsanitize=thread"]}.get(want, [])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
@@ -386,7 +402,8 @@ def main():
     t_start = time.time()
     rng = random.Random(a.seed)
     driver = os.path.join(work, "mutant_driver")
-    r = subprocess.run(["gcc", "-O1", "-I" + os.path.join(SRC, "core", "include"),
+    r = subprocess.run(["gcc", "-O1"] + sanitizer_flags(build) +
+                       ["-I" + os.path.join(SRC, "core", "include"),
                         "-I" + os.path.join(build, "core", "include"),
                         "-I" + os.path.join(SRC, "plugin-api", "include"),
                         os.path.join(SRC, "bench", "gate", "mutant_driver.c"), "-o", driver,
@@ -477,6 +494,12 @@ def main():
                   for v in ("right", "caught", "wrong", "error")}
         rec["api"] = counts
         rec["api_driver_failed"] = d is None or d.returncode != 0
+        if rec["api_driver_failed"] and not per:
+            # the driver ran no call at all: that is a broken campaign, not
+            # a mutant that survived
+            sys.exit("%s: mutant_driver ran no call (%s): %s" % (
+                name, "timeout" if d is None else "exit %d" % d.returncode,
+                (d.stderr if d else "")[-2000:]))
         caught = [x for x in per if x["verdict"] == "caught"]
         if caught:
             rec["first_catch"] = caught[0]["detail"][:300]

@@ -140,12 +140,12 @@ check "a static host without the helper warns" \
 env -u TOPOML_CONFIG TOPOML_PLUGIN_HOST="$m/bin/topoml-plugin-host" \
     TOPOML_PLUGIN_PATH="$m/lib/topoml/plugins" "$tmp/elsewhere/slister" >"$tmp/s3.txt" 2>&1
 check "TOPOML_PLUGIN_HOST names the helper" \
-    "grep -q 'topoml-backend-scalar.so probed$' '$tmp/s3.txt' && ! grep -q 'not found' '$tmp/s3.txt'"
+    "grep -q 'topoml-backend-scalar.so probed$' '$tmp/s3.txt' && ! grep -q 'plugin-host not found' '$tmp/s3.txt'"
 printf 'plugin_host: %s\n' "$m/bin/topoml-plugin-host" >"$tmp/ph.yaml"
 env -u TOPOML_PLUGIN_HOST TOPOML_CONFIG="$tmp/ph.yaml" TOPOML_PLUGIN_PATH="$m/lib/topoml/plugins" \
     "$tmp/elsewhere/slister" >"$tmp/s4.txt" 2>&1
 check "the plugin_host key names the helper" \
-    "grep -q 'topoml-backend-scalar.so probed$' '$tmp/s4.txt' && ! grep -q 'not found' '$tmp/s4.txt'"
+    "grep -q 'topoml-backend-scalar.so probed$' '$tmp/s4.txt' && ! grep -q 'plugin-host not found' '$tmp/s4.txt'"
 [ $fail -eq 0 ] || cat "$tmp/s.txt" "$tmp/s2.txt" "$tmp/s3.txt" "$tmp/s4.txt"
 
 # The moved topoml-conformance, started by its bare name through PATH,

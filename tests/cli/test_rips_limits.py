@@ -170,6 +170,8 @@ for backend in ("scalar", "threads"):
         continue
     last = {}
     for t, s, _ in states:
+        if s.endswith("...") and not re.search(r"\d", s):
+            continue  # a stage that says it begins ("verifying on the reference...")
         m = LINE.match(s)
         rep.check(m is not None, what + ": a line without a total: %r" % s)
         if not m:

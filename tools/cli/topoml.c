@@ -162,8 +162,10 @@ static int show_progress(void *user, const char *stage, uint64_t done, uint64_t 
     if (total)
         fprintf(stderr, "\r\033[K%s: %llu/%llu (%.0f%%)", stage, (unsigned long long)done,
                 (unsigned long long)total, 100.0 * (double)done / (double)total);
-    else
+    else if (done)
         fprintf(stderr, "\r\033[K%s: %llu", stage, (unsigned long long)done);
+    else /* a stage that says it begins, with nothing to count yet */
+        fprintf(stderr, "\r\033[K%s...", stage);
     return 0;
 }
 

@@ -37,6 +37,11 @@
 
 /* tm_sandbox_policy.flags */
 #define TM_SANDBOX_NVIDIA 1u /* the NVIDIA driver's device files and ioctls */
+/* For tests that find which wall stops a driver (tests/sandbox_nvidia.c):
+ * leave that wall down. topoml's own helpers never set them. */
+#define TM_SANDBOX_TEST_NO_LANDLOCK 0x100u
+#define TM_SANDBOX_TEST_NO_SECCOMP 0x200u
+#define TM_SANDBOX_TEST_NO_RLIMIT 0x400u
 
 typedef struct tm_sandbox_policy {
     uint32_t flags;

@@ -504,8 +504,8 @@ static bool near_cache(const tm_sandbox_policy *pol, const char *dir, const char
             if (pol->note) {
                 char text[PATH_MAX * 2 + 128];
                 snprintf(text, sizeof text,
-                         "sandbox: %s folder %s not made readable: it %s topoml's cache "
-                         "folder %s (records.key)",
+                         "sandbox: %.64s folder %.4000s not made readable: it %s topoml's "
+                         "cache folder %.4000s (records.key)",
                          whence, dir, strlen(d) > strlen(caches[i]) ? "is inside" : "holds",
                          caches[i]);
                 pol->note(pol->note_user, text);
@@ -645,7 +645,9 @@ int tm_sandbox_enter(const tm_sandbox_policy *pol, char *why, size_t why_size)
         snprintf(why, why_size, "RLIMIT_CORE: %s", strerror(errno));
         return -1;
     }
-    uint64_t lim = TM_SANDBOX_ASAN ? 0 : tm_sandbox_memory_limit(pol);
+    uint64_t lim = TM_SANDBOX_ASAN || (pol->flags & TM_SANDBOX_TEST_NO_RLIMIT)
+                       ? 0
+                       : tm_sandbox_memory_limit(pol);
     if (lim) {
         struct rlimit r = {(rlim_t)lim, (rlim_t)lim};
         /* A memfd holds a result: as large as the helper may be. */
@@ -670,9 +672,11 @@ int tm_sandbox_enter(const tm_sandbox_policy *pol, char *why, size_t why_size)
     }
     if (drop_capabilities(why, why_size) != 0)
         return -1;
-    if ((have & TM_SANDBOX_LANDLOCK) && enter_landlock(pol, abi, why, why_size) != 0)
+    if ((have & TM_SANDBOX_LANDLOCK) && !(pol->flags & TM_SANDBOX_TEST_NO_LANDLOCK) &&
+        enter_landlock(pol, abi, why, why_size) != 0)
         return -1;
-    if ((have & TM_SANDBOX_SECCOMP) && install_filter(pol, why, why_size) != 0)
+    if ((have & TM_SANDBOX_SECCOMP) && !(pol->flags & TM_SANDBOX_TEST_NO_SECCOMP) &&
+        install_filter(pol, why, why_size) != 0)
         return -1;
     if (pol->lifeline_fd >= 0 || pol->host_pid > 0) {
         watch_fd = pol->lifeline_fd;

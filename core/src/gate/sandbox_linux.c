@@ -112,13 +112,13 @@ static bool seccomp_available(void)
 #endif
 }
 
-/* An address-sanitized build reserves terabytes of shadow memory before
+/* An address- or thread-sanitized build reserves terabytes of shadow before
  * main: an address-space limit would refuse its every later mapping, so
  * the helpers of such a build get no memory limit, and say so. */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define TM_SANDBOX_ASAN 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define TM_SANDBOX_ASAN 1
 #endif
 #endif

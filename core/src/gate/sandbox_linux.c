@@ -578,10 +578,18 @@ static int enter_landlock(const tm_sandbox_policy *pol, int abi, char *why, size
         }
         bad |= add_path(rs, "/dev/nvidia-caps", dev | LL_FS_READ_DIR, fs);
         /* What the runtime reads about the devices and the driver. */
-        static const char *const info[] = {"/proc/driver/nvidia", "/proc/devices",
-                                           "/proc/modules", "/sys", "/etc/nvidia", NULL};
+        static const char *const info[] = {"/proc/driver/nvidia", "/proc/driver/nvidia-uvm",
+                                           "/proc/devices", "/proc/modules", "/sys",
+                                           "/etc/nvidia", NULL};
         for (int i = 0; info[i]; i++)
             bad |= add_path(rs, info[i], read, fs);
+        /* The driver (570 and later) names the threads it starts in cuInit
+         * by writing /proc/self/task/<tid>/comm, and fails the whole
+         * initialisation (CUDA error 304, "OS call failed") when it may
+         * not. The rule is made in the helper itself, so /proc/self is the
+         * helper's own folder: its threads' files, nothing of another
+         * process. */
+        bad |= add_path(rs, "/proc/self/task", read | LL_FS_WRITE_FILE, fs);
     }
     if (bad) {
         snprintf(why, why_size, "landlock rule: %s", strerror(errno));

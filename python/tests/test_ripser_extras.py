@@ -119,3 +119,24 @@ def test_ripser_pys_warnings(dtype):
         topoml.ripser(rng.random((9, 4)).astype(dtype))
         D = topoml.features.squareform(topoml.distances(rng.random((6, 2))))
         topoml.ripser(D.astype(dtype), distance_matrix=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dperm2all_has_ripser_pys_type_and_format(dtype):
+    sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(11)
+    X = rng.random((30, 2)).astype(dtype)
+    D = topoml.features.squareform(topoml.distances(X)).astype(dtype)
+    S = sparse.coo_matrix(np.triu(D) * (D < 0.3))
+    cases = [((X,), {}), ((D,), {"distance_matrix": True}),
+             ((S,), {"distance_matrix": True}), ((S.tocsr(),), {"distance_matrix": True}),
+             ((X,), {"n_perm": 10}), ((D,), {"distance_matrix": True, "n_perm": 10})]
+    for args, kw in cases:
+        got, want = topoml.ripser(*args, **kw)["dperm2all"], ripser_py.ripser(*args, **kw)["dperm2all"]
+        what = "%s %s" % (type(args[0]).__name__, kw)
+        assert type(got) is type(want), what
+        assert got.dtype == want.dtype, what
+        if sparse.issparse(want):
+            assert got is args[0], what  # the matrix given, in its own format
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=what)

@@ -442,7 +442,7 @@ def greedy_permutation(X, n_perm, distance_matrix=False, metric="euclidean"):
     matrix, else topoml's distances (the scalar reference's, computed one
     point against all, so only ``n_perm`` rows are ever held) or, for a
     metric topoml does not compute, scikit-learn's as ripser.py has them."""
-    n = X.shape[0]
+    n, X0 = X.shape[0], X
     code = None if distance_matrix else _inputs.metric_code(metric)
     if distance_matrix:
         def row(i):
@@ -472,13 +472,20 @@ def greedy_permutation(X, n_perm, distance_matrix=False, metric="euclidean"):
         dperm2all.append(row(idx))
         ds = np.minimum(ds, dperm2all[-1])
     lambdas[-1] = np.max(ds)
-    return idx_perm, lambdas, np.array(dperm2all)
+    return idx_perm, lambdas, np.array(dperm2all, dtype=_float_type_of(X0))
 
 
 def _distance_matrix(X, kind, metric, metric_params):
+    """ripser.py's ``dperm2all`` without ``n_perm``: a distance matrix is
+    the object given (a sparse one in its own format, COO stays COO; a
+    condensed one, topoml's own input, made square); for points, the n x n
+    distances in X's floating type where it is float32 (as scikit-learn's
+    ``pairwise_distances`` gives them), else float64."""
     if _inputs.is_sparse(X):
-        return X.tocsr()
+        return X
     if kind == "distance" or (isinstance(metric, str) and metric.lower() == "precomputed"):
+        if isinstance(X, np.ndarray) and X.ndim == 2:
+            return X
         A = np.asarray(X, dtype=np.float64)
         if A.ndim == 1:
             from .features import squareform
@@ -489,7 +496,13 @@ def _distance_matrix(X, kind, metric, metric_params):
         from sklearn.metrics import pairwise_distances
         return pairwise_distances(np.asarray(X), metric=metric, **(metric_params or {}))
     from .features import distances, squareform
-    return squareform(distances(X, metric=metric))
+    return squareform(distances(X, metric=metric)).astype(_float_type_of(X), copy=False)
+
+
+def _float_type_of(X):
+    """float32 for a float32 array, else float64: the type scikit-learn's
+    distances of X have, and so ripser.py's ``dperm2all``."""
+    return np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
 
 
 def ripser(X, maxdim=1, thresh=math.inf, coeff=2, distance_matrix=False, do_cocycles=False,

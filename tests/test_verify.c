@@ -26,8 +26,7 @@
 
 #include "topoml/topoml.h"
 
-#include "api/api.h" /* the context's re-run count */
-#include "compute/compute.h" /* tm_cpus_available */
+#include "api/api.h" /* the context's re-run count, tm_cpus_available */
 
 static char *write_temp(const char *text)
 {

@@ -178,6 +178,14 @@ uint64_t tm_machine_memory(char *source, size_t source_size);
 uint64_t tm_machine_memory_at(const char *proc_cgroup, const char *sys_root, const char *meminfo,
                               char *source, size_t source_size);
 
+/* The CPUs this process may run on (sched_getaffinity), at least 1; with
+ * the rule below, in machine_memory.c. */
+unsigned tm_cpus_available(void);
+/* The threads a call asking for `asked` may use, as plugins read
+ * call->n_threads: 0 is every CPU the process may run on, and never more
+ * than those. */
+unsigned tm_threads_allowed(unsigned asked);
+
 /* Overflow-checked arithmetic: true when the result fits. */
 static inline bool tm_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
 {

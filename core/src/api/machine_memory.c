@@ -9,11 +9,15 @@
  * with an estimate instead of growing until the machine is unusable or the
  * kernel ends it; a share, so that the rest of the machine keeps working.
  *
+ * Also the CPUs this process may run on (sched_getaffinity) and the rule of
+ * how many threads a call may use (tm_cpus_available, tm_threads_allowed).
+ *
  * Platform code only: Linux's /proc and /sys layout. Not here: the limit's
  * use (context.c), the configuration's max_memory (config.c).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,4 +168,19 @@ uint64_t tm_machine_memory(char *source, size_t source_size)
 {
     return tm_machine_memory_at("/proc/self/cgroup", "/sys/fs/cgroup", "/proc/meminfo", source,
                                 source_size);
+}
+
+unsigned tm_cpus_available(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return 1;
+    int n = CPU_COUNT(&set);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+unsigned tm_threads_allowed(unsigned asked)
+{
+    const unsigned cpus = tm_cpus_available();
+    return asked && asked < cpus ? asked : cpus;
 }

@@ -27,7 +27,6 @@
  */
 #include <math.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -555,21 +554,6 @@ static void pool_stop(cl_pool *p)
     pthread_cond_destroy(&p->go);
     pthread_cond_destroy(&p->done);
     pthread_mutex_destroy(&p->lock);
-}
-
-unsigned tm_cpus_available(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return 1;
-    int n = CPU_COUNT(&set);
-    return n > 0 ? (unsigned)n : 1;
-}
-
-unsigned tm_threads_allowed(unsigned asked)
-{
-    const unsigned cpus = tm_cpus_available();
-    return asked && asked < cpus ? asked : cpus;
 }
 
 /* TOPOML_COLLAPSE_AUTO's probe (see tm_collapse_edges), told the steps in

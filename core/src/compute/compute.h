@@ -1,8 +1,9 @@
 /*
  * compute/compute.h — the edge collapse in front of the Rips engine
- * (collapse.c) and the rule for the threads a call may use; never
- * installed. ops.c runs the collapse; verify.c (gate/) applies the same
- * thread rule to the kind of a call it records.
+ * (collapse.c) and its size rule; never installed. ops.c runs the
+ * collapse; calibrate.c (gate/) fits its cost models with the size rule.
+ * The rule for the threads a call may use is api/api.h's
+ * (tm_threads_allowed).
  *
  * Outside core/: the tests, and bench/sort_edges.c, which times
  * tm_collapse_sort_edges on threads.
@@ -48,13 +49,6 @@ int tm_collapse_edges(topoml_context *ctx, uint64_t n, topoml_edge *edges, uint6
 
 /* The order tm_collapse_edges wants its edges in: by (d, i, j), for qsort. */
 int tm_collapse_edge_cmp(const void *a, const void *b);
-
-/* The CPUs this process may run on (sched_getaffinity), at least 1. */
-unsigned tm_cpus_available(void);
-/* The threads a call asking for `asked` may use, as plugins read
- * call->n_threads: 0 is every CPU the process may run on, and never more
- * than those. */
-unsigned tm_threads_allowed(unsigned asked);
 
 /* ---- The size rule of TOPOML_COLLAPSE_AUTO (collapse.c) ---- */
 /* What the rule decides from: the complex's sizes, known before any of the

@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "compute/compute.h" /* tm_threads_allowed: the threads a call may use */
 #include "gate/certificate.h"
 #include "gate/gate.h"
 #include "gate/gate_internal.h"

@@ -43,7 +43,6 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "compute/compute.h"
 #include "diagrams/diagram_compare.h"
 #include "gate/certificate.h"
 #include "gate/gate.h"

@@ -187,3 +187,60 @@ def test_weights_are_checked_as_giotto_ph_checks_them():
         topoml.ripser_parallel(X, weights=np.ones(9))
     with pytest.raises(ValueError, match="neighbours"):
         topoml.ripser_parallel(X, weights="DTM", weight_params={"n_neighbors": 10})
+
+
+def cli_dgms(build_dir, args, maxdim):
+    import json
+    import os
+    import subprocess
+    out = subprocess.run([os.path.join(build_dir, "tools", "topoml"), "barcode", "--output",
+                          "json", "--dim", str(maxdim)] + args, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    dims = json.loads(out.stdout)["dims"]
+    got = [np.zeros((0, 2)) for _ in range(maxdim + 1)]
+    for d in dims:
+        got[d["dim"]] = np.array([[b, np.inf if e is None else e] for b, e in d["intervals"]],
+                                 dtype=float).reshape(-1, 2)
+    return got
+
+
+@pytest.mark.parametrize("p", ["1", "2", "inf"])
+def test_cli_weights_equal_giotto_ph(build_dir, tmp_path, p):
+    rng = np.random.default_rng(20)
+    X = cloud(rng, "circle", 30)
+    w = rng.uniform(0, 0.3, len(X))
+    np.savetxt(tmp_path / "X.csv", X, delimiter=",")
+    np.savetxt(tmp_path / "w.txt", w)
+    wp = {"p": float(p)}
+    got = cli_dgms(build_dir, ["--format", "point-cloud", "--weights", str(tmp_path / "w.txt"),
+                               "--weight-p", p, str(tmp_path / "X.csv")], 2)
+    assert_same_dgms(got, gph.ripser_parallel(X, maxdim=2, weights=w, weight_params=wp)["dgms"],
+                     TOL)
+    D = cdist(X, X)
+    np.savetxt(tmp_path / "D.txt", D)
+    got = cli_dgms(build_dir, ["--format", "distance", "--weights", "dtm", "--weight-p", p,
+                               "--dtm-neighbors", "4", "--dtm-r", "1", str(tmp_path / "D.txt")],
+                   1)
+    want = gph.ripser_parallel(D, metric="precomputed", maxdim=1, weights="DTM",
+                               weight_params={"p": float(p), "n_neighbors": 4, "r": 1})["dgms"]
+    assert_same_dgms(got, want, TOL)
+
+
+def test_cli_weights_file_errors(build_dir, tmp_path):
+    import os
+    import subprocess
+    X = np.arange(8.0).reshape(4, 2)
+    np.savetxt(tmp_path / "X.csv", X, delimiter=",")
+    exe = os.path.join(build_dir, "tools", "topoml")
+    for text, word in [("0 1\n2 x\n", "line 2: 'x' is not a number"),
+                       ("0 1 2", "3 weights for the 4 vertices"),
+                       ("0 1 2 3 4", "more weights than the 4 vertices"),
+                       ("0 -1 2 3", "vertex 1")]:
+        (tmp_path / "w.txt").write_text(text)
+        out = subprocess.run([exe, "barcode", "--format", "point-cloud", "--weights",
+                              str(tmp_path / "w.txt"), str(tmp_path / "X.csv")],
+                             capture_output=True, text=True)
+        assert out.returncode != 0 and word in out.stderr, out.stderr
+    out = subprocess.run([exe, "barcode", "--weight-p", "3", str(tmp_path / "X.csv")],
+                         capture_output=True, text=True)
+    assert out.returncode != 0 and "--weight-p" in out.stderr

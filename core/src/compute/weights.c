@@ -283,6 +283,10 @@ int tm_weighted_h0(topoml_context *ctx, const topoml_data *weighted, const doubl
     for (uint64_t v = 0; v < n; v++)
         if (parent[v] == v && w[v] <= threshold)
             bars[k++] = (topoml_interval){birth[v], INFINITY, 0, 0};
+    /* the oldest first: of a dense input cut by the threshold, the class
+     * its full complex keeps (topoml_barcode_cut_off tells it by being the
+     * first infinite bar of H0) */
+    qsort(bars + finite, (size_t)(k - finite), sizeof *bars, by_death_birth);
     *out = bars;
     *n_out = k;
     bars = NULL;

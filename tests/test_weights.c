@@ -7,7 +7,9 @@
  * of vertex v is (w_v, the smallest scale at which a path joins v to an
  * older vertex), by a minimax Floyd-Warshall; with a threshold, vertices
  * above it have no bar; zero weights with p = inf give the plain barcode;
- * bad parameters are refused.
+ * bad parameters are refused; a plugin wrong on the weighted edge values is
+ * caught by the gate's checks on the first call and the caller gets the
+ * reference's barcode.
  */
 #include <check.h>
 #include <math.h>
@@ -17,6 +19,7 @@
 
 #include "topoml/topoml.h"
 
+#include "check_context.h"
 #include "check_run.h"
 
 static uint64_t rng_state;
@@ -415,6 +418,62 @@ START_TEST(bad_weights_are_refused)
 }
 END_TEST
 
+/* gf-ulps (tests/gate_faults) gives deaths of dimension >= 1 three ulps
+ * late: not lengths of its input, which the checks that need no history
+ * see on the first call. The weighted call's backend answer is checked as
+ * any Rips call's: the caller gets the reference's barcode. */
+START_TEST(a_wrong_plugin_is_caught_on_weighted_input)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/gate-faults/ulps", TOPOML_TEST_BUILD_DIR);
+    topoml_context *ctx = check_context_from_config("enable: [gf-ulps]\nverify: checks\n", dir);
+    topoml_context *ref = plain_ctx();
+    ck_assert_int_eq(topoml_use_backend(ctx, "gf-ulps"), TOPOML_OK);
+    rng_state = 99;
+    enum { N = 40 };
+    double pts[N * 2];
+    for (int k = 0; k < N * 2; k++)
+        pts[k] = uniform01();
+    topoml_data *a = NULL, *b = NULL;
+    ck_assert_int_eq(topoml_data_from_points(ctx, &a, N, 2, pts), TOPOML_OK);
+    ck_assert_int_eq(topoml_data_from_points(ref, &b, N, 2, pts), TOPOML_OK);
+    topoml_rips_options o;
+    topoml_rips_options_init(&o);
+    o.max_dim = 1;
+    o.collapse = TOPOML_COLLAPSE_OFF;
+    o.weights = TOPOML_WEIGHTS_DTM;
+    o.weight_p = 2;
+    topoml_barcode *got = NULL, *want = NULL;
+    int rc = topoml_barcode_compute(ctx, &got, a, &o);
+    ck_assert_msg(rc == TOPOML_OK, "%s", topoml_errmsg(ctx));
+    ck_assert_str_eq(topoml_last_backend(ctx), "scalar");
+    ck_assert_int_eq(topoml_barcode_compute(ref, &want, b, &o), TOPOML_OK);
+    uint64_t ng, nw;
+    topoml_interval *g = bars(got, 0, 1, &ng), *w = bars(want, 0, 1, &nw);
+    ck_assert_uint_gt(nw, 0);
+    ck_assert_uint_eq(w[nw - 1].dim, 1); /* H1 bars there to be wrong */
+    ck_assert_uint_eq(ng, nw);
+    for (uint64_t k = 0; k < ng; k++) { /* to the bit */
+        ck_assert(g[k].birth == w[k].birth);
+        ck_assert(g[k].death == w[k].death || (isinf(g[k].death) && isinf(w[k].death)));
+    }
+    for (uint32_t i = 0; i < topoml_backend_count(ctx); i++) {
+        topoml_backend_info info = {.struct_size = sizeof info};
+        ck_assert_int_eq(topoml_backend_get(ctx, i, &info), TOPOML_OK);
+        if (info.path && strcmp(info.name, "gf-ulps") == 0)
+            ck_assert_uint_eq(info.gate_state, TOPOML_GATE_REJECTED);
+    }
+    free(g);
+    free(w);
+    topoml_barcode_free(got);
+    topoml_barcode_free(want);
+    topoml_data_free(ctx, a);
+    topoml_data_free(ref, b);
+    topoml_context_free(ctx);
+    topoml_context_free(ref);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("weights");
@@ -425,6 +484,7 @@ int main(void)
     tcase_add_loop_test(tc, random_inputs_against_the_formulas, 0, 12);
     tcase_add_test(tc, zero_weights_with_p_inf_are_the_plain_filtration);
     tcase_add_test(tc, bad_weights_are_refused);
+    tcase_add_test(tc, a_wrong_plugin_is_caught_on_weighted_input);
     suite_add_tcase(s, tc);
     return topoml_check_run(s);
 }

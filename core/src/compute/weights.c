@@ -12,6 +12,11 @@
  * replaces the backend's H0 (every vertex born at 0) by the union-find
  * below, with giotto-ph's elder rule.
  *
+ * The distances of a point cloud and the edges of H0 are computed here
+ * with the reference's metric code (metric.h), not through a backend's
+ * distances or edges op: a backend named for the barcode need not have
+ * those.
+ *
  * The formulas are giotto-ph's (gph/python/ripser_interface.py,
  * _compute_dtm_weights and _weight_filtration), in double and in the same
  * order of operations, so that the values are its values before its cast
@@ -23,6 +28,7 @@
 
 #include "api/api.h"
 #include "compute/compute.h"
+#include "metric.h"
 
 int tm_weights_check(topoml_context *ctx, const topoml_rips_options *o, uint64_t n)
 {
@@ -114,13 +120,7 @@ int tm_weighted_data(topoml_context *ctx, const struct topoml_data *data,
         return rc;
     double *cond = NULL; /* a dense input's distances, condensed */
     uint64_t n_cond = 0;
-    if (data->kind == TOPOML_INPUT_POINTS) {
-        void *v = NULL;
-        rc = topoml_distances(ctx, data, (topoml_metric)o->metric, TOPOML_F64, &v, &n_cond);
-        if (rc != TOPOML_OK)
-            return rc;
-        cond = v;
-    } else if (data->kind == TOPOML_INPUT_CONDENSED) {
+    if (data->kind != TOPOML_INPUT_SPARSE) {
         n_cond = n * (n ? n - 1 : 0) / 2;
         if (tm_check_memory(ctx, n_cond * sizeof(double), "the weighted distance matrix") !=
             TOPOML_OK)
@@ -128,11 +128,17 @@ int tm_weighted_data(topoml_context *ctx, const struct topoml_data *data,
         cond = tm_alloc(ctx, (size_t)(n_cond ? n_cond : 1) * sizeof *cond);
         if (!cond)
             return tm_nomem(ctx, n_cond * sizeof *cond);
-        memcpy(cond, data->values, (size_t)n_cond * sizeof *cond);
+        if (data->kind == TOPOML_INPUT_CONDENSED)
+            memcpy(cond, data->values, (size_t)n_cond * sizeof *cond);
+        else
+            for (uint64_t i = 1, k = 0; i < n; i++)
+                for (uint64_t j = 0; j < i; j++, k++)
+                    cond[k] = scalar_point_dist(TOPOML_F64, (topoml_metric)o->metric,
+                                                data->values, data->dim, i, j);
     }
     double *w = tm_alloc(ctx, (size_t)(n ? n : 1) * sizeof *w);
     if (!w) {
-        topoml_free(ctx, cond);
+        tm_free(ctx, cond);
         return tm_nomem(ctx, n * sizeof *w);
     }
     if (o->weights == TOPOML_WEIGHTS_GIVEN) {
@@ -211,16 +217,22 @@ int tm_weighted_data(topoml_context *ctx, const struct topoml_data *data,
     }
     if (rc != TOPOML_OK)
         goto fail;
-    topoml_free(ctx, cond);
+    tm_free(ctx, cond);
     *weights_out = w;
     return TOPOML_OK;
 fail:
-    topoml_free(ctx, cond);
+    tm_free(ctx, cond);
     tm_free(ctx, w);
     return rc;
 }
 
 /* ---- H0 with vertex births ---- */
+
+static int by_edge_value(const void *a, const void *b)
+{
+    const topoml_edge *x = a, *y = b;
+    return x->d < y->d ? -1 : x->d > y->d;
+}
 
 static int by_death_birth(const void *a, const void *b)
 {
@@ -245,12 +257,28 @@ int tm_weighted_h0(topoml_context *ctx, const topoml_data *weighted, const doubl
     *out = NULL;
     *n_out = 0;
     const uint64_t n = weighted->n;
-    topoml_edge *edges = NULL;
+    /* the edges within the threshold, by value */
+    const bool dense = weighted->kind == TOPOML_INPUT_CONDENSED;
+    const uint64_t all = dense ? n * (n ? n - 1 : 0) / 2 : weighted->n_edges;
+    if (tm_check_memory(ctx, all * sizeof(topoml_edge), "the edges of a weighted H0") !=
+        TOPOML_OK)
+        return TOPOML_E_LIMIT;
+    topoml_edge *edges = tm_alloc(ctx, (size_t)(all ? all : 1) * sizeof *edges);
+    if (!edges)
+        return tm_nomem(ctx, all * sizeof *edges);
     uint64_t m = 0;
-    int rc = topoml_edges(ctx, weighted, TOPOML_METRIC_EUCLIDEAN, threshold, &edges, &m);
-    if (rc != TOPOML_OK)
-        return rc;
-    /* topoml_edges sorts by (d, i, j); an edge list made here keeps that */
+    if (dense) {
+        for (uint64_t i = 1, k = 0; i < n; i++)
+            for (uint64_t j = 0; j < i; j++, k++)
+                if (weighted->values[k] <= threshold)
+                    edges[m++] = (topoml_edge){weighted->values[k], (uint32_t)j, (uint32_t)i};
+    } else {
+        for (uint64_t k = 0; k < all; k++)
+            if (weighted->edges[k].d <= threshold)
+                edges[m++] = weighted->edges[k];
+    }
+    qsort(edges, (size_t)m, sizeof *edges, by_edge_value);
+    int rc = TOPOML_OK;
     uint64_t *parent = tm_alloc(ctx, (size_t)(n ? n : 1) * sizeof *parent);
     double *birth = tm_alloc(ctx, (size_t)(n ? n : 1) * sizeof *birth);
     topoml_interval *bars = tm_alloc(ctx, (size_t)(n ? n : 1) * sizeof *bars);
@@ -291,7 +319,7 @@ int tm_weighted_h0(topoml_context *ctx, const topoml_data *weighted, const doubl
     *n_out = k;
     bars = NULL;
 done:
-    topoml_free(ctx, edges);
+    tm_free(ctx, edges);
     tm_free(ctx, parent);
     tm_free(ctx, birth);
     tm_free(ctx, bars);

@@ -257,21 +257,55 @@ int tm_weighted_h0(topoml_context *ctx, const topoml_data *weighted, const doubl
     *out = NULL;
     *n_out = 0;
     const uint64_t n = weighted->n;
-    /* the edges within the threshold, by value */
+    /* The H0 bars depend only on a minimum spanning forest of the edges
+     * within the threshold (an edge that joins no two classes ends no bar,
+     * and with ties every such forest joins the same classes at each
+     * value): Prim's algorithm on a matrix (O(n^2) time, O(n) memory),
+     * the edges of an edge list; then the union-find over them by value. */
     const bool dense = weighted->kind == TOPOML_INPUT_CONDENSED;
-    const uint64_t all = dense ? n * (n ? n - 1 : 0) / 2 : weighted->n_edges;
-    if (tm_check_memory(ctx, all * sizeof(topoml_edge), "the edges of a weighted H0") !=
-        TOPOML_OK)
+    const uint64_t all = dense ? (n ? n - 1 : 0) : weighted->n_edges;
+    if (tm_check_memory(ctx, all * sizeof(topoml_edge) + n * 2 * sizeof(double),
+                        "the edges of a weighted H0") != TOPOML_OK)
         return TOPOML_E_LIMIT;
     topoml_edge *edges = tm_alloc(ctx, (size_t)(all ? all : 1) * sizeof *edges);
     if (!edges)
         return tm_nomem(ctx, all * sizeof *edges);
     uint64_t m = 0;
     if (dense) {
-        for (uint64_t i = 1, k = 0; i < n; i++)
-            for (uint64_t j = 0; j < i; j++, k++)
-                if (weighted->values[k] <= threshold)
-                    edges[m++] = (topoml_edge){weighted->values[k], (uint32_t)j, (uint32_t)i};
+        double *key = tm_alloc(ctx, (size_t)(n ? n : 1) * sizeof *key);
+        uint64_t *from = tm_alloc(ctx, (size_t)(n ? n : 1) * sizeof *from);
+        if (!key || !from) {
+            tm_free(ctx, key);
+            tm_free(ctx, from);
+            tm_free(ctx, edges);
+            return tm_nomem(ctx, n * (sizeof *key + sizeof *from));
+        }
+        for (uint64_t v = 0; v < n; v++) {
+            key[v] = INFINITY;
+            from[v] = UINT64_MAX;
+        }
+        /* done: key NaN */
+        for (uint64_t step = 0; step < n; step++) {
+            uint64_t u = UINT64_MAX;
+            for (uint64_t v = 0; v < n; v++)
+                if (!isnan(key[v]) && (u == UINT64_MAX || key[v] < key[u]))
+                    u = v;
+            if (from[u] != UINT64_MAX)
+                edges[m++] = (topoml_edge){key[u], (uint32_t)from[u], (uint32_t)u};
+            key[u] = NAN;
+            for (uint64_t v = 0; v < n; v++) {
+                if (isnan(key[v]))
+                    continue;
+                const uint64_t a = u > v ? u : v, b = u + v - a;
+                const double d = weighted->values[a * (a - 1) / 2 + b];
+                if (d <= threshold && d < key[v]) {
+                    key[v] = d;
+                    from[v] = u;
+                }
+            }
+        }
+        tm_free(ctx, key);
+        tm_free(ctx, from);
     } else {
         for (uint64_t k = 0; k < all; k++)
             if (weighted->edges[k].d <= threshold)

@@ -244,3 +244,19 @@ def test_cli_weights_file_errors(build_dir, tmp_path):
     out = subprocess.run([exe, "barcode", "--weight-p", "3", str(tmp_path / "X.csv")],
                          capture_output=True, text=True)
     assert out.returncode != 0 and "--weight-p" in out.stderr
+
+
+@pytest.mark.parametrize("weights", ["DTM", lambda c: np.linalg.norm(c, axis=1) / 4])
+def test_sklearn_transformer_takes_weights(weights):
+    from topoml.sklearn import VietorisRipsPersistence
+    rng = np.random.default_rng(30)
+    clouds = [cloud(rng, "circle", 30) for _ in range(3)]
+    wp = {"p": 2, "n_neighbors": 4}
+    out = VietorisRipsPersistence(maxdim=1, weights=weights, weight_params=wp,
+                                  reduced_homology=False).fit_transform(clouds)
+    for c, got in zip(clouds, out):
+        w = weights if isinstance(weights, str) else weights(c)
+        want = gph.ripser_parallel(c, maxdim=1, weights=w, weight_params=wp)["dgms"]
+        for d in range(2):
+            mine = got[(got[:, 2] == d) & (got[:, 1] > got[:, 0])][:, :2]
+            assert_same_dgms([mine], [want[d]], TOL)

@@ -151,6 +151,18 @@ static bool set_key(parser *p, const yaml_node_t *n, tc_case *c, const char *sec
             DBL(sparse_threshold);
         if (!strcmp(key, "as"))
             NAMED(as, input_names, TOPOML_INPUT_KIND_COUNT);
+        if (!strcmp(key, "weights")) {
+            if (strcmp(v, "dtm") && strcmp(v, "random"))
+                return fail(p, n, "unknown weights '%s' (dtm, random)", v);
+            c->weights = !strcmp(v, "dtm") ? TOPOML_WEIGHTS_DTM : TOPOML_WEIGHTS_GIVEN;
+            return true;
+        }
+        if (!strcmp(key, "weight_p"))
+            DBL(weight_p);
+        if (!strcmp(key, "dtm_neighbors"))
+            U32(dtm_neighbors);
+        if (!strcmp(key, "dtm_r"))
+            DBL(dtm_r);
         if (!strcmp(key, "file")) {
             if (strchr(v, '/') || strlen(v) >= sizeof c->file)
                 return fail(p, n, "'%s' must be a file name in the data folder", key);
@@ -301,6 +313,9 @@ static bool check_case(parser *p, const yaml_node_t *at, const tc_case *c)
         return fail(p, at, "case '%s': grid needs 'side' and 'dim'", c->name);
     if (c->op == TOPOML_OP_IMAGE && (c->width == 0 || c->height == 0 || !(c->sigma > 0)))
         return fail(p, at, "case '%s': image needs width, height and sigma", c->name);
+    if (c->weights && c->as == TOPOML_INPUT_POINTS)
+        return fail(p, at, "case '%s': a weighted input is a matrix (as: condensed or sparse)",
+                    c->name);
     if (c->as == TOPOML_INPUT_SPARSE && !(c->sparse_threshold >= 0))
         return fail(p, at, "case '%s': sparse input needs sparse_threshold", c->name);
     if (c->op == TOPOML_OP_RIPS && c->modulus < 2)
@@ -323,6 +338,9 @@ void tc_case_init(tc_case *c)
     c->spread = 0.05;
     c->scale = 1.0;
     c->sparse_threshold = -1;
+    c->weight_p = 1;
+    c->dtm_neighbors = 3;
+    c->dtm_r = 2;
 }
 
 static bool parse_case(parser *p, tc_suite *s, const yaml_node_t *node, double default_ulps)

@@ -83,6 +83,14 @@ typedef struct tc_case {
     uint32_t file_format;    /* topoml_format */
     uint32_t as;             /* topoml_input_kind the plugin receives */
     double sparse_threshold; /* as sparse: the edges kept */
+    /* A weighted Rips filtration (topoml.h, "Weighted Rips filtrations"):
+     * the plugin is given the weighted edge values, as the library gives
+     * them to a backend. weights: topoml_weights; GIVEN draws the weights
+     * uniformly from [0, a quarter of the largest distance). */
+    uint32_t weights;
+    double weight_p;
+    uint32_t dtm_neighbors;
+    double dtm_r;
     /* parameters */
     uint32_t metric, dtype, max_dim, modulus;
     double threshold; /* INFINITY: none */

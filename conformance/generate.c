@@ -17,6 +17,7 @@
 
 #include "conformance.h"
 #include "api/api.h" /* internal: struct topoml_data, the parsed file's values */
+#include "compute/compute.h" /* internal: the weighted filtration's edge values */
 
 typedef struct rng {
     uint64_t s[4];
@@ -235,6 +236,46 @@ static bool points_to_condensed(topoml_context *ref, const tc_case *c, tc_input 
     return in->condensed != NULL || gen_fail(err, err_size, c, "out of memory");
 }
 
+/* Replace the condensed distances by the weighted filtration's edge
+ * values, computed by the library's own code (weights.c). */
+static bool weigh(topoml_context *ref, const tc_case *c, tc_input *in, char *err, size_t err_size)
+{
+    const uint64_t pairs = in->n * (in->n ? in->n - 1 : 0) / 2;
+    topoml_rips_options o;
+    topoml_rips_options_init(&o);
+    o.weights = c->weights;
+    o.weight_p = c->weight_p;
+    o.dtm_neighbors = c->dtm_neighbors;
+    o.dtm_r = c->dtm_r;
+    double *given = NULL;
+    if (c->weights == TOPOML_WEIGHTS_GIVEN) {
+        double top = 0;
+        for (uint64_t k = 0; k < pairs; k++)
+            top = fmax(top, in->condensed[k]);
+        given = malloc((in->n ? in->n : 1) * sizeof *given);
+        if (!given)
+            return gen_fail(err, err_size, c, "out of memory");
+        rng r;
+        rng_seed(&r, c->seed ^ 0x5765696768747321ull);
+        for (uint64_t i = 0; i < in->n; i++)
+            given[i] = uniform(&r) * top / 4;
+        o.vertex_weights = given;
+    }
+    topoml_data *d = NULL, *w = NULL;
+    double *vw = NULL;
+    bool ok = topoml_data_from_condensed(ref, &d, in->n, in->condensed) == TOPOML_OK &&
+              tm_weighted_data(ref, d, &o, &w, &vw) == TOPOML_OK;
+    if (ok)
+        memcpy(in->condensed, w->values, pairs * sizeof(double));
+    else
+        gen_fail(err, err_size, c, topoml_errmsg(ref));
+    tm_free(ref, vw);
+    topoml_data_free(ref, w);
+    topoml_data_free(ref, d);
+    free(given);
+    return ok;
+}
+
 bool tc_input_make(topoml_context *ref, const tc_suite *s, const tc_case *c, tc_input *in,
                    char *err, size_t err_size)
 {
@@ -250,6 +291,8 @@ bool tc_input_make(topoml_context *ref, const tc_suite *s, const tc_case *c, tc_
     }
     if (c->as != TOPOML_INPUT_POINTS && !in->condensed &&
         !points_to_condensed(ref, c, in, err, err_size))
+        goto fail;
+    if (c->weights && in->n > 1 && !weigh(ref, c, in, err, err_size))
         goto fail;
     uint64_t pairs = in->n * (in->n ? in->n - 1 : 0) / 2;
     if (c->as == TOPOML_INPUT_SPARSE) {

@@ -196,6 +196,21 @@ bool data_from_memory_and_files()
     CHECK(g.kind() == TOPOML_INPUT_SPARSE);
     topoml::Barcode b = ctx.barcode(g);
     CHECK(b.dimension(1).size() == 1 && std::isinf(b.dimension(1)[0].death));
+    /* Weighted: the square's vertices born at 0.1, 0.2, 0.3, 0.4; with p =
+     * inf its sides enter at max(1, w) = 1: H0 is (0.1, inf) and three bars
+     * (w, 1), H1 unchanged. */
+    topoml::RipsOptions wo;
+    wo.weights = TOPOML_WEIGHTS_GIVEN;
+    wo.vertex_weights = {0.1, 0.2, 0.3, 0.4};
+    wo.weight_p = INFINITY;
+    topoml::Barcode wb = ctx.barcode(m, wo);
+    CHECK(wb.dimension(0).size() == 4 && wb.dimension(1).size() == 1);
+    double births = 0;
+    for (const topoml_interval &v : wb.dimension(0))
+        births += v.birth;
+    CHECK(std::fabs(births - 1.0) < 1e-12);
+    wo.vertex_weights = {0.1, -0.2, 0.3, 0.4};
+    CHECK(throws(topoml::Status::invalid, [&] { ctx.barcode(m, wo); }));
     CHECK(throws(topoml::Status::invalid, [&] { ctx.from_condensed({1, 2}); }));
     CHECK(throws(topoml::Status::invalid, [&] { ctx.from_points({1, 2, 3}, 2); }));
 

@@ -160,6 +160,12 @@ class Context {
         uint32_t maxdim;
         double threshold;
         uint32_t modulus, metric, collapse, n_threads;
+        /* topoml_rips_options' weighted filtration (rips only) */
+        uint32_t weights = TOPOML_WEIGHTS_NONE;
+        const double *vertex_weights = nullptr;
+        double weight_p = 1;
+        uint32_t dtm_neighbors = 3;
+        double dtm_r = 2;
     };
 
     /* What a finished computation hands to the result's builder. */
@@ -282,7 +288,9 @@ class Context {
                     std::optional<Index> ei, std::optional<Index> ej, std::optional<Vector> ed,
                     uint64_t n, uint32_t maxdim, double threshold, uint32_t modulus,
                     uint32_t metric, uint32_t collapse, uint32_t n_threads, nb::object progress,
-                    bool check_signals, bool want_stats, uint32_t want_generators);
+                    bool check_signals, bool want_stats, uint32_t want_generators,
+                    uint32_t weights, std::optional<Vector> vertex_weights, double weight_p,
+                    uint32_t dtm_neighbors, double dtm_r);
     nb::object rips_array(nb::ndarray<nb::ndim<2>, nb::device::cpu, nb::ro> a, bool matrix,
                           uint32_t maxdim, double threshold, uint32_t modulus, uint32_t metric,
                           uint32_t collapse, uint32_t n_threads, nb::object progress,

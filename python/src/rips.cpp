@@ -84,12 +84,18 @@ nb::object Context::rips(std::optional<Points> points, std::optional<Vector> con
                          uint64_t n, uint32_t maxdim, double threshold, uint32_t modulus,
                          uint32_t metric, uint32_t collapse, uint32_t n_threads,
                          nb::object progress, bool check_signals, bool want_stats,
-                         uint32_t want_generators)
+                         uint32_t want_generators, uint32_t weights,
+                         std::optional<Vector> vertex_weights, double weight_p,
+                         uint32_t dtm_neighbors, double dtm_r)
 {
     Guard g(this);
     check_input(points, condensed, ei, ej, ed, n);
     const uint64_t n_points = data_points(n, points);
-    const Params p{maxdim, threshold, modulus, metric, collapse, n_threads};
+    if (vertex_weights && vertex_weights->shape(0) != n_points)
+        throw nb::value_error("weights: not one per point");
+    const Params p{maxdim, threshold, modulus, metric, collapse, n_threads, weights,
+                   vertex_weights ? vertex_weights->data() : nullptr, weight_p,
+                   dtm_neighbors, dtm_r};
     return run_rips([] { return true; }, [&](topoml_data **data) {
         return create_data(data, points, condensed, ei, ej, ed, n);
     }, n_points, p, progress.ptr(), check_signals, want_stats, want_generators, 0.0,
@@ -408,6 +414,11 @@ nb::object Context::run_rips(Prepare &&prepare, Create &&create, uint64_t n_poin
         rips_options(p.maxdim, p.threshold, p.modulus, p.metric, want_generators);
     o.collapse = p.collapse;
     o.n_threads = p.n_threads;
+    o.weights = p.weights;
+    o.vertex_weights = p.vertex_weights;
+    o.weight_p = p.weight_p;
+    o.dtm_neighbors = p.dtm_neighbors;
+    o.dtm_r = p.dtm_r;
     const double threshold = p.threshold;
     const uint32_t metric = p.metric;
 
@@ -701,7 +712,9 @@ void register_rips(nb::module_ &m, nb::class_<Context> &context)
         .def("rips", &Context::rips, "points"_a.none(), "condensed"_a.none(), "ei"_a.none(),
              "ej"_a.none(), "ed"_a.none(), "n"_a, "maxdim"_a, "threshold"_a, "modulus"_a,
              "metric"_a, "collapse"_a, "n_threads"_a, "progress"_a.none(), "check_signals"_a,
-             "want_stats"_a, "want_generators"_a = 0u)
+             "want_stats"_a, "want_generators"_a = 0u, "weights"_a = 0u,
+             "vertex_weights"_a.none() = nb::none(), "weight_p"_a = 1.0, "dtm_neighbors"_a = 3u,
+             "dtm_r"_a = 2.0)
         .def("rips_array", &Context::rips_array, "a"_a, "matrix"_a, "maxdim"_a, "threshold"_a,
              "modulus"_a, "metric"_a, "collapse"_a, "n_threads"_a, "progress"_a.none(),
              "check_signals"_a, "want_stats"_a, "want_generators"_a)

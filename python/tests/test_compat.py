@@ -152,7 +152,7 @@ def test_collapse_edges_equals_giotto_ph(collapse):
 
 def test_ripser_parallel_refuses_what_it_cannot_do():
     X = cloud(np.random.default_rng(0), "uniform", 10)
-    for kw, word in [({"weights": "DTM"}, "weighted")]:
+    for kw, word in [({"weights": "DTM", "return_generators": True}, "weights")]:
         with pytest.raises(NotImplementedError, match=word):
             topoml.ripser_parallel(X, **kw)
     for bad in (0, -2, 1.5, True):

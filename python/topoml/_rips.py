@@ -149,7 +149,7 @@ _WANT_GENERATORS, _WANT_COCYCLES = 1, 2
 
 
 def _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend, progress,
-             want_stats, collapse="auto", n_threads=-1, want_generators=False):
+             want_stats, collapse="auto", n_threads=-1, want_generators=False, weighting=None):
     """The one path to ``Context.rips``: rips's dict plus "total", "n" and
     the parameters. Kept lean: on inputs of a few points every step here
     is a visible share of the call (docs/python.md, "Speed").
@@ -166,11 +166,11 @@ def _compute(X, kind, maxdim, threshold, modulus, metric, metric_params, backend
     try:
         if backend is None:  # the common case
             out, n = _run(ctx, X, kind, metric, metric_params, maxdim, threshold, modulus, coll,
-                          threads, fn, want_stats, want_generators)
+                          threads, fn, want_stats, want_generators, weighting)
         else:
             with _context.use_backend(ctx, backend):
                 out, n = _run(ctx, X, kind, metric, metric_params, maxdim, threshold, modulus,
-                              coll, threads, fn, want_stats, want_generators)
+                              coll, threads, fn, want_stats, want_generators, weighting)
     except _core.MemoryLimitError as e:
         if e.partial is not None:
             e.partial = _partial_result(e.partial, threshold, modulus, time.perf_counter() - t0)
@@ -187,12 +187,19 @@ _FAST_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 
 
 def _run(ctx, X, kind, metric, metric_params, maxdim, threshold, modulus, collapse, n_threads,
-         progress, want_stats, want_generators):
+         progress, want_stats, want_generators, weighting=None):
     """(Context.rips's dict, number of points). A 2-D float64 or float32
     array read as points under a metric the C side has, or as a dense
     distance matrix, goes to the C side as it is (Context.rips_array); any
     other input, or one that path refuses, is converted by _inputs, which
-    also says what is wrong with a bad one."""
+    also says what is wrong with a bad one. weighting: None, or the keyword
+    arguments of Context.rips's weighted filtration (_weighting)."""
+    if weighting is not None:
+        inp, code = _to_input(X, kind, metric, metric_params, threshold)
+        edges = inp.edges or (None, None, None)
+        return ctx.rips(inp.points, inp.condensed, edges[0], edges[1], edges[2], inp.n, maxdim,
+                        threshold, modulus, code, collapse, n_threads, progress, True,
+                        want_stats, want_generators, **weighting), inp.n
     if type(X) is np.ndarray and X.ndim == 2 and X.dtype in _FAST_DTYPES and not metric_params:
         if kind == "distance" or (isinstance(metric, str) and metric.lower() == "precomputed"):
             matrix, code = True, 0
@@ -646,8 +653,16 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
     born at 0; see ``topoml._gens``); with ties in the distances, another
     valid choice of edges than giotto-ph's may come back. The edge collapse
     is not run when generators are asked for (giotto-ph refuses the
-    combination; here it is simply skipped: it changes no bar). ``weights``
-    raises NotImplementedError.
+    combination; here it is simply skipped: it changes no bar).
+
+    ``weights`` (an array of one weight >= 0 per point, or ``"DTM"``) and
+    ``weight_params`` (``p`` in 1, 2, ``np.inf``, default 1; for DTM
+    ``n_neighbors``, default 3, and ``r``, default 2) give giotto-ph's
+    weighted Rips filtration, computed by the library (topoml.h, "Weighted
+    Rips filtrations"): vertices are born at their weights. With a finite
+    ``thresh``, a vertex whose weight is above it is not in the complex, and
+    the DTM uses every point's nearest neighbours (giotto-ph's thresholded
+    paths differ there: docs/python.md). Not with ``return_generators``.
 
     Examples
     --------
@@ -663,19 +678,56 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
            [2, 2, 1]])
     """
     return _ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights,
-                            collapse_edges, n_threads, return_generators)
+                            collapse_edges, n_threads, return_generators, weight_params)
+
+
+# topoml_weights (topoml.h)
+_WEIGHTS_GIVEN, _WEIGHTS_DTM = 1, 2
+
+
+def _weighting(weights, weight_params):
+    """Context.rips's keyword arguments for giotto-ph's ``weights`` and
+    ``weight_params``, checked as giotto-ph checks them (its messages); the
+    count of weights is checked against the points by the C side."""
+    params = {} if weight_params is None else weight_params
+    p = params.get("p", 1)
+    if not (p == 1 or p == 2 or p == np.inf):
+        raise NotImplementedError(f"Weighting not supported for p = {p}")
+    kw = {"weight_p": float(p)}
+    if isinstance(weights, str):
+        if weights != "DTM":
+            raise ValueError("'{}' passed for `weights` but the only allowed string is "
+                             "'DTM'".format(weights))
+        kw["weights"] = _WEIGHTS_DTM
+        kw["dtm_neighbors"] = _inputs.check_int(params.get("n_neighbors", 3), "n_neighbors", 1)
+        kw["dtm_r"] = float(params.get("r", 2))
+        return kw
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim == 2 and w.shape[1] == 1:
+        w = w[:, 0]
+    if w.ndim != 1:
+        raise ValueError("y should be a 1d array, got an array of shape {} "
+                         "instead.".format(w.shape))
+    if np.any(w < 0):
+        raise ValueError("All weights must be non-negative.Negative weights passed.")
+    kw["weights"] = _WEIGHTS_GIVEN
+    kw["vertex_weights"] = np.ascontiguousarray(w)
+    return kw
 
 
 def _ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights, collapse_edges,
-                     n_threads, return_generators):
+                     n_threads, return_generators, weight_params=None):
     """ripser_parallel's general path (see _barcodes)."""
     _threads(n_threads)
-    if weights is not None:
-        raise NotImplementedError("topoml.ripser_parallel: weighted Rips filtrations are not "
-                                  "supported")
     want_gens = bool(return_generators)
+    weighting = None
+    if weights is not None:
+        if want_gens:
+            raise NotImplementedError("topoml.ripser_parallel: return_generators with weights "
+                                      "is not supported")
+        weighting = _weighting(weights, weight_params)
     out = _compute(X, "points", maxdim, thresh, coeff, metric, metric_params, None, None, False,
-                   bool(collapse_edges) and not want_gens, n_threads, want_gens)
+                   bool(collapse_edges) and not want_gens, n_threads, want_gens, weighting)
     if not want_gens:
         return {"dgms": out["dgms"]}
     dgms, gens = _gens.giotto(out["dgms"], out["gens"], out["n"], out["zero_edges"])

@@ -163,6 +163,12 @@ class VietorisRipsPersistence(TransformerMixin, BaseEstimator, **_NO_OUTPUT_WRAP
         do not each start a thread per CPU.
     backend : str or None
         As in :func:`topoml.barcodes`.
+    weights : None, ``"DTM"`` or callable
+        A weighted Rips filtration, as giotto-ph's ``ripser_parallel`` takes
+        it (:func:`topoml.ripser_parallel`): ``"DTM"``, or a function of
+        each sample giving one weight >= 0 per point. None: the plain one.
+    weight_params : dict or None
+        giotto-ph's ``weight_params`` (``p``, ``n_neighbors``, ``r``).
 
     Input: a 3-D array ``(n_samples, n_points, n_dims)``, a list of 2-D
     arrays, or a 2-D array whose rows are clouds of points on the real line.
@@ -176,7 +182,7 @@ class VietorisRipsPersistence(TransformerMixin, BaseEstimator, **_NO_OUTPUT_WRAP
 
     def __init__(self, maxdim=1, threshold=math.inf, coeff=2, metric="euclidean",
                  metric_params=None, reduced_homology=True, infinity_values=None, n_jobs=None,
-                 backend=None):
+                 backend=None, weights=None, weight_params=None):
         self.maxdim = maxdim
         self.threshold = threshold
         self.coeff = coeff
@@ -186,6 +192,8 @@ class VietorisRipsPersistence(TransformerMixin, BaseEstimator, **_NO_OUTPUT_WRAP
         self.infinity_values = infinity_values
         self.n_jobs = n_jobs
         self.backend = backend
+        self.weights = weights
+        self.weight_params = weight_params
 
     def fit(self, X, y=None):
         """Check the parameters and X; nothing is learnt from X but its
@@ -240,9 +248,13 @@ class VietorisRipsPersistence(TransformerMixin, BaseEstimator, **_NO_OUTPUT_WRAP
         return self
 
     def _one(self, cloud, kind, n_threads=-1):
+        weighting = None
+        if self.weights is not None:
+            w = self.weights(cloud) if callable(self.weights) else self.weights
+            weighting = _rips._weighting(w, self.weight_params)
         out = _rips._compute(cloud, kind, self.maxdim, self.threshold, self.coeff, self.metric,
                              self.metric_params, self.backend, False, False,
-                             n_threads=n_threads)
+                             n_threads=n_threads, weighting=weighting)
         dgms = out["dgms"]
         if self.reduced_homology and len(dgms[0]):
             h0 = dgms[0]

@@ -6,6 +6,7 @@
  * Everything here is a thin layer over the public API (topoml/topoml.h); the
  * command-specific feature commands live in their own files.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -307,6 +308,13 @@ static const cli_opt_help barcode_opts[] = {
                    "representative-cocycles output ({[v2,v1,v0]:c,...} after the bar; JSON: "
                    "a \"cocycles\" list per dimension, [v...,c] rows as ripser.py gives them); "
                    "turns the edge collapse off", 'K'},
+    {"--weights W", "a weighted Rips filtration (giotto-ph's weights): W is a file of one "
+                    "weight >= 0 per vertex (whitespace or commas between them; vertex i enters "
+                    "at its weight), or dtm for the distance to measure of the --dtm-neighbors "
+                    "nearest vertices; edges enter by the rule of --weight-p", 'W'},
+    {"--weight-p P", "the edge rule of --weights: 1 (default), 2 or inf", 'P'},
+    {"--dtm-neighbors K", "--weights dtm: the K nearest other vertices (default 3)", 'N'},
+    {"--dtm-r R", "--weights dtm: the power r of the distances (default 2)", 'R'},
     COMMON_HELP_OPTS};
 static const cli_help barcode_help =
     CLI_HELP("topoml barcode [options] [FILE|-]",
@@ -409,6 +417,66 @@ static int round_to_f32(topoml_context *ctx, topoml_data **data, topoml_metric m
     return TOPOML_OK;
 }
 
+/* A file of vertex weights: numbers separated by whitespace or commas, as
+ * many as the data set has vertices. */
+static int read_weights(const char *path, uint64_t n, double **out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return cli_file_error("barcode", path, "%s", strerror(errno)), 1;
+    double *w = malloc((n ? n : 1) * sizeof *w);
+    if (!w) {
+        fclose(f);
+        return cli_file_error("barcode", path, "out of memory for %llu weights",
+                              (unsigned long long)n), 1;
+    }
+    uint64_t k = 0, line = 1;
+    char tok[128];
+    size_t len = 0;
+    int ch, status = 0;
+    do {
+        ch = fgetc(f);
+        if (ch != EOF && !isspace(ch) && ch != ',') {
+            if (len + 1 < sizeof tok)
+                tok[len++] = (char)ch;
+            continue;
+        }
+        if (len) {
+            tok[len] = 0;
+            len = 0;
+            double v;
+            if (!cli_parse_double(tok, &v)) {
+                cli_file_error("barcode", path, "line %llu: '%s' is not a number",
+                               (unsigned long long)line, tok);
+                status = 1;
+                break;
+            }
+            if (k == n) {
+                cli_file_error("barcode", path,
+                               "line %llu: more weights than the %llu vertices of the input",
+                               (unsigned long long)line, (unsigned long long)n);
+                status = 1;
+                break;
+            }
+            w[k++] = v;
+        }
+        if (ch == '\n')
+            line++;
+    } while (ch != EOF);
+    fclose(f);
+    if (!status && k != n) {
+        cli_file_error("barcode", path, "%llu weights for the %llu vertices of the input",
+                       (unsigned long long)k, (unsigned long long)n);
+        status = 1;
+    }
+    if (status) {
+        free(w);
+        return status;
+    }
+    *out = w;
+    return 0;
+}
+
 static int cmd_barcode(int argc, char **argv)
 {
     common_opts co = {0};
@@ -420,6 +488,8 @@ static int cmd_barcode(int argc, char **argv)
     double ratio = 1.0;
     topoml_output out_style = TOPOML_OUTPUT_RIPSER;
     bool strict = false;
+    const char *weights_file = NULL;
+    double *weights = NULL;
     int c, r;
     optind = 1;
     while ((c = cli_getopt(argc, argv, &barcode_help)) != -1) {
@@ -497,6 +567,26 @@ static int cmd_barcode(int argc, char **argv)
                                        optarg);
             break;
         case 'K': ro.flags |= TOPOML_RIPS_COCYCLES; break;
+        case 'W':
+            weights_file = strcmp(optarg, "dtm") && strcmp(optarg, "DTM") ? optarg : NULL;
+            ro.weights = weights_file ? TOPOML_WEIGHTS_GIVEN : TOPOML_WEIGHTS_DTM;
+            break;
+        case 'P':
+            if (!cli_parse_double(optarg, &ro.weight_p) ||
+                !(ro.weight_p == 1 || ro.weight_p == 2 || ro.weight_p == INFINITY))
+                return cli_usage_error("barcode", "--weight-p is 1, 2 or inf, not '%s'", optarg);
+            break;
+        case 'N':
+            if (!cli_parse_uint(optarg, &ro.dtm_neighbors) || ro.dtm_neighbors < 1)
+                return cli_usage_error("barcode",
+                                       "--dtm-neighbors needs a whole number >= 1, not '%s'",
+                                       optarg);
+            break;
+        case 'R':
+            if (!cli_parse_double(optarg, &ro.dtm_r) || !(ro.dtm_r > 0) || isinf(ro.dtm_r))
+                return cli_usage_error("barcode", "--dtm-r needs a number > 0, not '%s'",
+                                       optarg);
+            break;
         default: return cli_bad_option("barcode", c, argc, argv);
         }
     }
@@ -535,11 +625,20 @@ static int cmd_barcode(int argc, char **argv)
                     ro.max_dim, top, (unsigned long long)n_points);
         ro.max_dim = top;
     }
+    if (weights_file) {
+        if (read_weights(weights_file, n_points, &weights)) {
+            topoml_data_free(ctx, data);
+            topoml_context_free(ctx);
+            return 1;
+        }
+        ro.vertex_weights = weights;
+    }
     FILE *out = stdout;
     if (out_path && strcmp(out_path, "-") != 0) {
         out = fopen(out_path, "w");
         if (!out) {
             cli_file_error("barcode", out_path, "%s", strerror(errno));
+            free(weights);
             topoml_data_free(ctx, data);
             topoml_context_free(ctx);
             return 1;
@@ -569,6 +668,7 @@ static int cmd_barcode(int argc, char **argv)
         status = 1;
     }
     topoml_barcode_free(bc);
+    free(weights);
     topoml_data_free(ctx, data);
     topoml_context_free(ctx);
     return status;

@@ -333,7 +333,50 @@ typedef struct topoml_rips_options {
                              `threads:`, else every core this process may run
                              on (sched_getaffinity); never more than those */
     uint32_t flags;       /* TOPOML_RIPS_* bits (default 0) */
+    /* Appended in 0.4: a weighted Rips filtration (read only when
+     * struct_size covers them; below, "Weighted Rips filtrations"). */
+    uint32_t weights;            /* topoml_weights (default NONE) */
+    const double *vertex_weights; /* WEIGHTS_GIVEN: n values >= 0, not copied */
+    double weight_p;             /* 1, 2 or +INFINITY (default 1) */
+    uint32_t dtm_neighbors;      /* WEIGHTS_DTM: k >= 1 (default 3) */
+    double dtm_r;                /* WEIGHTS_DTM: r > 0 (default 2) */
 } topoml_rips_options;
+
+/* topoml_rips_options.weights: weighted Rips filtrations (Anai et al.,
+ * "DTM-based filtrations", 2020), as giotto-ph's ripser_parallel computes
+ * them with `weights` and `weight_params`.
+ *
+ * Every vertex i gets a weight w_i >= 0 and enters the filtration at w_i;
+ * the edge {i, j} of length d (the input's distance) enters at
+ *   p = +INFINITY: max(d, w_i, w_j);
+ *   p = 1: max(w_i, w_j) if d <= |w_i - w_j| / 2, else d + (w_i + w_j) / 2;
+ *   p = 2: max(w_i, w_j) if d <= sqrt(|w_i^2 - w_j^2|) / 2, else
+ *          sqrt((d^2 + ((w_i + w_j)/2)^2) (d^2 + ((w_i - w_j)/2)^2)) / d;
+ * (the root t of 2d = (t^p - w_i^p)^(1/p) + (t^p - w_j^p)^(1/p)), computed
+ * in double in giotto-ph's order of operations. GIVEN takes the weights
+ * from vertex_weights (n of them, each finite and >= 0); DTM computes the
+ * empirical distance to measure
+ *   w_i = 2 ((1 / (k + 1)) sum over the k nearest other vertices x of d(i, x)^r)^(1/r)
+ * (k = dtm_neighbors; ties and duplicates count as giotto-ph counts them:
+ * the k smallest distances to other vertices; on a sparse input the stored
+ * edges only, and a vertex with fewer than k is refused).
+ *
+ * Since every edge value is >= the weights of its ends, the complex of each
+ * scale is the flag complex of the edges whose value is within it: every
+ * bar of dimension >= 1 is that of the Rips filtration of the edge values,
+ * which the chosen backend computes (and the gate checks) as an ordinary
+ * Rips call. H0 is computed by the library: a class is born at its vertex's
+ * weight and the younger of two classes (the larger birth) dies at the edge
+ * that merges them; bars of length zero are dropped. With a threshold,
+ * vertices whose weight is above it are not in the complex (no bar); the
+ * threshold is applied to the edge values. Not with TOPOML_RIPS_GENERATORS
+ * or TOPOML_RIPS_COCYCLES, nor with data in device memory
+ * (TOPOML_E_UNSUPPORTED). */
+typedef enum topoml_weights {
+    TOPOML_WEIGHTS_NONE = 0,
+    TOPOML_WEIGHTS_GIVEN = 1,
+    TOPOML_WEIGHTS_DTM = 2
+} topoml_weights;
 
 /* topoml_rips_options.flags. GENERATORS: also compute, for every interval,
  * the edges whose lengths are its birth and death values (giotto-ph's
@@ -363,7 +406,8 @@ typedef enum topoml_collapse {
     TOPOML_COLLAPSE_OFF = 2
 } topoml_collapse;
 
-/* Fill `opts` with the defaults: max_dim 1, no threshold, Z/2, euclidean. */
+/* Fill `opts` with the defaults: max_dim 1, no threshold, Z/2, euclidean,
+ * no weights (weight_p 1, dtm_neighbors 3, dtm_r 2 for when they are set). */
 TOPOML_API void topoml_rips_options_init(topoml_rips_options *opts);
 
 /* Vietoris–Rips persistence barcodes. Bars of zero length are not reported;

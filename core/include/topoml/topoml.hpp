@@ -497,6 +497,14 @@ struct RipsOptions {
     std::uint32_t modulus = 2;                      /* coefficients in Z/p, p prime */
     topoml_metric metric = TOPOML_METRIC_EUCLIDEAN; /* for point clouds */
     bool cocycles = false; /* TOPOML_RIPS_COCYCLES: Barcode::cocycle */
+    /* A weighted Rips filtration (topoml.h, "Weighted Rips filtrations"):
+     * TOPOML_WEIGHTS_GIVEN takes vertex_weights (one per vertex),
+     * TOPOML_WEIGHTS_DTM computes them; weight_p is 1, 2 or INFINITY. */
+    topoml_weights weights = TOPOML_WEIGHTS_NONE;
+    std::vector<double> vertex_weights;
+    double weight_p = 1;
+    std::uint32_t dtm_neighbors = 3;
+    double dtm_r = 2;
 };
 
 /* One backend as topoml_backend_get (Context::backends) or topoml_backend_find
@@ -844,6 +852,11 @@ class Context
         c.metric = static_cast<std::uint32_t>(o.metric);
         if (o.cocycles)
             c.flags |= TOPOML_RIPS_COCYCLES;
+        c.weights = static_cast<std::uint32_t>(o.weights);
+        c.vertex_weights = o.vertex_weights.empty() ? nullptr : o.vertex_weights.data();
+        c.weight_p = o.weight_p;
+        c.dtm_neighbors = o.dtm_neighbors;
+        c.dtm_r = o.dtm_r;
         topoml_barcode *out = nullptr;
         const int rc = topoml_barcode_compute(need(), &out, data.get(), &c);
         Barcode bc(out, own_);

@@ -115,4 +115,24 @@ int tm_collapse_input(topoml_context *ctx, const struct topoml_data *d, uint32_t
  * from 4096 pairs drawn by a fixed generator (every pair when fewer). */
 uint64_t tm_edges_estimate(const struct topoml_data *d, uint32_t metric, double threshold);
 
+/* ---- weighted Rips filtrations (weights.c) ---- */
+
+/* Check o's weight fields for a data set of n vertices. */
+int tm_weights_check(topoml_context *ctx, const topoml_rips_options *o, uint64_t n);
+
+/* The weighted filtration of `data` (host memory) as o asks: *out a data
+ * set of the same vertices whose distances are the weighted edge values
+ * (condensed for points and matrices, an edge list for an edge list), and
+ * *weights the n vertex weights (tm_free). */
+int tm_weighted_data(topoml_context *ctx, const struct topoml_data *data,
+                     const topoml_rips_options *o, topoml_data **out, double **weights);
+
+/* H0 of the weighted filtration: `weighted` from tm_weighted_data, w its
+ * weights; the vertices with weight <= threshold and the edges within it,
+ * each class born at its vertex's weight, the younger dying at the merging
+ * edge (bars of length zero dropped). *out (tm_free) gets the finite bars
+ * by (death, birth), then the essential ones. */
+int tm_weighted_h0(topoml_context *ctx, const topoml_data *weighted, const double *w,
+                   double threshold, topoml_interval **out, uint64_t *n_out);
+
 #endif /* TOPOML_COMPUTE_H */

@@ -303,6 +303,9 @@ void topoml_rips_options_init(topoml_rips_options *opts)
     opts->threshold = INFINITY;
     opts->modulus = 2;
     opts->metric = TOPOML_METRIC_EUCLIDEAN;
+    opts->weight_p = 1;
+    opts->dtm_neighbors = 3;
+    opts->dtm_r = 2;
 }
 
 /* The intervals must be grouped by dimension, within 0..max_dim, with
@@ -529,6 +532,65 @@ static int barcode_on_host_copy(topoml_context *ctx, topoml_barcode **out,
     return rc;
 }
 
+/* A weighted Rips filtration (topoml.h, "Weighted Rips filtrations";
+ * weights.c): the backend computes the Rips barcode of the weighted edge
+ * values, checked as any Rips call, and its H0 (every vertex born at 0) is
+ * replaced by the one with the vertices born at their weights. */
+static int weighted_barcode(topoml_context *ctx, topoml_barcode **out, const topoml_data *data,
+                            const topoml_rips_options *o)
+{
+    if (o->flags & (TOPOML_RIPS_GENERATORS | TOPOML_RIPS_COCYCLES))
+        return tm_error(ctx, TOPOML_E_UNSUPPORTED,
+                        "weighted Rips filtrations: no generators or cocycles (yet)");
+    if (data->memory != TOPOML_MEMORY_HOST)
+        return tm_error(ctx, TOPOML_E_UNSUPPORTED,
+                        "weighted Rips filtrations: data in device memory is not supported");
+    topoml_data *wd = NULL;
+    double *w = NULL;
+    int rc = tm_weighted_data(ctx, data, o, &wd, &w);
+    if (rc != TOPOML_OK)
+        return rc;
+    topoml_rips_options plain = *o;
+    plain.weights = TOPOML_WEIGHTS_NONE;
+    plain.vertex_weights = NULL;
+    struct topoml_barcode *bc = NULL;
+    rc = topoml_barcode_compute(ctx, &bc, wd, &plain);
+    if (bc && bc->n > 0) {
+        topoml_interval *h0 = NULL;
+        uint64_t n0 = 0;
+        int hrc = tm_weighted_h0(ctx, wd, w, o->threshold, &h0, &n0);
+        uint64_t higher = 0;
+        while (higher < bc->n && bc->intervals[higher].dim == 0)
+            higher++;
+        topoml_interval *all =
+            hrc == TOPOML_OK ? tm_alloc(ctx, (size_t)(n0 + bc->n - higher + 1) * sizeof *all)
+                             : NULL;
+        if (!all) {
+            if (hrc == TOPOML_OK)
+                hrc = tm_nomem(ctx, (n0 + bc->n - higher) * sizeof *all);
+            tm_free(ctx, h0);
+            topoml_barcode_free(bc);
+            topoml_data_free(ctx, wd);
+            tm_free(ctx, w);
+            return hrc;
+        }
+        memcpy(all, h0, (size_t)n0 * sizeof *all);
+        memcpy(all + n0, bc->intervals + higher, (size_t)(bc->n - higher) * sizeof *all);
+        tm_free(ctx, h0);
+        tm_free(ctx, bc->intervals);
+        bc->intervals = all;
+        bc->n = n0 + bc->n - higher;
+    }
+    if (bc) {
+        bc->input_format = data->format;
+        bc->dense = data->kind != TOPOML_INPUT_SPARSE;
+    }
+    topoml_data_free(ctx, wd);
+    tm_free(ctx, w);
+    *out = bc;
+    return rc;
+}
+
 int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topoml_data *data,
                            const topoml_rips_options *opts)
 {
@@ -565,6 +627,8 @@ int topoml_barcode_compute(topoml_context *ctx, topoml_barcode **out, const topo
         return tm_error(ctx, TOPOML_E_INVALID, "unknown collapse setting %u", o.collapse);
     if (o.flags & ~(TOPOML_RIPS_GENERATORS | TOPOML_RIPS_COCYCLES))
         return tm_error(ctx, TOPOML_E_INVALID, "unknown rips flags 0x%x", o.flags);
+    if (o.weights != TOPOML_WEIGHTS_NONE)
+        return weighted_barcode(ctx, out, data, &o);
     const bool want_gens = (o.flags & TOPOML_RIPS_GENERATORS) != 0;
     const bool want_coc = (o.flags & TOPOML_RIPS_COCYCLES) != 0;
     if ((want_gens || want_coc) && o.collapse != TOPOML_COLLAPSE_OFF && o.max_dim > 0) {

@@ -86,6 +86,8 @@ struct Globals {
     NewFromDescr new_array = nullptr;                 /* numpy's, checked; or null */
     bool use_new_array = false;                       /* and is used (with layout) */
     PyObject *ripser_result = nullptr, *barcode_result = nullptr, *metrics = nullptr;
+    /* _rips._giotto_dgms: giotto-ph's float32 diagrams of ripser_parallel */
+    PyObject *giotto_dgms = nullptr;
 };
 
 /* numpy's array object as numpy's C API lays it out (PyArrayObject_fields

@@ -13,14 +13,15 @@ namespace {
 /* The classes and the metric table the fast entries fill and read
  * (topoml._rips registers them when it is imported). */
 void set_rips_types(nb::type_object ripser_result, nb::type_object barcode_result,
-                    nb::dict metrics)
+                    nb::dict metrics, nb::callable giotto_dgms)
 {
     Globals &g = globals();
-    for (PyObject **slot : {&g.ripser_result, &g.barcode_result, &g.metrics})
+    for (PyObject **slot : {&g.ripser_result, &g.barcode_result, &g.metrics, &g.giotto_dgms})
         Py_XDECREF(*slot);
     g.ripser_result = ripser_result.release().ptr();
     g.barcode_result = barcode_result.release().ptr();
     g.metrics = metrics.release().ptr();
+    g.giotto_dgms = giotto_dgms.release().ptr();
 }
 
 /* Runs F on the arguments: a new reference, or nullptr with a Python
@@ -319,7 +320,8 @@ nb::object make_entry(nb::object function, const std::string &name, nb::object o
 
 void register_entries(nb::module_ &m)
 {
-    m.def("set_rips_types", &set_rips_types, "ripser_result"_a, "barcode_result"_a, "metrics"_a);
+    m.def("set_rips_types", &set_rips_types, "ripser_result"_a, "barcode_result"_a, "metrics"_a,
+          "giotto_dgms"_a);
     m.def("Entry", &make_entry, "function"_a, "name"_a, "on_limit"_a.none());
     if (PyModule_AddFunctions(m.ptr(), entries) != 0)
         throw nb::python_error();

@@ -220,7 +220,8 @@ nb::object Context::fast_ripser_parallel(nb::handle X, nb::handle maxdim, nb::ha
     c.p.collapse = collapse_edges.ptr() == Py_True ? 1 : 2;
     return fast(X.ptr(), c, ok, false, t_entry, [&](Context &ctx, const Run &r) {
         nb::dict out;
-        out["dgms"] = ctx.split_by_dim(r.bc, c.p.maxdim);
+        out["dgms"] = nb::borrow<nb::callable>(globals().giotto_dgms)(
+            ctx.split_by_dim(r.bc, c.p.maxdim));
         return nb::object(out);
     });
 }

@@ -176,3 +176,26 @@ def test_coefficients_equal_gudhi(data_dir, p):
     for k in range(3):
         w = st.persistence_intervals_in_dimension(k).reshape(-1, 2)
         assert same(got[k], w[w[:, 1] > w[:, 0]]), k
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("gens", [False, True])
+def test_ripser_parallel_gives_giotto_phs_float32_diagrams(dtype, gens):
+    X = np.random.default_rng(21).random((40, 3)).astype(dtype)
+    want = gph.ripser_parallel(X, maxdim=2, return_generators=gens)["dgms"]
+    got = topoml.ripser_parallel(X, maxdim=2, return_generators=gens)["dgms"]
+    assert [d.dtype for d in got] == [d.dtype for d in want] == [np.dtype(np.float32)] * 3
+    assert_same_dgms(got, want)
+
+
+def test_ripser_parallel_leaves_out_bars_that_are_empty_in_float32():
+    # 1 and 1 + 2**-40 are one float32: the bar between them is empty there
+    e = 2.0 ** -40
+    # a 4-cycle of sides 1 whose diagonals are 1 + e: H1 is [1, 1 + e) in double
+    D = np.array([[0, 1, 1 + e, 1], [1, 0, 1, 1 + e], [1 + e, 1, 0, 1],
+                  [1, 1 + e, 1, 0]], dtype=float)
+    assert topoml.barcodes(D, maxdim=1, distance_matrix=True).diagrams[1].shape == (1, 2)
+    got = topoml.ripser_parallel(D, metric="precomputed", maxdim=1)["dgms"]
+    want = gph.ripser_parallel(D, metric="precomputed", maxdim=1)["dgms"]
+    assert got[1].shape == want[1].shape == (0, 2)
+    assert_same_dgms(got, want)

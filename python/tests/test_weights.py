@@ -169,10 +169,11 @@ def test_vertex_above_threshold_is_not_in_the_complex():
     got = topoml.ripser_parallel(D, metric="precomputed", maxdim=0, thresh=4, weights=w,
                                  weight_params={"p": np.inf})["dgms"][0]
     # vertex 2 (weight 5) is absent; 0 and 1 join at max(1, 0.2, 0.5) = 1
-    assert sorted(map(tuple, got.tolist())) == [(0.2, np.inf), (0.5, 1.0)]
+    assert sorted(map(tuple, got.tolist())) == [(np.float32(0.2), np.inf), (0.5, 1.0)]
     full = topoml.ripser_parallel(D, metric="precomputed", maxdim=0, weights=w,
                                   weight_params={"p": np.inf})["dgms"][0]
-    assert sorted(map(tuple, full.tolist())) == [(0.2, np.inf), (0.5, 1.0)]  # 5 joins at 5: 0
+    # 5 joins at 5: 0
+    assert sorted(map(tuple, full.tolist())) == [(np.float32(0.2), np.inf), (0.5, 1.0)]
 
 
 def test_weights_are_checked_as_giotto_ph_checks_them():

@@ -639,6 +639,9 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
     ``gph.ripser_parallel``. ``metric="precomputed"`` reads X as a dense or
     sparse distance matrix.
 
+    The diagrams are float32 arrays, as giotto-ph's (topoml computes in
+    double and rounds at the end; a bar whose two ends round to the same
+    float32 is left out, as giotto-ph, computing in float32, never has it).
     ``n_threads`` (-1: all cores) is handed to the engine: the edge collapse
     and a multi-threaded backend use that many threads; the diagrams do not
     depend on it.
@@ -672,7 +675,7 @@ def ripser_parallel(X, maxdim=1, thresh=math.inf, coeff=2, metric="euclidean", m
     >>> ripser_parallel(D, metric="precomputed")["dgms"][0]
     array([[0. , 1. ],
            [0. , 1.5],
-           [0. , inf]])
+           [0. , inf]], dtype=float32)
     >>> ripser_parallel(D, metric="precomputed", return_generators=True)["gens"][0]
     array([[1, 1, 0],
            [2, 2, 1]])
@@ -729,14 +732,27 @@ def _ripser_parallel(X, maxdim, thresh, coeff, metric, metric_params, weights, c
     out = _compute(X, "points", maxdim, thresh, coeff, metric, metric_params, None, None, False,
                    bool(collapse_edges) and not want_gens, n_threads, want_gens, weighting)
     if not want_gens:
-        return {"dgms": out["dgms"]}
+        return {"dgms": _giotto_dgms(out["dgms"])}
     dgms, gens = _gens.giotto(out["dgms"], out["gens"], out["n"], out["zero_edges"])
-    return {"dgms": dgms, "gens": gens}
+    # float32 as giotto-ph's; every bar kept, its generators in step
+    return {"dgms": [d.astype(np.float32) for d in dgms], "gens": gens}
 
 
 # The compiled entries build these results themselves, and read metric
 # names from the one table of them.
-_core.set_rips_types(RipserResult, BarcodeResult, _inputs.METRICS)
+def _giotto_dgms(dgms):
+    """giotto-ph's diagrams from topoml's: float32, as giotto-ph computes
+    and returns them, and without the bars whose two ends round to the
+    same float32 (giotto-ph, whose filtration values are float32, never
+    has them; topoml's are exact in double and may be a few ulps apart)."""
+    out = []
+    for d in dgms:
+        d32 = d.astype(np.float32)
+        out.append(d32[d32[:, 0] != d32[:, 1]] if len(d32) else d32)
+    return out
+
+
+_core.set_rips_types(RipserResult, BarcodeResult, _inputs.METRICS, _giotto_dgms)
 
 
 def _entry(function):

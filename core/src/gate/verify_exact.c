@@ -20,7 +20,9 @@
  *  - the edges of the truncated re-run: the pairs of length <= s, for a
  *    scale s chosen beforehand from a sample of the pairs so that the
  *    reference's run on them costs a bounded share of the plugin's time
- *    (tm_truncation_scale; verify.c makes the run and compares).
+ *    (tm_truncation_scale), cut back on their exact count where the sample
+ *    misjudged them (tm_truncation_trim); verify.c makes the run and
+ *    compares.
  * Cost: one distance per pair (n (n - 1) / 2 for a dense input, plus the
  * rows' other half through the vectorised row code), one hash look-up per
  * pair within the threshold, O(n) memory besides the set and the edges of

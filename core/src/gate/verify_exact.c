@@ -529,6 +529,18 @@ bool tm_truncation_trim(const topoml_input_v1 *in, uint32_t max_dim, double budg
     return true;
 }
 
+/* The pairs at or below the c-th smallest of the sampled lengths, bounded
+ * above: c samples stand for per * c pairs, give or take per * sqrt(c)
+ * (the count of a binomial draw); 4 of those and 4 samples more keep a cut
+ * of a few dozen sampled lengths — misjudged by tens of percent, squared
+ * or cubed in the units of dimensions 1 and 2 — within its budget but for
+ * about one draw in 10^4 (tm_truncation_trim bounds it exactly after the
+ * pass). */
+static double sampled_pairs_high(double per, unsigned c)
+{
+    return per * ((double)c + 4 * sqrt((double)c) + 4);
+}
+
 double tm_truncation_scale(topoml_context *ctx, const topoml_input_v1 *in, double threshold,
                            uint32_t max_dim, double budget_units, bool *all_fits)
 {
@@ -559,7 +571,7 @@ double tm_truncation_scale(topoml_context *ctx, const topoml_input_v1 *in, doubl
         return NAN;
     qsort(sample, k, sizeof *sample, double_order);
     const double per = total / TM_SCALE_SAMPLE; /* pairs one sampled value stands for */
-    if (tm_truncation_units(in->n, per * k, max_dim) <= budget_units) {
+    if (tm_truncation_units(in->n, sampled_pairs_high(per, k), max_dim) <= budget_units) {
         *all_fits = true;
         return threshold;
     }
@@ -577,8 +589,9 @@ double tm_truncation_scale(topoml_context *ctx, const topoml_input_v1 *in, doubl
         unsigned end = i + 1; /* samples <= sample[i] */
         while (end < k && sample[end] == sample[i])
             end++;
-        const double m = per * end;
-        if (!(tm_truncation_units(in->n, m, max_dim) <= budget_units) && m > floor_pairs)
+        if (!(tm_truncation_units(in->n, sampled_pairs_high(per, end), max_dim) <=
+              budget_units) &&
+            per * end > floor_pairs)
             break; /* and every larger one */
         best = sample[i];
         i = end;

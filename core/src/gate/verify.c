@@ -1434,14 +1434,14 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
     const bool checks = ctx->config.verify != TM_VERIFY_OFF;
     const bool reruns = may_rerun && (ctx->config.verify == TM_VERIFY_AUTO ||
                                       ctx->config.verify == TM_VERIFY_ALWAYS);
-    /* (the share rule always looked at: it keeps its account; a draw only
-     * for a call the share rule does not re-run already, so that
-     * verify_sampled counts the re-runs the draws added — at a recorded
-     * ratio below 1 a small call, re-run anyway, was drawn often) */
+    /* (the share rule and the draw both looked at: each keeps its account;
+     * no draw for a small call, which is re-run every time — at a recorded
+     * ratio below 1 it was drawn often, and counted as a draw) */
     bool full = !wrong && may_rerun && beyond_envelope(ctx, b, &kind);
     if (!wrong && may_rerun && !full) {
         const bool by_share = want_rerun(ctx, in->n, vertices, seconds);
-        const bool drawn = !by_share && sampled_rerun(ctx, kind_ratio(ctx, b, &kind));
+        const bool drawn = !small_call(in->n, vertices, seconds) &&
+                           sampled_rerun(ctx, kind_ratio(ctx, b, &kind));
         full = by_share || drawn;
     }
     /* The history-free checks: the exact pass, and the truncated re-run

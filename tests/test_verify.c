@@ -402,7 +402,7 @@ START_TEST(test_verify_reruns_small_calls_only_when_the_reference_is_cheap)
     size_t len = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[len] = '\0';
-    ck_assert_ptr_nonnull(strstr(text, "topoml-verified-2\nsha256="));
+    ck_assert_ptr_nonnull(strstr(text, "topoml-verified-3\nsha256="));
     char *sha = strstr(text, "sha256=") + 7;
     sha[0] = sha[0] == '0' ? '1' : '0';
     f = fopen(path, "w");
@@ -412,7 +412,7 @@ START_TEST(test_verify_reruns_small_calls_only_when_the_reference_is_cheap)
     ck_assert_int_eq(count_reruns(config, 3, 0.25, 1), 1);
     f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
-    fputs("topoml-verified-2\nnot a record\n", f);
+    fputs("topoml-verified-3\nnot a record\n", f);
     fclose(f);
     ck_assert_int_eq(count_reruns(config, 3, 0.25, 1), 1);
     /* under `verify: checks` nothing is re-run, the envelope included */

@@ -25,6 +25,8 @@
 
 #include "check_context.h"
 #include "api/api.h" /* the context's counts of re-runs */
+#include "gate/gate.h" /* tm_truncation_scale, tm_truncation_trim */
+#include "gate/gate_internal.h" /* tm_record_read, tm_record_write */
 #include "topoml/topoml.h"
 
 static char warnings[4096];
@@ -343,6 +345,209 @@ START_TEST(test_pairs_at_the_threshold_are_edges)
 }
 END_TEST
 
+
+/* The record's time ratio of every kind set to `ratio` (the host's own key
+ * seals it again: what a plugin's process cannot do). Returns the ratio
+ * the record had for the last kind. */
+static double set_recorded_ratio(const char *cache, double ratio)
+{
+    DIR *dir = opendir(cache);
+    ck_assert_ptr_nonnull(dir);
+    char file[1024] = "";
+    for (struct dirent *de; (de = readdir(dir)) != NULL;) {
+        const size_t len = strlen(de->d_name);
+        if (len > 9 && strcmp(de->d_name + len - 9, ".verified") == 0)
+            snprintf(file, sizeof file, "%s/%s", cache, de->d_name);
+    }
+    closedir(dir);
+    ck_assert_msg(file[0], "no verification record in %s", cache);
+    static char text[65536], out[65536];
+    char why[600];
+    size_t len = 0, used = 0;
+    ck_assert_int_eq(tm_record_read(file, "verified", text, sizeof text - 1, &len, why, sizeof why),
+                     TOPOML_OK);
+    text[len] = '\0';
+    double had = NAN;
+    int line_no = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), line_no++) {
+        char *last = strrchr(line, ' ');
+        if (line_no >= 3 && last) { /* a kind's line: its last field is the ratio */
+            had = strtod(last + 1, NULL);
+            *last = '\0';
+            used += (size_t)snprintf(out + used, sizeof out - used, "%s %.6g\n", line, ratio);
+        } else {
+            used += (size_t)snprintf(out + used, sizeof out - used, "%s\n", line);
+        }
+    }
+    ck_assert_int_eq(tm_record_write(file, "verified", out, used, why, sizeof why), TOPOML_OK);
+    return had;
+}
+
+/* A fresh process draws its full re-runs at the rate the kind's recorded
+ * time ratio affords: each draw's expected cost is verify_share / 2 of the
+ * plugin's time. Before, a process's first call was drawn with probability
+ * verify_share / 2 whatever the reference cost: against a plugin 10 times
+ * faster than the reference, an expected 50% of its time per process. Each
+ * context below makes one call, the first of its process, of a kind
+ * recorded before: with the reference recorded 1e6 times slower than the
+ * plugin none of 60 is drawn (p = 5e-8; at p = 0.05, 3 expected), with it
+ * recorded 1e6 times faster every one is. */
+START_TEST(test_draws_use_the_recorded_ratio)
+{
+    char cache[] = "/tmp/topoml-exact-ratio-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(cache));
+    char cfg[512];
+    snprintf(cfg, sizeof cfg, "enable: [scalar-copy]\ncache_dir: %s\n", cache);
+    double *xy = random_xy(300, 2, 21);
+    topoml_rips_options o;
+    topoml_rips_options_init(&o);
+    o.max_dim = 0;
+    uint64_t drawn[2] = {0, 0};
+    for (int k = 0; k < 81; k++) {
+        /* k = 0: the kind's first call, re-run in full (the envelope);
+         * then 60 calls at a ratio of 1e6, 20 at 1e-6 */
+        const double ratio = k <= 60 ? 1e6 : 1e-6;
+        if (k > 0) {
+            const double had = set_recorded_ratio(cache, ratio);
+            ck_assert_msg(had > 0 && isfinite(had), "recorded ratio %g", had);
+        }
+        topoml_context *ctx = open_ctx(cfg, dir_of("conformance-plugins", "scalar-copy"));
+        ck_assert_int_eq(topoml_use_backend(ctx, "scalar-copy"), TOPOML_OK);
+        topoml_data *d = NULL;
+        ck_assert_int_eq(topoml_data_from_points(ctx, &d, 300, 2, xy), TOPOML_OK);
+        topoml_barcode *bc = NULL;
+        ck_assert_int_eq(topoml_barcode_compute(ctx, &bc, d, &o), TOPOML_OK);
+        ck_assert_str_eq(topoml_last_backend(ctx), "scalar-copy");
+        if (k == 0)
+            ck_assert_uint_eq(ctx->verify_reruns, 1);
+        else
+            drawn[k > 60] += ctx->verify_sampled;
+        topoml_barcode_free(bc);
+        topoml_data_free(ctx, d);
+        topoml_context_free(ctx);
+    }
+    ck_assert_uint_eq(drawn[0], 0);
+    ck_assert_uint_eq(drawn[1], 20);
+    free(xy);
+    nftw(cache, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+END_TEST
+
+/* The truncated re-run's cost stays within its budget on a large input,
+ * also where one length stands for a large share of the pairs: 3000 points
+ * of which half sit on one spot (a quarter of the pairs at length 0), and a
+ * 60 x 50 integer grid (many pairs at each of few lengths). Counting the
+ * sampled lengths as if each stood for its own pairs put the 1500-point
+ * clique of length 0 (1.1e6 edges; C(1500, 4) 4-cliques in dimension 2)
+ * into a cut budgeted for 2e5 units (2.7e8 units in dimension 1). The pairs
+ * at or below the chosen scale are counted exactly here, and
+ * tm_truncation_units of that count must be within twice the budget (the
+ * scale takes an upper bound of the sample's count, which a draw exceeds
+ * about once in 10^4; tm_truncation_trim, below, makes the bound exact on
+ * the pass's count), or the count within the floor of
+ * pairs a cut may always take (n / 2, or the pairs one sampled length
+ * stands for). A tie-free cloud of the same size still gets a cut. */
+static uint64_t pairs_within(const double *xy, uint64_t n, double s)
+{
+    uint64_t c = 0;
+    for (uint64_t i = 1; i < n; i++)
+        for (uint64_t j = 0; j < i; j++) {
+            const double dx = xy[2 * i] - xy[2 * j], dy = xy[2 * i + 1] - xy[2 * j + 1];
+            c += sqrt(dx * dx + dy * dy) <= s;
+        }
+    return c;
+}
+
+START_TEST(test_truncation_scale_stays_within_its_budget)
+{
+    const uint64_t n = 3000;
+    const double total = (double)n * (n - 1) / 2, floor_pairs = fmax(n / 2.0, total / 2048);
+    double *clumped = random_xy(n, 2, 17);
+    for (uint64_t k = 0; k < n / 2; k++)
+        clumped[2 * k] = clumped[2 * k + 1] = 0.25;
+    double *grid = malloc(n * 2 * sizeof *grid);
+    for (uint64_t k = 0; k < n; k++) {
+        grid[2 * k] = (double)(k % 60);
+        grid[2 * k + 1] = (double)(k / 60);
+    }
+    double *plain = random_xy(n, 2, 18);
+    const double *inputs[] = {clumped, grid, plain};
+    topoml_context *ctx = check_context_from_config("", "");
+    for (int which = 0; which < 3; which++) {
+        topoml_input_v1 in;
+        memset(&in, 0, sizeof in);
+        in.struct_size = sizeof in;
+        in.kind = TOPOML_INPUT_POINTS;
+        in.n = n;
+        in.dim = 2;
+        in.dtype = TOPOML_F64;
+        in.metric = TOPOML_METRIC_EUCLIDEAN;
+        in.data = inputs[which];
+        for (uint32_t max_dim = 1; max_dim <= 2; max_dim++) {
+            for (int draw = 0; draw < 3; draw++) {
+                const double budget = 2e5;
+                bool all = true;
+                const double s = tm_truncation_scale(ctx, &in, INFINITY, max_dim, budget, &all);
+                ck_assert(!all);
+                if (which == 2)
+                    ck_assert_msg(!isnan(s), "no cut of a cloud without ties");
+                if (isnan(s))
+                    continue;
+                const uint64_t m = pairs_within(inputs[which], n, s);
+                const double units = tm_truncation_units(n, (double)m, max_dim);
+                ck_assert_msg(units <= 2 * budget || (double)m <= floor_pairs,
+                              "input %d, dimension %u: the cut at %.17g has %llu pairs, %.3g "
+                              "units, over the budget of %.3g",
+                              which, max_dim, s, (unsigned long long)m, units, budget);
+            }
+        }
+    }
+    topoml_context_free(ctx);
+    free(clumped);
+    free(grid);
+    free(plain);
+}
+END_TEST
+
+/* After the pass, the cut's exact count decides: a cut whose pairs cost
+ * more than the budget keeps its shortest pairs up to a length where the
+ * length changes (every pair at or below the new scale, none above), within
+ * the budget; one that fits is left as it is. */
+START_TEST(test_truncation_trim_cuts_back_to_the_budget)
+{
+    const uint64_t n = 4000, m = 200000;
+    topoml_input_v1 in;
+    memset(&in, 0, sizeof in);
+    in.struct_size = sizeof in;
+    in.kind = TOPOML_INPUT_POINTS;
+    in.n = n;
+    in.dim = 2;
+    in.dtype = TOPOML_F64;
+    tm_exact_cut cut;
+    memset(&cut, 0, sizeof cut);
+    cut.edges = malloc(m * sizeof *cut.edges);
+    cut.n_edges = m;
+    cut.scale = 50;
+    for (uint64_t k = 0; k < m; k++) /* lengths 0..50 in classes of about 4000, unsorted */
+        cut.edges[k] = (topoml_edge){.i = (uint32_t)(k % n), .j = (uint32_t)(k % n + 1),
+                                     .d = (double)((k * 7919) % 51)};
+    const double budget = 1e5;
+    ck_assert(tm_truncation_trim(&in, 2, budget, &cut));
+    ck_assert(!isnan(cut.scale));
+    ck_assert_uint_gt(cut.n_edges, 0);
+    ck_assert(tm_truncation_units(n, (double)cut.n_edges, 2) <= budget);
+    for (uint64_t k = 0; k < m; k++)
+        ck_assert((k < cut.n_edges) == (cut.edges[k].d <= cut.scale));
+    /* within the budget already: untouched */
+    const uint64_t kept = cut.n_edges;
+    const double scale = cut.scale;
+    ck_assert(!tm_truncation_trim(&in, 2, budget, &cut));
+    ck_assert_uint_eq(cut.n_edges, kept);
+    ck_assert(cut.scale == scale);
+    free(cut.edges);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("verify_exact");
@@ -353,6 +558,9 @@ int main(void)
     tcase_add_test(t, test_a_missing_bar_needs_a_rerun);
     tcase_add_test(t, test_full_reruns_are_drawn_from_the_first_call);
     tcase_add_test(t, test_pairs_at_the_threshold_are_edges);
+    tcase_add_test(t, test_draws_use_the_recorded_ratio);
+    tcase_add_test(t, test_truncation_scale_stays_within_its_budget);
+    tcase_add_test(t, test_truncation_trim_cuts_back_to_the_budget);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

@@ -179,6 +179,12 @@ double tm_truncation_units(uint64_t n, double m, uint32_t max_dim);
  * call does. */
 double tm_truncation_scale(topoml_context *ctx, const topoml_input_v1 *in, double threshold,
                            uint32_t max_dim, double budget_units, bool *all_fits);
+/* After the pass, on the cut's exact edge count: when the cut the sample
+ * chose costs more than budget_units, keep its shortest pairs up to the
+ * largest length that fits (cut->scale lowered; NAN: none fits). True
+ * when it trimmed. */
+bool tm_truncation_trim(const topoml_input_v1 *in, uint32_t max_dim, double budget_units,
+                        tm_exact_cut *cut);
 
 /* ---- run-time verification (verify.c) ---- */
 

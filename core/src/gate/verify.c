@@ -199,8 +199,14 @@ static double input_distance(const topoml_input_v1 *in, uint64_t i, uint64_t j)
  * that every process and
  * context shares it and a new certificate starts it afresh; a record that
  * cannot be read or does not parse is treated as empty (more re-runs,
- * never fewer). */
-#define TM_VERIFIED_FORMAT "topoml-verified-2"
+ * never fewer). Each kind also keeps the ratio of the reference's time to
+ * the plugin's at its last full re-run, so that a fresh process draws its
+ * full re-runs (sampled_rerun) at the rate its budget affords instead of
+ * guessing the reference as fast as the plugin (a fast plugin's first call
+ * of every process was drawn with probability verify_share / 2, each draw
+ * costing the reference's whole time: an expected cost of verify_share / 2
+ * times the ratio, e.g. 50% of the plugin's time at a ratio of 10). */
+#define TM_VERIFIED_FORMAT "topoml-verified-3"
 #define TM_ENVELOPE_MAX 512u
 /* The record's size at most: every kind's line (under 160 bytes), the
  * header and the code. */
@@ -211,6 +217,7 @@ typedef struct tm_envelope {
     int32_t device;
     uint64_t n, edges; /* the input: points, and edges of an edge list */
     uint64_t out;      /* the answer: bars, edges or pixels */
+    double ratio;      /* reference's seconds / plugin's at the last full re-run (0: none) */
 } tm_envelope;
 
 /* The kind of a call, its size left at 0. */
@@ -290,14 +297,17 @@ static bool envelope_raise(topoml_context *ctx, tm_backend *b, const tm_envelope
         e->edges = k->edges;
     if (k->out > e->out)
         e->out = k->out;
+    if (!(e->ratio > 0) && k->ratio > 0)
+        e->ratio = k->ratio; /* a ratio measured here wins over the record's */
     return true;
 }
 
 /* Merge the record on disk into b->envelope (the larger size of each kind
  * wins). Lines: the format, "sha256=<file hash>", "cert=<stamp>", then one
- * "op kind dtype metric modulus max_dim cut threads gens device n edges out"
- * per kind. A record of another format (topoml-verified-1 had none of
- * threads, gens and device) counts for nothing: more re-runs, never fewer. */
+ * "op kind dtype metric modulus max_dim cut threads gens device n edges out
+ * ratio" per kind. A record of another format (topoml-verified-1 had none of
+ * threads, gens and device, -2 no ratio) counts for nothing: more re-runs,
+ * never fewer. */
 static void envelope_read(topoml_context *ctx, tm_backend *b)
 {
     char file[4400], why[600];
@@ -341,17 +351,19 @@ static void envelope_read(topoml_context *ctx, tm_backend *b)
     while (ok && (nl = strchr(line, '\n')) != NULL) {
         tm_envelope e;
         unsigned long long n, edges, out;
+        double ratio = 0;
         int used = 0;
         memset(&e, 0, sizeof e);
         *nl = '\0';
-        if (sscanf(line, "%u %u %u %u %u %u %u %u %u %d %llu %llu %llu%n", &e.op, &e.kind,
+        if (sscanf(line, "%u %u %u %u %u %u %u %u %u %d %llu %llu %llu %lf%n", &e.op, &e.kind,
                    &e.dtype, &e.metric, &e.modulus, &e.max_dim, &e.cut, &e.threads, &e.gens,
-                   &e.device, &n, &edges, &out, &used) != 13 ||
-            line[used] != '\0')
+                   &e.device, &n, &edges, &out, &ratio, &used) != 14 ||
+            line[used] != '\0' || !(ratio >= 0) || !isfinite(ratio))
             break; /* the rest is not trusted; what was read is */
         e.n = n;
         e.edges = edges;
         e.out = out;
+        e.ratio = ratio;
         if (!envelope_raise(ctx, b, &e))
             break;
         line = nl + 1;
@@ -380,10 +392,10 @@ static void envelope_write(topoml_context *ctx, tm_backend *b)
     size_t len = w > 0 ? (size_t)w : cap;
     for (uint32_t i = 0; i < b->n_envelope && len < cap; i++) {
         const tm_envelope *e = &b->envelope[i];
-        w = snprintf(text + len, cap - len, "%u %u %u %u %u %u %u %u %u %d %llu %llu %llu\n",
+        w = snprintf(text + len, cap - len, "%u %u %u %u %u %u %u %u %u %d %llu %llu %llu %.6g\n",
                      e->op, e->kind, e->dtype, e->metric, e->modulus, e->max_dim, e->cut,
                      e->threads, e->gens, (int)e->device, (unsigned long long)e->n,
-                     (unsigned long long)e->edges, (unsigned long long)e->out);
+                     (unsigned long long)e->edges, (unsigned long long)e->out, e->ratio);
         len = w > 0 && (size_t)w < cap - len ? len + (size_t)w : cap;
     }
     if (len < cap && tm_record_write(file, "verified", text, len, why, sizeof why) != TOPOML_OK)
@@ -405,17 +417,33 @@ static bool beyond_envelope(topoml_context *ctx, tm_backend *b, const tm_envelop
     return !e || k->n > e->n || k->edges > e->edges || k->out > e->out;
 }
 
-/* A call of kind k, of this size, matched the reference: record it. */
+/* A call of kind k, of this size, matched the reference: record it, and
+ * the time ratio measured on it (k->ratio, 0: none) when it is new or off
+ * the recorded one by more than a factor of 2. */
 static void envelope_checked(topoml_context *ctx, tm_backend *b, const tm_envelope *k)
 {
     if (!b->path || (ctx->config.verify != TM_VERIFY_AUTO &&
                      ctx->config.verify != TM_VERIFY_ALWAYS))
         return;
-    const tm_envelope *e = envelope_find(b, k);
-    if (e && k->n <= e->n && k->edges <= e->edges && k->out <= e->out)
+    tm_envelope *e = envelope_find(b, k);
+    const bool new_ratio =
+        k->ratio > 0 && (!e || !(e->ratio > 0) || k->ratio > 2 * e->ratio || 2 * k->ratio < e->ratio);
+    if (e && k->n <= e->n && k->edges <= e->edges && k->out <= e->out && !new_ratio)
         return;
+    if (e && new_ratio)
+        e->ratio = k->ratio;
     if (envelope_raise(ctx, b, k))
         envelope_write(ctx, b);
+}
+
+/* The reference's time over the plugin's on calls of kind k: the kind's
+ * record, else the context's last re-run, else 1 (NAN: not known). */
+static double kind_ratio(topoml_context *ctx, tm_backend *b, const tm_envelope *k)
+{
+    const tm_envelope *e = b->envelope_loaded ? envelope_find(b, k) : NULL;
+    if (e && e->ratio > 0)
+        return e->ratio;
+    return ctx->verify_ratio > 0 ? ctx->verify_ratio : 1.0;
 }
 
 /* A call's size: its input's points and edges, and how much it answered
@@ -1357,14 +1385,15 @@ static int truncated_rerun(topoml_context *ctx, uint32_t op, const topoml_input_
 
 /* A full re-run drawn at random (verify: auto), from the first call: with
  * probability verify_share / 2 over the reference's time relative to the
- * plugin's (the last re-run's ratio, 1 before one), so that over many
- * calls the draws cost about verify_share / 2 of the plugins' time, and a
- * plugin cannot tell which of its calls will be checked. */
-static bool sampled_rerun(topoml_context *ctx)
+ * plugin's on calls of this kind (`ratio`: kind_ratio, the record's when
+ * one was measured, in this process or an earlier one), so that each draw's
+ * expected cost is verify_share / 2 of this call's plugin time, from a
+ * process's first call on, and a plugin cannot tell which of its calls
+ * will be checked. */
+static bool sampled_rerun(topoml_context *ctx, double ratio)
 {
     if (ctx->config.verify != TM_VERIFY_AUTO || !(ctx->config.verify_share > 0))
         return false;
-    const double ratio = ctx->verify_ratio > 0 ? ctx->verify_ratio : 1.0;
     const double p = ctx->config.verify_share / 2 / ratio;
     const double u = (double)(next_random(ctx) >> 11) * 0x1p-53;
     if (!(u < p))
@@ -1404,11 +1433,14 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
     const bool checks = ctx->config.verify != TM_VERIFY_OFF;
     const bool reruns = may_rerun && (ctx->config.verify == TM_VERIFY_AUTO ||
                                       ctx->config.verify == TM_VERIFY_ALWAYS);
-    /* (the share rule and the draw both looked at: each keeps its account) */
+    /* (the share rule and the draw both looked at: each keeps its account;
+     * no draw for a small call, which is re-run every time — at a recorded
+     * ratio below 1 it was drawn often, and counted as a draw) */
     bool full = !wrong && may_rerun && beyond_envelope(ctx, b, &kind);
     if (!wrong && may_rerun && !full) {
         const bool by_share = want_rerun(ctx, in->n, vertices, seconds);
-        const bool drawn = sampled_rerun(ctx);
+        const bool drawn = !small_call(in->n, vertices, seconds) &&
+                           sampled_rerun(ctx, kind_ratio(ctx, b, &kind));
         full = by_share || drawn;
     }
     /* The history-free checks: the exact pass, and the truncated re-run
@@ -1417,6 +1449,7 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
     tm_exact_cut cut;
     memset(&cut, 0, sizeof cut);
     cut.scale = NAN;
+    double budget_units = 0;
     if (!wrong && !full && reruns && res->max_dim >= 1 && res->n_intervals) {
         const double unit = ctx->verify_unit_seconds > 0 ? ctx->verify_unit_seconds
                                                          : TM_UNIT_SECONDS_DEFAULT;
@@ -1424,7 +1457,8 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
         if (budget < TM_TRUNCATION_FLOOR_SECONDS)
             budget = TM_TRUNCATION_FLOOR_SECONDS;
         bool all_fits = false; /* then s is the threshold: the whole call, re-run */
-        cut.scale = tm_truncation_scale(ctx, in, params->threshold, res->max_dim, budget / unit,
+        budget_units = budget / unit;
+        cut.scale = tm_truncation_scale(ctx, in, params->threshold, res->max_dim, budget_units,
                                         &all_fits);
     }
     if (!wrong && checks) {
@@ -1440,6 +1474,12 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
             cut.scale = NAN;
         }
     }
+    /* The sample chose the scale; the pass counted its pairs exactly: a cut
+     * the sample misjudged (a tie class it missed) is cut back to its
+     * budget before the reference runs it. */
+    if (!wrong && !isnan(cut.scale) && tm_truncation_trim(in, res->max_dim, budget_units, &cut))
+        tm_log(ctx, TOPOML_LOG_DEBUG, "truncated re-run: cut back to %llu pairs, scale %.17g",
+               (unsigned long long)cut.n_edges, cut.scale);
     if (!wrong && !isnan(cut.scale)) {
         /* the reference's work is shown as such, as a full re-run's is */
         tm_progress_rerun(ctx, true);
@@ -1464,7 +1504,8 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
         int rc = run_barcode(ctx, ref, op, in, params, &want, msg, sizeof msg);
         if (ctx->progress_rerun_cancelled)
             rc = TOPOML_E_CANCELLED;
-        rerun_done(ctx, in->n, vertices, seconds, tm_now() - t0);
+        const double ref_seconds = tm_now() - t0;
+        rerun_done(ctx, in->n, vertices, seconds, ref_seconds);
         if (rc != TOPOML_OK) {
             free_barcode(ctx, &want);
             rc = unchecked(ctx, b, op, rc, msg);
@@ -1481,7 +1522,9 @@ static int verify_barcode(topoml_context *ctx, tm_backend **bp, uint32_t op,
                                 sizeof why);
         if (!wrong) {
             free_barcode(ctx, &want);
-            envelope_checked(ctx, b, &kind);
+            tm_envelope seen = kind;
+            seen.ratio = seconds > 0 && ref_seconds > 0 ? ref_seconds / seconds : 0;
+            envelope_checked(ctx, b, &seen);
             return TOPOML_OK;
         }
         reject(ctx, bp, op, why);

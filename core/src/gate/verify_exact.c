@@ -20,7 +20,9 @@
  *  - the edges of the truncated re-run: the pairs of length <= s, for a
  *    scale s chosen beforehand from a sample of the pairs so that the
  *    reference's run on them costs a bounded share of the plugin's time
- *    (tm_truncation_scale; verify.c makes the run and compares).
+ *    (tm_truncation_scale), cut back on their exact count where the sample
+ *    misjudged them (tm_truncation_trim); verify.c makes the run and
+ *    compares.
  * Cost: one distance per pair (n (n - 1) / 2 for a dense input, plus the
  * rows' other half through the vectorised row code), one hash look-up per
  * pair within the threshold, O(n) memory besides the set and the edges of
@@ -486,6 +488,59 @@ static void sample_pair(topoml_context *ctx, uint64_t n, uint64_t *i, uint64_t *
     *j = tm_verify_random(ctx) % *i;
 }
 
+/* The pairs a cut may always take, its budget aside: about n / 2 (a forest:
+ * next to nothing beside reading the input), or those one sampled length
+ * stands for (the smallest cut the sample can tell). */
+static double truncation_floor_pairs(const topoml_input_v1 *in)
+{
+    const double total = in->kind == TOPOML_INPUT_SPARSE
+                             ? (double)in->n_edges
+                             : (double)in->n * (double)(in->n ? in->n - 1 : 0) / 2;
+    return fmax((double)in->n / 2, total / TM_SCALE_SAMPLE);
+}
+
+static int edge_by_length(const void *a, const void *b)
+{
+    const double x = ((const topoml_edge *)a)->d, y = ((const topoml_edge *)b)->d;
+    return x < y ? -1 : x > y;
+}
+
+bool tm_truncation_trim(const topoml_input_v1 *in, uint32_t max_dim, double budget_units,
+                        tm_exact_cut *cut)
+{
+    const double floor_pairs = truncation_floor_pairs(in);
+    if (isnan(cut->scale) || (double)cut->n_edges <= floor_pairs ||
+        tm_truncation_units(in->n, (double)cut->n_edges, max_dim) <= budget_units)
+        return false;
+    /* the largest prefix by length that fits and ends where the length
+     * changes (a cut at s takes every pair of length <= s) */
+    qsort(cut->edges, (size_t)cut->n_edges, sizeof *cut->edges, edge_by_length);
+    uint64_t keep = 0;
+    for (uint64_t end = 1; end <= cut->n_edges; end++) {
+        if (end < cut->n_edges && cut->edges[end].d == cut->edges[end - 1].d)
+            continue;
+        if (!(tm_truncation_units(in->n, (double)end, max_dim) <= budget_units) &&
+            (double)end > floor_pairs)
+            break;
+        keep = end;
+    }
+    cut->n_edges = keep;
+    cut->scale = keep ? cut->edges[keep - 1].d : NAN;
+    return true;
+}
+
+/* The pairs at or below the c-th smallest of the sampled lengths, bounded
+ * above: c samples stand for per * c pairs, give or take per * sqrt(c)
+ * (the count of a binomial draw); 4 of those and 4 samples more keep a cut
+ * of a few dozen sampled lengths — misjudged by tens of percent, squared
+ * or cubed in the units of dimensions 1 and 2 — within its budget but for
+ * about one draw in 10^4 (tm_truncation_trim bounds it exactly after the
+ * pass). */
+static double sampled_pairs_high(double per, unsigned c)
+{
+    return per * ((double)c + 4 * sqrt((double)c) + 4);
+}
+
 double tm_truncation_scale(topoml_context *ctx, const topoml_input_v1 *in, double threshold,
                            uint32_t max_dim, double budget_units, bool *all_fits)
 {
@@ -516,23 +571,30 @@ double tm_truncation_scale(topoml_context *ctx, const topoml_input_v1 *in, doubl
         return NAN;
     qsort(sample, k, sizeof *sample, double_order);
     const double per = total / TM_SCALE_SAMPLE; /* pairs one sampled value stands for */
-    if (tm_truncation_units(in->n, per * k, max_dim) <= budget_units) {
+    if (tm_truncation_units(in->n, sampled_pairs_high(per, k), max_dim) <= budget_units) {
         *all_fits = true;
         return threshold;
     }
-    /* the largest sampled length whose cut fits; at least the one at which
-     * about n / 2 pairs are in (a forest: next to nothing) */
-    unsigned lo = 0, hi = k; /* sample[0 .. lo) fit */
-    while (lo < hi) {
-        const unsigned mid = (lo + hi) / 2;
-        if (tm_truncation_units(in->n, per * (mid + 1), max_dim) <= budget_units)
-            lo = mid + 1;
-        else
-            hi = mid;
+    /* The largest sampled length whose cut fits; at least the one at which
+     * about max(n / 2, per) pairs are in (a forest: next to nothing). A cut
+     * at sample[i] takes every pair of that length, so what it counts is the
+     * samples up to the last one equal to sample[i] (with many ties, one
+     * value stands for a large share of the pairs: 0 for duplicated points,
+     * the grid's spacing; counting i + 1 there put a clique of thousands of
+     * points into a cut budgeted for a few thousand edges). None fits (a
+     * tie class alone over both): NAN, no cut. */
+    const double floor_pairs = truncation_floor_pairs(in);
+    double best = NAN;
+    for (unsigned i = 0; i < k;) {
+        unsigned end = i + 1; /* samples <= sample[i] */
+        while (end < k && sample[end] == sample[i])
+            end++;
+        if (!(tm_truncation_units(in->n, sampled_pairs_high(per, end), max_dim) <=
+              budget_units) &&
+            per * end > floor_pairs)
+            break; /* and every larger one */
+        best = sample[i];
+        i = end;
     }
-    unsigned floor_at = (unsigned)fmin((double)k - 1, (double)in->n / 2 / per);
-    unsigned at = lo > 0 ? lo - 1 : 0;
-    if (at < floor_at)
-        at = floor_at;
-    return sample[at];
+    return best;
 }

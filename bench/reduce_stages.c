@@ -177,7 +177,7 @@ int main(int argc, char **argv)
     if (threads_pool_init(&pool, threads ? threads : 1) != 0)
         return 1;
     scalar_rips_pool lend = {pool.n_threads,      &pool, threads_pool_run, threads_pool_lock,
-                             threads_pool_unlock, batch, &resumed};
+                             threads_pool_unlock, batch, &resumed, scheme, &displaced};
     double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     st.wall0 = w0;
     st.cpu0 = c0;

@@ -169,7 +169,21 @@ typedef struct scalar_rips_pool {
      * by an earlier column of their batch, so that the serial phase had to
      * reduce them further (for tests and benchmarks). */
     uint64_t *resumed;
+    /* Which parallel reduction (rips.c, "The same reduction lock-free"):
+     * SCALAR_RIPS_SCHEME_AUTO (0) the engine's choice, _BATCHED the
+     * batches in two phases, _LOCKFREE the lock-free one with no serial
+     * phase (with cocycles asked for, or under a memory limit too close,
+     * always the batched). The barcode is the same either way. */
+    uint32_t scheme;
+    /* If not NULL, the engine adds to it the columns of the lock-free
+     * reduction that lost their pivot to a column to their left claimed
+     * after them (for tests: the compare-and-swap rule was exercised). */
+    uint64_t *displaced;
 } scalar_rips_pool;
+
+#define SCALAR_RIPS_SCHEME_AUTO 0u
+#define SCALAR_RIPS_SCHEME_BATCHED 1u
+#define SCALAR_RIPS_SCHEME_LOCKFREE 2u
 
 /* A point cloud's distances go to the pool when its pairs times its
  * coordinates reach this (rips.c, "The distances of a point cloud on the

@@ -108,7 +108,7 @@ static int threads_rips(void *state, const topoml_call_v1 *call, const topoml_in
         call->log(call->host_data, TOPOML_LOG_INFO, line);
     }
     scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
-                             threads_pool_unlock, 0, NULL};
+                             threads_pool_unlock, 0, NULL, 0, NULL};
     int rc = rows ? scalar_rips_pooled_distances(call, in, params, NULL, &lend, out)
                   : scalar_rips_pooled(call, in, params, NULL, &lend, out);
     threads_pool_destroy(&pool);

@@ -1945,6 +1945,7 @@ static bool reduce_parallel(rips_engine *r, uint32_t k)
 #define RIPS_LF_CHUNK 8u
 #define RIPS_LF_BLOCK (UINT64_C(1) << 16)
 #define RIPS_LF_NOBODY UINT64_MAX
+#define RIPS_LF_LINE 8u /* uint64_t to a cache line */
 
 typedef struct rips_rec {
     rips_dentry pivot; /* RIPS_NONE: the column is zero */
@@ -1969,7 +1970,7 @@ typedef struct rips_lf {
     _Atomic(const rips_rec *) *records; /* per column: its last published one */
     rips_rec zero;
     rips_work *w;         /* one per worker */
-    uint64_t *work;       /* one per worker */
+    uint64_t *work;       /* one per worker, RIPS_LF_LINE apart */
     rips_tick *tick;      /* one per worker */
     rips_vec *scratch;    /* one per worker: V on its way to a record */
     rips_block **blocks;  /* one per worker: its arena */
@@ -2105,8 +2106,11 @@ static bool lf_column(rips_lf *L, uint32_t worker, uint64_t j)
             int64_t s = lf_find(L, pidx);
             uint64_t o = s < 0 ? RIPS_LF_NOBODY
                                : atomic_load_explicit(&L->owner[s], memory_order_acquire);
-            if (o != RIPS_LF_NOBODY && o > j)
-                break; /* j takes it */
+            /* j takes it: from a column to its right, or from nobody when
+             * the emergent-pair shortcut (which has made the apparent-pair
+             * test) found it */
+            if (o != RIPS_LF_NOBODY ? o > j : partial)
+                break;
             if (partial) {
                 if (!lf_rebuild(r, w, j, NULL, m, &pivot))
                     return false;
@@ -2225,8 +2229,11 @@ static bool reduce_lockfree(rips_engine *r, uint32_t k, int *fallback)
         cap <<= 1;
         lg++;
     }
-    const uint64_t bytes = (uint64_t)T * (sizeof(rips_work) + sizeof(uint64_t) + sizeof(rips_tick) +
-                                          sizeof(rips_vec) + sizeof(rips_block *)) +
+    /* each worker's count of work on a cache line of its own: it is
+     * written for every cofacet */
+    const uint64_t bytes = (uint64_t)T * (sizeof(rips_work) + RIPS_LF_LINE * sizeof(uint64_t) +
+                                          sizeof(rips_tick) + sizeof(rips_vec) +
+                                          sizeof(rips_block *)) +
                            2 * cap * sizeof(uint64_t) + ncols * sizeof(void *);
     char *mem = mem_alloc(r, bytes, "the lock-free reduction");
     if (!mem)
@@ -2239,7 +2246,7 @@ static bool reduce_lockfree(rips_engine *r, uint32_t k, int *fallback)
     L.ncols = ncols;
     L.w = (rips_work *)(void *)mem;
     L.work = (uint64_t *)(void *)(L.w + T);
-    L.tick = (rips_tick *)(void *)(L.work + T);
+    L.tick = (rips_tick *)(void *)(L.work + RIPS_LF_LINE * T);
     L.scratch = (rips_vec *)(void *)(L.tick + T);
     L.blocks = (rips_block **)(void *)(L.scratch + T);
     L.key = (_Atomic uint64_t *)(void *)(L.blocks + T);
@@ -2261,7 +2268,7 @@ static bool reduce_lockfree(rips_engine *r, uint32_t k, int *fallback)
     atomic_init(&L.full, false);
     for (uint32_t w = 0; w < T; w++) {
         L.w[w].cob.ordmask = r->w0.cob.ordmask;
-        L.w[w].work = &L.work[w];
+        L.w[w].work = &L.work[RIPS_LF_LINE * w];
         L.tick[w] = (rips_tick){RIPS_REPORT_WORK, w == 0, &L.stop, 0, ncols};
     }
     bool ok = report(r, 0, ncols);
@@ -2270,7 +2277,7 @@ static bool reduce_lockfree(rips_engine *r, uint32_t k, int *fallback)
         pool->run(pool->user, T, lf_task, &L);
         r->par = false;
         for (uint32_t w = 0; w < T; w++)
-            r->work += L.work[w];
+            r->work += L.work[RIPS_LF_LINE * w];
         *fallback = atomic_load(&L.full)              ? RIPS_LF_FULL
                     : r->status == TOPOML_E_LIMIT ? RIPS_LF_LIMIT
                                                   : 0;

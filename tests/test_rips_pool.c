@@ -108,7 +108,8 @@ static uint64_t rng_next(uint64_t *s)
 }
 
 /* One run of the engine with `threads` threads (0: scalar_rips itself),
- * batches of `batch` columns in the parallel reduction (0: the default);
+ * batches of `batch` columns in the batched reduction (0: the engine's
+ * choice of scheme, the lock-free one unless cocycles are asked for);
  * the columns resumed by its serial phase are added to *resumed. */
 static int compute_batched(const topoml_input_v1 *in, const topoml_rips_params_v1 *p,
                            uint32_t threads, uint32_t batch, uint64_t *resumed,
@@ -123,7 +124,7 @@ static int compute_batched(const topoml_input_v1 *in, const topoml_rips_params_v
     ck_assert_int_eq(threads_pool_init(&pool, threads), 0);
     scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
                              threads_pool_unlock, batch, resumed,
-                             resumed ? SCALAR_RIPS_SCHEME_BATCHED : SCALAR_RIPS_SCHEME_AUTO, NULL};
+                             batch ? SCALAR_RIPS_SCHEME_BATCHED : SCALAR_RIPS_SCHEME_AUTO, NULL};
     int rc = scalar_rips_pooled(&call, in, p, NULL, &lend, out);
     threads_pool_destroy(&pool);
     return rc;

@@ -20,8 +20,9 @@
  * This file is the algorithm only: no parsing, no output format, no choice of
  * backend. It runs on one thread and allocates only through the call; a
  * caller may lend it threads (scalar_rips_pooled), which then share the
- * enumeration of the columns (assemble_parallel) and the first phase of
- * the reduction of each batch of columns (reduce_parallel).
+ * enumeration of the columns (assemble_parallel) and the reduction: lock-free,
+ * with no serial phase (reduce_lockfree), or, with cocycles asked for, the
+ * first phase of each batch of columns (reduce_parallel).
  *
  * Filtration order (relied on throughout). Within a dimension, simplex a
  * comes before simplex b when diam(a) < diam(b), or the diameters are equal

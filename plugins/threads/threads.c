@@ -5,10 +5,11 @@
  * plugin lends it a pool of POSIX threads (pool.c), on which it enumerates
  * the columns of each dimension >= 2, tests them for apparent pairs and
  * sorts them — most of the time of a dense complex — and reduces the
- * columns of each dimension >= 1 in batches: each column of a batch
- * against the pivots of the batches before on the pool, then on the
- * calling thread, in order, against those of its own batch. The barcode is
- * the reference's, bit for bit, whatever the thread count.
+ * columns of each dimension >= 1 lock-free, with no serial phase: the
+ * workers take the columns in chunks and claim pivots in a shared table by
+ * compare-and-swap, the smaller column winning (with cocycles asked for, in
+ * batches with a serial phase instead). The barcode is the reference's, bit
+ * for bit, whatever the thread count.
  *
  * A plugin file: it includes topoml/plugin.h and the scalar engine's
  * headers only, and links nothing of the core.
@@ -29,7 +30,8 @@
 /* What runs where, for `topoml backends` and the certificates. */
 #define THREADS_SCHEDULE                                                                       \
     "columns=threads apparent-pairs=threads sort=threads reduction=threads "                   \
-    "reduction-scheme=batched-two-phase threads=sched_getaffinity"
+    "reduction-scheme=lock-free-cas cocycles-reduction-scheme=batched-two-phase "            \
+    "threads=sched_getaffinity"
 
 /* An input whose complete flag complex has fewer simplices than this in
  * dimensions 2 .. max_dim (the part the pool shares) runs on the calling

@@ -2287,9 +2287,12 @@ static bool reduce_lockfree(rips_engine *r, uint32_t k, int *fallback)
         ok = r->status == TOPOML_OK;
     }
     /* Every column is zero or owns its pivot alone: the bars, in column
-     * order, and the pivots for clearing the next dimension. */
+     * order, and the pivots for clearing the next dimension. (Progress:
+     * every column is reduced by now, and what was reported must not go
+     * back.) */
     for (uint64_t j = 0; ok && *fallback == 0 && j < ncols; j++) {
-        if ((j % RIPS_REPORT_COLUMNS == 0 || r->work >= r->work_mark) && !report(r, j, ncols)) {
+        if ((j % RIPS_REPORT_COLUMNS == 0 || r->work >= r->work_mark) &&
+            !report(r, ncols, ncols)) {
             ok = false;
             break;
         }

@@ -2178,6 +2178,8 @@ static bool lf_column(rips_lf *L, uint32_t worker, uint64_t j)
             return true;
         if (cur < j) {
             /* A column to the left took t first: go on adding. */
+            if (!heap_reserve(r, &w->red, rec->len, "the working column"))
+                return false;
             for (uint64_t i = 0; i < rec->len; i++)
                 heap_push(&w->red, key_make(rec->v[i].diam, rec->v[i].entry));
             continue;

@@ -244,9 +244,10 @@ int main(int argc, char **argv)
            "\"reduce_wall\": %.6f, \"reduce_cpu\": %.6f, \"reduce_main_cpu\": %.6f, "
            "\"enum_wall\": %.6f, \"enum_cpu\": %.6f, \"enum_main_cpu\": %.6f, "
            "\"resumed\": %llu, \"bars\": %llu, \"digest\": \"%016llx\"}\n",
-           (unsigned long long)n, threads, batch, scheme, (unsigned long long)displaced, w1 - w0, c1 - c0, st.reduce_wall, st.reduce_cpu,
-           st.reduce_main, st.enum_wall, st.enum_cpu, st.enum_main, (unsigned long long)resumed,
-           (unsigned long long)out.n_intervals, (unsigned long long)h);
+           (unsigned long long)n, threads, batch, scheme, (unsigned long long)displaced, w1 - w0,
+           c1 - c0, st.reduce_wall, st.reduce_cpu, st.reduce_main, st.enum_wall, st.enum_cpu,
+           st.enum_main, (unsigned long long)resumed, (unsigned long long)out.n_intervals,
+           (unsigned long long)h);
     free(out.intervals);
     free(x);
     return 0;

@@ -1970,11 +1970,11 @@ typedef struct rips_lf {
     atomic_uint_fast64_t keys, next, displaced;
     _Atomic(const rips_rec *) *records; /* per column: its last published one */
     rips_rec zero;
-    rips_work *w;         /* one per worker */
-    uint64_t *work;       /* one per worker, RIPS_LF_LINE apart */
-    rips_tick *tick;      /* one per worker */
-    rips_vec *scratch;    /* one per worker: V on its way to a record */
-    rips_block **blocks;  /* one per worker: its arena */
+    rips_work *w;        /* one per worker */
+    uint64_t *work;      /* one per worker, RIPS_LF_LINE apart */
+    rips_tick *tick;     /* one per worker */
+    rips_vec *scratch;   /* one per worker: V on its way to a record */
+    rips_block **blocks; /* one per worker: its arena */
     atomic_bool stop, full;
 } rips_lf;
 

@@ -28,9 +28,9 @@
 #define ALL_INPUTS ((1u << TOPOML_INPUT_KIND_COUNT) - 1u)
 
 /* What runs where, for `topoml backends` and the certificates. */
-#define THREADS_SCHEDULE                                                                       \
-    "columns=threads apparent-pairs=threads sort=threads reduction=threads "                   \
-    "reduction-scheme=lock-free-cas cocycles-reduction-scheme=batched-two-phase "            \
+#define THREADS_SCHEDULE                                                                           \
+    "columns=threads apparent-pairs=threads sort=threads reduction=threads "                       \
+    "reduction-scheme=lock-free-cas cocycles-reduction-scheme=batched-two-phase "                  \
     "threads=sched_getaffinity"
 
 /* An input whose complete flag complex has fewer simplices than this in

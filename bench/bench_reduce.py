@@ -17,10 +17,12 @@ thread's).
         -Iplugins/threads bench/reduce_stages.c plugins/threads/pool.c \\
         plugins/scalar/rips.c -lm -lpthread -o /tmp/reduce_stages
     bench/bench_reduce.py --bin /tmp/reduce_stages [--threads 0,1,2] \\
-        [--reps 3] [--only CASE]... [--batch N,...] [--json FILE]
+        [--reps 3] [--only CASE]... [--batch N,...] [--scheme 0,1,2] [--json FILE]
 
-With several --batch sizes (0: the engine's adaptive choice) every pooled
-thread count runs at each; the serial one (threads 0 or 1) once.
+With several --batch sizes (0: the engine's adaptive choice) or --scheme
+values (the parallel reduction, scalar_rips_pool.scheme: 0 the engine's
+choice, 1 batched in two phases, 2 lock-free) every pooled thread count
+runs at each; the serial one (threads 0 or 1) once.
 """
 import argparse
 import datetime
@@ -41,7 +43,13 @@ CASES = [
     ("clifford_torus_10000", "gen:torus:10000:19", 2, 0.15),
     ("clifford_torus_50000", "gen:torus:50000:19", 2, 0.15),
     ("o3_4096", "o3_4096.txt", 3, 1.4),
+    # the dense full-matrix case with little to collapse (issue 34)
+    ("uniform_512_r16", "gen:uniform:512:16:34", 2, "inf"),
+    ("sphere_3_192_d2", "sphere_3_192.lower_distance_matrix", 2, "inf"),
+    ("sphere_3_192_d3", "sphere_3_192.lower_distance_matrix", 3, "inf"),
+    ("o3_1024", "o3_1024.txt", 3, 1.8),
 ]
+SCHEMES = {0: "auto", 1: "batched", 2: "lockfree"}
 
 KEYS = ("reduce_wall", "reduce_cpu", "enum_wall", "enum_cpu", "wall", "cpu")
 
@@ -51,17 +59,18 @@ def med(runs, key):
 
 
 def table(cases):
-    print("| case | threads | batch | reduction wall s | reduction CPU s | reduction CPU s, calling "
+    print("| case | threads | batch | scheme | reduction wall s | reduction CPU s | reduction CPU s, calling "
           "thread | enumeration CPU s | whole CPU s | whole wall s | resumed | runs |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     def med_of(c, key):
         # a file converted from a run's text output may lack some of them
         return "%.3f" % statistics.median(c[key]) if c.get(key) else "-"
 
     for c in cases:
-        print("| %s | %s | %s | %.3f | %.3f | %s | %s | %s | %s | %s | %d |" % (
+        print("| %s | %s | %s | %s | %.3f | %.3f | %s | %s | %s | %s | %s | %d |" % (
             c["name"], c["engine_threads"],
             "-" if c["engine_threads"] < 2 else c.get("batch") or "adaptive",
+            c.get("scheme", "-"),
             c["median"], c["cpu_median"],
             med_of(c, "main_cpu_times"), med_of(c, "enum_cpu_times"),
             med_of(c, "whole_cpu_times"), med_of(c, "whole_times"),
@@ -79,6 +88,9 @@ def main():
     ap.add_argument("--batch", default="0",
                     help="columns per batch of the parallel reduction, comma-separated "
                     "(0: the engine's adaptive choice)")
+    ap.add_argument("--scheme", default="0",
+                    help="parallel reductions, comma-separated (0: the engine's choice, "
+                    "1: batched in two phases, 2: lock-free)")
     ap.add_argument("--only", action="append", help="run only these cases")
     ap.add_argument("--json", help="where the results go (default: bench/results/"
                     "reduce-cpu-<date>.json)")
@@ -92,8 +104,10 @@ def main():
         ap.error("--bin is needed")
     threads = [int(t) for t in a.threads.split(",")]
     batches = [int(b) for b in a.batch.split(",")]
-    # (threads, batch) per configuration; one batch size for a serial run
-    configs = [(t, b) for t in threads for b in (batches if t > 1 else batches[:1])]
+    schemes = [int(x) for x in a.scheme.split(",")]
+    # (threads, batch, scheme) per configuration; one of each for a serial run
+    configs = [(t, b, sc) for t in threads for b in (batches if t > 1 else batches[:1])
+               for sc in (schemes if t > 1 else schemes[:1])]
     cases = [c for c in CASES if not a.only or c[0] in a.only]
     tmp = tempfile.mkdtemp(prefix="bench_reduce_")
     commands, out = [" ".join([os.path.relpath(__file__)] + sys.argv[1:])], []
@@ -103,8 +117,8 @@ def main():
         runs = {c: [] for c in configs}
         digest = None
         for rep in range(a.reps):
-            for t, b in configs:
-                cmd = [a.bin, path, str(dim), repr(thr), str(t), str(b)]
+            for t, b, sc in configs:
+                cmd = [a.bin, path, str(dim), str(thr), str(t), str(b), str(sc)]
                 if rep == 0:
                     commands.append(" ".join(cmd))
                 r = json.loads(subprocess.run(cmd, check=True, capture_output=True,
@@ -114,15 +128,17 @@ def main():
                 if r["digest"] != digest:
                     sys.exit("%s: %d threads gave another barcode (%s, not %s)"
                              % (name, t, r["digest"], digest))
-                runs[(t, b)].append(r)
-                print("%s threads %d batch %d: reduction %.3f s wall, %.3f s CPU; whole %.3f s "
-                      "CPU" % (name, t, b, r["reduce_wall"], r["reduce_cpu"], r["cpu"]),
-                      file=sys.stderr)
-        for t, b in configs:
-            rs = runs[(t, b)]
+                runs[(t, b, sc)].append(r)
+                print("%s threads %d batch %d scheme %d: reduction %.3f s wall, %.3f s CPU; "
+                      "whole %.3f s CPU" % (name, t, b, sc, r["reduce_wall"], r["reduce_cpu"],
+                                            r["cpu"]), file=sys.stderr)
+        for t, b, sc in configs:
+            rs = runs[(t, b, sc)]
             program = "topoml engine" + (" pooled" if t else " serial")
             if len(batches) > 1 and t > 1:
                 program += " batch %s" % (b or "adaptive")
+            if len(schemes) > 1 and t > 1:
+                program += " " + SCHEMES[sc]
             out.append(artifact.case(
                 name, program,
                 [r["reduce_wall"] for r in rs], threads=max(t, 1), engine_threads=t,
@@ -134,6 +150,8 @@ def main():
                 enum_cpu_times=[r["enum_cpu"] for r in rs],
                 whole_times=[r["wall"] for r in rs], whole_cpu_times=[r["cpu"] for r in rs],
                 resumed=rs[0]["resumed"], batch=b, bars=rs[0]["bars"], digest=digest,
+                scheme=SCHEMES[sc] if t > 1 else "serial",
+                displaced=[r.get("displaced", 0) for r in rs],
                 dim=dim, threshold=thr))
     run = {
         "title": "Reduction stage of the Rips engine: serial and pooled (threads backend)",

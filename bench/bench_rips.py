@@ -91,6 +91,8 @@ CASES = [
     ("uniform_2000_r3", "gen:uniform:2000:3:2", "point-cloud", 2, 0.25),
     ("random16", "random16.lower_distance_matrix", "lower-distance", 7, None),
     ("projective_plane", "projective_plane.lower_distance_matrix", "lower-distance", 2, None),
+    # issue 34's dense case with little to collapse: 512 points in R^16, no threshold
+    ("uniform_512_r16", "gen:uniform:512:16:34", "point-cloud", 2, None),
 ]
 BIG = [("o3_4096", "o3_4096.txt", "point-cloud", 3, 1.4)]
 

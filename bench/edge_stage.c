@@ -173,7 +173,7 @@ int main(int argc, char **argv)
         if (threads > 1 && threads_pool_init(&pool, threads) != 0)
             return 1;
         scalar_rips_pool lend = {threads, &pool, threads_pool_run, threads_pool_lock,
-                                 threads_pool_unlock, 0, NULL};
+                                 threads_pool_unlock, 0, NULL, 0, NULL};
         const double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
         int rc;
         if (threads <= 1)

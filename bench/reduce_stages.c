@@ -20,13 +20,17 @@
  *   gcc -O2 -g -std=c11 -D_GNU_SOURCE -Iplugin-api/include -Iplugins/scalar \
  *       -Iplugins/threads bench/reduce_stages.c plugins/threads/pool.c \
  *       plugins/scalar/rips.c -lm -lpthread -o /tmp/reduce_stages
- *   /tmp/reduce_stages POINTS.txt DIM THRESHOLD THREADS [BATCH]
+ *   /tmp/reduce_stages POINTS.txt DIM THRESHOLD THREADS [BATCH [SCHEME]]
  *
- * POINTS.txt: one point a line, coordinates separated by spaces or commas.
+ * POINTS.txt: one point a line, coordinates separated by spaces or commas;
+ * a file named *.lower_distance_matrix is read as one.
  * THRESHOLD: a number or "inf". THREADS 0: scalar_rips itself. BATCH:
  * columns per batch of the parallel reduction (0 or absent: the default).
+ * SCHEME: the parallel reduction, scalar_rips_pool.scheme (0 or absent:
+ * the engine's choice, 1 batched in two phases, 2 lock-free).
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,14 +129,52 @@ static double *read_points(const char *path, uint64_t *n, uint64_t *dim)
     return x;
 }
 
+/* A lower distance matrix (Ripser's lower-distance format: row i holds
+ * d(i, 0) .. d(i, i-1)), read as its n(n-1)/2 entries in that order. */
+static double *read_lower(const char *path, uint64_t *n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, len = 0;
+    double *x = malloc(cap * sizeof *x);
+    double v;
+    int c;
+    while (x && (c = fscanf(f, " %lf%*[ ,\t\r\n]", &v)) != EOF) {
+        if (c != 1)
+            break;
+        if (len == cap) {
+            double *y = realloc(x, (cap *= 2) * sizeof *x);
+            if (!y) {
+                free(x);
+                x = NULL;
+                break;
+            }
+            x = y;
+        }
+        x[len++] = v;
+    }
+    fclose(f);
+    *n = 1;
+    while (x && *n * (*n - 1) / 2 < len)
+        ++*n;
+    if (x && *n * (*n - 1) / 2 != len) {
+        free(x);
+        return NULL;
+    }
+    return x;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: %s POINTS.txt DIM THRESHOLD THREADS [BATCH]\n", argv[0]);
+        fprintf(stderr, "usage: %s POINTS.txt DIM THRESHOLD THREADS [BATCH [SCHEME]]\n", argv[0]);
         return 2;
     }
-    uint64_t n, dim;
-    double *x = read_points(argv[1], &n, &dim);
+    uint64_t n, dim = 0;
+    size_t plen = strlen(argv[1]);
+    const bool lower = plen > 22 && strcmp(argv[1] + plen - 22, ".lower_distance_matrix") == 0;
+    double *x = lower ? read_lower(argv[1], &n) : read_points(argv[1], &n, &dim);
     if (!x) {
         fprintf(stderr, "%s: cannot read points from %s\n", argv[0], argv[1]);
         return 1;
@@ -140,7 +182,7 @@ int main(int argc, char **argv)
     topoml_input_v1 in;
     memset(&in, 0, sizeof in);
     in.struct_size = sizeof in;
-    in.kind = TOPOML_INPUT_POINTS;
+    in.kind = lower ? TOPOML_INPUT_CONDENSED : TOPOML_INPUT_POINTS;
     in.n = n;
     in.dim = dim;
     in.dtype = TOPOML_F64;
@@ -154,6 +196,7 @@ int main(int argc, char **argv)
     p.threshold = strcmp(argv[3], "inf") == 0 ? INFINITY : atof(argv[3]);
     uint32_t threads = (uint32_t)atoi(argv[4]);
     uint32_t batch = argc > 5 ? (uint32_t)atoi(argv[5]) : 0;
+    uint32_t scheme = argc > 6 ? (uint32_t)atoi(argv[6]) : SCALAR_RIPS_SCHEME_AUTO;
 
     static char err[512];
     stages st;
@@ -172,12 +215,12 @@ int main(int argc, char **argv)
     topoml_barcode_v1 out;
     memset(&out, 0, sizeof out);
     out.struct_size = sizeof out;
-    uint64_t resumed = 0;
+    uint64_t resumed = 0, displaced = 0;
     threads_pool pool;
     if (threads_pool_init(&pool, threads ? threads : 1) != 0)
         return 1;
     scalar_rips_pool lend = {pool.n_threads,      &pool, threads_pool_run, threads_pool_lock,
-                             threads_pool_unlock, batch, &resumed};
+                             threads_pool_unlock, batch, &resumed, scheme, &displaced};
     double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     st.wall0 = w0;
     st.cpu0 = c0;
@@ -196,13 +239,15 @@ int main(int argc, char **argv)
     const unsigned char *b = (const unsigned char *)out.intervals;
     for (size_t q = 0; q < out.n_intervals * sizeof *out.intervals; q++)
         h = (h ^ b[q]) * 1099511628211u;
-    printf("{\"n\": %llu, \"threads\": %u, \"batch\": %u, \"wall\": %.6f, \"cpu\": %.6f, "
+    printf("{\"n\": %llu, \"threads\": %u, \"batch\": %u, \"scheme\": %u, "
+           "\"displaced\": %llu, \"wall\": %.6f, \"cpu\": %.6f, "
            "\"reduce_wall\": %.6f, \"reduce_cpu\": %.6f, \"reduce_main_cpu\": %.6f, "
            "\"enum_wall\": %.6f, \"enum_cpu\": %.6f, \"enum_main_cpu\": %.6f, "
            "\"resumed\": %llu, \"bars\": %llu, \"digest\": \"%016llx\"}\n",
-           (unsigned long long)n, threads, batch, w1 - w0, c1 - c0, st.reduce_wall, st.reduce_cpu,
-           st.reduce_main, st.enum_wall, st.enum_cpu, st.enum_main, (unsigned long long)resumed,
-           (unsigned long long)out.n_intervals, (unsigned long long)h);
+           (unsigned long long)n, threads, batch, scheme, (unsigned long long)displaced, w1 - w0,
+           c1 - c0, st.reduce_wall, st.reduce_cpu, st.reduce_main, st.enum_wall, st.enum_cpu,
+           st.enum_main, (unsigned long long)resumed, (unsigned long long)out.n_intervals,
+           (unsigned long long)h);
     free(out.intervals);
     free(x);
     return 0;

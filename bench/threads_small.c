@@ -64,7 +64,7 @@ static double run(const topoml_input_v1 *in, const topoml_rips_params_v1 *p, uin
         if (threads_pool_init(&pool, threads) != 0)
             return -1;
         scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
-                                 threads_pool_unlock, 0, NULL};
+                                 threads_pool_unlock, 0, NULL, 0, NULL};
         rc = scalar_rips_pooled(&c, in, p, NULL, &lend, &out);
         threads_pool_destroy(&pool);
     }

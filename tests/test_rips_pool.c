@@ -108,7 +108,8 @@ static uint64_t rng_next(uint64_t *s)
 }
 
 /* One run of the engine with `threads` threads (0: scalar_rips itself),
- * batches of `batch` columns in the parallel reduction (0: the default);
+ * batches of `batch` columns in the batched reduction (0: the engine's
+ * choice of scheme, the lock-free one unless cocycles are asked for);
  * the columns resumed by its serial phase are added to *resumed. */
 static int compute_batched(const topoml_input_v1 *in, const topoml_rips_params_v1 *p,
                            uint32_t threads, uint32_t batch, uint64_t *resumed,
@@ -122,7 +123,8 @@ static int compute_batched(const topoml_input_v1 *in, const topoml_rips_params_v
     threads_pool pool;
     ck_assert_int_eq(threads_pool_init(&pool, threads), 0);
     scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
-                             threads_pool_unlock, batch, resumed};
+                             threads_pool_unlock, batch, resumed,
+                             batch ? SCALAR_RIPS_SCHEME_BATCHED : SCALAR_RIPS_SCHEME_AUTO, NULL};
     int rc = scalar_rips_pooled(&call, in, p, NULL, &lend, out);
     threads_pool_destroy(&pool);
     return rc;
@@ -251,6 +253,105 @@ START_TEST(test_pooled_rips_equals_serial_on_random_inputs)
 }
 END_TEST
 
+/* The lock-free reduction (rips.c, "The same reduction lock-free") gives
+ * the serial engine's pairs — every bar and the edges that make it
+ * (TOPOML_RIPS_PARAM_GENERATORS) — at every thread count from 1 to 8, on
+ * seeded inputs full of ties (matrices of two to four values, points on a
+ * small grid, sparse graphs of few lengths) over Z/2, Z/3 and Z/5: columns
+ * with equal diameters whose pivots collide are where the smaller column
+ * must win the pivot. Over all runs some columns really lost their pivot
+ * to a column to their left that claimed it after them, so the
+ * compare-and-swap rule was exercised (with the larger column winning, the
+ * pairs differ). */
+START_TEST(test_lockfree_reduction_pairs_equal_serial_with_ties)
+{
+    const int seeds = RUNNING_ON_VALGRIND ? 6 : 60;
+    uint64_t displaced_total = 0;
+    for (int seed = 1; seed <= seeds; seed++) {
+        uint64_t s = 0x9e3779b97f4a7c15u * (uint64_t)seed + 17;
+        uint64_t n = 12 + rng_next(&s) % 30;
+        int kind = seed % 3;
+        double *x = malloc(n * n * sizeof *x);
+        topoml_edge *e = malloc(n * n * sizeof *e);
+        ck_assert(x && e);
+        topoml_input_v1 in;
+        memset(&in, 0, sizeof in);
+        in.struct_size = sizeof in;
+        in.n = n;
+        in.dtype = TOPOML_F64;
+        if (kind == 0) { /* a matrix of 2 to 4 values */
+            const uint64_t values = 2 + (uint64_t)seed % 3;
+            for (uint64_t q = 0; q < n * (n - 1) / 2; q++)
+                x[q] = (double)(1 + rng_next(&s) % values);
+            in.kind = TOPOML_INPUT_CONDENSED;
+            in.data = x;
+        } else if (kind == 1) { /* points on a 4 x 4 x 4 grid, some repeated */
+            for (uint64_t q = 0; q < n * 3; q++)
+                x[q] = (double)(rng_next(&s) % 4);
+            in.kind = TOPOML_INPUT_POINTS;
+            in.dim = 3;
+            in.metric = seed % 2 ? TOPOML_METRIC_MANHATTAN : TOPOML_METRIC_CHEBYSHEV;
+            in.data = x;
+        } else { /* a sparse graph of three lengths */
+            uint64_t m = 0;
+            for (uint32_t j = 1; j < n; j++)
+                for (uint32_t i = 0; i < j; i++)
+                    if (rng_next(&s) % 5 != 0)
+                        e[m++] = (topoml_edge){(double)(1 + rng_next(&s) % 3), i, j};
+            in.kind = TOPOML_INPUT_SPARSE;
+            in.n_edges = m;
+            in.edges = e;
+        }
+        topoml_rips_params_v1 p;
+        memset(&p, 0, sizeof p);
+        p.struct_size = sizeof p;
+        p.max_dim = n <= 24 ? 3 : 2;
+        p.modulus = (uint32_t[]){2, 3, 5}[(seed / 3) % 3];
+        p.threshold = seed % 4 == 3 ? 2.0 : INFINITY;
+        p.flags = TOPOML_RIPS_PARAM_GENERATORS;
+        host h0;
+        topoml_barcode_v1 ref;
+        ck_assert_msg(compute(&in, &p, 0, &ref, &h0) == TOPOML_OK, "seed %d: %s", seed, errbuf);
+        for (uint32_t threads = 1; threads <= 8;
+             threads = RUNNING_ON_VALGRIND && threads == 2 ? 8 : threads + 1) {
+            host h;
+            topoml_call_v1 call = make_call(&h);
+            topoml_barcode_v1 got;
+            memset(&got, 0, sizeof got);
+            got.struct_size = sizeof got;
+            uint64_t displaced = 0;
+            threads_pool pool;
+            ck_assert_int_eq(threads_pool_init(&pool, threads), 0);
+            scalar_rips_pool lend = {pool.n_threads,     &pool, threads_pool_run,
+                                     threads_pool_lock,  threads_pool_unlock,
+                                     0,                  NULL,  SCALAR_RIPS_SCHEME_LOCKFREE,
+                                     &displaced};
+            int rc = scalar_rips_pooled(&call, &in, &p, NULL, &lend, &got);
+            threads_pool_destroy(&pool);
+            ck_assert_msg(rc == TOPOML_OK, "seed %d, %u threads: %s", seed, threads, errbuf);
+            ck_assert_msg(got.n_intervals == ref.n_intervals &&
+                              (ref.n_intervals == 0 ||
+                               (memcmp(got.intervals, ref.intervals,
+                                       ref.n_intervals * sizeof *ref.intervals) == 0 &&
+                                memcmp(got.generators, ref.generators,
+                                       ref.n_intervals * sizeof *ref.generators) == 0)),
+                          "seed %d (%s, Z/%u), %u threads: other pairs than serial", seed,
+                          kind == 0 ? "matrix" : kind == 1 ? "grid" : "sparse", p.modulus,
+                          threads);
+            displaced_total += displaced;
+            h_free(&h, got.intervals);
+            h_free(&h, got.generators);
+            ck_assert_int_eq(atomic_load(&h.live), 0);
+        }
+        h_free(&h0, ref.intervals);
+        h_free(&h0, ref.generators);
+        free(x);
+        free(e);
+    }
+    ck_assert_msg(displaced_total > 0, "no column ever lost its pivot to one on its left");
+}
+END_TEST
+
 /* A cloud large enough that the enumeration is split and reports. */
 static double *cloud(uint64_t n, uint64_t dim, uint64_t seed)
 {
@@ -327,7 +428,7 @@ START_TEST(test_pooled_distances_equal_serial)
                     threads_pool pool;
                     ck_assert_int_eq(threads_pool_init(&pool, n_threads), 0);
                     scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run,
-                                             threads_pool_lock, threads_pool_unlock, 0, NULL};
+                                             threads_pool_lock, threads_pool_unlock, 0, NULL, 0, NULL};
                     int rc = only ? scalar_rips_pooled_distances(&call, &in, &p, NULL, &lend, &got)
                                   : scalar_rips_pooled(&call, &in, &p, NULL, &lend, &got);
                     threads_pool_destroy(&pool);
@@ -387,7 +488,7 @@ START_TEST(test_pooled_rips_cancels_and_frees_everything)
         threads_pool pool;
         ck_assert_int_eq(threads_pool_init(&pool, 3), 0);
         scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
-                                 threads_pool_unlock, 0, NULL};
+                                 threads_pool_unlock, 0, NULL, 0, NULL};
         int rc = scalar_rips_pooled(&call, &in, &p, NULL, &lend, &out);
         threads_pool_destroy(&pool);
         ck_assert_int_eq(rc, TOPOML_E_CANCELLED);
@@ -425,7 +526,7 @@ START_TEST(test_pooled_rips_respects_the_memory_limit)
         threads_pool pool;
         ck_assert_int_eq(threads_pool_init(&pool, 4), 0);
         scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
-                                 threads_pool_unlock, 0, NULL};
+                                 threads_pool_unlock, 0, NULL, 0, NULL};
         int rc = scalar_rips_pooled(&call, &in, &p, NULL, &lend, &out);
         threads_pool_destroy(&pool);
         ck_assert_msg(rc == TOPOML_OK || rc == TOPOML_E_LIMIT, "limit %llu: rc %d: %s",
@@ -506,7 +607,8 @@ START_TEST(test_pooled_reduction_goes_serial_near_the_memory_limit)
         threads_pool pool;
         ck_assert_int_eq(threads_pool_init(&pool, 4), 0);
         scalar_rips_pool lend = {pool.n_threads,      &pool, threads_pool_run, threads_pool_lock,
-                                 threads_pool_unlock, 7,     &resumed};
+                                 threads_pool_unlock, 7,     &resumed, SCALAR_RIPS_SCHEME_BATCHED,
+                                 NULL};
         int rc = scalar_rips_pooled(&call, &in, &p, NULL, &lend, &out);
         threads_pool_destroy(&pool);
         ck_assert_msg(rc == TOPOML_OK, "limit %llu: %s", (unsigned long long)limits[k], errbuf);
@@ -665,7 +767,7 @@ START_TEST(test_rips_progress_has_totals_and_comes_often)
             threads_pool pool;
             ck_assert_int_eq(threads_pool_init(&pool, threads ? threads : 1), 0);
             scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
-                                     threads_pool_unlock, 0, NULL};
+                                     threads_pool_unlock, 0, NULL, 0, NULL};
             double t0 = cpu_seconds();
             int rc = threads ? scalar_rips_pooled(&call, &in, &p, NULL, &lend, &out)
                              : scalar_rips(&call, &in, &p, &out);
@@ -725,6 +827,7 @@ int main(void)
     TCase *tc = tcase_create("rips_pool");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_pooled_rips_equals_serial_on_random_inputs);
+    tcase_add_test(tc, test_lockfree_reduction_pairs_equal_serial_with_ties);
     tcase_add_test(tc, test_pooled_rips_cancels_and_frees_everything);
     tcase_add_test(tc, test_pooled_distances_equal_serial);
     tcase_add_test(tc, test_pooled_rips_respects_the_memory_limit);

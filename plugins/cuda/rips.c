@@ -64,7 +64,7 @@ static int engine(const tmc_ctx *ctx, const topoml_input_v1 *in,
     if (threads_pool_init(&pool, threads_for(wanted)) != 0)
         return tmc_fail(call, TOPOML_E_INTERNAL, "rips: cannot make a mutex for the host threads");
     scalar_rips_pool lend = {
-        pool.n_threads, &pool, threads_pool_run, threads_pool_lock, threads_pool_unlock, 0, NULL};
+        pool.n_threads, &pool, threads_pool_run, threads_pool_lock, threads_pool_unlock, 0, NULL, 0, NULL};
     int status = scalar_rips_pooled(call, in, params, hook, &lend, out);
     threads_pool_destroy(&pool);
     return status;

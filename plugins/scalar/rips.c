@@ -20,8 +20,9 @@
  * This file is the algorithm only: no parsing, no output format, no choice of
  * backend. It runs on one thread and allocates only through the call; a
  * caller may lend it threads (scalar_rips_pooled), which then share the
- * enumeration of the columns (assemble_parallel) and the first phase of
- * the reduction of each batch of columns (reduce_parallel).
+ * enumeration of the columns (assemble_parallel) and the reduction: lock-free,
+ * with no serial phase (reduce_lockfree), or, with cocycles asked for, the
+ * first phase of each batch of columns (reduce_parallel).
  *
  * Filtration order (relied on throughout). Within a dimension, simplex a
  * comes before simplex b when diam(a) < diam(b), or the diameters are equal
@@ -1419,9 +1420,15 @@ static bool add_column(rips_engine *r, rips_work *w, uint64_t col, uint32_t fact
  * working coboundary is then left empty: the column is never needed in
  * reduced form except through V (empty) and its own coboundary.
  * (The parallel reduction sees a table without the pivots of the columns
- * of the same batch: its phase 2 checks the pivot against them.) */
+ * of the same batch: its phase 2 checks the pivot against them. The
+ * lock-free one, `lf`, looks in its shared table, where a column to the
+ * left may not have claimed its pivot yet: there the shortcut is a guess,
+ * said in *shortcut, and undone when the pivot turns out to be taken.) */
+struct rips_lf;
+static bool lf_unowned(const struct rips_lf *L, uint64_t index);
+
 static bool init_coboundary(rips_engine *r, rips_work *w, rips_dentry sigma, uint32_t m,
-                            rips_dentry *pivot)
+                            rips_dentry *pivot, const struct rips_lf *lf, bool *shortcut)
 {
     uint32_t verts[RIPS_MAX_VERTS];
     simplex_vertices(r, sigma.entry, m, verts);
@@ -1436,8 +1443,8 @@ static bool init_coboundary(rips_engine *r, rips_work *w, rips_dentry sigma, uin
             return false;
         if (check && cf.diam == sigma.diam) {
             check = false;
-            uint64_t slot = pivots_slot(r, &r->piv, cf.index);
-            if (r->piv.key[slot] == RIPS_NONE) {
+            if (lf ? lf_unowned(lf, cf.index)
+                   : r->piv.key[pivots_slot(r, &r->piv, cf.index)] == RIPS_NONE) {
                 uint32_t tv[RIPS_MAX_VERTS], pos = m - cf.kb;
                 double dw[RIPS_MAX_VERTS];
                 rips_profile ps, pt;
@@ -1451,6 +1458,8 @@ static bool init_coboundary(rips_engine *r, rips_work *w, rips_dentry sigma, uin
                 if (!zero_apparent_facet(r, tv, m + 1, &pt, cf.diam, cf.index, &f, &sign)) {
                     col_clear(&w->cob);
                     *pivot = e;
+                    if (shortcut)
+                        *shortcut = true;
                     return true;
                 }
             }
@@ -1628,7 +1637,7 @@ static bool reduce_serial(rips_engine *r, uint32_t k, uint64_t j0)
         rips_dentry sigma = r->cols.a[j], pivot;
         col_clear(&w->cob);
         heap_clear(&w->red);
-        if (!init_coboundary(r, w, sigma, m, &pivot) ||
+        if (!init_coboundary(r, w, sigma, m, &pivot, NULL, NULL) ||
             !reduce_column(r, w, j, m, &pivot, NULL, ncols))
             return false;
         /* V of a zero column is never added to another: kept only for the
@@ -1729,7 +1738,7 @@ static void reduce_task(void *arg, uint32_t t, uint32_t worker)
     heap_clear(&w->red);
     q->worker = worker;
     q->off = v->n;
-    bool ok = init_coboundary(r, w, r->cols.a[j], P->k + 1, &pivot) &&
+    bool ok = init_coboundary(r, w, r->cols.a[j], P->k + 1, &pivot, NULL, NULL) &&
               reduce_column(r, w, j, P->k + 1, &pivot, &P->tick[worker], P->ncols) &&
               ((pivot.entry == RIPS_NONE && !r->want_cocycles) || store_v(r, &w->red, v));
     q->pivot = pivot;
@@ -1888,6 +1897,447 @@ static bool reduce_parallel(rips_engine *r, uint32_t k)
     return ok && reduce_serial(r, k, serial_from);
 }
 
+/* ---- The same reduction lock-free (Morozov and Nigmetov) ----
+ *
+ * D. Morozov and A. Nigmetov, "Towards lockfree persistent homology"
+ * (SPAA 2020), as giotto-ph reduces: the workers take the columns in
+ * chunks of RIPS_LF_CHUNK consecutive ones, in order, and reduce each to
+ * the end with no serial phase. The pivots are in a table of their own
+ * (rips_lf): open addressing whose keys (pivot indices) are set once by
+ * compare-and-swap and never removed, each with an atomic owner, the column
+ * that has that pivot now. Column j with pivot t:
+ *  - t owned by a column o < j: j adds o's reduced column, as published in
+ *    records[o] (below), and goes on with its next pivot;
+ *  - t owned by no column, and not the cofacet of a zero apparent pair: j
+ *    publishes its reduced column (its pivot and its V) in records[j], then
+ *    sets the owner from none to j by compare-and-swap;
+ *  - t owned by a column o > j: the same compare-and-swap from o to j. On
+ *    success, o has lost its pivot, and this worker takes o on: rebuilds
+ *    o's working coboundary from o's simplex and V and reduces it further.
+ * A compare-and-swap that fails (the owner changed meanwhile) is retried
+ * against the new owner; one that finds a smaller column there goes back to
+ * adding. So the owner of a pivot only ever decreases: the column with the
+ * smaller index wins, as in the serial reduction, where the left one was
+ * reduced first. When every worker is done each column is zero or owns its
+ * pivot alone, and only columns to the left were ever added to a column:
+ * a reduction R = D V of the same matrix, so the pairs are the serial ones
+ * (the argument of "batches in two phases" above), emitted in column order
+ * at the end.
+ *
+ * A published column is never changed or freed until the dimension ends
+ * (each worker's records go to its own arena of blocks, never moved), so a
+ * reader needs no lock and no reclamation scheme: it reads the owner, then
+ * the owner's record, and uses it only if the record's pivot is t (else the
+ * owner has lost t since and the reader reads the owner again). A record
+ * whose owner lost its pivot meanwhile is still a reduced column to the
+ * left with pivot t, so adding it is still right. Publishing (a release
+ * store) comes before the compare-and-swap, and readers load with acquire,
+ * so whoever sees a column as an owner sees its record.
+ *
+ * What it does not give: the serial V. A column may add a column to its
+ * left that is reduced further later, so V, and the cocycles read from it,
+ * can differ from the reference's; with cocycles asked for, the batched
+ * reduction runs instead (its V is the reference's). So does it under a
+ * memory limit too close for RIPS_PAR_ROOM a thread; a limit hit all the
+ * same drops the work and the calling thread reduces the dimension alone.
+ * The table is sized for twice the columns: each pivot ever claimed stays a
+ * key, and columns that lose theirs claim another; should it fill all the
+ * same, the batched reduction redoes the dimension. */
+#define RIPS_LF_CHUNK 8u
+#define RIPS_LF_BLOCK (UINT64_C(1) << 16)
+#define RIPS_LF_NOBODY UINT64_MAX
+#define RIPS_LF_LINE 8u /* uint64_t to a cache line */
+
+typedef struct rips_rec {
+    rips_dentry pivot; /* RIPS_NONE: the column is zero */
+    uint64_t len;      /* V without the column's simplex, summed, in filtration order */
+    rips_dentry v[];
+} rips_rec;
+
+typedef struct rips_block {
+    struct rips_block *next;
+    uint64_t bytes, used;
+} rips_block;
+
+typedef struct rips_lf {
+    rips_engine *r;
+    uint32_t k;
+    uint64_t ncols;
+    _Atomic uint64_t *key;   /* pivot index, RIPS_NONE: empty */
+    _Atomic uint64_t *owner; /* column, RIPS_LF_NOBODY: none */
+    uint64_t mask;
+    unsigned shift;
+    atomic_uint_fast64_t keys, next, displaced;
+    _Atomic(const rips_rec *) *records; /* per column: its last published one */
+    rips_rec zero;
+    rips_work *w;        /* one per worker */
+    uint64_t *work;      /* one per worker, RIPS_LF_LINE apart */
+    rips_tick *tick;     /* one per worker */
+    rips_vec *scratch;   /* one per worker: V on its way to a record */
+    rips_block **blocks; /* one per worker: its arena */
+    atomic_bool stop, full;
+} rips_lf;
+
+static inline uint64_t lf_hash(const rips_lf *L, uint64_t index)
+{
+    return (index * UINT64_C(0x9E3779B97F4A7C15)) >> L->shift;
+}
+
+/* The slot of pivot `index`, or -1 when it was never claimed. */
+static int64_t lf_find(const rips_lf *L, uint64_t index)
+{
+    for (uint64_t i = lf_hash(L, index);; i = (i + 1) & L->mask) {
+        uint64_t k = atomic_load_explicit(&L->key[i], memory_order_acquire);
+        if (k == index)
+            return (int64_t)i;
+        if (k == RIPS_NONE)
+            return -1;
+    }
+}
+
+static bool lf_unowned(const rips_lf *L, uint64_t index)
+{
+    int64_t s = lf_find(L, index);
+    return s < 0 || atomic_load_explicit(&L->owner[s], memory_order_acquire) == RIPS_LF_NOBODY;
+}
+
+/* The slot of pivot `index`, made if need be; -1 when the table is full. */
+static int64_t lf_insert(rips_lf *L, uint64_t index)
+{
+    for (uint64_t i = lf_hash(L, index);; i = (i + 1) & L->mask) {
+        uint64_t k = atomic_load_explicit(&L->key[i], memory_order_acquire);
+        if (k == RIPS_NONE) {
+            if (atomic_fetch_add(&L->keys, 1) >= L->mask / 10 * 8)
+                return -1;
+            uint64_t none = RIPS_NONE;
+            if (atomic_compare_exchange_strong(&L->key[i], &none, index))
+                return (int64_t)i;
+            atomic_fetch_sub(&L->keys, 1);
+            k = none;
+        }
+        if (k == index)
+            return (int64_t)i;
+    }
+}
+
+/* Room for a record of `len` entries in the worker's arena (blocks are
+ * never moved or freed before the dimension ends). */
+static rips_rec *lf_record(rips_lf *L, uint32_t worker, uint64_t len)
+{
+    rips_engine *r = L->r;
+    const uint64_t need = sizeof(rips_rec) + len * sizeof(rips_dentry);
+    rips_block *b = L->blocks[worker];
+    if (!b || b->bytes - b->used < need) {
+        uint64_t bytes = sizeof(rips_block) + (need > RIPS_LF_BLOCK ? need : RIPS_LF_BLOCK);
+        r->pool->lock(r->pool->user);
+        rips_block *nb = mem_alloc(r, bytes, "the published columns");
+        r->pool->unlock(r->pool->user);
+        if (!nb)
+            return NULL;
+        *nb = (rips_block){b, bytes - sizeof(rips_block), 0};
+        L->blocks[worker] = b = nb;
+    }
+    rips_rec *rec = (rips_rec *)(void *)((char *)(b + 1) + b->used);
+    b->used += need;
+    return rec;
+}
+
+/* Adds `factor` times the published column `rec` of column `col`. */
+static bool lf_add(rips_engine *r, rips_work *w, uint64_t col, const rips_rec *rec,
+                   uint32_t factor, uint32_t m)
+{
+    rips_dentry s = r->cols.a[col];
+    s.entry = make_entry(r, s.entry, factor);
+    if (!add_simplex_coboundary(r, w, s, m))
+        return false;
+    for (uint64_t i = 0; i < rec->len; i++) {
+        rips_dentry e = rec->v[i];
+        uint32_t coef = (uint32_t)((uint64_t)entry_coef(r, e.entry) * factor % r->p);
+        e.entry = make_entry(r, entry_index(r, e.entry), coef);
+        if (!add_simplex_coboundary(r, w, e, m))
+            return false;
+    }
+    return true;
+}
+
+/* The working columns of column j rebuilt from its simplex and V (`rec`,
+ * or none): its pivot in *pivot. */
+static bool lf_rebuild(rips_engine *r, rips_work *w, uint64_t j, const rips_rec *rec, uint32_t m,
+                       rips_dentry *pivot)
+{
+    col_clear(&w->cob);
+    heap_clear(&w->red);
+    rips_dentry sigma = r->cols.a[j];
+    if (!push_coboundary(r, w, (rips_dentry){sigma.diam, make_entry(r, sigma.entry, 1)}, m))
+        return false;
+    for (uint64_t i = 0; rec && i < rec->len; i++)
+        if (!add_simplex_coboundary(r, w, rec->v[i], m))
+            return false;
+    return col_get_pivot(r, &w->cob, pivot);
+}
+
+static bool lf_internal(rips_lf *L, uint64_t j, const char *what)
+{
+    rips_engine *r = L->r;
+    r->pool->lock(r->pool->user);
+    fail(r, TOPOML_E_INTERNAL, "rips: dimension %u, column %llu: %s", L->k,
+         (unsigned long long)j, what);
+    r->pool->unlock(r->pool->user);
+    return false;
+}
+
+/* Column j reduced until it is zero or owns its pivot, and with it every
+ * column it takes a pivot from (see above). */
+static bool lf_column(rips_lf *L, uint32_t worker, uint64_t j)
+{
+    rips_engine *r = L->r;
+    const uint32_t m = L->k + 1, p = r->p;
+    rips_work *w = &L->w[worker];
+    rips_vec *sv = &L->scratch[worker];
+    rips_dentry pivot;
+    bool partial = false; /* the emergent-pair shortcut left the coboundary out */
+    col_clear(&w->cob);
+    heap_clear(&w->red);
+    if (!init_coboundary(r, w, r->cols.a[j], m, &pivot, L, &partial))
+        return false;
+    for (;;) {
+        while (pivot.entry != RIPS_NONE) {
+            const uint64_t pidx = entry_index(r, pivot.entry);
+            const uint32_t pcoef = entry_coef(r, pivot.entry);
+            int64_t s = lf_find(L, pidx);
+            uint64_t o = s < 0 ? RIPS_LF_NOBODY
+                               : atomic_load_explicit(&L->owner[s], memory_order_acquire);
+            /* j takes it: from a column to its right, or from nobody when
+             * the emergent-pair shortcut (which has made the apparent-pair
+             * test) found it */
+            if (o != RIPS_LF_NOBODY ? o > j : partial)
+                break;
+            if (partial) {
+                if (!lf_rebuild(r, w, j, NULL, m, &pivot))
+                    return false;
+                partial = false;
+                continue;
+            }
+            if (o != RIPS_LF_NOBODY) {
+                const rips_rec *rec = atomic_load_explicit(&L->records[o], memory_order_acquire);
+                if (!rec || rec->pivot.entry == RIPS_NONE ||
+                    entry_index(r, rec->pivot.entry) != pidx)
+                    continue; /* o lost t meanwhile: read the owner again */
+                uint32_t other = entry_coef(r, rec->pivot.entry);
+                uint32_t factor = p - (uint32_t)((uint64_t)pcoef * r->inv[other] % p);
+                if (!lf_add(r, w, o, rec, factor, m))
+                    return false;
+            } else {
+                uint32_t tv[RIPS_MAX_VERTS];
+                uint64_t f;
+                int sign;
+                rips_profile pt;
+                simplex_vertices(r, pidx, m + 1, tv);
+                profile_lookup(r, tv, m + 1, pivot.diam, &pt);
+                if (!zero_apparent_facet(r, tv, m + 1, &pt, pivot.diam, pidx, &f, &sign))
+                    break; /* nobody's: j takes it */
+                uint32_t coef = sign > 0 ? p - pcoef : pcoef;
+                if (!add_simplex_coboundary(r, w, (rips_dentry){pivot.diam, make_entry(r, f, coef)},
+                                            m))
+                    return false;
+            }
+            if (!check_in(r, w, &L->tick[worker], j, L->ncols))
+                return false;
+            if (!col_get_pivot(r, &w->cob, &pivot))
+                return false;
+        }
+        if (pivot.entry == RIPS_NONE) {
+            atomic_store_explicit(&L->records[j], &L->zero, memory_order_release);
+            return true;
+        }
+        /* Publish j's reduced column, then claim its pivot. */
+        sv->n = 0;
+        if (!store_v(r, &w->red, sv))
+            return false;
+        rips_rec *rec = lf_record(L, worker, sv->n);
+        if (!rec)
+            return false;
+        rec->pivot = pivot;
+        rec->len = sv->n;
+        if (sv->n)
+            memcpy(rec->v, sv->a, sv->n * sizeof *sv->a);
+        atomic_store_explicit(&L->records[j], rec, memory_order_release);
+        int64_t s = lf_insert(L, entry_index(r, pivot.entry));
+        if (s < 0) {
+            atomic_store(&L->full, true);
+            atomic_store(&L->stop, true);
+            return false;
+        }
+        uint64_t cur = atomic_load_explicit(&L->owner[s], memory_order_acquire);
+        while ((cur == RIPS_LF_NOBODY || cur > j) &&
+               !atomic_compare_exchange_weak_explicit(&L->owner[s], &cur, j,
+                                                      memory_order_acq_rel,
+                                                      memory_order_acquire))
+            ;
+        if (cur == RIPS_LF_NOBODY)
+            return true;
+        if (cur < j) {
+            /* A column to the left took t first: go on adding. */
+            if (!heap_reserve(r, &w->red, rec->len, "the working column"))
+                return false;
+            for (uint64_t i = 0; i < rec->len; i++)
+                heap_push(&w->red, key_make(rec->v[i].diam, rec->v[i].entry));
+            continue;
+        }
+        /* j took t from cur, which now has to be reduced further. */
+        atomic_fetch_add_explicit(&L->displaced, 1, memory_order_relaxed);
+        j = cur;
+        const rips_rec *old = atomic_load_explicit(&L->records[j], memory_order_acquire);
+        if (!lf_rebuild(r, w, j, old, m, &pivot))
+            return false;
+        if (pivot.entry != old->pivot.entry)
+            return lf_internal(L, j, "the rebuilt column has another pivot");
+        partial = false;
+    }
+}
+
+static void lf_task(void *arg, uint32_t t, uint32_t worker)
+{
+    (void)t;
+    rips_lf *L = arg;
+    for (;;) {
+        if (atomic_load_explicit(&L->stop, memory_order_relaxed))
+            return;
+        uint64_t j0 = atomic_fetch_add_explicit(&L->next, RIPS_LF_CHUNK, memory_order_relaxed);
+        if (j0 >= L->ncols)
+            return;
+        L->tick[worker].done = j0;
+        uint64_t j1 = j0 + RIPS_LF_CHUNK < L->ncols ? j0 + RIPS_LF_CHUNK : L->ncols;
+        for (uint64_t j = j0; j < j1; j++)
+            if (!lf_column(L, worker, j)) {
+                atomic_store(&L->stop, true);
+                return;
+            }
+    }
+}
+
+/* The lock-free reduction of dimension k. *fallback set (and true
+ * returned) when it gave up before emitting anything: the table filled
+ * (RIPS_LF_FULL), or a worker hit the memory limit (RIPS_LF_LIMIT); r is
+ * then as it was. */
+enum { RIPS_LF_FULL = 1, RIPS_LF_LIMIT = 2 };
+static bool reduce_lockfree(rips_engine *r, uint32_t k, int *fallback)
+{
+    const scalar_rips_pool *pool = r->pool;
+    const uint32_t T = pool->n_threads;
+    const uint64_t ncols = r->cols.n;
+    uint64_t cap = 16;
+    unsigned lg = 4;
+    while (cap / 10 * 7 < 2 * ncols + 1) {
+        cap <<= 1;
+        lg++;
+    }
+    /* each worker's count of work on a cache line of its own: it is
+     * written for every cofacet */
+    const uint64_t bytes = (uint64_t)T * (sizeof(rips_work) + RIPS_LF_LINE * sizeof(uint64_t) +
+                                          sizeof(rips_tick) + sizeof(rips_vec) +
+                                          sizeof(rips_block *)) +
+                           2 * cap * sizeof(uint64_t) + ncols * sizeof(void *);
+    char *mem = mem_alloc(r, bytes, "the lock-free reduction");
+    if (!mem)
+        return false;
+    memset(mem, 0, (size_t)bytes);
+    rips_lf L;
+    memset(&L, 0, sizeof L);
+    L.r = r;
+    L.k = k;
+    L.ncols = ncols;
+    L.w = (rips_work *)(void *)mem;
+    L.work = (uint64_t *)(void *)(L.w + T);
+    L.tick = (rips_tick *)(void *)(L.work + RIPS_LF_LINE * T);
+    L.scratch = (rips_vec *)(void *)(L.tick + T);
+    L.blocks = (rips_block **)(void *)(L.scratch + T);
+    L.key = (_Atomic uint64_t *)(void *)(L.blocks + T);
+    L.owner = L.key + cap;
+    L.records = (_Atomic(const rips_rec *) *)(void *)(L.owner + cap);
+    L.mask = cap - 1;
+    L.shift = 64 - lg;
+    for (uint64_t i = 0; i < cap; i++) {
+        atomic_init(&L.key[i], RIPS_NONE);
+        atomic_init(&L.owner[i], RIPS_LF_NOBODY);
+    }
+    for (uint64_t j = 0; j < ncols; j++)
+        atomic_init(&L.records[j], NULL);
+    L.zero.pivot = (rips_dentry){0.0, RIPS_NONE};
+    atomic_init(&L.keys, 0);
+    atomic_init(&L.next, 0);
+    atomic_init(&L.displaced, 0);
+    atomic_init(&L.stop, false);
+    atomic_init(&L.full, false);
+    for (uint32_t w = 0; w < T; w++) {
+        L.w[w].cob.ordmask = r->w0.cob.ordmask;
+        L.w[w].work = &L.work[RIPS_LF_LINE * w];
+        L.tick[w] = (rips_tick){RIPS_REPORT_WORK, w == 0, &L.stop, 0, ncols};
+    }
+    bool ok = report(r, 0, ncols);
+    if (ok) {
+        r->par = true;
+        pool->run(pool->user, T, lf_task, &L);
+        r->par = false;
+        for (uint32_t w = 0; w < T; w++)
+            r->work += L.work[RIPS_LF_LINE * w];
+        *fallback = atomic_load(&L.full)              ? RIPS_LF_FULL
+                    : r->status == TOPOML_E_LIMIT ? RIPS_LF_LIMIT
+                                                  : 0;
+        if (*fallback)
+            r->status = TOPOML_OK;
+        ok = r->status == TOPOML_OK;
+    }
+    /* Every column is zero or owns its pivot alone: the bars, in column
+     * order, and the pivots for clearing the next dimension. (Progress:
+     * every column is reduced by now, and what was reported must not go
+     * back.) */
+    for (uint64_t j = 0; ok && *fallback == 0 && j < ncols; j++) {
+        if ((j % RIPS_REPORT_COLUMNS == 0 || r->work >= r->work_mark) &&
+            !report(r, ncols, ncols)) {
+            ok = false;
+            break;
+        }
+        const rips_rec *rec = atomic_load(&L.records[j]);
+        int64_t s = rec && rec->pivot.entry != RIPS_NONE
+                        ? lf_find(&L, entry_index(r, rec->pivot.entry))
+                        : -1;
+        if (!rec || (rec->pivot.entry != RIPS_NONE && (s < 0 || atomic_load(&L.owner[s]) != j))) {
+            ok = lf_internal(&L, j, "not reduced, or its pivot owned by another column");
+            break;
+        }
+        ok = claim(r, k, j, r->cols.a[j], rec->pivot, NULL, 0);
+        r->voff[j + 1] = 0;
+    }
+    for (uint32_t w = 0; w < T; w++) {
+        col_free(r, &L.w[w].cob);
+        heap_free(r, &L.w[w].red);
+        vec_free(r, &L.scratch[w]);
+        for (rips_block *b = L.blocks[w], *nx; b; b = nx) {
+            nx = b->next;
+            mem_free(r, b, sizeof(rips_block) + b->bytes);
+        }
+    }
+    mem_free(r, mem, bytes);
+    if (pool->displaced)
+        *pool->displaced += atomic_load(&L.displaced);
+    return ok;
+}
+
+/* Which parallel reduction dimension k gets (scalar_rips_pool.scheme). The
+ * lock-free one never with cocycles (its V is not the reference's), nor
+ * under a memory limit that leaves less than RIPS_PAR_ROOM a thread. */
+static bool use_lockfree(const rips_engine *r, uint64_t ncols)
+{
+    const scalar_rips_pool *pool = r->pool;
+    (void)ncols;
+    if (r->want_cocycles || pool->scheme == SCALAR_RIPS_SCHEME_BATCHED)
+        return false;
+    if (r->mem_limit && r->mem_limit - r->mem_used < (uint64_t)pool->n_threads * RIPS_PAR_ROOM)
+        return false;
+    return true;
+}
+
 /* Reduces the columns in r->cols (dimension k, in reduction order), reports
  * the pairs and records the pivots in r->piv for clearing dimension k+1. */
 static bool reduce_dimension(rips_engine *r, uint32_t k)
@@ -1900,7 +2350,18 @@ static bool reduce_dimension(rips_engine *r, uint32_t k)
         return false;
     r->voff[0] = 0;
     r->vent.n = 0;
-    return r->pool && ncols > 1 ? reduce_parallel(r, k) : reduce_serial(r, k, 0);
+    if (!r->pool || ncols < 2)
+        return reduce_serial(r, k, 0);
+    if (!use_lockfree(r, ncols))
+        return reduce_parallel(r, k);
+    int fallback = 0;
+    if (!reduce_lockfree(r, k, &fallback))
+        return false;
+    /* the batched reduction when the table filled; the calling thread
+     * alone when the memory limit was hit */
+    return fallback == RIPS_LF_FULL    ? reduce_parallel(r, k)
+           : fallback == RIPS_LF_LIMIT ? reduce_serial(r, k, 0)
+                                       : true;
 }
 
 /* ------------------------------------------------------------------------

@@ -139,12 +139,14 @@ int scalar_rips_hooked(const topoml_call_v1 *call, const topoml_input_v1 *in,
  * pool it hands the pool two things as independent tasks. The enumeration
  * of the columns of each dimension k >= 2 (the simplices under the
  * threshold, clearing, the apparent-pair tests and the sort: most of the
- * time of a dense complex). And the reduction of every dimension k >= 1, in
- * batches of consecutive columns: each column of a batch reduced on the
- * pool against the pivots of the batches before, then, on the calling
- * thread in column order, finished against those of its own batch
- * (rips.c, "The same reduction in parallel"). The barcode is the same
- * either way, bit for bit. plugins/threads is the user.
+ * time of a dense complex). And the reduction of every dimension k >= 1:
+ * lock-free, the columns in chunks on the pool, pivots claimed in a shared
+ * table by compare-and-swap (rips.c, "The same reduction lock-free"); or,
+ * with cocycles asked for, in batches of consecutive columns: each column
+ * of a batch reduced on the pool against the pivots of the batches before,
+ * then, on the calling thread in column order, finished against those of
+ * its own batch (rips.c, "The same reduction in parallel"). The barcode is
+ * the same either way, bit for bit. plugins/threads is the user.
  *
  * run(user, n_tasks, task, arg) calls task(arg, t, worker) once for every
  * t < n_tasks, on at most n_threads threads at once, worker (< n_threads)
@@ -169,7 +171,21 @@ typedef struct scalar_rips_pool {
      * by an earlier column of their batch, so that the serial phase had to
      * reduce them further (for tests and benchmarks). */
     uint64_t *resumed;
+    /* Which parallel reduction (rips.c, "The same reduction lock-free"):
+     * SCALAR_RIPS_SCHEME_AUTO (0) the engine's choice, _BATCHED the
+     * batches in two phases, _LOCKFREE the lock-free one with no serial
+     * phase (with cocycles asked for, or under a memory limit too close,
+     * always the batched). The barcode is the same either way. */
+    uint32_t scheme;
+    /* If not NULL, the engine adds to it the columns of the lock-free
+     * reduction that lost their pivot to a column to their left claimed
+     * after them (for tests: the compare-and-swap rule was exercised). */
+    uint64_t *displaced;
 } scalar_rips_pool;
+
+#define SCALAR_RIPS_SCHEME_AUTO 0u
+#define SCALAR_RIPS_SCHEME_BATCHED 1u
+#define SCALAR_RIPS_SCHEME_LOCKFREE 2u
 
 /* A point cloud's distances go to the pool when its pairs times its
  * coordinates reach this (rips.c, "The distances of a point cloud on the

@@ -5,10 +5,11 @@
  * plugin lends it a pool of POSIX threads (pool.c), on which it enumerates
  * the columns of each dimension >= 2, tests them for apparent pairs and
  * sorts them — most of the time of a dense complex — and reduces the
- * columns of each dimension >= 1 in batches: each column of a batch
- * against the pivots of the batches before on the pool, then on the
- * calling thread, in order, against those of its own batch. The barcode is
- * the reference's, bit for bit, whatever the thread count.
+ * columns of each dimension >= 1 lock-free, with no serial phase: the
+ * workers take the columns in chunks and claim pivots in a shared table by
+ * compare-and-swap, the smaller column winning (with cocycles asked for, in
+ * batches with a serial phase instead). The barcode is the reference's, bit
+ * for bit, whatever the thread count.
  *
  * A plugin file: it includes topoml/plugin.h and the scalar engine's
  * headers only, and links nothing of the core.
@@ -27,9 +28,10 @@
 #define ALL_INPUTS ((1u << TOPOML_INPUT_KIND_COUNT) - 1u)
 
 /* What runs where, for `topoml backends` and the certificates. */
-#define THREADS_SCHEDULE                                                                       \
-    "columns=threads apparent-pairs=threads sort=threads reduction=threads "                   \
-    "reduction-scheme=batched-two-phase threads=sched_getaffinity"
+#define THREADS_SCHEDULE                                                                           \
+    "columns=threads apparent-pairs=threads sort=threads reduction=threads "                       \
+    "reduction-scheme=lock-free-cas cocycles-reduction-scheme=batched-two-phase "                  \
+    "threads=sched_getaffinity"
 
 /* An input whose complete flag complex has fewer simplices than this in
  * dimensions 2 .. max_dim (the part the pool shares) runs on the calling
@@ -108,7 +110,7 @@ static int threads_rips(void *state, const topoml_call_v1 *call, const topoml_in
         call->log(call->host_data, TOPOML_LOG_INFO, line);
     }
     scalar_rips_pool lend = {pool.n_threads, &pool, threads_pool_run, threads_pool_lock,
-                             threads_pool_unlock, 0, NULL};
+                             threads_pool_unlock, 0, NULL, 0, NULL};
     int rc = rows ? scalar_rips_pooled_distances(call, in, params, NULL, &lend, out)
                   : scalar_rips_pooled(call, in, params, NULL, &lend, out);
     threads_pool_destroy(&pool);

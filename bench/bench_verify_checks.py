@@ -20,7 +20,7 @@ thread; os.wait4), median of --repeat runs, the modes taken in turn; the
 overhead of each mode over `off` per case, and its median over the cases.
 
   bench/bench_verify_checks.py --build build \\
-      --data ../shared/data/ripser-examples --backend threads --repeat 7 \\
+      --data ../shared/data/ripser-examples --backend threads --repeat 5 --warmup 1 \\
       --json bench/results/verify-checks-cpu.json
 """
 import argparse

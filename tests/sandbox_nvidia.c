@@ -2,7 +2,7 @@
  * sandbox_nvidia — does the NVIDIA driver work inside the sandbox a GPU
  * plugin's helper gets (tm_sandbox_enter with TM_SANDBOX_NVIDIA)?
  *
- *   sandbox_nvidia [no-landlock] [no-seccomp] [no-rlimit] [none]
+ *   sandbox_nvidia [no-landlock] [no-seccomp] [no-rlimit] [trap] [proc-rw] [none]
  *
  * Enters the sandbox (less the walls named; `none`: no sandbox at all),
  * then loads libcuda.so.1 and calls cuInit, cuDeviceGetCount, makes a
@@ -10,12 +10,17 @@
  * Prints each step's result; exit 0 when all went well, 77 when this
  * machine has no NVIDIA driver (nothing to test), 1 otherwise. The
  * `gpu`-labelled test runs it with every wall up; the options tell which
- * wall stops a driver that fails.
+ * wall stops a driver that fails (`trap`: a call outside the seccomp list
+ * is printed and fails with ENOSYS instead of ending the process;
+ * `proc-rw`: all of /proc readable and writable).
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "gate/sandbox.h"
@@ -31,6 +36,21 @@ typedef int (*cu_name_fn)(int, const char **);
 
 static unsigned char host_in[1 << 20], host_out[1 << 20];
 
+/* `trap`: which call the filter refused, then ENOSYS to the caller. */
+static void on_sigsys(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    char line[64];
+    int n = snprintf(line, sizeof line, "seccomp refused system call %d\n", si->si_syscall);
+    if (n > 0)
+        (void)!write(1, line, (size_t)n);
+#if defined(__x86_64__)
+    ((ucontext_t *)uc)->uc_mcontext.gregs[REG_RAX] = -ENOSYS;
+#else
+    (void)uc;
+#endif
+}
+
 int main(int argc, char **argv)
 {
     uint32_t flags = TM_SANDBOX_NVIDIA;
@@ -42,16 +62,28 @@ int main(int argc, char **argv)
             flags |= TM_SANDBOX_TEST_NO_SECCOMP;
         else if (!strcmp(argv[i], "no-rlimit"))
             flags |= TM_SANDBOX_TEST_NO_RLIMIT;
+        else if (!strcmp(argv[i], "trap"))
+            flags |= TM_SANDBOX_TEST_TRAP;
+        else if (!strcmp(argv[i], "proc-rw"))
+            flags |= TM_SANDBOX_TEST_PROC_RW;
         else if (!strcmp(argv[i], "none"))
             none = 1;
         else {
-            fprintf(stderr, "usage: sandbox_nvidia [no-landlock] [no-seccomp] [no-rlimit] [none]\n");
+            fprintf(stderr, "usage: sandbox_nvidia [no-landlock] [no-seccomp] [no-rlimit] [trap] "
+                            "[proc-rw] [none]\n");
             return 2;
         }
     }
     if (access("/dev/nvidiactl", F_OK) != 0) {
         printf("no NVIDIA driver here (/dev/nvidiactl): nothing to test\n");
         return 77;
+    }
+    if (flags & TM_SANDBOX_TEST_TRAP) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_sigsys;
+        sa.sa_flags = SA_SIGINFO;
+        sigaction(SIGSYS, &sa, NULL);
     }
     if (!none) {
         /* as a helper serving a GPU plugin's calls: a memory limit of 8 GiB */

@@ -42,6 +42,8 @@
 #define TM_SANDBOX_TEST_NO_LANDLOCK 0x100u
 #define TM_SANDBOX_TEST_NO_SECCOMP 0x200u
 #define TM_SANDBOX_TEST_NO_RLIMIT 0x400u
+#define TM_SANDBOX_TEST_TRAP 0x800u     /* a call outside the list: SIGSYS to a handler */
+#define TM_SANDBOX_TEST_PROC_RW 0x1000u /* all of /proc readable and writable */
 
 typedef struct tm_sandbox_policy {
     uint32_t flags;

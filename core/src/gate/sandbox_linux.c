@@ -408,9 +408,28 @@ static int install_filter(const tm_sandbox_policy *pol, char *why, size_t why_si
         plain(p, __NR_openat2, FAIL(ENOSYS));
 #endif
     }
+    /* The NVIDIA driver's cuInit asks for a socket (the MPS control
+     * daemon's) and makes, links and removes files (its compute cache):
+     * refused as on a read-only machine without that daemon, which it
+     * takes in its stride; ended, it would be no GPU at all. */
+    if (nvidia) {
+        static const int refused[] = {__NR_socket, __NR_mkdirat, __NR_unlinkat, __NR_symlinkat,
+                                      __NR_linkat, __NR_renameat,
+#ifdef __NR_renameat2
+                                      __NR_renameat2,
+#endif
+#ifdef __NR_mkdir
+                                      __NR_mkdir, __NR_unlink, __NR_symlink, __NR_link,
+                                      __NR_rename, __NR_rmdir,
+#endif
+        };
+        for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+            plain(p, refused[i], FAIL(EACCES));
+    }
     /* Everything else — socket, connect, bind, fork, vfork, execve, ptrace,
-     * process_vm_*, pidfd_*, unshare, mount, io_uring, ... — ends it. */
-    RET(p, KILL);
+     * process_vm_*, pidfd_*, unshare, mount, io_uring, ... — ends it
+     * (a test that looks for which call a driver needs traps it instead). */
+    RET(p, (pol->flags & TM_SANDBOX_TEST_TRAP) ? SECCOMP_RET_TRAP : KILL);
     if (p->overflow) {
         free(p);
         snprintf(why, why_size, "the seccomp filter is too long");
@@ -589,7 +608,11 @@ static int enter_landlock(const tm_sandbox_policy *pol, int abi, char *why, size
          * not. The rule is made in the helper itself, so /proc/self is the
          * helper's own folder: its threads' files, nothing of another
          * process. */
-        bad |= add_path(rs, "/proc/self/task", read | LL_FS_WRITE_FILE, fs);
+        bad |= add_path(rs, "/proc/self/task", read | LL_FS_WRITE_FILE | LL_FS_TRUNCATE, fs);
+        /* ... and reads the lowest address it may map. */
+        bad |= add_path(rs, "/proc/sys/vm/mmap_min_addr", read, fs);
+        if (pol->flags & TM_SANDBOX_TEST_PROC_RW)
+            bad |= add_path(rs, "/proc", read | LL_FS_WRITE_FILE | LL_FS_TRUNCATE, fs);
     }
     if (bad) {
         snprintf(why, why_size, "landlock rule: %s", strerror(errno));

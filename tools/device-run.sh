@@ -30,7 +30,8 @@
 #            --device cuda (ML_SIZES, ML_TRANSFER_SIZES)
 #   gate     bench/gate/cuda_sandbox.py: the cuda plugin behind the gate,
 #            in the host and in a sandboxed helper (first use, call times
-#            with verify auto and off, the conformance tiers) (GATE_REPS)
+#            with verify auto and off, the conformance tiers) (GATE_REPS,
+#            GATE_CONF: the tiers, default full,quick)
 #   attention topoml.triton on the GPU: python/tests/test_triton_attention.py
 #            (the kernels against torch.cdist, masked SDPA and FlexAttention,
 #            bf16 included), then bench/attention.py over ATTN_SEQ (default
@@ -272,7 +273,8 @@ for part in $parts; do
         # the quick tier a first use runs (bench/gate/cuda_sandbox.py)
         XDG_CACHE_HOME=/tmp/topoml-device-cache timeout $(($(left) - 5)) \
             python3 "$repo/bench/gate/cuda_sandbox.py" --build "$build" --data "$data" \
-            --repeat "${GATE_REPS:-3}" --json "$out/gate/cuda-sandbox-h200.json" \
+            --repeat "${GATE_REPS:-3}" --conformance "${GATE_CONF-full,quick}" \
+            --json "$out/gate/cuda-sandbox-h200.json" \
             >"$out/gate/cuda-sandbox.txt" 2>&1
         rc=$?
         ;;

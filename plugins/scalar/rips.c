@@ -1959,6 +1959,9 @@ typedef struct rips_block {
     uint64_t bytes, used;
 } rips_block;
 
+/* The record of a column that reduced to zero (shared by all of them). */
+static const rips_rec lf_zero = {.pivot = {0.0, RIPS_NONE}, .len = 0};
+
 typedef struct rips_lf {
     rips_engine *r;
     uint32_t k;
@@ -1969,7 +1972,6 @@ typedef struct rips_lf {
     unsigned shift;
     atomic_uint_fast64_t keys, next, displaced;
     _Atomic(const rips_rec *) *records; /* per column: its last published one */
-    rips_rec zero;
     rips_work *w;        /* one per worker */
     uint64_t *work;      /* one per worker, RIPS_LF_LINE apart */
     rips_tick *tick;     /* one per worker */
@@ -2147,7 +2149,7 @@ static bool lf_column(rips_lf *L, uint32_t worker, uint64_t j)
                 return false;
         }
         if (pivot.entry == RIPS_NONE) {
-            atomic_store_explicit(&L->records[j], &L->zero, memory_order_release);
+            atomic_store_explicit(&L->records[j], &lf_zero, memory_order_release);
             return true;
         }
         /* Publish j's reduced column, then claim its pivot. */
@@ -2263,7 +2265,6 @@ static bool reduce_lockfree(rips_engine *r, uint32_t k, int *fallback)
     }
     for (uint64_t j = 0; j < ncols; j++)
         atomic_init(&L.records[j], NULL);
-    L.zero.pivot = (rips_dentry){0.0, RIPS_NONE};
     atomic_init(&L.keys, 0);
     atomic_init(&L.next, 0);
     atomic_init(&L.displaced, 0);

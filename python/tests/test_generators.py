@@ -76,6 +76,7 @@ def check_edges(X, D, res, maxdim, thresh):
     of the two components they join."""
     n = len(D)
     dgms, (f0, fh, e0, eh) = res["dgms"], res["gens"]
+    D = D.astype(dgms[0].dtype)  # giotto-ph's diagrams are float32: lengths as they round
     assert len(dgms) == maxdim + 1 and len(fh) == len(eh) == maxdim
     fin0 = dgms[0][np.isfinite(dgms[0][:, 1])]
     assert len(f0) == len(fin0) and len(e0) == len(dgms[0]) - len(fin0)

@@ -84,6 +84,21 @@ static int on_progress(void *u, const char *stage, uint64_t done, uint64_t total
     return 0;
 }
 
+/* x with v appended (grown when full); NULL, x freed, when memory ran out. */
+static double *push(double *x, size_t *len, size_t *cap, double v)
+{
+    if (*len == *cap) {
+        double *y = realloc(x, (*cap *= 2) * sizeof *x);
+        if (!y) {
+            free(x);
+            return NULL;
+        }
+        x = y;
+    }
+    x[(*len)++] = v;
+    return x;
+}
+
 static double *read_points(const char *path, uint64_t *n, uint64_t *dim)
 {
     FILE *f = fopen(path, "r");
@@ -102,16 +117,8 @@ static double *read_points(const char *path, uint64_t *n, uint64_t *dim)
             double v = strtod(p, &end);
             if (end == p)
                 break;
-            if (len == cap) {
-                double *y = realloc(x, (cap *= 2) * sizeof *x);
-                if (!y) {
-                    free(x);
-                    x = NULL;
-                    break;
-                }
-                x = y;
-            }
-            x[len++] = v;
+            if (!(x = push(x, &len, &cap, v)))
+                break;
             d++;
         }
         if (!x || d == 0)
@@ -143,16 +150,8 @@ static double *read_lower(const char *path, uint64_t *n)
     while (x && (c = fscanf(f, " %lf%*[ ,\t\r\n]", &v)) != EOF) {
         if (c != 1)
             break;
-        if (len == cap) {
-            double *y = realloc(x, (cap *= 2) * sizeof *x);
-            if (!y) {
-                free(x);
-                x = NULL;
-                break;
-            }
-            x = y;
-        }
-        x[len++] = v;
+        if (!(x = push(x, &len, &cap, v)))
+            break;
     }
     fclose(f);
     *n = 1;

@@ -1502,10 +1502,39 @@ static bool check_in(rips_engine *r, const rips_work *w, rips_tick *tick, uint64
  * no column to the left — none in the table, and not the cofacet of a zero
  * apparent pair. The pivot is then *pivot, not yet claimed. Reads the
  * table, never writes it. False on failure or cancel. */
+/* The factor that cancels a pivot of coefficient pcoef with a column whose
+ * pivot (the same simplex) has coefficient other: -pcoef / other mod p. */
+static inline uint32_t cancel_factor(const rips_engine *r, uint32_t pcoef, uint32_t other)
+{
+    const uint32_t p = r->p;
+    return p - (uint32_t)((uint64_t)pcoef * r->inv[other] % p);
+}
+
+/* A pivot no column to the left owns may still belong to a zero apparent
+ * pair (f, pivot): f's column, skipped when the columns were collected, is
+ * to the left (f is the last facet of the pivot, and sigma or a column to
+ * its left is a facet too) and is its own coboundary, with the pivot at
+ * coefficient sign. Adding -pcoef*sign times it cancels the pivot: 1 when
+ * that was done, 0 when the pivot is in no such pair (it stays), -1 when
+ * adding failed (out of memory). */
+static int cancel_by_apparent_pair(rips_engine *r, rips_work *w, uint64_t pidx, uint32_t pcoef,
+                                   double diam, uint32_t m)
+{
+    uint32_t tv[RIPS_MAX_VERTS];
+    uint64_t f;
+    int sign;
+    rips_profile pt;
+    simplex_vertices(r, pidx, m + 1, tv);
+    profile_lookup(r, tv, m + 1, diam, &pt);
+    if (!zero_apparent_facet(r, tv, m + 1, &pt, diam, pidx, &f, &sign))
+        return 0;
+    uint32_t coef = sign > 0 ? r->p - pcoef : pcoef;
+    return add_simplex_coboundary(r, w, (rips_dentry){diam, make_entry(r, f, coef)}, m) ? 1 : -1;
+}
+
 static bool reduce_column(rips_engine *r, rips_work *w, uint64_t j, uint32_t m, rips_dentry *pivot,
                           rips_tick *tick, uint64_t ncols)
 {
-    const uint32_t p = r->p;
     while (pivot->entry != RIPS_NONE) {
         uint64_t pidx = entry_index(r, pivot->entry);
         uint32_t pcoef = entry_coef(r, pivot->entry);
@@ -1513,28 +1542,14 @@ static bool reduce_column(rips_engine *r, rips_work *w, uint64_t j, uint32_t m, 
         if (r->piv.key[slot] != RIPS_NONE) {
             /* The column to the left with this pivot: cancel ours. */
             uint32_t other = entry_coef(r, r->piv.key[slot]);
-            uint32_t factor = p - (uint32_t)((uint64_t)pcoef * r->inv[other] % p);
-            if (!add_column(r, w, r->piv.col[slot], factor, m))
+            if (!add_column(r, w, r->piv.col[slot], cancel_factor(r, pcoef, other), m))
                 return false;
         } else {
-            uint32_t tv[RIPS_MAX_VERTS];
-            uint64_t f;
-            int sign;
-            rips_profile pt;
-            simplex_vertices(r, pidx, m + 1, tv);
-            profile_lookup(r, tv, m + 1, pivot->diam, &pt);
-            if (!zero_apparent_facet(r, tv, m + 1, &pt, pivot->diam, pidx, &f, &sign))
-                return true;
-            /* The pivot belongs to a zero apparent pair (f, pivot): f's
-             * column, skipped when the columns were collected, is to the
-             * left (f is the last facet of the pivot, and sigma or a column
-             * to its left is a facet too) and is its own coboundary, with
-             * the pivot at coefficient sign. Adding -pcoef*sign times it
-             * cancels the pivot. */
-            uint32_t coef = sign > 0 ? p - pcoef : pcoef;
-            if (!add_simplex_coboundary(r, w, (rips_dentry){pivot->diam, make_entry(r, f, coef)},
-                                        m))
+            int c = cancel_by_apparent_pair(r, w, pidx, pcoef, pivot->diam, m);
+            if (c < 0)
                 return false;
+            if (c == 0)
+                return true;
         }
         /* One column can take long (millions of entries added in
          * sphere_3_192's H2): check in within it too. */
@@ -2093,7 +2108,7 @@ static bool lf_internal(rips_lf *L, uint64_t j, const char *what)
 static bool lf_column(rips_lf *L, uint32_t worker, uint64_t j)
 {
     rips_engine *r = L->r;
-    const uint32_t m = L->k + 1, p = r->p;
+    const uint32_t m = L->k + 1;
     rips_work *w = &L->w[worker];
     rips_vec *sv = &L->scratch[worker];
     rips_dentry pivot;
@@ -2126,22 +2141,14 @@ static bool lf_column(rips_lf *L, uint32_t worker, uint64_t j)
                     entry_index(r, rec->pivot.entry) != pidx)
                     continue; /* o lost t meanwhile: read the owner again */
                 uint32_t other = entry_coef(r, rec->pivot.entry);
-                uint32_t factor = p - (uint32_t)((uint64_t)pcoef * r->inv[other] % p);
-                if (!lf_add(r, w, o, rec, factor, m))
+                if (!lf_add(r, w, o, rec, cancel_factor(r, pcoef, other), m))
                     return false;
             } else {
-                uint32_t tv[RIPS_MAX_VERTS];
-                uint64_t f;
-                int sign;
-                rips_profile pt;
-                simplex_vertices(r, pidx, m + 1, tv);
-                profile_lookup(r, tv, m + 1, pivot.diam, &pt);
-                if (!zero_apparent_facet(r, tv, m + 1, &pt, pivot.diam, pidx, &f, &sign))
-                    break; /* nobody's: j takes it */
-                uint32_t coef = sign > 0 ? p - pcoef : pcoef;
-                if (!add_simplex_coboundary(r, w, (rips_dentry){pivot.diam, make_entry(r, f, coef)},
-                                            m))
+                int c = cancel_by_apparent_pair(r, w, pidx, pcoef, pivot.diam, m);
+                if (c < 0)
                     return false;
+                if (c == 0)
+                    break; /* nobody's: j takes it */
             }
             if (!check_in(r, w, &L->tick[worker], j, L->ncols))
                 return false;
